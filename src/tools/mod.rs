@@ -1,0 +1,131 @@
+//! The tool system: the `Tool` trait, the context a tool runs in, argument casting and validation, the registry, and
+//! the built-in tools. Nothing here knows about terminals or providers.
+
+pub mod edit;
+pub mod exec;
+pub mod file_state;
+pub mod fs;
+pub mod notebook;
+pub mod patch;
+pub mod path_policy;
+pub mod registry;
+pub mod schema;
+pub mod search;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+pub use file_state::FileTracker;
+pub use path_policy::{PathError, PathPolicy};
+pub use registry::{PreparedCall, ToolRegistry};
+
+use crate::protocol::ToolOutput;
+
+/// A tool the model can call. Arguments reach `execute` already cast and validated against `parameters()`.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments: an object with `additionalProperties: false`.
+    fn parameters(&self) -> Value;
+    /// Never changes anything outside the process (files, network state, processes).
+    fn read_only(&self) -> bool {
+        false
+    }
+    /// Must run alone: nothing else runs while it does (exec).
+    fn exclusive(&self) -> bool {
+        false
+    }
+    /// May run in parallel with other concurrency-safe calls.
+    fn concurrency_safe(&self) -> bool {
+        self.read_only() && !self.exclusive()
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Everything a running tool may use: where the workspace is and what it may touch, a cancellation token that fires on
+/// interrupt, a sink for live output, and what the session has read so far.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub policy: Arc<PathPolicy>,
+    pub cancel: CancellationToken,
+    pub output: OutputSink,
+    pub files: Arc<FileTracker>,
+}
+
+impl ToolContext {
+    /// A context for a workspace with default policy, no live output and a fresh token.
+    pub fn new(policy: PathPolicy) -> Self {
+        Self {
+            policy: Arc::new(policy),
+            cancel: CancellationToken::new(),
+            output: OutputSink::none(),
+            files: Arc::new(FileTracker::default()),
+        }
+    }
+}
+
+/// Where a tool sends live output (exec's stdout/stderr as it arrives). Sending never blocks and never fails: a
+/// frontend that went away just stops receiving.
+#[derive(Clone, Default)]
+pub struct OutputSink(Option<UnboundedSender<String>>);
+
+impl OutputSink {
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    pub fn new(tx: UnboundedSender<String>) -> Self {
+        Self(Some(tx))
+    }
+
+    pub fn send(&self, chunk: impl Into<String>) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(chunk.into());
+        }
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.0.as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+}
+
+/// Why a tool failed. The registry turns it into an error result the model reads; it is never a crash.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// Arguments that pass the schema but make no sense (offset past the end, old_text == new_text ...).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+        ToolError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The built-in tools that need no configuration (the file, edit and search tools).
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    tools.extend(fs::tools());
+    tools.extend(edit::tools());
+    tools.extend(patch::tools());
+    tools.extend(search::tools());
+    tools.extend(notebook::tools());
+    tools
+}

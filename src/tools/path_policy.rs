@@ -1,0 +1,349 @@
+//! Which paths a tool may read and write.
+//!
+//! Paths from the model are resolved against the workspace root, `..` is folded, and every symlink on the way is
+//! followed (also for paths that do not exist yet, so a dangling link cannot smuggle a write outside). The result is
+//! then checked against the allowed roots. Device files, FIFOs and sockets are refused: reading one would hang or never
+//! end. Every refusal names the path as given and where it leads.
+
+use std::path::{Component, Path, PathBuf};
+
+/// How many symlinks one resolution may follow before it is called a loop (Linux's own limit).
+const MAX_SYMLINKS: usize = 40;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("path is empty")]
+    Empty,
+    #[error("path '{path}' resolves to {resolved}, which is outside the workspace {root}")]
+    OutsideWorkspace {
+        path: String,
+        resolved: PathBuf,
+        root: PathBuf,
+    },
+    #[error("path '{path}' has a symlink loop (more than {MAX_SYMLINKS} links followed)")]
+    SymlinkLoop { path: String },
+    #[error("path '{path}' is a {kind}, not a regular file or directory; refusing to touch it")]
+    SpecialFile { path: String, kind: &'static str },
+    #[error("path '{path}' contains a NUL byte")]
+    Nul { path: String },
+    #[error("cannot resolve path '{path}': {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// What the workspace allows.
+#[derive(Debug, Clone)]
+pub struct PathPolicy {
+    root: PathBuf,
+    /// Extra places writes may go (configured by the user).
+    write_roots: Vec<PathBuf>,
+    /// Extra places reads may go even when restricted (the session's tool-result store).
+    read_roots: Vec<PathBuf>,
+    /// When true, reads outside the workspace and the extra roots are refused too.
+    restrict_reads: bool,
+}
+
+impl PathPolicy {
+    /// A policy for `root`. The root itself is resolved (symlinks followed) so that every later comparison is between
+    /// real paths.
+    pub fn new(root: impl AsRef<Path>) -> Result<Self, PathError> {
+        let root = root.as_ref();
+        let root = std::fs::canonicalize(root).map_err(|source| PathError::Io {
+            path: root.display().to_string(),
+            source,
+        })?;
+        Ok(Self {
+            root,
+            write_roots: Vec::new(),
+            read_roots: Vec::new(),
+            restrict_reads: true,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn restrict_reads(mut self, restrict: bool) -> Self {
+        self.restrict_reads = restrict;
+        self
+    }
+
+    /// Allows writes (and reads) under `dir` too. A root that cannot be resolved is skipped.
+    pub fn allow_write_root(mut self, dir: impl AsRef<Path>) -> Self {
+        if let Ok(dir) = std::fs::canonicalize(dir.as_ref()) {
+            self.write_roots.push(dir);
+        }
+        self
+    }
+
+    /// Allows reads under `dir` even when reads are restricted.
+    pub fn allow_read_root(mut self, dir: impl AsRef<Path>) -> Self {
+        if let Ok(dir) = std::fs::canonicalize(dir.as_ref()) {
+            self.read_roots.push(dir);
+        }
+        self
+    }
+
+    /// Resolves a path for reading: inside the allowed roots unless reads are unrestricted, and not a special file.
+    pub fn resolve_read(&self, path: &str) -> Result<PathBuf, PathError> {
+        let resolved = self.resolve(path)?;
+        if self.restrict_reads && !self.readable(&resolved) {
+            return Err(self.outside(path, resolved));
+        }
+        refuse_special(path, &resolved)?;
+        Ok(resolved)
+    }
+
+    /// Resolves a path for writing: inside the workspace or an extra write root, and not a special file.
+    pub fn resolve_write(&self, path: &str) -> Result<PathBuf, PathError> {
+        let resolved = self.resolve(path)?;
+        if !self.writable(&resolved) {
+            return Err(self.outside(path, resolved));
+        }
+        refuse_special(path, &resolved)?;
+        Ok(resolved)
+    }
+
+    /// True when `resolved` (a path from `resolve`) may be written.
+    pub fn writable(&self, resolved: &Path) -> bool {
+        resolved.starts_with(&self.root) || self.write_roots.iter().any(|r| resolved.starts_with(r))
+    }
+
+    fn readable(&self, resolved: &Path) -> bool {
+        self.writable(resolved) || self.read_roots.iter().any(|r| resolved.starts_with(r))
+    }
+
+    /// How to show a resolved path: relative to the workspace when inside it, absolute otherwise.
+    pub fn display(&self, resolved: &Path) -> String {
+        match resolved.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => resolved.to_string_lossy().into_owned(),
+        }
+    }
+
+    fn outside(&self, path: &str, resolved: PathBuf) -> PathError {
+        PathError::OutsideWorkspace {
+            path: path.to_string(),
+            resolved,
+            root: self.root.clone(),
+        }
+    }
+
+    /// Makes `path` absolute and follows every symlink in it, tolerating components that do not exist yet.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, PathError> {
+        if path.trim().is_empty() {
+            return Err(PathError::Empty);
+        }
+        if path.contains('\0') {
+            return Err(PathError::Nul {
+                path: path.to_string(),
+            });
+        }
+        let expanded = expand_home(path);
+        let absolute = if expanded.is_absolute() {
+            expanded
+        } else {
+            self.root.join(expanded)
+        };
+        let mut links = 0;
+        realpath(&absolute, &mut links).map_err(|e| match e {
+            RealpathError::Loop => PathError::SymlinkLoop {
+                path: path.to_string(),
+            },
+            RealpathError::Io(source) => PathError::Io {
+                path: path.to_string(),
+                source,
+            },
+        })
+    }
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = std::env::home_dir()
+    {
+        return home.join(rest);
+    }
+    PathBuf::from(path)
+}
+
+enum RealpathError {
+    Loop,
+    Io(std::io::Error),
+}
+
+/// `realpath(3)` that keeps going past the first missing component: the existing prefix is resolved through its
+/// symlinks, the missing rest is folded lexically.
+fn realpath(path: &Path, links: &mut usize) -> Result<PathBuf, RealpathError> {
+    let mut out = PathBuf::from("/");
+    let mut missing = false;
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => out = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                let next = out.join(name);
+                if missing {
+                    out = next;
+                    continue;
+                }
+                match std::fs::symlink_metadata(&next) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        *links += 1;
+                        if *links > MAX_SYMLINKS {
+                            return Err(RealpathError::Loop);
+                        }
+                        let target = std::fs::read_link(&next).map_err(RealpathError::Io)?;
+                        let joined = if target.is_absolute() { target } else { out.join(target) };
+                        out = realpath(&joined, links)?;
+                    }
+                    Ok(_) => out = next,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        missing = true;
+                        out = next;
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(RealpathError::Loop),
+                    Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                        missing = true;
+                        out = next;
+                    }
+                    Err(e) => return Err(RealpathError::Io(e)),
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn refuse_special(path: &str, resolved: &Path) -> Result<(), PathError> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(resolved) else {
+        return Ok(());
+    };
+    let ft = meta.file_type();
+    let kind = if ft.is_char_device() {
+        "character device"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_fifo() {
+        "FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "socket"
+    } else {
+        return Ok(());
+    };
+    Err(PathError::SpecialFile {
+        path: path.to_string(),
+        kind,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, PathPolicy) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        let policy = PathPolicy::new(dir.path().join("ws")).unwrap();
+        (dir, policy)
+    }
+
+    #[test]
+    fn relative_paths_resolve_inside() {
+        let (_d, p) = setup();
+        let r = p.resolve_write("src/new/file.rs").unwrap();
+        assert_eq!(r, p.root().join("src/new/file.rs"));
+        assert_eq!(p.display(&r), "src/new/file.rs");
+        assert_eq!(p.resolve_read(".").unwrap(), p.root());
+    }
+
+    #[test]
+    fn dotdot_escape_is_refused_with_path_named() {
+        let (_d, p) = setup();
+        let err = p.resolve_write("../outside.txt").unwrap_err().to_string();
+        assert!(err.contains("'../outside.txt'") && err.contains("outside the workspace"), "{err}");
+        assert!(p.resolve_read("a/../../x").is_err());
+        assert!(p.resolve_read("a/../b").is_ok());
+    }
+
+    #[test]
+    fn absolute_paths_checked() {
+        let (_d, p) = setup();
+        let inside = p.root().join("x.txt");
+        assert!(p.resolve_write(inside.to_str().unwrap()).is_ok());
+        assert!(p.resolve_write("/etc/passwd").is_err());
+        assert!(p.resolve_read("/etc/passwd").is_err());
+        let open = p.clone().restrict_reads(false);
+        assert!(open.resolve_read("/etc/passwd").is_ok());
+        assert!(open.resolve_write("/etc/passwd").is_err());
+    }
+
+    #[test]
+    fn symlink_out_of_workspace_refused() {
+        let (d, p) = setup();
+        std::fs::write(d.path().join("secret"), "s").unwrap();
+        symlink(d.path().join("secret"), p.root().join("link")).unwrap();
+        symlink(d.path(), p.root().join("dirlink")).unwrap();
+        assert!(p.resolve_read("link").is_err());
+        assert!(p.resolve_write("dirlink/new.txt").is_err());
+    }
+
+    #[test]
+    fn dangling_link_is_followed_for_writes() {
+        let (d, p) = setup();
+        symlink(d.path().join("nowhere"), p.root().join("dangling")).unwrap();
+        let err = p.resolve_write("dangling").unwrap_err();
+        assert!(matches!(err, PathError::OutsideWorkspace { .. }), "{err}");
+        symlink(p.root().join("later.txt"), p.root().join("inner")).unwrap();
+        assert_eq!(p.resolve_write("inner").unwrap(), p.root().join("later.txt"));
+    }
+
+    #[test]
+    fn symlink_loop_is_an_error() {
+        let (_d, p) = setup();
+        symlink(p.root().join("b"), p.root().join("a")).unwrap();
+        symlink(p.root().join("a"), p.root().join("b")).unwrap();
+        let err = p.resolve_read("a").unwrap_err();
+        assert!(matches!(err, PathError::SymlinkLoop { .. }), "{err}");
+    }
+
+    #[test]
+    fn devices_and_fifos_refused() {
+        let (_d, p) = setup();
+        let open = p.clone().restrict_reads(false);
+        let err = open.resolve_read("/dev/zero").unwrap_err();
+        assert!(err.to_string().contains("character device"), "{err}");
+        let fifo = p.root().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(matches!(p.resolve_read("fifo"), Err(PathError::SpecialFile { .. })));
+    }
+
+    #[test]
+    fn empty_and_nul_refused() {
+        let (_d, p) = setup();
+        assert!(matches!(p.resolve_read(""), Err(PathError::Empty)));
+        assert!(matches!(p.resolve_read("a\0b"), Err(PathError::Nul { .. })));
+    }
+
+    #[test]
+    fn extra_roots() {
+        let (d, p) = setup();
+        std::fs::create_dir(d.path().join("store")).unwrap();
+        std::fs::create_dir(d.path().join("extra")).unwrap();
+        let p = p.allow_read_root(d.path().join("store")).allow_write_root(d.path().join("extra"));
+        let store = d.path().join("store/r.txt");
+        assert!(p.resolve_read(store.to_str().unwrap()).is_ok());
+        assert!(p.resolve_write(store.to_str().unwrap()).is_err());
+        assert!(p.resolve_write(d.path().join("extra/x").to_str().unwrap()).is_ok());
+    }
+}

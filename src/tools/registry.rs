@@ -1,0 +1,268 @@
+//! The set of tools a session offers, and the one way a model's call reaches a tool: `prepare_call` (find the tool,
+//! normalise, cast and validate the arguments) then `execute` (run it with error and panic isolation). An invalid call
+//! is never executed; a failing or panicking tool becomes an error result, never a crash.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Tool, ToolContext, ToolError, schema};
+use crate::protocol::{ToolCall, ToolOutput};
+
+/// Appended to every tool error so the model changes course instead of repeating itself.
+pub const ERROR_HINT: &str = "[Analyze the error above and try a different approach.]";
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// A call that passed preparation: the tool and its cast, validated arguments.
+#[derive(Clone)]
+pub struct PreparedCall {
+    pub tool: Arc<dyn Tool>,
+    pub args: Value,
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("tool", &self.tool.name())
+            .field("args", &self.args)
+            .finish()
+    }
+}
+
+#[derive(Default, Clone)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding the built-in file, edit and search tools.
+    pub fn with_builtins() -> Self {
+        let mut registry = Self::new();
+        for tool in super::builtin_tools() {
+            registry.register(tool);
+        }
+        registry
+    }
+
+    /// Adds a tool, replacing any tool of the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    pub fn unregister(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.remove(name)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Tool names in definition order.
+    pub fn names(&self) -> Vec<&str> {
+        self.ordered().map(|t| t.name()).collect()
+    }
+
+    /// The definitions sent to the model: built-ins by name, then `mcp_*` by name, so the prompt prefix is stable
+    /// across requests and sessions (better cache hits).
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.ordered()
+            .map(|t| ToolDefinition {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    fn ordered(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        let builtins = self.tools.iter().filter(|(n, _)| !n.starts_with("mcp_"));
+        let mcp = self.tools.iter().filter(|(n, _)| n.starts_with("mcp_"));
+        builtins.chain(mcp).map(|(_, t)| t)
+    }
+
+    /// Finds the tool and turns the raw arguments into validated ones. The error is the text the model gets.
+    pub fn prepare_call(&self, call: &ToolCall) -> Result<PreparedCall, String> {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return Err(self.unknown_tool(&call.name));
+        };
+        let args = normalise_arguments(&call.name, &call.arguments)?;
+        let schema = tool.parameters();
+        let args = schema::cast(&schema, args);
+        let errors = schema::validate(&schema, &args);
+        if !errors.is_empty() {
+            return Err(format!(
+                "Error: Invalid parameters for tool '{}': {}\n\n{ERROR_HINT}",
+                call.name,
+                errors.join("; ")
+            ));
+        }
+        Ok(PreparedCall {
+            tool: Arc::clone(tool),
+            args,
+        })
+    }
+
+    /// Runs a prepared call. Errors and panics become error results.
+    pub async fn execute(&self, call: PreparedCall, ctx: &ToolContext) -> ToolOutput {
+        execute_prepared(call, ctx).await
+    }
+
+    /// `prepare_call` then `execute`.
+    pub async fn run(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutput {
+        match self.prepare_call(call) {
+            Ok(prepared) => execute_prepared(prepared, ctx).await,
+            Err(text) => ToolOutput::error(text),
+        }
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        let names = self.names();
+        let suggestion = suggest(name, &names)
+            .map(|s| format!(" Did you mean '{s}'?"))
+            .unwrap_or_default();
+        format!(
+            "Error: Tool '{name}' not found.{suggestion} Tool names must match exactly. Available: {}",
+            names.join(", ")
+        )
+    }
+}
+
+/// Runs a prepared call with error and panic isolation.
+pub async fn execute_prepared(call: PreparedCall, ctx: &ToolContext) -> ToolOutput {
+    let name = call.tool.name().to_string();
+    let fut = call.tool.execute(call.args, ctx);
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(Ok(output)) => output,
+        Ok(Err(ToolError::Cancelled)) => ToolOutput::error(format!("Error: {name} was interrupted.")),
+        Ok(Err(err)) => ToolOutput::error(format!("Error: {err}\n\n{ERROR_HINT}")),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            tracing::error!(tool = %name, panic = %what, "tool panicked");
+            ToolOutput::error(format!(
+                "Error: tool '{name}' failed internally ({what}). This is a bug in tern, not in your call.\n\n{ERROR_HINT}"
+            ))
+        }
+    }
+}
+
+/// null or "" -> {}; a string holding JSON is parsed; a lone `{"arguments": {...}}` wrapper is unwrapped.
+fn normalise_arguments(tool: &str, raw: &Value) -> Result<Value, String> {
+    let value = match raw {
+        Value::Null => Value::Object(Map::new()),
+        Value::String(s) if s.trim().is_empty() => Value::Object(Map::new()),
+        Value::String(s) if s.trim_start().starts_with(['{', '[']) => {
+            serde_json::from_str(s).map_err(|e| {
+                format!(
+                    "Error: Tool '{tool}' arguments are not valid JSON ({e}). Send the arguments as one JSON object.\n\n{ERROR_HINT}"
+                )
+            })?
+        }
+        other => other.clone(),
+    };
+    let value = match value {
+        Value::Object(mut map) if map.len() == 1 && map.get("arguments").is_some_and(Value::is_object) => {
+            map.remove("arguments").unwrap_or_default()
+        }
+        Value::Object(map) if map.len() == 1 && map.get("arguments").is_some_and(Value::is_string) => {
+            let inner = map.get("arguments").and_then(Value::as_str).unwrap_or("");
+            match serde_json::from_str::<Value>(inner) {
+                Ok(v @ Value::Object(_)) => v,
+                _ => Value::Object(map),
+            }
+        }
+        other => other,
+    };
+    if !value.is_object() {
+        return Err(format!(
+            "Error: Tool '{tool}' parameters must be a JSON object, got {}. Send the arguments as one JSON object.\n\n{ERROR_HINT}",
+            json_type(&value)
+        ));
+    }
+    Ok(value)
+}
+
+pub(crate) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The tool a mistyped name most likely meant: a unique match ignoring case and punctuation, else the unique closest
+/// name within a small edit distance.
+fn suggest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    let key = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let wanted = key(name);
+    let same: Vec<&str> = names.iter().copied().filter(|n| key(n) == wanted).collect();
+    if same.len() == 1 {
+        return same.first().copied();
+    }
+    let mut best: Option<(usize, &str)> = None;
+    let mut tie = false;
+    for n in names {
+        let d = levenshtein(&wanted, &key(n));
+        match best {
+            Some((bd, _)) if d > bd => {}
+            Some((bd, _)) if d == bd => tie = true,
+            _ => {
+                best = Some((d, n));
+                tie = false;
+            }
+        }
+    }
+    match best {
+        Some((d, n)) if !tie && d <= 2.max(wanted.len() / 4) => Some(n),
+        _ => None,
+    }
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
