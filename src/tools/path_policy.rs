@@ -27,10 +27,7 @@ pub enum PathError {
     #[error("path '{path}' contains a NUL byte")]
     Nul { path: String },
     #[error("cannot resolve path '{path}': {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
 }
 
 /// What the workspace allows.
@@ -139,9 +136,7 @@ impl PathPolicy {
             return Err(PathError::Empty);
         }
         if path.contains('\0') {
-            return Err(PathError::Nul {
-                path: path.to_string(),
-            });
+            return Err(PathError::Nul { path: path.to_string() });
         }
         let expanded = expand_home(path);
         let absolute = if expanded.is_absolute() {
@@ -151,9 +146,7 @@ impl PathPolicy {
         };
         let mut links = 0;
         realpath(&absolute, &mut links).map_err(|e| match e {
-            RealpathError::Loop => PathError::SymlinkLoop {
-                path: path.to_string(),
-            },
+            RealpathError::Loop => PathError::SymlinkLoop { path: path.to_string() },
             RealpathError::Io(source) => PathError::Io {
                 path: path.to_string(),
                 source,
@@ -270,7 +263,10 @@ mod tests {
     fn dotdot_escape_is_refused_with_path_named() {
         let (_d, p) = setup();
         let err = p.resolve_write("../outside.txt").unwrap_err().to_string();
-        assert!(err.contains("'../outside.txt'") && err.contains("outside the workspace"), "{err}");
+        assert!(
+            err.contains("'../outside.txt'") && err.contains("outside the workspace"),
+            "{err}"
+        );
         assert!(p.resolve_read("a/../../x").is_err());
         assert!(p.resolve_read("a/../b").is_ok());
     }
@@ -340,7 +336,9 @@ mod tests {
         let (d, p) = setup();
         std::fs::create_dir(d.path().join("store")).unwrap();
         std::fs::create_dir(d.path().join("extra")).unwrap();
-        let p = p.allow_read_root(d.path().join("store")).allow_write_root(d.path().join("extra"));
+        let p = p
+            .allow_read_root(d.path().join("store"))
+            .allow_write_root(d.path().join("extra"));
         let store = d.path().join("store/r.txt");
         assert!(p.resolve_read(store.to_str().unwrap()).is_ok());
         assert!(p.resolve_write(store.to_str().unwrap()).is_err());
