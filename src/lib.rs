@@ -1,5 +1,10 @@
 //! tern: a full-screen terminal coding assistant. The library holds everything but the command line: the protocol
-//! between agent and frontends, the tool system, and (as they land) the runner, providers, sessions and frontends.
+//! between agent and frontends, the tool system, the providers, and the runner.
 
+pub mod agent;
+pub mod config;
+pub mod headless;
 pub mod protocol;
+pub mod provider;
+pub mod session;
 pub mod tools;

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::agent::approval::ApprovalMode;
+
 /// A tool call as the model made it. `arguments` is the raw value from the wire: usually an object, but it may be a
 /// string of JSON, null or garbage; `ToolRegistry::prepare_call` turns it into validated arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13,6 +15,143 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: Value,
+}
+
+/// What a frontend asks of the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// A user message; sent while a turn runs, it is queued as the next turn.
+    UserTurn {
+        text: String,
+    },
+    /// Stop the running turn now: the stream, the tools, any pending approval.
+    Interrupt,
+    /// The answer to an `ApprovalRequest`.
+    Approve {
+        id: u64,
+        decision: ApprovalDecision,
+    },
+    SetApprovalMode {
+        mode: ApprovalMode,
+    },
+    /// Finish what is running and stop the agent task.
+    Shutdown,
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this call.
+    Once,
+    /// Run it, and add the request's proposed rule for the rest of the session.
+    Always,
+    /// Do not run it; the feedback (if any) is what the model reads as the result.
+    Deny { feedback: Option<String> },
+    /// Do not run it, and end the turn.
+    Abort,
+}
+
+/// What the agent tells frontends. Every tool call gets a `ToolCallBegin` and a `ToolCallEnd`, whatever happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready: which model, which mode, which tools.
+    SessionStarted {
+        provider: String,
+        model: String,
+        mode: ApprovalMode,
+        workspace: String,
+        tools: Vec<String>,
+    },
+    TurnStarted {
+        turn: u64,
+        text: String,
+    },
+    AssistantDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    /// The provider is retrying: discard the partial assistant text and reasoning of the current request.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// One complete assistant message (text may be empty when it only calls tools).
+    AssistantMessage {
+        text: String,
+        reasoning: Option<String>,
+    },
+    ToolCallBegin {
+        call_id: String,
+        name: String,
+        args: Value,
+    },
+    ToolOutputDelta {
+        call_id: String,
+        chunk: String,
+    },
+    ToolCallEnd {
+        call_id: String,
+        name: String,
+        output: ToolOutput,
+        duration_ms: u64,
+        /// Where the full result was saved when the model got only a preview of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        full_output_path: Option<String>,
+    },
+    ApprovalRequest(ApprovalRequest),
+    TokenUsage {
+        last: Usage,
+        total: Usage,
+    },
+    Notice {
+        text: String,
+    },
+    Error {
+        message: String,
+    },
+    TurnFinished {
+        reason: TurnEnd,
+    },
+    /// The agent task has stopped (after `Op::Shutdown`, or when every frontend went away).
+    ShutdownComplete,
+}
+
+/// A call waiting for the user. Answer with `Op::Approve { id, .. }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub id: u64,
+    pub call_id: String,
+    pub tool: String,
+    /// What will run or change, exactly: the command line, or the paths written.
+    pub command: String,
+    pub cwd: String,
+    /// Why it asks, in one line.
+    pub reason: String,
+    /// The rule "always" would add, as the user would type it; `None` when "always" is not offered.
+    pub proposed_rule: Option<String>,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model answered without calling tools.
+    Completed,
+    Interrupted,
+    /// The user aborted at an approval prompt.
+    Aborted,
+    /// The iteration limit was reached (a summary was requested).
+    IterationLimit,
+    Error {
+        message: String,
+    },
 }
 
 /// One message of the conversation, independent of any provider's wire format.

@@ -39,6 +39,14 @@ impl FileTracker {
         self.reads.lock().ok()?.get(path).cloned()
     }
 
+    /// Forgets every read: after old results were compacted out of the model's context, a stub pointing at them
+    /// would point at nothing.
+    pub fn forget_all(&self) {
+        if let Ok(mut reads) = self.reads.lock() {
+            reads.clear();
+        }
+    }
+
     /// Forgets a file (after the session itself wrote it, so the next read shows the new content in full).
     pub fn forget(&self, path: &Path) {
         if let Ok(mut reads) = self.reads.lock() {

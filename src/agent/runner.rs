@@ -1,0 +1,204 @@
+//! The agent task: one tokio task per session that owns the conversation. Frontends talk to it only through `Op`s in
+//! and `Event`s out (protocol.rs). While a turn runs, the task keeps listening for ops: an interrupt cancels the turn,
+//! approvals reach the waiting call, a new user message is queued as the next turn.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::approval::ApprovalGate;
+use crate::protocol::{ApprovalDecision, Event, Message, Op, TurnEnd, Usage};
+use crate::provider::Provider;
+use crate::session::ToolResultStore;
+use crate::tools::{FileTracker, PathPolicy, ToolRegistry};
+
+/// Everything a session's agent needs.
+pub struct AgentConfig {
+    pub provider: Arc<dyn Provider>,
+    pub tools: ToolRegistry,
+    pub policy: PathPolicy,
+    pub gate: ApprovalGate,
+    pub system_prompt: String,
+    /// Model requests per turn before the agent must stop and summarise.
+    pub max_iterations: u32,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// Tokens kept free for the answer when fitting the prompt into the window.
+    pub reserve_tokens: u64,
+    pub results: ToolResultStore,
+    /// Conversation to continue (a resumed session); empty for a new one.
+    pub history: Vec<Message>,
+}
+
+/// The frontend's ends of the agent's channels.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// State shared between the op loop and the running turn. Locks are held only for a map insert or a mode read.
+pub(crate) struct Shared {
+    pub gate: Mutex<ApprovalGate>,
+    pub pending: Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>,
+    pub events: mpsc::UnboundedSender<Event>,
+}
+
+impl Shared {
+    pub fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+}
+
+/// The agent's own state; `turn.rs` runs turns on it.
+pub(crate) struct Agent {
+    pub provider: Arc<dyn Provider>,
+    pub tools: ToolRegistry,
+    pub policy: Arc<PathPolicy>,
+    pub files: Arc<FileTracker>,
+    pub system_prompt: String,
+    pub max_iterations: u32,
+    pub context_window: u64,
+    pub reserve_tokens: u64,
+    pub results: ToolResultStore,
+    pub messages: Vec<Message>,
+    pub total_usage: Usage,
+    pub turn: u64,
+    pub next_approval_id: u64,
+    pub shared: Arc<Shared>,
+}
+
+/// Starts the agent task.
+pub fn spawn(config: AgentConfig) -> AgentHandle {
+    let (op_tx, op_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        gate: Mutex::new(config.gate),
+        pending: Mutex::new(HashMap::new()),
+        events: ev_tx,
+    });
+    let agent = Agent {
+        provider: config.provider,
+        tools: config.tools,
+        policy: Arc::new(config.policy),
+        files: Arc::new(FileTracker::default()),
+        system_prompt: config.system_prompt,
+        max_iterations: config.max_iterations.max(1),
+        context_window: config.context_window,
+        reserve_tokens: config.reserve_tokens,
+        results: config.results,
+        messages: config.history,
+        total_usage: Usage::default(),
+        turn: 0,
+        next_approval_id: 1,
+        shared,
+    };
+    let task = tokio::spawn(agent.run(op_rx));
+    AgentHandle {
+        ops: op_tx,
+        events: ev_rx,
+        task,
+    }
+}
+
+impl Agent {
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
+        self.shared.emit(Event::SessionStarted {
+            provider: self.provider.name().to_string(),
+            model: self.provider.model().to_string(),
+            mode,
+            workspace: self.policy.root().display().to_string(),
+            tools: self.tools.names().iter().map(|s| s.to_string()).collect(),
+        });
+        let mut queue: VecDeque<String> = VecDeque::new();
+        let mut shutting_down = false;
+        while !shutting_down {
+            let text = match queue.pop_front() {
+                Some(text) => text,
+                None => match ops.recv().await {
+                    Some(Op::UserTurn { text }) => text,
+                    Some(Op::SetApprovalMode { mode }) => {
+                        self.set_mode(mode);
+                        continue;
+                    }
+                    // Nothing is running: stale interrupts and approvals have nothing to act on.
+                    Some(Op::Interrupt | Op::Approve { .. }) => continue,
+                    Some(Op::Shutdown) | None => break,
+                },
+            };
+            let cancel = CancellationToken::new();
+            let shared = Arc::clone(&self.shared);
+            let turn = self.run_turn(text, cancel.clone());
+            tokio::pin!(turn);
+            let mut ops_open = true;
+            let end = loop {
+                tokio::select! {
+                    end = &mut turn => break end,
+                    op = ops.recv(), if ops_open => match op {
+                        Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::UserTurn { text }) => queue.push_back(text),
+                        Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
+                        Some(Op::SetApprovalMode { mode }) => {
+                            if let Ok(mut gate) = shared.gate.lock() {
+                                gate.set_mode(mode);
+                            }
+                        }
+                        Some(Op::Shutdown) => {
+                            shutting_down = true;
+                            cancel.cancel();
+                        }
+                        None => {
+                            // Every frontend is gone: nobody can answer or watch, so stop.
+                            ops_open = false;
+                            shutting_down = true;
+                            cancel.cancel();
+                        }
+                    },
+                }
+            };
+            shared.emit(Event::TurnFinished { reason: end });
+        }
+        self.shared.emit(Event::ShutdownComplete);
+    }
+
+    fn set_mode(&self, mode: crate::protocol::ApprovalMode) {
+        if let Ok(mut gate) = self.shared.gate.lock() {
+            gate.set_mode(mode);
+        }
+    }
+
+    /// Runs one turn and always leaves a conversation the API accepts.
+    async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
+        self.turn += 1;
+        self.shared.emit(Event::TurnStarted {
+            turn: self.turn,
+            text: text.clone(),
+        });
+        self.messages.push(Message::User {
+            content: text,
+            images: Vec::new(),
+        });
+        let end = self.turn_loop(&cancel).await;
+        // Whatever happened, every call the model made has an answer before the next request.
+        self.messages = super::context::repair(&self.messages);
+        if let Ok(mut pending) = self.shared.pending.lock() {
+            pending.clear();
+        }
+        end
+    }
+}
+
+fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
+    let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
+    match waiter {
+        Some(tx) => {
+            let _ = tx.send(decision);
+        }
+        None => shared.emit(Event::Notice {
+            text: format!("approval {id} is no longer pending"),
+        }),
+    }
+}

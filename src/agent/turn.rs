@@ -1,0 +1,217 @@
+//! The turn loop: ask the model, run the tools it calls, feed back the results, until it answers without tools, the
+//! user interrupts, or the iteration limit asks it to summarise. Model quirks are handled here: an empty reply is
+//! retried once, a reply cut by the output limit is continued.
+
+use std::collections::HashMap;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::context;
+use super::runner::Agent;
+use crate::protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
+use crate::provider::{ChatRequest, Completion, ProviderError, ProviderEvent};
+
+/// How many times a reply cut by the output limit is continued.
+const MAX_LENGTH_CONTINUES: u32 = 3;
+
+pub(crate) const CONTINUE_PROMPT: &str =
+    "[Your last reply was cut off by the output limit. Continue exactly where it stopped, without repeating.]";
+
+pub(crate) const LIMIT_PROMPT: &str = "[You have reached the tool-call limit for this turn. Do not call more tools. \
+     Summarise what you did, what you found, and what is left to do.]";
+
+/// What the tool phase of one step decided.
+pub(crate) enum Flow {
+    Continue,
+    Aborted,
+}
+
+impl Agent {
+    pub(crate) async fn turn_loop(&mut self, cancel: &CancellationToken) -> TurnEnd {
+        let mut seen: HashMap<String, u32> = HashMap::new();
+        let mut empty_retried = false;
+        let mut continues = 0;
+        for _ in 0..self.max_iterations {
+            let completion = match self.request(cancel, true).await {
+                Ok(c) => c,
+                Err(end) => return end,
+            };
+            let silent = completion.content.trim().is_empty()
+                && completion.tool_calls.is_empty()
+                && completion.reasoning.is_none();
+            if silent {
+                if !empty_retried {
+                    empty_retried = true;
+                    self.shared.emit(Event::Notice {
+                        text: "the model returned an empty reply; asking again".into(),
+                    });
+                    continue;
+                }
+                self.shared.emit(Event::Notice {
+                    text: "the model returned an empty reply twice; ending the turn".into(),
+                });
+                return TurnEnd::Completed;
+            }
+            let calls = completion.tool_calls.clone();
+            let cut = completion.finish_reason == FinishReason::Length;
+            self.push_assistant(completion);
+            if calls.is_empty() {
+                if cut && continues < MAX_LENGTH_CONTINUES {
+                    continues += 1;
+                    self.messages.push(Message::User {
+                        content: CONTINUE_PROMPT.into(),
+                        images: Vec::new(),
+                    });
+                    continue;
+                }
+                return TurnEnd::Completed;
+            }
+            match self.run_tool_calls(calls, cancel, &mut seen).await {
+                Flow::Aborted => return TurnEnd::Aborted,
+                Flow::Continue if cancel.is_cancelled() => return TurnEnd::Interrupted,
+                Flow::Continue => {}
+            }
+        }
+        self.shared.emit(Event::Notice {
+            text: format!(
+                "reached the limit of {} model requests in one turn; asking for a summary",
+                self.max_iterations
+            ),
+        });
+        self.messages.push(Message::User {
+            content: LIMIT_PROMPT.into(),
+            images: Vec::new(),
+        });
+        match self.request(cancel, false).await {
+            Ok(completion) => {
+                // Without tools offered, any calls it still makes cannot run: keep only the text.
+                let summary = Completion {
+                    tool_calls: Vec::new(),
+                    ..completion
+                };
+                self.push_assistant(summary);
+                TurnEnd::IterationLimit
+            }
+            Err(end) => end,
+        }
+    }
+
+    fn push_assistant(&mut self, completion: Completion) {
+        self.shared.emit(Event::AssistantMessage {
+            text: completion.content.clone(),
+            reasoning: completion.reasoning.as_ref().map(|r| r.text.clone()),
+        });
+        self.messages.push(Message::Assistant {
+            content: completion.content,
+            reasoning: completion.reasoning,
+            tool_calls: completion.tool_calls,
+        });
+    }
+
+    /// One model request over the repaired, budget-fitted conversation, with its deltas forwarded as events. On
+    /// interrupt, what the user already saw of the reply is kept in the conversation.
+    async fn request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, TurnEnd> {
+        let tools = if with_tools {
+            self.tools.definitions()
+        } else {
+            Vec::new()
+        };
+        let tools_len = serde_json::to_string(&tools).map(|s| s.len()).unwrap_or(0);
+        let mut messages = context::repair(&self.messages);
+        let budget = self.context_window.saturating_sub(self.reserve_tokens);
+        let compacted = context::compact_to_budget(&mut messages, &self.system_prompt, tools_len, budget);
+        if compacted > 0 {
+            self.files.forget_all();
+            self.shared.emit(Event::Notice {
+                text: format!("compacted {compacted} old tool result(s) to fit the model's context window"),
+            });
+        }
+        let request = ChatRequest {
+            model: self.provider.model().to_string(),
+            system: self.system_prompt.clone(),
+            messages,
+            tools,
+            max_tokens: None,
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut partial = String::new();
+        let mut partial_reasoning = String::new();
+        let result = {
+            let fut = self.provider.complete(&request, &tx, cancel);
+            tokio::pin!(fut);
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = rx.recv() => self.forward(event, &mut partial, &mut partial_reasoning),
+                    result = &mut fut => break result,
+                }
+            }
+        };
+        while let Ok(event) = rx.try_recv() {
+            self.forward(event, &mut partial, &mut partial_reasoning);
+        }
+        match result {
+            Ok(completion) => {
+                self.total_usage.input_tokens += completion.usage.input_tokens;
+                self.total_usage.output_tokens += completion.usage.output_tokens;
+                self.total_usage.cache_read_tokens += completion.usage.cache_read_tokens;
+                self.total_usage.cache_write_tokens += completion.usage.cache_write_tokens;
+                self.shared.emit(Event::TokenUsage {
+                    last: completion.usage,
+                    total: self.total_usage,
+                });
+                Ok(completion)
+            }
+            Err(ProviderError::Cancelled) => {
+                if !partial.is_empty() || !partial_reasoning.is_empty() {
+                    self.messages.push(Message::Assistant {
+                        content: format!("{partial}\n\n[interrupted by the user]"),
+                        reasoning: (!partial_reasoning.is_empty()).then(|| Reasoning {
+                            text: partial_reasoning,
+                            signature: None,
+                        }),
+                        tool_calls: Vec::new(),
+                    });
+                }
+                Err(TurnEnd::Interrupted)
+            }
+            Err(e) => {
+                let message = e.to_string();
+                self.shared.emit(Event::Error {
+                    message: message.clone(),
+                });
+                Err(TurnEnd::Error { message })
+            }
+        }
+    }
+
+    fn forward(&self, event: ProviderEvent, partial: &mut String, reasoning: &mut String) {
+        match event {
+            ProviderEvent::TextDelta(text) => {
+                partial.push_str(&text);
+                self.shared.emit(Event::AssistantDelta { text });
+            }
+            ProviderEvent::ReasoningDelta(text) => {
+                reasoning.push_str(&text);
+                self.shared.emit(Event::ReasoningDelta { text });
+            }
+            ProviderEvent::ToolCallStarted { .. } => {}
+            ProviderEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => {
+                partial.clear();
+                reasoning.clear();
+                self.shared.emit(Event::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                });
+            }
+        }
+    }
+}

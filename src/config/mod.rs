@@ -1,0 +1,358 @@
+//! Settings, merged in increasing priority: built-in defaults < `~/.config/tern/config.toml` < `.tern/config.toml` in
+//! the project < environment < command-line flags. Every layer is a `ConfigFile` of optional fields; `Settings` is the
+//! resolved result the rest of the program uses. Errors name the file and the field.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::agent::approval::{ApprovalMode, CommandRule};
+use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
+
+pub mod detect;
+
+/// Where Ollama listens when nothing else is configured.
+pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
+
+/// One layer of configuration as written in a file (or built from env and flags). All fields optional.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// The key itself is better kept in the environment; a config file may name the variable that holds it.
+    pub api_key: Option<String>,
+    pub api_key_env: Option<String>,
+    pub mode: Option<ApprovalMode>,
+    pub max_tokens: Option<u32>,
+    pub max_iterations: Option<u32>,
+    /// The model's context window in tokens; results are compacted before a request would overflow it.
+    pub context_window: Option<u64>,
+    #[serde(default)]
+    pub retry: RetryFile,
+    #[serde(default)]
+    pub exec: ExecFile,
+    #[serde(default)]
+    pub approval: ApprovalFile,
+    /// Extra directories writes may go to besides the workspace.
+    #[serde(default)]
+    pub write_roots: Vec<PathBuf>,
+    /// MCP servers, kept raw here and parsed by the MCP client.
+    #[serde(default)]
+    pub mcp_servers: toml::Table,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFile {
+    pub max_attempts: Option<u32>,
+    pub base_delay_ms: Option<u64>,
+    pub max_delay_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecFile {
+    pub timeout_secs: Option<u64>,
+    /// Environment variables passed to commands even though their names look secret.
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalFile {
+    /// Command prefixes that run without asking, e.g. "cargo test", "git status".
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Command prefixes that are always refused; deny wins over allow.
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config in {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The resolved settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub provider: ProviderConfig,
+    pub mode: ApprovalMode,
+    pub max_iterations: u32,
+    pub context_window: u64,
+    pub exec_timeout: Duration,
+    pub env_allow: Vec<String>,
+    pub allow: Vec<CommandRule>,
+    pub deny: Vec<CommandRule>,
+    pub write_roots: Vec<PathBuf>,
+    pub mcp_servers: toml::Table,
+    /// Which files were read, for `--help`-style diagnostics.
+    pub sources: Vec<PathBuf>,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> Result<Option<Self>, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        Self::parse(&text, path).map(Some)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim().to_string(),
+        })
+    }
+
+    /// Layer `other` over `self`: every field `other` sets wins; lists and tables are extended.
+    pub fn merge(mut self, other: ConfigFile) -> Self {
+        macro_rules! take {
+            ($($f:ident).+) => { if other.$($f).+.is_some() { self.$($f).+ = other.$($f).+; } };
+        }
+        take!(provider);
+        take!(model);
+        take!(base_url);
+        take!(api_key);
+        take!(api_key_env);
+        take!(mode);
+        take!(max_tokens);
+        take!(max_iterations);
+        take!(context_window);
+        take!(retry.max_attempts);
+        take!(retry.base_delay_ms);
+        take!(retry.max_delay_secs);
+        take!(retry.idle_timeout_secs);
+        take!(retry.connect_timeout_secs);
+        take!(exec.timeout_secs);
+        self.exec.env_allow.extend(other.exec.env_allow);
+        self.approval.allow.extend(other.approval.allow);
+        self.approval.deny.extend(other.approval.deny);
+        self.write_roots.extend(other.write_roots);
+        self.mcp_servers.extend(other.mcp_servers);
+        self
+    }
+
+    /// The layer the environment gives. `TERN_*` for tern's own settings, the providers' usual variables for keys.
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let mut layer = ConfigFile {
+            model: get("TERN_MODEL"),
+            ..Default::default()
+        };
+        if let Some(p) = get("TERN_PROVIDER") {
+            layer.provider = Some(
+                p.parse()
+                    .map_err(|_| ConfigError::Invalid(format!("TERN_PROVIDER={p}: expected openai or anthropic")))?,
+            );
+        }
+        if let Some(m) = get("TERN_MODE") {
+            layer.mode = Some(
+                m.parse()
+                    .map_err(|_| ConfigError::Invalid(format!("TERN_MODE={m}: expected {}", MODES)))?,
+            );
+        }
+        Ok(layer)
+    }
+}
+
+/// The approval modes as a user types them.
+pub const MODES: &str = "read-only, ask, auto-edit or full-auto";
+
+/// Where the user's own config lives: `$XDG_CONFIG_HOME/tern/config.toml` or `~/.config/tern/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("tern/config.toml"));
+    }
+    std::env::home_dir().map(|h| h.join(".config/tern/config.toml"))
+}
+
+/// Where tern keeps its data (sessions, tool results): `$XDG_DATA_HOME/tern` or `~/.local/share/tern`, outside any
+/// repository.
+pub fn data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TERN_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("tern");
+    }
+    match std::env::home_dir() {
+        Some(home) => home.join(".local/share/tern"),
+        None => std::env::temp_dir().join("tern"),
+    }
+}
+
+/// Reads the user and project files and layers env and flags on top.
+pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<(ConfigFile, Vec<PathBuf>), ConfigError> {
+    let mut merged = ConfigFile::default();
+    let mut sources = Vec::new();
+    let project = workspace.join(".tern/config.toml");
+    for path in user_config_path().into_iter().chain([project]) {
+        if let Some(layer) = ConfigFile::load(&path)? {
+            merged = merged.merge(layer);
+            sources.push(path);
+        }
+    }
+    let env = ConfigFile::from_env(|k| std::env::var(k).ok())?;
+    Ok((merged.merge(env).merge(flags), sources))
+}
+
+/// Turns merged layers into settings. `env` reads variables (the keys); `ollama_up` is asked only when no provider or
+/// key is configured at all.
+pub fn resolve(
+    file: ConfigFile,
+    sources: Vec<PathBuf>,
+    env: impl Fn(&str) -> Option<String>,
+    ollama: impl FnOnce() -> Option<String>,
+) -> Result<Settings, ConfigError> {
+    let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    let openai_key = env("OPENAI_API_KEY");
+    let anthropic_key = env("ANTHROPIC_API_KEY");
+    let named_key = match &file.api_key_env {
+        Some(var) => Some(
+            env(var).ok_or_else(|| ConfigError::Invalid(format!("api_key_env names {var}, but {var} is not set")))?,
+        ),
+        None => None,
+    };
+    let explicit_key = file.api_key.clone().or(named_key);
+
+    let kind = match file.provider {
+        Some(kind) => kind,
+        None if explicit_key.is_some() || file.base_url.is_some() => ProviderKind::OpenAi,
+        None if openai_key.is_some() => ProviderKind::OpenAi,
+        None if anthropic_key.is_some() => ProviderKind::Anthropic,
+        None if env("OPENAI_BASE_URL").is_some() => ProviderKind::OpenAi,
+        None if env("ANTHROPIC_BASE_URL").is_some() => ProviderKind::Anthropic,
+        None => {
+            let Some(model) = ollama() else {
+                return Err(ConfigError::Invalid(no_provider_help()));
+            };
+            return finish(
+                file.clone(),
+                sources,
+                ProviderKind::OpenAi,
+                OLLAMA_BASE_URL.to_string(),
+                None,
+                file.model.clone().unwrap_or(model),
+            );
+        }
+    };
+    let (key, base_env, default_base, default_model) = match kind {
+        ProviderKind::OpenAi => (openai_key, "OPENAI_BASE_URL", "https://api.openai.com/v1", "gpt-4.1"),
+        ProviderKind::Anthropic => (
+            anthropic_key,
+            "ANTHROPIC_BASE_URL",
+            "https://api.anthropic.com",
+            "claude-sonnet-4-5",
+        ),
+    };
+    let base_url = file
+        .base_url
+        .clone()
+        .or_else(|| env(base_env))
+        .unwrap_or_else(|| default_base.to_string());
+    let key = explicit_key.or(key);
+    let model = file.model.clone().unwrap_or_else(|| default_model.to_string());
+    finish(file, sources, kind, base_url, key, model)
+}
+
+fn finish(
+    file: ConfigFile,
+    sources: Vec<PathBuf>,
+    kind: ProviderKind,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+) -> Result<Settings, ConfigError> {
+    let defaults = RetryPolicy::default();
+    let retry = RetryPolicy {
+        max_attempts: file.retry.max_attempts.unwrap_or(defaults.max_attempts).max(1),
+        base_delay: file
+            .retry
+            .base_delay_ms
+            .map(Duration::from_millis)
+            .unwrap_or(defaults.base_delay),
+        max_delay: file
+            .retry
+            .max_delay_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.max_delay),
+        idle_timeout: file
+            .retry
+            .idle_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.idle_timeout),
+        connect_timeout: file
+            .retry
+            .connect_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.connect_timeout),
+    };
+    let rules = |list: &[String], what: &str| -> Result<Vec<CommandRule>, ConfigError> {
+        list.iter()
+            .map(|s| {
+                s.parse::<CommandRule>()
+                    .map_err(|e| ConfigError::Invalid(format!("approval.{what}: rule {s:?}: {e}")))
+            })
+            .collect()
+    };
+    Ok(Settings {
+        provider: ProviderConfig {
+            kind,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model,
+            max_tokens: file.max_tokens,
+            retry,
+            headers: Vec::new(),
+        },
+        mode: file.mode.unwrap_or_default(),
+        max_iterations: file.max_iterations.unwrap_or(100).max(1),
+        context_window: file.context_window.unwrap_or(128_000),
+        exec_timeout: Duration::from_secs(file.exec.timeout_secs.unwrap_or(120).clamp(1, 600)),
+        env_allow: file.exec.env_allow.clone(),
+        allow: rules(&file.approval.allow, "allow")?,
+        deny: rules(&file.approval.deny, "deny")?,
+        write_roots: file.write_roots,
+        mcp_servers: file.mcp_servers,
+        sources,
+    })
+}
+
+/// What to tell a user who has configured nothing and has no local Ollama.
+pub fn no_provider_help() -> String {
+    let user = user_config_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "~/.config/tern/config.toml".into());
+    format!(
+        "no model provider is configured, and no Ollama server answers on 127.0.0.1:11434.\n\
+         Configure one of:\n  \
+         export OPENAI_API_KEY=sk-...          # OpenAI (or OPENAI_BASE_URL for any OpenAI-compatible server)\n  \
+         export ANTHROPIC_API_KEY=sk-ant-...   # Anthropic\n  \
+         ollama serve                          # a local model through Ollama\n\
+         or write {user} (or .tern/config.toml in the project), for example:\n  \
+         provider = \"openai\"\n  base_url = \"http://127.0.0.1:8080/v1\"\n  model = \"qwen2.5-coder\"\n\
+         Flags override everything: --provider, --model, --base-url."
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+use super::*;
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+}
+
+#[test]
+fn later_layers_win_and_lists_extend() {
+    let user = ConfigFile::parse(
+        "model = \"a\"\nmode = \"ask\"\n[approval]\nallow = [\"git status\"]\n",
+        Path::new("user.toml"),
+    )
+    .unwrap();
+    let project = ConfigFile::parse(
+        "model = \"b\"\n[approval]\nallow = [\"cargo test\"]\n[retry]\nmax_attempts = 2\n",
+        Path::new("p.toml"),
+    )
+    .unwrap();
+    let merged = user.merge(project);
+    assert_eq!(merged.model.as_deref(), Some("b"));
+    assert_eq!(merged.mode, Some(ApprovalMode::Ask));
+    assert_eq!(merged.approval.allow, vec!["git status", "cargo test"]);
+    assert_eq!(merged.retry.max_attempts, Some(2));
+}
+
+#[test]
+fn parse_error_names_file_and_field() {
+    let err = ConfigFile::parse("mode = \"yolo\"\n", Path::new("/x/.tern/config.toml")).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("/x/.tern/config.toml") && text.contains("mode"), "{text}");
+    let err = ConfigFile::parse("modle = \"x\"\n", Path::new("c.toml")).unwrap_err();
+    assert!(err.to_string().contains("modle"), "{err}");
+}
+
+#[test]
+fn env_key_picks_provider() {
+    let s = resolve(
+        ConfigFile::default(),
+        vec![],
+        env_of(&[("ANTHROPIC_API_KEY", "k")]),
+        || None,
+    )
+    .unwrap();
+    assert_eq!(s.provider.kind, ProviderKind::Anthropic);
+    assert_eq!(s.provider.api_key.as_deref(), Some("k"));
+    assert_eq!(s.provider.base_url, "https://api.anthropic.com");
+    let s = resolve(
+        ConfigFile::default(),
+        vec![],
+        env_of(&[("OPENAI_API_KEY", "o"), ("OPENAI_BASE_URL", "http://h/v1/")]),
+        || None,
+    )
+    .unwrap();
+    assert_eq!(s.provider.kind, ProviderKind::OpenAi);
+    assert_eq!(s.provider.base_url, "http://h/v1");
+}
+
+#[test]
+fn flags_beat_env() {
+    let flags = ConfigFile {
+        provider: Some(ProviderKind::OpenAi),
+        model: Some("m".into()),
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        ..Default::default()
+    };
+    let s = resolve(flags, vec![], env_of(&[("ANTHROPIC_API_KEY", "k")]), || None).unwrap();
+    assert_eq!(s.provider.kind, ProviderKind::OpenAi);
+    assert_eq!(s.provider.model, "m");
+    assert_eq!(s.provider.base_url, "http://127.0.0.1:9/v1");
+}
+
+#[test]
+fn nothing_configured_uses_ollama_or_explains() {
+    let s = resolve(ConfigFile::default(), vec![], env_of(&[]), || Some("llama3".into())).unwrap();
+    assert_eq!(s.provider.base_url, OLLAMA_BASE_URL);
+    assert_eq!(s.provider.model, "llama3");
+    let err = resolve(ConfigFile::default(), vec![], env_of(&[]), || None).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("OPENAI_API_KEY") && text.contains("ANTHROPIC_API_KEY") && text.contains("ollama"));
+}
+
+#[test]
+fn api_key_env_must_exist() {
+    let file = ConfigFile {
+        api_key_env: Some("MY_KEY".into()),
+        ..Default::default()
+    };
+    let err = resolve(file.clone(), vec![], env_of(&[]), || None).unwrap_err();
+    assert!(err.to_string().contains("MY_KEY"));
+    let s = resolve(file, vec![], env_of(&[("MY_KEY", "v")]), || None).unwrap();
+    assert_eq!(s.provider.api_key.as_deref(), Some("v"));
+}
+
+#[test]
+fn env_layer_reads_tern_variables() {
+    let layer = ConfigFile::from_env(env_of(&[("TERN_MODEL", "x"), ("TERN_MODE", "full-auto")])).unwrap();
+    assert_eq!(layer.model.as_deref(), Some("x"));
+    assert_eq!(layer.mode, Some(ApprovalMode::FullAuto));
+    assert!(ConfigFile::from_env(env_of(&[("TERN_MODE", "nope")])).is_err());
+}

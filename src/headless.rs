@@ -1,0 +1,249 @@
+//! `tern run`: the non-interactive frontend. It sends one prompt, prints what the agent does, and exits with a code
+//! scripts can rely on: 0 done, 1 error, 130 interrupted. With no terminal to ask, calls that need approval are
+//! denied, and the model is told why.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::agent::runner::AgentHandle;
+use crate::protocol::{ApprovalDecision, Event, Op, ToolOutput, TurnEnd, Usage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// The answer on stdout as it streams; tool activity and notices on stderr.
+    #[default]
+    Text,
+    /// One JSON object on stdout at the end.
+    Json,
+    /// Every event as one JSON object per line on stdout.
+    StreamJson,
+}
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_ERROR: i32 = 1;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// What the model reads when a call needed approval in a run nobody can answer.
+pub const NO_TERMINAL_FEEDBACK: &str = "This is a non-interactive run (tern run) and nobody can approve this call, so \
+     it was not run. It needs `--mode full-auto` or an allow rule in the config ([approval] allow = [\"...\"]). \
+     Continue without it if you can, and mention what was not run.";
+
+/// Drives one turn to its end and prints it. A message on `interrupts` (SIGINT) stops the turn cleanly; a second one
+/// while stopping ends at once.
+pub async fn run<O: Write, E: Write>(
+    mut handle: AgentHandle,
+    prompt: String,
+    format: OutputFormat,
+    interrupts: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    out: &mut O,
+    err: &mut E,
+) -> i32 {
+    let _ = handle.ops.send(Op::UserTurn { text: prompt });
+    let mut printer = Printer::new(format);
+    let mut end: Option<TurnEnd> = None;
+    let mut interrupted = false;
+    loop {
+        let event = tokio::select! {
+            event = handle.events.recv() => event,
+            Some(()) = interrupts.recv() => {
+                if interrupted {
+                    let _ = writeln!(err, "\ntern: interrupted again; exiting now");
+                    return EXIT_INTERRUPTED;
+                }
+                interrupted = true;
+                let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
+                let _ = handle.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if let Event::ApprovalRequest(request) = &event {
+            let _ = handle.ops.send(Op::Approve {
+                id: request.id,
+                decision: ApprovalDecision::Deny {
+                    feedback: Some(NO_TERMINAL_FEEDBACK.to_string()),
+                },
+            });
+        }
+        if let Event::TurnFinished { reason } = &event {
+            end = Some(reason.clone());
+            let _ = handle.ops.send(Op::Shutdown);
+        }
+        let done = matches!(event, Event::ShutdownComplete);
+        printer.print(&event, out, err);
+        if done {
+            break;
+        }
+    }
+    printer.finish(end.as_ref(), out);
+    let _ = out.flush();
+    match end {
+        Some(TurnEnd::Completed | TurnEnd::IterationLimit) => EXIT_OK,
+        Some(TurnEnd::Interrupted) => EXIT_INTERRUPTED,
+        Some(TurnEnd::Aborted | TurnEnd::Error { .. }) | None => EXIT_ERROR,
+    }
+}
+
+/// Turns events into output for one format.
+struct Printer {
+    format: OutputFormat,
+    /// The text of the last assistant message (the answer, for json).
+    answer: String,
+    /// Whether the text on stdout ends mid-line.
+    open_line: bool,
+    usage: Usage,
+    calls: Vec<serde_json::Value>,
+    errors: Vec<String>,
+}
+
+impl Printer {
+    fn new(format: OutputFormat) -> Self {
+        Self {
+            format,
+            answer: String::new(),
+            open_line: false,
+            usage: Usage::default(),
+            calls: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn print<O: Write, E: Write>(&mut self, event: &Event, out: &mut O, err: &mut E) {
+        match event {
+            Event::AssistantMessage { text, .. } => self.answer = text.clone(),
+            Event::TokenUsage { total, .. } => self.usage = *total,
+            Event::Error { message } => self.errors.push(message.clone()),
+            Event::ToolCallEnd {
+                call_id,
+                name,
+                output,
+                duration_ms,
+                ..
+            } => self.calls.push(json!({
+                "call_id": call_id, "name": name, "is_error": output.is_error, "duration_ms": duration_ms,
+            })),
+            _ => {}
+        }
+        match self.format {
+            OutputFormat::StreamJson => {
+                if let Ok(line) = serde_json::to_string(event) {
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+            }
+            OutputFormat::Json => self.print_progress(event, err),
+            OutputFormat::Text => self.print_text(event, out, err),
+        }
+    }
+
+    fn print_text<O: Write, E: Write>(&mut self, event: &Event, out: &mut O, err: &mut E) {
+        match event {
+            Event::AssistantDelta { text } => {
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+                self.open_line = !text.ends_with('\n');
+            }
+            Event::AssistantMessage { text, .. } if !text.is_empty() => {
+                if self.open_line {
+                    let _ = writeln!(out);
+                    self.open_line = false;
+                }
+            }
+            Event::ToolCallBegin { .. } | Event::Retrying { .. } if self.open_line => {
+                let _ = writeln!(out);
+                let _ = out.flush();
+                self.open_line = false;
+                self.print_progress(event, err);
+            }
+            _ => self.print_progress(event, err),
+        }
+    }
+
+    /// Tool activity, notices and errors, on stderr.
+    fn print_progress<E: Write>(&self, event: &Event, err: &mut E) {
+        let line = match event {
+            Event::ToolCallBegin { name, args, .. } => format!("● {name} {}", key_argument(args)),
+            Event::ToolCallEnd {
+                output, duration_ms, ..
+            } => summary_line(output, *duration_ms),
+            Event::ApprovalRequest(r) => format!("  ✗ not run (needs approval: {}): {}", r.reason, r.command),
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => format!(
+                "tern: {reason}; retrying in {:.1}s ({attempt}/{max_attempts})",
+                *delay_ms as f64 / 1000.0
+            ),
+            Event::Notice { text } => format!("tern: {text}"),
+            Event::Error { message } => format!("tern: error: {message}"),
+            Event::TurnFinished {
+                reason: TurnEnd::Interrupted,
+            } => "tern: interrupted".to_string(),
+            Event::TurnFinished {
+                reason: TurnEnd::Aborted,
+            } => "tern: turn aborted".to_string(),
+            _ => return,
+        };
+        let _ = writeln!(err, "{line}");
+    }
+
+    fn finish<O: Write>(&mut self, end: Option<&TurnEnd>, out: &mut O) {
+        match self.format {
+            OutputFormat::Text if self.open_line => {
+                let _ = writeln!(out);
+            }
+            OutputFormat::Json => {
+                let (reason, error) = match end {
+                    Some(TurnEnd::Error { message }) => ("error", Some(message.clone())),
+                    Some(TurnEnd::Completed) => ("completed", None),
+                    Some(TurnEnd::Interrupted) => ("interrupted", None),
+                    Some(TurnEnd::Aborted) => ("aborted", None),
+                    Some(TurnEnd::IterationLimit) => ("iteration_limit", None),
+                    None => ("error", Some("the agent stopped unexpectedly".to_string())),
+                };
+                let value = json!({
+                    "result": self.answer,
+                    "reason": reason,
+                    "error": error,
+                    "is_error": !matches!(end, Some(TurnEnd::Completed | TurnEnd::IterationLimit)),
+                    "usage": self.usage,
+                    "tool_calls": self.calls,
+                    "errors": self.errors,
+                });
+                let _ = writeln!(out, "{value}");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The argument that says most about a call: the command, path or pattern.
+pub fn key_argument(args: &serde_json::Value) -> String {
+    let args = match args {
+        serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
+        other => other.clone(),
+    };
+    for key in ["command", "path", "pattern", "query", "glob", "url"] {
+        if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
+            let one_line: String = v.split('\n').next().unwrap_or("").chars().take(120).collect();
+            return one_line;
+        }
+    }
+    String::new()
+}
+
+fn summary_line(output: &ToolOutput, duration_ms: u64) -> String {
+    let first = output
+        .text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect::<String>();
+    let mark = if output.is_error { "✗" } else { "✓" };
+    format!("  {mark} {first} ({:.1}s)", duration_ms as f64 / 1000.0)
+}

@@ -1,0 +1,440 @@
+//! The Anthropic Messages wire format: the request body (content blocks, strictly alternating roles, prompt-cache
+//! breakpoints) and the streamed events (`content_block_*`, `message_delta`, `error`) turned into a `Completion`.
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::sse::SseEvent;
+use super::transport::{StreamHandler, Transport};
+use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
+use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
+use crate::tools::registry::ToolDefinition;
+
+/// Anthropic requires an output limit.
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
+const API_VERSION: &str = "2023-06-01";
+
+pub(crate) struct AnthropicProvider {
+    transport: Transport,
+    model: String,
+    max_tokens: Option<u32>,
+}
+
+impl AnthropicProvider {
+    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+        let mut auth = HeaderMap::new();
+        auth.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(API_VERSION),
+        );
+        if let Some(key) = config.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            let mut value = HeaderValue::from_str(key)
+                .map_err(|_| ProviderError::Config("the API key contains characters a header cannot hold".into()))?;
+            value.set_sensitive(true);
+            auth.insert(HeaderName::from_static("x-api-key"), value);
+        }
+        Ok(Self {
+            transport: Transport::new(config, "/v1/messages", auth)?,
+            model: config.model.clone(),
+            max_tokens: config.max_tokens,
+        })
+    }
+
+    fn body(&self, request: &ChatRequest) -> Value {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        let max_tokens = request.max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
+        let mut body = json!({
+            "model": model,
+            "max_tokens": max_tokens,
+            "stream": true,
+            "messages": messages(&request.messages),
+        });
+        if !request.system.is_empty() {
+            body["system"] = json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = tools(&request.tools);
+        }
+        body
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = self.body(request);
+        self.transport
+            .complete(&body, AnthropicStream::default, events, cancel)
+            .await
+    }
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Tool definitions; a cache breakpoint on the last one caches the whole (stable, sorted) list.
+fn tools(definitions: &[ToolDefinition]) -> Value {
+    let mut list: Vec<Value> = definitions
+        .iter()
+        .map(|d| json!({"name": d.name, "description": d.description, "input_schema": d.parameters}))
+        .collect();
+    if let Some(last) = list.last_mut() {
+        last["cache_control"] = ephemeral();
+    }
+    Value::Array(list)
+}
+
+fn image_block(image: &Image) -> Value {
+    json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.data_base64},
+    })
+}
+
+/// Text blocks must not be empty (nor whitespace only), so those are left out.
+fn text_block(text: &str) -> Option<Value> {
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+/// Our conversation as Anthropic messages. Roles must alternate, so adjacent messages of one role (tool results,
+/// a user note after them) merge into one message, tool results first as the API requires. Empty messages are left
+/// out. The last user message carries a cache breakpoint so the next request reads the conversation from the cache.
+pub(crate) fn messages(conversation: &[Message]) -> Vec<Value> {
+    let mut merged: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for message in conversation {
+        let (role, blocks) = match message {
+            Message::User { content, images } => {
+                let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
+                blocks.extend(text_block(content));
+                ("user", blocks)
+            }
+            Message::Assistant {
+                content,
+                reasoning,
+                tool_calls,
+            } => {
+                let mut blocks = Vec::new();
+                // Only signed thinking can be sent back; unsigned reasoning came from elsewhere and is dropped.
+                if let Some(Reasoning {
+                    text,
+                    signature: Some(signature),
+                }) = reasoning
+                {
+                    blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
+                }
+                blocks.extend(text_block(content));
+                blocks.extend(tool_calls.iter().map(|call| {
+                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
+                }));
+                ("assistant", blocks)
+            }
+            Message::Tool {
+                call_id,
+                content,
+                is_error,
+                images,
+                ..
+            } => {
+                let mut result = json!({"type": "tool_result", "tool_use_id": call_id});
+                if images.is_empty() {
+                    if !content.is_empty() {
+                        result["content"] = json!(content);
+                    }
+                } else {
+                    let mut parts: Vec<Value> = text_block(content).into_iter().collect();
+                    parts.extend(images.iter().map(image_block));
+                    result["content"] = Value::Array(parts);
+                }
+                if *is_error {
+                    result["is_error"] = json!(true);
+                }
+                ("user", vec![result])
+            }
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match merged.last_mut() {
+            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
+            _ => merged.push((role, blocks)),
+        }
+    }
+    for (role, blocks) in &mut merged {
+        if *role == "user" {
+            // A stable sort: tool results first, everything else after in its order.
+            blocks.sort_by_key(|b| b.get("type").and_then(Value::as_str) != Some("tool_result"));
+        }
+    }
+    if let Some((_, blocks)) = merged.iter_mut().rev().find(|(role, _)| *role == "user")
+        && let Some(last) = blocks.last_mut()
+    {
+        last["cache_control"] = ephemeral();
+    }
+    merged
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// `tool_use.input` must be an object. Arguments that never parsed are sent as `{}`; the tool result already told
+/// the model what was wrong with them.
+fn tool_input(arguments: &Value) -> Value {
+    match arguments {
+        Value::Object(_) => arguments.clone(),
+        Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => Value::Object(Map::new()),
+        },
+        _ => Value::Object(Map::new()),
+    }
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    Thinking,
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+        /// The input given whole in `content_block_start`, used when no deltas follow.
+        initial: Value,
+    },
+    /// Blocks we do not use (redacted thinking, server tools).
+    Other,
+}
+
+/// Assembles one streamed answer.
+#[derive(Debug, Default)]
+pub(crate) struct AnthropicStream {
+    /// Blocks by the stream's block index.
+    blocks: Vec<(u64, Block)>,
+    content: String,
+    reasoning: String,
+    signature: Option<String>,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+impl AnthropicStream {
+    fn block_mut(&mut self, index: u64) -> Option<&mut Block> {
+        self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
+    }
+
+    fn on_block_start(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) {
+        let index = event
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(self.blocks.len() as u64);
+        let block = event.get("content_block").cloned().unwrap_or(Value::Null);
+        let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        let block = match block.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "text" => {
+                self.push_text(&text("text"), events);
+                Block::Text
+            }
+            "thinking" => {
+                self.push_reasoning(&text("thinking"), events);
+                Block::Thinking
+            }
+            "tool_use" => {
+                let (id, name) = (text("id"), text("name"));
+                let id = if id.is_empty() { super::generated_call_id() } else { id };
+                if !name.is_empty() {
+                    let ordinal = self
+                        .blocks
+                        .iter()
+                        .filter(|(_, b)| matches!(b, Block::ToolUse { name, .. } if !name.is_empty()))
+                        .count();
+                    let _ = events.send(ProviderEvent::ToolCallStarted {
+                        index: ordinal,
+                        id: id.clone(),
+                        name: name.clone(),
+                    });
+                }
+                Block::ToolUse {
+                    id,
+                    name,
+                    json: String::new(),
+                    initial: block.get("input").cloned().unwrap_or(Value::Null),
+                }
+            }
+            other => {
+                tracing::debug!(kind = other, "ignoring a content block");
+                Block::Other
+            }
+        };
+        self.blocks.push((index, block));
+    }
+
+    fn on_block_delta(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) {
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let Some(delta) = event.get("delta") else { return };
+        let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "text_delta" => self.push_text(field("text"), events),
+            "thinking_delta" => self.push_reasoning(field("thinking"), events),
+            "signature_delta" => {
+                let signature = self.signature.get_or_insert_with(String::new);
+                signature.push_str(field("signature"));
+            }
+            "input_json_delta" => {
+                if let Some(Block::ToolUse { json, .. }) = self.block_mut(index) {
+                    json.push_str(field("partial_json"));
+                }
+            }
+            other => tracing::debug!(kind = other, "ignoring a content delta"),
+        }
+    }
+
+    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
+        if !text.is_empty() {
+            self.content.push_str(text);
+            let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+        }
+    }
+
+    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
+        if !text.is_empty() {
+            self.reasoning.push_str(text);
+            let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+        }
+    }
+
+    /// Usage numbers arrive in `message_start` and (cumulatively) in `message_delta`; later values win.
+    fn update_usage(&mut self, usage: &Value) {
+        let number = |key: &str| usage.get(key).and_then(Value::as_u64);
+        if let Some(n) = number("input_tokens") {
+            self.usage.input_tokens = n;
+        }
+        if let Some(n) = number("output_tokens") {
+            self.usage.output_tokens = n;
+        }
+        if let Some(n) = number("cache_read_input_tokens") {
+            self.usage.cache_read_tokens = n;
+        }
+        if let Some(n) = number("cache_creation_input_tokens") {
+            self.usage.cache_write_tokens = n;
+        }
+    }
+}
+
+impl StreamHandler for AnthropicStream {
+    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+        let data: Value = match serde_json::from_str(&event.data) {
+            Ok(data) => data,
+            Err(e) => {
+                tracing::warn!(error = %e, data = %super::sse_excerpt(&event.data), "skipping an unreadable event");
+                return Ok(false);
+            }
+        };
+        // The payload's own type is authoritative; the `event:` line is a fallback for payloads without one.
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or(&event.event);
+        match kind {
+            "message_start" => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    self.update_usage(usage);
+                }
+            }
+            "content_block_start" => self.on_block_start(&data, events),
+            "content_block_delta" => self.on_block_delta(&data, events),
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                if let Some(usage) = data.get("usage") {
+                    self.update_usage(usage);
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let error = data.get("error").unwrap_or(&Value::Null);
+                let field =
+                    |key: &str, default: &str| error.get(key).and_then(Value::as_str).unwrap_or(default).to_string();
+                return Err(ProviderError::Api {
+                    kind: field("type", "error"),
+                    message: field("message", "unknown error"),
+                });
+            }
+            // ping, content_block_stop, and event types added after this was written.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.stop_reason.is_some()
+    }
+
+    fn finish(self) -> Completion {
+        let mut tool_calls = Vec::new();
+        for (_, block) in self.blocks {
+            let Block::ToolUse {
+                id,
+                name,
+                json,
+                initial,
+            } = block
+            else {
+                continue;
+            };
+            if name.is_empty() {
+                tracing::warn!(%id, "dropping a tool call with no name");
+                continue;
+            }
+            let arguments = if json.trim().is_empty() && initial.is_object() {
+                initial
+            } else {
+                super::parse_arguments(&json)
+            };
+            tool_calls.push(ToolCall { id, name, arguments });
+        }
+        let finish_reason = match self.stop_reason.as_deref() {
+            Some("end_turn" | "stop_sequence") | None if !tool_calls.is_empty() => FinishReason::ToolCalls,
+            Some("end_turn" | "stop_sequence") | None => FinishReason::Stop,
+            Some("tool_use") => FinishReason::ToolCalls,
+            Some("max_tokens") => FinishReason::Length,
+            Some("refusal") => FinishReason::ContentFilter,
+            Some(other) => FinishReason::Other(other.to_string()),
+        };
+        // Anthropic's input_tokens leaves out the cached part; ours counts the whole prompt.
+        let usage = Usage {
+            input_tokens: self.usage.input_tokens + self.usage.cache_read_tokens + self.usage.cache_write_tokens,
+            ..self.usage
+        };
+        Completion {
+            content: self.content,
+            reasoning: (!self.reasoning.is_empty() || self.signature.is_some()).then_some(Reasoning {
+                text: self.reasoning,
+                signature: self.signature,
+            }),
+            tool_calls,
+            finish_reason,
+            usage,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "anthropic_tests.rs"]
+mod tests;

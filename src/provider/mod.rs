@@ -1,0 +1,355 @@
+//! LLM providers: one module per wire format (OpenAI Chat Completions, Anthropic Messages) behind the `Provider`
+//! trait. A provider streams one completion: text, reasoning and tool-call starts go out live as `ProviderEvent`s,
+//! and the whole answer comes back as a `Completion`. Transient failures (429, 5xx, dropped or stalled streams) are
+//! retried here with backoff, each retry announced; cancellation stops everything at once.
+//!
+//! Usage accounting is the same for both formats: `input_tokens` is everything the prompt counted, and
+//! `cache_read_tokens` / `cache_write_tokens` are the parts of it read from or written to the prompt cache.
+//!
+//! This module never logs or displays an API key.
+
+mod anthropic;
+mod openai;
+pub mod retry;
+pub mod sse;
+mod transport;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
+use crate::tools::registry::ToolDefinition;
+
+pub use retry::RetryPolicy;
+
+/// One request to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    /// The model to ask; empty means the provider's configured model.
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDefinition>,
+    /// The output limit; `None` means the configured limit (and for Anthropic, which requires one, 8192).
+    pub max_tokens: Option<u32>,
+}
+
+/// What a provider reports while a completion streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    TextDelta(String),
+    ReasoningDelta(String),
+    /// A tool call began: `index` is its position in `Completion::tool_calls` order of appearance, so a UI can show
+    /// the call while its arguments are still being written.
+    ToolCallStarted {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// The attempt failed and attempt number `attempt` (2 for the first retry) follows after `delay`. The consumer
+    /// must discard any text or reasoning the failed attempt delivered: the next attempt starts the answer afresh.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay: Duration,
+        reason: String,
+    },
+}
+
+/// The model's whole answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub content: String,
+    pub reasoning: Option<Reasoning>,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: FinishReason,
+    pub usage: Usage,
+}
+
+#[async_trait::async_trait]
+pub trait Provider: Send + Sync {
+    /// The wire format: "openai" or "anthropic".
+    fn name(&self) -> &str;
+    fn model(&self) -> &str;
+    /// Streams one completion. Live events go to `events` (a closed receiver is fine); cancelling `cancel` aborts
+    /// the request, the stream or a retry pause at once with `ProviderError::Cancelled`.
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// A non-success status. `body` is the error message from the response body (with a hint for 401 and 404).
+    #[error("HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("could not reach the provider: {0}")]
+    Connect(String),
+    #[error("the provider sent nothing for {secs:.1} s (idle timeout)", secs = .0.as_secs_f64())]
+    Stalled(Duration),
+    /// The response body broke off or ended before the answer was complete.
+    #[error("the response stream broke: {0}")]
+    Stream(String),
+    #[error("could not understand the provider's response: {0}")]
+    Decode(String),
+    /// An error the provider reported inside a successful response (an `error` event).
+    #[error("the provider reported an error ({kind}): {message}")]
+    Api { kind: String, message: String },
+    #[error("gave up after {attempts} attempts; last error: {last}")]
+    RetriesExhausted { attempts: u32, last: Box<ProviderError> },
+    #[error("invalid provider configuration: {0}")]
+    Config(String),
+}
+
+impl ProviderError {
+    /// Whether sending the same request again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => retry::is_retryable_status(*status),
+            ProviderError::Connect(_) | ProviderError::Stalled(_) | ProviderError::Stream(_) => true,
+            ProviderError::Api { kind, .. } => {
+                let kind = kind.to_ascii_lowercase();
+                [
+                    "overloaded",
+                    "rate_limit",
+                    "server_error",
+                    "api_error",
+                    "timeout",
+                    "internal",
+                ]
+                .iter()
+                .any(|k| kind.contains(k))
+            }
+            ProviderError::Cancelled
+            | ProviderError::Decode(_)
+            | ProviderError::RetriesExhausted { .. }
+            | ProviderError::Config(_) => false,
+        }
+    }
+}
+
+/// The wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions: OpenAI, OpenRouter, Ollama, vLLM, llama.cpp, LM Studio, DeepSeek ...
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    /// OpenAI's base URL includes `/v1`; Anthropic's does not.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The environment variable that conventionally holds this provider's key.
+    pub fn api_key_env(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "OPENAI_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ProviderKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "openai" => Ok(ProviderKind::OpenAi),
+            "anthropic" => Ok(ProviderKind::Anthropic),
+            other => Err(format!("unknown provider {other:?}: expected openai or anthropic")),
+        }
+    }
+}
+
+/// Everything needed to talk to one provider.
+#[derive(Clone, PartialEq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// OpenAI: up to and including `/v1`; Anthropic: without `/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub max_tokens: Option<u32>,
+    pub retry: RetryPolicy,
+    /// Extra request headers (e.g. OpenRouter's `HTTP-Referer`); they override the defaults.
+    pub headers: Vec<(String, String)>,
+}
+
+impl ProviderConfig {
+    /// A configuration with the provider's default base URL, no key, and default limits.
+    pub fn new(kind: ProviderKind, model: impl Into<String>) -> Self {
+        Self {
+            kind,
+            base_url: kind.default_base_url().to_string(),
+            api_key: None,
+            model: model.into(),
+            max_tokens: None,
+            retry: RetryPolicy::default(),
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Keeps the key (and header values, which may hold keys too) out of logs and error reports.
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ProviderConfig")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("retry", &self.retry)
+            .field("headers", &headers)
+            .finish()
+    }
+}
+
+/// Builds the provider a configuration describes. Fails only on a configuration that cannot work (a malformed base
+/// URL or header); a missing key is reported by the server's 401, with a hint.
+pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
+    Ok(match config.kind {
+        ProviderKind::OpenAi => Arc::new(openai::OpenAiProvider::new(config)?),
+        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(config)?),
+    })
+}
+
+/// The assembled argument text of a tool call as a JSON value. Empty means no arguments; text that is not JSON is
+/// kept as a string so the registry can tell the model its arguments were invalid.
+pub(crate) fn parse_arguments(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(serde_json::Map::new());
+    }
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+/// A tool call id for servers that send none: unique enough to pair a call with its result within a conversation.
+pub(crate) fn generated_call_id() -> String {
+    let suffix: String = std::iter::repeat_with(fastrand::alphanumeric).take(16).collect();
+    format!("call_{suffix}")
+}
+
+/// The start of an event's data, for a log line about it.
+pub(crate) fn sse_excerpt(data: &str) -> &str {
+    match data.char_indices().nth(200) {
+        Some((cut, _)) => data.get(..cut).unwrap_or(data),
+        None => data,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_and_print() {
+        assert_eq!("openai".parse::<ProviderKind>(), Ok(ProviderKind::OpenAi));
+        assert_eq!(" Anthropic ".parse::<ProviderKind>(), Ok(ProviderKind::Anthropic));
+        assert!(
+            "gemini"
+                .parse::<ProviderKind>()
+                .unwrap_err()
+                .contains("openai or anthropic")
+        );
+        assert_eq!(ProviderKind::OpenAi.to_string(), "openai");
+        let kind: ProviderKind = serde_json::from_str("\"anthropic\"").unwrap();
+        assert_eq!(kind, ProviderKind::Anthropic);
+        assert_eq!(serde_json::to_string(&ProviderKind::OpenAi).unwrap(), "\"openai\"");
+    }
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi, "m");
+        config.api_key = Some("sk-secret-123".into());
+        config.headers.push(("X-Token".into(), "hidden-value".into()));
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("sk-secret-123") && !shown.contains("hidden-value"),
+            "{shown}"
+        );
+        assert!(shown.contains("<redacted>") && shown.contains("X-Token"));
+    }
+
+    #[test]
+    fn arguments_parse_or_stay_raw() {
+        assert_eq!(parse_arguments(""), serde_json::json!({}));
+        assert_eq!(parse_arguments(" {\"a\": 1} "), serde_json::json!({"a": 1}));
+        assert_eq!(parse_arguments("{\"a\": "), Value::String("{\"a\": ".into()));
+    }
+
+    #[test]
+    fn retryable_errors() {
+        assert!(ProviderError::Stalled(Duration::from_secs(1)).is_retryable());
+        assert!(ProviderError::Stream("torn".into()).is_retryable());
+        assert!(
+            ProviderError::Http {
+                status: 529,
+                body: String::new()
+            }
+            .is_retryable()
+        );
+        assert!(
+            !ProviderError::Http {
+                status: 401,
+                body: String::new()
+            }
+            .is_retryable()
+        );
+        let overloaded = ProviderError::Api {
+            kind: "overloaded_error".into(),
+            message: "busy".into(),
+        };
+        assert!(overloaded.is_retryable());
+        let invalid = ProviderError::Api {
+            kind: "invalid_request_error".into(),
+            message: "no".into(),
+        };
+        assert!(!invalid.is_retryable());
+        assert!(!ProviderError::Cancelled.is_retryable());
+    }
+
+    #[test]
+    fn build_rejects_a_bad_base_url() {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi, "m");
+        config.base_url = "not a url".into();
+        let err = build(&config).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("not a url"), "{err}");
+        config.base_url = "ftp://example.com".into();
+        assert!(build(&config).is_err());
+        let ok = build(&ProviderConfig::new(ProviderKind::Anthropic, "claude")).unwrap();
+        assert_eq!((ok.name(), ok.model()), ("anthropic", "claude"));
+    }
+}

@@ -1,0 +1,376 @@
+//! The OpenAI Chat Completions wire format, spoken by OpenAI and most other servers (OpenRouter, Ollama, vLLM,
+//! llama.cpp, LM Studio, DeepSeek): the request body, and the streamed chunks turned into a `Completion`.
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::sse::SseEvent;
+use super::transport::{StreamHandler, Transport};
+use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
+use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
+use crate::tools::registry::ToolDefinition;
+
+pub(crate) struct OpenAiProvider {
+    transport: Transport,
+    model: String,
+    max_tokens: Option<u32>,
+    /// api.openai.com wants `max_completion_tokens` (its reasoning models refuse `max_tokens`); compatible servers
+    /// mostly know only `max_tokens`.
+    completion_tokens_field: bool,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+        let mut auth = HeaderMap::new();
+        if let Some(key) = config.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
+                .map_err(|_| ProviderError::Config("the API key contains characters a header cannot hold".into()))?;
+            value.set_sensitive(true);
+            auth.insert(AUTHORIZATION, value);
+        }
+        let transport = Transport::new(config, "/chat/completions", auth)?;
+        Ok(Self {
+            transport,
+            model: config.model.clone(),
+            max_tokens: config.max_tokens,
+            completion_tokens_field: config.base_url.contains("api.openai.com"),
+        })
+    }
+
+    fn body(&self, request: &ChatRequest) -> Value {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        let mut body = json!({
+            "model": model,
+            "messages": messages(&request.system, &request.messages),
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = tools(&request.tools);
+        }
+        if let Some(max) = request.max_tokens.or(self.max_tokens) {
+            let field = if self.completion_tokens_field {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body[field] = json!(max);
+        }
+        body
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = self.body(request);
+        self.transport
+            .complete(&body, OpenAiStream::default, events, cancel)
+            .await
+    }
+}
+
+fn tools(definitions: &[ToolDefinition]) -> Value {
+    definitions
+        .iter()
+        .map(|d| {
+            json!({
+                "type": "function",
+                "function": {"name": d.name, "description": d.description, "parameters": d.parameters},
+            })
+        })
+        .collect()
+}
+
+fn image_part(image: &Image) -> Value {
+    json!({
+        "type": "image_url",
+        "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.data_base64)},
+    })
+}
+
+/// Our conversation as chat messages. Tool results become `tool` messages; since those carry only text, images a
+/// tool returned follow the run of tool messages as one user message.
+pub(crate) fn messages(system: &str, conversation: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(conversation.len() + 1);
+    if !system.is_empty() {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    let mut tool_images: Vec<Value> = Vec::new();
+    for message in conversation {
+        if !matches!(message, Message::Tool { .. }) {
+            flush_tool_images(&mut out, &mut tool_images);
+        }
+        match message {
+            Message::User { content, images } if images.is_empty() => {
+                out.push(json!({"role": "user", "content": content}));
+            }
+            Message::User { content, images } => {
+                let mut parts = vec![json!({"type": "text", "text": content})];
+                parts.extend(images.iter().map(image_part));
+                out.push(json!({"role": "user", "content": parts}));
+            }
+            Message::Assistant {
+                content, tool_calls, ..
+            } => {
+                // Reasoning is not sent back: several servers (DeepSeek among them) reject it in input messages.
+                let mut m = json!({"role": "assistant", "content": content});
+                if !tool_calls.is_empty() {
+                    if content.is_empty() {
+                        m["content"] = Value::Null;
+                    }
+                    m["tool_calls"] = tool_calls.iter().map(wire_tool_call).collect();
+                }
+                out.push(m);
+            }
+            Message::Tool {
+                call_id,
+                name,
+                content,
+                images,
+                ..
+            } => {
+                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
+                if !images.is_empty() {
+                    tool_images
+                        .push(json!({"type": "text", "text": format!("Image(s) returned by {name} ({call_id}):")}));
+                    tool_images.extend(images.iter().map(image_part));
+                }
+            }
+        }
+    }
+    flush_tool_images(&mut out, &mut tool_images);
+    out
+}
+
+fn flush_tool_images(out: &mut Vec<Value>, parts: &mut Vec<Value>) {
+    if !parts.is_empty() {
+        out.push(json!({"role": "user", "content": std::mem::take(parts)}));
+    }
+}
+
+/// Arguments travel as a JSON string. Text that was never valid JSON is sent as `{}`: servers that parse the
+/// history (Ollama, vLLM) reject the whole request otherwise, and the tool result already told the model.
+fn wire_tool_call(call: &ToolCall) -> Value {
+    let arguments = match &call.arguments {
+        Value::String(raw) if serde_json::from_str::<Value>(raw).is_ok() => raw.clone(),
+        Value::String(_) | Value::Null => "{}".to_string(),
+        other => other.to_string(),
+    };
+    json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+}
+
+/// A tool call being assembled from deltas.
+#[derive(Debug, Default)]
+struct PartialCall {
+    /// The wire index the deltas use.
+    index: u64,
+    id: String,
+    name: String,
+    arguments: String,
+    announced: bool,
+}
+
+/// Assembles one streamed answer.
+#[derive(Debug, Default)]
+pub(crate) struct OpenAiStream {
+    content: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    /// Calls announced with `ToolCallStarted` so far.
+    announced: usize,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl OpenAiStream {
+    fn on_tool_delta(&mut self, position: usize, delta: &Value, events: &UnboundedSender<ProviderEvent>) {
+        let index = delta.get("index").and_then(Value::as_u64).unwrap_or(position as u64);
+        let id = delta.get("id").and_then(Value::as_str).unwrap_or_default();
+        let function = delta.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = function.and_then(|f| f.get("arguments"));
+        // The latest call with this index; a different id under a used index (some servers number every call 0)
+        // starts a new call.
+        let slot = match self.calls.iter().rposition(|c| c.index == index) {
+            Some(i) if id.is_empty() || self.calls.get(i).is_some_and(|c| c.id.is_empty() || c.id == id) => i,
+            _ => {
+                self.calls.push(PartialCall {
+                    index,
+                    ..PartialCall::default()
+                });
+                self.calls.len() - 1
+            }
+        };
+        let Some(call) = self.calls.get_mut(slot) else { return };
+        if call.id.is_empty() && !id.is_empty() {
+            call.id = id.to_string();
+        }
+        // Names normally come whole in the first delta; some servers repeat them, a few split them.
+        if !name.is_empty() && call.name != name {
+            call.name.push_str(name);
+        }
+        match arguments {
+            Some(Value::String(fragment)) => call.arguments.push_str(fragment),
+            // A server that sends the arguments as an object, in one piece.
+            Some(value @ Value::Object(_)) => call.arguments.push_str(&value.to_string()),
+            _ => {}
+        }
+        if !call.announced && !call.name.is_empty() {
+            call.announced = true;
+            if call.id.is_empty() {
+                call.id = super::generated_call_id();
+            }
+            let started = ProviderEvent::ToolCallStarted {
+                index: self.announced,
+                id: call.id.clone(),
+                name: call.name.clone(),
+            };
+            self.announced += 1;
+            let _ = events.send(started);
+        }
+    }
+}
+
+impl StreamHandler for OpenAiStream {
+    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+        if event.is_done() {
+            return Ok(true);
+        }
+        let chunk: Value = match serde_json::from_str(&event.data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                tracing::warn!(error = %e, data = %super::sse_excerpt(&event.data), "skipping an unreadable chunk");
+                return Ok(false);
+            }
+        };
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .or(error.as_str())
+                .unwrap_or("unknown error");
+            let kind = error
+                .get("type")
+                .or_else(|| error.get("code"))
+                .and_then(Value::as_str)
+                .unwrap_or("error");
+            return Err(ProviderError::Api {
+                kind: kind.to_string(),
+                message: message.to_string(),
+            });
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(parse_usage(usage));
+        }
+        // One completion was asked for; other choices (n > 1) are not ours.
+        let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| {
+            c.iter()
+                .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+        }) else {
+            return Ok(false);
+        };
+        if let Some(delta) = choice.get("delta") {
+            let reasoning = delta
+                .get("reasoning_content")
+                .and_then(Value::as_str)
+                .or_else(|| delta.get("reasoning").and_then(Value::as_str));
+            if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
+                self.reasoning.push_str(text);
+                let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+            }
+            if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                self.content.push_str(text);
+                let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for (position, call) in calls.iter().enumerate() {
+                    self.on_tool_delta(position, call, events);
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+        }
+        Ok(false)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    fn finish(self) -> Completion {
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for call in self.calls {
+            if call.name.is_empty() {
+                tracing::warn!(id = %call.id, arguments = %call.arguments.len(), "dropping a tool call with no name");
+                continue;
+            }
+            tool_calls.push(ToolCall {
+                id: if call.id.is_empty() {
+                    super::generated_call_id()
+                } else {
+                    call.id
+                },
+                name: call.name,
+                arguments: super::parse_arguments(&call.arguments),
+            });
+        }
+        let finish_reason = match self.finish_reason.as_deref() {
+            // Some servers (Ollama among them) say "stop" after tool calls.
+            Some("stop") | None if !tool_calls.is_empty() => FinishReason::ToolCalls,
+            Some("stop") | None => FinishReason::Stop,
+            Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
+            Some("length") => FinishReason::Length,
+            Some("content_filter") => FinishReason::ContentFilter,
+            Some(other) => FinishReason::Other(other.to_string()),
+        };
+        Completion {
+            content: self.content,
+            reasoning: (!self.reasoning.is_empty()).then_some(Reasoning {
+                text: self.reasoning,
+                signature: None,
+            }),
+            tool_calls,
+            finish_reason,
+            usage: self.usage.unwrap_or_default(),
+        }
+    }
+}
+
+/// `prompt_tokens` already counts the cached part, which matches our `input_tokens`.
+fn parse_usage(usage: &Value) -> Usage {
+    let number = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: number(usage.get("prompt_tokens")),
+        output_tokens: number(usage.get("completion_tokens")),
+        cache_read_tokens: number(usage.pointer("/prompt_tokens_details/cached_tokens")),
+        cache_write_tokens: 0,
+    }
+}
+
+#[cfg(test)]
+#[path = "openai_tests.rs"]
+mod tests;

@@ -1,0 +1,363 @@
+//! The HTTP side shared by both wire formats: the reqwest client (rustls with ring), one POST per attempt, the
+//! idle-timed read of the event stream, and turning HTTP failures into errors a person can act on. The format
+//! modules only build request bodies and interpret events (`StreamHandler`).
+
+use std::sync::{Arc, Once};
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT};
+use reqwest::{Response, Url};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::timeout;
+use tokio_util::sync::CancellationToken;
+
+use super::retry::{self, Failure, RetryPolicy};
+use super::sse::{SseDecoder, SseEvent};
+use super::{Completion, ProviderConfig, ProviderError, ProviderEvent, ProviderKind};
+
+/// Interprets one attempt's events for a wire format.
+pub(crate) trait StreamHandler: Send {
+    /// Takes one event; returns `true` when it marks the end of the answer.
+    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError>;
+    /// Whether what arrived is a whole answer although the end marker did not (some servers omit it).
+    fn is_complete(&self) -> bool;
+    fn finish(self) -> Completion;
+}
+
+/// The most of an error body kept: enough for any real error message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The longest error message passed on.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    url: Url,
+    headers: HeaderMap,
+    policy: RetryPolicy,
+    kind: ProviderKind,
+    model: String,
+}
+
+impl Transport {
+    /// `path` is appended to the configured base URL; `auth` holds the provider's own headers (key, version).
+    pub fn new(config: &ProviderConfig, path: &str, auth: HeaderMap) -> Result<Self, ProviderError> {
+        let base = config.base_url.trim().trim_end_matches('/');
+        let url = Url::parse(&format!("{base}{path}"))
+            .map_err(|e| ProviderError::Config(format!("base URL {base:?} is not a valid URL: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ProviderError::Config(format!(
+                "base URL {base:?} must start with http:// or https://"
+            )));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.insert(
+            USER_AGENT,
+            HeaderValue::from_static(concat!("tern/", env!("CARGO_PKG_VERSION"))),
+        );
+        headers.extend(auth);
+        for (name, value) in &config.headers {
+            let header = HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| ProviderError::Config(format!("header name {name:?} is not valid")))?;
+            // The value is not echoed: it may be a key.
+            let mut value = HeaderValue::from_str(value.trim())
+                .map_err(|_| ProviderError::Config(format!("the value of header {name:?} is not valid")))?;
+            value.set_sensitive(true);
+            headers.insert(header, value);
+        }
+        Ok(Self {
+            client: client(&config.retry, url.scheme() == "https")?,
+            url,
+            headers,
+            policy: config.retry.clone(),
+            kind: config.kind,
+            model: config.model.clone(),
+        })
+    }
+
+    /// Sends `body` and streams the answer through a fresh handler per attempt, retrying per the policy.
+    pub async fn complete<H: StreamHandler>(
+        &self,
+        body: &Value,
+        new_handler: impl Fn() -> H,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = Bytes::from(
+            serde_json::to_vec(body).map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?,
+        );
+        retry::run(&self.policy, events, cancel, |number| {
+            self.attempt(number, body.clone(), new_handler(), events)
+        })
+        .await
+    }
+
+    async fn attempt<H: StreamHandler>(
+        &self,
+        number: u32,
+        body: Bytes,
+        mut handler: H,
+        events: &UnboundedSender<ProviderEvent>,
+    ) -> Result<Completion, Failure> {
+        let idle = self.policy.idle_timeout;
+        tracing::debug!(provider = %self.kind, model = %self.model, url = %self.url, attempt = number, "request");
+        let request = self
+            .client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .body(body);
+        let mut response = match timeout(idle, request.send()).await {
+            Err(_) => return Err(ProviderError::Stalled(idle).into()),
+            Ok(Err(e)) => return Err(ProviderError::Connect(error_chain(&e)).into()),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            let retry_after = retry::retry_after(response.headers(), SystemTime::now());
+            let should_retry = retry::should_retry_header(response.headers());
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let text = read_body(&mut response, idle).await;
+            let message = match location {
+                // Redirects are not followed: a POST would turn into a GET, or http into https.
+                Some(to) if (300..400).contains(&status) => {
+                    Some(format!("the server redirects to {to}; use that as the base URL"))
+                }
+                _ => error_message(&text),
+            };
+            return Err(Failure {
+                error: ProviderError::Http {
+                    status,
+                    body: self.describe(status, message),
+                },
+                retry_after,
+                should_retry,
+            });
+        }
+        if is_json(&response) {
+            // A server that ignored `stream: true` or reports an error with a 200.
+            let text = read_body(&mut response, idle).await;
+            return Err(match error_message(&text) {
+                Some(message) => ProviderError::Api {
+                    kind: "error".into(),
+                    message,
+                },
+                None => ProviderError::Decode(format!(
+                    "expected an event stream but got a JSON document: {}",
+                    truncate(&text, 300)
+                )),
+            }
+            .into());
+        }
+
+        let mut decoder = SseDecoder::new();
+        loop {
+            let chunk = match timeout(idle, response.chunk()).await {
+                Err(_) => return Err(ProviderError::Stalled(idle).into()),
+                Ok(Err(e)) => {
+                    return Err(
+                        ProviderError::Stream(format!("the connection broke mid-answer: {}", error_chain(&e))).into(),
+                    );
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            let decoded = decoder
+                .feed(&chunk)
+                .map_err(|e| Failure::from(ProviderError::Decode(e.to_string())))?;
+            for event in decoded {
+                if handler.on_event(event, events)? {
+                    return Ok(handler.finish());
+                }
+            }
+        }
+        for event in decoder.finish() {
+            if handler.on_event(event, events)? {
+                return Ok(handler.finish());
+            }
+        }
+        if handler.is_complete() {
+            Ok(handler.finish())
+        } else {
+            Err(ProviderError::Stream("the response ended before the answer was complete".into()).into())
+        }
+    }
+
+    /// The message for an HTTP error, with what to do about the statuses a person can fix.
+    fn describe(&self, status: u16, message: Option<String>) -> String {
+        let message = message.unwrap_or_else(|| {
+            reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("no error message")
+                .to_string()
+        });
+        match status {
+            401 => format!(
+                "{message} (the API key is missing or was rejected: set {} or `api_key` / `api_key_env` in \
+                 ~/.config/tern/config.toml or .tern/config.toml)",
+                self.kind.api_key_env()
+            ),
+            403 => format!("{message} (the API key is not allowed to use model {:?})", self.model),
+            404 => format!(
+                "{message} (check the base URL and the model name: POST {} with model {:?})",
+                self.url, self.model
+            ),
+            _ => message,
+        }
+    }
+}
+
+fn client(policy: &RetryPolicy, tls: bool) -> Result<reqwest::Client, ProviderError> {
+    static CRYPTO: Once = Once::new();
+    CRYPTO.call_once(|| {
+        // Fails only when a provider is already installed, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(policy.connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .tcp_nodelay(true);
+    if !tls {
+        // A plain-HTTP server (Ollama, llama.cpp, a test server) needs no certificate roots, and loading the
+        // platform's takes milliseconds, a large part of a local turn.
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ProviderError::Config(format!("cannot set up TLS: {e}")))?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        builder = builder.tls_backend_preconfigured(config);
+    }
+    builder
+        .build()
+        .map_err(|e| ProviderError::Config(format!("cannot set up the HTTP client: {}", error_chain(&e))))
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"))
+}
+
+/// Reads up to `MAX_ERROR_BODY` bytes of a body; whatever arrived before a failure or a stall is kept.
+async fn read_body(response: &mut Response, idle: Duration) -> String {
+    let mut body = Vec::new();
+    while let Ok(Ok(Some(chunk))) = timeout(idle, response.chunk()).await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY {
+            body.truncate(MAX_ERROR_BODY);
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The human message in an error body: `{"error": {"message"}}` (OpenAI, Anthropic), `{"error": "..."}` (Ollama),
+/// `{"message"}` or `{"detail"}`; otherwise the body itself, shortened.
+pub(crate) fn error_message(body: &str) -> Option<String> {
+    let body = body.trim();
+    if body.is_empty() {
+        return None;
+    }
+    let Ok(json) = serde_json::from_str::<Value>(body) else {
+        return Some(truncate(body, MAX_MESSAGE_CHARS));
+    };
+    let error = json.get("error");
+    let found = error
+        .and_then(|e| e.get("message"))
+        .or_else(|| error.filter(|e| e.is_string()))
+        .or_else(|| json.get("message"))
+        .or_else(|| json.get("detail"))
+        .and_then(|m| match m {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        })
+        .filter(|m| !m.trim().is_empty());
+    Some(truncate(found.as_deref().unwrap_or(body), MAX_MESSAGE_CHARS))
+}
+
+fn truncate(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// An error and its causes on one line; reqwest's own message alone ("error sending request") rarely says why.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_from_every_shape() {
+        let openai = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+        assert_eq!(error_message(openai).as_deref(), Some("Incorrect API key provided"));
+        let anthropic = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(error_message(anthropic).as_deref(), Some("Overloaded"));
+        let ollama = r#"{"error":"model \"qwen\" not found, try pulling it first"}"#;
+        assert_eq!(
+            error_message(ollama).as_deref(),
+            Some("model \"qwen\" not found, try pulling it first")
+        );
+        assert_eq!(error_message(r#"{"detail":"Not Found"}"#).as_deref(), Some("Not Found"));
+        assert_eq!(
+            error_message("<html>bad gateway</html>").as_deref(),
+            Some("<html>bad gateway</html>")
+        );
+        assert_eq!(error_message("  "), None);
+        let long = "x".repeat(5000);
+        assert_eq!(
+            error_message(&long).map(|m| m.chars().count()),
+            Some(MAX_MESSAGE_CHARS + 1)
+        );
+    }
+
+    #[test]
+    fn http_errors_say_what_to_fix() {
+        let mut config = ProviderConfig::new(ProviderKind::Anthropic, "claude-x");
+        config.api_key = Some("sk-ant-secret".into());
+        let transport = Transport::new(&config, "/v1/messages", HeaderMap::new()).unwrap();
+        let unauthorized = transport.describe(401, Some("invalid x-api-key".into()));
+        assert!(unauthorized.contains("invalid x-api-key") && unauthorized.contains("ANTHROPIC_API_KEY"));
+        assert!(!unauthorized.contains("sk-ant-secret"));
+        let missing = transport.describe(404, None);
+        assert!(missing.contains("Not Found") && missing.contains("https://api.anthropic.com/v1/messages"));
+        assert_eq!(transport.describe(500, Some("boom".into())), "boom");
+    }
+
+    #[test]
+    fn bad_headers_are_refused_without_echoing_values() {
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi, "m");
+        config.headers.push(("X-Secret".into(), "bad\nvalue".into()));
+        let err = Transport::new(&config, "/chat/completions", HeaderMap::new())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("X-Secret") && !err.contains("bad\nvalue"), "{err}");
+        config.headers = vec![("bad header".into(), "v".into())];
+        assert!(Transport::new(&config, "/chat/completions", HeaderMap::new()).is_err());
+    }
+}

@@ -1,0 +1,302 @@
+//! write_file: creates a file or replaces its whole content, atomically, and returns the change as a diff.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{human_size, run_blocking, str_arg};
+use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
+use crate::tools::file_state::{FileTracker, atomic_write};
+use crate::tools::{Tool, ToolContext, ToolError};
+
+/// Old content up to this size goes into the diff; a larger file is shown as a one-line placeholder, because diffing
+/// megabytes costs more than it tells anyone.
+const MAX_DIFF_BYTES: u64 = 1024 * 1024;
+/// Old content up to this size is read so that a concurrent change is detected at write time.
+const MAX_GUARD_BYTES: u64 = 64 * 1024 * 1024;
+
+pub(super) struct WriteFileTool;
+
+#[async_trait]
+impl Tool for WriteFileTool {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        "Create a file, or replace the whole content of an existing one. Missing parent directories are created and \
+         an existing file keeps its permissions. To change part of an existing file use edit_file instead: it sends \
+         less and cannot drop the parts you did not mean to touch. Prefer this over shell redirection (echo/cat > \
+         file)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "The file to write: relative to the workspace root, or absolute (inside the \
+                                    workspace)."
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The complete new content of the file, exactly as it should be saved."
+                }
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = str_arg(&args, "path")?;
+        let content = str_arg(&args, "content")?.to_string();
+        let resolved = ctx.policy.resolve_write(path)?;
+        let display = ctx.policy.display(&resolved);
+        let files = Arc::clone(&ctx.files);
+        run_blocking(move || write(resolved, display, content, &files)).await
+    }
+}
+
+/// What was there before.
+enum Previous {
+    Missing,
+    Read(Vec<u8>),
+    /// Too big to hold: only its size is known.
+    Large(u64),
+}
+
+fn write(resolved: PathBuf, display: String, content: String, files: &FileTracker) -> Result<ToolOutput, ToolError> {
+    let io = |e| ToolError::io(display.clone(), e);
+    let previous = match std::fs::metadata(&resolved) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Previous::Missing,
+        Err(e) => return Err(io(e)),
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::Invalid(format!(
+                "'{display}' is a directory; write_file writes files. Give the path of a file (inside it, if that \
+                 is what you meant)."
+            )));
+        }
+        Ok(meta) if meta.len() > MAX_GUARD_BYTES => Previous::Large(meta.len()),
+        Ok(_) => Previous::Read(std::fs::read(&resolved).map_err(io)?),
+    };
+    if let Previous::Read(old) = &previous
+        && old.as_slice() == content.as_bytes()
+    {
+        return Ok(ToolOutput::text(format!(
+            "'{display}' already has exactly this content; nothing was written."
+        )));
+    }
+    let expected = match &previous {
+        Previous::Read(old) => Some(old.as_slice()),
+        Previous::Missing | Previous::Large(_) => None,
+    };
+    atomic_write(&resolved, content.as_bytes(), expected).map_err(io)?;
+    files.forget(&resolved);
+
+    let lines = content.lines().count();
+    let plural = |n: usize| if n == 1 { "line" } else { "lines" };
+    let (diff, text) = match previous {
+        Previous::Missing => (
+            FileDiff::new(&display, None, Some(content)),
+            format!("Created {display} ({lines} {})", plural(lines)),
+        ),
+        Previous::Read(old) if old.len() as u64 <= MAX_DIFF_BYTES => {
+            let old = String::from_utf8_lossy(&old).into_owned();
+            let diff = FileDiff::new(&display, Some(old), Some(content));
+            let text = format!("Updated {display} (+{} -{} lines)", diff.added, diff.removed);
+            (diff, text)
+        }
+        Previous::Read(old) => replaced(&display, old.len() as u64, content, lines),
+        Previous::Large(len) => replaced(&display, len, content, lines),
+    };
+    Ok(ToolOutput::text(text).with_details(ToolDetails::Diffs { diffs: vec![diff] }))
+}
+
+/// A large old file: the diff holds a placeholder for it instead of its text.
+fn replaced(display: &str, old_len: u64, content: String, lines: usize) -> (FileDiff, String) {
+    let size = human_size(old_len);
+    let placeholder = format!("[previous content: {size}, not shown]\n");
+    (
+        FileDiff::new(display, Some(placeholder), Some(content)),
+        format!(
+            "Replaced {display} (was {size}; now {lines} line{})",
+            if lines == 1 { "" } else { "s" }
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::fs::read::ReadFileTool;
+    use crate::tools::fs::testing::workspace;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    fn diff(out: &ToolOutput) -> &FileDiff {
+        match &out.details {
+            ToolDetails::Diffs { diffs } if diffs.len() == 1 => &diffs[0],
+            other => panic!("expected one diff, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn creates_files_and_parents() {
+        let ws = workspace();
+        let out = ws
+            .run(&WriteFileTool, json!({"path": "a/b/new.txt", "content": "one\ntwo\n"}))
+            .await
+            .unwrap();
+        assert_eq!(out.text, "Created a/b/new.txt (2 lines)");
+        let d = diff(&out);
+        assert_eq!(
+            (d.path.as_str(), d.old.as_deref(), d.added, d.removed),
+            ("a/b/new.txt", None, 2, 0)
+        );
+        assert_eq!(std::fs::read_to_string(ws.path("a/b/new.txt")).unwrap(), "one\ntwo\n");
+        let out = ws
+            .run(&WriteFileTool, json!({"path": "empty", "content": ""}))
+            .await
+            .unwrap();
+        assert_eq!(out.text, "Created empty (0 lines)");
+        assert_eq!(std::fs::read(ws.path("empty")).unwrap(), b"");
+    }
+
+    #[tokio::test]
+    async fn updates_keep_permissions_and_report_changes() {
+        let ws = workspace();
+        let p = ws.write("run.sh", "#!/bin/sh\necho hi\n");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o751)).unwrap();
+        let out = ws
+            .run(
+                &WriteFileTool,
+                json!({"path": "run.sh", "content": "#!/bin/sh\necho bye\nexit 0\n"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.text, "Updated run.sh (+2 -1 lines)");
+        assert_eq!(diff(&out).old.as_deref(), Some("#!/bin/sh\necho hi\n"));
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o751);
+        let same = ws
+            .run(
+                &WriteFileTool,
+                json!({"path": "run.sh", "content": "#!/bin/sh\necho bye\nexit 0\n"}),
+            )
+            .await
+            .unwrap();
+        assert!(same.text.contains("already has exactly this content"), "{}", same.text);
+    }
+
+    #[tokio::test]
+    async fn non_utf8_old_content_diffs_lossily() {
+        let ws = workspace();
+        ws.write("l1.txt", b"caf\xe9\n");
+        let out = ws
+            .run(&WriteFileTool, json!({"path": "l1.txt", "content": "café\n"}))
+            .await
+            .unwrap();
+        assert_eq!(diff(&out).old.as_deref(), Some("caf\u{FFFD}\n"));
+        assert_eq!(std::fs::read_to_string(ws.path("l1.txt")).unwrap(), "café\n");
+    }
+
+    #[tokio::test]
+    async fn large_old_file_is_replaced_with_a_placeholder_diff() {
+        let ws = workspace();
+        ws.write("big.txt", "x\n".repeat(600_000));
+        let out = ws
+            .run(&WriteFileTool, json!({"path": "big.txt", "content": "small\n"}))
+            .await
+            .unwrap();
+        assert_eq!(out.text, "Replaced big.txt (was 1.1 MB; now 1 line)");
+        assert_eq!(
+            diff(&out).old.as_deref(),
+            Some("[previous content: 1.1 MB, not shown]\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_directories_and_paths_outside() {
+        let ws = workspace();
+        std::fs::create_dir(ws.path("dir")).unwrap();
+        let err = ws.fail(&WriteFileTool, json!({"path": "dir", "content": "x"})).await;
+        assert!(err.contains("is a directory"), "{err}");
+        assert!(
+            ws.fail(&WriteFileTool, json!({"path": "", "content": "x"}))
+                .await
+                .contains("path is empty")
+        );
+        let err = ws
+            .fail(&WriteFileTool, json!({"path": "../escape.txt", "content": "x"}))
+            .await;
+        assert!(err.contains("outside the workspace"), "{err}");
+        let abs = ws.outside("abs.txt");
+        let err = ws
+            .fail(&WriteFileTool, json!({"path": abs.to_str().unwrap(), "content": "x"}))
+            .await;
+        assert!(err.contains("outside the workspace"), "{err}");
+        // Links out, dangling or not, are never written through.
+        std::fs::write(ws.outside("target.txt"), "keep").unwrap();
+        symlink(ws.outside("target.txt"), ws.path("link")).unwrap();
+        symlink(ws.outside("nothing"), ws.path("dangling")).unwrap();
+        symlink(ws.tmp.path(), ws.path("up")).unwrap();
+        for path in ["link", "dangling", "up/new.txt"] {
+            let err = ws.fail(&WriteFileTool, json!({"path": path, "content": "x"})).await;
+            assert!(err.contains("outside the workspace"), "{path}: {err}");
+        }
+        assert_eq!(std::fs::read_to_string(ws.outside("target.txt")).unwrap(), "keep");
+        assert!(!ws.outside("nothing").exists() && !ws.outside("new.txt").exists() && !ws.outside("abs.txt").exists());
+        let fifo = std::ffi::CString::new(ws.path("fifo").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        assert!(
+            ws.fail(&WriteFileTool, json!({"path": "fifo", "content": "x"}))
+                .await
+                .contains("FIFO")
+        );
+        ws.write("file", "f");
+        let err = ws
+            .fail(&WriteFileTool, json!({"path": "file/child.txt", "content": "x"}))
+            .await;
+        assert!(err.contains("file/child.txt"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn writes_through_an_inside_link_to_its_target() {
+        let ws = workspace();
+        ws.write("real.txt", "old\n");
+        symlink(ws.path("real.txt"), ws.path("alias.txt")).unwrap();
+        let out = ws
+            .run(&WriteFileTool, json!({"path": "alias.txt", "content": "new\n"}))
+            .await
+            .unwrap();
+        assert_eq!(out.text, "Updated real.txt (+1 -1 lines)");
+        assert!(
+            std::fs::symlink_metadata(ws.path("alias.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(ws.path("real.txt")).unwrap(), "new\n");
+    }
+
+    #[tokio::test]
+    async fn a_write_makes_the_next_read_show_content_again() {
+        let ws = workspace();
+        ws.write("f.txt", "v1\n");
+        let read = json!({"path": "f.txt"});
+        ws.run(&ReadFileTool, read.clone()).await.unwrap();
+        assert!(
+            ws.run(&ReadFileTool, read.clone())
+                .await
+                .unwrap()
+                .text
+                .starts_with("[File unchanged")
+        );
+        ws.run(&WriteFileTool, json!({"path": "f.txt", "content": "v2\n"}))
+            .await
+            .unwrap();
+        assert!(ws.run(&ReadFileTool, read).await.unwrap().text.starts_with("1| v2"));
+    }
+}

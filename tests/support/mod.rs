@@ -1,0 +1,4 @@
+//! Shared helpers for integration tests and benchmarks. Include with `mod support;` from a test file.
+#![allow(dead_code)]
+
+pub mod mock_llm;
