@@ -1,0 +1,302 @@
+//! `tern run` end to end: the real binary against the scripted model over HTTP on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::mock_llm::{MockLlm, Reply};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tern");
+
+/// A workspace and a home of its own, so no user config or data is read or written.
+struct Sandbox {
+    work: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+fn sandbox() -> Sandbox {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    Sandbox {
+        work,
+        home: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Sandbox {
+    fn command(&self, mock: Option<&MockLlm>, args: &[&str]) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(self.work.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env("XDG_DATA_HOME", self.home.path().join("data"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(mock) = mock {
+            cmd.args([
+                "--provider",
+                "openai",
+                "--base-url",
+                &mock.openai_base_url(),
+                "--model",
+                "m",
+            ]);
+            cmd.env("OPENAI_API_KEY", "test-key");
+        }
+        cmd.args(args);
+        cmd
+    }
+
+    async fn run(&self, mock: Option<&MockLlm>, args: &[&str]) -> Output {
+        let child = self.command(mock, args).spawn().unwrap();
+        tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("tern finished within 60 s")
+            .unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn tool_result_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn text_output_streams_the_answer() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::text("It lists alpha and beta."),
+    ])
+    .await;
+    let sb = sandbox();
+    let out = sb.run(Some(&mock), &["run", "what is in notes.txt?"]).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "It lists alpha and beta.\n");
+    let err = text(&out.stderr);
+    assert!(err.contains("● read_file notes.txt"), "{err}");
+    assert!(tool_result_texts(&mock.requests()[1])[0].contains("1| alpha"));
+}
+
+#[tokio::test]
+async fn json_output_is_one_object() {
+    let mock = MockLlm::start(vec![Reply::text("Fine.")]).await;
+    let sb = sandbox();
+    let out = sb.run(Some(&mock), &["run", "--output-format", "json", "hi"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "Fine.");
+    assert_eq!(v["reason"], "completed");
+    assert_eq!(v["is_error"], false);
+    assert!(v["usage"]["output_tokens"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn stream_json_prints_every_event() {
+    let mock = MockLlm::start(vec![Reply::tool("list_dir", json!({})), Reply::text("Two files.")]).await;
+    let sb = sandbox();
+    let out = sb
+        .run(Some(&mock), &["run", "--output-format", "stream-json", "list"])
+        .await;
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"session_started"));
+    assert!(kinds.contains(&"tool_call_begin") && kinds.contains(&"tool_call_end"));
+    assert_eq!(kinds.last(), Some(&"shutdown_complete"));
+}
+
+#[tokio::test]
+async fn commands_needing_approval_are_denied_and_the_model_is_told() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch made-it"})),
+        Reply::text("Could not run it."),
+    ])
+    .await;
+    let sb = sandbox();
+    let out = sb.run(Some(&mock), &["run", "make a file"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!sb.work.path().join("made-it").exists());
+    let result = &tool_result_texts(&mock.requests()[1])[0];
+    assert!(
+        result.contains("non-interactive") && result.contains("full-auto"),
+        "{result}"
+    );
+    assert!(text(&out.stderr).contains("not run"), "{}", text(&out.stderr));
+}
+
+#[tokio::test]
+async fn full_auto_runs_commands_without_secrets() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "env; touch made-it"})),
+        Reply::text("Ran."),
+    ])
+    .await;
+    let sb = sandbox();
+    let mut cmd = sb.command(Some(&mock), &["run", "--mode", "full-auto", "show env"]);
+    cmd.env("MY_SERVICE_TOKEN", "hunter2-token")
+        .env("DB_PASSWORD", "hunter2-pw")
+        .env("HARMLESS", "visible-value");
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.spawn().unwrap().wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(sb.work.path().join("made-it").exists());
+    let all = mock.requests()[1].to_string();
+    assert!(all.contains("visible-value"));
+    assert!(!all.contains("hunter2"), "a secret reached the model");
+    assert!(!all.contains("test-key"), "the API key reached the model");
+}
+
+#[tokio::test]
+async fn allow_rules_from_project_config_let_commands_run() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch ok-file"})),
+        Reply::text("ok"),
+    ])
+    .await;
+    let sb = sandbox();
+    std::fs::create_dir(sb.work.path().join(".tern")).unwrap();
+    std::fs::write(
+        sb.work.path().join(".tern/config.toml"),
+        "[approval]\nallow = [\"touch\"]\n",
+    )
+    .unwrap();
+    let out = sb.run(Some(&mock), &["run", "touch"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(sb.work.path().join("ok-file").exists());
+}
+
+#[tokio::test]
+async fn prompt_from_stdin() {
+    let mock = MockLlm::start(vec![Reply::text("got it")]).await;
+    let sb = sandbox();
+    let mut child = sb.command(Some(&mock), &["run"]).stdin(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"prompt via stdin").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(mock.requests()[0].to_string().contains("prompt via stdin"));
+}
+
+#[tokio::test]
+async fn provider_error_exits_1_with_a_message() {
+    let mock = MockLlm::start(vec![Reply::status(401, "invalid api key")]).await;
+    let sb = sandbox();
+    let out = sb.run(Some(&mock), &["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("invalid api key") && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn usage_errors_exit_2() {
+    let sb = sandbox();
+    let out = sb.run(None, &["run", "--output-format", "yaml", "x"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let out = sb.run(None, &["run", "   "]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("empty"));
+    let out = sb.run(None, &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Usage"));
+}
+
+#[tokio::test]
+async fn help_and_version() {
+    let sb = sandbox();
+    let out = sb.run(None, &["--help"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    assert!(
+        help.contains("run") && help.contains("--model") && help.contains("--mode"),
+        "{help}"
+    );
+    let out = sb.run(None, &["--version"]).await;
+    assert_eq!(text(&out.stdout).trim(), format!("tern {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[tokio::test]
+async fn no_provider_explains_how_to_configure() {
+    let sb = sandbox();
+    // Nothing configured; Ollama's port is not expected to answer on a test machine.
+    if std::net::TcpStream::connect("127.0.0.1:11434").is_ok() {
+        return;
+    }
+    let out = sb.run(None, &["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("OPENAI_API_KEY") && err.contains("config.toml"), "{err}");
+}
+
+#[tokio::test]
+async fn bad_config_names_the_file() {
+    let sb = sandbox();
+    std::fs::create_dir(sb.work.path().join(".tern")).unwrap();
+    std::fs::write(sb.work.path().join(".tern/config.toml"), "mode = \"sometimes\"\n").unwrap();
+    let out = sb.run(None, &["run", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains(".tern/config.toml") && err.contains("mode"), "{err}");
+}
+
+#[tokio::test]
+async fn sigint_interrupts_cleanly_with_130() {
+    let mock = MockLlm::start(vec![Reply::Stall("Working on".into())]).await;
+    let sb = sandbox();
+    let child = sb.command(Some(&mock), &["run", "hi"]).spawn().unwrap();
+    let pid = child.id().unwrap() as i32;
+    let start = Instant::now();
+    while mock.request_count() == 0 && start.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("exits promptly after SIGINT")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("interrupted"));
+}
+
+#[tokio::test]
+async fn data_stays_outside_the_workspace() {
+    let mock = MockLlm::start(vec![Reply::text("ok")]).await;
+    let sb = sandbox();
+    sb.run(Some(&mock), &["run", "hi"]).await;
+    let entries: Vec<_> = std::fs::read_dir(sb.work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, vec![std::ffi::OsString::from("notes.txt")]);
+    assert!(Path::new(&sb.home.path().join("data/tern/sessions")).is_dir());
+}
