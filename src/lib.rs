@@ -8,3 +8,4 @@ pub mod protocol;
 pub mod provider;
 pub mod session;
 pub mod tools;
+pub mod tui;

@@ -111,7 +111,7 @@ impl Agent {
             model: self.provider.model().to_string(),
             mode,
             workspace: self.policy.root().display().to_string(),
-            tools: self.tools.names().iter().map(|s| s.to_string()).collect(),
+            tools: self.tools.names(),
         });
         let mut queue: VecDeque<String> = VecDeque::new();
         let mut shutting_down = false;

@@ -29,6 +29,11 @@ pub(crate) enum Flow {
 
 impl Agent {
     pub(crate) async fn turn_loop(&mut self, cancel: &CancellationToken) -> TurnEnd {
+        // Tool sources still starting (MCP servers) get their bounded start-up time before the first request.
+        tokio::select! {
+            _ = self.tools.wait_ready() => {}
+            _ = cancel.cancelled() => return TurnEnd::Interrupted,
+        }
         let mut seen: HashMap<String, u32> = HashMap::new();
         let mut empty_retried = false;
         let mut continues = 0;
@@ -167,7 +172,7 @@ impl Agent {
                 if !partial.is_empty() || !partial_reasoning.is_empty() {
                     self.messages.push(Message::Assistant {
                         content: format!("{partial}\n\n[interrupted by the user]"),
-                        reasoning: (!partial_reasoning.is_empty()).then(|| Reasoning {
+                        reasoning: (!partial_reasoning.is_empty()).then_some(Reasoning {
                             text: partial_reasoning,
                             signature: None,
                         }),

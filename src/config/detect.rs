@@ -19,7 +19,7 @@ pub fn ollama_model(addr: SocketAddr) -> Option<String> {
     stream.take(4 << 20).read_to_end(&mut response).ok()?;
     let text = String::from_utf8_lossy(&response);
     let (head, body) = text.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.") || !head.split_whitespace().nth(1).is_some_and(|c| c == "200") {
+    if !(head.starts_with("HTTP/1.") && head.split_whitespace().nth(1) == Some("200")) {
         return None;
     }
     let json: serde_json::Value = serde_json::from_str(body).ok()?;

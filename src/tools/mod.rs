@@ -5,6 +5,7 @@ pub mod edit;
 pub mod exec;
 pub mod file_state;
 pub mod fs;
+pub mod mcp;
 pub mod notebook;
 pub mod patch;
 pub mod path_policy;
@@ -45,6 +46,17 @@ pub trait Tool: Send + Sync {
         self.read_only() && !self.exclusive()
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Tools that come and go during a session: MCP servers connecting, failing, or changing their lists. The registry
+/// asks a source for its current tools whenever it needs them, so a new tool is offered from the next request on.
+#[async_trait]
+pub trait ToolSource: Send + Sync {
+    /// The tools available now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Waits until the source has settled (every server connected or failed), but never longer than the source's own
+    /// start-up timeout. Returns at once when already settled.
+    async fn wait_ready(&self);
 }
 
 /// Everything a running tool may use: where the workspace is and what it may touch, a cancellation token that fires on

@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Tool, ToolContext, ToolError, schema};
+use super::{Tool, ToolContext, ToolError, ToolSource, schema};
 use crate::protocol::{ToolCall, ToolOutput};
 
 /// Appended to every tool error so the model changes course instead of repeating itself.
@@ -43,6 +43,7 @@ impl std::fmt::Debug for PreparedCall {
 #[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl ToolRegistry {
@@ -68,27 +69,55 @@ impl ToolRegistry {
         self.tools.remove(name)
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+    /// Adds a source of tools that change during the session (MCP). A static tool wins over a source's tool of the
+    /// same name.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// Waits for every source to settle (bounded by each source's start-up timeout).
+    pub async fn wait_ready(&self) {
+        futures_util::future::join_all(self.sources.iter().map(|s| s.wait_ready())).await;
+    }
+
+    /// Every tool offered now, by name: the static ones and the sources' current ones.
+    fn current(&self) -> BTreeMap<String, Arc<dyn Tool>> {
+        let mut all = BTreeMap::new();
+        for source in &self.sources {
+            for tool in source.tools() {
+                all.insert(tool.name().to_string(), tool);
+            }
+        }
+        for (name, tool) in &self.tools {
+            all.insert(name.clone(), Arc::clone(tool));
+        }
+        all
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.tools.get(name) {
+            return Some(Arc::clone(tool));
+        }
+        self.sources.iter().flat_map(|s| s.tools()).find(|t| t.name() == name)
     }
 
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.current().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.len() == 0
     }
 
     /// Tool names in definition order.
-    pub fn names(&self) -> Vec<&str> {
-        self.ordered().map(|t| t.name()).collect()
+    pub fn names(&self) -> Vec<String> {
+        ordered(&self.current()).map(|t| t.name().to_string()).collect()
     }
 
     /// The definitions sent to the model: built-ins by name, then `mcp_*` by name, so the prompt prefix is stable
     /// across requests and sessions (better cache hits).
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.ordered()
+        ordered(&self.current())
             .map(|t| ToolDefinition {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
@@ -97,15 +126,9 @@ impl ToolRegistry {
             .collect()
     }
 
-    fn ordered(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        let builtins = self.tools.iter().filter(|(n, _)| !n.starts_with("mcp_"));
-        let mcp = self.tools.iter().filter(|(n, _)| n.starts_with("mcp_"));
-        builtins.chain(mcp).map(|(_, t)| t)
-    }
-
     /// Finds the tool and turns the raw arguments into validated ones. The error is the text the model gets.
     pub fn prepare_call(&self, call: &ToolCall) -> Result<PreparedCall, String> {
-        let Some(tool) = self.tools.get(&call.name) else {
+        let Some(tool) = self.get(&call.name) else {
             return Err(self.unknown_tool(&call.name));
         };
         let args = normalise_arguments(&call.name, &call.arguments)?;
@@ -119,10 +142,7 @@ impl ToolRegistry {
                 errors.join("; ")
             ));
         }
-        Ok(PreparedCall {
-            tool: Arc::clone(tool),
-            args,
-        })
+        Ok(PreparedCall { tool, args })
     }
 
     /// Runs a prepared call. Errors and panics become error results.
@@ -140,6 +160,7 @@ impl ToolRegistry {
 
     fn unknown_tool(&self, name: &str) -> String {
         let names = self.names();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let suggestion = suggest(name, &names)
             .map(|s| format!(" Did you mean '{s}'?"))
             .unwrap_or_default();
@@ -148,6 +169,13 @@ impl ToolRegistry {
             names.join(", ")
         )
     }
+}
+
+/// Built-ins by name, then `mcp_*` by name.
+fn ordered(tools: &BTreeMap<String, Arc<dyn Tool>>) -> impl Iterator<Item = &Arc<dyn Tool>> {
+    let builtins = tools.iter().filter(|(n, _)| !n.starts_with("mcp_"));
+    let mcp = tools.iter().filter(|(n, _)| n.starts_with("mcp_"));
+    builtins.chain(mcp).map(|(_, t)| t)
 }
 
 /// Runs a prepared call with error and panic isolation.
@@ -265,4 +293,191 @@ fn levenshtein(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::PathPolicy;
+    use async_trait::async_trait;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A tool that counts its runs, echoes its arguments, and can fail or panic on request.
+    struct Probe {
+        name: &'static str,
+        runs: Arc<AtomicUsize>,
+    }
+
+    #[async_trait]
+    impl Tool for Probe {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn description(&self) -> &str {
+            "probe"
+        }
+        fn parameters(&self) -> Value {
+            json!({
+                "type": "object",
+                "properties": {
+                    "count": {"type": "integer", "minimum": 1},
+                    "mode": {"type": "string", "enum": ["ok", "fail", "panic"]}
+                },
+                "required": ["count"],
+                "additionalProperties": false
+            })
+        }
+        async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            match args.get("mode").and_then(Value::as_str) {
+                Some("fail") => Err(ToolError::Failed("it broke".into())),
+                Some("panic") => panic!("probe panicked"),
+                _ => Ok(ToolOutput::text(args.to_string())),
+            }
+        }
+    }
+
+    fn registry() -> (ToolRegistry, Arc<AtomicUsize>) {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let mut r = ToolRegistry::new();
+        for name in ["read_file", "mcp_b_tool", "probe", "mcp_a_tool", "grep"] {
+            r.register(Arc::new(Probe {
+                name,
+                runs: Arc::clone(&runs),
+            }));
+        }
+        (r, runs)
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    fn ctx() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(PathPolicy::new(dir.path()).unwrap());
+        (dir, ctx)
+    }
+
+    #[test]
+    fn definitions_sorted_builtins_then_mcp() {
+        let (r, _) = registry();
+        let names: Vec<String> = r.definitions().into_iter().map(|d| d.name).collect();
+        assert_eq!(names, ["grep", "probe", "read_file", "mcp_a_tool", "mcp_b_tool"]);
+    }
+
+    #[test]
+    fn unknown_tool_suggests_and_lists() {
+        let (r, _) = registry();
+        let err = r.prepare_call(&call("Read-File", json!({}))).unwrap_err();
+        assert!(
+            err.contains("Tool 'Read-File' not found. Did you mean 'read_file'?"),
+            "{err}"
+        );
+        assert!(err.contains("Available: grep, probe, read_file, mcp_a_tool, mcp_b_tool"));
+        let err = r.prepare_call(&call("prbe", json!({}))).unwrap_err();
+        assert!(err.contains("Did you mean 'probe'"), "{err}");
+        let err = r.prepare_call(&call("zzzzzzzz", json!({}))).unwrap_err();
+        assert!(!err.contains("Did you mean"), "{err}");
+    }
+
+    #[test]
+    fn argument_shapes_are_normalised() {
+        let (r, _) = registry();
+        for raw in [
+            json!({"count": 2}),
+            json!("{\"count\": 2}"),
+            json!({"arguments": {"count": 2}}),
+            json!({"arguments": "{\"count\": \"2\"}"}),
+            json!({"count": "2"}),
+        ] {
+            let p = r.prepare_call(&call("probe", raw.clone())).unwrap();
+            assert_eq!(p.args, json!({"count": 2}), "from {raw}");
+        }
+        // null and "" are {}: then the required argument is missing.
+        for raw in [Value::Null, json!(""), json!("  ")] {
+            let err = r.prepare_call(&call("probe", raw)).unwrap_err();
+            assert!(err.contains("missing required count"), "{err}");
+        }
+        let err = r.prepare_call(&call("probe", json!([1, 2]))).unwrap_err();
+        assert!(err.contains("must be a JSON object, got array"), "{err}");
+        let err = r.prepare_call(&call("probe", json!("{\"count\": 2"))).unwrap_err();
+        assert!(err.contains("not valid JSON"), "{err}");
+        let err = r.prepare_call(&call("probe", json!(42))).unwrap_err();
+        assert!(err.contains("got integer"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn invalid_calls_never_execute() {
+        let (r, runs) = registry();
+        let (_d, ctx) = ctx();
+        for args in [
+            json!({"count": 0}),
+            json!({"count": 1, "extra": true}),
+            json!({"count": "many"}),
+            json!({"count": 1, "mode": "sideways"}),
+        ] {
+            let out = r.run(&call("probe", args), &ctx).await;
+            assert!(out.is_error);
+            assert!(
+                out.text.starts_with("Error: Invalid parameters for tool 'probe'"),
+                "{}",
+                out.text
+            );
+            assert!(out.text.ends_with(ERROR_HINT));
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn failures_and_panics_become_results() {
+        let (r, runs) = registry();
+        let (_d, ctx) = ctx();
+        let ok = r.run(&call("probe", json!({"count": 1})), &ctx).await;
+        assert!(!ok.is_error);
+        let failed = r.run(&call("probe", json!({"count": 1, "mode": "fail"})), &ctx).await;
+        assert!(
+            failed.is_error && failed.text.starts_with("Error: it broke"),
+            "{}",
+            failed.text
+        );
+        let panicked = r.run(&call("probe", json!({"count": 1, "mode": "panic"})), &ctx).await;
+        assert!(
+            panicked.is_error && panicked.text.contains("probe panicked"),
+            "{}",
+            panicked.text
+        );
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+    }
+
+    struct Source(Vec<Arc<dyn Tool>>);
+
+    #[async_trait]
+    impl ToolSource for Source {
+        fn tools(&self) -> Vec<Arc<dyn Tool>> {
+            self.0.clone()
+        }
+        async fn wait_ready(&self) {}
+    }
+
+    #[test]
+    fn sources_add_tools_and_static_ones_win() {
+        let (mut r, runs) = registry();
+        let extra: Arc<dyn Tool> = Arc::new(Probe {
+            name: "mcp_c_tool",
+            runs: Arc::clone(&runs),
+        });
+        let clash: Arc<dyn Tool> = Arc::new(Probe { name: "grep", runs });
+        r.add_source(Arc::new(Source(vec![extra, clash])));
+        assert_eq!(
+            r.names(),
+            ["grep", "probe", "read_file", "mcp_a_tool", "mcp_b_tool", "mcp_c_tool"]
+        );
+        assert!(r.prepare_call(&call("mcp_c_tool", json!({"count": 1}))).is_ok());
+    }
 }

@@ -1,0 +1,485 @@
+//! The gate as the runner uses it: tool kinds across modes, rules, deny, and paths.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::protocol::ToolOutput;
+use crate::tools::{ToolContext, ToolError};
+
+struct FakeTool {
+    name: &'static str,
+    read_only: bool,
+    exclusive: bool,
+}
+
+#[async_trait]
+impl Tool for FakeTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "a stand-in for the gate tests"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}, "additionalProperties": true})
+    }
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+    fn exclusive(&self) -> bool {
+        self.exclusive
+    }
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed("not run in gate tests".into()))
+    }
+}
+
+const EXEC: FakeTool = FakeTool {
+    name: "exec",
+    read_only: false,
+    exclusive: true,
+};
+const READ: FakeTool = FakeTool {
+    name: "read_file",
+    read_only: true,
+    exclusive: false,
+};
+const WRITE: FakeTool = FakeTool {
+    name: "write_file",
+    read_only: false,
+    exclusive: false,
+};
+const PATCH: FakeTool = FakeTool {
+    name: "apply_patch",
+    read_only: false,
+    exclusive: false,
+};
+const MCP: FakeTool = FakeTool {
+    name: "mcp_github_create_issue",
+    read_only: false,
+    exclusive: false,
+};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    policy: PathPolicy,
+    outside: String,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let outside = dir.path().join("elsewhere.txt").to_string_lossy().into_owned();
+    Fixture {
+        policy: PathPolicy::new(&ws).unwrap(),
+        _dir: dir,
+        outside,
+    }
+}
+
+fn rules(list: &[&str]) -> Vec<CommandRule> {
+    list.iter().map(|r| r.parse().unwrap()).collect()
+}
+
+fn gate(mode: ApprovalMode) -> ApprovalGate {
+    ApprovalGate::new(mode, Vec::new(), Vec::new())
+}
+
+fn run(gate: &ApprovalGate, command: &str) -> Verdict {
+    let fx = fixture();
+    gate.check(&EXEC, &json!({ "command": command }), &fx.policy)
+}
+
+fn reason(verdict: &Verdict) -> &str {
+    match verdict {
+        Verdict::Allow => "",
+        Verdict::Ask { reason, .. } | Verdict::Deny { reason } => reason,
+    }
+}
+
+fn proposed(verdict: &Verdict) -> Option<String> {
+    match verdict {
+        Verdict::Ask { proposed_rule, .. } => proposed_rule.as_ref().map(ToString::to_string),
+        _ => None,
+    }
+}
+
+fn is_ask(verdict: &Verdict) -> bool {
+    matches!(verdict, Verdict::Ask { .. })
+}
+
+fn is_deny(verdict: &Verdict) -> bool {
+    matches!(verdict, Verdict::Deny { .. })
+}
+
+#[test]
+fn every_mode_and_tool_kind() {
+    use ApprovalMode::*;
+    let fx = fixture();
+    let inside = json!({"path": "src/new.rs", "content": "x"});
+    let outside = json!({"path": fx.outside, "content": "x"});
+    let command = json!({"command": "cargo build"});
+    let expected = [
+        // mode, read tool, exec, edit inside, edit outside, other tool
+        (ReadOnly, "allow", "deny", "deny", "deny", "deny"),
+        (Ask, "allow", "ask", "ask", "ask", "ask"),
+        (AutoEdit, "allow", "ask", "allow", "ask", "ask"),
+        (FullAuto, "allow", "allow", "allow", "ask", "allow"),
+    ];
+    for (mode, read, exec, edit_in, edit_out, other) in expected {
+        let gate = gate(mode);
+        let got = [
+            gate.check(&READ, &json!({"path": fx.outside}), &fx.policy),
+            gate.check(&EXEC, &command, &fx.policy),
+            gate.check(&WRITE, &inside, &fx.policy),
+            gate.check(&WRITE, &outside, &fx.policy),
+            gate.check(&MCP, &json!({}), &fx.policy),
+        ];
+        let kinds: Vec<&str> = got
+            .iter()
+            .map(|v| match v {
+                Verdict::Allow => "allow",
+                Verdict::Ask { .. } => "ask",
+                Verdict::Deny { .. } => "deny",
+            })
+            .collect();
+        assert_eq!(kinds, [read, exec, edit_in, edit_out, other], "{mode}: {got:?}");
+    }
+}
+
+#[test]
+fn reasons_say_why_in_one_line() {
+    let fx = fixture();
+    let ro = gate(ApprovalMode::ReadOnly);
+    let denied = ro.check(&WRITE, &json!({"path": "a"}), &fx.policy);
+    assert!(reason(&denied).starts_with("read-only mode: write_file") && reason(&denied).contains("switch mode"));
+    assert!(reason(&run(&ro, "ls")).starts_with("read-only mode"));
+    let ask = gate(ApprovalMode::Ask);
+    assert_eq!(
+        reason(&ask.check(&WRITE, &json!({"path": "src/a.rs"}), &fx.policy)),
+        "edits src/a.rs"
+    );
+    assert_eq!(reason(&run(&ask, "cargo build")), "runs a shell command");
+    assert!(reason(&ask.check(&MCP, &json!({}), &fx.policy)).contains("mcp_github_create_issue"));
+    for verdict in [run(&ask, "echo $(id)"), run(&ask, "cargo build && rm -rf target")] {
+        assert!(!reason(&verdict).contains('\n'));
+    }
+}
+
+#[test]
+fn writes_outside_the_workspace_ask_even_in_full_auto() {
+    let fx = fixture();
+    for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
+        let verdict = gate(mode).check(&WRITE, &json!({"path": fx.outside}), &fx.policy);
+        assert_eq!(
+            reason(&verdict),
+            format!("writes outside the workspace: {}", fx.outside),
+            "{mode}"
+        );
+        assert_eq!(proposed(&verdict), None);
+    }
+    // `..` and symlinks are resolved before the check.
+    let escape = gate(ApprovalMode::FullAuto).check(&WRITE, &json!({"path": "../elsewhere.txt"}), &fx.policy);
+    assert!(reason(&escape).contains("elsewhere.txt"));
+    std::os::unix::fs::symlink("/etc", fx.policy.root().join("etc")).unwrap();
+    let link = gate(ApprovalMode::FullAuto).check(&WRITE, &json!({"path": "etc/hosts"}), &fx.policy);
+    assert_eq!(reason(&link), "writes outside the workspace: /etc/hosts");
+}
+
+#[test]
+fn apply_patch_with_one_outside_path_asks() {
+    let fx = fixture();
+    let args = json!({"edits": [
+        {"path": "src/a.rs", "old_text": "a", "new_text": "b"},
+        {"path": fx.outside, "old_text": "a", "new_text": "b"},
+        {"path": "src/b.rs", "old_text": "a", "new_text": "b"},
+    ]});
+    let verdict = gate(ApprovalMode::FullAuto).check(&PATCH, &args, &fx.policy);
+    assert_eq!(
+        reason(&verdict),
+        format!("writes outside the workspace: {}", fx.outside)
+    );
+    let inside = json!({"edits": [{"path": "src/a.rs"}, {"path": "src/b.rs"}]});
+    assert_eq!(
+        gate(ApprovalMode::AutoEdit).check(&PATCH, &inside, &fx.policy),
+        Verdict::Allow
+    );
+    let ask = gate(ApprovalMode::Ask).check(&PATCH, &inside, &fx.policy);
+    assert_eq!(reason(&ask), "edits src/a.rs (and 1 more)");
+    // A dry run writes nothing.
+    let mut dry = args.clone();
+    dry["dry_run"] = json!(true);
+    assert_eq!(
+        gate(ApprovalMode::ReadOnly).check(&PATCH, &dry, &fx.policy),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn unresolvable_paths_are_left_to_the_tool() {
+    let fx = fixture();
+    let verdict = gate(ApprovalMode::AutoEdit).check(&WRITE, &json!({"path": "a\0b"}), &fx.policy);
+    assert_eq!(verdict, Verdict::Allow);
+}
+
+#[test]
+fn git_and_tern_folders_ask_in_auto_edit() {
+    let fx = fixture();
+    let auto = gate(ApprovalMode::AutoEdit);
+    for path in [".git/config", ".git/hooks/pre-commit", "sub/.git", ".tern/config.toml"] {
+        let verdict = auto.check(&WRITE, &json!({"path": path}), &fx.policy);
+        assert!(is_ask(&verdict), "{path}: {verdict:?}");
+        assert!(reason(&verdict).contains(path), "{path}: {verdict:?}");
+    }
+    assert_eq!(
+        auto.check(&WRITE, &json!({"path": ".github/ci.yml"}), &fx.policy),
+        Verdict::Allow
+    );
+    let full = gate(ApprovalMode::FullAuto);
+    assert_eq!(
+        full.check(&WRITE, &json!({"path": ".git/config"}), &fx.policy),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn allow_and_session_rules() {
+    let configured = ApprovalGate::new(ApprovalMode::Ask, rules(&["cargo test", "git status"]), Vec::new());
+    assert_eq!(run(&configured, "cargo test --lib"), Verdict::Allow);
+    assert_eq!(run(&configured, "git status -s"), Verdict::Allow);
+    assert!(is_ask(&run(&configured, "git push --force")));
+    assert!(is_ask(&run(&configured, "cargo build")));
+
+    let mut session = gate(ApprovalMode::AutoEdit);
+    let first = run(&session, "cargo clippy --all-targets");
+    assert_eq!(proposed(&first).as_deref(), Some("cargo clippy"));
+    session.add_session_rule("cargo clippy".parse().unwrap());
+    session.add_session_rule("cargo clippy".parse().unwrap());
+    assert_eq!(session.session_rules().len(), 1);
+    assert_eq!(run(&session, "cargo clippy -- -D warnings"), Verdict::Allow);
+    assert!(is_ask(&run(&session, "cargo publish")));
+    // Read-only mode is not loosened by rules.
+    session.set_mode(ApprovalMode::ReadOnly);
+    assert_eq!(session.mode(), ApprovalMode::ReadOnly);
+    assert!(is_deny(&run(&session, "cargo clippy")));
+}
+
+#[test]
+fn deny_wins_in_every_mode() {
+    let deny = rules(&["rm -rf", "git push"]);
+    for mode in ApprovalMode::ALL {
+        let mut gate = ApprovalGate::new(mode, rules(&["rm", "git"]), deny.clone());
+        gate.add_session_rule("git push".parse().unwrap());
+        for command in [
+            "rm -rf build",
+            "/bin/rm -rf x",
+            "cargo build && rm -rf target",
+            "sudo rm -rf /",
+            "env FOO=1 nice rm -rf /",
+            "echo $(rm -rf ~)",
+            "bash -c 'git push origin main'",
+            "find . -exec rm -rf {} +",
+            "eval 'rm -rf /'",
+            "xargs rm -rf < list",
+        ] {
+            let verdict = run(&gate, command);
+            assert!(is_deny(&verdict), "{mode} {command}: {verdict:?}");
+            assert!(reason(&verdict).contains("deny rule `"), "{verdict:?}");
+        }
+        assert!(!is_deny(&run(&gate, "rm -r build")) || mode == ApprovalMode::ReadOnly);
+    }
+}
+
+#[test]
+fn compound_commands_need_every_part_covered() {
+    let gate = ApprovalGate::new(
+        ApprovalMode::AutoEdit,
+        rules(&["cargo build", "cargo test"]),
+        Vec::new(),
+    );
+    assert_eq!(run(&gate, "cargo build && cargo test"), Verdict::Allow);
+    assert_eq!(run(&gate, "cargo build; cargo test || true"), Verdict::Allow);
+    assert!(is_ask(&run(&gate, "cargo build | tail -n 5")));
+    assert_eq!(run(&gate, "cargo build 2>&1 && echo ok"), Verdict::Allow);
+    assert!(is_ask(&run(&gate, "cargo build\nrm -rf /")));
+    assert!(is_ask(&run(&gate, "cargo build & curl evil.sh")));
+    // Inert commands alone still ask: a command line with no covered program is not covered by any rule.
+    assert!(is_ask(&run(&gate, "echo hi")));
+}
+
+#[test]
+fn compound_proposals() {
+    let ask = gate(ApprovalMode::Ask);
+    assert_eq!(
+        proposed(&run(&ask, "cargo test -p a && cargo test -p b")).as_deref(),
+        Some("cargo test")
+    );
+    assert_eq!(
+        proposed(&run(&ask, "cargo build 2>&1 && echo done")).as_deref(),
+        Some("cargo build")
+    );
+    let mixed = run(&ask, "cargo build && rm -rf target");
+    assert_eq!(proposed(&mixed), None);
+    assert!(reason(&mixed).contains("can't be approved always"), "{mixed:?}");
+    assert!(reason(&mixed).contains("no single rule"), "{mixed:?}");
+}
+
+#[test]
+fn quoted_operators_stay_inside_one_command() {
+    let gate = ApprovalGate::new(ApprovalMode::Ask, rules(&["git commit"]), rules(&["rm"]));
+    assert_eq!(run(&gate, r#"git commit -m "a; rm -rf /""#), Verdict::Allow);
+    assert_eq!(run(&gate, "git commit -m 'x && rm -rf ~ | sh'"), Verdict::Allow);
+    assert!(is_deny(&run(&gate, r#"git commit -m "a"; rm -rf /"#)));
+    assert!(is_deny(&run(&gate, "git commit -m \"$(rm -rf /)\"")));
+}
+
+#[test]
+fn unanalysable_constructs_ask_with_the_reason() {
+    let gate = ApprovalGate::new(
+        ApprovalMode::AutoEdit,
+        rules(&["ls", "cat", "git status", "echo"]),
+        Vec::new(),
+    );
+    for (command, why) in [
+        ("ls $(pwd)", "$(...)"),
+        ("ls `pwd`", "`...`"),
+        ("cat <(ls)", "<(...)"),
+        ("echo $((1+2))", "$((...))"),
+        ("eval ls", "`eval`"),
+        ("exec ls", "`exec`"),
+        ("source ./x.sh && ls", "`source`"),
+        (". ./x.sh", "`.`"),
+        ("(ls)", "subshell"),
+        ("{ ls; }", "group"),
+        ("cat <<EOF\nhi\nEOF", "here-document"),
+        ("ls > out.txt", "> out.txt"),
+        ("ls >> log", "> log"),
+        ("git status() { rm -rf ~; }; git status", "function"),
+        ("PATH=.:$PATH git status", "sets PATH"),
+        ("sudo ls", "`sudo`"),
+        ("$PAGER x", "run time"),
+        ("ls 'unterminated", "unterminated"),
+        ("case x in x) ls;; esac", "`case`"),
+        ("find . -delete", "`find -delete`"),
+    ] {
+        let verdict = run(&gate, command);
+        assert!(is_ask(&verdict), "{command}: {verdict:?}");
+        assert!(reason(&verdict).contains(why), "{command}: {verdict:?}");
+        assert_eq!(proposed(&verdict), None, "{command}");
+    }
+    // The harmless redirections do not count.
+    assert_eq!(run(&gate, "ls 2>&1 >/dev/null"), Verdict::Allow);
+    assert_eq!(run(&gate, "cat < input.txt"), Verdict::Allow);
+}
+
+#[test]
+fn env_assignment_prefixes() {
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, rules(&["cargo test"]), Vec::new());
+    assert_eq!(run(&gate, "RUST_BACKTRACE=1 cargo test"), Verdict::Allow);
+    assert_eq!(run(&gate, "env RUST_LOG=debug NO_COLOR=1 cargo test"), Verdict::Allow);
+    assert_eq!(run(&gate, "timeout 600 cargo test"), Verdict::Allow);
+    for command in [
+        "RUSTC_WRAPPER=./evil cargo test",
+        "LD_PRELOAD=x.so cargo test",
+        "HOME=/tmp cargo test",
+    ] {
+        let verdict = run(&gate, command);
+        assert!(reason(&verdict).starts_with("command sets "), "{command}: {verdict:?}");
+    }
+    assert_eq!(
+        proposed(&run(&gate, "RUST_LOG=info cargo run")).as_deref(),
+        Some("cargo run")
+    );
+}
+
+#[test]
+fn sudo_is_never_allowed_by_rules() {
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, rules(&["apt update", "sudo"]), Vec::new());
+    let verdict = run(&gate, "sudo apt update");
+    assert_eq!(reason(&verdict), "command runs `sudo`, which rules never allow");
+    assert_eq!(proposed(&verdict), None);
+    // Full-auto runs everything that is not denied (the OS sandbox is the guard there).
+    assert_eq!(
+        run(
+            &ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
+            "sudo apt update"
+        ),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn proposed_rules_cover_the_command_and_are_safe() {
+    let ask = gate(ApprovalMode::Ask);
+    for (command, rule) in [
+        ("git status", "git status"),
+        ("git -c x=y status", ""),
+        ("git log --oneline -5 | head", ""),
+        ("npm run lint -- --fix", "npm run lint"),
+        ("make check", "make check"),
+        ("python -m pytest tests/", "python -m pytest"),
+        ("ls -la", "ls"),
+        ("timeout 60 cargo test", "cargo test"),
+        ("bash -c 'cargo fmt --check'", "cargo fmt"),
+        ("python -c 'import os'", ""),
+        ("cd src && cargo test", ""),
+    ] {
+        let verdict = run(&ask, command);
+        assert_eq!(proposed(&verdict).unwrap_or_default(), rule, "{command}: {verdict:?}");
+        if rule.is_empty() {
+            let why = reason(&verdict);
+            assert!(
+                why.contains("can't be approved always") || why.contains("cannot vet"),
+                "{command}: {why}"
+            );
+            continue;
+        }
+        let mut gate = gate(ApprovalMode::Ask);
+        gate.add_session_rule(rule.parse().unwrap());
+        assert_eq!(run(&gate, command), Verdict::Allow, "{command} with {rule}");
+    }
+    let mut gate = gate(ApprovalMode::Ask);
+    gate.add_session_rule("git status".parse().unwrap());
+    for command in [
+        "git push --force",
+        "git -c core.fsmonitor=evil status",
+        "git status; git push",
+        "./git status",
+    ] {
+        assert!(is_ask(&run(&gate, command)), "{command}");
+    }
+}
+
+#[test]
+fn non_exec_tools_are_not_parsed_as_commands() {
+    let fx = fixture();
+    let gate = ApprovalGate::new(ApprovalMode::Ask, rules(&["ls"]), rules(&["rm"]));
+    let shell_like = FakeTool {
+        name: "mcp_shell_run",
+        read_only: false,
+        exclusive: true,
+    };
+    let verdict = gate.check(&shell_like, &json!({"command": "ls"}), &fx.policy);
+    assert!(is_ask(&verdict));
+    assert_eq!(proposed(&verdict), None);
+    assert_eq!(
+        gate.check(&EXEC, &json!({}), &fx.policy),
+        Verdict::ask("runs a shell command; it names no program, so it can't be approved always")
+    );
+}
+
+#[test]
+fn modes_parse_and_print() {
+    for mode in ApprovalMode::ALL {
+        assert_eq!(mode.to_string().parse::<ApprovalMode>().unwrap(), mode);
+        let json = serde_json::to_string(&mode).unwrap();
+        assert_eq!(json, format!("\"{mode}\""));
+        assert_eq!(serde_json::from_str::<ApprovalMode>(&json).unwrap(), mode);
+    }
+    assert_eq!("FULL_AUTO".parse::<ApprovalMode>().unwrap(), ApprovalMode::FullAuto);
+    assert_eq!(ApprovalMode::default(), ApprovalMode::AutoEdit);
+    let err = "yolo".parse::<ApprovalMode>().unwrap_err().to_string();
+    assert!(err.contains("yolo") && err.contains("auto-edit"), "{err}");
+}

@@ -1,0 +1,94 @@
+//! Short text forms shared by the history list and the detail view: the clock time of a call, its duration, a size
+//! and the status mark.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ratatui::style::Style;
+
+use crate::tui::state::calls::CallStatus;
+use crate::tui::theme::Theme;
+
+/// `HH:MM:SS` in UTC. We have no time-zone database, so the column is labelled UTC rather than guessing local time.
+pub fn utc_clock(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let day = secs % 86_400;
+    format!("{:02}:{:02}:{:02}", day / 3_600, day % 3_600 / 60, day % 60)
+}
+
+/// A finished call's duration: `340ms`, `2.5s`, `3m07s`, `1h02m`.
+pub fn duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 59_950 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        minutes(d.as_secs())
+    }
+}
+
+/// A running call's elapsed time in whole seconds (tenths would flicker every frame).
+pub fn elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 { format!("{s}s") } else { minutes(s) }
+}
+
+fn minutes(s: u64) -> String {
+    if s < 3_600 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h{:02}m", s / 3_600, s % 3_600 / 60)
+    }
+}
+
+/// `512 B`, `1.2 KB`, `3.4 MB`, `1.1 GB` (binary units).
+pub fn size(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if b < KB * KB {
+        format!("{:.1} KB", b / KB)
+    } else if b < KB * KB * KB {
+        format!("{:.1} MB", b / (KB * KB))
+    } else {
+        format!("{:.1} GB", b / (KB * KB * KB))
+    }
+}
+
+/// The one-cell status mark and its style.
+pub fn status_mark(status: &CallStatus, theme: &Theme) -> (&'static str, Style) {
+    match status {
+        CallStatus::Running => ("…", theme.warning),
+        CallStatus::Done => ("✓", theme.success),
+        CallStatus::Failed => ("✗", theme.error),
+    }
+}
+
+/// The status as a word, for the detail header.
+pub fn status_word(status: &CallStatus) -> &'static str {
+    match status {
+        CallStatus::Running => "running",
+        CallStatus::Done => "done",
+        CallStatus::Failed => "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(utc_clock(UNIX_EPOCH + Duration::from_secs(86_400 * 3 + 3_723)), "01:02:03");
+        assert_eq!(duration(Duration::from_millis(340)), "340ms");
+        assert_eq!(duration(Duration::from_millis(2_460)), "2.5s");
+        assert_eq!(duration(Duration::from_millis(59_990)), "1m00s");
+        assert_eq!(duration(Duration::from_secs(187)), "3m07s");
+        assert_eq!(duration(Duration::from_secs(3_720)), "1h02m");
+        assert_eq!(elapsed(Duration::from_millis(3_900)), "3s");
+        assert_eq!(size(512), "512 B");
+        assert_eq!(size(1_229), "1.2 KB");
+        assert_eq!(size(3 * 1024 * 1024 + 400 * 1024), "3.4 MB");
+    }
+}

@@ -1,0 +1,74 @@
+//! Layers: modal views stacked over the transcript (approval prompt, history browser, diff view, help). A key goes to
+//! the top layer first; a layer answers `Consumed` or `Ignored` and may ask for effects (close itself, push another
+//! layer, send an op to the agent, jump to a call, copy text) that the app applies after dispatch, so no layer holds
+//! a reference to the app.
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::state::calls::ToolCallState;
+use super::theme::Theme;
+use crate::protocol::Op;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    Consumed,
+    Ignored,
+}
+
+/// What a layer asks the app to do.
+pub enum Effect {
+    /// Pop this layer.
+    Close,
+    /// Push a layer on top.
+    Push(Box<dyn Layer>),
+    /// Send an op to the agent.
+    Op(Op),
+    /// Close the layers and scroll the transcript to this call (by call id).
+    JumpToCall(String),
+    /// Copy text to the clipboard (OSC 52).
+    Copy(String),
+    /// A short message for the status line.
+    Notice(String),
+}
+
+/// What layers may read while handling input or drawing.
+pub struct View<'a> {
+    pub calls: &'a [ToolCallState],
+    pub theme: &'a Theme,
+}
+
+/// Input context: the view plus the effects asked for.
+pub struct Ctx<'a> {
+    pub view: View<'a>,
+    pub effects: Vec<Effect>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(view: View<'a>) -> Self {
+        Self {
+            view,
+            effects: Vec::new(),
+        }
+    }
+
+    pub fn effect(&mut self, effect: Effect) {
+        self.effects.push(effect);
+    }
+}
+
+pub trait Layer: Send {
+    /// A short name, for tests and the status bar.
+    fn name(&self) -> &'static str;
+    fn handle_key(&mut self, key: KeyEvent, ctx: &mut Ctx<'_>) -> Handled;
+    fn handle_paste(&mut self, _text: &str, _ctx: &mut Ctx<'_>) -> Handled {
+        Handled::Ignored
+    }
+    /// Draws the layer; `area` is the whole screen (a layer picks its own part of it).
+    fn render(&mut self, frame: &mut Frame<'_>, area: Rect, view: &View<'_>);
+    /// True while the layer shows something animated or loading, so the app schedules another frame.
+    fn animating(&self) -> bool {
+        false
+    }
+}

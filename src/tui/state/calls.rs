@@ -1,0 +1,129 @@
+//! What the TUI knows about each tool call: built from `ToolCallBegin` / `ToolOutputDelta` / `ToolCallEnd` events.
+//! The transcript shows calls as panes; the history browser lists them all.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+
+use crate::protocol::ToolOutput;
+
+/// Lines of live output kept per running call (the pane shows the tail; the full result arrives with the end event).
+pub const LIVE_TAIL_LINES: usize = 200;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallStatus {
+    Running,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolCallState {
+    pub call_id: String,
+    pub name: String,
+    /// Arguments as the model sent them (an object, or a raw string when they were not JSON).
+    pub args: Value,
+    /// The key argument shown in headers and lists: command, path, pattern ...
+    pub key_arg: String,
+    /// Wall-clock start, for the history browser's time column.
+    pub started_at: SystemTime,
+    /// Monotonic start, for the running timer.
+    pub started: Instant,
+    pub status: CallStatus,
+    pub duration: Option<Duration>,
+    /// The result as the model got it (with the structured details for the UI).
+    pub output: Option<ToolOutput>,
+    /// Where the full result is stored when the model got a preview.
+    pub full_output_path: Option<String>,
+    /// The tail of live output while running.
+    pub live: VecDeque<String>,
+    /// A partial last line of live output.
+    pub live_partial: String,
+    /// Live output bytes seen in all.
+    pub live_bytes: usize,
+    pub expanded: bool,
+}
+
+impl ToolCallState {
+    pub fn new(call_id: String, name: String, args: Value) -> Self {
+        let key_arg = crate::headless::key_argument(&args);
+        Self {
+            call_id,
+            name,
+            args,
+            key_arg,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            status: CallStatus::Running,
+            duration: None,
+            output: None,
+            full_output_path: None,
+            live: VecDeque::new(),
+            live_partial: String::new(),
+            live_bytes: 0,
+            expanded: false,
+        }
+    }
+
+    /// Adds a chunk of live output, keeping only the last `LIVE_TAIL_LINES` lines.
+    pub fn push_live(&mut self, chunk: &str) {
+        self.live_bytes += chunk.len();
+        let mut text = std::mem::take(&mut self.live_partial);
+        text.push_str(chunk);
+        let mut parts: Vec<&str> = text.split('\n').collect();
+        let last = parts.pop().unwrap_or("");
+        for line in parts {
+            if self.live.len() == LIVE_TAIL_LINES {
+                self.live.pop_front();
+            }
+            self.live.push_back(line.trim_end_matches('\r').to_string());
+        }
+        self.live_partial = last.to_string();
+    }
+
+    pub fn finish(&mut self, output: ToolOutput, duration: Duration, full_output_path: Option<String>) {
+        self.status = if output.is_error {
+            CallStatus::Failed
+        } else {
+            CallStatus::Done
+        };
+        self.duration = Some(duration);
+        self.output = Some(output);
+        self.full_output_path = full_output_path;
+    }
+
+    /// The result text's size in bytes (the stored file's size when there is one).
+    pub fn result_size(&self) -> u64 {
+        if let Some(path) = &self.full_output_path
+            && let Ok(meta) = std::fs::metadata(path)
+        {
+            return meta.len();
+        }
+        self.output.as_ref().map_or(0, |o| o.text.len() as u64)
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.duration.unwrap_or_else(|| self.started.elapsed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn live_tail_keeps_last_lines_and_partials() {
+        let mut c = ToolCallState::new("c".into(), "exec".into(), json!({"command": "ls"}));
+        assert_eq!(c.key_arg, "ls");
+        c.push_live("a\nb");
+        c.push_live("c\r\n");
+        assert_eq!(c.live, ["a", "bc"]);
+        for i in 0..500 {
+            c.push_live(&format!("{i}\n"));
+        }
+        assert_eq!(c.live.len(), LIVE_TAIL_LINES);
+        assert_eq!(c.live.back().map(String::as_str), Some("499"));
+    }
+}
