@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod demo;
 pub mod headless;
 pub mod protocol;
 pub mod provider;

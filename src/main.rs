@@ -20,13 +20,16 @@ use tern::provider::ProviderKind;
                   through tools, asks before any command runs, and shows every edit as a diff.\n\n\
                   Configure a provider with OPENAI_API_KEY, ANTHROPIC_API_KEY, a local Ollama server, or \
                   ~/.config/tern/config.toml (see README.md).",
-    arg_required_else_help = true
+    after_help = "Run `tern` in a repository to open the full-screen UI; `tern --demo` shows it with a scripted model."
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
     #[command(flatten)]
     global: GlobalArgs,
+    /// Play a scripted demo (no key or network needed) in a temporary copy of a sample project.
+    #[arg(long)]
+    demo: bool,
 }
 
 #[derive(Args)]
@@ -80,6 +83,11 @@ enum FormatArg {
 enum Command {
     /// Run one prompt without the UI and print the answer (exit codes: 0 done, 1 error, 2 usage, 130 interrupted).
     Run(RunArgs),
+    /// Reopen a session in the UI: the latest of this workspace, or the one with this id.
+    Resume {
+        /// A session id, as printed when a session ends.
+        id: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -112,7 +120,98 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     };
     let workspace = std::fs::canonicalize(&workspace)
         .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
-    let Command::Run(args) = cli.command;
+    match cli.command {
+        Some(Command::Run(args)) => headless_run(&cli.global, args, &workspace),
+        Some(Command::Resume { id }) => {
+            let data_dir = config::data_dir();
+            let path = match id {
+                Some(id) => tern::session::SessionLog::path_for(&data_dir, &id),
+                None => tern::session::log::latest_for(&data_dir, &workspace.display().to_string())
+                    .ok_or_else(|| anyhow::anyhow!("no session to resume in {}", workspace.display()))?,
+            };
+            if !path.is_file() {
+                anyhow::bail!("no session log at {}", path.display());
+            }
+            interactive(&cli.global, &workspace, Some(path), false)
+        }
+        None => interactive(&cli.global, &workspace, None, cli.demo),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn settings(global: &GlobalArgs, workspace: &std::path::Path, max_iterations: Option<u32>) -> anyhow::Result<config::Settings> {
+    let mut flags = flag_layer(global);
+    flags.max_iterations = max_iterations;
+    let (layers, sources) = config::load_layers(workspace, flags)?;
+    Ok(config::resolve(
+        layers,
+        sources,
+        |k| std::env::var(k).ok(),
+        config::detect::default_ollama,
+    )?)
+}
+
+/// The full-screen UI, on the configured model or (with `demo`) the scripted one in a temporary sample project.
+fn interactive(
+    global: &GlobalArgs,
+    workspace: &std::path::Path,
+    resume: Option<PathBuf>,
+    demo: bool,
+) -> anyhow::Result<i32> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!("tern: the UI needs a terminal. For scripts, use: tern run \"PROMPT\"");
+        return Ok(2);
+    }
+    let demo_dir = if demo {
+        let dir = tempfile::Builder::new().prefix("tern-demo-").tempdir().context("cannot create the demo directory")?;
+        let project = dir.path().join("project");
+        std::fs::create_dir(&project).context("cannot create the demo directory")?;
+        tern::demo::write_project(&project).context("cannot write the demo project")?;
+        Some(dir)
+    } else {
+        None
+    };
+    let _log = init_logging();
+    let runtime = runtime()?;
+    let summary = runtime.block_on(async {
+        let (handle, session, context_window, root) = match &demo_dir {
+            Some(dir) => {
+                let root = std::fs::canonicalize(dir.path().join("project"))?;
+                let (handle, session) = tern::agent::start_demo(&root)?;
+                (handle, session, 128_000, root)
+            }
+            None => {
+                let settings = settings(global, workspace, None)?;
+                let (handle, session) = tern::agent::start(&settings, workspace, resume.as_deref())?;
+                (handle, session, settings.context_window, workspace.to_path_buf())
+            }
+        };
+        let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
+        let summary = tern::tui::launch(handle, root, context_window, first, session.history.clone()).await?;
+        anyhow::Ok((summary, session))
+    })?;
+    let (summary, session) = summary;
+    if let Some((question, answer)) = summary.last_exchange {
+        println!("› {}\n", question.trim());
+        if !answer.trim().is_empty() {
+            println!("{}\n", answer.trim());
+        }
+    }
+    if demo {
+        println!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
+    } else if session.log_path.is_some() {
+        println!("Session {} saved. Resume it with: tern resume {}", session.id, session.id);
+    }
+    Ok(0)
+}
+
+fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
     let prompt = match args.prompt.as_deref() {
         Some(p) if p != "-" => p.to_string(),
         _ => {
@@ -121,9 +220,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 return Ok(2);
             }
             let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the prompt from stdin")?;
+            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
             text
         }
     };
@@ -131,27 +228,15 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         eprintln!("tern: the prompt is empty");
         return Ok(2);
     }
-    let mut flags = flag_layer(&cli.global);
-    flags.max_iterations = args.max_iterations;
-    let (layers, sources) = config::load_layers(&workspace, flags)?;
-    let settings = config::resolve(
-        layers,
-        sources,
-        |k| std::env::var(k).ok(),
-        config::detect::default_ollama,
-    )?;
+    let settings = settings(global, workspace, args.max_iterations)?;
     let _log = init_logging();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     let format = match args.output_format {
         FormatArg::Text => OutputFormat::Text,
         FormatArg::Json => OutputFormat::Json,
         FormatArg::StreamJson => OutputFormat::StreamJson,
     };
-    runtime.block_on(async move {
-        let handle = tern::agent::start(&settings, &workspace)?;
+    runtime()?.block_on(async move {
+        let (handle, _session) = tern::agent::start(&settings, workspace, None)?;
         let (tx, mut interrupts) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {

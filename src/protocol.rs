@@ -35,6 +35,12 @@ pub enum Op {
     SetApprovalMode {
         mode: ApprovalMode,
     },
+    /// Use another model from the next request on (same provider).
+    SetModel {
+        model: String,
+    },
+    /// Forget the conversation and start afresh (ignored while a turn runs).
+    NewConversation,
     /// Finish what is running and stop the agent task.
     Shutdown,
 }

@@ -61,6 +61,7 @@ async fn harness(script: Vec<Reply>, mode: ApprovalMode, kind: ProviderKind, max
         reserve_tokens: 8_000,
         results,
         history: vec![],
+        log: None,
     });
     Harness {
         mock,

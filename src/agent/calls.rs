@@ -109,7 +109,7 @@ impl Agent {
         }
         for (call, result) in calls.iter().zip(results) {
             let (output, _) = result.unwrap_or_else(|| (ToolOutput::error(INTERRUPTED), None));
-            self.messages.push(Message::Tool {
+            self.push_message(Message::Tool {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 content: output.text,

@@ -8,11 +8,12 @@ pub mod prompt;
 pub mod runner;
 mod turn;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Settings;
-use crate::session::ToolResultStore;
+use crate::protocol::Message;
+use crate::session::{SessionLog, SessionMeta, ToolResultStore};
 use crate::tools::exec::{ExecConfig, ExecTool};
 use crate::tools::{PathPolicy, ToolRegistry};
 
@@ -26,13 +27,61 @@ pub enum StartError {
     Workspace(#[from] crate::tools::PathError),
     #[error("cannot create the session directory {path}: {source}")]
     SessionDir { path: String, source: std::io::Error },
+    #[error("cannot resume {path}: {source}")]
+    Resume { path: String, source: std::io::Error },
 }
 
-/// Everything a session needs from settings: the provider, the tools, the policy and the gate.
-pub fn config_for(settings: &Settings, workspace: &Path) -> Result<AgentConfig, StartError> {
+/// Which session a start made or continued.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub id: String,
+    /// The conversation so far (empty for a new session), for a frontend to show.
+    pub history: Vec<Message>,
+    /// Where the log is, when it could be created.
+    pub log_path: Option<PathBuf>,
+}
+
+/// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
+/// session logged at that path.
+pub fn config_for(
+    settings: &Settings,
+    workspace: &Path,
+    resume: Option<&Path>,
+) -> Result<(AgentConfig, SessionInfo), StartError> {
     let provider = crate::provider::build(&settings.provider)?;
-    let session_id = crate::session::new_session_id();
-    let results = ToolResultStore::for_session(&crate::config::data_dir(), &session_id);
+    let data_dir = crate::config::data_dir();
+    let (session_id, history, log) = match resume {
+        Some(path) => {
+            let (meta, history) = crate::session::log::load(path).map_err(|source| StartError::Resume {
+                path: path.display().to_string(),
+                source,
+            })?;
+            (meta.id, history, SessionLog::append_to(path).ok())
+        }
+        None => {
+            let id = crate::session::new_session_id();
+            let meta = SessionMeta {
+                id: id.clone(),
+                workspace: workspace.display().to_string(),
+                provider: provider.name().to_string(),
+                model: provider.model().to_string(),
+            };
+            let log = match SessionLog::create(&SessionLog::path_for(&data_dir, &id), &meta) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot create the session log; this session will not be resumable");
+                    None
+                }
+            };
+            (id, Vec::new(), log)
+        }
+    };
+    let info = SessionInfo {
+        id: session_id.clone(),
+        history: history.clone(),
+        log_path: log.as_ref().map(|l| l.path().to_path_buf()),
+    };
+    let results = ToolResultStore::for_session(&data_dir, &session_id);
     results.ensure_dir().map_err(|source| StartError::SessionDir {
         path: results.dir().display().to_string(),
         source,
@@ -47,7 +96,7 @@ pub fn config_for(settings: &Settings, workspace: &Path) -> Result<AgentConfig, 
         env_allow: settings.env_allow.clone(),
         ..ExecConfig::default()
     })));
-    Ok(AgentConfig {
+    let config = AgentConfig {
         provider,
         tools,
         gate: approval::ApprovalGate::new(settings.mode, settings.allow.clone(), settings.deny.clone()),
@@ -57,11 +106,47 @@ pub fn config_for(settings: &Settings, workspace: &Path) -> Result<AgentConfig, 
         context_window: settings.context_window,
         reserve_tokens: u64::from(settings.provider.max_tokens.unwrap_or(8_192)),
         results,
-        history: Vec::new(),
-    })
+        history,
+        log,
+    };
+    Ok((config, info))
 }
 
 /// Starts a session's agent task from settings.
-pub fn start(settings: &Settings, workspace: &Path) -> Result<AgentHandle, StartError> {
-    Ok(spawn(config_for(settings, workspace)?))
+pub fn start(settings: &Settings, workspace: &Path, resume: Option<&Path>) -> Result<(AgentHandle, SessionInfo), StartError> {
+    let (config, info) = config_for(settings, workspace, resume)?;
+    Ok((spawn(config), info))
+}
+
+/// Starts the scripted demo agent in `root` (a temporary copy of the sample project). Its large results go to a
+/// sibling `results` directory inside the same temporary directory, so nothing outside it is touched.
+pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError> {
+    let results_dir = root.parent().unwrap_or(root).join("results");
+    let results = ToolResultStore::new(&results_dir);
+    results.ensure_dir().map_err(|source| StartError::SessionDir {
+        path: results_dir.display().to_string(),
+        source,
+    })?;
+    let policy = PathPolicy::new(root)?.allow_read_root(results.dir());
+    let mut tools = ToolRegistry::with_builtins();
+    tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
+    let config = AgentConfig {
+        provider: Arc::new(crate::demo::DemoProvider::new(std::time::Duration::from_millis(40))),
+        tools,
+        gate: approval::ApprovalGate::new(approval::ApprovalMode::AutoEdit, Vec::new(), Vec::new()),
+        system_prompt: prompt::system_prompt(policy.root()),
+        policy,
+        max_iterations: 20,
+        context_window: 128_000,
+        reserve_tokens: 8_192,
+        results,
+        history: Vec::new(),
+        log: None,
+    };
+    let info = SessionInfo {
+        id: "demo".into(),
+        history: Vec::new(),
+        log_path: None,
+    };
+    Ok((spawn(config), info))
 }

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::approval::ApprovalGate;
 use crate::protocol::{ApprovalDecision, Event, Message, Op, TurnEnd, Usage};
 use crate::provider::Provider;
-use crate::session::ToolResultStore;
+use crate::session::{SessionLog, ToolResultStore};
 use crate::tools::{FileTracker, PathPolicy, ToolRegistry};
 
 /// Everything a session's agent needs.
@@ -30,6 +30,8 @@ pub struct AgentConfig {
     pub results: ToolResultStore,
     /// Conversation to continue (a resumed session); empty for a new one.
     pub history: Vec<Message>,
+    /// Where every message is appended as it happens; `None` keeps the session in memory only.
+    pub log: Option<SessionLog>,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -43,6 +45,8 @@ pub struct AgentHandle {
 pub(crate) struct Shared {
     pub gate: Mutex<ApprovalGate>,
     pub pending: Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>,
+    /// A model chosen during the session, replacing the configured one.
+    pub model: Mutex<Option<String>>,
     pub events: mpsc::UnboundedSender<Event>,
 }
 
@@ -64,6 +68,7 @@ pub(crate) struct Agent {
     pub reserve_tokens: u64,
     pub results: ToolResultStore,
     pub messages: Vec<Message>,
+    pub log: Option<SessionLog>,
     pub total_usage: Usage,
     pub turn: u64,
     pub next_approval_id: u64,
@@ -77,6 +82,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let shared = Arc::new(Shared {
         gate: Mutex::new(config.gate),
         pending: Mutex::new(HashMap::new()),
+        model: Mutex::new(None),
         events: ev_tx,
     });
     let agent = Agent {
@@ -89,7 +95,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         context_window: config.context_window,
         reserve_tokens: config.reserve_tokens,
         results: config.results,
-        messages: config.history,
+        messages: super::context::repair(&config.history),
+        log: config.log,
         total_usage: Usage::default(),
         turn: 0,
         next_approval_id: 1,
@@ -124,6 +131,21 @@ impl Agent {
                         self.set_mode(mode);
                         continue;
                     }
+                    Some(Op::SetModel { model }) => {
+                        set_model(&self.shared, model);
+                        continue;
+                    }
+                    Some(Op::NewConversation) => {
+                        self.messages.clear();
+                        if let Some(log) = &mut self.log
+                            && let Err(e) = log.reset()
+                        {
+                            tracing::warn!(error = %e, "cannot write the session log");
+                        }
+                        self.total_usage = Usage::default();
+                        self.files.forget_all();
+                        continue;
+                    }
                     // Nothing is running: stale interrupts and approvals have nothing to act on.
                     Some(Op::Interrupt | Op::Approve { .. }) => continue,
                     Some(Op::Shutdown) | None => break,
@@ -146,6 +168,10 @@ impl Agent {
                                 gate.set_mode(mode);
                             }
                         }
+                        Some(Op::SetModel { model }) => set_model(&shared, model),
+                        Some(Op::NewConversation) => shared.emit(Event::Notice {
+                            text: "a turn is running; start a new conversation after it ends".into(),
+                        }),
                         Some(Op::Shutdown) => {
                             shutting_down = true;
                             cancel.cancel();
@@ -177,7 +203,7 @@ impl Agent {
             turn: self.turn,
             text: text.clone(),
         });
-        self.messages.push(Message::User {
+        self.push_message(Message::User {
             content: text,
             images: Vec::new(),
         });
@@ -188,6 +214,28 @@ impl Agent {
             pending.clear();
         }
         end
+    }
+}
+
+impl Agent {
+    /// Adds a message to the conversation and appends it to the session log. A log that cannot be written is
+    /// reported once and then left alone: the session goes on in memory.
+    pub(crate) fn push_message(&mut self, message: Message) {
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.record(&message)
+        {
+            self.shared.emit(Event::Notice {
+                text: format!("cannot write the session log {}: {e}; this session will not be resumable", log.path().display()),
+            });
+            self.log = None;
+        }
+        self.messages.push(message);
+    }
+}
+
+fn set_model(shared: &Shared, model: String) {
+    if let Ok(mut current) = shared.model.lock() {
+        *current = Some(model);
     }
 }
 

@@ -64,7 +64,7 @@ impl Agent {
             if calls.is_empty() {
                 if cut && continues < MAX_LENGTH_CONTINUES {
                     continues += 1;
-                    self.messages.push(Message::User {
+                    self.push_message(Message::User {
                         content: CONTINUE_PROMPT.into(),
                         images: Vec::new(),
                     });
@@ -84,7 +84,7 @@ impl Agent {
                 self.max_iterations
             ),
         });
-        self.messages.push(Message::User {
+        self.push_message(Message::User {
             content: LIMIT_PROMPT.into(),
             images: Vec::new(),
         });
@@ -107,7 +107,7 @@ impl Agent {
             text: completion.content.clone(),
             reasoning: completion.reasoning.as_ref().map(|r| r.text.clone()),
         });
-        self.messages.push(Message::Assistant {
+        self.push_message(Message::Assistant {
             content: completion.content,
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
@@ -132,8 +132,9 @@ impl Agent {
                 text: format!("compacted {compacted} old tool result(s) to fit the model's context window"),
             });
         }
+        let model = self.shared.model.lock().ok().and_then(|m| m.clone());
         let request = ChatRequest {
-            model: self.provider.model().to_string(),
+            model: model.unwrap_or_else(|| self.provider.model().to_string()),
             system: self.system_prompt.clone(),
             messages,
             tools,
@@ -170,7 +171,7 @@ impl Agent {
             }
             Err(ProviderError::Cancelled) => {
                 if !partial.is_empty() || !partial_reasoning.is_empty() {
-                    self.messages.push(Message::Assistant {
+                    self.push_message(Message::Assistant {
                         content: format!("{partial}\n\n[interrupted by the user]"),
                         reasoning: (!partial_reasoning.is_empty()).then_some(Reasoning {
                             text: partial_reasoning,

@@ -1,8 +1,10 @@
-//! What a session keeps on disk, outside the repository: large tool results (so the model gets a preview and a path
-//! instead of 100 KB of text in its context).
+//! What a session keeps on disk, outside the repository: the conversation log (JSONL, for resume) and large tool
+//! results (so the model gets a preview and a path instead of 100 KB of text in its context).
 
+pub mod log;
 pub mod results;
 
+pub use log::{SessionLog, SessionMeta};
 pub use results::ToolResultStore;
 
 /// A new session id: UTC time to the second plus a random suffix, sortable and unique enough for one user's machine.

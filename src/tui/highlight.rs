@@ -1,1 +1,273 @@
-//! (being written)
+//! Syntax highlighting for code blocks, diffs and file panes: syntect's default grammars and themes, mapped to ratatui
+//! styles (24-bit foreground colours, bold and italic; never a background, so code sits on the terminal's own).
+//! Grammars load once, lazily; `warm_up` does that (and compiles the common grammars' patterns) on a background
+//! thread so the first frame that shows code does not pay for it. Work that would not fit a frame — huge inputs,
+//! minified one-line files — falls back to plain lines.
+
+mod cache;
+mod lang;
+
+use std::sync::LazyLock;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{self as syn, FontStyle, ThemeSet};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+
+use crate::tui::theme::Theme;
+use crate::tui::wrap;
+
+/// Inputs with more lines than this are shown plain.
+pub const MAX_HIGHLIGHT_LINES: usize = 2_000;
+/// Inputs larger than this are shown plain.
+pub const MAX_HIGHLIGHT_BYTES: usize = 200 * 1024;
+/// A line longer than this (minified code, data) ends highlighting: the regex engine crawls on such lines, and the
+/// grammar state after it would be a guess anyway.
+const MAX_LINE_BYTES: usize = 4 * 1024;
+/// Tab stops every this many cells.
+pub const TAB_WIDTH: usize = 4;
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
+
+/// Used when the theme names a syntect theme that does not exist.
+const FALLBACK_THEME: &str = "base16-ocean.dark";
+
+/// Small samples whose highlighting compiles the patterns most answers need (syntect compiles each regex on first
+/// use, which costs far more than matching).
+const WARM_UP_SAMPLES: &[(&str, &str)] = &[
+    (
+        "rs",
+        "use std::io;\n/// Doc.\n#[derive(Debug)]\npub fn f<'a>(x: &'a str) -> Option<u8> { let s = \"a\"; 1 }\n",
+    ),
+    (
+        "py",
+        "import os\n@dec\ndef f(x: int) -> str:\n    \"\"\"Doc.\"\"\"\n    return f\"{x}\"  # c\n",
+    ),
+    (
+        "js",
+        "import x from 'y';\nconst f = async (a) => { return `t${a}`; };\nclass A extends B {}\n",
+    ),
+    (
+        "sh",
+        "#!/bin/sh\nset -eu\nfor f in *.rs; do echo \"$f\" | grep -q x && cargo test; done\n",
+    ),
+    ("json", "{\"a\": [1, true, null, \"s\"]}\n"),
+    ("diff", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"),
+];
+
+/// Loads the grammars and themes and compiles the common languages' patterns. Call once at start-up on a
+/// background thread; highlighting works without it, only the first code block is slower.
+pub fn warm_up() {
+    let theme = Theme::default();
+    for (lang, sample) in WARM_UP_SAMPLES {
+        if let (Some(syntax), Some(syn_theme)) = (lang::find_syntax(&SYNTAXES, lang), syntect_theme(&theme)) {
+            let mut lines = HighlightLines::new(syntax, syn_theme);
+            let palette = Palette::new(syn_theme, &theme);
+            for line in sample.split_inclusive('\n') {
+                match lines.highlight_line(line, &SYNTAXES) {
+                    Ok(ranges) => {
+                        palette.line(&ranges);
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+}
+
+/// Highlights `code` as `lang` (a fence info string like "rust", "py", "ts", "sh", or a file extension or path) into
+/// styled lines, one per source line (a final newline does not start another). Unknown languages and inputs over
+/// `MAX_HIGHLIGHT_LINES` lines or `MAX_HIGHLIGHT_BYTES` come back as plain lines in the theme's text style. Tabs
+/// are expanded to stops every `TAB_WIDTH` cells.
+pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {
+    let too_big =
+        code.len() > MAX_HIGHLIGHT_BYTES || code.bytes().filter(|&b| b == b'\n').count() > MAX_HIGHLIGHT_LINES;
+    let syntax = if too_big {
+        None
+    } else {
+        lang.and_then(|lang| lang::find_syntax(&SYNTAXES, lang))
+    };
+    match (syntax, syntect_theme(theme)) {
+        (Some(syntax), Some(syn_theme)) => highlight_with(code, syntax, syn_theme, theme, true),
+        _ => plain_lines(code, theme),
+    }
+}
+
+/// The language token `highlight` accepts for a file path ("src/main.rs" → "rs", "Makefile" → "make"), or None when
+/// no grammar fits.
+pub fn language_for_path(path: &str) -> Option<&'static str> {
+    lang::for_path(&SYNTAXES, path)
+}
+
+/// Code as plain lines in the theme's text style, tabs expanded: what `highlight` returns for unknown languages.
+pub fn plain_lines(code: &str, theme: &Theme) -> Vec<Line<'static>> {
+    source_lines(code).map(|line| plain_line(line, theme)).collect()
+}
+
+fn plain_line(line: &str, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(expand_tabs(line, 0), theme.text))
+}
+
+fn syntect_theme(theme: &Theme) -> Option<&'static syn::Theme> {
+    THEMES
+        .themes
+        .get(theme.syntax_theme)
+        .or_else(|| THEMES.themes.get(FALLBACK_THEME))
+}
+
+/// The lines of `code` without their line endings; a final newline does not start another line.
+fn source_lines(code: &str) -> impl Iterator<Item = &str> {
+    code.split_inclusive('\n')
+        .map(|l| l.strip_suffix('\n').unwrap_or(l))
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+fn highlight_with(
+    code: &str,
+    syntax: &'static SyntaxReference,
+    syn_theme: &'static syn::Theme,
+    theme: &Theme,
+    use_cache: bool,
+) -> Vec<Line<'static>> {
+    let key = cache::Key {
+        syntax: &syntax.name,
+        syntax_theme: theme.syntax_theme,
+        text_style: theme.text,
+    };
+    let resumed = if use_cache { cache::resume(&key, code) } else { None };
+    let superseded = resumed.as_ref().map(|c| c.text.clone());
+    let (mut lines, done, mut highlighter) = match resumed {
+        Some(c) => (
+            c.lines,
+            c.text.len(),
+            HighlightLines::from_state(syn_theme, c.highlight, c.parse),
+        ),
+        None => (Vec::new(), 0, HighlightLines::new(syntax, syn_theme)),
+    };
+    let palette = Palette::new(syn_theme, theme);
+    let rest = &code[done..];
+    let mut covered = done;
+    let mut pieces = rest.split_inclusive('\n').peekable();
+    // Whole lines first: syntect's state after them is what the cache keeps.
+    while let Some(piece) = pieces.next_if(|p| p.ends_with('\n')) {
+        match highlight_piece(&mut highlighter, piece, &palette) {
+            Some(line) => lines.push(line),
+            None => {
+                lines.push(plain_line(trim_ending(piece), theme));
+                lines.extend(pieces.map(|p| plain_line(trim_ending(p), theme)));
+                return lines;
+            }
+        }
+        covered += piece.len();
+    }
+    let (highlight, parse) = highlighter.state();
+    if use_cache && covered > done {
+        let checkpoint = cache::Checkpoint {
+            text: code[..covered].to_string(),
+            lines: lines.clone(),
+            parse: parse.clone(),
+            highlight: highlight.clone(),
+        };
+        cache::store(key, checkpoint, superseded.as_deref());
+    }
+    // A last line without its newline (a block still streaming) is highlighted but not remembered.
+    if let Some(tail) = pieces.next() {
+        let mut highlighter = HighlightLines::from_state(syn_theme, highlight, parse);
+        lines.push(highlight_piece(&mut highlighter, tail, &palette).unwrap_or_else(|| plain_line(tail, theme)));
+    }
+    lines
+}
+
+/// One source line (with its newline, as the newlines grammars expect), or None when it is too long or the grammar
+/// fails on it.
+fn highlight_piece(highlighter: &mut HighlightLines<'_>, piece: &str, palette: &Palette) -> Option<Line<'static>> {
+    if piece.len() > MAX_LINE_BYTES {
+        return None;
+    }
+    highlighter
+        .highlight_line(piece, &SYNTAXES)
+        .ok()
+        .map(|ranges| palette.line(&ranges))
+}
+
+fn trim_ending(piece: &str) -> &str {
+    let piece = piece.strip_suffix('\n').unwrap_or(piece);
+    piece.strip_suffix('\r').unwrap_or(piece)
+}
+
+/// Turns syntect styles into ratatui ones.
+struct Palette {
+    /// The syntect theme's plain-text colour: tokens in it take the terminal's own foreground instead, so plain
+    /// code stays readable on light and dark terminals alike.
+    default_fg: Option<syn::Color>,
+    text: Style,
+}
+
+impl Palette {
+    fn new(syn_theme: &syn::Theme, theme: &Theme) -> Self {
+        Self {
+            default_fg: syn_theme.settings.foreground,
+            text: theme.text,
+        }
+    }
+
+    fn style(&self, style: syn::Style) -> Style {
+        let mut out = self.text;
+        let fg = style.foreground;
+        if fg.a > 0 && Some(fg) != self.default_fg {
+            out = out.fg(Color::Rgb(fg.r, fg.g, fg.b));
+        }
+        if style.font_style.contains(FontStyle::BOLD) {
+            out = out.add_modifier(Modifier::BOLD);
+        }
+        if style.font_style.contains(FontStyle::ITALIC) {
+            out = out.add_modifier(Modifier::ITALIC);
+        }
+        out
+    }
+
+    /// One line's ranges as spans: line ending dropped, tabs expanded, neighbours of the same style merged.
+    fn line(&self, ranges: &[(syn::Style, &str)]) -> Line<'static> {
+        let mut spans: Vec<Span<'static>> = Vec::with_capacity(ranges.len());
+        let mut column = 0;
+        for (style, text) in ranges {
+            let text = trim_ending(text);
+            if text.is_empty() {
+                continue;
+            }
+            let style = self.style(*style);
+            let text = expand_tabs(text, column);
+            column += wrap::width(&text);
+            match spans.last_mut() {
+                Some(last) if last.style == style => last.content.to_mut().push_str(&text),
+                _ => spans.push(Span::styled(text, style)),
+            }
+        }
+        Line::from(spans)
+    }
+}
+
+/// Replaces tabs with spaces up to the next tab stop; `column` is where `text` starts on its line.
+fn expand_tabs(text: &str, column: usize) -> String {
+    if !text.contains('\t') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut column = column;
+    for ch in text.chars() {
+        if ch == '\t' {
+            let stop = TAB_WIDTH - column % TAB_WIDTH;
+            out.extend(std::iter::repeat_n(' ', stop));
+            column += stop;
+        } else {
+            out.push(ch);
+            column += unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -10,3 +10,42 @@ pub mod markdown;
 pub mod state;
 pub mod theme;
 pub mod wrap;
+pub mod keymap;
+pub mod app;
+pub mod terminal;
+pub mod view;
+
+use std::path::PathBuf;
+
+use crate::agent::AgentHandle;
+use crate::protocol::Op;
+
+/// Starts the full-screen UI on a running agent and returns when the user quits. `first_prompt` is sent at once
+/// (the demo plays itself).
+pub async fn launch(
+    agent: AgentHandle,
+    workspace: PathBuf,
+    context_window: u64,
+    first_prompt: Option<String>,
+    history: Vec<crate::protocol::Message>,
+) -> std::io::Result<terminal::Summary> {
+    let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
+    let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);
+    let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
+    let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
+        Ok(map) => (map, None),
+        Err(e) => (keymap::Keymap::default(), Some(e.to_string())),
+    };
+    let mut app = app::App::new(agent.ops.clone(), composer, keymap, theme::Theme::dark(), context_window);
+    app.state.replay(&history);
+    if let Some(error) = keymap_error {
+        app.state
+            .notice(format!("keymap ignored: {error}"), state::Level::Error);
+    }
+    // Loading the syntax definitions takes a few milliseconds: do it off the first frame.
+    tokio::task::spawn_blocking(highlight::warm_up);
+    if let Some(prompt) = first_prompt {
+        let _ = agent.ops.send(Op::UserTurn { text: prompt });
+    }
+    terminal::run(app, agent, notify_rx, true).await
+}

@@ -235,22 +235,60 @@ pub(super) fn endings_note(model: &Model<'_>) -> Option<String> {
     (a != b && a != Endings::None && b != Endings::None).then(|| format!("line endings: {} → {}", a.label(), b.label()))
 }
 
-/// The nearest line above old line `start` that looks like an enclosing function, type or (in markdown) heading:
-/// git's default rule (a line starting with a letter, `_` or `$`) plus indented definitions (methods).
-pub(super) fn enclosing_heading<'a>(old: &Side<'a>, start: usize, markdown: bool) -> Option<&'a str> {
+/// What kind of line marks a section in a file, by its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Headings {
+    /// Source code: git's default rule (a line starting with a letter, `_` or `$`) plus indented definitions
+    /// (methods inside an impl or class).
+    Code,
+    /// Markdown and friends: `#` headings.
+    Markdown,
+    /// TOML and INI: `[section]` lines.
+    Sections,
+    /// Plain text and unknown formats: a line starting with a letter is just text, so no heading.
+    None,
+}
+
+impl Headings {
+    pub fn for_path(path: &str) -> Headings {
+        let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        match ext.as_str() {
+            "md" | "markdown" | "mdx" => Headings::Markdown,
+            "toml" | "ini" | "cfg" | "conf" | "gitconfig" => Headings::Sections,
+            "rs" | "c" | "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "go" | "py" | "pyi" | "js" | "mjs" | "cjs"
+            | "jsx" | "ts" | "tsx" | "java" | "kt" | "kts" | "swift" | "rb" | "php" | "cs" | "scala" | "lua" | "sh"
+            | "bash" | "zsh" | "fish" | "pl" | "pm" | "ex" | "exs" | "erl" | "hs" | "ml" | "mli" | "zig" | "dart"
+            | "m" | "mm" | "r" | "jl" | "nim" | "v" | "vue" | "svelte" | "proto" | "gradle" | "groovy" | "clj"
+            | "fs" | "elm" | "sql" => Headings::Code,
+            _ => Headings::None,
+        }
+    }
+
+    fn matches(self, line: &str) -> bool {
+        match self {
+            Headings::None => false,
+            Headings::Markdown => line.starts_with('#'),
+            Headings::Sections => line.starts_with('['),
+            Headings::Code => is_code_heading(line),
+        }
+    }
+}
+
+/// The nearest line above old line `start` that marks the enclosing function, type or section.
+pub(super) fn enclosing_heading<'a>(old: &Side<'a>, start: usize, kind: Headings) -> Option<&'a str> {
+    if kind == Headings::None {
+        return None;
+    }
     let from = start.min(old.lines.len());
     old.lines[from.saturating_sub(HEADING_SCAN)..from]
         .iter()
         .rev()
         .map(|l| l.text)
-        .find(|t| is_heading(t, markdown))
+        .find(|t| kind.matches(t))
         .map(str::trim)
 }
 
-fn is_heading(line: &str, markdown: bool) -> bool {
-    if markdown {
-        return line.starts_with('#');
-    }
+fn is_code_heading(line: &str) -> bool {
     let Some(first) = line.chars().next() else {
         return false;
     };

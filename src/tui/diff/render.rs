@@ -8,7 +8,7 @@ use std::ops::Range;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::model::{self, Body, Hunk, Kind, Model, Row};
+use super::model::{self, Body, Headings, Hunk, Kind, Model, Row};
 use super::words::{self, WordMarks};
 use crate::protocol::FileDiff;
 use crate::tui::theme::Theme;
@@ -74,6 +74,13 @@ pub(super) fn render_marked(diff: &FileDiff, width: u16, theme: &Theme, opts: &D
 fn file_header(diff: &FileDiff, kind: Kind, theme: &Theme) -> Line<'static> {
     let path = if diff.path.is_empty() { "(unnamed)".to_string() } else { sanitize(&diff.path) };
     let mut spans = vec![Span::styled(path, theme.text.add_modifier(Modifier::BOLD)), Span::raw("  ")];
+    spans.extend(counts(diff, kind, theme));
+    Line::from(spans)
+}
+
+/// `+added -removed` and "new file" / "deleted", as in the file header (the full-screen title reuses it).
+pub(super) fn counts(diff: &FileDiff, kind: Kind, theme: &Theme) -> Vec<Span<'static>> {
+    let mut spans = Vec::with_capacity(4);
     if kind != Kind::Deleted {
         spans.push(Span::styled(format!("+{}", diff.added), theme.diff_added));
     }
@@ -88,7 +95,7 @@ fn file_header(diff: &FileDiff, kind: Kind, theme: &Theme) -> Line<'static> {
         Kind::Deleted => spans.push(Span::styled("  deleted", theme.dim)),
         Kind::Modified => {}
     }
-    Line::from(spans)
+    spans
 }
 
 fn render_model(diff: &FileDiff, model: &Model<'_>, kind: Kind, width: u16, theme: &Theme, out: &mut Output) {
@@ -112,7 +119,7 @@ fn render_model(diff: &FileDiff, model: &Model<'_>, kind: Kind, width: u16, them
     }
 
     let gutter = Gutter::new(model, kind, width);
-    let markdown = is_markdown(&diff.path);
+    let headings = Headings::for_path(&diff.path);
     let mut painter = Painter {
         theme,
         width,
@@ -122,7 +129,7 @@ fn render_model(diff: &FileDiff, model: &Model<'_>, kind: Kind, width: u16, them
     for hunk in &model.hunks {
         out.hunks.push(out.lines.len());
         if hunk_headers {
-            let heading = model::enclosing_heading(&model.old, hunk.old_start, markdown);
+            let heading = model::enclosing_heading(&model.old, hunk.old_start, headings);
             if !out.push(hunk_header(hunk, heading, width, theme)) {
                 out.hunks.pop();
                 return;
@@ -208,13 +215,26 @@ struct Painter<'t> {
     pending_new: HashMap<usize, Vec<Range<usize>>>,
 }
 
+/// How a row's text looks: its marker, the line colour, and the colour of changed words.
+#[derive(Clone, Copy)]
+struct Look {
+    marker: char,
+    line: Style,
+    word: Style,
+}
+
 impl Painter<'_> {
     fn row(&mut self, row: Row, model: &Model<'_>) -> Vec<Line<'static>> {
         let t = self.theme;
         match row {
             Row::Context { old, new } => {
                 let text = model.old.lines.get(old).map_or("", |l| l.text);
-                self.content(Some(old), Some(new), ' ', text, &[], t.text, t.text)
+                let look = Look {
+                    marker: ' ',
+                    line: t.text,
+                    word: t.text,
+                };
+                self.content(Some(old), Some(new), text, &[], look)
             }
             Row::Removed { old, pair } => {
                 let text = model.old.lines.get(old).map_or("", |l| l.text);
@@ -226,12 +246,22 @@ impl Painter<'_> {
                     }
                     _ => Vec::new(),
                 };
-                self.content(Some(old), None, '-', text, &marks, t.diff_removed, t.diff_removed_word)
+                let look = Look {
+                    marker: '-',
+                    line: t.diff_removed,
+                    word: t.diff_removed_word,
+                };
+                self.content(Some(old), None, text, &marks, look)
             }
             Row::Added { new, .. } => {
                 let text = model.new.lines.get(new).map_or("", |l| l.text);
                 let marks = self.pending_new.remove(&new).unwrap_or_default();
-                self.content(None, Some(new), '+', text, &marks, t.diff_added, t.diff_added_word)
+                let look = Look {
+                    marker: '+',
+                    line: t.diff_added,
+                    word: t.diff_added_word,
+                };
+                self.content(None, Some(new), text, &marks, look)
             }
             Row::NoNewline => {
                 let blank = " ".repeat(self.gutter.width());
@@ -240,27 +270,25 @@ impl Painter<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// One row: the gutter, then the text wrapped to the rest of the width, continuation rows under a blank gutter.
     fn content(
         &self,
         old: Option<usize>,
         new: Option<usize>,
-        marker: char,
         text: &str,
         marks: &[Range<usize>],
-        style: Style,
-        word: Style,
+        look: Look,
     ) -> Vec<Line<'static>> {
         let gutter_w = self.gutter.width();
         let text_w = u16::try_from(usize::from(self.width).saturating_sub(gutter_w).max(1)).unwrap_or(u16::MAX);
-        let spans = styled_text(text, marks, style, word, self.theme.dim);
+        let spans = styled_text(text, marks, look, self.theme.dim);
         let pieces = wrap::wrap_line(Line::from(spans), text_w, "");
         let mut lines = Vec::with_capacity(pieces.len());
         for (i, piece) in pieces.into_iter().enumerate() {
             let mut spans = Vec::with_capacity(piece.spans.len() + 2);
             if i == 0 {
                 spans.push(Span::styled(self.gutter.numbers(old, new), self.theme.diff_gutter));
-                spans.push(Span::styled(format!("{marker} "), style));
+                spans.push(Span::styled(format!("{} ", look.marker), look.line));
             } else {
                 spans.push(Span::raw(" ".repeat(gutter_w)));
             }
@@ -273,7 +301,8 @@ impl Painter<'_> {
 
 /// The text of a row as spans: tabs expanded, control characters made visible, `marks` in the word style, and a
 /// dim note when the line was cut.
-fn styled_text(text: &str, marks: &[Range<usize>], style: Style, word: Style, dim: Style) -> Vec<Span<'static>> {
+fn styled_text(text: &str, marks: &[Range<usize>], look: Look, dim: Style) -> Vec<Span<'static>> {
+    let (style, word) = (look.line, look.word);
     let (shown, cut) = if text.len() > MAX_LINE_BYTES {
         let mut end = MAX_LINE_BYTES;
         while !text.is_char_boundary(end) {
@@ -334,7 +363,8 @@ fn visible(c: char) -> char {
     }
 }
 
-fn sanitize(s: &str) -> String {
+/// `s` with control characters made visible (for paths).
+pub(super) fn sanitize(s: &str) -> String {
     s.chars().map(visible).collect()
 }
 
@@ -347,11 +377,6 @@ fn expand(s: &str) -> String {
 
 fn note(text: &str, theme: &Theme) -> Line<'static> {
     Line::from(Span::styled(text.to_string(), theme.dim))
-}
-
-fn is_markdown(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    [".md", ".markdown", ".mdx", ".rst", ".adoc"].iter().any(|e| lower.ends_with(e))
 }
 
 /// Collects lines and enforces `max_lines` at row boundaries; `total` is the number of rows the body will try to push,
@@ -411,3 +436,6 @@ impl Output {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn blanks_between_changes_join_them() {
-        let (old, new) = ("x = one two;", "x = three four;");
+        let (old, new) = ("let total = one two + rest;", "let total = three four + rest;");
         let m = word_marks(old, new).unwrap();
         assert_eq!(marked(old, &m.old), ["one two"]);
         assert_eq!(marked(new, &m.new), ["three four"]);

@@ -23,7 +23,7 @@ pub fn duration(d: Duration) -> String {
     } else if ms < 59_950 {
         format!("{:.1}s", d.as_secs_f64())
     } else {
-        minutes(d.as_secs())
+        minutes(((d.as_millis() + 500) / 1_000) as u64)
     }
 }
 
@@ -56,6 +56,12 @@ pub fn size(bytes: u64) -> String {
     }
 }
 
+/// `1 file`, `3 files`; `more` adds a `+` to say the count was cut short.
+pub fn count(n: u64, one: &str, many: &str, more: bool) -> String {
+    let plus = if more { "+" } else { "" };
+    format!("{n}{plus} {}", if n == 1 { one } else { many })
+}
+
 /// The one-cell status mark and its style.
 pub fn status_mark(status: &CallStatus, theme: &Theme) -> (&'static str, Style) {
     match status {
@@ -80,13 +86,18 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(utc_clock(UNIX_EPOCH + Duration::from_secs(86_400 * 3 + 3_723)), "01:02:03");
+        assert_eq!(
+            utc_clock(UNIX_EPOCH + Duration::from_secs(86_400 * 3 + 3_723)),
+            "01:02:03"
+        );
         assert_eq!(duration(Duration::from_millis(340)), "340ms");
         assert_eq!(duration(Duration::from_millis(2_460)), "2.5s");
         assert_eq!(duration(Duration::from_millis(59_990)), "1m00s");
         assert_eq!(duration(Duration::from_secs(187)), "3m07s");
         assert_eq!(duration(Duration::from_secs(3_720)), "1h02m");
         assert_eq!(elapsed(Duration::from_millis(3_900)), "3s");
+        assert_eq!(count(1, "file", "files", false), "1 file");
+        assert_eq!(count(200, "match", "matches", true), "200+ matches");
         assert_eq!(size(512), "512 B");
         assert_eq!(size(1_229), "1.2 KB");
         assert_eq!(size(3 * 1024 * 1024 + 400 * 1024), "3.4 MB");

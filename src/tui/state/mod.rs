@@ -1,3 +1,385 @@
-//! Frontend state: what is shown, built from agent events. No drawing here.
+//! Frontend state: what is shown, built from agent events. No drawing here, and nothing that blocks.
 
 pub mod calls;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use calls::ToolCallState;
+
+use crate::protocol::{ApprovalMode, ApprovalRequest, Event, TurnEnd, Usage};
+
+/// Tools whose parallel calls are shown as one group.
+const GROUPABLE: &[&str] = &["read_file", "list_dir", "find_files", "grep"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// One entry of the transcript. `rev` changes whenever what it shows changes, so views can cache its layout.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub id: u64,
+    pub rev: u64,
+    pub kind: CellKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum CellKind {
+    User(String),
+    Assistant { text: String, streaming: bool },
+    Reasoning { text: String, streaming: bool, expanded: bool },
+    /// One tool call, or a group of parallel read-only calls: indices into `AppState::calls`.
+    Tools(Vec<usize>),
+    Notice { text: String, level: Level },
+}
+
+/// The session as the UI shows it.
+#[derive(Debug, Default)]
+pub struct AppState {
+    pub cells: Vec<Cell>,
+    pub calls: Vec<ToolCallState>,
+    call_index: HashMap<String, usize>,
+    /// Which cell shows each call.
+    call_cell: HashMap<usize, usize>,
+    next_id: u64,
+    pub approvals: VecDeque<ApprovalRequest>,
+    pub status: Status,
+    /// Messages sent while a turn runs, waiting for their turn.
+    pub queued: VecDeque<String>,
+    /// The agent task has stopped.
+    pub agent_gone: bool,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Status {
+    pub provider: String,
+    pub model: String,
+    pub mode: ApprovalMode,
+    pub workspace: String,
+    pub usage: Usage,
+    pub last_usage: Usage,
+    pub busy: bool,
+    pub turn_started: Option<Instant>,
+    /// A retry in progress: what failed and when the next attempt starts.
+    pub retry: Option<(String, Instant)>,
+    /// A short message for the status line and when it was set.
+    pub flash: Option<(String, Instant)>,
+    pub last_turn_end: Option<TurnEnd>,
+}
+
+impl AppState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn push(&mut self, kind: CellKind) -> usize {
+        self.next_id += 1;
+        self.cells.push(Cell {
+            id: self.next_id,
+            rev: 0,
+            kind,
+        });
+        self.cells.len() - 1
+    }
+
+    fn touch(&mut self, index: usize) {
+        if let Some(cell) = self.cells.get_mut(index) {
+            cell.rev += 1;
+        }
+    }
+
+    pub fn notice(&mut self, text: impl Into<String>, level: Level) {
+        self.push(CellKind::Notice {
+            text: text.into(),
+            level,
+        });
+    }
+
+    pub fn flash(&mut self, text: impl Into<String>) {
+        self.status.flash = Some((text.into(), Instant::now()));
+    }
+
+    /// The cell showing a call, for jumps from the history browser.
+    pub fn cell_of_call(&self, call_id: &str) -> Option<usize> {
+        let call = self.call_index.get(call_id)?;
+        self.call_cell.get(call).copied()
+    }
+
+    pub fn call(&self, call_id: &str) -> Option<&ToolCallState> {
+        self.call_index.get(call_id).and_then(|&i| self.calls.get(i))
+    }
+
+    /// Marks a cell changed (after a view toggled something in it).
+    pub fn changed(&mut self, cell: usize) {
+        self.touch(cell);
+    }
+
+    /// Flips a call's expanded flag.
+    pub fn toggle_call(&mut self, call: usize) {
+        if let Some(c) = self.calls.get_mut(call) {
+            c.expanded = !c.expanded;
+        }
+        if let Some(&cell) = self.call_cell.get(&call) {
+            self.touch(cell);
+        }
+    }
+
+    /// Flips the last reasoning cell open or closed.
+    pub fn toggle_reasoning(&mut self) -> bool {
+        let Some(index) = self.cells.iter().rposition(|c| matches!(c.kind, CellKind::Reasoning { .. })) else {
+            return false;
+        };
+        if let CellKind::Reasoning { expanded, .. } = &mut self.cells[index].kind {
+            *expanded = !*expanded;
+        }
+        self.touch(index);
+        true
+    }
+
+    /// True while something on screen moves (a spinner, a running timer).
+    pub fn animating(&self) -> bool {
+        self.status.busy || self.calls.iter().rev().take(64).any(|c| c.status == calls::CallStatus::Running)
+    }
+
+    /// Applies one agent event.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::SessionStarted {
+                provider,
+                model,
+                mode,
+                workspace,
+                ..
+            } => {
+                self.status.provider = provider;
+                self.status.model = model;
+                self.status.mode = mode;
+                self.status.workspace = workspace;
+            }
+            Event::TurnStarted { text, .. } => {
+                if let Some(pos) = self.queued.iter().position(|q| *q == text) {
+                    self.queued.remove(pos);
+                }
+                self.push(CellKind::User(text));
+                self.status.busy = true;
+                self.status.turn_started = Some(Instant::now());
+                self.status.last_turn_end = None;
+            }
+            Event::AssistantDelta { text } => {
+                self.status.retry = None;
+                match self.cells.last_mut() {
+                    Some(Cell {
+                        kind: CellKind::Assistant { text: t, streaming: true },
+                        rev,
+                        ..
+                    }) => {
+                        t.push_str(&text);
+                        *rev += 1;
+                    }
+                    _ => {
+                        self.end_reasoning();
+                        self.push(CellKind::Assistant { text, streaming: true });
+                    }
+                }
+            }
+            Event::ReasoningDelta { text } => match self.cells.last_mut() {
+                Some(Cell {
+                    kind: CellKind::Reasoning { text: t, streaming: true, .. },
+                    rev,
+                    ..
+                }) => {
+                    t.push_str(&text);
+                    *rev += 1;
+                }
+                _ => {
+                    self.push(CellKind::Reasoning {
+                        text,
+                        streaming: true,
+                        expanded: false,
+                    });
+                }
+            },
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => {
+                // What streamed of the failed attempt is void: the retry sends it again.
+                if let Some(last) = self.cells.last()
+                    && matches!(
+                        last.kind,
+                        CellKind::Assistant { streaming: true, .. } | CellKind::Reasoning { streaming: true, .. }
+                    )
+                {
+                    self.cells.pop();
+                }
+                self.status.retry = Some((
+                    format!("{reason} — retry {attempt}/{max_attempts}"),
+                    Instant::now() + Duration::from_millis(delay_ms),
+                ));
+            }
+            Event::AssistantMessage { text, .. } => {
+                self.end_reasoning();
+                let streaming_index = self
+                    .cells
+                    .iter()
+                    .rposition(|c| matches!(c.kind, CellKind::Assistant { streaming: true, .. }));
+                match streaming_index {
+                    Some(i) => {
+                        if let CellKind::Assistant { text: t, streaming } = &mut self.cells[i].kind {
+                            *streaming = false;
+                            if t.is_empty() {
+                                *t = text;
+                            }
+                        }
+                        self.touch(i);
+                    }
+                    None if !text.trim().is_empty() => {
+                        self.push(CellKind::Assistant { text, streaming: false });
+                    }
+                    None => {}
+                }
+            }
+            Event::ToolCallBegin { call_id, name, args } => {
+                self.end_reasoning();
+                let groupable = GROUPABLE.contains(&name.as_str());
+                let index = self.calls.len();
+                self.calls.push(ToolCallState::new(call_id.clone(), name, args));
+                self.call_index.insert(call_id, index);
+                let joins = groupable
+                    && matches!(self.cells.last(), Some(Cell { kind: CellKind::Tools(group), .. })
+                        if group.iter().all(|&g| self.calls[g].status == calls::CallStatus::Running
+                            && GROUPABLE.contains(&self.calls[g].name.as_str())));
+                let cell = if joins {
+                    let last = self.cells.len() - 1;
+                    if let CellKind::Tools(group) = &mut self.cells[last].kind {
+                        group.push(index);
+                    }
+                    self.touch(last);
+                    last
+                } else {
+                    self.push(CellKind::Tools(vec![index]))
+                };
+                self.call_cell.insert(index, cell);
+            }
+            Event::ToolOutputDelta { call_id, chunk } => {
+                if let Some(&i) = self.call_index.get(&call_id) {
+                    self.calls[i].push_live(&chunk);
+                    if let Some(&cell) = self.call_cell.get(&i) {
+                        self.touch(cell);
+                    }
+                }
+            }
+            Event::ToolCallEnd {
+                call_id,
+                output,
+                duration_ms,
+                full_output_path,
+                ..
+            } => {
+                if let Some(&i) = self.call_index.get(&call_id) {
+                    self.calls[i].finish(output, Duration::from_millis(duration_ms), full_output_path);
+                    if let Some(&cell) = self.call_cell.get(&i) {
+                        self.touch(cell);
+                    }
+                }
+            }
+            Event::ApprovalRequest(request) => self.approvals.push_back(request),
+            Event::TokenUsage { last, total } => {
+                self.status.usage = total;
+                self.status.last_usage = last;
+            }
+            Event::Notice { text } => self.notice(text, Level::Info),
+            Event::Error { message } => self.notice(message, Level::Error),
+            Event::TurnFinished { reason } => {
+                self.end_reasoning();
+                for cell in self.cells.iter_mut() {
+                    if let CellKind::Assistant { streaming, .. } = &mut cell.kind
+                        && *streaming
+                    {
+                        *streaming = false;
+                        cell.rev += 1;
+                    }
+                }
+                match &reason {
+                    TurnEnd::Interrupted => self.notice("interrupted", Level::Warning),
+                    TurnEnd::Aborted => self.notice("turn aborted", Level::Warning),
+                    TurnEnd::IterationLimit => {
+                        self.notice("stopped at the tool-call limit for one turn", Level::Warning)
+                    }
+                    TurnEnd::Completed | TurnEnd::Error { .. } => {}
+                }
+                self.approvals.clear();
+                self.status.busy = false;
+                self.status.retry = None;
+                self.status.turn_started = None;
+                self.status.last_turn_end = Some(reason);
+            }
+            Event::ShutdownComplete => self.agent_gone = true,
+        }
+    }
+
+    fn end_reasoning(&mut self) {
+        if let Some(i) = self
+            .cells
+            .iter()
+            .rposition(|c| matches!(c.kind, CellKind::Reasoning { streaming: true, .. }))
+        {
+            if let CellKind::Reasoning { streaming, .. } = &mut self.cells[i].kind {
+                *streaming = false;
+            }
+            self.touch(i);
+        }
+    }
+
+    /// Shows a resumed conversation: its user and assistant messages (tool results stay in the model's context; the
+    /// history browser starts empty).
+    pub fn replay(&mut self, history: &[crate::protocol::Message]) {
+        use crate::protocol::Message;
+        if history.is_empty() {
+            return;
+        }
+        for message in history {
+            match message {
+                Message::User { content, .. } => {
+                    self.push(CellKind::User(content.clone()));
+                }
+                Message::Assistant { content, .. } if !content.trim().is_empty() => {
+                    self.push(CellKind::Assistant {
+                        text: content.clone(),
+                        streaming: false,
+                    });
+                }
+                _ => {}
+            }
+        }
+        self.notice(
+            format!("resumed a session of {} messages; the model has the whole conversation", history.len()),
+            Level::Info,
+        );
+    }
+
+    /// The last user message and the answer to it, for printing on exit.
+    pub fn last_exchange(&self) -> Option<(String, String)> {
+        let user = self.cells.iter().rposition(|c| matches!(c.kind, CellKind::User(_)))?;
+        let CellKind::User(question) = &self.cells[user].kind else {
+            return None;
+        };
+        let answer: Vec<&str> = self.cells[user..]
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CellKind::Assistant { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        Some((question.clone(), answer.join("\n\n")))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! The session log: one JSONL file per session, appended and flushed as each message happens, so a crash loses at most
+//! the line being written. The first line says what the session is; each later line is one conversation message. A
+//! torn last line is skipped on load, and the runner repairs the conversation (every call answered) before using it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Message;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Line {
+    Meta(SessionMeta),
+    Message { message: Message },
+    /// The user started a new conversation in the same session: what came before is not part of it.
+    Reset,
+}
+
+pub struct SessionLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl SessionLog {
+    /// The log file of session `id` under tern's data directory.
+    pub fn path_for(data_dir: &Path, id: &str) -> PathBuf {
+        data_dir.join("sessions").join(id).join("session.jsonl")
+    }
+
+    /// Creates a new log and writes its first line.
+    pub fn create(path: &Path, meta: &SessionMeta) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut log = Self {
+            path: path.to_path_buf(),
+            file,
+        };
+        log.write(&Line::Meta(meta.clone()))?;
+        Ok(log)
+    }
+
+    /// Opens an existing log to append to it (a resumed session).
+    pub fn append_to(path: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn record(&mut self, message: &Message) -> std::io::Result<()> {
+        self.write(&Line::Message {
+            message: message.clone(),
+        })
+    }
+
+    /// Marks the start of a new conversation.
+    pub fn reset(&mut self) -> std::io::Result<()> {
+        self.write(&Line::Reset)
+    }
+
+    fn write(&mut self, line: &Line) -> std::io::Result<()> {
+        let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+        text.push('\n');
+        // One write call per line: a crash leaves at most a torn last line, which load skips.
+        self.file.write_all(text.as_bytes())?;
+        self.file.flush()
+    }
+}
+
+/// Reads a log: its metadata and messages. Lines that do not parse (a torn last line) are skipped.
+pub fn load(path: &Path) -> std::io::Result<(SessionMeta, Vec<Message>)> {
+    let reader = BufReader::new(File::open(path)?);
+    let mut meta = None;
+    let mut messages = Vec::new();
+    for line in reader.lines() {
+        let line = line?;
+        match serde_json::from_str::<Line>(&line) {
+            Ok(Line::Meta(m)) => meta = Some(m),
+            Ok(Line::Message { message }) => messages.push(message),
+            Ok(Line::Reset) => messages.clear(),
+            Err(_) => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
+        }
+    }
+    let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
+    Ok((meta, messages))
+}
+
+/// The newest session of `workspace`, if any.
+pub fn latest_for(data_dir: &Path, workspace: &str) -> Option<PathBuf> {
+    let mut ids: Vec<String> = std::fs::read_dir(data_dir.join("sessions"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    // Ids start with the UTC time, so the largest is the newest.
+    ids.sort();
+    ids.into_iter().rev().find_map(|id| {
+        let path = SessionLog::path_for(data_dir, &id);
+        let file = File::open(&path).ok()?;
+        let first = BufReader::new(file).lines().next()?.ok()?;
+        match serde_json::from_str::<Line>(&first) {
+            Ok(Line::Meta(meta)) if meta.workspace == workspace => Some(path),
+            _ => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(id: &str, ws: &str) -> SessionMeta {
+        SessionMeta {
+            id: id.into(),
+            workspace: ws.into(),
+            provider: "openai".into(),
+            model: "m".into(),
+        }
+    }
+
+    #[test]
+    fn round_trip_and_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        let msg = Message::User {
+            content: "hi".into(),
+            images: vec![],
+        };
+        log.record(&msg).unwrap();
+        drop(log);
+        // A crash mid-write leaves half a line.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi").unwrap();
+        let (m, messages) = load(&path).unwrap();
+        assert_eq!(m.id, "s1");
+        assert_eq!(messages, vec![msg]);
+    }
+
+    #[test]
+    fn latest_picks_the_newest_of_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        for (id, ws) in [("20260101-000000-aaaa", "/w"), ("20260102-000000-bbbb", "/w"), ("20260103-000000-cccc", "/other")] {
+            SessionLog::create(&SessionLog::path_for(dir.path(), id), &meta(id, ws)).unwrap();
+        }
+        let latest = latest_for(dir.path(), "/w").unwrap();
+        assert!(latest.to_string_lossy().contains("20260102-000000-bbbb"));
+        assert!(latest_for(dir.path(), "/none").is_none());
+    }
+}

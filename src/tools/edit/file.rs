@@ -1,0 +1,204 @@
+//! Reading files for editing and writing the results back, shared by edit_file and apply_patch. A file is only edited
+//! when it is UTF-8 text (a lossy rewrite would silently corrupt it), every write goes through `atomic_write` with the
+//! bytes that were read as the expected content, and every write can be undone (apply_patch's rollback).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::FileDiff;
+use crate::tools::ToolError;
+use crate::tools::file_state::atomic_write;
+
+/// Larger files are refused: the engine holds a few copies in memory and the diff would be unreadable anyway.
+pub(crate) const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Reads a file for editing. `Ok(None)`: it does not exist. Directories, huge files, binary files and text that is
+/// not UTF-8 are refused with a message that says why.
+pub(crate) fn read_text(path: &Path, display: &str) -> Result<Option<String>, ToolError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ToolError::io(display, e)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Invalid(format!("{display} is a directory, not a file")));
+    }
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{display} is too large to edit ({} bytes; the limit is {MAX_EDIT_BYTES} bytes)",
+            meta.len()
+        )));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ToolError::io(display, e)),
+    };
+    decode(bytes, display).map(Some)
+}
+
+/// The text of a file's bytes, refusing anything that is not UTF-8 text.
+pub(crate) fn decode(bytes: Vec<u8>, display: &str) -> Result<String, ToolError> {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err(ToolError::Failed(format!(
+            "{display} is UTF-16 text; edits are only made to UTF-8 files, so it was left untouched"
+        )));
+    }
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(ToolError::Failed(format!(
+            "{display} looks like a binary file (it contains NUL bytes); refusing to edit it as text"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        ToolError::Failed(format!(
+            "{display} is not valid UTF-8 (first invalid byte at offset {}); refusing to edit it, because rewriting \
+             it as UTF-8 would corrupt its other characters. Convert it first or edit it with a tool that knows its \
+             encoding",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// "P does not exist", with a similarly named file in the same directory when there is one.
+pub(crate) fn missing_file(path: &Path, display: &str) -> String {
+    let mut msg = format!("{display} does not exist.");
+    let Some(parent) = path.parent() else {
+        return msg;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        let shown = Path::new(display)
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if !shown.is_empty() {
+            msg.push_str(&format!(" Its directory {shown} does not exist either."));
+        }
+        return msg;
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let names: Vec<String> = entries
+        .take(5000)
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut guesses: Vec<&str> = refs.iter().copied().filter(|n| n.eq_ignore_ascii_case(&name)).collect();
+    if guesses.is_empty() {
+        guesses = similar::get_close_matches(name.as_str(), &refs, 3, 0.6);
+    }
+    let guesses: Vec<String> = guesses
+        .iter()
+        .map(|g| Path::new(display).with_file_name(g).display().to_string())
+        .collect();
+    if !guesses.is_empty() {
+        msg.push_str(&format!(" Did you mean {}?", guesses.join(" or ")));
+    }
+    msg
+}
+
+/// One file's change, computed in memory: written with `write`, undone with `undo`.
+#[derive(Debug)]
+pub(crate) struct PlannedFile {
+    pub path: PathBuf,
+    pub display: String,
+    /// The content as read; `None`: the file did not exist.
+    pub original: Option<String>,
+    /// The content to write; `None`: remove the file.
+    pub new: Option<String>,
+    /// Set by `write`: directories it created (outermost first) and the permissions of a file it removed.
+    created_dirs: Vec<PathBuf>,
+    removed_mode: Option<std::fs::Permissions>,
+}
+
+impl PlannedFile {
+    pub fn new(path: PathBuf, display: String, original: Option<String>) -> Self {
+        Self {
+            path,
+            display,
+            new: original.clone(),
+            original,
+            created_dirs: Vec::new(),
+            removed_mode: None,
+        }
+    }
+
+    pub fn changed(&self) -> bool {
+        self.original != self.new
+    }
+
+    pub fn diff(&self) -> FileDiff {
+        FileDiff::new(self.display.clone(), self.original.clone(), self.new.clone())
+    }
+
+    /// Writes the change. Refused when the file no longer holds what was read (someone else changed it meanwhile).
+    pub fn write(&mut self) -> io::Result<()> {
+        let expected = self.original.as_deref().unwrap_or("").as_bytes();
+        match &self.new {
+            Some(new) => {
+                self.created_dirs = missing_dirs(&self.path);
+                let written = atomic_write(&self.path, new.as_bytes(), Some(expected));
+                if written.is_err() {
+                    self.remove_created_dirs();
+                }
+                written
+            }
+            None => {
+                let current = std::fs::read(&self.path)?;
+                if current != expected {
+                    return Err(io::Error::other(
+                        "the file changed on disk while it was being edited; read it again and redo the edit",
+                    ));
+                }
+                self.removed_mode = Some(std::fs::metadata(&self.path)?.permissions());
+                std::fs::remove_file(&self.path)
+            }
+        }
+    }
+
+    /// Puts the file back as it was before `write`, unless someone changed it since.
+    pub fn undo(&self) -> io::Result<()> {
+        match (&self.original, &self.new) {
+            (Some(original), Some(new)) => atomic_write(&self.path, original.as_bytes(), Some(new.as_bytes())),
+            (None, Some(new)) => {
+                if std::fs::read(&self.path)? != new.as_bytes() {
+                    return Err(io::Error::other("the file changed on disk after it was written"));
+                }
+                std::fs::remove_file(&self.path)?;
+                self.remove_created_dirs();
+                Ok(())
+            }
+            (Some(original), None) => {
+                atomic_write(&self.path, original.as_bytes(), Some(b""))?;
+                match &self.removed_mode {
+                    Some(mode) => std::fs::set_permissions(&self.path, mode.clone()),
+                    None => Ok(()),
+                }
+            }
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+impl PlannedFile {
+    fn remove_created_dirs(&self) {
+        for dir in self.created_dirs.iter().rev() {
+            // Only empty directories go; one that gained other files stays.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// The ancestors of `path` that do not exist yet, outermost first.
+fn missing_dirs(path: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.reverse();
+    dirs
+}

@@ -1,0 +1,432 @@
+//! Running one command: `bash -c` in a session and process group of its own, stdout and stderr read concurrently, and
+//! the whole group ended on timeout, interrupt, drop, or when the command finishes with processes still running.
+//!
+//! The child calls `setsid()` before exec. That gives it its own process group (pgid = its pid, as
+//! `process_group(0)` would) and also detaches it from tern's terminal: a program that opens /dev/tty to ask for a
+//! password (ssh, sudo, git) fails at once instead of stopping the job in the background until the timeout.
+//!
+//! Ending a group: SIGTERM (and SIGCONT, so stopped members see it), up to half a second for it to go, then SIGKILL.
+//! When bash exits on its own, children it left in the background may still hold the pipes: they get 200 ms to
+//! finish, then the group is ended the same way. If the future is dropped mid-run, a guard SIGKILLs the group.
+//! A process that calls `setsid()` itself leaves the group and is out of reach; only an OS sandbox can stop that.
+
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+use tokio::time::{Duration, Instant, sleep_until, timeout};
+use tokio_util::sync::CancellationToken;
+
+use super::capture::Capture;
+use super::env;
+use super::live::{LiveOutput, Stream};
+use crate::tools::OutputSink;
+
+/// After bash exits: how long children it left behind may keep the pipes open before they are ended.
+const DRAIN_GRACE: Duration = Duration::from_millis(200);
+/// After bash exits and the pipes close: how long exiting children have to disappear before they count as left behind.
+const EXIT_SETTLE: Duration = Duration::from_millis(100);
+/// After SIGTERM: how long the group has before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(500);
+/// After SIGKILL: how long to wait for bash to be reaped, and for the pipes to give up what they still hold.
+const REAP_LIMIT: Duration = Duration::from_secs(2);
+const FINAL_DRAIN: Duration = Duration::from_millis(100);
+/// How often to look whether a signalled group is gone.
+const POLL: Duration = Duration::from_millis(20);
+const READ_CHUNK: usize = 64 * 1024;
+
+pub(super) struct Spec<'a> {
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    pub env_allow: &'a [String],
+    /// Bytes kept at each end of each stream.
+    pub capture_cap: usize,
+}
+
+pub(super) enum Ending {
+    Exited(ExitStatus),
+    TimedOut,
+    Interrupted,
+    /// Waiting for bash failed; it was killed.
+    Lost(io::Error),
+}
+
+pub(super) struct Finished {
+    pub ending: Ending,
+    pub stdout: Capture,
+    pub stderr: Capture,
+    pub duration: Duration,
+    /// Processes were still running after bash exited and were ended.
+    pub killed_leftovers: bool,
+}
+
+/// Runs `spec.command` to the end. `Err` only when bash could not be started.
+pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &OutputSink) -> io::Result<Finished> {
+    let start = Instant::now();
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(spec.command)
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for name in env::withheld(std::env::vars_os(), spec.env_allow) {
+        cmd.env_remove(name);
+    }
+    cmd.envs(env::FIXED);
+    // SAFETY: the closure runs between fork and exec and only calls setsid(2), which is async-signal-safe and touches
+    // no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let Some(pid) = pid else {
+        return Err(io::Error::other("bash exited before its process id could be read"));
+    };
+    let group = GroupGuard { pgid: pid, armed: true };
+    let pipes = Pipes {
+        out: child.stdout.take(),
+        err: child.stderr.take(),
+        out_buf: vec![0; READ_CHUNK],
+        err_buf: vec![0; READ_CHUNK],
+    };
+    let sinks = Sinks {
+        out: Capture::new(spec.capture_cap),
+        err: Capture::new(spec.capture_cap),
+        live: sink.is_connected().then(|| LiveOutput::new(sink.clone(), start)),
+    };
+
+    let mut run = Running {
+        child,
+        group,
+        pipes,
+        sinks,
+        status: None,
+        ending: None,
+    };
+    run.pump(start + spec.timeout, cancel).await;
+    let leftovers = run.end_group().await;
+    run.reap_and_drain().await;
+    let Running {
+        sinks, status, ending, ..
+    } = run;
+    let ending = match (ending, status) {
+        (Some(ending), _) => ending,
+        (None, Some(status)) => Ending::Exited(status),
+        (None, None) => Ending::Lost(io::Error::other("bash did not exit after SIGKILL")),
+    };
+    Ok(Finished {
+        killed_leftovers: leftovers && matches!(ending, Ending::Exited(_)),
+        ending,
+        stdout: sinks.out,
+        stderr: sinks.err,
+        duration: start.elapsed(),
+    })
+}
+
+/// A started command and what is known about it so far.
+struct Running {
+    child: Child,
+    group: GroupGuard,
+    pipes: Pipes,
+    sinks: Sinks,
+    status: Option<ExitStatus>,
+    /// Set when the run ended other than by bash exiting.
+    ending: Option<Ending>,
+}
+
+impl Running {
+    /// Reads output until bash exits and the pipes close (or the drain grace after its exit ends), the timeout
+    /// passes, or `cancel` fires.
+    async fn pump(&mut self, timeout_at: Instant, cancel: &CancellationToken) {
+        let Self {
+            child,
+            pipes,
+            sinks,
+            status,
+            ending,
+            ..
+        } = self;
+        // The futures live across iterations: re-creating timers and the wait each time a pipe has data would cost
+        // more than reading it.
+        let wait = child.wait();
+        let cancelled = cancel.cancelled();
+        let timed_out = sleep_until(timeout_at);
+        let drained = sleep_until(timeout_at);
+        let live_timer = sleep_until(timeout_at);
+        tokio::pin!(wait, cancelled, timed_out, drained, live_timer);
+        let mut draining = false;
+        let mut live_at: Option<Instant> = None;
+        loop {
+            if status.is_some() && pipes.closed() {
+                return;
+            }
+            let next_live = sinks.live_deadline();
+            if next_live != live_at {
+                if let Some(at) = next_live {
+                    live_timer.as_mut().reset(at);
+                }
+                live_at = next_live;
+            }
+            tokio::select! {
+                () = &mut cancelled => {
+                    if status.is_none() {
+                        *ending = Some(Ending::Interrupted);
+                    }
+                    return;
+                }
+                () = &mut timed_out, if status.is_none() => {
+                    *ending = Some(Ending::TimedOut);
+                    return;
+                }
+                () = &mut drained, if draining => return,
+                waited = &mut wait, if status.is_none() => match waited {
+                    Ok(s) => {
+                        *status = Some(s);
+                        drained.as_mut().reset(Instant::now() + DRAIN_GRACE);
+                        draining = true;
+                    }
+                    Err(e) => {
+                        *ending = Some(Ending::Lost(e));
+                        return;
+                    }
+                },
+                n = read_some(&mut pipes.out, &mut pipes.out_buf), if pipes.out.is_some() => {
+                    pipes.took(Stream::Out, n, sinks);
+                }
+                n = read_some(&mut pipes.err, &mut pipes.err_buf), if pipes.err.is_some() => {
+                    pipes.took(Stream::Err, n, sinks);
+                }
+                () = &mut live_timer, if live_at.is_some() => {
+                    sinks.tick();
+                    live_at = None;
+                }
+            }
+        }
+    }
+
+    /// Ends whatever is left of the group: after a timeout or an interrupt that is the command itself; after a normal
+    /// exit, whatever it left running in the background. SIGTERM, output still read while the group has
+    /// `TERM_GRACE` to go, then SIGKILL. Returns whether anything was left running.
+    async fn end_group(&mut self) -> bool {
+        // A child that just closed the pipes may still be exiting, so after a normal exit the group gets a moment to
+        // empty before what is left counts as left behind.
+        let settle = if self.status.is_some() && self.ending.is_none() {
+            EXIT_SETTLE
+        } else {
+            Duration::ZERO
+        };
+        let leftovers = self.group.alive_after(settle).await;
+        if leftovers {
+            self.group.signal(libc::SIGTERM);
+            self.group.signal(libc::SIGCONT);
+            let deadline = Instant::now() + TERM_GRACE;
+            let mut next_poll = Instant::now() + POLL;
+            let Self {
+                child,
+                group,
+                pipes,
+                sinks,
+                status,
+                ending,
+            } = self;
+            loop {
+                if status.is_some() && pipes.closed() && !group.alive().await {
+                    break;
+                }
+                tokio::select! {
+                    () = sleep_until(deadline) => break,
+                    () = sleep_until(next_poll) => next_poll += POLL,
+                    waited = child.wait(), if status.is_none() => match waited {
+                        Ok(s) => *status = Some(s),
+                        Err(e) => {
+                            ending.get_or_insert(Ending::Lost(e));
+                            break;
+                        }
+                    },
+                    n = read_some(&mut pipes.out, &mut pipes.out_buf), if pipes.out.is_some() => {
+                        pipes.took(Stream::Out, n, sinks);
+                    }
+                    n = read_some(&mut pipes.err, &mut pipes.err_buf), if pipes.err.is_some() => {
+                        pipes.took(Stream::Err, n, sinks);
+                    }
+                }
+            }
+        }
+        self.group.signal(libc::SIGKILL);
+        self.group.armed = false;
+        leftovers
+    }
+
+    /// After SIGKILL: reaps bash and reads what the pipes still hold. Everything in the group is dead, so the pipes
+    /// end as soon as their buffers are read; only a process that left the group could keep them open.
+    async fn reap_and_drain(&mut self) {
+        if self.status.is_none()
+            && let Ok(Ok(s)) = timeout(REAP_LIMIT, self.child.wait()).await
+        {
+            self.status = Some(s);
+        }
+        let Self { pipes, sinks, .. } = self;
+        let _ = timeout(FINAL_DRAIN, async {
+            while !pipes.closed() {
+                tokio::select! {
+                    n = read_some(&mut pipes.out, &mut pipes.out_buf), if pipes.out.is_some() => {
+                        pipes.took(Stream::Out, n, sinks);
+                    }
+                    n = read_some(&mut pipes.err, &mut pipes.err_buf), if pipes.err.is_some() => {
+                        pipes.took(Stream::Err, n, sinks);
+                    }
+                }
+            }
+        })
+        .await;
+        if let Some(live) = &mut sinks.live {
+            live.finish();
+        }
+    }
+}
+
+struct Pipes {
+    out: Option<tokio::process::ChildStdout>,
+    err: Option<tokio::process::ChildStderr>,
+    out_buf: Vec<u8>,
+    err_buf: Vec<u8>,
+}
+
+impl Pipes {
+    fn closed(&self) -> bool {
+        self.out.is_none() && self.err.is_none()
+    }
+
+    /// Hands a read's bytes on; end of file or a read error closes the pipe.
+    fn took(&mut self, stream: Stream, n: io::Result<usize>, sinks: &mut Sinks) {
+        match (stream, n) {
+            (Stream::Out, Ok(n)) if n > 0 => sinks.push(stream, &self.out_buf[..n]),
+            (Stream::Err, Ok(n)) if n > 0 => sinks.push(stream, &self.err_buf[..n]),
+            (Stream::Out, _) => self.out = None,
+            (Stream::Err, _) => self.err = None,
+        }
+    }
+}
+
+async fn read_some<R: AsyncRead + Unpin>(pipe: &mut Option<R>, buf: &mut [u8]) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+struct Sinks {
+    out: Capture,
+    err: Capture,
+    live: Option<LiveOutput>,
+}
+
+impl Sinks {
+    fn push(&mut self, stream: Stream, data: &[u8]) {
+        match stream {
+            Stream::Out => self.out.push(data),
+            Stream::Err => self.err.push(data),
+        }
+        if let Some(live) = &mut self.live {
+            live.push(stream, data, Instant::now());
+        }
+    }
+
+    fn live_deadline(&self) -> Option<Instant> {
+        self.live.as_ref().and_then(LiveOutput::deadline)
+    }
+
+    fn tick(&mut self) {
+        if let Some(live) = &mut self.live {
+            live.flush(Instant::now());
+        }
+    }
+}
+
+/// The command's process group. Dropped while armed (the future was dropped mid-run), it SIGKILLs the group.
+struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+}
+
+impl GroupGuard {
+    /// Sends `signal` to every process in the group; false when the group no longer exists.
+    fn signal(&self, signal: i32) -> bool {
+        // SAFETY: killpg has no memory-safety preconditions.
+        unsafe { libc::killpg(self.pgid, signal) == 0 }
+    }
+
+    async fn alive(&self) -> bool {
+        let pgid = self.pgid;
+        tokio::task::spawn_blocking(move || group_alive(pgid))
+            .await
+            .unwrap_or(true)
+    }
+
+    /// Whether the group still runs after up to `settle`; answers as soon as it is empty.
+    async fn alive_after(&self, settle: Duration) -> bool {
+        let deadline = Instant::now() + settle;
+        loop {
+            if !self.alive().await {
+                return false;
+            }
+            if Instant::now() >= deadline {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.signal(libc::SIGKILL);
+        }
+    }
+}
+
+/// True while a process of group `pgid` is running. Zombies do not count: a child orphaned by bash is reparented to
+/// init, and an init that does not reap (a container whose PID 1 is not an init) leaves it a zombie for good.
+pub(super) fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the group exists.
+    let exists = unsafe { libc::kill(-pgid, 0) } == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    if !exists {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        // No procfs (not Linux): trust kill(2).
+        return true;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so parse after the last ')'.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("Z");
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
+        if pgrp == Some(pgid) && !matches!(state, "Z" | "X" | "x") {
+            return true;
+        }
+    }
+    false
+}

@@ -1,0 +1,467 @@
+//! The app: input, agent events and the frame scheduler in one `select!`. A frame is drawn only when something changed
+//! (input, an event, a resize, a loaded file) or an animation is on screen, at most one per `FRAME`; idle means no
+//! wake-ups at all. Keys go to the top layer first, then to global actions, then to the composer.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use tokio::sync::mpsc;
+
+use super::composer::{Composer, ComposerAction, SlashCommand};
+use super::diff::DiffLayer;
+use super::history::HistoryLayer;
+use super::keymap::{Action, Keymap};
+use super::layer::{Ctx, Effect, Handled, Layer, View};
+use super::state::{AppState, Level};
+use super::theme::Theme;
+use super::view::approval::ApprovalLayer;
+use super::view::help::HelpLayer;
+use super::view::{status, transcript::TranscriptView};
+use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
+
+/// The shortest time between two frames (~60 per second).
+pub const FRAME: Duration = Duration::from_millis(16);
+/// The frame interval while only an animation (spinner, timer) moves.
+pub const ANIMATION: Duration = Duration::from_millis(80);
+/// A second Ctrl+C within this time quits.
+const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
+
+pub fn slash_commands() -> Vec<SlashCommand> {
+    vec![
+        SlashCommand {
+            name: "help",
+            args: "",
+            help: "keys and commands",
+        },
+        SlashCommand {
+            name: "model",
+            args: "[name]",
+            help: "show or switch the model",
+        },
+        SlashCommand {
+            name: "mode",
+            args: "[read-only|ask|auto-edit|full-auto]",
+            help: "show or set what may run without asking",
+        },
+        SlashCommand {
+            name: "history",
+            args: "",
+            help: "browse every tool call and its result",
+        },
+        SlashCommand {
+            name: "diff",
+            args: "",
+            help: "every edit of this session, full screen",
+        },
+        SlashCommand {
+            name: "clear",
+            args: "",
+            help: "clear the screen (the model keeps the conversation)",
+        },
+        SlashCommand {
+            name: "new",
+            args: "",
+            help: "start a new conversation",
+        },
+        SlashCommand {
+            name: "quit",
+            args: "",
+            help: "leave tern",
+        },
+    ]
+}
+
+/// Everything on screen and how input changes it. Owns no terminal: `run` feeds it and draws it, tests drive it
+/// directly.
+pub struct App {
+    pub state: AppState,
+    pub transcript: TranscriptView,
+    pub composer: Composer,
+    pub layers: Vec<Box<dyn Layer>>,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    ops: mpsc::UnboundedSender<Op>,
+    pub context_window: u64,
+    last_ctrl_c: Option<Instant>,
+    pub quit: bool,
+    /// Text waiting to be copied with OSC 52 after the next frame.
+    pub clipboard: Vec<String>,
+    /// The transcript width at the last frame (for jumps computed between frames).
+    width: u16,
+}
+
+impl App {
+    pub fn new(
+        ops: mpsc::UnboundedSender<Op>,
+        composer: Composer,
+        keymap: Keymap,
+        theme: Theme,
+        context_window: u64,
+    ) -> Self {
+        Self {
+            state: AppState::new(),
+            transcript: TranscriptView::new(),
+            composer,
+            layers: Vec::new(),
+            keymap,
+            theme,
+            ops,
+            context_window,
+            last_ctrl_c: None,
+            quit: false,
+            clipboard: Vec::new(),
+            width: 80,
+        }
+    }
+
+    fn send(&mut self, op: Op) {
+        if self.ops.send(op).is_err() {
+            self.state.agent_gone = true;
+        }
+    }
+
+    /// Applies an agent event, and raises the approval prompt when one waits.
+    pub fn on_agent_event(&mut self, event: Event) {
+        self.state.apply(event);
+        self.raise_approval();
+    }
+
+    fn raise_approval(&mut self) {
+        let showing = self.layers.iter().any(|l| l.name() == "approval");
+        if !showing && let Some(request) = self.state.approvals.front().cloned() {
+            let queued = self.state.approvals.len() - 1;
+            self.layers.push(Box::new(ApprovalLayer::new(request, queued)));
+        }
+    }
+
+    pub fn animating(&self) -> bool {
+        self.state.animating() || self.layers.iter().any(|l| l.animating())
+    }
+
+    pub fn on_terminal_event(&mut self, event: TermEvent) {
+        match event {
+            TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
+            TermEvent::Paste(text) => self.on_paste(&text),
+            TermEvent::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp if self.layers.is_empty() => self.transcript.scroll_up(3),
+                MouseEventKind::ScrollDown if self.layers.is_empty() => self.transcript.scroll_down(3),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        if let Some(layer) = self.layers.last_mut() {
+            let mut ctx = Ctx::new(View {
+                calls: &self.state.calls,
+                theme: &self.theme,
+            });
+            let handled = layer.handle_paste(text, &mut ctx);
+            let effects = ctx.effects;
+            self.apply_effects(effects);
+            if handled == Handled::Consumed {
+                return;
+            }
+        }
+        self.composer.handle_paste(text);
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(layer) = self.layers.last_mut() {
+            let mut ctx = Ctx::new(View {
+                calls: &self.state.calls,
+                theme: &self.theme,
+            });
+            let handled = layer.handle_key(key, &mut ctx);
+            let guarded = layer.name() == "approval";
+            let effects = ctx.effects;
+            self.apply_effects(effects);
+            if handled == Handled::Consumed {
+                return;
+            }
+            // An approval prompt that just appeared lets keys pass to the composer (typed before it was seen).
+            if guarded && !ctrl_c {
+                self.composer_key(key);
+                return;
+            }
+        }
+        if ctrl_c {
+            self.ctrl_c();
+            return;
+        }
+        if self.composer.popup_open() {
+            self.composer_key(key);
+            return;
+        }
+        let composer_empty = self.composer.is_empty();
+        match self.keymap.action(&key) {
+            Some(Action::Interrupt) if key.code == KeyCode::Esc && self.state.status.busy => {
+                self.send(Op::Interrupt);
+                self.state.flash("interrupting…");
+            }
+            Some(Action::Interrupt) => self.composer_key(key),
+            Some(Action::Help) if key.code == KeyCode::Char('?') && !composer_empty => self.composer_key(key),
+            Some(Action::Top | Action::Bottom) if !composer_empty && !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.composer_key(key)
+            }
+            Some(action) => self.on_action(action),
+            None => self.composer_key(key),
+        }
+    }
+
+    fn ctrl_c(&mut self) {
+        if self.state.status.busy {
+            self.send(Op::Interrupt);
+            self.state.flash("interrupting… (Ctrl+C again to quit)");
+        } else if !self.composer.is_empty() {
+            self.composer.set_text("");
+            return;
+        }
+        match self.last_ctrl_c {
+            Some(at) if at.elapsed() < DOUBLE_CTRL_C => self.quit = true,
+            _ => {
+                self.last_ctrl_c = Some(Instant::now());
+                if !self.state.status.busy {
+                    self.state.flash("press Ctrl+C again to quit");
+                }
+            }
+        }
+    }
+
+    fn on_action(&mut self, action: Action) {
+        let width = self.width;
+        match action {
+            Action::Interrupt => {}
+            Action::PageUp => self.transcript.page_up(),
+            Action::PageDown => self.transcript.page_down(),
+            Action::LineUp => self.transcript.scroll_up(1),
+            Action::LineDown => self.transcript.scroll_down(1),
+            Action::Top => self.transcript.to_top(&self.state, width, &self.theme),
+            Action::Bottom => self.transcript.to_bottom(),
+            Action::PrevCall => self.transcript.select_call(&self.state, false, width, &self.theme),
+            Action::NextCall => self.transcript.select_call(&self.state, true, width, &self.theme),
+            Action::ToggleCall => {
+                let target = self.transcript.selected_call.or(self.state.calls.len().checked_sub(1));
+                if let Some(call) = target {
+                    self.state.toggle_call(call);
+                }
+            }
+            Action::ToggleReasoning => {
+                if !self.state.toggle_reasoning() {
+                    self.state.flash("no reasoning to show");
+                }
+            }
+            Action::Diff => self.open_diff(false),
+            Action::History => self.layers.push(Box::new(HistoryLayer::new())),
+            Action::Help => self.open_help(),
+            Action::Quit => self.quit = true,
+        }
+    }
+
+    fn open_help(&mut self) {
+        self.layers
+            .push(Box::new(HelpLayer::new(self.keymap.describe_all(), slash_commands())));
+    }
+
+    /// The diff of the selected call (or the last edit), or with `all`, every edit of the session.
+    fn open_diff(&mut self, all: bool) {
+        let diffs_of = |i: usize| match self.state.calls.get(i).and_then(|c| c.output.as_ref()).map(|o| &o.details) {
+            Some(ToolDetails::Diffs { diffs }) => diffs.clone(),
+            _ => Vec::new(),
+        };
+        let diffs = if all {
+            (0..self.state.calls.len()).flat_map(diffs_of).collect()
+        } else {
+            let selected = self.transcript.selected_call.map(diffs_of).unwrap_or_default();
+            if selected.is_empty() {
+                (0..self.state.calls.len()).rev().map(diffs_of).find(|d| !d.is_empty()).unwrap_or_default()
+            } else {
+                selected
+            }
+        };
+        if diffs.is_empty() {
+            self.state.flash("no edits to show yet");
+        } else {
+            self.layers.push(Box::new(DiffLayer::new(diffs)));
+        }
+    }
+
+    fn composer_key(&mut self, key: KeyEvent) {
+        match self.composer.handle_key(key) {
+            ComposerAction::Submit(text) => self.submit(text),
+            ComposerAction::Command { name, args } => self.command(&name, args.trim()),
+            ComposerAction::Consumed | ComposerAction::Ignored => {}
+        }
+    }
+
+    fn submit(&mut self, text: String) {
+        if self.state.agent_gone {
+            self.state.notice("the agent has stopped; restart tern", Level::Error);
+            return;
+        }
+        if self.state.status.busy {
+            self.state.queued.push_back(text.clone());
+        }
+        self.transcript.to_bottom();
+        self.send(Op::UserTurn { text });
+    }
+
+    fn command(&mut self, name: &str, args: &str) {
+        match name {
+            "help" => self.open_help(),
+            "quit" | "exit" => self.quit = true,
+            "history" => self.layers.push(Box::new(HistoryLayer::new())),
+            "diff" => self.open_diff(true),
+            "clear" => {
+                self.state.cells.clear();
+                self.transcript = TranscriptView::new();
+            }
+            "new" => {
+                if self.state.status.busy {
+                    self.state.flash("wait for the turn to end, or interrupt it first");
+                    return;
+                }
+                self.send(Op::NewConversation);
+                self.state.cells.clear();
+                self.transcript = TranscriptView::new();
+                self.state.flash("new conversation");
+            }
+            "mode" if args.is_empty() => {
+                let mode = self.state.status.mode;
+                self.state.notice(format!("mode: {mode} (set with /mode {})", crate::config::MODES), Level::Info);
+            }
+            "mode" => match args.parse::<ApprovalMode>() {
+                Ok(mode) => {
+                    self.send(Op::SetApprovalMode { mode });
+                    self.state.status.mode = mode;
+                    self.state.flash(format!("mode: {mode}"));
+                }
+                Err(_) => self
+                    .state
+                    .notice(format!("unknown mode '{args}': expected {}", crate::config::MODES), Level::Error),
+            },
+            "model" if args.is_empty() => {
+                let model = self.state.status.model.clone();
+                self.state
+                    .notice(format!("model: {model} (switch with /model NAME)"), Level::Info);
+            }
+            "model" => {
+                self.send(Op::SetModel { model: args.to_string() });
+                self.state.status.model = args.to_string();
+                self.state.flash(format!("model: {args}"));
+            }
+            other => self
+                .state
+                .notice(format!("unknown command /{other}; /help lists them"), Level::Error),
+        }
+    }
+
+    fn apply_effects(&mut self, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Close => {
+                    self.layers.pop();
+                }
+                Effect::Push(layer) => self.layers.push(layer),
+                Effect::Op(op) => {
+                    if let Op::Approve { id, .. } = &op {
+                        self.state.approvals.retain(|r| r.id != *id);
+                    }
+                    self.send(op);
+                }
+                Effect::JumpToCall(call_id) => {
+                    self.layers.clear();
+                    if let Some(i) = self.state.calls.iter().position(|c| c.call_id == call_id) {
+                        self.transcript.selected_call = Some(i);
+                    }
+                    if let Some(cell) = self.state.cell_of_call(&call_id) {
+                        self.transcript.show_cell(&self.state, cell, self.width, &self.theme);
+                    }
+                }
+                Effect::Copy(text) => {
+                    self.clipboard.push(text);
+                    self.state.flash("copied to the clipboard");
+                }
+                Effect::Notice(text) => self.state.flash(text),
+            }
+        }
+        self.raise_approval();
+    }
+
+    /// Draws everything.
+    pub fn render(&mut self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let composer_h = self.composer.desired_height(area.width).min(area.height.saturating_sub(3));
+        let queued_h = (self.state.queued.len() as u16).min(3);
+        let transcript_h = area.height.saturating_sub(composer_h + queued_h + 1);
+        let transcript_area = Rect {
+            height: transcript_h,
+            ..area
+        };
+        let queued_area = Rect {
+            y: area.y + transcript_h,
+            height: queued_h,
+            ..area
+        };
+        let composer_area = Rect {
+            y: queued_area.y + queued_h,
+            height: composer_h,
+            ..area
+        };
+        let status_area = Rect {
+            y: composer_area.y + composer_h,
+            height: 1,
+            ..area
+        };
+        self.width = transcript_area.width.saturating_sub(1);
+        self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        if queued_h > 0 {
+            let lines: Vec<Line> = self
+                .state
+                .queued
+                .iter()
+                .take(3)
+                .map(|q| {
+                    Line::from(vec![
+                        Span::styled("  queued › ", self.theme.dim),
+                        Span::styled(q.lines().next().unwrap_or("").to_string(), self.theme.dim),
+                    ])
+                })
+                .collect();
+            frame.render_widget(Paragraph::new(lines), queued_area);
+        }
+        let focused = self.layers.is_empty();
+        self.composer.render(frame, composer_area, &self.theme, focused);
+        let hints = format!(
+            "{} history · {} help",
+            self.keymap.hint(Action::History),
+            self.keymap.hint(Action::Help)
+        );
+        status::render(frame, status_area, &self.state.status, self.context_window, &self.theme, &hints);
+        if focused {
+            self.composer.render_popup(frame, composer_area, &self.theme);
+        }
+        let view = View {
+            calls: &self.state.calls,
+            theme: &self.theme,
+        };
+        for layer in &mut self.layers {
+            layer.render(frame, area, &view);
+        }
+    }
+}
+
+/// Writes text to the terminal clipboard with OSC 52 (works over SSH and in tmux with set-clipboard on).
+pub fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
+}

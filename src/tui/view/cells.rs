@@ -1,0 +1,99 @@
+//! How each transcript cell renders itself into lines for a width. Pure functions of state: the transcript caches
+//! their output per (cell revision, width).
+
+use std::time::Instant;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::tool_pane;
+use crate::tui::markdown::render_markdown;
+use crate::tui::state::calls::{CallStatus, ToolCallState};
+use crate::tui::state::{Cell, CellKind, Level};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap_line;
+
+/// Columns reserved left of every cell (the selection marker and a space).
+pub const GUTTER: u16 = 2;
+
+/// Renders one cell at `width` (the whole transcript width; the gutter is added here).
+pub fn render_cell(cell: &Cell, calls: &[ToolCallState], width: u16, theme: &Theme, selected_call: Option<usize>) -> Vec<Line<'static>> {
+    let inner = width.saturating_sub(GUTTER).max(8);
+    let mut lines = match &cell.kind {
+        CellKind::User(text) => user(text, inner, theme),
+        CellKind::Assistant { text, .. } => render_markdown(text, inner, theme),
+        CellKind::Reasoning { text, streaming, expanded } => reasoning(text, *streaming, *expanded, inner, theme),
+        CellKind::Tools(group) => tool_pane::render_group(group, calls, inner, theme, selected_call, Instant::now()),
+        CellKind::Notice { text, level } => notice(text, *level, inner, theme),
+    };
+    let marked = match &cell.kind {
+        CellKind::Tools(group) => selected_call.is_some_and(|s| group.contains(&s)),
+        _ => false,
+    };
+    let gutter = if marked { Span::styled("▌ ", theme.accent) } else { Span::raw("  ") };
+    for line in &mut lines {
+        line.spans.insert(0, gutter.clone());
+    }
+    lines.push(Line::default());
+    lines
+}
+
+/// Whether a cell must be drawn fresh every frame (its running timer or spinner moves without a revision change).
+pub fn is_live(cell: &Cell, calls: &[ToolCallState]) -> bool {
+    match &cell.kind {
+        CellKind::Tools(group) => group
+            .iter()
+            .any(|&i| calls.get(i).is_some_and(|c| c.status == CallStatus::Running)),
+        _ => false,
+    }
+}
+
+fn user(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let prefix = if i == 0 { "› " } else { "  " };
+        let line = Line::from(vec![
+            Span::styled(prefix.to_string(), theme.user),
+            Span::styled(line.to_string(), theme.user),
+        ]);
+        out.extend(wrap_line(line, width, "  "));
+    }
+    if out.is_empty() {
+        out.push(Line::from(Span::styled("›", theme.user)));
+    }
+    out
+}
+
+fn reasoning(text: &str, streaming: bool, expanded: bool, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let words = text.split_whitespace().count();
+    let label = if streaming { "Thinking…" } else { "Thought" };
+    let arrow = if expanded { "▾" } else { "▸" };
+    let mut out = vec![Line::from(vec![
+        Span::styled(format!("{arrow} {label} "), theme.reasoning),
+        Span::styled(format!("({words} words · Ctrl+R to {})", if expanded { "fold" } else { "show" }), theme.dim),
+    ])];
+    if expanded {
+        for line in text.lines() {
+            out.extend(wrap_line(
+                Line::from(Span::styled(format!("  {line}"), theme.reasoning)),
+                width,
+                "  ",
+            ));
+        }
+    }
+    out
+}
+
+fn notice(text: &str, level: Level, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let (mark, style): (&str, Style) = match level {
+        Level::Info => ("•", theme.dim),
+        Level::Warning => ("!", theme.warning),
+        Level::Error => ("✗", theme.error),
+    };
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let prefix = if i == 0 { format!("{mark} ") } else { "  ".into() };
+        out.extend(wrap_line(Line::from(Span::styled(format!("{prefix}{line}"), style)), width, "  "));
+    }
+    out
+}

@@ -1,0 +1,8 @@
+//! Drawing: state in, frames out. Nothing here changes agent state or does I/O.
+
+pub mod approval;
+pub mod cells;
+pub mod help;
+pub mod status;
+pub mod tool_pane;
+pub mod transcript;

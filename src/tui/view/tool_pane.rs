@@ -1,0 +1,260 @@
+//! Tool-call panes: a header with the tool, its key argument and its status; the live tail of a running command; a
+//! one-line summary when done, or the diff of an edit; the full result when expanded. Parallel read-only calls render
+//! as one group.
+
+use std::time::{Duration, Instant};
+
+use ratatui::text::{Line, Span};
+
+use crate::protocol::{ToolDetails, ToolOutput};
+use crate::tui::diff::{DiffOptions, render_diff};
+use crate::tui::state::calls::{CallStatus, ToolCallState};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{truncate, width as text_width, wrap_line};
+
+/// Live output lines shown under a running command.
+const LIVE_LINES: usize = 6;
+/// Diff lines shown before folding.
+const DIFF_LINES: usize = 30;
+/// Result lines shown when a pane is expanded (the history browser shows everything).
+const EXPANDED_LINES: usize = 400;
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn spinner(now: Instant, since: Instant) -> &'static str {
+    let frame = (now.saturating_duration_since(since).as_millis() / 80) as usize;
+    SPINNER[frame % SPINNER.len()]
+}
+
+pub fn render_group(
+    group: &[usize],
+    calls: &[ToolCallState],
+    width: u16,
+    theme: &Theme,
+    selected: Option<usize>,
+    now: Instant,
+) -> Vec<Line<'static>> {
+    let members: Vec<(usize, &ToolCallState)> = group.iter().filter_map(|&i| calls.get(i).map(|c| (i, c))).collect();
+    if let [(index, call)] = members.as_slice() {
+        return render_call(call, width, theme, selected == Some(*index), now);
+    }
+    let running = members.iter().filter(|(_, c)| c.status == CallStatus::Running).count();
+    let mut out = vec![Line::from(vec![
+        Span::styled("● ", theme.tool_name),
+        Span::styled(format!("{} parallel reads", members.len()), theme.tool_name),
+        Span::styled(
+            if running > 0 {
+                format!("  {running} running")
+            } else {
+                String::new()
+            },
+            theme.dim,
+        ),
+    ])];
+    for (_, call) in members {
+        let mut line = vec![
+            Span::raw("  "),
+            status_mark(call, theme, now),
+            Span::raw(" "),
+            Span::styled(call.name.clone(), theme.tool_name),
+            Span::raw(" "),
+            Span::styled(call.key_arg.clone(), theme.text),
+        ];
+        if let Some(summary) = call.output.as_ref().map(|o| summary(call, o)) {
+            line.push(Span::styled(format!(" — {summary}"), theme.dim));
+        }
+        out.extend(wrap_line(Line::from(line), width, "    "));
+        if call.expanded {
+            out.extend(body(call, width, theme));
+        }
+    }
+    out
+}
+
+pub fn render_call(call: &ToolCallState, width: u16, theme: &Theme, _selected: bool, now: Instant) -> Vec<Line<'static>> {
+    let mut out = header(call, width, theme, now);
+    match call.status {
+        CallStatus::Running => {
+            let live: Vec<&String> = call.live.iter().rev().take(LIVE_LINES).collect();
+            let partial = (!call.live_partial.is_empty()).then_some(&call.live_partial);
+            let mut shown: Vec<&String> = live.into_iter().rev().collect();
+            shown.extend(partial);
+            let start = shown.len().saturating_sub(LIVE_LINES);
+            for line in &shown[start..] {
+                out.push(Line::from(vec![
+                    Span::styled("  │ ", theme.border),
+                    Span::styled(truncate(&expand_tabs(line), usize::from(width.saturating_sub(4))), theme.dim),
+                ]));
+            }
+        }
+        CallStatus::Done | CallStatus::Failed => out.extend(body(call, width, theme)),
+    }
+    out
+}
+
+fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
+    let mark = status_mark(call, theme, now);
+    let elapsed = format_duration(call.duration.unwrap_or_else(|| now.saturating_duration_since(call.started)));
+    let mut right = format!(" {elapsed}");
+    if let Some(ToolOutput {
+        details: ToolDetails::Exec { exit_code, timed_out, .. },
+        ..
+    }) = &call.output
+    {
+        right = match (exit_code, timed_out) {
+            (_, true) => format!(" timed out · {elapsed}"),
+            (Some(code), _) => format!(" exit {code} · {elapsed}"),
+            (None, _) => format!(" killed · {elapsed}"),
+        };
+    }
+    let name_w = text_width(&call.name) + 4;
+    let room = usize::from(width).saturating_sub(name_w + text_width(&right) + 1);
+    let arg = truncate(call.key_arg.lines().next().unwrap_or(""), room);
+    let pad = usize::from(width).saturating_sub(name_w + text_width(&arg) + text_width(&right));
+    vec![Line::from(vec![
+        mark,
+        Span::raw(" "),
+        Span::styled(call.name.clone(), theme.tool_name),
+        Span::raw("  "),
+        Span::styled(arg, theme.text),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(right, theme.dim),
+    ])]
+}
+
+fn status_mark(call: &ToolCallState, theme: &Theme, now: Instant) -> Span<'static> {
+    match call.status {
+        CallStatus::Running => Span::styled(spinner(now, call.started), theme.accent),
+        CallStatus::Done => Span::styled("✓", theme.success),
+        CallStatus::Failed => Span::styled("✗", theme.error),
+    }
+}
+
+/// What a finished call shows under its header.
+fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(output) = &call.output else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let ToolDetails::Diffs { diffs } = &output.details
+        && !output.is_error
+    {
+        let opts = DiffOptions {
+            context: 3,
+            max_lines: (!call.expanded).then_some(DIFF_LINES),
+            fold_hint: Some("Ctrl+O expands, Ctrl+D full screen".into()),
+        };
+        for diff in diffs {
+            for line in render_diff(diff, width.saturating_sub(2), theme, &opts) {
+                let mut spans = vec![Span::raw("  ")];
+                spans.extend(line.spans);
+                out.push(Line::from(spans));
+            }
+        }
+        return out;
+    }
+    if call.expanded {
+        let total = output.text.lines().count();
+        for line in output.text.lines().take(EXPANDED_LINES) {
+            let style = if output.is_error { theme.error } else { theme.dim };
+            out.extend(wrap_line(
+                Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(expand_tabs(line), style)]),
+                width,
+                "  │ ",
+            ));
+        }
+        if total > EXPANDED_LINES {
+            out.push(Line::from(Span::styled(
+                format!("  … {} more lines (Ctrl+T opens the history browser)", total - EXPANDED_LINES),
+                theme.dim,
+            )));
+        }
+        return out;
+    }
+    let style = if output.is_error { theme.error } else { theme.dim };
+    let text = format!("  └ {}", summary(call, output));
+    out.push(Line::from(Span::styled(truncate(&text, usize::from(width)), style)));
+    out
+}
+
+/// The one-line summary of a finished call.
+pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
+    if output.is_error {
+        let first = output
+            .text
+            .lines()
+            .map(|l| l.trim_start_matches("Error: "))
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("failed");
+        return first.to_string();
+    }
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    match &output.details {
+        ToolDetails::Read {
+            first_line,
+            last_line,
+            total_lines,
+            ..
+        } => {
+            let n = last_line.saturating_sub(*first_line) + 1;
+            match total_lines {
+                Some(t) if *t == n => format!("read {}", plural(n, "line", "lines")),
+                Some(t) => format!("read lines {first_line}–{last_line} of {t}"),
+                None => format!("read lines {first_line}–{last_line}"),
+            }
+        }
+        ToolDetails::Search {
+            matches,
+            files,
+            truncated,
+            ..
+        } => {
+            let more = if *truncated { "+" } else { "" };
+            if call.name == "find_files" || matches == files {
+                format!("{}{more}", plural(*files, "file", "files"))
+            } else {
+                format!("{}{more} in {}", plural(*matches, "match", "matches"), plural(*files, "file", "files"))
+            }
+        }
+        ToolDetails::List { entries, truncated } => {
+            format!("{}{}", plural(*entries, "entry", "entries"), if *truncated { "+" } else { "" })
+        }
+        ToolDetails::Exec { exit_code, .. } => {
+            let last = output
+                .text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty() && !l.starts_with("Exit code:"))
+                .unwrap_or("");
+            match exit_code {
+                Some(0) if !last.is_empty() => last.trim().to_string(),
+                _ => format!("{} lines of output", output.text.lines().count()),
+            }
+        }
+        ToolDetails::Diffs { diffs } => {
+            let (a, r) = diffs.iter().fold((0, 0), |(a, r), d| (a + d.added, r + d.removed));
+            format!("{} +{a} -{r}", plural(diffs.len() as u64, "file", "files"))
+        }
+        ToolDetails::None => output
+            .text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("done")
+            .to_string(),
+    }
+}
+
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1_000) % 60)
+    }
+}
+
+fn expand_tabs(s: &str) -> String {
+    if s.contains('\t') { s.replace('\t', "    ") } else { s.to_string() }
+}
