@@ -13,7 +13,10 @@ use serde_json::json;
 use support::mock_llm::{MockLlm, Reply};
 
 fn main() {
-    let runs: usize = std::env::var("TERN_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let runs: usize = std::env::var("TERN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     let bin = env!("CARGO_BIN_EXE_tern");
     let mock = MockLlm::start_standalone(vec![]);
     let work = tempfile::tempdir().unwrap();
@@ -27,7 +30,16 @@ fn main() {
         mock.push(Reply::text("The notes list alpha, beta and gamma."));
         let start = Instant::now();
         let child = Command::new(bin)
-            .args(["run", "--provider", "openai", "--base-url", &mock.openai_base_url(), "--model", "m", "what is in notes.txt?"])
+            .args([
+                "run",
+                "--provider",
+                "openai",
+                "--base-url",
+                &mock.openai_base_url(),
+                "--model",
+                "m",
+                "what is in notes.txt?",
+            ])
             .current_dir(work.path())
             .env("HOME", home.path())
             .env("XDG_DATA_HOME", home.path().join("data"))
@@ -49,8 +61,17 @@ fn main() {
     walls.sort_by(f64::total_cmp);
     rss.sort_by(f64::total_cmp);
     println!("headless turn (read_file call + final answer) against the scripted model on 127.0.0.1, {runs} runs");
-    println!("  wall time  median {:.1} ms   min {:.1} ms   max {:.1} ms   (goal: under 20 ms)", median(&walls), walls[0], walls[walls.len() - 1]);
-    println!("  peak RSS   median {:.1} MB   max {:.1} MB   (goal: under 15 MB)", median(&rss), rss[rss.len() - 1]);
+    println!(
+        "  wall time  median {:.1} ms   min {:.1} ms   max {:.1} ms   (goal: under 20 ms)",
+        median(&walls),
+        walls[0],
+        walls[walls.len() - 1]
+    );
+    println!(
+        "  peak RSS   median {:.1} MB   max {:.1} MB   (goal: under 15 MB)",
+        median(&rss),
+        rss[rss.len() - 1]
+    );
 }
 
 fn median(sorted: &[f64]) -> f64 {

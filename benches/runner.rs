@@ -65,8 +65,16 @@ impl Provider for Scripted {
                 arguments: json!({"i": i}),
             })
             .collect();
-        let finish_reason = if tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
-        let content = if tool_calls.is_empty() { "done".to_string() } else { String::new() };
+        let finish_reason = if tool_calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        let content = if tool_calls.is_empty() {
+            "done".to_string()
+        } else {
+            String::new()
+        };
         Ok(Completion {
             content,
             reasoning: None,
@@ -116,8 +124,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let calls: usize = std::env::var("TERN_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let calls: usize = std::env::var("TERN_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         turn(100, 100).await; // warm-up
         let mut batched = Vec::new();
@@ -132,7 +146,13 @@ fn main() {
             stepped.push(t.as_secs_f64() * 1e6 / steps as f64);
         }
         println!("runner overhead per tool call (a no-op tool; median of 5 turns)");
-        println!("  {calls} calls in one model step:     {:.1} µs per call   (goal: under 100 µs)", median(batched));
-        println!("  {steps} steps of one call each:      {:.1} µs per step (request building, context repair, call)", median(stepped));
+        println!(
+            "  {calls} calls in one model step:     {:.1} µs per call   (goal: under 100 µs)",
+            median(batched)
+        );
+        println!(
+            "  {steps} steps of one call each:      {:.1} µs per step (request building, context repair, call)",
+            median(stepped)
+        );
     });
 }

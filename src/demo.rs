@@ -45,7 +45,10 @@ const STEPS: &[Step] = &[
         calls: || {
             vec![
                 ("list_dir", json!({"path": "."})),
-                ("grep", json!({"pattern": "def (average|total)", "path": ".", "output_mode": "content"})),
+                (
+                    "grep",
+                    json!({"pattern": "def (average|total)", "path": ".", "output_mode": "content"}),
+                ),
             ]
         },
     },
@@ -122,7 +125,10 @@ impl Provider for DemoProvider {
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let index = {
-            let mut step = self.step.lock().map_err(|_| ProviderError::Stream("demo state poisoned".into()))?;
+            let mut step = self
+                .step
+                .lock()
+                .map_err(|_| ProviderError::Stream("demo state poisoned".into()))?;
             let index = *step;
             *step += 1;
             index
@@ -181,7 +187,11 @@ impl Provider for DemoProvider {
 impl DemoProvider {
     async fn pause(&self, cancel: &CancellationToken) -> Result<(), ProviderError> {
         if self.pace.is_zero() {
-            return if cancel.is_cancelled() { Err(ProviderError::Cancelled) } else { Ok(()) };
+            return if cancel.is_cancelled() {
+                Err(ProviderError::Cancelled)
+            } else {
+                Ok(())
+            };
         }
         tokio::select! {
             _ = tokio::time::sleep(self.pace) => Ok(()),

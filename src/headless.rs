@@ -226,7 +226,7 @@ pub fn key_argument(args: &serde_json::Value) -> String {
         serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
         other => other.clone(),
     };
-    for key in ["command", "path", "pattern", "query", "glob", "url"] {
+    for key in ["command", "pattern", "query", "glob", "path", "url"] {
         if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
             let one_line: String = v.split('\n').next().unwrap_or("").chars().take(120).collect();
             return one_line;

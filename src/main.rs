@@ -145,7 +145,11 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn settings(global: &GlobalArgs, workspace: &std::path::Path, max_iterations: Option<u32>) -> anyhow::Result<config::Settings> {
+fn settings(
+    global: &GlobalArgs,
+    workspace: &std::path::Path,
+    max_iterations: Option<u32>,
+) -> anyhow::Result<config::Settings> {
     let mut flags = flag_layer(global);
     flags.max_iterations = max_iterations;
     let (layers, sources) = config::load_layers(workspace, flags)?;
@@ -169,7 +173,10 @@ fn interactive(
         return Ok(2);
     }
     let demo_dir = if demo {
-        let dir = tempfile::Builder::new().prefix("tern-demo-").tempdir().context("cannot create the demo directory")?;
+        let dir = tempfile::Builder::new()
+            .prefix("tern-demo-")
+            .tempdir()
+            .context("cannot create the demo directory")?;
         let project = dir.path().join("project");
         std::fs::create_dir(&project).context("cannot create the demo directory")?;
         tern::demo::write_project(&project).context("cannot write the demo project")?;
@@ -206,7 +213,10 @@ fn interactive(
     if demo {
         println!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
     } else if session.log_path.is_some() {
-        println!("Session {} saved. Resume it with: tern resume {}", session.id, session.id);
+        println!(
+            "Session {} saved. Resume it with: tern resume {}",
+            session.id, session.id
+        );
     }
     Ok(0)
 }
@@ -220,7 +230,9 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
                 return Ok(2);
             }
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the prompt from stdin")?;
             text
         }
     };

@@ -113,7 +113,11 @@ pub fn config_for(
 }
 
 /// Starts a session's agent task from settings.
-pub fn start(settings: &Settings, workspace: &Path, resume: Option<&Path>) -> Result<(AgentHandle, SessionInfo), StartError> {
+pub fn start(
+    settings: &Settings,
+    workspace: &Path,
+    resume: Option<&Path>,
+) -> Result<(AgentHandle, SessionInfo), StartError> {
     let (config, info) = config_for(settings, workspace, resume)?;
     Ok((spawn(config), info))
 }

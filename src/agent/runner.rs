@@ -225,7 +225,10 @@ impl Agent {
             && let Err(e) = log.record(&message)
         {
             self.shared.emit(Event::Notice {
-                text: format!("cannot write the session log {}: {e}; this session will not be resumable", log.path().display()),
+                text: format!(
+                    "cannot write the session log {}: {e}; this session will not be resumable",
+                    log.path().display()
+                ),
             });
             self.log = None;
         }

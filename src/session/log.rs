@@ -22,7 +22,9 @@ pub struct SessionMeta {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Line {
     Meta(SessionMeta),
-    Message { message: Message },
+    Message {
+        message: Message,
+    },
     /// The user started a new conversation in the same session: what came before is not part of it.
     Reset,
 }
@@ -149,7 +151,8 @@ mod tests {
         drop(log);
         // A crash mid-write leaves half a line.
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi").unwrap();
+        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi")
+            .unwrap();
         let (m, messages) = load(&path).unwrap();
         assert_eq!(m.id, "s1");
         assert_eq!(messages, vec![msg]);
@@ -158,7 +161,11 @@ mod tests {
     #[test]
     fn latest_picks_the_newest_of_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
-        for (id, ws) in [("20260101-000000-aaaa", "/w"), ("20260102-000000-bbbb", "/w"), ("20260103-000000-cccc", "/other")] {
+        for (id, ws) in [
+            ("20260101-000000-aaaa", "/w"),
+            ("20260102-000000-bbbb", "/w"),
+            ("20260103-000000-cccc", "/other"),
+        ] {
             SessionLog::create(&SessionLog::path_for(dir.path(), id), &meta(id, ws)).unwrap();
         }
         let latest = latest_for(dir.path(), "/w").unwrap();

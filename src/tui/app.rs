@@ -132,6 +132,10 @@ impl App {
     }
 
     fn raise_approval(&mut self) {
+        let pending = self.state.approvals.len();
+        for layer in &mut self.layers {
+            layer.set_pending_approvals(pending);
+        }
         let showing = self.layers.iter().any(|l| l.name() == "approval");
         if !showing && let Some(request) = self.state.approvals.front().cloned() {
             let queued = self.state.approvals.len() - 1;
@@ -272,7 +276,13 @@ impl App {
 
     /// The diff of the selected call (or the last edit), or with `all`, every edit of the session.
     fn open_diff(&mut self, all: bool) {
-        let diffs_of = |i: usize| match self.state.calls.get(i).and_then(|c| c.output.as_ref()).map(|o| &o.details) {
+        let diffs_of = |i: usize| match self
+            .state
+            .calls
+            .get(i)
+            .and_then(|c| c.output.as_ref())
+            .map(|o| &o.details)
+        {
             Some(ToolDetails::Diffs { diffs }) => diffs.clone(),
             _ => Vec::new(),
         };
@@ -281,7 +291,11 @@ impl App {
         } else {
             let selected = self.transcript.selected_call.map(diffs_of).unwrap_or_default();
             if selected.is_empty() {
-                (0..self.state.calls.len()).rev().map(diffs_of).find(|d| !d.is_empty()).unwrap_or_default()
+                (0..self.state.calls.len())
+                    .rev()
+                    .map(diffs_of)
+                    .find(|d| !d.is_empty())
+                    .unwrap_or_default()
             } else {
                 selected
             }
@@ -335,7 +349,10 @@ impl App {
             }
             "mode" if args.is_empty() => {
                 let mode = self.state.status.mode;
-                self.state.notice(format!("mode: {mode} (set with /mode {})", crate::config::MODES), Level::Info);
+                self.state.notice(
+                    format!("mode: {mode} (set with /mode {})", crate::config::MODES),
+                    Level::Info,
+                );
             }
             "mode" => match args.parse::<ApprovalMode>() {
                 Ok(mode) => {
@@ -343,9 +360,10 @@ impl App {
                     self.state.status.mode = mode;
                     self.state.flash(format!("mode: {mode}"));
                 }
-                Err(_) => self
-                    .state
-                    .notice(format!("unknown mode '{args}': expected {}", crate::config::MODES), Level::Error),
+                Err(_) => self.state.notice(
+                    format!("unknown mode '{args}': expected {}", crate::config::MODES),
+                    Level::Error,
+                ),
             },
             "model" if args.is_empty() => {
                 let model = self.state.status.model.clone();
@@ -353,7 +371,9 @@ impl App {
                     .notice(format!("model: {model} (switch with /model NAME)"), Level::Info);
             }
             "model" => {
-                self.send(Op::SetModel { model: args.to_string() });
+                self.send(Op::SetModel {
+                    model: args.to_string(),
+                });
                 self.state.status.model = args.to_string();
                 self.state.flash(format!("model: {args}"));
             }
@@ -398,7 +418,10 @@ impl App {
     /// Draws everything.
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
-        let composer_h = self.composer.desired_height(area.width).min(area.height.saturating_sub(3));
+        let composer_h = self
+            .composer
+            .desired_height(area.width)
+            .min(area.height.saturating_sub(3));
         let queued_h = (self.state.queued.len() as u16).min(3);
         let transcript_h = area.height.saturating_sub(composer_h + queued_h + 1);
         let transcript_area = Rect {
@@ -444,7 +467,14 @@ impl App {
             self.keymap.hint(Action::History),
             self.keymap.hint(Action::Help)
         );
-        status::render(frame, status_area, &self.state.status, self.context_window, &self.theme, &hints);
+        status::render(
+            frame,
+            status_area,
+            &self.state.status,
+            self.context_window,
+            &self.theme,
+            &hints,
+        );
         if focused {
             self.composer.render_popup(frame, composer_area, &self.theme);
         }
@@ -465,3 +495,7 @@ pub fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
     write!(out, "\x1b]52;c;{encoded}\x07")?;
     out.flush()
 }
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

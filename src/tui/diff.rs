@@ -34,9 +34,10 @@ mod tests {
                    let mut name = String::new();\n    io::stdin().read_line(&mut name)?;\n    \
                    Ok(name.trim().to_string())\n}\n\nfn main() {\n    let name = read_name().unwrap_or_default();\n    \
                    println!(\"{}\", greet(\"world\"));\n}\n";
-        let new = old
-            .replace("\"Hello\"", "\"Welcome\"")
-            .replace("greet(\"world\")", "greet(&format!(\"{name}, a tern user with a rather long name\"))");
+        let new = old.replace("\"Hello\"", "\"Welcome\"").replace(
+            "greet(\"world\")",
+            "greet(&format!(\"{name}, a tern user with a rather long name\"))",
+        );
         FileDiff::new("src/greet.rs", Some(old.to_string()), Some(new))
     }
 
@@ -48,7 +49,13 @@ mod tests {
     fn long() -> FileDiff {
         let old: String = (1..=120).map(|i| format!("line {i}\n")).collect();
         let new: String = (1..=120)
-            .map(|i| if i % 10 == 0 { format!("line {i} changed\n") } else { format!("line {i}\n") })
+            .map(|i| {
+                if i % 10 == 0 {
+                    format!("line {i} changed\n")
+                } else {
+                    format!("line {i}\n")
+                }
+            })
             .collect();
         FileDiff::new("data/lines.txt", Some(old), Some(new))
     }
@@ -57,7 +64,9 @@ mod tests {
         let theme = Theme::default();
         let lines = render_diff(diff, w, &theme, opts);
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-        terminal.draw(|f| f.render_widget(Paragraph::new(lines), f.area())).unwrap();
+        terminal
+            .draw(|f| f.render_widget(Paragraph::new(lines), f.area()))
+            .unwrap();
         terminal.backend().clone()
     }
 
@@ -67,7 +76,11 @@ mod tests {
         let theme = Theme::default();
         let lines = render_diff(&small_edit(), 100, &theme, &DiffOptions::default());
         let style_of = |word: &str| {
-            lines.iter().flat_map(|l| l.spans.iter()).find(|s| s.content == word).map(|s| s.style)
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content == word)
+                .map(|s| s.style)
         };
         assert_eq!(style_of("Welcome"), Some(theme.diff_added_word));
         assert_eq!(style_of("Hello"), Some(theme.diff_removed_word));
@@ -103,12 +116,18 @@ mod tests {
         let theme = Theme::default();
         for size in SIZES {
             let mut layer = DiffLayer::new(vec![small_edit(), created(), long()]);
-            let view = View { calls: &[], theme: &theme };
+            let view = View {
+                calls: &[],
+                theme: &theme,
+            };
             let mut first = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
             first.draw(|f| layer.render(f, f.area(), &view)).unwrap();
             // Move to the second file so the title shows it and the indicator moves. A fresh backend for the second
             // frame: TestBackend keeps stale cells under wide characters, which a real terminal would cover.
-            let mut ctx = Ctx::new(View { calls: &[], theme: &theme });
+            let mut ctx = Ctx::new(View {
+                calls: &[],
+                theme: &theme,
+            });
             layer.handle_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE), &mut ctx);
             let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
             terminal.draw(|f| layer.render(f, f.area(), &view)).unwrap();

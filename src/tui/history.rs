@@ -6,7 +6,8 @@
 //!
 //! Keys, list: ↑/↓/j/k move, PgUp/PgDn page, Home/End/g/G first/last, Enter details, `/` filter, `o` jump, `y` copy,
 //! Esc clears an active filter and otherwise closes, `q` closes. Filter input (filters as you type): text, Backspace,
-//! Ctrl+U, Ctrl+W, ↑/↓/PgUp/PgDn still move; Enter keeps the filter, Esc restores the one before. Detail: ↑/↓/j/k, PgUp/PgDn/Space, g/G, `y`, `o`, Esc/q/Backspace back.
+//! Ctrl+U, Ctrl+W, ↑/↓/PgUp/PgDn still move; Enter keeps the filter, Esc restores the one before. Detail: ↑/↓/j/k,
+//! PgUp/PgDn/Space scroll, g/G top/end, `y`, `o`, Esc/q/Backspace back to the list.
 //! Unhandled keys with Ctrl or Alt are left to the app (Ctrl+C); the rest are swallowed, the layer being modal.
 
 mod catalog;
@@ -60,7 +61,7 @@ impl HistoryLayer {
             filter_before: None,
             detail: None,
             job: None,
-            loading_doc: Doc::message(Kind::Dim, "Loading the full result…"),
+            loading_doc: Doc::message(Kind::Dim, "Loading…"),
         }
     }
 
@@ -132,9 +133,14 @@ impl HistoryLayer {
                     ctx.effect(Effect::Notice(note.clone()));
                 }
             }
-            None => ctx.effect(Effect::Notice(
-                "Loading the stored result… press y again to copy it.".into(),
-            )),
+            None => {
+                let what = if call.full_output_path.is_some() {
+                    "the stored result"
+                } else {
+                    "the result"
+                };
+                ctx.effect(Effect::Notice(format!("Loading {what}… press y again to copy it.")));
+            }
         }
     }
 

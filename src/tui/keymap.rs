@@ -28,7 +28,11 @@ pub enum Action {
 
 impl Action {
     pub const ALL: &[(Action, &'static str, &'static str)] = &[
-        (Action::Interrupt, "interrupt", "stop the running turn (Ctrl+C twice quits)"),
+        (
+            Action::Interrupt,
+            "interrupt",
+            "stop the running turn (Ctrl+C twice quits)",
+        ),
         (Action::PageUp, "page_up", "scroll up a page"),
         (Action::PageDown, "page_down", "scroll down a page"),
         (Action::Top, "top", "scroll to the top (composer empty)"),
@@ -37,8 +41,16 @@ impl Action {
         (Action::LineDown, "line_down", "scroll down a line"),
         (Action::PrevCall, "prev_call", "select the previous tool call"),
         (Action::NextCall, "next_call", "select the next tool call"),
-        (Action::ToggleCall, "toggle_call", "expand / collapse the selected tool call"),
-        (Action::ToggleReasoning, "toggle_reasoning", "show / fold the model's reasoning"),
+        (
+            Action::ToggleCall,
+            "toggle_call",
+            "expand / collapse the selected tool call",
+        ),
+        (
+            Action::ToggleReasoning,
+            "toggle_reasoning",
+            "show / fold the model's reasoning",
+        ),
         (Action::Diff, "diff", "full-screen diff of the selected edit"),
         (Action::History, "history", "browse every tool result"),
         (Action::Help, "help", "this help"),
@@ -188,7 +200,11 @@ pub fn parse_key(s: &str) -> Option<KeyBinding> {
         c if c.chars().count() == 1 => {
             // Keep the case the user wrote for plain characters ("?" or "G").
             let original = s.trim().chars().last()?;
-            KeyCode::Char(if modifiers.is_empty() { original } else { c.chars().next()? })
+            KeyCode::Char(if modifiers.is_empty() {
+                original
+            } else {
+                c.chars().next()?
+            })
         }
         _ => return None,
     };
@@ -229,9 +245,18 @@ mod tests {
     #[test]
     fn defaults_parse_and_match() {
         let map = Keymap::default();
-        assert_eq!(map.action(&key(KeyCode::Char('t'), KeyModifiers::CONTROL)), Some(Action::History));
-        assert_eq!(map.action(&key(KeyCode::Char('?'), KeyModifiers::SHIFT)), Some(Action::Help));
-        assert_eq!(map.action(&key(KeyCode::PageUp, KeyModifiers::NONE)), Some(Action::PageUp));
+        assert_eq!(
+            map.action(&key(KeyCode::Char('t'), KeyModifiers::CONTROL)),
+            Some(Action::History)
+        );
+        assert_eq!(
+            map.action(&key(KeyCode::Char('?'), KeyModifiers::SHIFT)),
+            Some(Action::Help)
+        );
+        assert_eq!(
+            map.action(&key(KeyCode::PageUp, KeyModifiers::NONE)),
+            Some(Action::PageUp)
+        );
         assert_eq!(map.action(&key(KeyCode::Char('x'), KeyModifiers::NONE)), None);
         assert_eq!(map.hint(Action::History), "Ctrl+T");
         for (a, _, _) in Action::ALL {
@@ -245,18 +270,30 @@ mod tests {
         let path = dir.path().join("keymap.toml");
         std::fs::write(&path, "history = [\"alt+h\"]\n").unwrap();
         let map = Keymap::load(Some(&path)).unwrap();
-        assert_eq!(map.action(&key(KeyCode::Char('h'), KeyModifiers::ALT)), Some(Action::History));
+        assert_eq!(
+            map.action(&key(KeyCode::Char('h'), KeyModifiers::ALT)),
+            Some(Action::History)
+        );
         assert_eq!(map.action(&key(KeyCode::Char('t'), KeyModifiers::CONTROL)), None);
-        assert_eq!(map.action(&key(KeyCode::Char('p'), KeyModifiers::CONTROL)), Some(Action::PrevCall));
+        assert_eq!(
+            map.action(&key(KeyCode::Char('p'), KeyModifiers::CONTROL)),
+            Some(Action::PrevCall)
+        );
         std::fs::write(&path, "histroy = [\"alt+h\"]\n").unwrap();
         let err = Keymap::load(Some(&path)).unwrap_err().to_string();
-        assert!(err.contains("unknown action 'histroy'") && err.contains("keymap.toml"), "{err}");
+        assert!(
+            err.contains("unknown action 'histroy'") && err.contains("keymap.toml"),
+            "{err}"
+        );
     }
 
     #[test]
     fn key_syntax() {
         assert_eq!(parse_key("F1").unwrap().code, KeyCode::F(1));
-        assert_eq!(parse_key("ctrl+shift+up").unwrap().modifiers, KeyModifiers::CONTROL | KeyModifiers::SHIFT);
+        assert_eq!(
+            parse_key("ctrl+shift+up").unwrap().modifiers,
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT
+        );
         assert_eq!(parse_key("G").unwrap().code, KeyCode::Char('G'));
         assert!(parse_key("hyper+x").is_none());
         assert!(parse_key("nokey").is_none());

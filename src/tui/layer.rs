@@ -67,6 +67,8 @@ pub trait Layer: Send {
     }
     /// Draws the layer; `area` is the whole screen (a layer picks its own part of it).
     fn render(&mut self, frame: &mut Frame<'_>, area: Rect, view: &View<'_>);
+    /// Told how many approval requests wait in all (the approval prompt shows "1 of N").
+    fn set_pending_approvals(&mut self, _count: usize) {}
     /// True while the layer shows something animated or loading, so the app schedules another frame.
     fn animating(&self) -> bool {
         false

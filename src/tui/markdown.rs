@@ -451,7 +451,7 @@ impl<'t> Renderer<'t> {
         let width = clamp_u16(self.content_width());
         for spans in lines {
             for line in wrap::wrap_line(Line::from(spans), width, "") {
-                self.emit(line);
+                self.emit(trim_end(line));
             }
         }
     }
@@ -536,6 +536,22 @@ impl<'t> Renderer<'t> {
         }
         self.out.push(fit(Line::from(spans), self.width));
     }
+}
+
+/// Drops the spaces a wrapped prose line ends with (the break fell after them).
+fn trim_end(mut line: Line<'static>) -> Line<'static> {
+    while let Some(last) = line.spans.last_mut() {
+        let trimmed = last.content.trim_end_matches(' ');
+        if trimmed.is_empty() {
+            line.spans.pop();
+        } else {
+            if trimmed.len() < last.content.len() {
+                last.content = trimmed.to_string().into();
+            }
+            break;
+        }
+    }
+    line
 }
 
 fn expand_tabs(text: &str) -> String {

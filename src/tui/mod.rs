@@ -1,19 +1,19 @@
 //! The full-screen frontend. It turns agent `Event`s into state (`state/`) and state into frames (`view/`, layers); it
 //! never calls a provider or a tool. Nothing here blocks the render path: file walks and loads run in the background.
 
+pub mod app;
 pub mod composer;
 pub mod diff;
 pub mod highlight;
 pub mod history;
+pub mod keymap;
 pub mod layer;
 pub mod markdown;
 pub mod state;
-pub mod theme;
-pub mod wrap;
-pub mod keymap;
-pub mod app;
 pub mod terminal;
+pub mod theme;
 pub mod view;
+pub mod wrap;
 
 use std::path::PathBuf;
 
@@ -36,7 +36,13 @@ pub async fn launch(
         Ok(map) => (map, None),
         Err(e) => (keymap::Keymap::default(), Some(e.to_string())),
     };
-    let mut app = app::App::new(agent.ops.clone(), composer, keymap, theme::Theme::dark(), context_window);
+    let mut app = app::App::new(
+        agent.ops.clone(),
+        composer,
+        keymap,
+        theme::Theme::dark(),
+        context_window,
+    );
     app.state.replay(&history);
     if let Some(error) = keymap_error {
         app.state

@@ -31,7 +31,14 @@ pub struct Summary {
 /// Puts the terminal back as it was. Safe to call more than once.
 pub fn restore() {
     let mut out = stdout();
-    let _ = execute!(out, EndSynchronizedUpdate, DisableMouseCapture, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show);
+    let _ = execute!(
+        out,
+        EndSynchronizedUpdate,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
     let _ = disable_raw_mode();
 }
 
@@ -53,7 +60,12 @@ fn install_panic_hook() {
 
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
 /// delivered something.
-pub async fn run(mut app: App, agent: AgentHandle, mut notify_rx: mpsc::UnboundedReceiver<()>, mouse: bool) -> std::io::Result<Summary> {
+pub async fn run(
+    mut app: App,
+    agent: AgentHandle,
+    mut notify_rx: mpsc::UnboundedReceiver<()>,
+    mouse: bool,
+) -> std::io::Result<Summary> {
     install_panic_hook();
     enable_raw_mode()?;
     let _guard = Guard;

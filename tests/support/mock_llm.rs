@@ -72,6 +72,12 @@ pub enum Reply {
     Garbage(String),
     /// Waits before answering (before the response headers).
     Delay(Duration, Box<Reply>),
+    /// A text answer streamed at a steady rate: its word pieces (one per event, as for `Text`) are sent
+    /// `per_second` a second on a fixed schedule, so a benchmark sees a model producing that many tokens a second.
+    Paced {
+        text: String,
+        per_second: u32,
+    },
 }
 
 impl Reply {
@@ -105,6 +111,14 @@ impl Reply {
 
     pub fn delayed(delay: Duration, reply: Reply) -> Self {
         Reply::Delay(delay, Box::new(reply))
+    }
+
+    /// `text` streamed at `per_second` word pieces a second.
+    pub fn paced(text: impl Into<String>, per_second: u32) -> Self {
+        Reply::Paced {
+            text: text.into(),
+            per_second,
+        }
     }
 }
 
@@ -398,6 +412,10 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
             }
             false
         }
+        Reply::Paced { text, per_second } => {
+            let stream = ctx.answer(Answer::text(text, "stop"));
+            write_paced(socket, &stream.events, stream.content_end, per_second).await && finish_stream(socket).await
+        }
         other => {
             let events = ctx.render(other);
             write_stream(socket, &events).await && finish_stream(socket).await
@@ -429,27 +447,57 @@ async fn write_plain(socket: &mut TcpStream, code: u16, retry_after: Option<u64>
 /// Writes the response head and `events` as chunked SSE, each event split across two chunks: just inside its first
 /// multi-byte character if it has one, else in the middle of the line.
 async fn write_stream(socket: &mut TcpStream, events: &[String]) -> bool {
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-                Transfer-Encoding: chunked\r\n\r\n";
-    if socket.write_all(head.as_bytes()).await.is_err() {
+    if !write_head(socket).await {
         return false;
     }
     for event in events {
-        let bytes = event.as_bytes();
-        let cut = bytes
-            .iter()
-            .position(|b| !b.is_ascii())
-            .map_or(bytes.len() / 2, |i| i + 1);
-        for piece in [&bytes[..cut], &bytes[cut..]] {
-            if piece.is_empty() {
-                continue;
-            }
-            let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
-            chunk.extend_from_slice(piece);
-            chunk.extend_from_slice(b"\r\n");
-            if socket.write_all(&chunk).await.is_err() || socket.flush().await.is_err() {
-                return false;
-            }
+        if !write_event(socket, event).await {
+            return false;
+        }
+    }
+    true
+}
+
+/// Like `write_stream`, but the content events (`events[..content_end]`) go out `per_second` a second, each at its
+/// slot of a fixed schedule from the first, so timer lateness does not slow the overall rate.
+async fn write_paced(socket: &mut TcpStream, events: &[String], content_end: usize, per_second: u32) -> bool {
+    if !write_head(socket).await {
+        return false;
+    }
+    let start = tokio::time::Instant::now();
+    let interval = Duration::from_secs(1) / per_second.max(1);
+    for (i, event) in events.iter().enumerate() {
+        if i < content_end {
+            tokio::time::sleep_until(start + interval * i as u32).await;
+        }
+        if !write_event(socket, event).await {
+            return false;
+        }
+    }
+    true
+}
+
+async fn write_head(socket: &mut TcpStream) -> bool {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+                Transfer-Encoding: chunked\r\n\r\n";
+    socket.write_all(head.as_bytes()).await.is_ok()
+}
+
+async fn write_event(socket: &mut TcpStream, event: &str) -> bool {
+    let bytes = event.as_bytes();
+    let cut = bytes
+        .iter()
+        .position(|b| !b.is_ascii())
+        .map_or(bytes.len() / 2, |i| i + 1);
+    for piece in [&bytes[..cut], &bytes[cut..]] {
+        if piece.is_empty() {
+            continue;
+        }
+        let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+        chunk.extend_from_slice(piece);
+        chunk.extend_from_slice(b"\r\n");
+        if socket.write_all(&chunk).await.is_err() || socket.flush().await.is_err() {
+            return false;
         }
     }
     true

@@ -32,9 +32,19 @@ pub fn fuzzy_match(query: &str, path: &str) -> Option<FuzzyMatch> {
         });
     }
     let case_sensitive = q.iter().any(|c| c.is_uppercase());
-    let p: Vec<char> = path.chars().collect();
     let fold = |c: char| if case_sensitive { c } else { lower(c) };
     let q: Vec<char> = q.into_iter().map(fold).collect();
+    // Most paths do not match at all: reject those without allocating.
+    let mut want = q.iter().peekable();
+    for c in path.chars() {
+        if want.peek().is_some_and(|&&w| w == fold(c)) {
+            want.next();
+        }
+    }
+    if want.peek().is_some() {
+        return None;
+    }
+    let p: Vec<char> = path.chars().collect();
     let folded: Vec<char> = p.iter().map(|&c| fold(c)).collect();
 
     // The file name is what the last non-empty segment holds (a directory keeps its trailing `/`).

@@ -162,7 +162,7 @@ pub fn file_lines(listing: FileListing<'_>, (width, rows): (u16, usize), theme: 
             format!(" {}", wrap::truncate(why, width.saturating_sub(1))),
             theme.error,
         )],
-        FileListing::Ready { matches, .. } if matches.is_empty() => {
+        FileListing::Ready { matches: [], .. } => {
             vec![Line::styled(" no matching files", theme.dim)]
         }
         FileListing::Ready { matches, selected } => matches

@@ -488,7 +488,15 @@ fn snapshot_slash_popup() {
     let (mut c, _rx) = composer();
     keys(&mut c, "/");
     keys(&mut c, "<down>");
-    snapshot("composer_slash_popup", &draw(&mut c, true));
+    let t = draw(&mut c, true);
+    snapshot("composer_slash_popup", &t);
+    // The selected row (`/model`, the second) is highlighted across the popup; the others are not.
+    let theme = Theme::default();
+    let buf = t.backend().buffer();
+    assert_eq!(buf[(3, 2)].symbol(), "m");
+    assert!(buf[(3, 2)].modifier.contains(theme.selection.add_modifier));
+    assert!(buf[(70, 2)].modifier.contains(theme.selection.add_modifier));
+    assert!(!buf[(3, 1)].modifier.contains(theme.selection.add_modifier));
     keys(&mut c, "m");
     let screen = draw(&mut c, true).backend().to_string();
     assert!(screen.contains("/model") && screen.contains("/mode <mode>") && !screen.contains("/help"));
@@ -504,5 +512,12 @@ fn snapshot_file_popup() {
     assert!(answered || indexing.contains("indexing…"), "{indexing}");
     keys(&mut c, "rs");
     wait_for_index(&mut c, &mut rx, "rs");
-    snapshot("composer_file_popup", &draw(&mut c, true));
+    let t = draw(&mut c, true);
+    snapshot("composer_file_popup", &t);
+    // The matched chars are highlighted: `rs` at the end of `src/lib.rs`, not the `r` of `src`.
+    let accent = Theme::default().accent.fg;
+    let buf = t.backend().buffer();
+    assert_eq!((buf[(10, 4)].symbol(), buf[(11, 4)].symbol()), ("r", "s"));
+    assert_eq!((buf[(10, 4)].fg, buf[(11, 4)].fg), (accent.unwrap(), accent.unwrap()));
+    assert_ne!(Some(buf[(3, 4)].fg), accent);
 }

@@ -119,7 +119,13 @@ impl Composer {
         match open {
             Popup::Slash { items, selected } => {
                 let lines = popup::slash_lines(&self.commands, items, *selected, size, theme);
-                popup::draw(frame, composer_area, theme, "commands", lines);
+                // When not every command fits, the title says where the selection is.
+                let title = if items.len() > size.1 {
+                    format!("commands {}/{}", selected + 1, items.len())
+                } else {
+                    "commands".to_string()
+                };
+                popup::draw(frame, composer_area, theme, &title, lines);
             }
             Popup::Files { .. } => {
                 let listing = match (self.index.as_ref().and_then(|i| i.error()), &self.file_reply) {

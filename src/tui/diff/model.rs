@@ -120,9 +120,18 @@ impl Kind {
 /// inserted line it was replaced by (and back), for word-level highlights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Row {
-    Context { old: usize, new: usize },
-    Removed { old: usize, pair: Option<usize> },
-    Added { new: usize, pair: Option<usize> },
+    Context {
+        old: usize,
+        new: usize,
+    },
+    Removed {
+        old: usize,
+        pair: Option<usize>,
+    },
+    Added {
+        new: usize,
+        pair: Option<usize>,
+    },
     /// `\ No newline at end of file` after the row above.
     NoNewline,
 }
@@ -146,7 +155,11 @@ impl Hunk {
                 _ => format!("{},{len}", start + 1),
             }
         }
-        format!("@@ -{} +{} @@", range(self.old_start, self.old_len), range(self.new_start, self.new_len))
+        format!(
+            "@@ -{} +{} @@",
+            range(self.old_start, self.old_len),
+            range(self.new_start, self.new_len)
+        )
     }
 }
 
@@ -178,13 +191,20 @@ pub(super) fn build(diff: &FileDiff, context: usize) -> Body<'_> {
     };
     let deadline = Instant::now() + LINE_DIFF_BUDGET;
     let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, &old.lines, &new.lines, Some(deadline));
-    let hunks = similar::group_diff_ops(ops, context).iter().map(|group| hunk(group, &old, &new)).collect();
+    let hunks = similar::group_diff_ops(ops, context)
+        .iter()
+        .map(|group| hunk(group, &old, &new))
+        .collect();
     Body::Lines(Model { old, new, hunks })
 }
 
 fn hunk(group: &[DiffOp], old: &Side<'_>, new: &Side<'_>) -> Hunk {
-    let (first_old, first_new) = group.first().map_or((0, 0), |op| (op.old_range().start, op.new_range().start));
-    let (end_old, end_new) = group.last().map_or((0, 0), |op| (op.old_range().end, op.new_range().end));
+    let (first_old, first_new) = group
+        .first()
+        .map_or((0, 0), |op| (op.old_range().start, op.new_range().start));
+    let (end_old, end_new) = group
+        .last()
+        .map_or((0, 0), |op| (op.old_range().end, op.new_range().end));
     let old_last = old.lines.len().checked_sub(1).filter(|_| old.missing_newline());
     let new_last = new.lines.len().checked_sub(1).filter(|_| new.missing_newline());
     let mut rows = Vec::with_capacity(end_old - first_old + end_new - first_new);
@@ -251,7 +271,10 @@ pub(super) enum Headings {
 
 impl Headings {
     pub fn for_path(path: &str) -> Headings {
-        let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        let ext = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
         match ext.as_str() {
             "md" | "markdown" | "mdx" => Headings::Markdown,
             "toml" | "ini" | "cfg" | "conf" | "gitconfig" => Headings::Sections,
@@ -296,9 +319,28 @@ fn is_code_heading(line: &str) -> bool {
         return true;
     }
     const DEFINITIONS: &[&str] = &[
-        "fn ", "async fn ", "unsafe fn ", "const fn ", "impl ", "impl<", "trait ", "mod ", "struct ", "enum ", "def ",
-        "async def ", "class ", "function ", "async function ", "func ", "interface ", "static ", "private ",
-        "protected ", "public ", "export ",
+        "fn ",
+        "async fn ",
+        "unsafe fn ",
+        "const fn ",
+        "impl ",
+        "impl<",
+        "trait ",
+        "mod ",
+        "struct ",
+        "enum ",
+        "def ",
+        "async def ",
+        "class ",
+        "function ",
+        "async function ",
+        "func ",
+        "interface ",
+        "static ",
+        "private ",
+        "protected ",
+        "public ",
+        "export ",
     ];
     let mut t = line.trim_start();
     for prefix in ["pub(crate) ", "pub(super) ", "pub "] {
@@ -341,16 +383,30 @@ fn human_size(bytes: usize) -> String {
 pub fn unified_text(diffs: &[FileDiff]) -> String {
     let mut out = String::new();
     for diff in diffs {
-        let old_name = diff.old.as_ref().map_or("/dev/null".to_string(), |_| format!("a/{}", diff.path));
-        let new_name = diff.new.as_ref().map_or("/dev/null".to_string(), |_| format!("b/{}", diff.path));
+        let old_name = diff
+            .old
+            .as_ref()
+            .map_or("/dev/null".to_string(), |_| format!("a/{}", diff.path));
+        let new_name = diff
+            .new
+            .as_ref()
+            .map_or("/dev/null".to_string(), |_| format!("b/{}", diff.path));
         let old = diff.old.as_deref().unwrap_or("");
         let new = diff.new.as_deref().unwrap_or("");
         if looks_binary(old) || looks_binary(new) {
             out.push_str(&format!("Binary files {old_name} and {new_name} differ\n"));
             continue;
         }
-        let text = similar::TextDiff::configure().timeout(LINE_DIFF_BUDGET * 5).diff_lines(old, new);
-        out.push_str(&text.unified_diff().context_radius(3).header(&old_name, &new_name).to_string());
+        let text = similar::TextDiff::configure()
+            .timeout(LINE_DIFF_BUDGET * 5)
+            .diff_lines(old, new);
+        out.push_str(
+            &text
+                .unified_diff()
+                .context_radius(3)
+                .header(&old_name, &new_name)
+                .to_string(),
+        );
     }
     out
 }

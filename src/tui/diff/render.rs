@@ -59,7 +59,8 @@ pub(super) struct Rendered {
 pub(super) fn render_marked(diff: &FileDiff, width: u16, theme: &Theme, opts: &DiffOptions) -> Rendered {
     let kind = Kind::of(diff);
     let mut out = Output::new(opts.max_lines);
-    out.lines.extend(wrap::wrap_line(file_header(diff, kind, theme), width, "  "));
+    out.lines
+        .extend(wrap::wrap_line(file_header(diff, kind, theme), width, "  "));
     let body = model::build(diff, opts.context);
     match &body {
         Body::Summary(text) => {
@@ -72,8 +73,15 @@ pub(super) fn render_marked(diff: &FileDiff, width: u16, theme: &Theme, opts: &D
 }
 
 fn file_header(diff: &FileDiff, kind: Kind, theme: &Theme) -> Line<'static> {
-    let path = if diff.path.is_empty() { "(unnamed)".to_string() } else { sanitize(&diff.path) };
-    let mut spans = vec![Span::styled(path, theme.text.add_modifier(Modifier::BOLD)), Span::raw("  ")];
+    let path = if diff.path.is_empty() {
+        "(unnamed)".to_string()
+    } else {
+        sanitize(&diff.path)
+    };
+    let mut spans = vec![
+        Span::styled(path, theme.text.add_modifier(Modifier::BOLD)),
+        Span::raw("  "),
+    ];
     spans.extend(counts(diff, kind, theme));
     Line::from(spans)
 }
@@ -113,7 +121,11 @@ fn render_model(diff: &FileDiff, model: &Model<'_>, kind: Kind, width: u16, them
     };
     out.total = usize::from(endings.is_some())
         + usize::from(empty_note.is_some())
-        + model.hunks.iter().map(|h| h.rows.len() + usize::from(hunk_headers)).sum::<usize>();
+        + model
+            .hunks
+            .iter()
+            .map(|h| h.rows.len() + usize::from(hunk_headers))
+            .sum::<usize>();
     for text in endings.iter().map(String::as_str).chain(empty_note) {
         out.push(vec![note(text, theme)]);
     }
@@ -180,7 +192,11 @@ impl Gutter {
                 new: digits(model.new.lines.len()),
             },
         };
-        if usize::from(width) < gutter.width() + MIN_TEXT_WIDTH { Gutter::Bare } else { gutter }
+        if usize::from(width) < gutter.width() + MIN_TEXT_WIDTH {
+            Gutter::Bare
+        } else {
+            gutter
+        }
     }
 
     /// Cells taken by the numbers, the marker and the spaces after each.
@@ -265,7 +281,10 @@ impl Painter<'_> {
             }
             Row::NoNewline => {
                 let blank = " ".repeat(self.gutter.width());
-                vec![Line::from(vec![Span::raw(blank), Span::styled("\\ No newline at end of file", t.dim)])]
+                vec![Line::from(vec![
+                    Span::raw(blank),
+                    Span::styled("\\ No newline at end of file", t.dim),
+                ])]
             }
         }
     }

@@ -9,8 +9,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::model::unified_text;
-use super::model::Kind;
+use super::model::{Kind, unified_text};
 use super::render::{DiffOptions, counts, render_marked, sanitize};
 use crate::protocol::FileDiff;
 use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
@@ -20,6 +19,8 @@ use crate::tui::wrap;
 /// Most needed first, since a narrow screen cuts the end.
 const HINTS: &str = "q close · j/k scroll · n/p hunk · ]/[ file · y copy · PgUp/PgDn page · g/G top/end";
 
+/// Full-screen view of one or more diffs. Lines are rendered on the first draw at the screen's width and kept until the
+/// width changes.
 pub struct DiffLayer {
     diffs: Vec<FileDiff>,
     /// The first body line shown.
@@ -84,7 +85,9 @@ impl DiffLayer {
     }
 
     fn max_scroll(&self) -> usize {
-        self.laid.as_ref().map_or(usize::MAX, |l| l.lines.len().saturating_sub(self.page))
+        self.laid
+            .as_ref()
+            .map_or(usize::MAX, |l| l.lines.len().saturating_sub(self.page))
     }
 
     fn scroll_to(&mut self, target: usize) {
@@ -133,7 +136,9 @@ impl DiffLayer {
     /// The file in focus: the one chosen with ]/[, else the one at the top.
     fn current_file(&self) -> usize {
         self.focus.unwrap_or_else(|| {
-            self.laid.as_ref().map_or(0, |l| l.files.partition_point(|&s| s <= self.scroll).saturating_sub(1))
+            self.laid
+                .as_ref()
+                .map_or(0, |l| l.files.partition_point(|&s| s <= self.scroll).saturating_sub(1))
         })
     }
 
@@ -150,7 +155,10 @@ impl DiffLayer {
         let mut left = vec![Span::styled(" Diff ", theme.accent.add_modifier(Modifier::BOLD))];
         if let Some(diff) = self.diffs.get(self.current_file()) {
             let room = usize::from(width).saturating_sub(wrap::width(&position) + 24);
-            left.push(Span::styled(wrap::truncate(&sanitize(&diff.path), room.max(8)), theme.text.add_modifier(Modifier::BOLD)));
+            left.push(Span::styled(
+                wrap::truncate(&sanitize(&diff.path), room.max(8)),
+                theme.text.add_modifier(Modifier::BOLD),
+            ));
             left.push(Span::raw("  "));
             left.extend(counts(diff, Kind::of(diff), theme));
             if self.diffs.len() > 1 {
@@ -228,9 +236,13 @@ impl Layer for DiffLayer {
         frame.render_widget(Paragraph::new(title), title_area);
 
         let body: Vec<Line<'static>> = match &self.laid {
-            Some(laid) if !laid.lines.is_empty() => {
-                laid.lines.iter().skip(self.scroll).take(usize::from(body_h)).cloned().collect()
-            }
+            Some(laid) if !laid.lines.is_empty() => laid
+                .lines
+                .iter()
+                .skip(self.scroll)
+                .take(usize::from(body_h))
+                .cloned()
+                .collect(),
             _ => vec![Line::from(Span::styled("no changes to show", theme.dim))],
         };
         frame.render_widget(Paragraph::new(body), body_area);
@@ -250,7 +262,9 @@ mod tests {
 
     fn diffs() -> Vec<FileDiff> {
         let old: String = (1..=60).map(|i| format!("line {i}\n")).collect();
-        let new = old.replace("line 5\n", "line five\n").replace("line 50\n", "line fifty\n");
+        let new = old
+            .replace("line 5\n", "line five\n")
+            .replace("line 50\n", "line fifty\n");
         vec![
             FileDiff::new("a.txt", Some(old.clone()), Some(new)),
             FileDiff::new("b.txt", None, Some("x\ny\n".into())),
@@ -326,7 +340,10 @@ mod tests {
         let mut layer = DiffLayer::new(diffs());
         drawn(&mut layer, &theme, 60, 8);
         assert!(matches!(key(&mut layer, &theme, 'q')[..], [Effect::Close]));
-        assert!(matches!(press(&mut layer, &theme, KeyCode::Esc, KeyModifiers::NONE).1[..], [Effect::Close]));
+        assert!(matches!(
+            press(&mut layer, &theme, KeyCode::Esc, KeyModifiers::NONE).1[..],
+            [Effect::Close]
+        ));
         match &key(&mut layer, &theme, 'y')[..] {
             [Effect::Copy(text)] => {
                 assert!(text.contains("--- a/a.txt\n+++ b/a.txt\n"), "{text}");
@@ -336,11 +353,17 @@ mod tests {
             _ => panic!("y should copy"),
         }
         // The app keeps its shortcuts; stray keys don't leak to the composer behind the view.
-        assert_eq!(press(&mut layer, &theme, KeyCode::Char('c'), KeyModifiers::CONTROL).0, Handled::Ignored);
+        assert_eq!(
+            press(&mut layer, &theme, KeyCode::Char('c'), KeyModifiers::CONTROL).0,
+            Handled::Ignored
+        );
         assert_eq!(key_result(&mut layer, &theme, 'x'), Handled::Consumed);
         let mut release = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
         release.kind = KeyEventKind::Release;
-        let mut ctx = Ctx::new(View { calls: &[], theme: &theme });
+        let mut ctx = Ctx::new(View {
+            calls: &[],
+            theme: &theme,
+        });
         assert_eq!(layer.handle_key(release, &mut ctx), Handled::Ignored);
         assert_eq!(layer.scroll, 0);
     }

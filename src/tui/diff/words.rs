@@ -50,9 +50,7 @@ pub(super) fn word_marks(old: &str, new: &str) -> Option<WordMarks> {
         let (olds, news) = (op.old_range(), op.new_range());
         let changed = match op {
             // Blanks between two changes join them, so `a b` → `c d` reads as one change, not two.
-            DiffOp::Equal { .. } => {
-                k > 0 && k + 1 < ops.len() && olds.clone().all(|i| old_tokens[i].trim().is_empty())
-            }
+            DiffOp::Equal { .. } => k > 0 && k + 1 < ops.len() && olds.clone().all(|i| old_tokens[i].trim().is_empty()),
             _ => true,
         };
         if changed {
@@ -155,9 +153,10 @@ mod tests {
 
     #[test]
     fn reindented_line_marks_the_indent() {
-        let m = word_marks("  body();", "      body();").unwrap();
-        assert_eq!(m.old, [0..2]);
-        assert_eq!(m.new, [0..6]);
+        let (old, new) = ("  body();", "      body();");
+        let m = word_marks(old, new).unwrap();
+        assert_eq!(marked(old, &m.old), ["  "]);
+        assert_eq!(marked(new, &m.new), ["      "]);
     }
 
     #[test]

@@ -49,7 +49,7 @@ impl DetailView {
         }
     }
 
-    /// Points the view at `doc` (identified by `generation`) laid out in `width` x `height`; clears what no longer holds.
+    /// Points the view at `doc` (identified by `generation`) laid out in `width` x `height`, dropping stale layout.
     pub fn prepare(&mut self, doc: &Doc, generation: u64, width: u16, height: u16) {
         let width = width.max(1);
         if width != self.width || generation != self.generation {

@@ -1,7 +1,8 @@
-//! The detail view's document: the arguments, the full result and any diffs of one call as plain lines, each with one
-//! kind (mapped to a theme style when drawn). Text is cleaned for the terminal once (tabs expanded, escape sequences and
-//! control characters dropped) and very long lines are cut into segments, so the view can wrap just the lines on screen.
-//! Building may read the stored full result from disk, so for stored or large results it runs on a background thread.
+//! The detail view's document: the arguments, the full result and any diffs of one call as plain lines, each with
+//! one kind (mapped to a theme style when drawn). Text is cleaned for the terminal once (tabs expanded, escape
+//! sequences and control characters dropped) and very long lines are cut into segments, so the view can wrap just the
+//! lines on screen. Building may read the stored full result from disk, so for stored or large results it runs on a
+//! background thread.
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -232,30 +233,28 @@ pub fn build(source: Source, cancel: &AtomicBool) -> Built {
             );
             let text = match &source.stored {
                 None => output.text.clone(),
-                Some(path) => {
-                    match load(path, LOAD_CAP, cancel) {
-                        Ok(loaded) => {
-                            if loaded.total > LOAD_CAP {
-                                let note = format!(
-                                    "Showing the first {} of {} (the stored result is larger).",
-                                    format::size(LOAD_CAP),
-                                    format::size(loaded.total)
-                                );
-                                doc.push_line(Kind::Warning, &note);
-                                copy_note = Some(format!("Copied the first {} of the result.", format::size(LOAD_CAP)));
-                            }
-                            loaded.text
+                Some(path) => match load(path, LOAD_CAP, cancel) {
+                    Ok(loaded) => {
+                        if loaded.total > LOAD_CAP {
+                            let note = format!(
+                                "Showing the first {} of {} (the stored result is larger).",
+                                format::size(LOAD_CAP),
+                                format::size(loaded.total)
+                            );
+                            doc.push_line(Kind::Warning, &note);
+                            copy_note = Some(format!("Copied the first {} of the result.", format::size(LOAD_CAP)));
                         }
-                        Err(e) => {
-                            doc.push_line(
-                            Kind::Warning,
-                            &format!("Could not read the stored result at {path}: {e}. Showing the preview the model got."),
-                        );
-                            copy_note = Some("Could not read the stored result: copied the preview.".to_string());
-                            output.text.clone()
-                        }
+                        loaded.text
                     }
-                }
+                    Err(e) => {
+                        let note = format!(
+                            "Could not read the stored result at {path}: {e}. Showing the preview the model got."
+                        );
+                        doc.push_line(Kind::Warning, &note);
+                        copy_note = Some("Could not read the stored result: copied the preview.".to_string());
+                        output.text.clone()
+                    }
+                },
             };
             if text.is_empty() {
                 doc.push_line(Kind::Dim, "(no output)");

@@ -30,11 +30,21 @@ pub struct Cell {
 #[derive(Debug, Clone)]
 pub enum CellKind {
     User(String),
-    Assistant { text: String, streaming: bool },
-    Reasoning { text: String, streaming: bool, expanded: bool },
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
+    Reasoning {
+        text: String,
+        streaming: bool,
+        expanded: bool,
+    },
     /// One tool call, or a group of parallel read-only calls: indices into `AppState::calls`.
     Tools(Vec<usize>),
-    Notice { text: String, level: Level },
+    Notice {
+        text: String,
+        level: Level,
+    },
 }
 
 /// The session as the UI shows it.
@@ -130,7 +140,11 @@ impl AppState {
 
     /// Flips the last reasoning cell open or closed.
     pub fn toggle_reasoning(&mut self) -> bool {
-        let Some(index) = self.cells.iter().rposition(|c| matches!(c.kind, CellKind::Reasoning { .. })) else {
+        let Some(index) = self
+            .cells
+            .iter()
+            .rposition(|c| matches!(c.kind, CellKind::Reasoning { .. }))
+        else {
             return false;
         };
         if let CellKind::Reasoning { expanded, .. } = &mut self.cells[index].kind {
@@ -142,7 +156,13 @@ impl AppState {
 
     /// True while something on screen moves (a spinner, a running timer).
     pub fn animating(&self) -> bool {
-        self.status.busy || self.calls.iter().rev().take(64).any(|c| c.status == calls::CallStatus::Running)
+        self.status.busy
+            || self
+                .calls
+                .iter()
+                .rev()
+                .take(64)
+                .any(|c| c.status == calls::CallStatus::Running)
     }
 
     /// Applies one agent event.
@@ -173,7 +193,11 @@ impl AppState {
                 self.status.retry = None;
                 match self.cells.last_mut() {
                     Some(Cell {
-                        kind: CellKind::Assistant { text: t, streaming: true },
+                        kind:
+                            CellKind::Assistant {
+                                text: t,
+                                streaming: true,
+                            },
                         rev,
                         ..
                     }) => {
@@ -188,7 +212,12 @@ impl AppState {
             }
             Event::ReasoningDelta { text } => match self.cells.last_mut() {
                 Some(Cell {
-                    kind: CellKind::Reasoning { text: t, streaming: true, .. },
+                    kind:
+                        CellKind::Reasoning {
+                            text: t,
+                            streaming: true,
+                            ..
+                        },
                     rev,
                     ..
                 }) => {
@@ -359,7 +388,10 @@ impl AppState {
             }
         }
         self.notice(
-            format!("resumed a session of {} messages; the model has the whole conversation", history.len()),
+            format!(
+                "resumed a session of {} messages; the model has the whole conversation",
+                history.len()
+            ),
             Level::Info,
         );
     }

@@ -111,5 +111,11 @@ fn approvals_queue_and_clear_at_turn_end() {
         reason: TurnEnd::Interrupted,
     });
     assert!(s.approvals.is_empty());
-    assert!(matches!(&s.cells.last().unwrap().kind, CellKind::Notice { level: Level::Warning, .. }));
+    assert!(matches!(
+        &s.cells.last().unwrap().kind,
+        CellKind::Notice {
+            level: Level::Warning,
+            ..
+        }
+    ));
 }

@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
 use crate::protocol::{ApprovalDecision, ApprovalRequest, Op};
 use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
@@ -91,6 +91,10 @@ impl Layer for ApprovalLayer {
         Handled::Consumed
     }
 
+    fn set_pending_approvals(&mut self, count: usize) {
+        self.queued = count.saturating_sub(1);
+    }
+
     fn handle_paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> Handled {
         if let Some(feedback) = &mut self.feedback {
             feedback.push_str(&text.replace(['\n', '\r'], " "));
@@ -108,7 +112,10 @@ impl Layer for ApprovalLayer {
         for (i, line) in r.command.lines().enumerate().take(12) {
             let prefix = if i == 0 { "$ " } else { "  " };
             lines.extend(wrap_line(
-                Line::from(vec![Span::styled(prefix, theme.accent), Span::styled(line.to_string(), theme.text)]),
+                Line::from(vec![
+                    Span::styled(prefix, theme.accent),
+                    Span::styled(line.to_string(), theme.text),
+                ]),
                 inner,
                 "  ",
             ));
@@ -119,9 +126,15 @@ impl Layer for ApprovalLayer {
                 theme.dim,
             )));
         }
-        lines.push(Line::from(vec![Span::styled("in ", theme.dim), Span::styled(r.cwd.clone(), theme.dim)]));
+        lines.push(Line::from(vec![
+            Span::styled("in ", theme.dim),
+            Span::styled(r.cwd.clone(), theme.dim),
+        ]));
         lines.extend(wrap_line(
-            Line::from(vec![Span::styled("why: ", theme.dim), Span::styled(r.reason.clone(), theme.warning)]),
+            Line::from(vec![
+                Span::styled("why: ", theme.dim),
+                Span::styled(r.reason.clone(), theme.warning),
+            ]),
             inner,
             "     ",
         ));
@@ -133,16 +146,17 @@ impl Layer for ApprovalLayer {
                     theme.text,
                 )));
                 lines.extend(wrap_line(
-                    Line::from(vec![Span::styled("> ", theme.accent), Span::raw(text.clone()), Span::styled("█", theme.dim)]),
+                    Line::from(vec![
+                        Span::styled("> ", theme.accent),
+                        Span::raw(text.clone()),
+                        Span::styled("█", theme.dim),
+                    ]),
                     inner,
                     "  ",
                 ));
             }
             None => {
-                let mut keys = vec![
-                    Span::styled("y", theme.success),
-                    Span::raw(" run once   "),
-                ];
+                let mut keys = vec![Span::styled("y", theme.success), Span::raw(" run once   ")];
                 if let Some(rule) = &r.proposed_rule {
                     keys.push(Span::styled("a", theme.success));
                     keys.push(Span::raw(format!(" always allow `{rule}` this session   ")));
@@ -175,6 +189,7 @@ impl Layer for ApprovalLayer {
                     .borders(Borders::ALL)
                     .border_type(BorderType::Rounded)
                     .border_style(theme.warning)
+                    .padding(Padding::horizontal(1))
                     .title(Span::styled(title, theme.warning)),
             ),
             rect,

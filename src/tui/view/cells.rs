@@ -17,12 +17,22 @@ use crate::tui::wrap::wrap_line;
 pub const GUTTER: u16 = 2;
 
 /// Renders one cell at `width` (the whole transcript width; the gutter is added here).
-pub fn render_cell(cell: &Cell, calls: &[ToolCallState], width: u16, theme: &Theme, selected_call: Option<usize>) -> Vec<Line<'static>> {
+pub fn render_cell(
+    cell: &Cell,
+    calls: &[ToolCallState],
+    width: u16,
+    theme: &Theme,
+    selected_call: Option<usize>,
+) -> Vec<Line<'static>> {
     let inner = width.saturating_sub(GUTTER).max(8);
     let mut lines = match &cell.kind {
         CellKind::User(text) => user(text, inner, theme),
         CellKind::Assistant { text, .. } => render_markdown(text, inner, theme),
-        CellKind::Reasoning { text, streaming, expanded } => reasoning(text, *streaming, *expanded, inner, theme),
+        CellKind::Reasoning {
+            text,
+            streaming,
+            expanded,
+        } => reasoning(text, *streaming, *expanded, inner, theme),
         CellKind::Tools(group) => tool_pane::render_group(group, calls, inner, theme, selected_call, Instant::now()),
         CellKind::Notice { text, level } => notice(text, *level, inner, theme),
     };
@@ -30,7 +40,11 @@ pub fn render_cell(cell: &Cell, calls: &[ToolCallState], width: u16, theme: &The
         CellKind::Tools(group) => selected_call.is_some_and(|s| group.contains(&s)),
         _ => false,
     };
-    let gutter = if marked { Span::styled("▌ ", theme.accent) } else { Span::raw("  ") };
+    let gutter = if marked {
+        Span::styled("▌ ", theme.accent)
+    } else {
+        Span::raw("  ")
+    };
     for line in &mut lines {
         line.spans.insert(0, gutter.clone());
     }
@@ -70,7 +84,10 @@ fn reasoning(text: &str, streaming: bool, expanded: bool, width: u16, theme: &Th
     let arrow = if expanded { "▾" } else { "▸" };
     let mut out = vec![Line::from(vec![
         Span::styled(format!("{arrow} {label} "), theme.reasoning),
-        Span::styled(format!("({words} words · Ctrl+R to {})", if expanded { "fold" } else { "show" }), theme.dim),
+        Span::styled(
+            format!("({words} words · Ctrl+R to {})", if expanded { "fold" } else { "show" }),
+            theme.dim,
+        ),
     ])];
     if expanded {
         for line in text.lines() {
@@ -93,7 +110,11 @@ fn notice(text: &str, level: Level, width: u16, theme: &Theme) -> Vec<Line<'stat
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let prefix = if i == 0 { format!("{mark} ") } else { "  ".into() };
-        out.extend(wrap_line(Line::from(Span::styled(format!("{prefix}{line}"), style)), width, "  "));
+        out.extend(wrap_line(
+            Line::from(Span::styled(format!("{prefix}{line}"), style)),
+            width,
+            "  ",
+        ));
     }
     out
 }

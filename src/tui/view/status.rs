@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::tool_pane::{format_duration, spinner};
+use super::tool_pane::{format_duration, format_elapsed, spinner};
 use crate::tui::state::Status;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::width as text_width;
@@ -54,10 +54,16 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
         match &status.retry {
             Some((reason, at)) => {
                 let wait = at.saturating_duration_since(now);
-                left.push(Span::styled(format!("{reason}, in {} ", format_duration(wait)), theme.warning));
+                left.push(Span::styled(
+                    format!("{reason}, in {} ", format_duration(wait)),
+                    theme.warning,
+                ));
             }
             None => left.push(Span::styled(
-                format!("working {} · Esc to interrupt ", format_duration(now.saturating_duration_since(since))),
+                format!(
+                    "working {} · Esc to interrupt ",
+                    format_elapsed(now.saturating_duration_since(since))
+                ),
                 theme.accent,
             )),
         }
@@ -67,14 +73,24 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     {
         left.push(Span::styled(format!("{text} "), theme.warning));
     }
-    let model = if status.model.is_empty() { "connecting…".to_string() } else { status.model.clone() };
-    let mut right = vec![Span::styled(model.clone(), theme.status_bar), Span::styled(" · ", theme.dim)];
+    let model = if status.model.is_empty() {
+        "connecting…".to_string()
+    } else {
+        status.model.clone()
+    };
+    let mut right = vec![
+        Span::styled(model.clone(), theme.status_bar),
+        Span::styled(" · ", theme.dim),
+    ];
     right.push(Span::styled(status.mode.to_string(), theme.accent));
     let used = status.last_usage.input_tokens + status.last_usage.output_tokens;
     if used > 0 {
         let left_pct = 100u64.saturating_sub(used.saturating_mul(100) / context_window.max(1));
         right.push(Span::styled(
-            format!(" · {} tokens · {left_pct}% context left", tokens(status.usage.input_tokens + status.usage.output_tokens)),
+            format!(
+                " · {} tokens · {left_pct}% context left",
+                tokens(status.usage.input_tokens + status.usage.output_tokens)
+            ),
             theme.status_bar,
         ));
     }

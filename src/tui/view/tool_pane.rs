@@ -71,7 +71,13 @@ pub fn render_group(
     out
 }
 
-pub fn render_call(call: &ToolCallState, width: u16, theme: &Theme, _selected: bool, now: Instant) -> Vec<Line<'static>> {
+pub fn render_call(
+    call: &ToolCallState,
+    width: u16,
+    theme: &Theme,
+    _selected: bool,
+    now: Instant,
+) -> Vec<Line<'static>> {
     let mut out = header(call, width, theme, now);
     match call.status {
         CallStatus::Running => {
@@ -83,7 +89,10 @@ pub fn render_call(call: &ToolCallState, width: u16, theme: &Theme, _selected: b
             for line in &shown[start..] {
                 out.push(Line::from(vec![
                     Span::styled("  │ ", theme.border),
-                    Span::styled(truncate(&expand_tabs(line), usize::from(width.saturating_sub(4))), theme.dim),
+                    Span::styled(
+                        truncate(&expand_tabs(line), usize::from(width.saturating_sub(4))),
+                        theme.dim,
+                    ),
                 ]));
             }
         }
@@ -94,10 +103,15 @@ pub fn render_call(call: &ToolCallState, width: u16, theme: &Theme, _selected: b
 
 fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
     let mark = status_mark(call, theme, now);
-    let elapsed = format_duration(call.duration.unwrap_or_else(|| now.saturating_duration_since(call.started)));
+    let elapsed = match call.duration {
+        Some(d) => format_duration(d),
+        None => format_elapsed(now.saturating_duration_since(call.started)),
+    };
     let mut right = format!(" {elapsed}");
     if let Some(ToolOutput {
-        details: ToolDetails::Exec { exit_code, timed_out, .. },
+        details: ToolDetails::Exec {
+            exit_code, timed_out, ..
+        },
         ..
     }) = &call.output
     {
@@ -158,14 +172,20 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         for line in output.text.lines().take(EXPANDED_LINES) {
             let style = if output.is_error { theme.error } else { theme.dim };
             out.extend(wrap_line(
-                Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(expand_tabs(line), style)]),
+                Line::from(vec![
+                    Span::styled("  │ ", theme.border),
+                    Span::styled(expand_tabs(line), style),
+                ]),
                 width,
                 "  │ ",
             ));
         }
         if total > EXPANDED_LINES {
             out.push(Line::from(Span::styled(
-                format!("  … {} more lines (Ctrl+T opens the history browser)", total - EXPANDED_LINES),
+                format!(
+                    "  … {} more lines (Ctrl+T opens the history browser)",
+                    total - EXPANDED_LINES
+                ),
                 theme.dim,
             )));
         }
@@ -213,11 +233,19 @@ pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
             if call.name == "find_files" || matches == files {
                 format!("{}{more}", plural(*files, "file", "files"))
             } else {
-                format!("{}{more} in {}", plural(*matches, "match", "matches"), plural(*files, "file", "files"))
+                format!(
+                    "{}{more} in {}",
+                    plural(*matches, "match", "matches"),
+                    plural(*files, "file", "files")
+                )
             }
         }
         ToolDetails::List { entries, truncated } => {
-            format!("{}{}", plural(*entries, "entry", "entries"), if *truncated { "+" } else { "" })
+            format!(
+                "{}{}",
+                plural(*entries, "entry", "entries"),
+                if *truncated { "+" } else { "" }
+            )
         }
         ToolDetails::Exec { exit_code, .. } => {
             let last = output
@@ -255,6 +283,20 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// A running timer: whole seconds, so it changes once a second rather than every frame.
+pub fn format_elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
 fn expand_tabs(s: &str) -> String {
-    if s.contains('\t') { s.replace('\t', "    ") } else { s.to_string() }
+    if s.contains('\t') {
+        s.replace('\t', "    ")
+    } else {
+        s.to_string()
+    }
 }

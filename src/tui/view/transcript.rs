@@ -64,13 +64,17 @@ impl TranscriptView {
 
     /// Scrolls to the very top (lays out every cell once).
     pub fn to_top(&mut self, state: &AppState, width: u16, theme: &Theme) {
-        let total: usize = (0..state.cells.len()).map(|i| self.lines_of(state, i, width, theme).len()).sum();
+        let total: usize = (0..state.cells.len())
+            .map(|i| self.lines_of(state, i, width, theme).len())
+            .sum();
         self.offset = total.saturating_sub(usize::from(self.height));
     }
 
     /// Scrolls so that cell `index` starts at the top of the viewport (or as near as the end allows).
     pub fn show_cell(&mut self, state: &AppState, index: usize, width: u16, theme: &Theme) {
-        let below: usize = (index..state.cells.len()).map(|i| self.lines_of(state, i, width, theme).len()).sum();
+        let below: usize = (index..state.cells.len())
+            .map(|i| self.lines_of(state, i, width, theme).len())
+            .sum();
         self.offset = below.saturating_sub(usize::from(self.height));
     }
 
@@ -175,6 +179,7 @@ impl TranscriptView {
                 Scrollbar::new(ScrollbarOrientation::VerticalRight)
                     .begin_symbol(None)
                     .end_symbol(None)
+                    .track_symbol(None)
                     .thumb_style(theme.dim),
                 area,
                 &mut bar,

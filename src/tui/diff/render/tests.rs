@@ -25,7 +25,10 @@ fn modified(old: &str, new: &str) -> FileDiff {
 #[test]
 fn changed_words_get_the_word_styles() {
     let t = theme();
-    let diff = modified("fn f() {\n    let x = compute(alpha, 3);\n}\n", "fn f() {\n    let x = compute(beta, 3);\n}\n");
+    let diff = modified(
+        "fn f() {\n    let x = compute(alpha, 3);\n}\n",
+        "fn f() {\n    let x = compute(beta, 3);\n}\n",
+    );
     let lines = render(&diff, 80);
     let removed = lines.iter().find(|l| text(l).contains("alpha")).unwrap();
     let added = lines.iter().find(|l| text(l).contains("beta")).unwrap();
@@ -117,7 +120,10 @@ fn missing_final_newline_is_noted() {
     );
     // Adding the newline is a change of its own.
     let t = texts(&render(&modified("a\nb", "a\nb\n"), 40));
-    assert_eq!(t[2..], ["1 1   a", "2   - b", "      \\ No newline at end of file", "  2 + b"]);
+    assert_eq!(
+        t[2..],
+        ["1 1   a", "2   - b", "      \\ No newline at end of file", "  2 + b"]
+    );
     let note = render(&modified("x", "y"), 40);
     assert_eq!(note[3].spans[1].style, theme().dim);
 }
@@ -210,7 +216,10 @@ fn folds_past_max_lines_with_the_callers_hint() {
         max_lines: Some(3),
         ..DiffOptions::default()
     };
-    assert_eq!(texts(&render_diff(&small, 60, &theme(), &exact)), ["rows.txt  +2  new file", "1 + a", "2 + b"]);
+    assert_eq!(
+        texts(&render_diff(&small, 60, &theme(), &exact)),
+        ["rows.txt  +2  new file", "1 + a", "2 + b"]
+    );
     let tight = DiffOptions {
         max_lines: Some(2),
         ..DiffOptions::default()
@@ -231,7 +240,9 @@ fn hunk_marks_point_at_hunk_headers() {
 
 #[test]
 fn two_thousand_line_diff_renders_fast() {
-    let old: String = (0..2000).map(|i| format!("    let value_{i} = compute(input_{i}, {i});\n")).collect();
+    let old: String = (0..2000)
+        .map(|i| format!("    let value_{i} = compute(input_{i}, {i});\n"))
+        .collect();
     let new: String = (0..2000)
         .map(|i| {
             if i % 7 == 0 {
@@ -256,26 +267,4 @@ fn two_thousand_line_diff_renders_fast() {
     eprintln!("2,000-line diffs (edited + created) rendered in {best} µs");
     // Debug builds are several times slower than release; this only guards against a blow-up.
     assert!(best < 100_000, "took {best} µs");
-}
-
-#[test]
-fn tmp_timing_breakdown() {
-    let old: String = (0..2000).map(|i| format!("    let value_{i} = compute(input_{i}, {i});\n")).collect();
-    let new: String = (0..2000)
-        .map(|i| if i % 7 == 0 { format!("    let value_{i} = compute(other_{i}, {});\n", i + 1) } else { format!("    let value_{i} = compute(input_{i}, {i});\n") })
-        .collect();
-    let diff = modified(&old, &new);
-    let created = FileDiff::new("new.rs", None, Some(new.clone()));
-    for _ in 0..3 {
-        let s = Instant::now();
-        let _ = model::build(&diff, 3);
-        let a = s.elapsed();
-        let s = Instant::now();
-        let _ = render(&diff, 100);
-        let b = s.elapsed();
-        let s = Instant::now();
-        let _ = render(&created, 100);
-        let c = s.elapsed();
-        eprintln!("build {a:?} render-edit {b:?} render-created {c:?}");
-    }
 }

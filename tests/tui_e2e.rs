@@ -1,0 +1,193 @@
+//! The TUI in a real terminal: tmux runs `tern` against the scripted model over HTTP; the test types a prompt, sees
+//! a tool pane, approves a command, sees its output, opens the history browser, quits, and checks the terminal is
+//! restored. Needs tmux (`.ci/run` installs it); without it the test is skipped outside CI and fails in CI.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::mock_llm::{MockLlm, Reply};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tern");
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Waits until the screen contains `text`, or fails showing the screen.
+    async fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "'{text}' never appeared; screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_a_command_browse_history_and_quit() {
+    if !tmux_available() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        eprintln!("skipping: tmux is not installed");
+        return;
+    }
+    let mock = MockLlm::start(vec![
+        Reply::TextAndToolCalls(
+            "Running the check.".into(),
+            vec![("exec".into(), json!({"command": "echo e2e-$((40+2))-marker"}))],
+        ),
+        Reply::text("All **done** here."),
+    ])
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("README.md"), "# e2e\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("tern-e2e-{}", std::process::id()),
+    };
+    let command = format!(
+        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
+         --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
+        work = work.path().display(),
+        home = home.path().display(),
+        url = mock.openai_base_url(),
+    );
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "110", "-y", "36", &command]);
+    tmux.wait_for("Ask tern").await;
+    assert_eq!(
+        tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(),
+        "1",
+        "full screen"
+    );
+
+    tmux.keys(&["run the check", "Enter"]);
+    let screen = tmux.wait_for("Allow exec?").await;
+    assert!(screen.contains("› run the check"), "{screen}");
+    assert!(screen.contains("$ echo e2e-$((40+2))-marker"), "{screen}");
+    // The prompt ignores keys for a moment after it appears (typed-ahead keys never answer it).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("All done here.").await;
+    assert!(screen.contains("e2e-42-marker"), "the command's output shows: {screen}");
+    assert!(screen.contains("exit 0"), "{screen}");
+
+    tmux.keys(&["C-t"]);
+    let screen = tmux.wait_for("Tool history").await;
+    assert!(screen.contains("exec") && screen.contains("echo e2e"), "{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Result").await;
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["q"]);
+    tmux.wait_for("Ask tern").await;
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("TERN-EXITED-0").await;
+    assert!(
+        screen.contains("› run the check"),
+        "the last exchange is printed: {screen}"
+    );
+    assert!(screen.contains("tern resume"), "how to resume is printed: {screen}");
+    assert_eq!(
+        tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(),
+        "0",
+        "alternate screen left"
+    );
+    assert_eq!(
+        tmux.run(&["display", "-p", "-t", "t", "#{cursor_flag}"]).trim(),
+        "1",
+        "cursor visible again"
+    );
+    // The model got the command's output.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].to_string().contains("e2e-42-marker"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_plays_and_the_terminal_is_restored_after_sigterm() {
+    if !tmux_available() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("tern-demo-{}", std::process::id()),
+    };
+    let command = format!(
+        "HOME={home} XDG_DATA_HOME={home}/data {BIN} --demo; echo TERN-EXITED-$?; sleep 30",
+        home = home.path().display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "110", "-y", "40", &command]);
+    tmux.wait_for("Allow exec?").await;
+    let screen = tmux.screen();
+    assert!(screen.contains("edit_file"), "{screen}");
+    let shell = tmux.run(&["display", "-p", "-t", "t", "#{pane_pid}"]);
+    let pid = Command::new("pgrep")
+        .args(["-P", shell.trim(), "-x", "tern"])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&pid.stdout)
+        .lines()
+        .next()
+        .expect("tern runs in the pane")
+        .trim()
+        .to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    tmux.wait_for("TERN-EXITED-").await;
+    assert_eq!(tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(), "0");
+}
