@@ -29,6 +29,7 @@ fn main() {
         mock.push(Reply::tool("read_file", json!({"path": "notes.txt"})));
         mock.push(Reply::text("The notes list alpha, beta and gamma."));
         let start = Instant::now();
+        #[allow(clippy::zombie_processes)] // reaped by wait4 below
         let child = Command::new(bin)
             .args([
                 "run",
@@ -50,6 +51,7 @@ fn main() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // wait4 reaps the child and gives its peak RSS.
         let (status, max_rss_kb) = wait_with_rusage(child.id() as i32);
         let wall = start.elapsed();
         assert_eq!(status, 0, "tern run failed");

@@ -69,10 +69,8 @@ impl Harness {
     fn screen(&mut self, width: u16, height: u16) -> String {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         terminal.draw(|f| self.app.render(f)).unwrap();
-        let text = format!("{}", terminal.backend());
         // Durations and spinners move: keep snapshots stable.
-        let text = regex_lite_replace(&text);
-        text
+        stable(&format!("{}", terminal.backend()))
     }
 
     fn request(&mut self, id: u64, command: &str) {
@@ -100,7 +98,7 @@ impl Harness {
 }
 
 /// Replaces digits followed by ms/s (durations) with a fixed marker, and spinner glyphs with one glyph.
-fn regex_lite_replace(text: &str) -> String {
+fn stable(text: &str) -> String {
     let spinners = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
     let mut out = String::with_capacity(text.len());
     let chars: Vec<char> = text.chars().collect();

@@ -73,6 +73,8 @@ pub struct Composer {
     /// Started on the first `@`.
     index: Option<FileIndex>,
     file_reply: Option<IndexReply>,
+    /// The index has answered at least once (so a missing reply means "searching", not "indexing").
+    index_ready: bool,
     file_selected: usize,
     sent_query: Option<String>,
     /// Where the text was last drawn, so `desired_height` measures with the same geometry (see `view.rs`).
@@ -93,6 +95,7 @@ impl Composer {
             dismissed: None,
             index: None,
             file_reply: None,
+            index_ready: false,
             file_selected: 0,
             sent_query: None,
             text_rect: Cell::new(Rect::default()),
@@ -400,6 +403,12 @@ impl Composer {
         }
         self.dismissed = None;
         if let Popup::Files { mention, .. } = &next {
+            // A new mention never shows (or accepts) the answers given for an earlier one.
+            if self.popup.as_ref().map(Popup::anchor) != Some(next.anchor()) {
+                self.file_reply = None;
+                self.file_selected = 0;
+                self.sent_query = None;
+            }
             self.ask_index(&mention.query.clone());
         }
         self.popup = Some(next);
@@ -420,6 +429,7 @@ impl Composer {
     /// Takes the newest reply of the file index, if one arrived.
     fn poll_index(&mut self) {
         if let Some(reply) = self.index.as_ref().and_then(FileIndex::latest) {
+            self.index_ready = true;
             self.file_reply = Some(reply);
             self.file_selected = 0;
         }

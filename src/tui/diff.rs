@@ -29,16 +29,34 @@ mod tests {
     const SIZES: [(u16, u16); 2] = [(100, 30), (60, 20)];
 
     fn small_edit() -> FileDiff {
-        let old = "use std::io;\n\n/// Greets someone.\npub fn greet(name: &str) -> String {\n    let greeting = \"Hello\";\n    \
-                   format!(\"{greeting}, {name}!\")\n}\n\n/// Reads a name.\nfn read_name() -> io::Result<String> {\n    \
-                   let mut name = String::new();\n    io::stdin().read_line(&mut name)?;\n    \
-                   Ok(name.trim().to_string())\n}\n\nfn main() {\n    let name = read_name().unwrap_or_default();\n    \
-                   println!(\"{}\", greet(\"world\"));\n}\n";
+        let old = [
+            "use std::io;",
+            "",
+            "/// Greets someone.",
+            "pub fn greet(name: &str) -> String {",
+            "    let greeting = \"Hello\";",
+            "    format!(\"{greeting}, {name}!\")",
+            "}",
+            "",
+            "/// Reads a name.",
+            "fn read_name() -> io::Result<String> {",
+            "    let mut name = String::new();",
+            "    io::stdin().read_line(&mut name)?;",
+            "    Ok(name.trim().to_string())",
+            "}",
+            "",
+            "fn main() {",
+            "    let name = read_name().unwrap_or_default();",
+            "    println!(\"{}\", greet(\"world\"));",
+            "}",
+            "",
+        ]
+        .join("\n");
         let new = old.replace("\"Hello\"", "\"Welcome\"").replace(
             "greet(\"world\")",
             "greet(&format!(\"{name}, a tern user with a rather long name\"))",
         );
-        FileDiff::new("src/greet.rs", Some(old.to_string()), Some(new))
+        FileDiff::new("src/greet.rs", Some(old), Some(new))
     }
 
     fn created() -> FileDiff {

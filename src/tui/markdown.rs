@@ -5,6 +5,7 @@
 //! unclosed fence as a code block to the end and an unclosed `**` as literal text. Pure and synchronous: the caller
 //! caches the lines per (revision, width).
 
+mod lines;
 mod table;
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
@@ -14,6 +15,7 @@ use ratatui::text::{Line, Span};
 use crate::tui::highlight::highlight;
 use crate::tui::theme::Theme;
 use crate::tui::wrap;
+use lines::{clamp_u16, expand_tabs, fit, trim_end};
 use table::Table;
 
 /// Renders markdown to lines wrapped to `width` cells; no line is wider.
@@ -23,10 +25,23 @@ pub fn render_markdown(text: &str, width: u16, theme: &Theme) -> Vec<Line<'stati
     }
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut renderer = Renderer::new(theme, usize::from(width));
-    for event in Parser::new_ext(text, options) {
+    for event in Parser::new_ext(without_dangling_marker(text), options) {
         renderer.event(event);
     }
     renderer.finish()
+}
+
+/// Drops a last line that holds only a list marker ("-", "*", "1.") and no text yet. While an answer streams, such a
+/// line is an item about to start, but CommonMark reads a lone `-` under a paragraph as a setext heading underline
+/// and an empty item as more of the paragraph, so the paragraph would flicker into a heading for a frame. Other
+/// numbers are left alone: only a list starting at 1 can interrupt a paragraph, and "2024." may end a sentence.
+fn without_dangling_marker(text: &str) -> &str {
+    let start = text.rfind('\n').map_or(0, |i| i + 1);
+    if matches!(text[start..].trim(), "-" | "*" | "+" | "1." | "1)") {
+        &text[..start]
+    } else {
+        text
+    }
 }
 
 /// Bullets by nesting depth.
@@ -524,74 +539,9 @@ impl<'t> Renderer<'t> {
 
     /// A blank line that keeps the quote bars of the containers it is in.
     fn emit_blank(&mut self) {
-        let mut spans = self.prefix(false);
-        while let Some(last) = spans.last_mut() {
-            let trimmed = last.content.trim_end();
-            if trimmed.is_empty() {
-                spans.pop();
-            } else {
-                last.content = trimmed.to_string().into();
-                break;
-            }
-        }
-        self.out.push(fit(Line::from(spans), self.width));
+        let spans = self.prefix(false);
+        self.out.push(fit(trim_end(Line::from(spans)), self.width));
     }
-}
-
-/// Drops the spaces a wrapped prose line ends with (the break fell after them).
-fn trim_end(mut line: Line<'static>) -> Line<'static> {
-    while let Some(last) = line.spans.last_mut() {
-        let trimmed = last.content.trim_end_matches(' ');
-        if trimmed.is_empty() {
-            line.spans.pop();
-        } else {
-            if trimmed.len() < last.content.len() {
-                last.content = trimmed.to_string().into();
-            }
-            break;
-        }
-    }
-    line
-}
-
-fn expand_tabs(text: &str) -> String {
-    text.replace('\t', "    ")
-}
-
-fn clamp_u16(n: usize) -> u16 {
-    u16::try_from(n).unwrap_or(u16::MAX)
-}
-
-/// Cuts a line to `width` cells: the last guard for containers nested deeper than the width allows.
-fn fit(line: Line<'static>, width: usize) -> Line<'static> {
-    let total: usize = line.spans.iter().map(|s| wrap::width(&s.content)).sum();
-    if total <= width {
-        return line;
-    }
-    let mut used = 0;
-    let mut spans = Vec::new();
-    for span in line.spans {
-        let w = wrap::width(&span.content);
-        if used + w <= width {
-            used += w;
-            spans.push(span);
-            continue;
-        }
-        let mut cut = String::new();
-        for ch in span.content.chars() {
-            let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
-            if used + cw > width {
-                break;
-            }
-            cut.push(ch);
-            used += cw;
-        }
-        if !cut.is_empty() {
-            spans.push(Span::styled(cut, span.style));
-        }
-        break;
-    }
-    Line { spans, ..line }
 }
 
 #[cfg(test)]

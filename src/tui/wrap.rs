@@ -1,6 +1,7 @@
 //! Wrapping styled lines to a width in terminal cells (CJK and emoji count two), breaking at spaces where it can and
 //! inside words only when a word is wider than the line. Every view that lays out text uses this one function.
 
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
@@ -10,7 +11,8 @@ pub fn width(s: &str) -> usize {
 }
 
 /// Wraps `line` to `width` cells. The line's own style and alignment carry over to every piece; an empty line stays one
-/// empty line. `indent` is prefixed to continuation lines (e.g. to hang list items).
+/// empty line. `indent` is prefixed to continuation lines (e.g. to hang list items). A word is a run of non-space
+/// characters even across style changes; wide (CJK) characters may break anywhere, as CJK text does.
 pub fn wrap_line(line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let total: usize = line.spans.iter().map(|s| self::width(&s.content)).sum();
@@ -21,33 +23,34 @@ pub fn wrap_line(line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'sta
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut used = 0usize;
-    // Pieces: runs of non-space and runs of space, each with its span's style.
-    for span in line.spans {
-        let style = span.style;
-        for piece in split_keep_spaces(&span.content) {
-            let w = self::width(piece);
-            let is_space = piece.starts_with(' ');
-            if used + w <= width {
-                current.push(Span::styled(piece.to_string(), style));
-                used += w;
-                continue;
-            }
-            if is_space {
+    for token in tokens(&line.spans) {
+        if token.space {
+            if used + token.width <= width {
+                push_token(&mut current, token.parts);
+                used += token.width;
+            } else {
                 // A break here: the spaces are dropped.
                 flush(&mut out, &mut current, &line.style, line.alignment);
                 used = start_continuation(&mut current, indent, indent_w);
-                continue;
             }
-            if w <= width - indent_w && used > indent_w {
-                flush(&mut out, &mut current, &line.style, line.alignment);
-                used = start_continuation(&mut current, indent, indent_w);
-                current.push(Span::styled(piece.to_string(), style));
-                used += w;
-                continue;
-            }
-            // A word wider than the line: break it by characters.
+            continue;
+        }
+        if used + token.width <= width {
+            push_token(&mut current, token.parts);
+            used += token.width;
+            continue;
+        }
+        if token.width <= width - indent_w && used > indent_w {
+            flush(&mut out, &mut current, &line.style, line.alignment);
+            used = start_continuation(&mut current, indent, indent_w);
+            push_token(&mut current, token.parts);
+            used += token.width;
+            continue;
+        }
+        // A word wider than the line: break it by characters.
+        for (text, style) in token.parts {
             let mut chunk = String::new();
-            for ch in piece.chars() {
+            for ch in text.chars() {
                 let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
                 if used + cw > width && used > indent_w {
                     if !chunk.is_empty() {
@@ -71,6 +74,65 @@ pub fn wrap_line(line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'sta
         out.push(Line::default());
     }
     out
+}
+
+/// A unit of wrapping: a word (possibly in several styles), a run of spaces, or one wide character.
+struct Token {
+    parts: Vec<(String, Style)>,
+    width: usize,
+    space: bool,
+}
+
+fn tokens(spans: &[Span<'static>]) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    let mut open: Option<Token> = None;
+    for span in spans {
+        for ch in span.content.chars() {
+            let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            let space = ch == ' ';
+            let wide = cw > 1 && is_cjk(ch);
+            let continues = open.as_ref().is_some_and(|t| t.space == space && !wide);
+            if !continues && let Some(t) = open.take() {
+                out.push(t);
+            }
+            let token = open.get_or_insert_with(|| Token {
+                parts: Vec::new(),
+                width: 0,
+                space,
+            });
+            match token.parts.last_mut() {
+                Some((text, style)) if *style == span.style => text.push(ch),
+                _ => token.parts.push((ch.to_string(), span.style)),
+            }
+            token.width += cw;
+            if wide {
+                // A wide character stands alone: text may break on either side of it.
+                if let Some(t) = open.take() {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    if let Some(t) = open {
+        out.push(t);
+    }
+    out
+}
+
+/// Scripts written without spaces, where a line may break between any two characters.
+fn is_cjk(ch: char) -> bool {
+    matches!(ch as u32,
+        0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x2FFFD | 0x30000..=0x3FFFD)
+}
+
+fn push_token(current: &mut Vec<Span<'static>>, parts: Vec<(String, Style)>) {
+    for (text, style) in parts {
+        match current.last_mut() {
+            Some(last) if last.style == style => last.content.to_mut().push_str(&text),
+            _ => current.push(Span::styled(text, style)),
+        }
+    }
 }
 
 /// Wraps many lines.
@@ -115,27 +177,6 @@ fn flush(
     out.push(line);
 }
 
-fn split_keep_spaces(s: &str) -> Vec<&str> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    let mut in_space = None;
-    for (i, ch) in s.char_indices() {
-        let space = ch == ' ';
-        match in_space {
-            Some(prev) if prev != space => {
-                pieces.push(&s[start..i]);
-                start = i;
-            }
-            _ => {}
-        }
-        in_space = Some(space);
-    }
-    if start < s.len() {
-        pieces.push(&s[start..]);
-    }
-    pieces
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,14 +194,15 @@ mod tests {
         let red = Style::default().fg(Color::Red);
         let line = Line::from(vec![Span::raw("hello "), Span::styled("wide world", red)]);
         let out = wrap_line(line, 8, "");
-        assert_eq!(text(&out), ["hello ", "wide", "world"]);
+        // A space that fits stays with its word; the break drops the spaces it falls on.
+        assert_eq!(text(&out), ["hello ", "wide ", "world"]);
         assert_eq!(out[1].spans[0].style, red);
     }
 
     #[test]
     fn breaks_long_words_and_hangs_indent() {
         let out = wrap_line(Line::from("- abcdefghijkl xy"), 6, "  ");
-        assert_eq!(text(&out), ["- ", "  abcd", "  efgh", "  ijkl", "  xy"]);
+        assert_eq!(text(&out), ["- abcd", "  efgh", "  ijkl", "  xy"]);
         for l in &out {
             assert!(l.width() <= 6);
         }
@@ -170,9 +212,25 @@ mod tests {
     fn wide_characters_count_two_cells() {
         let out = wrap_line(Line::from("日本語のテキスト"), 6, "");
         assert_eq!(text(&out), ["日本語", "のテキ", "スト"]);
+        let mixed = wrap_line(Line::from("see 日本語のテキスト here"), 10, "");
+        assert_eq!(text(&mixed), ["see 日本語", "のテキスト", "here"]);
+        // Emoji are word characters: a run of them breaks only when wider than the line.
         let out = wrap_line(Line::from("🦀🦀🦀🦀"), 5, "");
         assert_eq!(text(&out), ["🦀🦀", "🦀🦀"]);
         assert_eq!(truncate("日本語テキスト", 7), "日本語…");
+    }
+
+    #[test]
+    fn a_word_in_several_styles_stays_whole() {
+        let code = Style::default().fg(Color::Yellow);
+        let line = Line::from(vec![
+            Span::raw("call "),
+            Span::styled("read_to_string", code),
+            Span::raw(". Then stop."),
+        ]);
+        let out = wrap_line(line, 20, "");
+        assert_eq!(text(&out), ["call read_to_string.", "Then stop."]);
+        assert_eq!(out[0].spans[1].style, code);
     }
 
     #[test]

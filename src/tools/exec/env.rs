@@ -14,8 +14,10 @@ const SECRET_MARKERS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD
 /// - pagers print instead of waiting for a key (PAGER, GIT_PAGER, MANPAGER);
 /// - git never opens an editor (a commit without `-m` fails with a message, a rebase keeps the todo as is) and never
 ///   prompts for credentials;
-/// - TERM=dumb and NO_COLOR=1 keep cursor movement and colour codes out of what the model reads.
-pub(super) const FIXED: [(&str, &str); 7] = [
+/// - TERM=dumb and NO_COLOR=1 keep cursor movement and colour codes out of what the model reads;
+/// - git refuses to treat a bare repository it merely finds as one (`safe.bareRepository=explicit`), so a bare repo
+///   the model wrote cannot make an approved `git status` run its hooks or config.
+pub(super) const FIXED: [(&str, &str); 10] = [
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
     ("MANPAGER", "cat"),
@@ -23,6 +25,9 @@ pub(super) const FIXED: [(&str, &str); 7] = [
     ("GIT_TERMINAL_PROMPT", "0"),
     ("TERM", "dumb"),
     ("NO_COLOR", "1"),
+    ("GIT_CONFIG_COUNT", "1"),
+    ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+    ("GIT_CONFIG_VALUE_0", "explicit"),
 ];
 
 /// True when a variable with this name is withheld from commands.

@@ -290,22 +290,3 @@ mod tests {
         assert!(!reply.truncated);
     }
 }
-#[cfg(test)]
-mod timing_scratch {
-    #[test]
-    fn timing_scratch() {
-        let paths: Vec<String> = (0..50_000)
-            .map(|i| format!("crates/module_{}/src/sub{}/file_name_{}.rs", i % 97, i % 13, i))
-            .collect();
-        for q in ["", "f", "fn", "mod12", "src/sub3/file", "xyzq"] {
-            let t = std::time::Instant::now();
-            let (m, all) = super::search(&paths, q, None);
-            eprintln!(
-                "{q:?}: {:?} matched {} top {:?}",
-                t.elapsed(),
-                all.len(),
-                m.first().map(|m| &m.path)
-            );
-        }
-    }
-}

@@ -83,9 +83,15 @@ impl Popup {
 
 /// The state of the file list, as the popup shows it.
 pub enum FileListing<'a> {
-    Starting,
+    /// No answer yet: the walk is still running (`indexing`), or the query is being scored.
+    Waiting {
+        indexing: bool,
+    },
     Failed(&'a str),
-    Ready { matches: &'a [FileMatch], selected: usize },
+    Ready {
+        matches: &'a [FileMatch],
+        selected: usize,
+    },
 }
 
 /// How many item rows fit above `composer_area` (at most [`MAX_ROWS`]), given the popup's borders.
@@ -157,7 +163,8 @@ pub fn slash_lines(
 pub fn file_lines(listing: FileListing<'_>, (width, rows): (u16, usize), theme: &Theme) -> Vec<Line<'static>> {
     let width = usize::from(width);
     match listing {
-        FileListing::Starting => vec![Line::styled(" indexing…", theme.dim)],
+        FileListing::Waiting { indexing: true } => vec![Line::styled(" indexing…", theme.dim)],
+        FileListing::Waiting { indexing: false } => vec![Line::styled(" searching…", theme.dim)],
         FileListing::Failed(why) => vec![Line::styled(
             format!(" {}", wrap::truncate(why, width.saturating_sub(1))),
             theme.error,

@@ -134,7 +134,9 @@ impl Composer {
                         matches: &reply.matches,
                         selected: self.file_selected,
                     },
-                    (None, None) => FileListing::Starting,
+                    (None, None) => FileListing::Waiting {
+                        indexing: !self.index_ready,
+                    },
                 };
                 let title = if self.file_reply.as_ref().is_some_and(|r| r.truncated) {
                     format!("files (first {})", group_thousands(MAX_PATHS))

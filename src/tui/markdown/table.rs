@@ -7,6 +7,7 @@ use pulldown_cmark::Alignment;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::lines::clamp_u16;
 use crate::tui::theme::Theme;
 use crate::tui::wrap;
 
@@ -156,10 +157,6 @@ impl Table {
 
 fn cell_width(spans: &[Span]) -> usize {
     spans.iter().map(|s| wrap::width(&s.content)).sum()
-}
-
-fn clamp_u16(n: usize) -> u16 {
-    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 /// Column widths summing to at most `available` (which is at least one per column): natural widths when they fit,

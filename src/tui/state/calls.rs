@@ -93,16 +93,6 @@ impl ToolCallState {
         self.full_output_path = full_output_path;
     }
 
-    /// The result text's size in bytes (the stored file's size when there is one).
-    pub fn result_size(&self) -> u64 {
-        if let Some(path) = &self.full_output_path
-            && let Ok(meta) = std::fs::metadata(path)
-        {
-            return meta.len();
-        }
-        self.output.as_ref().map_or(0, |o| o.text.len() as u64)
-    }
-
     pub fn elapsed(&self) -> Duration {
         self.duration.unwrap_or_else(|| self.started.elapsed())
     }
