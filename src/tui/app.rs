@@ -91,8 +91,6 @@ pub struct App {
     pub quit: bool,
     /// Text waiting to be copied with OSC 52 after the next frame.
     pub clipboard: Vec<String>,
-    /// The transcript width at the last frame (for jumps computed between frames).
-    width: u16,
 }
 
 impl App {
@@ -115,7 +113,6 @@ impl App {
             last_ctrl_c: None,
             quit: false,
             clipboard: Vec::new(),
-            width: 80,
         }
     }
 
@@ -240,17 +237,16 @@ impl App {
     }
 
     fn on_action(&mut self, action: Action) {
-        let width = self.width;
         match action {
             Action::Interrupt => {}
             Action::PageUp => self.transcript.page_up(),
             Action::PageDown => self.transcript.page_down(),
             Action::LineUp => self.transcript.scroll_up(1),
             Action::LineDown => self.transcript.scroll_down(1),
-            Action::Top => self.transcript.to_top(&self.state, width, &self.theme),
+            Action::Top => self.transcript.to_top(),
             Action::Bottom => self.transcript.to_bottom(),
-            Action::PrevCall => self.transcript.select_call(&self.state, false, width, &self.theme),
-            Action::NextCall => self.transcript.select_call(&self.state, true, width, &self.theme),
+            Action::PrevCall => self.transcript.select_call(&self.state, false),
+            Action::NextCall => self.transcript.select_call(&self.state, true),
             Action::ToggleCall => {
                 let target = self.transcript.selected_call.or(self.state.calls.len().checked_sub(1));
                 if let Some(call) = target {
@@ -402,7 +398,7 @@ impl App {
                         self.transcript.selected_call = Some(i);
                     }
                     if let Some(cell) = self.state.cell_of_call(&call_id) {
-                        self.transcript.show_cell(&self.state, cell, self.width, &self.theme);
+                        self.transcript.show_cell(cell);
                     }
                 }
                 Effect::Copy(text) => {
@@ -443,7 +439,6 @@ impl App {
             height: 1,
             ..area
         };
-        self.width = transcript_area.width.saturating_sub(1);
         self.transcript.render(frame, transcript_area, &self.state, &self.theme);
         if queued_h > 0 {
             let lines: Vec<Line> = self

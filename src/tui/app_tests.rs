@@ -443,3 +443,54 @@ fn resize_reflows_without_losing_anything() {
     assert!(narrow.contains("cargo test"));
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn scrolled_up_view_stays_put_while_output_arrives() {
+    let mut h = harness();
+    for i in 0..40 {
+        h.event(Event::TurnStarted {
+            turn: i,
+            text: format!("message number {i}"),
+        });
+    }
+    let _ = h.screen(60, 20);
+    h.press(key(KeyCode::PageUp));
+    let before = h.screen(60, 20);
+    assert!(!h.app.transcript.following());
+    for i in 40..60 {
+        h.event(Event::TurnStarted {
+            turn: i,
+            text: format!("message number {i}"),
+        });
+    }
+    let after = h.screen(60, 20);
+    let top = |s: &str| s.lines().next().unwrap_or("").to_string();
+    assert_eq!(top(&before), top(&after), "new output must not move what is being read");
+    h.press(key(KeyCode::End));
+    let end = h.screen(60, 20);
+    assert!(end.contains("message number 59"), "{end}");
+    assert!(h.app.transcript.following());
+    // Scrolling down to the end resumes following too.
+    h.press(key(KeyCode::PageUp));
+    let _ = h.screen(60, 20);
+    for _ in 0..5 {
+        h.press(key(KeyCode::PageDown));
+        let _ = h.screen(60, 20);
+    }
+    assert!(h.app.transcript.following());
+}
+
+#[test]
+fn home_goes_to_the_first_message() {
+    let mut h = harness();
+    for i in 0..50 {
+        h.event(Event::TurnStarted {
+            turn: i,
+            text: format!("message number {i}"),
+        });
+    }
+    let _ = h.screen(60, 20);
+    h.press(key(KeyCode::Home));
+    let screen = h.screen(60, 20);
+    assert!(screen.lines().next().unwrap().contains("message number 0"), "{screen}");
+}

@@ -1,7 +1,7 @@
-//! The transcript view, virtualised: scrolling is anchored at the bottom (`offset` lines up from the end), and a frame
-//! lays out only the cells from the bottom up to the top of the viewport. Each cell's lines are cached per (cell id,
-//! revision, width, selection), so a frame while streaming lays out just the streaming cell. Cells never seen keep no
-//! layout at all, so a session with thousands of calls costs nothing until you scroll to them.
+//! The transcript view, virtualised. Following the tail, a frame lays out only the cells from the bottom up to the top
+//! of the viewport; scrolled up, the view is anchored at a line of a cell and lays out only the cells from there down,
+//! so new output below does not move what you are reading. Each cell's lines are cached per (cell id, revision, width,
+//! selection): a frame while streaming lays out just the streaming cell, and cells never seen keep no layout at all.
 
 use std::collections::HashMap;
 
@@ -21,11 +21,24 @@ struct Cached {
     lines: Vec<Line<'static>>,
 }
 
+/// Where the viewport is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Position {
+    /// The bottom of the viewport is the end of the transcript.
+    #[default]
+    Follow,
+    /// The top of the viewport is line `line` of cell `cell`.
+    Anchored { cell: usize, line: usize },
+}
+
 #[derive(Default)]
 pub struct TranscriptView {
     cache: HashMap<u64, Cached>,
-    /// Lines between the bottom of the viewport and the end of the transcript; 0 = following the tail.
-    offset: usize,
+    position: Position,
+    /// Scrolling asked for since the last frame (negative = up), applied when the layout is at hand.
+    pending: isize,
+    /// A jump asked for since the last frame.
+    jump: Option<Jump>,
     /// The last viewport height, for paging.
     height: u16,
     /// The tool call picked with next/previous (index into `AppState::calls`).
@@ -39,15 +52,15 @@ impl TranscriptView {
 
     /// True when the view follows new output.
     pub fn following(&self) -> bool {
-        self.offset == 0
+        self.position == Position::Follow && self.pending >= 0 && self.jump.is_none()
     }
 
     pub fn scroll_up(&mut self, lines: usize) {
-        self.offset = self.offset.saturating_add(lines);
+        self.pending = self.pending.saturating_sub(lines as isize);
     }
 
     pub fn scroll_down(&mut self, lines: usize) {
-        self.offset = self.offset.saturating_sub(lines);
+        self.pending = self.pending.saturating_add(lines as isize);
     }
 
     pub fn page_up(&mut self) {
@@ -59,27 +72,24 @@ impl TranscriptView {
     }
 
     pub fn to_bottom(&mut self) {
-        self.offset = 0;
+        self.position = Position::Follow;
+        self.pending = 0;
+        self.jump = None;
     }
 
-    /// Scrolls to the very top (lays out every cell once).
-    pub fn to_top(&mut self, state: &AppState, width: u16, theme: &Theme) {
-        let total: usize = (0..state.cells.len())
-            .map(|i| self.lines_of(state, i, width, theme).len())
-            .sum();
-        self.offset = total.saturating_sub(usize::from(self.height));
+    /// Scrolls to the very top.
+    pub fn to_top(&mut self) {
+        self.show_cell(0);
     }
 
     /// Scrolls so that cell `index` starts at the top of the viewport (or as near as the end allows).
-    pub fn show_cell(&mut self, state: &AppState, index: usize, width: u16, theme: &Theme) {
-        let below: usize = (index..state.cells.len())
-            .map(|i| self.lines_of(state, i, width, theme).len())
-            .sum();
-        self.offset = below.saturating_sub(usize::from(self.height));
+    pub fn show_cell(&mut self, index: usize) {
+        self.pending = 0;
+        self.jump = Some(Jump::Cell(index));
     }
 
     /// Selects the next (`forward`) or previous tool call and scrolls to it.
-    pub fn select_call(&mut self, state: &AppState, forward: bool, width: u16, theme: &Theme) {
+    pub fn select_call(&mut self, state: &AppState, forward: bool) {
         if state.calls.is_empty() {
             return;
         }
@@ -93,7 +103,7 @@ impl TranscriptView {
         if let Some(call) = state.calls.get(next)
             && let Some(cell) = state.cell_of_call(&call.call_id)
         {
-            self.show_cell(state, cell, width, theme);
+            self.show_cell(cell);
         }
     }
 
@@ -132,65 +142,158 @@ impl TranscriptView {
         }
         let width = area.width - 1; // the scrollbar column
         let height = usize::from(area.height);
-        let need = self.offset + height;
-        // Walk up from the last cell until the viewport (plus the offset below it) is covered.
-        let mut collected: Vec<Line<'static>> = Vec::new();
+        if let Position::Anchored { cell, .. } = self.position
+            && cell >= state.cells.len()
+        {
+            self.position = Position::Follow;
+        }
+        if let Some(Jump::Cell(cell)) = self.jump.take() {
+            self.position = if state.cells.is_empty() {
+                Position::Follow
+            } else {
+                Position::Anchored {
+                    cell: cell.min(state.cells.len() - 1),
+                    line: 0,
+                }
+            };
+        }
+        let pending = std::mem::take(&mut self.pending);
+        if pending < 0 && self.position == Position::Follow {
+            self.position = self.tail_top(state, width, theme, height);
+        }
+        if pending != 0 {
+            self.position = self.moved(state, width, theme, pending);
+        }
+        // Anchored with less than a screen below: follow again.
+        if let Position::Anchored { cell, line } = self.position {
+            let mut below = 0usize;
+            for i in cell..state.cells.len() {
+                below += self.lines_of(state, i, width, theme).len();
+                if below >= line + height {
+                    break;
+                }
+            }
+            if below < line + height {
+                self.position = Position::Follow;
+            }
+        }
+        let (start_cell, start_line) = match self.position {
+            Position::Follow => match self.tail_top(state, width, theme, height) {
+                Position::Anchored { cell, line } => (cell, line),
+                Position::Follow => (0, 0),
+            },
+            Position::Anchored { cell, line } => (cell, line),
+        };
+        let mut collected: Vec<Line<'static>> = Vec::with_capacity(height);
+        let mut skip = start_line;
+        'cells: for i in start_cell..state.cells.len() {
+            for line in self.lines_of(state, i, width, theme) {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                collected.push(line.clone());
+                if collected.len() == height {
+                    break 'cells;
+                }
+            }
+        }
+        frame.render_widget(Paragraph::new(collected), Rect { width, ..area });
+        self.render_scrollbar(frame, area, state, start_cell, start_line, height, theme);
+    }
+
+    /// The top of the viewport when the bottom is the end of the transcript (or the start, when it all fits).
+    fn tail_top(&mut self, state: &AppState, width: u16, theme: &Theme, height: usize) -> Position {
         let mut covered = 0usize;
         let mut first = state.cells.len();
-        while first > 0 && covered < need {
+        while first > 0 && covered < height {
             first -= 1;
             covered += self.lines_of(state, first, width, theme).len();
         }
-        let at_top = first == 0;
-        if at_top && covered < need {
-            // Less content than the scroll position asks for: clamp.
-            self.offset = covered.saturating_sub(height);
+        if first == state.cells.len() {
+            return Position::Follow;
         }
-        let skip_top = covered.saturating_sub(self.offset + height);
-        let mut skipped = 0usize;
-        for i in first..state.cells.len() {
-            let lines = self.lines_of(state, i, width, theme);
-            for line in lines {
-                if skipped < skip_top {
-                    skipped += 1;
-                    continue;
-                }
-                if collected.len() == height {
+        Position::Anchored {
+            cell: first,
+            line: covered.saturating_sub(height),
+        }
+    }
+
+    /// The position `delta` lines down (negative: up) from the current anchor.
+    fn moved(&mut self, state: &AppState, width: u16, theme: &Theme, delta: isize) -> Position {
+        let Position::Anchored { mut cell, mut line } = self.position else {
+            return Position::Follow;
+        };
+        if delta < 0 {
+            let mut up = delta.unsigned_abs();
+            while up > 0 {
+                if line > 0 {
+                    let d = line.min(up);
+                    line -= d;
+                    up -= d;
+                } else if cell > 0 {
+                    cell -= 1;
+                    line = self.lines_of(state, cell, width, theme).len();
+                } else {
                     break;
                 }
-                collected.push(line.clone());
             }
-            if collected.len() == height {
-                break;
+        } else {
+            line += delta as usize;
+            loop {
+                let len = self.lines_of(state, cell, width, theme).len();
+                if line < len || cell + 1 >= state.cells.len() {
+                    break;
+                }
+                line -= len;
+                cell += 1;
             }
         }
-        let text_area = Rect { width, ..area };
-        frame.render_widget(Paragraph::new(collected), text_area);
-        // The scrollbar needs a total: estimate the unseen cells from their cached heights, or their text lines.
-        if !at_top || self.offset > 0 {
-            let above: usize = state.cells[..first]
-                .iter()
-                .map(|c| self.cache.get(&c.id).map_or(estimate(&c.kind), |l| l.lines.len()))
-                .sum();
-            let total = above + covered;
-            let position = total.saturating_sub(self.offset + height);
-            let mut bar = ScrollbarState::new(total.saturating_sub(height)).position(position);
-            frame.render_stateful_widget(
-                Scrollbar::new(ScrollbarOrientation::VerticalRight)
-                    .begin_symbol(None)
-                    .end_symbol(None)
-                    .track_symbol(None)
-                    .thumb_style(theme.dim),
-                area,
-                &mut bar,
-            );
+        Position::Anchored { cell, line }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn render_scrollbar(
+        &self,
+        frame: &mut Frame<'_>,
+        area: Rect,
+        state: &AppState,
+        start_cell: usize,
+        start_line: usize,
+        height: usize,
+        theme: &Theme,
+    ) {
+        // Heights of cells never laid out are estimated from their text.
+        let height_of = |i: usize| {
+            let c = &state.cells[i];
+            self.cache.get(&c.id).map_or(estimate(&c.kind), |l| l.lines.len())
+        };
+        let above: usize = (0..start_cell).map(height_of).sum::<usize>() + start_line;
+        let total: usize = (0..state.cells.len()).map(height_of).sum();
+        if total <= height {
+            return;
         }
+        let mut bar = ScrollbarState::new(total.saturating_sub(height)).position(above);
+        frame.render_stateful_widget(
+            Scrollbar::new(ScrollbarOrientation::VerticalRight)
+                .begin_symbol(None)
+                .end_symbol(None)
+                .track_symbol(None)
+                .thumb_style(theme.dim),
+            area,
+            &mut bar,
+        );
     }
 
     /// Drops cached layouts (after a theme change); memory use of the cache stays proportional to what was seen.
     pub fn clear_cache(&mut self) {
         self.cache.clear();
     }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Jump {
+    Cell(usize),
 }
 
 /// A cheap height guess for a cell never laid out.
