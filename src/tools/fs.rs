@@ -81,19 +81,7 @@ pub(super) fn bool_arg(args: &Value, name: &str, default: bool) -> Result<bool, 
     }
 }
 
-/// Runs blocking filesystem work on tokio's blocking pool. A panic inside is re-raised here so the registry's panic
-/// isolation reports it like any other tool panic.
-pub(super) async fn run_blocking<T, F>(work: F) -> Result<T, ToolError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
-{
-    match tokio::task::spawn_blocking(work).await {
-        Ok(result) => result,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(ToolError::Failed(format!("the file operation did not finish: {e}"))),
-    }
-}
+pub(super) use super::run_blocking;
 
 /// A byte count for people and models: `812 B`, `12.3 KB`, `4.0 MB`, `2.0 GB` (powers of 1024).
 pub(super) fn human_size(bytes: u64) -> String {

@@ -131,6 +131,20 @@ impl ToolError {
     }
 }
 
+/// Runs blocking filesystem or CPU work on tokio's blocking pool. A panic inside is re-raised here so the registry's
+/// panic isolation reports it like any other tool panic.
+pub(crate) async fn run_blocking<T, F>(work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(ToolError::Failed(format!("the work did not finish: {e}"))),
+    }
+}
+
 /// The built-in tools that need no configuration (the file, edit and search tools).
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();

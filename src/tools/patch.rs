@@ -109,7 +109,7 @@ impl Tool for ApplyPatchTool {
         let edits = parse_edits(&args)?;
         let dry_run = args.get("dry_run").and_then(Value::as_bool).unwrap_or(false);
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || {
+        super::run_blocking(move || {
             let mut files = plan_patch(&ctx, &edits)?;
             if dry_run {
                 return Ok(output(&files, true));
@@ -121,7 +121,6 @@ impl Tool for ApplyPatchTool {
             Ok(output(&files, false))
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("apply_patch stopped unexpectedly: {e}")))?
     }
 }
 

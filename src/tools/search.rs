@@ -29,16 +29,7 @@ pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(GrepTool), Arc::new(FindFilesTool)]
 }
 
-/// Runs blocking search work on tokio's blocking pool; a panic inside becomes a tool failure, not a crash.
-async fn run_blocking<T, F>(work: F) -> Result<T, ToolError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
-{
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ToolError::Failed(format!("search stopped unexpectedly: {e}")))?
-}
+use super::run_blocking;
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)

@@ -96,7 +96,7 @@ impl Tool for EditFileTool {
         let resolved = ctx.policy.resolve_write(&path)?;
         let display = ctx.policy.display(&resolved);
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || {
+        crate::tools::run_blocking(move || {
             let (mut plan, outcome) = plan_edit(&ctx, resolved, display, &req)?;
             if ctx.cancel.is_cancelled() {
                 return Err(ToolError::Cancelled);
@@ -106,7 +106,6 @@ impl Tool for EditFileTool {
             Ok(result(&plan, &outcome))
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("edit_file stopped unexpectedly: {e}")))?
     }
 }
 
