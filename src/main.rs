@@ -49,6 +49,13 @@ struct GlobalArgs {
     /// The workspace (default: the current directory).
     #[arg(short = 'C', long = "cd", global = true, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Extra MCP servers: a JSON file with an `mcpServers` object (as Claude Desktop, Cursor and Claude Code use).
+    #[arg(long, global = true, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
+    /// Let this project's own configuration loosen settings (its .tern/config.toml mode, allow rules and base URL;
+    /// its .mcp.json servers), for this run.
+    #[arg(long, global = true)]
+    trust_project: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,6 +95,15 @@ enum Command {
         /// A session id, as printed when a session ends.
         id: Option<String>,
     },
+    /// MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Connect to every configured server and list its status and tools.
+    List,
 }
 
 #[derive(Args)]
@@ -134,8 +150,23 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             interactive(&cli.global, &workspace, Some(path), false)
         }
+        Some(Command::Mcp(McpCommand::List)) => mcp_list(&cli.global, &workspace),
         None => interactive(&cli.global, &workspace, None, cli.demo),
     }
+}
+
+fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
+    let settings = settings(global, workspace, None)?;
+    let _log = init_logging();
+    runtime()?.block_on(async {
+        let config = tern::agent::mcp_servers(&settings, workspace)?;
+        for warning in &config.warnings {
+            eprintln!("tern: warning: {warning}");
+        }
+        let report = tern::tools::mcp::list_report(config.servers, std::time::Duration::from_secs(30)).await;
+        println!("{}", report.trim_end());
+        anyhow::Ok(0)
+    })
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -152,13 +183,7 @@ fn settings(
 ) -> anyhow::Result<config::Settings> {
     let mut flags = flag_layer(global);
     flags.max_iterations = max_iterations;
-    let (layers, sources) = config::load_layers(workspace, flags)?;
-    Ok(config::resolve(
-        layers,
-        sources,
-        |k| std::env::var(k).ok(),
-        config::detect::default_ollama,
-    )?)
+    Ok(config::settings(workspace, flags)?)
 }
 
 /// The full-screen UI, on the configured model or (with `demo`) the scripted one in a temporary sample project.
@@ -200,7 +225,10 @@ fn interactive(
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let summary = tern::tui::launch(handle, root, context_window, first, session.history.clone()).await?;
+        let summary = tern::tui::launch(handle, root, context_window, first, &session).await?;
+        if let Some(mcp) = &session.mcp {
+            mcp.shutdown().await;
+        }
         anyhow::Ok((summary, session))
     })?;
     let (summary, session) = summary;
@@ -248,7 +276,10 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         FormatArg::StreamJson => OutputFormat::StreamJson,
     };
     runtime()?.block_on(async move {
-        let (handle, _session) = tern::agent::start(&settings, workspace, None)?;
+        let (handle, session) = tern::agent::start(&settings, workspace, None)?;
+        for warning in &session.warnings {
+            eprintln!("tern: warning: {warning}");
+        }
         let (tx, mut interrupts) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {
@@ -259,7 +290,11 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         });
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
-        Ok(headless::run(handle, prompt, format, &mut interrupts, &mut out, &mut err).await)
+        let code = headless::run(handle, prompt, format, &mut interrupts, &mut out, &mut err).await;
+        if let Some(mcp) = &session.mcp {
+            mcp.shutdown().await;
+        }
+        anyhow::Ok(code)
     })
 }
 
@@ -271,6 +306,8 @@ fn flag_layer(global: &GlobalArgs) -> ConfigFile {
         }),
         model: global.model.clone(),
         base_url: global.base_url.clone(),
+        mcp_config: global.mcp_config.clone(),
+        trust_project: global.trust_project,
         mode: global.mode.map(|m| match m {
             ModeArg::ReadOnly => ApprovalMode::ReadOnly,
             ModeArg::Ask => ApprovalMode::Ask,

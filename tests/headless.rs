@@ -184,7 +184,19 @@ async fn allow_rules_from_project_config_let_commands_run() {
         "[approval]\nallow = [\"touch\"]\n",
     )
     .unwrap();
+    // An untrusted project cannot allow commands: the rule is ignored, with a warning.
     let out = sb.run(Some(&mock), &["run", "touch"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!sb.work.path().join("ok-file").exists());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("approval.allow") && err.contains("--trust-project"),
+        "{err}"
+    );
+    // Trusted, it can.
+    mock.push(Reply::tool("exec", json!({"command": "touch ok-file"})));
+    mock.push(Reply::text("ok"));
+    let out = sb.run(Some(&mock), &["run", "--trust-project", "touch"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(sb.work.path().join("ok-file").exists());
 }
@@ -223,9 +235,10 @@ async fn usage_errors_exit_2() {
     let out = sb.run(None, &["run", "   "]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("empty"));
+    // Without a terminal the UI cannot start; it says what to use instead.
     let out = sb.run(None, &[]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("Usage"));
+    assert!(text(&out.stderr).contains("needs a terminal") && text(&out.stderr).contains("tern run"));
 }
 
 #[tokio::test]

@@ -123,6 +123,17 @@ impl Verdict {
     }
 }
 
+/// Whether a one-word rule names this tool, exactly or as a `prefix*` glob.
+fn names_tool(rule: &CommandRule, tool: &str) -> bool {
+    match rule.words() {
+        [word] => match word.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => word == tool,
+        },
+        _ => false,
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ApprovalGate {
     mode: ApprovalMode,
@@ -244,14 +255,27 @@ impl ApprovalGate {
         }
     }
 
+    /// Other tools (MCP): a rule naming the tool (`mcp_github_create_issue`, or `mcp_github_*` for a whole server)
+    /// allows or denies it; "always" proposes the tool's own name.
     fn check_other(&self, name: &str) -> Verdict {
+        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name)) {
+            return Verdict::Deny {
+                reason: format!("blocked by deny rule `{rule}`"),
+            };
+        }
         match self.mode {
             ApprovalMode::ReadOnly => Verdict::Deny {
                 reason: format!("read-only mode: {name} is not read-only; switch mode to allow it"),
             },
             ApprovalMode::FullAuto => Verdict::Allow,
             ApprovalMode::Ask | ApprovalMode::AutoEdit => {
-                Verdict::ask(format!("calls {name}, which may change things"))
+                if self.allow.iter().chain(&self.session).any(|r| names_tool(r, name)) {
+                    return Verdict::Allow;
+                }
+                Verdict::Ask {
+                    reason: format!("calls {name}, which may change things"),
+                    proposed_rule: CommandRule::new([name]).ok(),
+                }
             }
         }
     }

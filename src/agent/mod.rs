@@ -15,6 +15,7 @@ use crate::config::Settings;
 use crate::protocol::Message;
 use crate::session::{SessionLog, SessionMeta, ToolResultStore};
 use crate::tools::exec::{ExecConfig, ExecTool};
+use crate::tools::mcp::{self, McpManager};
 use crate::tools::{PathPolicy, ToolRegistry};
 
 pub use runner::{AgentConfig, AgentHandle, spawn};
@@ -29,16 +30,22 @@ pub enum StartError {
     SessionDir { path: String, source: std::io::Error },
     #[error("cannot resume {path}: {source}")]
     Resume { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Mcp(#[from] crate::tools::mcp::McpConfigError),
 }
 
 /// Which session a start made or continued.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionInfo {
     pub id: String,
     /// The conversation so far (empty for a new session), for a frontend to show.
     pub history: Vec<Message>,
     /// Where the log is, when it could be created.
     pub log_path: Option<PathBuf>,
+    /// The MCP servers of the session, when any are configured.
+    pub mcp: Option<Arc<McpManager>>,
+    /// Configuration that was ignored or questionable, for the user to see.
+    pub warnings: Vec<String>,
 }
 
 /// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
@@ -76,10 +83,19 @@ pub fn config_for(
             (id, Vec::new(), log)
         }
     };
+    let (mcp, mut warnings) = start_mcp(settings, workspace)?;
+    warnings.extend(
+        settings
+            .ignored
+            .iter()
+            .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
+    );
     let info = SessionInfo {
         id: session_id.clone(),
         history: history.clone(),
         log_path: log.as_ref().map(|l| l.path().to_path_buf()),
+        mcp: mcp.clone(),
+        warnings,
     };
     let results = ToolResultStore::for_session(&data_dir, &session_id);
     results.ensure_dir().map_err(|source| StartError::SessionDir {
@@ -96,6 +112,9 @@ pub fn config_for(
         env_allow: settings.env_allow.clone(),
         ..ExecConfig::default()
     })));
+    if let Some(manager) = mcp {
+        tools.add_source(manager);
+    }
     let config = AgentConfig {
         provider,
         tools,
@@ -110,6 +129,39 @@ pub fn config_for(
         log,
     };
     Ok((config, info))
+}
+
+/// How long a session waits for MCP servers before its first request.
+pub const MCP_STARTUP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The configured MCP servers, started in the background. A project's own `.mcp.json` servers start only when the
+/// project is trusted: a cloned repository must not run programs just by being opened.
+pub fn mcp_servers(settings: &Settings, workspace: &Path) -> Result<mcp::McpConfig, StartError> {
+    let label = settings
+        .sources
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let mut config = mcp::load_servers(&settings.mcp_servers, &label, workspace, settings.mcp_config.as_deref())?;
+    if !settings.project_trusted {
+        let project = workspace.join(".mcp.json").display().to_string();
+        for server in config.servers.iter_mut().filter(|s| s.source == project) {
+            server.problem = Some(format!(
+                "defined by the project's .mcp.json, so not started until you trust the project: {}",
+                crate::config::TRUST_HINT
+            ));
+        }
+    }
+    Ok(config)
+}
+
+fn start_mcp(settings: &Settings, workspace: &Path) -> Result<(Option<Arc<McpManager>>, Vec<String>), StartError> {
+    let config = mcp_servers(settings, workspace)?;
+    if config.servers.is_empty() {
+        return Ok((None, config.warnings));
+    }
+    Ok((Some(McpManager::start(config.servers, MCP_STARTUP)), config.warnings))
 }
 
 /// Starts a session's agent task from settings.
@@ -151,6 +203,8 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         id: "demo".into(),
         history: Vec::new(),
         log_path: None,
+        mcp: None,
+        warnings: Vec::new(),
     };
     Ok((spawn(config), info))
 }

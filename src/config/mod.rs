@@ -42,6 +42,16 @@ pub struct ConfigFile {
     /// MCP servers, kept raw here and parsed by the MCP client.
     #[serde(default)]
     pub mcp_servers: toml::Table,
+    /// Projects whose own configuration (`.tern/config.toml`, `.mcp.json`) may loosen what tern does. Read from the
+    /// user's config only: a project cannot trust itself.
+    #[serde(default)]
+    pub trusted_projects: Vec<PathBuf>,
+    /// A path for `--mcp-config` given as a flag (not read from files).
+    #[serde(skip)]
+    pub mcp_config: Option<PathBuf>,
+    /// The project may loosen settings for this run (`--trust-project`; not read from files).
+    #[serde(skip)]
+    pub trust_project: bool,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -97,6 +107,12 @@ pub struct Settings {
     pub deny: Vec<CommandRule>,
     pub write_roots: Vec<PathBuf>,
     pub mcp_servers: toml::Table,
+    /// A JSON file of `mcpServers` given with `--mcp-config`.
+    pub mcp_config: Option<PathBuf>,
+    /// Whether the project's own configuration (and its `.mcp.json` servers) counts.
+    pub project_trusted: bool,
+    /// What was ignored from an untrusted project, for a warning.
+    pub ignored: Vec<String>,
     /// Which files were read, for `--help`-style diagnostics.
     pub sources: Vec<PathBuf>,
 }
@@ -148,7 +164,43 @@ impl ConfigFile {
         self.approval.deny.extend(other.approval.deny);
         self.write_roots.extend(other.write_roots);
         self.mcp_servers.extend(other.mcp_servers);
+        self.trusted_projects.extend(other.trusted_projects);
+        take!(mcp_config);
+        self.trust_project |= other.trust_project;
         self
+    }
+
+    /// Drops what an untrusted project must not set: anything that would let a cloned repository run commands without
+    /// asking, write outside it, start programs (MCP servers), or send the API key elsewhere. Returns what was dropped.
+    pub fn without_loosening(mut self) -> (Self, Vec<&'static str>) {
+        let mut dropped = Vec::new();
+        macro_rules! drop_if {
+            ($cond:expr, $name:literal, $clear:expr) => {
+                if $cond {
+                    dropped.push($name);
+                    $clear;
+                }
+            };
+        }
+        drop_if!(self.mode.is_some(), "mode", self.mode = None);
+        drop_if!(
+            !self.approval.allow.is_empty(),
+            "approval.allow",
+            self.approval.allow.clear()
+        );
+        drop_if!(!self.write_roots.is_empty(), "write_roots", self.write_roots.clear());
+        drop_if!(
+            !self.exec.env_allow.is_empty(),
+            "exec.env_allow",
+            self.exec.env_allow.clear()
+        );
+        drop_if!(!self.mcp_servers.is_empty(), "mcp_servers", self.mcp_servers.clear());
+        drop_if!(self.base_url.is_some(), "base_url", self.base_url = None);
+        drop_if!(self.api_key.is_some(), "api_key", self.api_key = None);
+        drop_if!(self.api_key_env.is_some(), "api_key_env", self.api_key_env = None);
+        drop_if!(self.provider.is_some(), "provider", self.provider = None);
+        self.trusted_projects.clear();
+        (self, dropped)
     }
 
     /// The layer the environment gives. `TERN_*` for tern's own settings, the providers' usual variables for keys.
@@ -200,19 +252,71 @@ pub fn data_dir() -> PathBuf {
     }
 }
 
-/// Reads the user and project files and layers env and flags on top.
-pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<(ConfigFile, Vec<PathBuf>), ConfigError> {
+/// The merged configuration and where it came from.
+#[derive(Debug, Clone)]
+pub struct Layers {
+    pub file: ConfigFile,
+    pub sources: Vec<PathBuf>,
+    /// Whether the project's own configuration may loosen settings (see `ConfigFile::without_loosening`).
+    pub project_trusted: bool,
+    /// What an untrusted project tried to set and was ignored, for a warning.
+    pub ignored: Vec<String>,
+}
+
+/// Reads the user and project files and layers env and flags on top. An untrusted project's file may only tighten
+/// or tune (model, limits, deny rules); see `ConfigFile::without_loosening`.
+pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut sources = Vec::new();
+    if let Some(path) = user_config_path()
+        && let Some(layer) = ConfigFile::load(&path)?
+    {
+        merged = merged.merge(layer);
+        sources.push(path);
+    }
+    let project_trusted = flags.trust_project || merged.trusted_projects.iter().any(|p| same_dir(p, workspace));
+    let mut ignored = Vec::new();
     let project = workspace.join(".tern/config.toml");
-    for path in user_config_path().into_iter().chain([project]) {
-        if let Some(layer) = ConfigFile::load(&path)? {
-            merged = merged.merge(layer);
-            sources.push(path);
-        }
+    if let Some(layer) = ConfigFile::load(&project)? {
+        let layer = if project_trusted {
+            layer
+        } else {
+            let (layer, dropped) = layer.without_loosening();
+            ignored.extend(dropped.iter().map(|f| format!("{}: {f}", project.display())));
+            layer
+        };
+        merged = merged.merge(layer);
+        sources.push(project);
     }
     let env = ConfigFile::from_env(|k| std::env::var(k).ok())?;
-    Ok((merged.merge(env).merge(flags), sources))
+    Ok(Layers {
+        file: merged.merge(env).merge(flags),
+        sources,
+        project_trusted,
+        ignored,
+    })
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
+}
+
+/// How to let a project's own configuration count, for messages.
+pub const TRUST_HINT: &str = "trust the project with --trust-project, or add it to trusted_projects in                               ~/.config/tern/config.toml";
+
+/// Loads and resolves everything: the files, the environment, the flags, and (when nothing is configured) Ollama.
+pub fn settings(workspace: &Path, flags: ConfigFile) -> Result<Settings, ConfigError> {
+    let layers = load_layers(workspace, flags)?;
+    let mut settings = resolve(
+        layers.file,
+        layers.sources,
+        |k| std::env::var(k).ok(),
+        detect::default_ollama,
+    )?;
+    settings.project_trusted = layers.project_trusted;
+    settings.ignored = layers.ignored;
+    Ok(settings)
 }
 
 /// Turns merged layers into settings. `env` reads variables (the keys); `ollama_up` is asked only when no provider or
@@ -333,6 +437,9 @@ fn finish(
         deny: rules(&file.approval.deny, "deny")?,
         write_roots: file.write_roots,
         mcp_servers: file.mcp_servers,
+        mcp_config: file.mcp_config,
+        project_trusted: false,
+        ignored: Vec::new(),
         sources,
     })
 }

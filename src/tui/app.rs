@@ -59,6 +59,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             help: "every edit of this session, full screen",
         },
         SlashCommand {
+            name: "mcp",
+            args: "",
+            help: "MCP servers, their state and tools",
+        },
+        SlashCommand {
             name: "clear",
             args: "",
             help: "clear the screen (the model keeps the conversation)",
@@ -91,6 +96,8 @@ pub struct App {
     pub quit: bool,
     /// Text waiting to be copied with OSC 52 after the next frame.
     pub clipboard: Vec<String>,
+    /// The MCP servers' states, for `/mcp`.
+    pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::tools::mcp::ServerStatus>>>,
 }
 
 impl App {
@@ -113,6 +120,7 @@ impl App {
             last_ctrl_c: None,
             quit: false,
             clipboard: Vec::new(),
+            mcp: None,
         }
     }
 
@@ -328,6 +336,9 @@ impl App {
             "help" => self.open_help(),
             "quit" | "exit" => self.quit = true,
             "history" => self.layers.push(Box::new(HistoryLayer::new())),
+            "mcp" => self
+                .layers
+                .push(Box::new(super::view::mcp::McpLayer::new(self.mcp.clone()))),
             "diff" => self.open_diff(true),
             "clear" => {
                 self.state.cells.clear();

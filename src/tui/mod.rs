@@ -27,7 +27,7 @@ pub async fn launch(
     workspace: PathBuf,
     context_window: u64,
     first_prompt: Option<String>,
-    history: Vec<crate::protocol::Message>,
+    session: &crate::agent::SessionInfo,
 ) -> std::io::Result<terminal::Summary> {
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);
@@ -43,7 +43,11 @@ pub async fn launch(
         theme::Theme::dark(),
         context_window,
     );
-    app.state.replay(&history);
+    app.state.replay(&session.history);
+    for warning in &session.warnings {
+        app.state.notice(warning.clone(), state::Level::Warning);
+    }
+    app.mcp = session.mcp.as_ref().map(|m| m.subscribe());
     if let Some(error) = keymap_error {
         app.state
             .notice(format!("keymap ignored: {error}"), state::Level::Error);

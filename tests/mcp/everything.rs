@@ -1,7 +1,6 @@
 //! server-everything over stdio, streamable HTTP and legacy SSE, through the registry and through a real turn; a
 //! killed server, a timeout, a missing command, remote headers, the tool filters and `tern mcp list`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -473,4 +472,3 @@ async fn list_report_connects_prints_and_shuts_down() {
             .starts_with("No MCP servers are configured.")
     );
 }
-

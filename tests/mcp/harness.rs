@@ -144,7 +144,7 @@ impl HttpServer {
 }
 
 impl Drop for HttpServer {
-    pub fn drop(&mut self) {
+    fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -193,4 +193,3 @@ pub async fn recorder() -> (u16, Arc<std::sync::Mutex<Vec<String>>>) {
     });
     (port, heads)
 }
-

@@ -101,6 +101,17 @@ impl FromStr for CommandRule {
     type Err = RuleError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // A rule for MCP tools names the tool, or a whole server with a trailing `*` (`mcp_github_*`).
+        let trimmed = s.trim();
+        if let Some(rest) = trimmed.strip_prefix("mcp_")
+            && rest
+                .trim_end_matches('*')
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && !rest.trim_end_matches('*').contains('*')
+        {
+            return Self::new([trimmed]);
+        }
         let script = shell::parse(s);
         let rule = s.trim().to_string();
         if let Some(hazard) = script.hazards.first() {

@@ -461,9 +461,10 @@ fn non_exec_tools_are_not_parsed_as_commands() {
         read_only: false,
         exclusive: true,
     };
+    // A command rule for `ls` does not cover another tool that happens to take a command; "always" names the tool.
     let verdict = gate.check(&shell_like, &json!({"command": "ls"}), &fx.policy);
     assert!(is_ask(&verdict));
-    assert_eq!(proposed(&verdict), None);
+    assert_eq!(proposed(&verdict).as_deref(), Some("mcp_shell_run"));
     assert_eq!(
         gate.check(&EXEC, &json!({}), &fx.policy),
         Verdict::ask("runs a shell command; it names no program, so it can't be approved always")
@@ -482,4 +483,47 @@ fn modes_parse_and_print() {
     assert_eq!(ApprovalMode::default(), ApprovalMode::AutoEdit);
     let err = "yolo".parse::<ApprovalMode>().unwrap_err().to_string();
     assert!(err.contains("yolo") && err.contains("auto-edit"), "{err}");
+}
+
+#[test]
+fn mcp_tools_follow_tool_name_rules() {
+    use crate::tools::{Tool, ToolContext, ToolError};
+    struct Mcp;
+    #[async_trait::async_trait]
+    impl Tool for Mcp {
+        fn name(&self) -> &str {
+            "mcp_github_create_issue"
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn parameters(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object"})
+        }
+        async fn execute(
+            &self,
+            _: serde_json::Value,
+            _: &ToolContext,
+        ) -> Result<crate::protocol::ToolOutput, ToolError> {
+            unreachable!()
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policy = crate::tools::PathPolicy::new(dir.path()).unwrap();
+    let args = serde_json::json!({});
+    let rule = |s: &str| s.parse::<CommandRule>().unwrap();
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]);
+    match gate.check(&Mcp, &args, &policy) {
+        Verdict::Ask { proposed_rule, .. } => {
+            assert_eq!(proposed_rule.unwrap().to_string(), "mcp_github_create_issue")
+        }
+        other => panic!("{other:?}"),
+    }
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![rule("mcp_github_*")], vec![]);
+    assert!(matches!(gate.check(&Mcp, &args, &policy), Verdict::Allow));
+    let gate = ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![rule("mcp_github_create_issue")]);
+    assert!(matches!(gate.check(&Mcp, &args, &policy), Verdict::Deny { .. }));
+    let mut gate = ApprovalGate::new(ApprovalMode::Ask, vec![], vec![]);
+    gate.add_session_rule(rule("mcp_github_create_issue"));
+    assert!(matches!(gate.check(&Mcp, &args, &policy), Verdict::Allow));
 }

@@ -3,6 +3,7 @@
 pub mod approval;
 pub mod cells;
 pub mod help;
+pub mod mcp;
 pub mod status;
 pub mod tool_pane;
 pub mod transcript;

@@ -1,0 +1,458 @@
+//! One live connection to an MCP server over any of the three transports, on rmcp's client: connecting, the handler
+//! that receives the server's notifications, and sending one request with a timeout and cancellation.
+//!
+//! Notifications never do work in place: a list change only sets a flag the refresher waits on (so a flood of them
+//! costs one refresh), progress goes to the calling tool's live output at a bounded rate, and log messages go to the
+//! tracing log.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use rmcp::model::{
+    ClientCapabilities, ClientRequest, Implementation, InitializeRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerResult,
+};
+// Logging is deprecated from protocol 2026-07-28 on, but the servers of today (2025-11-25) still send it.
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
+    serve_client_with_ct,
+};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, Transport};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
+use super::stdio::{ChildProcess, LogLimiter};
+use super::transport_sse::{SseTransport, error_chain};
+use crate::tools::OutputSink;
+
+/// The shortest gap between two progress lines sent to a tool's live output.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(200);
+/// How long a cancellation notice may take to go out before we stop waiting for it.
+const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Progress routes: which running call's live output a progress token belongs to.
+type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, (OutputSink, Option<Instant>)>>>;
+
+/// Receives what the server sends on its own.
+pub(crate) struct Handler {
+    server: String,
+    /// Set when the server says its tools, resources or prompts changed.
+    changed: Arc<Notify>,
+    progress: ProgressRoutes,
+    log: LogLimiter,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> InitializeRequestParams {
+        InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("tern", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let Ok(mut routes) = self.progress.lock() else {
+            return;
+        };
+        let Some((sink, last)) = routes.get_mut(&params.progress_token) else {
+            return;
+        };
+        let done = params.total.is_some_and(|t| params.progress >= t);
+        if last.is_some_and(|l| l.elapsed() < PROGRESS_INTERVAL) && !done {
+            return;
+        }
+        *last = Some(Instant::now());
+        let amount = match params.total {
+            Some(total) => format!("{}/{}", params.progress, total),
+            None => params.progress.to_string(),
+        };
+        let message = params.message.map(|m| format!(" {m}")).unwrap_or_default();
+        sink.send(format!("progress {amount}{message}\n"));
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if !self.log.allow(&self.server) {
+            return;
+        }
+        let data = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let logger = params.logger.as_deref().unwrap_or("");
+        match params.level {
+            LoggingLevel::Debug => tracing::debug!(server = %self.server, logger, "{data}"),
+            LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(server = %self.server, logger, "{data}"),
+            _ => tracing::warn!(server = %self.server, logger, level = ?params.level, "{data}"),
+        }
+    }
+
+    async fn ping(&self, _context: RequestContext<RoleClient>) -> Result<(), rmcp::ErrorData> {
+        Ok(())
+    }
+}
+
+/// Wraps a transport to notice when it ends (the process died, the stream closed) or breaks: an error the server
+/// could not tie to a request ("Bad Request: No valid session ID", what an HTTP server that restarted and forgot our
+/// session answers) leaves every pending request unanswered, so it marks the connection as broken.
+struct Observed<T> {
+    inner: T,
+    closed: CancellationToken,
+    broken: Arc<Mutex<Option<String>>>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        match &message {
+            None => self.closed.cancel(),
+            Some(rmcp::model::JsonRpcMessage::Error(e)) if e.id.is_none() => {
+                tracing::warn!(error = %e.error.message, "MCP server sent an error for no request; reconnecting");
+                if let Ok(mut broken) = self.broken.lock() {
+                    broken.get_or_insert_with(|| e.error.message.to_string());
+                }
+                self.closed.cancel();
+            }
+            Some(_) => {}
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.closed.cancel();
+        self.inner.close()
+    }
+}
+
+/// A connected, initialised server.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    /// Fires when the transport ended or broke.
+    closed: CancellationToken,
+    /// Why it broke, when the server said so.
+    broken: Arc<Mutex<Option<String>>>,
+    child: Option<ChildProcess>,
+    pub changed: Arc<Notify>,
+    progress: ProgressRoutes,
+}
+
+impl Connection {
+    /// Connects and runs the MCP handshake. The caller bounds how long this may take (dropping the future cleans up).
+    pub async fn open(config: &ServerConfig, http: &reqwest::Client) -> Result<Self, String> {
+        if let Some(problem) = &config.problem {
+            return Err(problem.clone());
+        }
+        let changed = Arc::new(Notify::new());
+        let progress: ProgressRoutes = Arc::default();
+        let handler = Handler {
+            server: config.name.clone(),
+            changed: Arc::clone(&changed),
+            progress: Arc::clone(&progress),
+            log: LogLimiter::default(),
+        };
+        let closed = CancellationToken::new();
+        let broken = Arc::new(Mutex::new(None));
+        let ct = CancellationToken::new();
+        let (service, child) = match &config.transport {
+            TransportConfig::Stdio(stdio) => {
+                let (child, stdout, stdin) = ChildProcess::spawn(&config.name, stdio)?;
+                let transport = Observed {
+                    inner: AsyncRwTransport::new_client(stdout, stdin),
+                    closed: closed.clone(),
+                    broken: Arc::clone(&broken),
+                };
+                match serve_client_with_ct(handler, transport, ct).await {
+                    Ok(service) => (service, Some(child)),
+                    Err(e) => {
+                        let exit = child.describe_exit().await;
+                        child.kill();
+                        return Err(format!("{} (the server {exit})", init_error(&e)));
+                    }
+                }
+            }
+            TransportConfig::Http(h) => {
+                let mut transport_config =
+                    StreamableHttpClientTransportConfig::with_uri(h.url.as_str()).reinit_on_expired_session(true);
+                let (headers, token) = headers(h)?;
+                transport_config.custom_headers = headers.into_iter().filter_map(|(k, v)| Some((k?, v))).collect();
+                if let Some(token) = token {
+                    transport_config = transport_config.auth_header(token);
+                }
+                let transport = Observed {
+                    inner: StreamableHttpClientTransport::with_client(http.clone(), transport_config),
+                    closed: closed.clone(),
+                    broken: Arc::clone(&broken),
+                };
+                let service = serve_client_with_ct(handler, transport, ct)
+                    .await
+                    .map_err(|e| init_error(&e))?;
+                (service, None)
+            }
+            TransportConfig::Sse(h) => {
+                let (mut headers, token) = headers(h)?;
+                if let Some(token) = token {
+                    let value = HeaderValue::from_str(&format!("Bearer {token}"))
+                        .map_err(|_| "the bearer token is not a valid header value".to_string())?;
+                    headers.insert(AUTHORIZATION, value);
+                }
+                let transport = Observed {
+                    inner: SseTransport::connect(http.clone(), &h.url, headers).await?,
+                    closed: closed.clone(),
+                    broken: Arc::clone(&broken),
+                };
+                let service = serve_client_with_ct(handler, transport, ct)
+                    .await
+                    .map_err(|e| init_error(&e))?;
+                (service, None)
+            }
+        };
+        Ok(Self {
+            service,
+            closed,
+            broken,
+            child,
+            changed,
+            progress,
+        })
+    }
+
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    pub fn is_alive(&self) -> bool {
+        !self.closed.is_cancelled() && !self.service.peer().is_transport_closed()
+    }
+
+    /// Fires when the transport ends.
+    pub fn closed_token(&self) -> CancellationToken {
+        self.closed.clone()
+    }
+
+    /// Why the connection ended, as precisely as is known.
+    pub async fn describe_end(&self) -> String {
+        if let Some(message) = self.broken.lock().ok().and_then(|b| b.clone()) {
+            return format!("the server rejected the session ({message})");
+        }
+        match &self.child {
+            Some(child) => format!("the server {}", child.describe_exit().await),
+            None => "the connection to the server closed".to_string(),
+        }
+    }
+
+    /// The process id of a stdio server.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(ChildProcess::pid)
+    }
+
+    /// The server's name and version, and its instructions for the model.
+    pub fn server_info(&self) -> (Option<String>, Option<String>) {
+        match self.service.peer().peer_info() {
+            Some(info) => (
+                info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)),
+                info.instructions.clone(),
+            ),
+            None => (None, None),
+        }
+    }
+
+    /// Closes the session: stdin closes (or the HTTP session ends), then a stdio server gets `grace` to exit before
+    /// its process group is killed.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.service.cancellation_token().cancel();
+        if let Some(child) = &self.child {
+            child.terminate(grace).await;
+        }
+    }
+
+    /// Kills a stdio server now (the connection is unusable afterwards).
+    pub fn kill(&self) {
+        self.service.cancellation_token().cancel();
+        if let Some(child) = &self.child {
+            child.kill();
+        }
+    }
+
+    /// Sends one request and waits for its answer, at most `timeout`, stopping early when `cancel` fires. On a timeout
+    /// or cancellation the server is told with `notifications/cancelled`.
+    pub async fn request(
+        &self,
+        request: ClientRequest,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        live: &OutputSink,
+    ) -> Result<ServerResult, RequestError> {
+        let mut handle = self
+            .peer()
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(RequestError::from)?;
+        let token = handle.progress_token.clone();
+        let routed = live.is_connected();
+        if routed && let Ok(mut routes) = self.progress.lock() {
+            routes.insert(token.clone(), (live.clone(), None));
+        }
+        enum Outcome {
+            Answer(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
+            Ended,
+            Cancelled,
+            TimedOut,
+        }
+        let outcome = tokio::select! {
+            biased;
+            answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
+            () = cancel.cancelled() => Outcome::Cancelled,
+            () = self.closed.cancelled() => Outcome::Ended,
+            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
+        };
+        if routed && let Ok(mut routes) = self.progress.lock() {
+            routes.remove(&token);
+        }
+        match outcome {
+            Outcome::Answer(answer) => match *answer {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(e)) => Err(RequestError::from(e)),
+                Err(_) => Err(RequestError::Closed),
+            },
+            Outcome::Ended => match self.broken.lock().ok().and_then(|b| b.clone()) {
+                // The server refused the request outright, so sending it again on a new session is safe.
+                Some(message) => Err(RequestError::Send(format!(
+                    "the server rejected the session: {message}"
+                ))),
+                None => Err(RequestError::Closed),
+            },
+            Outcome::Cancelled | Outcome::TimedOut => {
+                let cancelled = matches!(outcome, Outcome::Cancelled);
+                let reason = if cancelled {
+                    "cancelled by the user"
+                } else {
+                    "timed out"
+                };
+                let _ = tokio::time::timeout(CANCEL_SEND_TIMEOUT, handle.cancel(Some(reason.to_string()))).await;
+                Err(if cancelled {
+                    RequestError::Cancelled
+                } else {
+                    RequestError::Timeout(timeout)
+                })
+            }
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RequestError {
+    Timeout(Duration),
+    Cancelled,
+    /// The request could not be handed to the server (an HTTP error, a broken pipe): worth one retry.
+    Send(String),
+    /// The connection ended while waiting for the answer.
+    Closed,
+    /// The server answered with a JSON-RPC error.
+    Server(String),
+    Other(String),
+}
+
+impl From<ServiceError> for RequestError {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::McpError(e) => RequestError::Server(format!("{} (code {})", e.message, e.code.0)),
+            ServiceError::TransportSend(e) => RequestError::Send(error_chain(e.error.as_ref())),
+            ServiceError::TransportClosed => RequestError::Closed,
+            ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
+            ServiceError::Cancelled { reason } => RequestError::Other(format!(
+                "the server cancelled the request: {}",
+                reason.unwrap_or_default()
+            )),
+            other => RequestError::Other(other.to_string()),
+        }
+    }
+}
+
+/// A start-up failure in words, without rmcp's transport type names.
+fn init_error(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("cannot {context}: {}", error_chain(error.error.as_ref()))
+        }
+        ClientInitializeError::ConnectionClosed(context) => {
+            format!("the server closed the connection during start-up ({context})")
+        }
+        ClientInitializeError::JsonRpcError(e) => format!("the server refused to start the session: {}", e.message),
+        other => format!("MCP start-up failed: {}", error_chain(other)),
+    }
+}
+
+/// The configured headers as HTTP types, and the bearer token from its variable.
+fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
+    let mut map = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("invalid header name {name:?}"))?;
+        let value = HeaderValue::from_str(value).map_err(|_| format!("invalid value for header {name}"))?;
+        map.insert(name, value);
+    }
+    let token = match &config.bearer_token_env {
+        Some(var) => match std::env::var(var) {
+            Ok(token) if !token.trim().is_empty() => Some(token.trim().to_string()),
+            _ => return Err(format!("environment variable {var} (bearerTokenEnvVar) is not set")),
+        },
+        None => None,
+    };
+    Ok((map, token))
+}
+
+/// The HTTP client all remote servers share, with the crypto provider the rest of tern uses.
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    static CRYPTO: Once = Once::new();
+    CRYPTO.call_once(|| {
+        // Fails only when a provider is already installed, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        // A redirect could carry the bearer token to another host.
+        .redirect(reqwest::redirect::Policy::none())
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {}", error_chain(&e)))
+}

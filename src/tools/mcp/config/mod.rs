@@ -1,0 +1,273 @@
+//! MCP server configuration: `[mcp_servers.NAME]` tables in tern's TOML config, the `mcpServers` JSON that Claude
+//! Code, Cursor and Claude Desktop use (`.mcp.json` at the project root, and a file given with `--mcp-config`), parsed
+//! into typed `ServerConfig`s. Errors name the file, the server and the field.
+//!
+//! Both spellings peers use are accepted (`toolTimeout` / `tool_timeout_sec`, `enabledTools` / `enabled_tools` ...),
+//! `${VAR}` and `${VAR:-default}` are expanded in commands, arguments, environment values, URLs and headers as Claude
+//! Code does, and unknown fields are reported as warnings rather than errors so a config written for another client
+//! still loads. Later sources replace earlier ones by server name: TOML < `.mcp.json` < `--mcp-config`; a TOML table
+//! with neither `command` nor `url` only adjusts (`enabled`, `toolTimeout`, the tool filters) the server of that name
+//! defined in JSON, so a project's `.mcp.json` server can be switched off without editing that file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::names::ToolFilter;
+
+mod raw;
+
+use raw::RawServer;
+
+/// How long one MCP call may take unless the server's `toolTimeout` says otherwise.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+const MAX_TOOL_TIMEOUT_SECS: f64 = 24.0 * 3600.0;
+
+/// One configured server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    pub enabled: bool,
+    pub tool_timeout: Duration,
+    pub filter: ToolFilter,
+    /// The file the server was defined in (for messages and `tern mcp list`).
+    pub source: String,
+    /// Set when the configuration cannot be used as written (an unset `${VAR}`): the server then fails to start
+    /// with this reason while the others run.
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio(StdioConfig),
+    /// Streamable HTTP.
+    Http(HttpConfig),
+    /// Legacy HTTP+SSE (GET the stream, POST to the endpoint it announces).
+    Sse(HttpConfig),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdioConfig {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added to tern's own environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpConfig {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    /// The variable holding a bearer token, read when connecting (so the token never sits in the config).
+    pub bearer_token_env: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    Stdio,
+    Http,
+    Sse,
+}
+
+impl std::fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
+        })
+    }
+}
+
+impl Transport {
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            Transport::Stdio(_) => TransportKind::Stdio,
+            Transport::Http(_) => TransportKind::Http,
+            Transport::Sse(_) => TransportKind::Sse,
+        }
+    }
+
+    /// The command line or URL, for display.
+    pub fn target(&self) -> String {
+        match self {
+            Transport::Stdio(s) => std::iter::once(s.command.as_str())
+                .chain(s.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Transport::Http(h) | Transport::Sse(h) => h.url.clone(),
+        }
+    }
+}
+
+/// Every server from every source, plus what was ignored along the way.
+#[derive(Debug, Clone, Default)]
+pub struct McpConfig {
+    pub servers: Vec<ServerConfig>,
+    /// Unknown or misplaced fields, one line each, naming file, server and field.
+    pub warnings: Vec<String>,
+}
+
+/// A configuration that cannot be used: `file: MCP server "name": field `x`: what is wrong`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct McpConfigError {
+    pub file: String,
+    pub server: Option<String>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for McpConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: ", self.file)?;
+        if let Some(server) = &self.server {
+            write!(f, "MCP server {server:?}: ")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, "field `{field}`: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Loads the servers of tern's TOML config (`toml`, read from `toml_source`), of `.mcp.json` in `workspace` (when it
+/// exists) and of `extra_json` (the `--mcp-config` file, which must exist).
+pub fn load_servers(
+    toml: &toml::Table,
+    toml_source: &str,
+    workspace: &Path,
+    extra_json: Option<&Path>,
+) -> Result<McpConfig, McpConfigError> {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let mut out = McpConfig::default();
+    let mut overrides = Vec::new();
+    let toml_value = serde_json::to_value(toml).map_err(|e| McpConfigError {
+        file: toml_source.to_string(),
+        server: None,
+        field: Some("mcp_servers".into()),
+        message: e.to_string(),
+    })?;
+    let toml_servers = match toml_value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    for (name, value) in &toml_servers {
+        let raw = RawServer::new(toml_source, name, value)?;
+        if raw.is_override() {
+            overrides.push(raw);
+        } else {
+            let server = raw.parse(workspace, &lookup, &mut out.warnings)?;
+            upsert(&mut out.servers, server);
+        }
+    }
+    let project = workspace.join(".mcp.json");
+    if let Some(text) = read_optional(&project)? {
+        for server in parse_json(
+            &text,
+            &project.display().to_string(),
+            workspace,
+            &lookup,
+            &mut out.warnings,
+        )? {
+            upsert(&mut out.servers, server);
+        }
+    }
+    if let Some(path) = extra_json {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| McpConfigError {
+            file: file.clone(),
+            server: None,
+            field: None,
+            message: format!("cannot read the MCP config: {e}"),
+        })?;
+        for server in parse_json(&text, &file, workspace, &lookup, &mut out.warnings)? {
+            upsert(&mut out.servers, server);
+        }
+    }
+    for raw in overrides {
+        let Some(server) = out.servers.iter_mut().find(|s| s.name == raw.name) else {
+            return Err(raw.error(None, "needs `command` (a local server) or `url` (a remote one)"));
+        };
+        raw.apply_overrides(server, &mut out.warnings)?;
+    }
+    Ok(out)
+}
+
+/// Parses the `mcpServers` object of a JSON config file (VS Code's `servers` key is accepted too).
+pub fn parse_json(
+    text: &str,
+    file: &str,
+    workspace: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ServerConfig>, McpConfigError> {
+    let err = |field: Option<&str>, message: String| McpConfigError {
+        file: file.to_string(),
+        server: None,
+        field: field.map(String::from),
+        message,
+    };
+    let root: Value = serde_json::from_str(text).map_err(|e| err(None, format!("invalid JSON: {e}")))?;
+    let Value::Object(root) = root else {
+        return Err(err(None, "expected a JSON object with an `mcpServers` object".into()));
+    };
+    let (key, servers) = match (root.get("mcpServers"), root.get("servers")) {
+        (Some(v), _) => ("mcpServers", v),
+        (None, Some(v)) => ("servers", v),
+        (None, None) => {
+            return Err(err(
+                Some("mcpServers"),
+                "missing: expected an object of servers by name".into(),
+            ));
+        }
+    };
+    let Value::Object(servers) = servers else {
+        return Err(err(
+            Some(key),
+            format!("expected an object of servers by name, found {}", kind_of(servers)),
+        ));
+    };
+    let mut out = Vec::new();
+    for (name, value) in servers {
+        let raw = RawServer::new(file, name, value)?;
+        out.push(raw.parse(workspace, lookup, warnings)?);
+    }
+    Ok(out)
+}
+
+fn upsert(servers: &mut Vec<ServerConfig>, server: ServerConfig) {
+    match servers.iter_mut().find(|s| s.name == server.name) {
+        Some(existing) => *existing = server,
+        None => servers.push(server),
+    }
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, McpConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(McpConfigError {
+            file: path.display().to_string(),
+            server: None,
+            field: None,
+            message: format!("cannot read: {e}"),
+        }),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,601 @@
+//! The MCP servers of a session: connected concurrently in the background, watched (a server that dies is marked and
+//! restarted on its next use; a list change refreshes its tools), and offered to the registry as a `ToolSource`.
+
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use rmcp::model::{ClientRequest, ServerResult};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{Connection, RequestError, http_client};
+use super::config::{ServerConfig, TransportKind};
+use super::names::{ItemKind, dedupe};
+use super::tool::{Catalog, McpTool, items};
+use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
+
+/// How long one connection attempt (start, handshake, first listing) may take in the background. Longer than the
+/// start-up wait on purpose: a slow server (an `npx` download) still joins the session late.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a listing may take.
+const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Quiet time after a list-change notification before listing again, so a burst costs one refresh.
+const REFRESH_DEBOUNCE: Duration = Duration::from_millis(250);
+/// Items of one kind kept per server.
+const MAX_LISTED: usize = 1000;
+/// Retrying a server that failed: first after this long, doubling up to `RETRY_MAX`.
+const RETRY_BASE: Duration = Duration::from_secs(10);
+const RETRY_MAX: Duration = Duration::from_secs(300);
+/// How long stdio servers get to exit on shutdown before they are killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    Disabled,
+    Connecting,
+    /// Connected; the counts are what is offered after the server's filter.
+    Ready {
+        tools: usize,
+        resources: usize,
+        prompts: usize,
+    },
+    /// It was ready, then its connection ended; its tools stay offered and the next use starts it again.
+    Disconnected {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+/// One offered tool, for `/mcp` and `tern mcp list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSummary {
+    pub name: String,
+    pub original: String,
+    pub kind: ItemKind,
+    pub read_only: bool,
+    /// The first line of the description.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub transport: TransportKind,
+    /// The command line or URL.
+    pub target: String,
+    /// The config file it came from.
+    pub source: String,
+    pub state: ServerState,
+    pub tools: Vec<ToolSummary>,
+    /// `name version` as the server reported it.
+    pub server_info: Option<String>,
+    /// What the server asks the model to know about using it.
+    pub instructions: Option<String>,
+    /// The process id of a running stdio server.
+    pub pid: Option<u32>,
+}
+
+/// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
+/// watches.
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    servers: Vec<Arc<Server>>,
+    tools: RwLock<Vec<Arc<dyn Tool>>>,
+    status: watch::Sender<Vec<ServerStatus>>,
+    /// `wait_ready` never waits past this.
+    deadline: tokio::time::Instant,
+    shutdown: CancellationToken,
+    /// Held while publishing, so a slower rebuild never overwrites a newer one.
+    publishing: Mutex<()>,
+}
+
+/// One configured server and its live state.
+pub(crate) struct Server {
+    pub config: ServerConfig,
+    inner: Weak<Inner>,
+    http: Result<reqwest::Client, String>,
+    shutdown: CancellationToken,
+    /// Serialises connection attempts so concurrent calls start one process, not several.
+    connecting: tokio::sync::Mutex<()>,
+    live: Mutex<Live>,
+}
+
+#[derive(Default)]
+struct Live {
+    conn: Option<Arc<Connection>>,
+    catalog: Catalog,
+    state: Option<ServerState>,
+    server_info: Option<String>,
+    instructions: Option<String>,
+    failures: u32,
+    last_failure: Option<Instant>,
+}
+
+impl McpManager {
+    /// Starts connecting every enabled server in the background and returns at once. Must be called inside a tokio
+    /// runtime. `startup_timeout` bounds `wait_ready`.
+    pub fn start(servers: Vec<ServerConfig>, startup_timeout: Duration) -> Arc<Self> {
+        let http = http_client();
+        let shutdown = CancellationToken::new();
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
+            servers: servers
+                .into_iter()
+                .map(|config| {
+                    Arc::new(Server {
+                        inner: weak.clone(),
+                        http: http.clone(),
+                        shutdown: shutdown.clone(),
+                        connecting: tokio::sync::Mutex::new(()),
+                        live: Mutex::new(Live {
+                            state: Some(if config.enabled {
+                                ServerState::Connecting
+                            } else {
+                                ServerState::Disabled
+                            }),
+                            ..Live::default()
+                        }),
+                        config,
+                    })
+                })
+                .collect(),
+            tools: RwLock::new(Vec::new()),
+            status: watch::Sender::new(Vec::new()),
+            deadline: tokio::time::Instant::now() + startup_timeout,
+            shutdown: shutdown.clone(),
+            publishing: Mutex::new(()),
+        });
+        inner.publish();
+        for server in inner.servers.iter().filter(|s| s.config.enabled) {
+            let server = Arc::clone(server);
+            tokio::spawn(async move {
+                let _ = server.connect().await;
+            });
+        }
+        Arc::new(Self { inner })
+    }
+
+    /// Every server's state now, in configuration order.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.inner.status.borrow().clone()
+    }
+
+    /// Changes to `statuses()`, for views that follow them.
+    pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
+        self.inner.status.subscribe()
+    }
+
+    /// Ends every server: stdio servers get a moment to exit after their input closes, then their process groups are
+    /// killed. Tools stop being offered.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let conns: Vec<Arc<Connection>> = self.inner.servers.iter().filter_map(|s| s.take_connection()).collect();
+        futures_util::future::join_all(conns.iter().map(|c| c.shutdown(SHUTDOWN_GRACE))).await;
+        self.inner.publish();
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        self.inner.shutdown.cancel();
+        for server in &self.inner.servers {
+            if let Some(conn) = server.take_connection() {
+                conn.kill();
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ToolSource for McpManager {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        if self.inner.shutdown.is_cancelled() {
+            return Vec::new();
+        }
+        self.inner.tools.read().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    async fn wait_ready(&self) {
+        let mut rx = self.inner.status.subscribe();
+        loop {
+            let connecting = rx
+                .borrow_and_update()
+                .iter()
+                .any(|s| s.state == ServerState::Connecting);
+            if !connecting {
+                break;
+            }
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { break },
+                () = tokio::time::sleep_until(self.inner.deadline) => break,
+            }
+        }
+        // Servers that failed get another chance in the background, less often the more they fail.
+        for server in &self.inner.servers {
+            if server.due_for_retry() {
+                let server = Arc::clone(server);
+                tokio::spawn(async move {
+                    let _ = server.connect().await;
+                });
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Rebuilds the tool list and the statuses after any change.
+    fn publish(&self) {
+        let _one_at_a_time = self.publishing.lock();
+        let mut all = Vec::new();
+        for server in &self.servers {
+            let Ok(live) = server.live.lock() else { continue };
+            if !server.config.enabled {
+                continue;
+            }
+            for item in items(&server.config, &live.catalog) {
+                all.push((Arc::clone(server), item));
+            }
+        }
+        let names = dedupe(&all.iter().map(|(_, item)| item.wrapped.clone()).collect::<Vec<_>>());
+        let tools: Vec<Arc<McpTool>> = all
+            .into_iter()
+            .zip(names)
+            .map(|((server, item), name)| Arc::new(McpTool { name, item, server }))
+            .collect();
+        let statuses = self
+            .servers
+            .iter()
+            .map(|server| {
+                let mine: Vec<&Arc<McpTool>> = tools.iter().filter(|t| Arc::ptr_eq(&t.server, server)).collect();
+                server.status(&mine, self.shutdown.is_cancelled())
+            })
+            .collect();
+        if let Ok(mut list) = self.tools.write() {
+            *list = tools.into_iter().map(|t| t as Arc<dyn Tool>).collect();
+        }
+        self.status.send_replace(statuses);
+    }
+}
+
+impl Server {
+    fn publish(&self) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.publish();
+        }
+    }
+
+    fn set_state(&self, state: ServerState) {
+        if let Ok(mut live) = self.live.lock() {
+            live.state = Some(state);
+        }
+        self.publish();
+    }
+
+    fn take_connection(&self) -> Option<Arc<Connection>> {
+        self.live.lock().ok().and_then(|mut l| l.conn.take())
+    }
+
+    fn status(&self, tools: &[&Arc<McpTool>], shut_down: bool) -> ServerStatus {
+        let live = self.live.lock().ok();
+        let mut state = live
+            .as_ref()
+            .and_then(|l| l.state.clone())
+            .unwrap_or(ServerState::Connecting);
+        let count = |kind| tools.iter().filter(|t| t.item.kind == kind).count();
+        if let ServerState::Ready { .. } = state {
+            state = ServerState::Ready {
+                tools: count(ItemKind::Tool),
+                resources: count(ItemKind::Resource),
+                prompts: count(ItemKind::Prompt),
+            };
+        }
+        if shut_down && matches!(state, ServerState::Ready { .. } | ServerState::Connecting) {
+            state = ServerState::Disconnected {
+                reason: "tern shut the server down".into(),
+            };
+        }
+        ServerStatus {
+            name: self.config.name.clone(),
+            transport: self.config.transport.kind(),
+            target: self.config.transport.target(),
+            source: self.config.source.clone(),
+            state,
+            tools: tools
+                .iter()
+                .map(|t| ToolSummary {
+                    name: t.name.clone(),
+                    original: t.item.original.clone(),
+                    kind: t.item.kind,
+                    read_only: t.item.read_only,
+                    summary: t.item.description.lines().next().unwrap_or_default().to_string(),
+                })
+                .collect(),
+            server_info: live.as_ref().and_then(|l| l.server_info.clone()),
+            instructions: live.as_ref().and_then(|l| l.instructions.clone()),
+            pid: live.as_ref().and_then(|l| l.conn.as_ref()).and_then(|c| c.pid()),
+        }
+    }
+
+    fn due_for_retry(&self) -> bool {
+        if !self.config.enabled || self.shutdown.is_cancelled() || self.config.problem.is_some() {
+            return false;
+        }
+        let Ok(live) = self.live.lock() else { return false };
+        if !matches!(live.state, Some(ServerState::Failed { .. })) || live.conn.is_some() {
+            return false;
+        }
+        let wait = RETRY_BASE
+            .saturating_mul(1 << live.failures.saturating_sub(1).min(5))
+            .min(RETRY_MAX);
+        live.last_failure.is_none_or(|t| t.elapsed() >= wait)
+    }
+
+    /// The live connection, connecting first when there is none (or it died).
+    async fn connection(self: &Arc<Self>, cancel: &CancellationToken) -> Result<Arc<Connection>, ToolError> {
+        if let Some(conn) = self
+            .live
+            .lock()
+            .ok()
+            .and_then(|l| l.conn.clone())
+            .filter(|c| c.is_alive())
+        {
+            return Ok(conn);
+        }
+        // In its own task: an interrupted call must not leave a half-started server behind.
+        let server = Arc::clone(self);
+        let connecting = tokio::spawn(async move { server.connect().await });
+        tokio::select! {
+            conn = connecting => match conn {
+                Ok(result) => result.map_err(|reason| {
+                    ToolError::Failed(format!("MCP server {:?} is not available: {reason}", self.config.name))
+                }),
+                Err(e) => Err(ToolError::Failed(format!("connecting to MCP server {:?} failed: {e}", self.config.name))),
+            },
+            () = cancel.cancelled() => Err(ToolError::Cancelled),
+        }
+    }
+
+    /// Connects (unless another caller just did), lists what the server offers, and starts watching it.
+    async fn connect(self: &Arc<Self>) -> Result<Arc<Connection>, String> {
+        let _one_at_a_time = self.connecting.lock().await;
+        if self.shutdown.is_cancelled() {
+            return Err("tern is shutting down".to_string());
+        }
+        if let Some(conn) = self
+            .live
+            .lock()
+            .ok()
+            .and_then(|l| l.conn.clone())
+            .filter(|c| c.is_alive())
+        {
+            return Ok(conn);
+        }
+        if let Some(stale) = self.take_connection() {
+            stale.kill();
+        }
+        self.set_state(ServerState::Connecting);
+        let attempt = async {
+            let http = self.http.clone()?;
+            let conn = Connection::open(&self.config, &http).await?;
+            let catalog = list(&self.config.name, &conn).await?;
+            Ok::<_, String>((conn, catalog))
+        };
+        let result = tokio::select! {
+            result = tokio::time::timeout(CONNECT_TIMEOUT, attempt) => {
+                result.unwrap_or_else(|_| Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))
+            }
+            () = self.shutdown.cancelled() => Err("tern is shutting down".to_string()),
+        };
+        match result {
+            Ok((conn, _)) if self.shutdown.is_cancelled() => {
+                conn.kill();
+                Err("tern is shutting down".to_string())
+            }
+            Ok((conn, catalog)) => {
+                let conn = Arc::new(conn);
+                let (server_info, instructions) = conn.server_info();
+                tracing::info!(server = %self.config.name, info = ?server_info, tools = catalog.tools.len(), "MCP server ready");
+                if let Ok(mut live) = self.live.lock() {
+                    live.conn = Some(Arc::clone(&conn));
+                    live.catalog = catalog;
+                    live.state = Some(ServerState::Ready {
+                        tools: 0,
+                        resources: 0,
+                        prompts: 0,
+                    });
+                    live.server_info = server_info;
+                    live.instructions = instructions;
+                    live.failures = 0;
+                    live.last_failure = None;
+                }
+                self.publish();
+                self.watch(&conn);
+                Ok(conn)
+            }
+            Err(reason) => {
+                tracing::warn!(server = %self.config.name, %reason, "MCP server failed to start");
+                if let Ok(mut live) = self.live.lock() {
+                    live.failures = live.failures.saturating_add(1);
+                    live.last_failure = Some(Instant::now());
+                    live.state = Some(ServerState::Failed { reason: reason.clone() });
+                }
+                self.publish();
+                Err(reason)
+            }
+        }
+    }
+
+    /// Watches a new connection: marks the server when it ends, refreshes the lists when they change. The tasks hold
+    /// no strong reference, so dropping the manager still ends the server.
+    fn watch(self: &Arc<Self>, conn: &Arc<Connection>) {
+        let weak_server = Arc::downgrade(self);
+        let weak_conn = Arc::downgrade(conn);
+        let closed = conn.closed_token();
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = closed.cancelled() => {}
+                () = shutdown.cancelled() => return,
+            }
+            let (Some(server), Some(conn)) = (weak_server.upgrade(), weak_conn.upgrade()) else {
+                return;
+            };
+            server.forget(&conn).await;
+        });
+        let weak_server = Arc::downgrade(self);
+        let weak_conn = Arc::downgrade(conn);
+        let changed = Arc::clone(&conn.changed);
+        let closed = conn.closed_token();
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = changed.notified() => {}
+                    () = closed.cancelled() => return,
+                    () = shutdown.cancelled() => return,
+                }
+                tokio::time::sleep(REFRESH_DEBOUNCE).await;
+                let (Some(server), Some(conn)) = (weak_server.upgrade(), weak_conn.upgrade()) else {
+                    return;
+                };
+                match list(&server.config.name, &conn).await {
+                    Ok(catalog) => {
+                        if let Ok(mut live) = server.live.lock() {
+                            live.catalog = catalog;
+                        }
+                        tracing::info!(server = %server.config.name, "MCP server lists refreshed");
+                        server.publish();
+                    }
+                    Err(reason) => tracing::warn!(server = %server.config.name, %reason, "MCP list refresh failed"),
+                }
+            }
+        });
+    }
+
+    /// Drops a connection that ended or broke (if it is still the current one) and says why in the status.
+    async fn forget(&self, conn: &Arc<Connection>) {
+        let reason = conn.describe_end().await;
+        let current = self
+            .live
+            .lock()
+            .ok()
+            .is_some_and(|l| l.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)));
+        if !current {
+            return;
+        }
+        tracing::warn!(server = %self.config.name, %reason, "MCP server disconnected");
+        if let Some(old) = self.take_connection() {
+            old.kill();
+        }
+        self.set_state(ServerState::Disconnected {
+            reason: format!("{reason}; it restarts on its next use"),
+        });
+    }
+
+    /// Sends a request for the call `what`, reconnecting first if the server died, retrying once if the request could
+    /// not be delivered. Every failure is a message for the model.
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        request: ClientRequest,
+        what: &str,
+        ctx: &ToolContext,
+    ) -> Result<ServerResult, ToolError> {
+        let name = &self.config.name;
+        let mut retried = false;
+        let (conn, error) = loop {
+            let conn = self.connection(&ctx.cancel).await?;
+            match conn
+                .request(request.clone(), self.config.tool_timeout, &ctx.cancel, &ctx.output)
+                .await
+            {
+                Ok(result) => return Ok(result),
+                Err(RequestError::Send(message)) if !retried => {
+                    tracing::warn!(server = %name, %message, "MCP request not delivered; retrying once");
+                    retried = true;
+                    if !conn.is_alive() {
+                        self.forget(&conn).await;
+                    }
+                }
+                Err(error) => break (conn, error),
+            }
+        };
+        Err(match error {
+            RequestError::Send(message) => {
+                self.forget(&conn).await;
+                ToolError::Failed(format!("could not reach MCP server {name:?} (tried twice): {message}"))
+            }
+            RequestError::Closed => {
+                let why = conn.describe_end().await;
+                self.forget(&conn).await;
+                ToolError::Failed(format!(
+                    "MCP server {name:?} disconnected during `{what}`: {why}. It restarts on its next use."
+                ))
+            }
+            RequestError::Timeout(after) => ToolError::Failed(format!(
+                "MCP server {name:?} did not finish `{what}` within {} and the call was cancelled; if it needs \
+                 longer, raise the server's toolTimeout",
+                seconds(after)
+            )),
+            RequestError::Cancelled => ToolError::Cancelled,
+            RequestError::Server(message) => {
+                ToolError::Failed(format!("MCP server {name:?} rejected `{what}`: {message}"))
+            }
+            RequestError::Other(message) => ToolError::Failed(format!("MCP server {name:?}, `{what}`: {message}")),
+        })
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.1} s")
+    }
+}
+
+/// Lists everything the server says it offers. Tools must list; resources and prompts that fail to list are logged
+/// and left out, so one broken feature does not cost the server.
+async fn list(server: &str, conn: &Connection) -> Result<Catalog, String> {
+    let peer = conn.peer();
+    let capabilities = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+    let mut catalog = Catalog::default();
+    if capabilities.tools.is_some() {
+        catalog.tools = bounded("tools/list", peer.list_all_tools()).await?;
+    }
+    if capabilities.resources.is_some() {
+        match bounded("resources/list", peer.list_all_resources()).await {
+            Ok(resources) => catalog.resources = resources,
+            Err(reason) => tracing::warn!(server, %reason, "MCP resources not listed"),
+        }
+        match bounded("resources/templates/list", peer.list_all_resource_templates()).await {
+            Ok(templates) => catalog.templates = templates,
+            Err(reason) => tracing::warn!(server, %reason, "MCP resource templates not listed"),
+        }
+    }
+    if capabilities.prompts.is_some() {
+        match bounded("prompts/list", peer.list_all_prompts()).await {
+            Ok(prompts) => catalog.prompts = prompts,
+            Err(reason) => tracing::warn!(server, %reason, "MCP prompts not listed"),
+        }
+    }
+    catalog.tools.truncate(MAX_LISTED);
+    catalog.resources.truncate(MAX_LISTED);
+    catalog.templates.truncate(MAX_LISTED);
+    catalog.prompts.truncate(MAX_LISTED);
+    Ok(catalog)
+}
+
+async fn bounded<T>(what: &str, listing: impl Future<Output = Result<T, rmcp::ServiceError>>) -> Result<T, String> {
+    match tokio::time::timeout(LIST_TIMEOUT, listing).await {
+        Ok(Ok(items)) => Ok(items),
+        Ok(Err(e)) => Err(format!("{what} failed: {e}")),
+        Err(_) => Err(format!("{what} did not answer within {} s", LIST_TIMEOUT.as_secs())),
+    }
+}

@@ -1,0 +1,95 @@
+//! The MCP client: servers configured as Claude Code, Cursor or Claude Desktop configure them, reached over stdio,
+//! streamable HTTP or legacy SSE (on rmcp), whose tools, resources and prompts become tern tools named
+//! `mcp_{server}_{name}`.
+//!
+//! `load_servers` reads the configuration; `McpManager::start` connects every server in the background and is the
+//! registry's `ToolSource`; `list_report` is `tern mcp list`. Nothing here blocks a caller for longer than the
+//! start-up timeout, and no server process outlives the manager.
+
+mod client;
+pub mod config;
+mod manager;
+pub mod names;
+mod output;
+mod stdio;
+mod tool;
+mod transport_sse;
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+pub use config::{
+    DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig, Transport, TransportKind,
+    load_servers,
+};
+pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
+pub use names::ItemKind;
+
+use crate::tools::ToolSource;
+
+/// Connects to every server (waiting at most `timeout`), then describes them and their tools, for `tern mcp list`.
+/// The servers are shut down before it returns.
+pub async fn list_report(servers: Vec<ServerConfig>, timeout: Duration) -> String {
+    if servers.is_empty() {
+        return "No MCP servers are configured. Add [mcp_servers.NAME] to tern's config, or an `mcpServers` entry to \
+                .mcp.json in the project."
+            .to_string();
+    }
+    let manager = McpManager::start(servers, timeout);
+    manager.wait_ready().await;
+    let report = render_statuses(&manager.statuses());
+    manager.shutdown().await;
+    report
+}
+
+/// Servers, their state and their tools as plain text, one server per block.
+pub fn render_statuses(statuses: &[ServerStatus]) -> String {
+    let mut out = String::new();
+    for (i, status) in statuses.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{}  ({}: {})", status.name, status.transport, status.target);
+        let _ = writeln!(out, "  from:   {}", status.source);
+        let state = match &status.state {
+            ServerState::Disabled => "disabled".to_string(),
+            ServerState::Connecting => "still connecting".to_string(),
+            ServerState::Ready {
+                tools,
+                resources,
+                prompts,
+            } => {
+                format!(
+                    "ready: {}, {}, {}",
+                    count(*tools, "tool"),
+                    count(*resources, "resource"),
+                    count(*prompts, "prompt")
+                )
+            }
+            ServerState::Disconnected { reason } => format!("disconnected: {reason}"),
+            ServerState::Failed { reason } => format!("failed: {reason}"),
+        };
+        let _ = writeln!(out, "  status: {state}");
+        if let Some(info) = &status.server_info {
+            let _ = writeln!(out, "  server: {info}");
+        }
+        for tool in &status.tools {
+            let flags = if tool.read_only { " (read-only)" } else { "" };
+            let summary = if tool.summary.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", tool.summary)
+            };
+            let _ = writeln!(out, "    {}{flags}{summary}", tool.name);
+        }
+    }
+    out
+}
+
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}

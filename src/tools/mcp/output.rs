@@ -1,0 +1,382 @@
+//! Turning what an MCP server returns into a `ToolOutput`: text blocks as they are, images as image attachments
+//! (placeholders in the text when a provider could not take them), embedded resources inline, resource links and
+//! audio described, and structured content appended as JSON unless a text block already carries it. Also the RFC 6570
+//! expansion that turns a resource template and the model's arguments into a URI.
+
+use base64::Engine;
+use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, ResourceContents, Role};
+use serde_json::{Map, Value};
+
+use crate::protocol::{Image, ToolOutput};
+
+/// Media types every provider accepts as images.
+const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+/// Larger images are refused by providers; they are described instead.
+const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// A `tools/call` result. `isError` makes an error result the model reads as such.
+pub(crate) fn call_output(result: CallToolResult) -> ToolOutput {
+    let mut out = Collector::default();
+    for block in &result.content {
+        out.block(block);
+    }
+    if let Some(structured) = &result.structured_content
+        && !out
+            .texts
+            .iter()
+            .any(|t| serde_json::from_str::<Value>(t).is_ok_and(|v| &v == structured))
+    {
+        let json = serde_json::to_string_pretty(structured).unwrap_or_default();
+        out.push(format!("Structured content:\n{json}"));
+    }
+    out.finish(result.is_error == Some(true))
+}
+
+/// A `resources/read` result.
+pub(crate) fn resource_output(result: ReadResourceResult) -> ToolOutput {
+    let mut out = Collector::default();
+    let several = result.contents.len() > 1;
+    for contents in &result.contents {
+        out.resource(contents, several);
+    }
+    out.finish(false)
+}
+
+/// A `prompts/get` result: the filled messages, each under its role.
+pub(crate) fn prompt_output(result: GetPromptResult) -> ToolOutput {
+    let mut out = Collector::default();
+    if let Some(description) = result.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        out.push(format!("Prompt: {description}"));
+    }
+    for message in &result.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        out.push(format!("[{role}]"));
+        out.block(&message.content);
+    }
+    out.finish(false)
+}
+
+#[derive(Default)]
+struct Collector {
+    texts: Vec<String>,
+    images: Vec<Image>,
+}
+
+impl Collector {
+    fn push(&mut self, text: String) {
+        self.texts.push(text);
+    }
+
+    fn block(&mut self, block: &ContentBlock) {
+        match block {
+            ContentBlock::Text(t) => self.push(t.text.clone()),
+            ContentBlock::Image(i) => self.image(&i.mime_type, &i.data, None),
+            ContentBlock::Audio(a) => {
+                self.push(format!(
+                    "[audio: {}, {} bytes; audio is not shown]",
+                    a.mime_type,
+                    decoded_len(&a.data)
+                ));
+            }
+            ContentBlock::Resource(r) => self.resource(&r.resource, true),
+            ContentBlock::ResourceLink(link) => {
+                let mut text = format!("[resource link: {} <{}>", link.name, link.uri);
+                if let Some(mime) = &link.mime_type {
+                    text.push_str(&format!(", {mime}"));
+                }
+                if let Some(description) = &link.description {
+                    text.push_str(&format!(": {description}"));
+                }
+                text.push(']');
+                self.push(text);
+            }
+            other => self.push(format!(
+                "[content of an unsupported kind: {}]",
+                serde_json::to_string(other)
+                    .unwrap_or_default()
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            )),
+        }
+    }
+
+    fn resource(&mut self, contents: &ResourceContents, labelled: bool) {
+        match contents {
+            ResourceContents::TextResourceContents { uri, text, .. } => {
+                if labelled {
+                    self.push(format!("[resource {uri}]\n{text}"));
+                } else {
+                    self.push(text.clone());
+                }
+            }
+            ResourceContents::BlobResourceContents {
+                uri, mime_type, blob, ..
+            } => {
+                let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
+                if mime.starts_with("image/") {
+                    self.image(mime, blob, Some(uri));
+                } else {
+                    self.push(format!(
+                        "[binary resource {uri}: {mime}, {} bytes; not shown]",
+                        decoded_len(blob)
+                    ));
+                }
+            }
+            other => self.push(format!(
+                "[resource contents of an unsupported kind: {}]",
+                serde_json::to_string(other)
+                    .unwrap_or_default()
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            )),
+        }
+    }
+
+    fn image(&mut self, mime: &str, data: &str, uri: Option<&str>) {
+        let from = uri.map(|u| format!(" {u}")).unwrap_or_default();
+        let size = decoded_len(data);
+        let valid = base64::engine::general_purpose::STANDARD.decode(data.trim()).is_ok();
+        if !IMAGE_TYPES.contains(&mime) || size > MAX_IMAGE_BYTES || !valid {
+            let why = if !valid {
+                "invalid base64"
+            } else if size > MAX_IMAGE_BYTES {
+                "too large to attach"
+            } else {
+                "a type the model cannot take"
+            };
+            self.push(format!("[image{from}: {mime}, {size} bytes; not attached: {why}]"));
+            return;
+        }
+        self.push(format!("[image{from}: {mime}, {size} bytes, attached]"));
+        self.images.push(Image {
+            media_type: mime.to_string(),
+            data_base64: data.trim().to_string(),
+        });
+    }
+
+    fn finish(self, is_error: bool) -> ToolOutput {
+        let mut text = self.texts.join("\n");
+        if text.trim().is_empty() {
+            text = "(no output)".to_string();
+        }
+        let mut output = if is_error {
+            ToolOutput::error(text)
+        } else {
+            ToolOutput::text(text)
+        };
+        output.images = self.images;
+        output
+    }
+}
+
+fn decoded_len(base64: &str) -> usize {
+    let trimmed = base64.trim().trim_end_matches('=');
+    trimmed.len() * 3 / 4
+}
+
+/// The variable names of an RFC 6570 URI template, in order of first appearance.
+pub(crate) fn template_variables(template: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, vars) in expressions(template) {
+        for var in vars.split(',') {
+            let name = var.trim().trim_end_matches('*');
+            let name = name.split(':').next().unwrap_or_default();
+            if !name.is_empty() && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Expands an RFC 6570 template (levels 1-3, plus `*` on single values) with string arguments; missing variables are
+/// left out as the RFC says.
+pub(crate) fn expand_template(template: &str, args: &Map<String, Value>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let expr = &rest[start + 1..start + len];
+        out.push_str(&expand_expression(expr, args));
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn expressions(template: &str) -> impl Iterator<Item = (Option<char>, &str)> {
+    template.split('{').skip(1).filter_map(|part| {
+        let expr = part.split_once('}')?.0;
+        let op = expr.chars().next().filter(|c| "+#./;?&".contains(*c));
+        Some((op, op.map_or(expr, |c| &expr[c.len_utf8()..])))
+    })
+}
+
+fn expand_expression(expr: &str, args: &Map<String, Value>) -> String {
+    let op = expr.chars().next().filter(|c| "+#./;?&".contains(*c));
+    let vars = op.map_or(expr, |c| &expr[c.len_utf8()..]);
+    let (first, sep, named, if_empty, reserved) = match op {
+        None => ("", ",", false, "", false),
+        Some('+') => ("", ",", false, "", true),
+        Some('#') => ("#", ",", false, "", true),
+        Some('.') => (".", ".", false, "", false),
+        Some('/') => ("/", "/", false, "", false),
+        Some(';') => (";", ";", true, "", false),
+        Some('?') => ("?", "&", true, "=", false),
+        _ => ("&", "&", true, "=", false),
+    };
+    let mut parts = Vec::new();
+    for var in vars.split(',') {
+        let var = var.trim().trim_end_matches('*');
+        let (name, prefix) = match var.split_once(':') {
+            Some((name, n)) => (name, n.parse::<usize>().ok()),
+            None => (var, None),
+        };
+        let value = match args.get(name) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => continue,
+            Some(other) => other.to_string(),
+        };
+        let value: String = match prefix {
+            Some(n) => value.chars().take(n).collect(),
+            None => value,
+        };
+        let encoded = encode(&value, reserved);
+        parts.push(match (named, encoded.is_empty()) {
+            (true, true) => format!("{name}{if_empty}"),
+            (true, false) => format!("{name}={encoded}"),
+            (false, _) => encoded,
+        });
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("{first}{}", parts.join(sep))
+}
+
+/// Percent-encodes everything but unreserved characters (and reserved ones too for `+` and `#`).
+fn encode(value: &str, keep_reserved: bool) -> String {
+    const RESERVED: &str = ":/?#[]@!$&'()*+,;=";
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        if c.is_ascii_alphanumeric() || "-._~".contains(c) || (keep_reserved && RESERVED.contains(c)) {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn templates_expand_like_rfc_6570() {
+        let a = args(json!({"id": "42", "path": "a b/c", "owner": "me", "q": "x&y", "empty": ""}));
+        assert_eq!(
+            expand_template("demo://resource/dynamic/text/{id}", &a),
+            "demo://resource/dynamic/text/42"
+        );
+        assert_eq!(expand_template("file:///{path}", &a), "file:///a%20b%2Fc");
+        assert_eq!(expand_template("file:///{+path}", &a), "file:///a%20b/c");
+        assert_eq!(expand_template("repo://{owner}/x{/path}", &a), "repo://me/x/a%20b%2Fc");
+        assert_eq!(expand_template("s://x{?q,id,missing}", &a), "s://x?q=x%26y&id=42");
+        assert_eq!(expand_template("s://x{?empty}", &a), "s://x?empty=");
+        assert_eq!(expand_template("s://{missing}/y", &a), "s:///y");
+        assert_eq!(expand_template("s://{id:1}", &a), "s://4");
+        assert_eq!(
+            template_variables("r://{owner}/{repo}{/path*}{?q,owner}"),
+            ["owner", "repo", "path", "q"]
+        );
+    }
+
+    #[test]
+    fn content_blocks_become_text_and_images() {
+        let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\nrest");
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [
+                {"type": "text", "text": "first"},
+                {"type": "image", "data": png, "mimeType": "image/png"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/svg+xml"},
+                {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "demo://a", "text": "embedded text"}},
+                {"type": "resource", "resource": {"uri": "demo://b", "blob": "AAAA", "mimeType": "application/pdf"}},
+                {"type": "resource_link", "uri": "demo://c", "name": "c.md", "mimeType": "text/markdown"}
+            ],
+            "structuredContent": {"temperature": 21}
+        }))
+        .unwrap();
+        let out = call_output(result);
+        assert!(!out.is_error);
+        assert_eq!(out.images.len(), 1);
+        assert_eq!(out.images[0].media_type, "image/png");
+        for part in [
+            "first",
+            "[image: image/png, 12 bytes, attached]",
+            "image/svg+xml, 3 bytes; not attached: a type the model cannot take",
+            "[audio: audio/wav, 3 bytes; audio is not shown]",
+            "[resource demo://a]\nembedded text",
+            "[binary resource demo://b: application/pdf, 3 bytes; not shown]",
+            "[resource link: c.md <demo://c>, text/markdown]",
+            "Structured content:\n{\n  \"temperature\": 21\n}",
+        ] {
+            assert!(out.text.contains(part), "missing {part:?} in:\n{}", out.text);
+        }
+    }
+
+    #[test]
+    fn structured_content_is_not_repeated_when_a_text_block_has_it() {
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "{\"a\": 1}"}],
+            "structuredContent": {"a": 1}
+        }))
+        .unwrap();
+        assert_eq!(call_output(result).text, "{\"a\": 1}");
+    }
+
+    #[test]
+    fn is_error_and_empty_results() {
+        let result: CallToolResult =
+            serde_json::from_value(json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}))
+                .unwrap();
+        let out = call_output(result);
+        assert!(out.is_error);
+        assert_eq!(out.text, "bad input");
+        let empty: CallToolResult = serde_json::from_value(json!({"content": []})).unwrap();
+        assert_eq!(call_output(empty).text, "(no output)");
+    }
+
+    #[test]
+    fn prompts_show_roles() {
+        let result: GetPromptResult = serde_json::from_value(json!({
+            "description": "A city prompt",
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "What is the weather in Paris?"}},
+                {"role": "assistant", "content": {"type": "text", "text": "Sunny."}}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            prompt_output(result).text,
+            "Prompt: A city prompt\n[user]\nWhat is the weather in Paris?\n[assistant]\nSunny."
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! MCP tools, resources and prompts as tern `Tool`s: what the model sees (name, description, an object schema) and
+//! what a call sends (the original name or URI on the wire).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest, GetPromptRequestParams, Prompt,
+    ReadResourceRequest, ReadResourceRequestParams, Resource, ResourceTemplate, ServerResult,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::config::ServerConfig;
+use super::manager::Server;
+use super::names::{ItemKind, sanitize, wrapped_name};
+use super::output::{call_output, expand_template, prompt_output, resource_output, template_variables};
+use crate::protocol::ToolOutput;
+use crate::tools::{Tool, ToolContext, ToolError};
+
+/// Longest description passed on; some servers write manuals into them.
+const MAX_DESCRIPTION_CHARS: usize = 4000;
+/// Resources (and templates) offered per server; a server exposing thousands of files would drown the tool list.
+const MAX_RESOURCE_TOOLS: usize = 100;
+
+/// What a server offers, as last listed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Catalog {
+    pub tools: Vec<rmcp::model::Tool>,
+    pub resources: Vec<Resource>,
+    pub templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+}
+
+/// What a call is sent as.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Target {
+    Tool(String),
+    Resource(String),
+    Template(String),
+    Prompt(String),
+}
+
+/// One offered item, before its final (collision-free) name is known.
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub kind: ItemKind,
+    /// The server's name for it.
+    pub original: String,
+    pub wrapped: String,
+    pub description: String,
+    pub schema: Value,
+    pub read_only: bool,
+    pub target: Target,
+}
+
+/// The items a server's catalog yields after its filter, in a stable order. Tools whose schema is not an object
+/// schema are left out (with a log line): no model could call them correctly.
+pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
+    let server = config.name.as_str();
+    let mut out = Vec::new();
+    for tool in &catalog.tools {
+        let wrapped = wrapped_name(server, ItemKind::Tool, &tool.name);
+        if !config.filter.allows(&[&tool.name, &wrapped]) {
+            continue;
+        }
+        let Some(schema) = object_schema(&tool.input_schema) else {
+            tracing::warn!(server, tool = %tool.name, "MCP tool skipped: its input schema is not an object schema");
+            continue;
+        };
+        let description = tool
+            .description
+            .as_deref()
+            .or(tool.title.as_deref())
+            .unwrap_or_default();
+        out.push(Item {
+            kind: ItemKind::Tool,
+            original: tool.name.to_string(),
+            wrapped,
+            description: describe(description, || {
+                format!("Tool `{}` of MCP server `{server}`.", tool.name)
+            }),
+            schema,
+            read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
+            target: Target::Tool(tool.name.to_string()),
+        });
+    }
+    let mut resources = Vec::new();
+    for resource in &catalog.resources {
+        let wrapped = wrapped_name(server, ItemKind::Resource, &resource.name);
+        if !config.filter.allows(&[&resource.name, &resource.uri, &wrapped]) {
+            continue;
+        }
+        let about = resource
+            .description
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        resources.push(Item {
+            kind: ItemKind::Resource,
+            original: resource.name.clone(),
+            wrapped,
+            description: describe(
+                &format!(
+                    "Read the resource `{}` ({}) of MCP server `{server}`{about}",
+                    resource.name, resource.uri
+                ),
+                String::new,
+            ),
+            schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            read_only: true,
+            target: Target::Resource(resource.uri.clone()),
+        });
+    }
+    for template in &catalog.templates {
+        let wrapped = wrapped_name(server, ItemKind::Resource, &template.name);
+        if !config
+            .filter
+            .allows(&[&template.name, &template.uri_template, &wrapped])
+        {
+            continue;
+        }
+        let vars = template_variables(&template.uri_template);
+        let properties: Map<String, Value> = vars
+            .iter()
+            .map(|v| {
+                (
+                    v.clone(),
+                    json!({"type": "string", "description": format!("Value of `{{{v}}}` in the URI")}),
+                )
+            })
+            .collect();
+        let about = template
+            .description
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        resources.push(Item {
+            kind: ItemKind::Resource,
+            original: template.name.clone(),
+            wrapped,
+            description: describe(
+                &format!("Read a resource of MCP server `{server}` by the URI template `{}`{about}", template.uri_template),
+                String::new,
+            ),
+            schema: json!({"type": "object", "properties": properties, "required": vars, "additionalProperties": false}),
+            read_only: true,
+            target: Target::Template(template.uri_template.clone()),
+        });
+    }
+    if resources.len() > MAX_RESOURCE_TOOLS {
+        tracing::warn!(
+            server,
+            offered = MAX_RESOURCE_TOOLS,
+            total = resources.len(),
+            "MCP server has more resources than are offered as tools; use enabledTools to choose"
+        );
+        resources.truncate(MAX_RESOURCE_TOOLS);
+    }
+    out.extend(resources);
+    for prompt in &catalog.prompts {
+        let wrapped = wrapped_name(server, ItemKind::Prompt, &prompt.name);
+        if !config.filter.allows(&[&prompt.name, &wrapped]) {
+            continue;
+        }
+        let args = prompt.arguments.as_deref().unwrap_or_default();
+        let properties: Map<String, Value> = args
+            .iter()
+            .map(|a| {
+                let description = a
+                    .description
+                    .clone()
+                    .or_else(|| a.title.clone())
+                    .unwrap_or_else(|| a.name.clone());
+                (a.name.clone(), json!({"type": "string", "description": description}))
+            })
+            .collect();
+        let required: Vec<&str> = args
+            .iter()
+            .filter(|a| a.required == Some(true))
+            .map(|a| a.name.as_str())
+            .collect();
+        let about = prompt
+            .description
+            .as_deref()
+            .or(prompt.title.as_deref())
+            .map(|d| format!(": {d}"));
+        out.push(Item {
+            kind: ItemKind::Prompt,
+            original: prompt.name.clone(),
+            wrapped,
+            description: describe(
+                &format!(
+                    "Get the prompt `{}` of MCP server `{server}`, filled with the arguments{}",
+                    prompt.name,
+                    about.unwrap_or_default()
+                ),
+                String::new,
+            ),
+            schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+            read_only: true,
+            target: Target::Prompt(prompt.name.clone()),
+        });
+    }
+    // The order decides who keeps a contested name: names that needed no sanitising first, then by name, so the
+    // outcome does not depend on the order the server lists things in.
+    out.sort_by(|a, b| {
+        let changed = |i: &Item| sanitize(&i.original) != i.original;
+        (a.kind, changed(a), &a.original).cmp(&(b.kind, changed(b), &b.original))
+    });
+    out
+}
+
+fn describe(text: &str, fallback: impl FnOnce() -> String) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return fallback();
+    }
+    if text.chars().count() <= MAX_DESCRIPTION_CHARS {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    cut.push_str(" …");
+    cut
+}
+
+/// The tool's input schema as an object schema: a missing `type` becomes `"object"`, `["object", "null"]` becomes
+/// `"object"`, missing `properties` become `{}`, and the `$schema` marker is dropped (it only costs tokens). `None`
+/// for a schema of another type.
+pub(crate) fn object_schema(schema: &Map<String, Value>) -> Option<Value> {
+    let mut schema = schema.clone();
+    schema.remove("$schema");
+    let is_object = match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        Some(_) => false,
+    };
+    if !is_object {
+        return None;
+    }
+    schema.insert("type".into(), Value::String("object".into()));
+    if !schema.get("properties").is_some_and(Value::is_object) {
+        schema.insert("properties".into(), json!({}));
+    }
+    Some(Value::Object(schema))
+}
+
+/// A server's item as a tool.
+pub(crate) struct McpTool {
+    pub name: String,
+    pub item: Item,
+    pub server: Arc<Server>,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.item.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.item.schema.clone()
+    }
+
+    fn read_only(&self) -> bool {
+        self.item.read_only
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args = match args {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::Invalid(format!(
+                    "expected an object of arguments, got {other}"
+                )));
+            }
+        };
+        let request = match &self.item.target {
+            Target::Tool(name) => ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new(name.clone()).with_arguments(args),
+            )),
+            Target::Resource(uri) => {
+                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)))
+            }
+            Target::Template(template) => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+                ReadResourceRequestParams::new(expand_template(template, &args)),
+            )),
+            Target::Prompt(name) => {
+                // Prompt arguments are strings on the wire.
+                let args = args
+                    .into_iter()
+                    .map(|(k, v)| match v {
+                        Value::String(s) => (k, Value::String(s)),
+                        other => (k, Value::String(other.to_string())),
+                    })
+                    .collect();
+                ClientRequest::GetPromptRequest(GetPromptRequest::new(
+                    GetPromptRequestParams::new(name.clone()).with_arguments(args),
+                ))
+            }
+        };
+        let result = self.server.call(request, &self.item.original, ctx).await?;
+        let output = match (&self.item.target, result) {
+            (Target::Tool(_), ServerResult::CallToolResult(r)) => call_output(r),
+            (Target::Resource(_) | Target::Template(_), ServerResult::ReadResourceResult(r)) => resource_output(r),
+            (Target::Prompt(_), ServerResult::GetPromptResult(r)) => prompt_output(r),
+            (_, ServerResult::EmptyResult(_)) => ToolOutput::text("(no output)"),
+            (Target::Tool(_), other) => call_output(reread(other)?),
+            (Target::Resource(_) | Target::Template(_), other) => resource_output(reread(other)?),
+            (Target::Prompt(_), other) => prompt_output(reread(other)?),
+        };
+        Ok(output)
+    }
+}
+
+/// rmcp guesses a response's type from its shape; a result it filed under another type is re-read as the one asked
+/// for before giving up.
+fn reread<T: DeserializeOwned>(result: ServerResult) -> Result<T, ToolError> {
+    serde_json::to_value(&result)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| ToolError::Failed("the MCP server sent an answer of the wrong kind".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_become_object_schemas() {
+        let s = |v: Value| object_schema(v.as_object().unwrap());
+        assert_eq!(s(json!({})), Some(json!({"type": "object", "properties": {}})));
+        assert_eq!(
+            s(json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"a": {}}})),
+            Some(json!({"type": "object", "properties": {"a": {}}}))
+        );
+        assert_eq!(
+            s(json!({"type": ["object", "null"], "required": ["a"]})),
+            Some(json!({"type": "object", "required": ["a"], "properties": {}}))
+        );
+        // $ref and anyOf pass through untouched for the validator.
+        let with_ref = json!({"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {
+            "anyOf": [{"type": "string"}, {"type": "null"}]}}});
+        assert_eq!(s(with_ref.clone()), Some(with_ref));
+        assert_eq!(s(json!({"type": "string"})), None);
+    }
+
+    #[test]
+    fn results_filed_under_another_type_are_reread() {
+        let custom = ServerResult::CustomResult(rmcp::model::CustomResult::new(json!({"contents": []})));
+        let read: rmcp::model::ReadResourceResult = reread(custom).unwrap();
+        assert!(read.contents.is_empty());
+        assert!(reread::<rmcp::model::ReadResourceResult>(ServerResult::empty(())).is_err());
+    }
+}
