@@ -313,3 +313,23 @@ async fn data_stays_outside_the_workspace() {
     assert_eq!(entries, vec![std::ffi::OsString::from("notes.txt")]);
     assert!(Path::new(&sb.home.path().join("data/tern/sessions")).is_dir());
 }
+
+#[tokio::test]
+async fn project_mcp_servers_wait_for_trust() {
+    let sb = sandbox();
+    std::fs::write(
+        sb.work.path().join(".mcp.json"),
+        r#"{"mcpServers": {"proj": {"command": "tern-test-no-such-server"}}}"#,
+    )
+    .unwrap();
+    let mut cmd = sb.command(None, &["mcp", "list"]);
+    cmd.env("OPENAI_API_KEY", "k");
+    let out = cmd.spawn().unwrap().wait_with_output().await.unwrap();
+    let listing = text(&out.stdout);
+    assert!(listing.contains("proj") && listing.contains("trust the project"), "{listing}");
+    let mut cmd = sb.command(None, &["mcp", "list", "--trust-project"]);
+    cmd.env("OPENAI_API_KEY", "k");
+    let out = cmd.spawn().unwrap().wait_with_output().await.unwrap();
+    let listing = text(&out.stdout);
+    assert!(listing.contains("command not found: tern-test-no-such-server"), "{listing}");
+}
