@@ -191,3 +191,52 @@ async fn the_demo_plays_and_the_terminal_is_restored_after_sigterm() {
     tmux.wait_for("TERN-EXITED-").await;
     assert_eq!(tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(), "0");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_resumes_with_its_conversation() {
+    if !tmux_available() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        return;
+    }
+    let mock = MockLlm::start(vec![Reply::text("The answer is 42."), Reply::text("Still 42.")]).await;
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("tern-resume-{}", std::process::id()),
+    };
+    let env = format!(
+        "cd {work} && export HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k",
+        work = work.path().display(),
+        home = home.path().display(),
+    );
+    let flags = format!(
+        "--provider openai --base-url {} --model scripted",
+        mock.openai_base_url()
+    );
+    let command =
+        format!("{env}; {BIN} {flags}; echo FIRST-EXITED; {BIN} resume {flags}; echo SECOND-EXITED; sleep 30");
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &command]);
+    tmux.wait_for("Ask tern").await;
+    tmux.keys(&["what is the answer?", "Enter"]);
+    tmux.wait_for("The answer is 42.").await;
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    // The resumed session shows the old exchange and sends it to the model with the new message.
+    let screen = tmux.wait_for("resumed a session").await;
+    assert!(
+        screen.contains("what is the answer?") && screen.contains("The answer is 42."),
+        "{screen}"
+    );
+    tmux.keys(&["and now?", "Enter"]);
+    tmux.wait_for("Still 42.").await;
+    let second = mock.requests()[1].to_string();
+    assert!(
+        second.contains("what is the answer?") && second.contains("The answer is 42.") && second.contains("and now?")
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("SECOND-EXITED").await;
+}
