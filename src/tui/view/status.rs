@@ -78,32 +78,50 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     } else {
         status.model.clone()
     };
-    let mut right = vec![
-        Span::styled(model.clone(), theme.status_bar),
-        Span::styled(" · ", theme.dim),
+    // Right-hand parts with a priority: the lowest go first when the bar is too narrow.
+    let mut right: Vec<(u8, Span<'static>)> = vec![
+        (0, Span::styled(model.clone(), theme.status_bar)),
+        (1, Span::styled(format!(" · {}", status.mode), theme.accent)),
     ];
-    right.push(Span::styled(status.mode.to_string(), theme.accent));
     let used = status.last_usage.input_tokens + status.last_usage.output_tokens;
     if used > 0 {
         let left_pct = 100u64.saturating_sub(used.saturating_mul(100) / context_window.max(1));
-        right.push(Span::styled(
-            format!(
-                " · {} tokens · {left_pct}% context left",
-                tokens(status.usage.input_tokens + status.usage.output_tokens)
+        right.push((
+            3,
+            Span::styled(
+                format!(
+                    " · {} tokens",
+                    tokens(status.usage.input_tokens + status.usage.output_tokens)
+                ),
+                theme.status_bar,
             ),
-            theme.status_bar,
+        ));
+        right.push((
+            2,
+            Span::styled(format!(" · {left_pct}% context left"), theme.status_bar),
         ));
     }
     if let Some(usd) = cost(&model, status.usage.input_tokens, status.usage.output_tokens) {
-        right.push(Span::styled(format!(" · ${usd:.2}"), theme.status_bar));
+        right.push((4, Span::styled(format!(" · ${usd:.2}"), theme.status_bar)));
     }
-    right.push(Span::styled(format!(" · {hints}"), theme.dim));
+    right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));
     let left_w: usize = left.iter().map(|s| text_width(&s.content)).sum();
-    let right_w: usize = right.iter().map(|s| text_width(&s.content)).sum();
-    let pad = usize::from(area.width).saturating_sub(left_w + right_w);
+    let width = usize::from(area.width);
+    loop {
+        let right_w: usize = right.iter().map(|(_, s)| text_width(&s.content)).sum();
+        if left_w + right_w <= width || right.len() <= 1 {
+            break;
+        }
+        let Some(lowest) = right.iter().enumerate().max_by_key(|(_, (p, _))| *p).map(|(i, _)| i) else {
+            break;
+        };
+        right.remove(lowest);
+    }
+    let right_w: usize = right.iter().map(|(_, s)| text_width(&s.content)).sum();
+    let pad = width.saturating_sub(left_w + right_w);
     let mut spans = left;
     spans.push(Span::raw(" ".repeat(pad)));
-    spans.extend(right);
+    spans.extend(right.into_iter().map(|(_, s)| s));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
