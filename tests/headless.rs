@@ -326,10 +326,16 @@ async fn project_mcp_servers_wait_for_trust() {
     cmd.env("OPENAI_API_KEY", "k");
     let out = cmd.spawn().unwrap().wait_with_output().await.unwrap();
     let listing = text(&out.stdout);
-    assert!(listing.contains("proj") && listing.contains("trust the project"), "{listing}");
+    assert!(
+        listing.contains("proj") && listing.contains("trust the project"),
+        "{listing}"
+    );
     let mut cmd = sb.command(None, &["mcp", "list", "--trust-project"]);
     cmd.env("OPENAI_API_KEY", "k");
     let out = cmd.spawn().unwrap().wait_with_output().await.unwrap();
     let listing = text(&out.stdout);
-    assert!(listing.contains("command not found: tern-test-no-such-server"), "{listing}");
+    assert!(
+        listing.contains("command not found: tern-test-no-such-server"),
+        "{listing}"
+    );
 }
