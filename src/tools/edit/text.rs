@@ -183,9 +183,9 @@ impl Shift {
             Shift::Add(extra.to_string())
         } else if let Some(extra) = model.strip_prefix(file).or_else(|| model.strip_suffix(file)) {
             Shift::Remove(extra.to_string())
-        } else if all(model, ' ') && all(file, '\t') && model.len() % file.len() == 0 {
+        } else if all(model, ' ') && all(file, '\t') && model.len().is_multiple_of(file.len()) {
             Shift::ToTabs(model.len() / file.len())
-        } else if all(model, '\t') && all(file, ' ') && file.len() % model.len() == 0 {
+        } else if all(model, '\t') && all(file, ' ') && file.len().is_multiple_of(model.len()) {
             Shift::ToSpaces(file.len() / model.len())
         } else {
             Shift::Replace {

@@ -82,15 +82,15 @@ fn check_type(obj: &Map<String, Value>, value: &Value, path: &str, errors: &mut 
 }
 
 fn check_enum_const(obj: &Map<String, Value>, value: &Value, path: &str, errors: &mut Errors) {
-    if let Some(members) = obj.get("enum").and_then(Value::as_array) {
-        if !members.iter().any(|m| json_eq(m, value)) {
-            errors.push(format!("{} must be one of {}", label(path), render_list(members)));
-        }
+    if let Some(members) = obj.get("enum").and_then(Value::as_array)
+        && !members.iter().any(|m| json_eq(m, value))
+    {
+        errors.push(format!("{} must be one of {}", label(path), render_list(members)));
     }
-    if let Some(expected) = obj.get("const") {
-        if !json_eq(expected, value) {
-            errors.push(format!("{} must be {}", label(path), render(expected)));
-        }
+    if let Some(expected) = obj.get("const")
+        && !json_eq(expected, value)
+    {
+        errors.push(format!("{} must be {}", label(path), render(expected)));
     }
 }
 
@@ -164,11 +164,11 @@ fn check_string<'s>(cx: &mut Ctx<'s>, obj: &'s Map<String, Value>, s: &str, path
             errors.push(format!("{} must be at most {max} {unit}", label(path)));
         }
     }
-    if let Some(pattern) = obj.get("pattern").and_then(Value::as_str) {
-        if cx.regex_match(pattern, s) == Some(false) {
-            let shown = render(&Value::String(pattern.to_string()));
-            errors.push(format!("{} must match pattern {shown}", label(path)));
-        }
+    if let Some(pattern) = obj.get("pattern").and_then(Value::as_str)
+        && cx.regex_match(pattern, s) == Some(false)
+    {
+        let shown = render(&Value::String(pattern.to_string()));
+        errors.push(format!("{} must match pattern {shown}", label(path)));
     }
 }
 
