@@ -1,7 +1,7 @@
 //! Syntax highlighting for code blocks, diffs and file panes: syntect's default grammars and themes, mapped to ratatui
 //! styles (24-bit foreground colours, bold and italic; never a background, so code sits on the terminal's own).
-//! Grammars load once, lazily; `warm_up` does that (and compiles the common grammars' patterns) on a background
-//! thread so the first frame that shows code does not pay for it. Work that would not fit a frame — huge inputs,
+//! The definitions load once, lazily; `warm_up` does that on a background thread at start-up. Each language's grammar
+//! compiles on first use (tens of milliseconds once, several MB), so a session pays only for what it shows. Work that would not fit a frame — huge inputs,
 //! minified one-line files — falls back to plain lines.
 
 mod cache;
@@ -36,45 +36,13 @@ const FALLBACK_THEME: &str = "base16-ocean.dark";
 
 /// Small samples whose highlighting compiles the patterns most answers need (syntect compiles each regex on first
 /// use, which costs far more than matching).
-const WARM_UP_SAMPLES: &[(&str, &str)] = &[
-    (
-        "rs",
-        "use std::io;\n/// Doc.\n#[derive(Debug)]\npub fn f<'a>(x: &'a str) -> Option<u8> { let s = \"a\"; 1 }\n",
-    ),
-    (
-        "py",
-        "import os\n@dec\ndef f(x: int) -> str:\n    \"\"\"Doc.\"\"\"\n    return f\"{x}\"  # c\n",
-    ),
-    (
-        "js",
-        "import x from 'y';\nconst f = async (a) => { return `t${a}`; };\nclass A extends B {}\n",
-    ),
-    (
-        "sh",
-        "#!/bin/sh\nset -eu\nfor f in *.rs; do echo \"$f\" | grep -q x && cargo test; done\n",
-    ),
-    ("json", "{\"a\": [1, true, null, \"s\"]}\n"),
-    ("diff", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"),
-];
 
 /// Loads the grammars and themes and compiles the common languages' patterns. Call once at start-up on a
 /// background thread; highlighting works without it, only the first code block is slower.
 pub fn warm_up() {
-    let theme = Theme::default();
-    for (lang, sample) in WARM_UP_SAMPLES {
-        if let (Some(syntax), Some(syn_theme)) = (lang::find_syntax(&SYNTAXES, lang), syntect_theme(&theme)) {
-            let mut lines = HighlightLines::new(syntax, syn_theme);
-            let palette = Palette::new(syn_theme, &theme);
-            for line in sample.split_inclusive('\n') {
-                match lines.highlight_line(line, &SYNTAXES) {
-                    Ok(ranges) => {
-                        palette.line(&ranges);
-                    }
-                    Err(_) => break,
-                }
-            }
-        }
-    }
+    // Loading the definitions is cheap in memory; each compiled grammar costs several MB, so only the ones a session
+    // actually shows get compiled, on first use.
+    let _ = (&*SYNTAXES, syntect_theme(&Theme::default()));
 }
 
 /// Highlights `code` as `lang` (a fence info string like "rust", "py", "ts", "sh", or a file extension or path) into

@@ -2,15 +2,15 @@
 //! SIGTERM, SIGHUP). The loop waits on input, agent events, background notifications and the frame deadline together;
 //! with nothing changing and nothing animating it sleeps without a timer.
 
-use std::io::{Stdout, Write, stdout};
+use std::io::{BufWriter, Stdout, Write, stdout};
 use std::time::Instant;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, EventStream,
 };
 use crossterm::terminal::{
-    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
-    enable_raw_mode,
+    BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+    disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
 use futures_util::StreamExt;
@@ -70,12 +70,14 @@ pub async fn run(
     enable_raw_mode()?;
     let _guard = Guard;
     let mut out = stdout();
-    execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide)?;
+    // Clearing directly (not with ratatui's `clear`, which first asks the terminal where its cursor is: a round trip
+    // before the first frame, and a hang on terminals that never answer).
+    execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide, Clear(ClearType::All))?;
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
-    terminal.clear()?;
+    // Buffered, so a frame reaches the terminal as one write.
+    let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut input = EventStream::new();
@@ -102,13 +104,11 @@ pub async fn run(
                 }
                 Some(Err(_)) | None => break,
             },
-            event = events.recv() => match event {
+            // While a frame is already due, agent events wait in the channel and are taken just before drawing: a
+            // stream of tokens then costs one wake-up per frame, not one per token.
+            event = events.recv(), if !dirty => match event {
                 Some(event) => {
                     app.on_agent_event(event);
-                    // Drain what else is waiting, then draw once.
-                    while let Ok(more) = events.try_recv() {
-                        app.on_agent_event(more);
-                    }
                     dirty = true;
                 }
                 None => {
@@ -118,6 +118,9 @@ pub async fn run(
             },
             Some(()) = notify_rx.recv() => dirty = true,
             _ = sleep_until(deadline), if deadline.is_some() => {
+                while let Ok(event) = events.try_recv() {
+                    app.on_agent_event(event);
+                }
                 draw(&mut terminal, &mut app)?;
                 dirty = false;
                 last_draw = Instant::now();
@@ -143,7 +146,7 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-fn draw(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) -> std::io::Result<()> {
+fn draw(terminal: &mut Terminal<CrosstermBackend<BufWriter<Stdout>>>, app: &mut App) -> std::io::Result<()> {
     execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
     let result = terminal.draw(|frame| app.render(frame)).map(|_| ());
     execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;

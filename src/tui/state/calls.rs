@@ -90,6 +90,9 @@ impl ToolCallState {
         };
         self.duration = Some(duration);
         self.output = Some(output);
+        // The result replaces the live tail on screen; thousands of finished calls should not each keep 200 lines.
+        self.live = VecDeque::new();
+        self.live_partial = String::new();
         self.full_output_path = full_output_path;
     }
 

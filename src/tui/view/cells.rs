@@ -40,16 +40,39 @@ pub fn render_cell(
         CellKind::Tools(group) => selected_call.is_some_and(|s| group.contains(&s)),
         _ => false,
     };
+    frame_lines(&mut lines, marked, theme);
+    lines
+}
+
+/// Adds the gutter (a selection marker or blank) before each line and the blank line after a cell.
+pub fn frame_lines(lines: &mut Vec<Line<'static>>, marked: bool, theme: &Theme) {
     let gutter = if marked {
         Span::styled("▌ ", theme.accent)
     } else {
         Span::raw("  ")
     };
-    for line in &mut lines {
+    for line in lines.iter_mut() {
         line.spans.insert(0, gutter.clone());
     }
     lines.push(Line::default());
-    lines
+}
+
+/// Where a streaming answer's finished blocks end: after the last blank line outside a code fence. Everything before
+/// it renders the same however the answer goes on, so it need not be laid out again for each new token.
+pub fn stable_split(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut split = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        } else if !in_fence && trimmed.trim().is_empty() && line.ends_with('\n') {
+            split = offset;
+        }
+    }
+    split
 }
 
 /// Whether a cell must be drawn fresh every frame (its running timer or spinner moves without a revision change).

@@ -10,7 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState};
 
-use super::cells::{is_live, render_cell};
+use super::cells::{GUTTER, frame_lines, is_live, render_cell, stable_split};
+use crate::tui::markdown::render_markdown;
 use crate::tui::state::{AppState, CellKind};
 use crate::tui::theme::Theme;
 
@@ -31,9 +32,25 @@ enum Position {
     Anchored { cell: usize, line: usize },
 }
 
+/// Cells whose layout is kept beyond this are dropped when far from the viewport (their heights stay known).
+const MAX_CACHED_CELLS: usize = 600;
+/// Cells on each side of the viewport whose layout is always kept.
+const KEEP_AROUND: usize = 150;
+
+/// The laid-out finished blocks of the answer that is streaming.
+struct StreamPrefix {
+    id: u64,
+    width: u16,
+    split: usize,
+    lines: Vec<Line<'static>>,
+}
+
 #[derive(Default)]
 pub struct TranscriptView {
     cache: HashMap<u64, Cached>,
+    /// Each cell's height (id, lines): exact once laid out, estimated before. Summed for the scrollbar.
+    heights: Vec<(u64, usize)>,
+    stream_prefix: Option<StreamPrefix>,
     position: Position,
     /// Scrolling asked for since the last frame (negative = up), applied when the layout is at hand.
     pending: isize,
@@ -120,7 +137,13 @@ impl TranscriptView {
             None => true,
         };
         if fresh {
-            let lines = render_cell(cell, &state.calls, width, theme, self.selected_call);
+            let lines = match &cell.kind {
+                CellKind::Assistant { text, streaming: true } => self.streaming_lines(cell.id, text, width, theme),
+                _ => render_cell(cell, &state.calls, width, theme, self.selected_call),
+            };
+            if let Some(h) = self.heights.get_mut(index) {
+                h.1 = lines.len();
+            }
             self.cache.insert(
                 cell.id,
                 Cached {
@@ -134,12 +157,73 @@ impl TranscriptView {
         self.cache.get(&cell.id).map(|c| c.lines.as_slice()).unwrap_or(&[])
     }
 
+    /// A streaming answer: its finished blocks from `stream_prefix`, only the block being written laid out anew.
+    fn streaming_lines(&mut self, id: u64, text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let inner = width.saturating_sub(GUTTER).max(8);
+        let split = stable_split(text);
+        let reuse = self
+            .stream_prefix
+            .as_ref()
+            .is_some_and(|p| p.id == id && p.width == width && p.split == split);
+        if !reuse {
+            self.stream_prefix = Some(StreamPrefix {
+                id,
+                width,
+                split,
+                lines: if split == 0 {
+                    Vec::new()
+                } else {
+                    render_markdown(&text[..split], inner, theme)
+                },
+            });
+        }
+        let mut lines = self.stream_prefix.as_ref().map(|p| p.lines.clone()).unwrap_or_default();
+        let tail = &text[split..];
+        if !tail.trim().is_empty() {
+            if !lines.is_empty() {
+                lines.push(Line::default());
+            }
+            lines.extend(render_markdown(tail, inner, theme));
+        }
+        frame_lines(&mut lines, false, theme);
+        lines
+    }
+
+    /// Keeps `heights` in step with the cells: estimates for new cells, a rebuild when cells were removed.
+    fn sync_heights(&mut self, state: &AppState) {
+        let stale = self.heights.len() > state.cells.len()
+            || self
+                .heights
+                .last()
+                .is_some_and(|(id, _)| state.cells.get(self.heights.len() - 1).is_none_or(|c| c.id != *id));
+        if stale {
+            self.heights.clear();
+        }
+        for cell in &state.cells[self.heights.len()..] {
+            let height = self.cache.get(&cell.id).map_or(estimate(&cell.kind), |c| c.lines.len());
+            self.heights.push((cell.id, height));
+        }
+    }
+
+    /// Drops the layout of cells far from the viewport once many are cached, so memory stays bounded however long
+    /// the session runs.
+    fn evict(&mut self, state: &AppState, first_visible: usize) {
+        if self.cache.len() <= MAX_CACHED_CELLS {
+            return;
+        }
+        let from = first_visible.saturating_sub(KEEP_AROUND);
+        let to = (first_visible + KEEP_AROUND * 2).min(state.cells.len());
+        let keep: std::collections::HashSet<u64> = state.cells[from..to].iter().map(|c| c.id).collect();
+        self.cache.retain(|id, _| keep.contains(id));
+    }
+
     /// Draws the transcript into `area`.
     pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme) {
         self.height = area.height;
         if area.width < 4 || area.height == 0 {
             return;
         }
+        self.sync_heights(state);
         let width = area.width - 1; // the scrollbar column
         let height = usize::from(area.height);
         if let Position::Anchored { cell, .. } = self.position
@@ -199,7 +283,8 @@ impl TranscriptView {
             }
         }
         frame.render_widget(Paragraph::new(collected), Rect { width, ..area });
-        self.render_scrollbar(frame, area, state, start_cell, start_line, height, theme);
+        self.render_scrollbar(frame, area, start_cell, start_line, height, theme);
+        self.evict(state, start_cell);
     }
 
     /// The top of the viewport when the bottom is the end of the transcript (or the start, when it all fits).
@@ -252,24 +337,18 @@ impl TranscriptView {
         Position::Anchored { cell, line }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn render_scrollbar(
         &self,
         frame: &mut Frame<'_>,
         area: Rect,
-        state: &AppState,
         start_cell: usize,
         start_line: usize,
         height: usize,
         theme: &Theme,
     ) {
-        // Heights of cells never laid out are estimated from their text.
-        let height_of = |i: usize| {
-            let c = &state.cells[i];
-            self.cache.get(&c.id).map_or(estimate(&c.kind), |l| l.lines.len())
-        };
-        let above: usize = (0..start_cell).map(height_of).sum::<usize>() + start_line;
-        let total: usize = (0..state.cells.len()).map(height_of).sum();
+        let above: usize = self.heights[..start_cell.min(self.heights.len())].iter().map(|(_, h)| h).sum::<usize>()
+            + start_line;
+        let total: usize = self.heights.iter().map(|(_, h)| h).sum();
         if total <= height {
             return;
         }
