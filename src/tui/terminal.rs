@@ -72,7 +72,13 @@ pub async fn run(
     let mut out = stdout();
     // Clearing directly (not with ratatui's `clear`, which first asks the terminal where its cursor is: a round trip
     // before the first frame, and a hang on terminals that never answer).
-    execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide, Clear(ClearType::All))?;
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        cursor::Hide,
+        Clear(ClearType::All)
+    )?;
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }

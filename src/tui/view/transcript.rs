@@ -346,7 +346,10 @@ impl TranscriptView {
         height: usize,
         theme: &Theme,
     ) {
-        let above: usize = self.heights[..start_cell.min(self.heights.len())].iter().map(|(_, h)| h).sum::<usize>()
+        let above: usize = self.heights[..start_cell.min(self.heights.len())]
+            .iter()
+            .map(|(_, h)| h)
+            .sum::<usize>()
             + start_line;
         let total: usize = self.heights.iter().map(|(_, h)| h).sum();
         if total <= height {
