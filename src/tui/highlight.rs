@@ -34,11 +34,8 @@ static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
 /// Used when the theme names a syntect theme that does not exist.
 const FALLBACK_THEME: &str = "base16-ocean.dark";
 
-/// Small samples whose highlighting compiles the patterns most answers need (syntect compiles each regex on first
-/// use, which costs far more than matching).
-
-/// Loads the grammars and themes and compiles the common languages' patterns. Call once at start-up on a
-/// background thread; highlighting works without it, only the first code block is slower.
+/// Loads the grammar definitions and themes. Call once at start-up on a background thread; highlighting works without
+/// it, only the first code block is slower.
 pub fn warm_up() {
     // Loading the definitions is cheap in memory; each compiled grammar costs several MB, so only the ones a session
     // actually shows get compiled, on first use.
