@@ -378,9 +378,11 @@ async fn interrupt_during_a_stalled_stream() {
     )
     .await;
     h.send(Op::UserTurn { text: "hi".into() });
-    loop {
-        if let Event::AssistantDelta { .. } = h.next().await {
-            break;
+    // Interrupt once everything the stalled stream sends has arrived.
+    let mut seen = String::new();
+    while seen != "Thinking about" {
+        if let Event::AssistantDelta { text } = h.next().await {
+            seen.push_str(&text);
         }
     }
     h.send(Op::Interrupt);
