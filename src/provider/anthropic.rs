@@ -436,5 +436,5 @@ impl StreamHandler for AnthropicStream {
 }
 
 #[cfg(test)]
-#[path = "anthropic_tests.rs"]
+#[path = "tests/anthropic.rs"]
 mod tests;

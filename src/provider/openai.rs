@@ -372,5 +372,5 @@ fn parse_usage(usage: &Value) -> Usage {
 }
 
 #[cfg(test)]
-#[path = "openai_tests.rs"]
+#[path = "tests/openai.rs"]
 mod tests;

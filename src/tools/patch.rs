@@ -343,5 +343,5 @@ fn output(files: &[PlannedFile], dry_run: bool) -> ToolOutput {
 }
 
 #[cfg(test)]
-#[path = "edit/patch_tests.rs"]
+#[path = "edit/tests/patch.rs"]
 mod tests;

@@ -503,5 +503,5 @@ pub fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "app_tests.rs"]
+#[path = "tests/app.rs"]
 mod tests;
