@@ -10,3 +10,4 @@ pub mod provider;
 pub mod session;
 pub mod tools;
 pub mod tui;
+pub mod units;

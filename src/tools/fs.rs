@@ -82,21 +82,7 @@ pub(super) fn bool_arg(args: &Value, name: &str, default: bool) -> Result<bool, 
 }
 
 pub(super) use super::run_blocking;
-
-/// A byte count for people and models: `812 B`, `12.3 KB`, `4.0 MB`, `2.0 GB` (powers of 1024).
-pub(super) fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS.get(unit).copied().unwrap_or("TB"))
-}
+pub(super) use crate::units::human_size;
 
 /// What the file tools' tests share: a workspace inside a temp dir (so there is an "outside" next to it) and a way to
 /// run a tool in it.
@@ -188,15 +174,6 @@ mod tests {
         assert!(bool_arg(&args, "b", false).unwrap());
         assert!(!bool_arg(&args, "q", false).unwrap());
         assert!(bool_arg(&args, "p", false).is_err());
-    }
-
-    #[test]
-    fn sizes_read_well() {
-        assert_eq!(human_size(0), "0 B");
-        assert_eq!(human_size(1023), "1023 B");
-        assert_eq!(human_size(1536), "1.5 KB");
-        assert_eq!(human_size(10 * 1024 * 1024), "10.0 MB");
-        assert_eq!(human_size(2 * 1024 * 1024 * 1024), "2.0 GB");
     }
 
     #[test]

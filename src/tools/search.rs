@@ -32,6 +32,7 @@ pub fn tools() -> Vec<Arc<dyn Tool>> {
 }
 
 use super::run_blocking;
+use crate::units::thousands;
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
@@ -56,19 +57,6 @@ fn path_arg(args: &Value) -> String {
 /// `head_limit` clamped to 1..=max, `default` when absent.
 fn limit_arg(args: &Value, default: usize, max: usize) -> usize {
     uint_arg(args, "head_limit").map_or(default, |n| usize::try_from(n).unwrap_or(max).clamp(1, max))
-}
-
-/// 1234567 -> "1,234,567".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// "1 file", "3 files".
@@ -150,14 +138,6 @@ impl CappedText {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 
     #[test]
     fn page_bounds_and_summary() {

@@ -9,6 +9,8 @@ pub const MAX_INLINE_CHARS: usize = 1_000;
 /// A paste with more lines than this is collapsed.
 pub const MAX_INLINE_LINES: usize = 10;
 
+use crate::units::thousands;
+
 const LABEL_START: &str = "[pasted ";
 
 /// Normalises terminal line endings: `\r\n` and a lone `\r` (what some terminals send for Enter inside a paste) both
@@ -26,19 +28,6 @@ fn line_count(text: &str) -> usize {
     text.lines().count().max(1)
 }
 
-/// `1234567` → `1,234,567`.
-pub fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 /// The collapsed pastes of the current input, by placeholder label.
 #[derive(Debug, Default, Clone)]
 pub struct PasteStore {
@@ -53,8 +42,8 @@ impl PasteStore {
         let lines = line_count(&text);
         let base = format!(
             "{LABEL_START}{} chars, {} line{}",
-            group_thousands(chars),
-            group_thousands(lines),
+            thousands(chars as u64),
+            thousands(lines as u64),
             if lines == 1 { "" } else { "s" }
         );
         let mut label = format!("{base}]");
@@ -147,9 +136,6 @@ mod tests {
         assert!(!is_large(&"l\n".repeat(10)));
         assert!(is_large(&"l\n".repeat(11)));
         assert_eq!(normalize_newlines("a\r\nb\rc\n"), "a\nb\nc\n");
-        assert_eq!(group_thousands(999), "999");
-        assert_eq!(group_thousands(1_000), "1,000");
-        assert_eq!(group_thousands(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -292,7 +292,7 @@ fn large_paste_collapses_and_round_trips_exactly() {
     keys(&mut c, " ok");
     let label = format!(
         "[pasted {} chars, {} lines]",
-        paste::group_thousands(expected.chars().count()),
+        crate::units::thousands(expected.chars().count() as u64),
         expected.lines().count()
     );
     assert_eq!(c.raw_text(), format!("see {label} ok"));

@@ -11,10 +11,10 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Widget};
 
 use super::Composer;
 use super::file_index::MAX_PATHS;
-use super::paste::group_thousands;
 use super::popup::{self, FileListing, Popup};
 use crate::tui::theme::Theme;
 use crate::tui::wrap;
+use crate::units::thousands;
 
 pub const PLACEHOLDER: &str = "Ask tern… (@ for files, / for commands)";
 /// The box grows up to this many text rows, then scrolls.
@@ -139,7 +139,7 @@ impl Composer {
                     },
                 };
                 let title = if self.file_reply.as_ref().is_some_and(|r| r.truncated) {
-                    format!("files (first {})", group_thousands(MAX_PATHS))
+                    format!("files (first {})", thousands(MAX_PATHS as u64))
                 } else {
                     "files".to_string()
                 };

@@ -357,24 +357,12 @@ fn looks_binary(text: &str) -> bool {
 }
 
 fn binary_summary(diff: &FileDiff) -> String {
-    let size = |s: &Option<String>| s.as_ref().map(|s| human_size(s.len()));
+    let size = |s: &Option<String>| s.as_ref().map(|s| crate::units::human_size(s.len() as u64));
     match (size(&diff.old), size(&diff.new)) {
         (Some(a), Some(b)) => format!("binary content changed: {a} → {b}"),
         (None, Some(b)) => format!("binary content: {b}"),
         (Some(a), None) => format!("binary content: {a}"),
         (None, None) => "binary content".to_string(),
-    }
-}
-
-fn human_size(bytes: usize) -> String {
-    const KB: f64 = 1024.0;
-    let b = bytes as f64;
-    if b < KB {
-        format!("{bytes} B")
-    } else if b < KB * KB {
-        format!("{:.1} KB", b / KB)
-    } else {
-        format!("{:.1} MB", b / (KB * KB))
     }
 }
 

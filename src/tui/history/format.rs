@@ -1,7 +1,7 @@
 //! Short text forms shared by the history list and the detail view: the clock time of a call, its duration, a size
 //! and the status mark.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use ratatui::style::Style;
 
@@ -15,46 +15,7 @@ pub fn utc_clock(t: SystemTime) -> String {
     format!("{:02}:{:02}:{:02}", day / 3_600, day % 3_600 / 60, day % 60)
 }
 
-/// A finished call's duration: `340ms`, `2.5s`, `3m07s`, `1h02m`.
-pub fn duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1_000 {
-        format!("{ms}ms")
-    } else if ms < 59_950 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        minutes(((d.as_millis() + 500) / 1_000) as u64)
-    }
-}
-
-/// A running call's elapsed time in whole seconds (tenths would flicker every frame).
-pub fn elapsed(d: Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 { format!("{s}s") } else { minutes(s) }
-}
-
-fn minutes(s: u64) -> String {
-    if s < 3_600 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{}h{:02}m", s / 3_600, s % 3_600 / 60)
-    }
-}
-
-/// `512 B`, `1.2 KB`, `3.4 MB`, `1.1 GB` (binary units).
-pub fn size(bytes: u64) -> String {
-    const KB: f64 = 1024.0;
-    let b = bytes as f64;
-    if bytes < 1024 {
-        format!("{bytes} B")
-    } else if b < KB * KB {
-        format!("{:.1} KB", b / KB)
-    } else if b < KB * KB * KB {
-        format!("{:.1} MB", b / (KB * KB))
-    } else {
-        format!("{:.1} GB", b / (KB * KB * KB))
-    }
-}
+pub use crate::units::{duration, elapsed, human_size as size};
 
 /// `1 file`, `3 files`; `more` adds a `+` to say the count was cut short.
 pub fn count(n: u64, one: &str, many: &str, more: bool) -> String {
@@ -83,6 +44,7 @@ pub fn status_word(status: &CallStatus) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn formats() {

@@ -8,10 +8,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::tool_pane::{format_duration, format_elapsed, spinner};
+use super::tool_pane::spinner;
 use crate::tui::state::Status;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::width as text_width;
+use crate::units::{duration, elapsed};
 
 /// How long a flash message stays.
 const FLASH: Duration = Duration::from_secs(4);
@@ -54,15 +55,12 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
         match &status.retry {
             Some((reason, at)) => {
                 let wait = at.saturating_duration_since(now);
-                left.push(Span::styled(
-                    format!("{reason}, in {} ", format_duration(wait)),
-                    theme.warning,
-                ));
+                left.push(Span::styled(format!("{reason}, in {} ", duration(wait)), theme.warning));
             }
             None => left.push(Span::styled(
                 format!(
                     "working {} · Esc to interrupt ",
-                    format_elapsed(now.saturating_duration_since(since))
+                    elapsed(now.saturating_duration_since(since))
                 ),
                 theme.accent,
             )),

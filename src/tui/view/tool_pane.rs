@@ -2,7 +2,7 @@
 //! one-line summary when done, or the diff of an edit; the full result when expanded. Parallel read-only calls render
 //! as one group.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
@@ -11,6 +11,7 @@ use crate::tui::diff::{DiffOptions, render_diff};
 use crate::tui::state::calls::{CallStatus, ToolCallState};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{truncate, width as text_width, wrap_line};
+pub use crate::units::{duration, elapsed};
 
 /// Live output lines shown under a running command.
 const LIVE_LINES: usize = 6;
@@ -104,8 +105,8 @@ pub fn render_call(
 fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
     let mark = status_mark(call, theme, now);
     let elapsed = match call.duration {
-        Some(d) => format_duration(d),
-        None => format_elapsed(now.saturating_duration_since(call.started)),
+        Some(d) => duration(d),
+        None => elapsed(now.saturating_duration_since(call.started)),
     };
     let mut right = format!(" {elapsed}");
     if let Some(ToolOutput {
@@ -269,27 +270,6 @@ pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
             .find(|l| !l.trim().is_empty())
             .unwrap_or("done")
             .to_string(),
-    }
-}
-
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1_000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        format!("{}m{:02}s", ms / 60_000, (ms / 1_000) % 60)
-    }
-}
-
-/// A running timer: whole seconds, so it changes once a second rather than every frame.
-pub fn format_elapsed(d: Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{s}s")
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
     }
 }
 
