@@ -8,6 +8,7 @@ pub mod headless;
 pub mod protocol;
 pub mod provider;
 pub mod session;
+pub mod sse;
 pub mod tools;
 pub mod tui;
 pub mod units;

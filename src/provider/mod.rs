@@ -11,7 +11,6 @@
 mod anthropic;
 mod openai;
 pub mod retry;
-pub mod sse;
 mod transport;
 
 use std::fmt;

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::sse::SseEvent;
 use super::transport::{StreamHandler, Transport};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
+use crate::sse::SseEvent;
 use crate::tools::registry::ToolDefinition;
 
 pub(crate) struct OpenAiProvider {

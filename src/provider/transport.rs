@@ -14,8 +14,8 @@ use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{self, Failure, RetryPolicy};
-use super::sse::{SseDecoder, SseEvent};
 use super::{Completion, ProviderConfig, ProviderError, ProviderEvent, ProviderKind};
+use crate::sse::{SseDecoder, SseEvent};
 
 /// Interprets one attempt's events for a wire format.
 pub(crate) trait StreamHandler: Send {

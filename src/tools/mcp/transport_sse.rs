@@ -15,7 +15,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
-use crate::provider::sse::{SseDecoder, SseEvent};
+use crate::sse::{SseDecoder, SseEvent};
 
 /// Messages read ahead of the client.
 const CHANNEL_CAPACITY: usize = 64;
