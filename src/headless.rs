@@ -92,6 +92,10 @@ struct Printer {
     answer: String,
     /// Whether the text on stdout ends mid-line.
     open_line: bool,
+    /// The current assistant message as far as it is on stdout (text format).
+    shown: String,
+    /// After a retry: the new attempt's text so far, while it only repeats what `shown` already holds.
+    replaying: Option<String>,
     usage: Usage,
     calls: Vec<serde_json::Value>,
     errors: Vec<String>,
@@ -103,6 +107,8 @@ impl Printer {
             format,
             answer: String::new(),
             open_line: false,
+            shown: String::new(),
+            replaying: None,
             usage: Usage::default(),
             calls: Vec::new(),
             errors: Vec::new(),
@@ -137,20 +143,36 @@ impl Printer {
         }
     }
 
+    /// Text output streams the answer, and stdout cannot take back what a failed attempt printed. After a retry
+    /// (`Event::Retrying`), the new attempt's text is therefore matched against what is already shown: as long as it
+    /// repeats it, nothing is printed, and once it goes further only the new part is. Should the new attempt say
+    /// something else, stdout gets a line break and the new answer in full, and stderr says why.
     fn print_text<O: Write, E: Write>(&mut self, event: &Event, out: &mut O, err: &mut E) {
         match event {
-            Event::AssistantDelta { text } => {
-                let _ = write!(out, "{text}");
-                let _ = out.flush();
-                self.open_line = !text.ends_with('\n');
-            }
-            Event::AssistantMessage { text, .. } if !text.is_empty() => {
-                if self.open_line {
+            Event::AssistantDelta { text } => self.print_delta(text, out, err),
+            Event::AssistantMessage { text, .. } => {
+                if self.replaying.is_some() && *text != self.shown {
+                    // The new attempt ended short of what the failed one had shown.
+                    self.restart(text, out, err);
+                }
+                if !text.is_empty() && self.open_line {
                     let _ = writeln!(out);
                     self.open_line = false;
                 }
+                self.shown.clear();
+                self.replaying = None;
             }
-            Event::ToolCallBegin { .. } | Event::Retrying { .. } if self.open_line => {
+            Event::Retrying { .. } => {
+                if !self.shown.is_empty() {
+                    self.replaying = Some(String::new());
+                }
+                // The notice goes to stderr on a line of its own; stdout keeps only the answer.
+                if self.open_line {
+                    let _ = writeln!(err);
+                }
+                self.print_progress(event, err);
+            }
+            Event::ToolCallBegin { .. } if self.open_line => {
                 let _ = writeln!(out);
                 let _ = out.flush();
                 self.open_line = false;
@@ -158,6 +180,52 @@ impl Printer {
             }
             _ => self.print_progress(event, err),
         }
+    }
+
+    fn print_delta<O: Write, E: Write>(&mut self, text: &str, out: &mut O, err: &mut E) {
+        let new = match self.replaying.take() {
+            None => text.to_string(),
+            Some(mut fresh) => {
+                fresh.push_str(text);
+                if self.shown.starts_with(&fresh) {
+                    self.replaying = Some(fresh);
+                    return;
+                }
+                match fresh.strip_prefix(self.shown.as_str()) {
+                    Some(rest) => rest.to_string(),
+                    None => {
+                        self.restart(&fresh, out, err);
+                        return;
+                    }
+                }
+            }
+        };
+        self.write_answer(&new, out);
+    }
+
+    /// The retried answer differs from the text already on stdout: start it afresh on a new line.
+    fn restart<O: Write, E: Write>(&mut self, text: &str, out: &mut O, err: &mut E) {
+        self.replaying = None;
+        if self.open_line {
+            let _ = writeln!(out);
+            self.open_line = false;
+        }
+        let _ = writeln!(
+            err,
+            "tern: the retried answer differs from the partial one printed before it; here it is in full"
+        );
+        self.shown.clear();
+        self.write_answer(text, out);
+    }
+
+    fn write_answer<O: Write>(&mut self, text: &str, out: &mut O) {
+        if text.is_empty() {
+            return;
+        }
+        let _ = write!(out, "{text}");
+        let _ = out.flush();
+        self.shown.push_str(text);
+        self.open_line = !text.ends_with('\n');
     }
 
     /// Tool activity, notices and errors, on stderr.
@@ -247,3 +315,6 @@ fn summary_line(output: &ToolOutput, duration_ms: u64) -> String {
     let mark = if output.is_error { "✗" } else { "✓" };
     format!("  {mark} {first} ({:.1}s)", duration_ms as f64 / 1000.0)
 }
+
+#[cfg(test)]
+mod tests;

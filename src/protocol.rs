@@ -81,7 +81,11 @@ pub enum Event {
     ReasoningDelta {
         text: String,
     },
-    /// The provider is retrying: discard the partial assistant text and reasoning of the current request.
+    /// The provider is retrying: discard the partial assistant text and reasoning of the current request; the next
+    /// deltas start the answer afresh. Retrying after text was shown (rather than failing the turn) keeps a dropped
+    /// connection from costing the user the turn; this event is how every frontend learns to drop what it showed.
+    /// The TUI removes the partial cells; `tern run` text output, which cannot unprint, prints only what the new
+    /// attempt adds beyond the text already shown (or the new answer on a fresh line when it differs).
     Retrying {
         attempt: u32,
         max_attempts: u32,

@@ -35,6 +35,7 @@ fn config(kind: ProviderKind, mock: &MockLlm) -> ProviderConfig {
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_secs(2),
             idle_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(2),
         },
         headers: Vec::new(),

@@ -43,6 +43,7 @@ async fn harness(script: Vec<Reply>, mode: ApprovalMode, kind: ProviderKind, max
         base_delay: Duration::from_millis(5),
         max_delay: Duration::from_millis(20),
         idle_timeout: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(60),
         connect_timeout: Duration::from_secs(2),
     };
     let results = ToolResultStore::new(store.path().join("results"));

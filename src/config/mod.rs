@@ -61,6 +61,8 @@ pub struct RetryFile {
     pub base_delay_ms: Option<u64>,
     pub max_delay_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
+    /// The most one request may take in all, keep-alives or not.
+    pub request_timeout_secs: Option<u64>,
     pub connect_timeout_secs: Option<u64>,
 }
 
@@ -157,6 +159,7 @@ impl ConfigFile {
         take!(retry.base_delay_ms);
         take!(retry.max_delay_secs);
         take!(retry.idle_timeout_secs);
+        take!(retry.request_timeout_secs);
         take!(retry.connect_timeout_secs);
         take!(exec.timeout_secs);
         self.exec.env_allow.extend(other.exec.env_allow);
@@ -404,6 +407,11 @@ fn finish(
             .idle_timeout_secs
             .map(Duration::from_secs)
             .unwrap_or(defaults.idle_timeout),
+        request_timeout: file
+            .retry
+            .request_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.request_timeout),
         connect_timeout: file
             .retry
             .connect_timeout_secs

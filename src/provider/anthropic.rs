@@ -234,6 +234,8 @@ pub(crate) struct AnthropicStream {
     signature: Option<String>,
     usage: Usage,
     stop_reason: Option<String>,
+    /// Whether an event of a message (its start, a content block, its delta) arrived.
+    seen_message: bool,
 }
 
 impl AnthropicStream {
@@ -350,6 +352,10 @@ impl StreamHandler for AnthropicStream {
         };
         // The payload's own type is authoritative; the `event:` line is a fallback for payloads without one.
         let kind = data.get("type").and_then(Value::as_str).unwrap_or(&event.event);
+        self.seen_message |= matches!(
+            kind,
+            "message_start" | "content_block_start" | "content_block_delta" | "message_delta"
+        );
         match kind {
             "message_start" => {
                 if let Some(usage) = data.pointer("/message/usage") {
@@ -384,6 +390,16 @@ impl StreamHandler for AnthropicStream {
 
     fn is_complete(&self) -> bool {
         self.stop_reason.is_some()
+    }
+
+    fn has_message(&self) -> bool {
+        self.seen_message
+    }
+
+    fn has_output(&self) -> bool {
+        !self.content.is_empty()
+            || !self.reasoning.is_empty()
+            || self.blocks.iter().any(|(_, b)| matches!(b, Block::ToolUse { .. }))
     }
 
     fn finish(self) -> Completion {

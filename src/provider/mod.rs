@@ -54,6 +54,8 @@ pub enum ProviderEvent {
     },
     /// The attempt failed and attempt number `attempt` (2 for the first retry) follows after `delay`. The consumer
     /// must discard any text or reasoning the failed attempt delivered: the next attempt starts the answer afresh.
+    /// Attempts are retried even after text went out (a dropped connection should not cost the turn), except when
+    /// the request deadline ran out mid-answer, where another attempt would most likely run out again.
     Retrying {
         attempt: u32,
         max_attempts: u32,
@@ -98,6 +100,12 @@ pub enum ProviderError {
     Connect(String),
     #[error("the provider sent nothing for {secs:.1} s (idle timeout)", secs = .0.as_secs_f64())]
     Stalled(Duration),
+    /// The attempt as a whole took longer than `RetryPolicy::request_timeout`, keep-alives or not.
+    #[error(
+        "the request took longer than its {secs:.1} s deadline (request_timeout_secs in [retry])",
+        secs = .0.as_secs_f64()
+    )]
+    Deadline(Duration),
     /// The response body broke off or ended before the answer was complete.
     #[error("the response stream broke: {0}")]
     Stream(String),
@@ -117,7 +125,12 @@ impl ProviderError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ProviderError::Http { status, .. } => retry::is_retryable_status(*status),
-            ProviderError::Connect(_) | ProviderError::Stalled(_) | ProviderError::Stream(_) => true,
+            // A deadline hit while the answer was already streaming is not retried (the transport says so): the
+            // next attempt would most likely run out of time at the same point.
+            ProviderError::Connect(_)
+            | ProviderError::Stalled(_)
+            | ProviderError::Deadline(_)
+            | ProviderError::Stream(_) => true,
             ProviderError::Api { kind, .. } => {
                 let kind = kind.to_ascii_lowercase();
                 [
@@ -312,6 +325,8 @@ mod tests {
     #[test]
     fn retryable_errors() {
         assert!(ProviderError::Stalled(Duration::from_secs(1)).is_retryable());
+        assert!(ProviderError::Deadline(Duration::from_secs(1)).is_retryable());
+        assert!(!ProviderError::Decode("not an event stream".into()).is_retryable());
         assert!(ProviderError::Stream("torn".into()).is_retryable());
         assert!(
             ProviderError::Http {

@@ -200,6 +200,8 @@ pub(crate) struct OpenAiStream {
     announced: usize,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+    /// Whether a chunk of a chat completion (one with `choices`) arrived.
+    seen_chunk: bool,
 }
 
 impl OpenAiStream {
@@ -285,8 +287,10 @@ impl StreamHandler for OpenAiStream {
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(parse_usage(usage));
         }
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        self.seen_chunk |= choices.is_some();
         // One completion was asked for; other choices (n > 1) are not ours.
-        let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| {
+        let Some(choice) = choices.and_then(|c| {
             c.iter()
                 .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
         }) else {
@@ -319,6 +323,14 @@ impl StreamHandler for OpenAiStream {
 
     fn is_complete(&self) -> bool {
         self.finish_reason.is_some()
+    }
+
+    fn has_message(&self) -> bool {
+        self.seen_chunk
+    }
+
+    fn has_output(&self) -> bool {
+        !self.content.is_empty() || !self.reasoning.is_empty() || !self.calls.is_empty()
     }
 
     fn finish(self) -> Completion {

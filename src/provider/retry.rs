@@ -21,6 +21,9 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// A response that sends no bytes for this long is stalled: the attempt is abandoned and retried.
     pub idle_timeout: Duration,
+    /// The longest one attempt may take, from sending the request to the end of the answer, however steadily the
+    /// server sends bytes: keep-alive comments reset the idle timeout but not this.
+    pub request_timeout: Duration,
     pub connect_timeout: Duration,
 }
 
@@ -31,6 +34,7 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(90),
+            request_timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(20),
         }
     }

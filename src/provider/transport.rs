@@ -1,6 +1,7 @@
 //! The HTTP side shared by both wire formats: the reqwest client (rustls with ring), one POST per attempt, the
-//! idle-timed read of the event stream, and turning HTTP failures into errors a person can act on. The format
-//! modules only build request bodies and interpret events (`StreamHandler`).
+//! timed read of the event stream (an idle timeout that any bytes reset, and an overall deadline that nothing
+//! resets), telling a broken stream from one that was never an answer, and turning HTTP failures into errors a person
+//! can act on. The format modules only build request bodies and interpret events (`StreamHandler`).
 
 use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
@@ -10,7 +11,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, 
 use reqwest::{Response, Url};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::time::timeout;
+use tokio::time::{Instant, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{self, Failure, RetryPolicy};
@@ -23,6 +24,11 @@ pub(crate) trait StreamHandler: Send {
     fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError>;
     /// Whether what arrived is a whole answer although the end marker did not (some servers omit it).
     fn is_complete(&self) -> bool;
+    /// Whether any event of an answer in this format arrived. A body without one was never an answer (an HTML page,
+    /// another API), which is an error even when it carried an end marker, not an empty answer.
+    fn has_message(&self) -> bool;
+    /// Whether text, reasoning or a tool call went out to the consumer.
+    fn has_output(&self) -> bool;
     fn finish(self) -> Completion;
 }
 
@@ -30,6 +36,44 @@ pub(crate) trait StreamHandler: Send {
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// The longest error message passed on.
 const MAX_MESSAGE_CHARS: usize = 2000;
+/// How much of a body that is not an event stream is quoted in the error.
+const EXCERPT_BYTES: usize = 300;
+
+/// The time limits of one attempt: no silence longer than `idle`, and no more than `total` in all, however steadily
+/// the server sends keep-alives.
+struct Limits {
+    idle: Duration,
+    total: Duration,
+    deadline: Instant,
+}
+
+impl Limits {
+    fn start(policy: &RetryPolicy) -> Self {
+        let now = Instant::now();
+        Self {
+            idle: policy.idle_timeout,
+            total: policy.request_timeout,
+            // A limit too large to add is no limit; a year stands in for it.
+            deadline: now
+                .checked_add(policy.request_timeout)
+                .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600)),
+        }
+    }
+
+    /// Waits for `future` until the idle timeout or the deadline, whichever comes first, and names the one that hit.
+    async fn wait<F: std::future::Future>(&self, future: F) -> Result<F::Output, ProviderError> {
+        let idle_end = Instant::now().checked_add(self.idle).unwrap_or(self.deadline);
+        if self.deadline <= idle_end {
+            timeout_at(self.deadline, future)
+                .await
+                .map_err(|_| ProviderError::Deadline(self.total))
+        } else {
+            timeout_at(idle_end, future)
+                .await
+                .map_err(|_| ProviderError::Stalled(self.idle))
+        }
+    }
+}
 
 pub(crate) struct Transport {
     client: reqwest::Client,
@@ -102,17 +146,16 @@ impl Transport {
         mut handler: H,
         events: &UnboundedSender<ProviderEvent>,
     ) -> Result<Completion, Failure> {
-        let idle = self.policy.idle_timeout;
+        let limits = Limits::start(&self.policy);
         tracing::debug!(provider = %self.kind, model = %self.model, url = %self.url, attempt = number, "request");
         let request = self
             .client
             .post(self.url.clone())
             .headers(self.headers.clone())
             .body(body);
-        let mut response = match timeout(idle, request.send()).await {
-            Err(_) => return Err(ProviderError::Stalled(idle).into()),
-            Ok(Err(e)) => return Err(ProviderError::Connect(error_chain(&e)).into()),
-            Ok(Ok(response)) => response,
+        let mut response = match limits.wait(request.send()).await? {
+            Err(e) => return Err(ProviderError::Connect(error_chain(&e)).into()),
+            Ok(response) => response,
         };
         let status = response.status().as_u16();
         if !response.status().is_success() {
@@ -123,7 +166,7 @@ impl Transport {
                 .get(LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
-            let text = read_body(&mut response, idle).await;
+            let text = read_body(&mut response, &limits).await;
             let message = match location {
                 // Redirects are not followed: a POST would turn into a GET, or http into https.
                 Some(to) if (300..400).contains(&status) => {
@@ -142,7 +185,7 @@ impl Transport {
         }
         if is_json(&response) {
             // A server that ignored `stream: true` or reports an error with a 200.
-            let text = read_body(&mut response, idle).await;
+            let text = read_body(&mut response, &limits).await;
             return Err(match error_message(&text) {
                 Some(message) => ProviderError::Api {
                     kind: "error".into(),
@@ -155,38 +198,86 @@ impl Transport {
             }
             .into());
         }
+        match self.read_stream(&mut response, &limits, &mut handler, events).await {
+            Ok(()) => Ok(handler.finish()),
+            // Out of time after part of the answer went out: another attempt would most likely run out at the same
+            // point, and the consumer would have to throw away what it showed for nothing.
+            Err(error @ ProviderError::Deadline(_)) if handler.has_output() => Err(Failure {
+                should_retry: Some(false),
+                ..Failure::from(error)
+            }),
+            Err(error) => Err(error.into()),
+        }
+    }
 
+    /// Feeds the body's events to `handler` until the answer is whole; an error says why it is not.
+    async fn read_stream<H: StreamHandler>(
+        &self,
+        response: &mut Response,
+        limits: &Limits,
+        handler: &mut H,
+        events: &UnboundedSender<ProviderEvent>,
+    ) -> Result<(), ProviderError> {
         let mut decoder = SseDecoder::new();
+        // The start of the body, quoted if it turns out not to be an event stream.
+        let mut excerpt = Vec::new();
+        let mut decoded_any = false;
+        let mut take = |event: SseEvent, handler: &mut H| -> Result<bool, ProviderError> {
+            decoded_any = true;
+            if !handler.on_event(event, events)? {
+                return Ok(false);
+            }
+            if handler.has_message() {
+                Ok(true)
+            } else {
+                Err(ProviderError::Decode(format!(
+                    "the {} stream ended before any answer began",
+                    self.kind
+                )))
+            }
+        };
         loop {
-            let chunk = match timeout(idle, response.chunk()).await {
-                Err(_) => return Err(ProviderError::Stalled(idle).into()),
-                Ok(Err(e)) => {
-                    return Err(
-                        ProviderError::Stream(format!("the connection broke mid-answer: {}", error_chain(&e))).into(),
-                    );
+            let chunk = match limits.wait(response.chunk()).await? {
+                Err(e) => {
+                    return Err(ProviderError::Stream(format!(
+                        "the connection broke mid-answer: {}",
+                        error_chain(&e)
+                    )));
                 }
-                Ok(Ok(None)) => break,
-                Ok(Ok(Some(chunk))) => chunk,
+                Ok(None) => break,
+                Ok(Some(chunk)) => chunk,
             };
-            let decoded = decoder
-                .feed(&chunk)
-                .map_err(|e| Failure::from(ProviderError::Decode(e.to_string())))?;
-            for event in decoded {
-                if handler.on_event(event, events)? {
-                    return Ok(handler.finish());
+            if excerpt.len() < EXCERPT_BYTES {
+                excerpt.extend(chunk.iter().take(EXCERPT_BYTES - excerpt.len()));
+            }
+            for event in decoder.feed(&chunk).map_err(|e| ProviderError::Decode(e.to_string()))? {
+                if take(event, handler)? {
+                    return Ok(());
                 }
             }
         }
         for event in decoder.finish() {
-            if handler.on_event(event, events)? {
-                return Ok(handler.finish());
+            if take(event, handler)? {
+                return Ok(());
             }
         }
         if handler.is_complete() {
-            Ok(handler.finish())
-        } else {
-            Err(ProviderError::Stream("the response ended before the answer was complete".into()).into())
+            return Ok(());
         }
+        if handler.has_message() {
+            return Err(ProviderError::Stream(
+                "the response ended before the answer was complete".into(),
+            ));
+        }
+        let what = if decoded_any {
+            format!("its events are not {} stream events", self.kind)
+        } else {
+            "it is not an event stream".to_string()
+        };
+        Err(ProviderError::Decode(format!(
+            "the provider answered 200 OK but {what}: {:?}",
+            truncate(&String::from_utf8_lossy(&excerpt), EXCERPT_BYTES)
+        )))
     }
 
     /// The message for an HTTP error, with what to do about the statuses a person can fix.
@@ -247,10 +338,10 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"))
 }
 
-/// Reads up to `MAX_ERROR_BODY` bytes of a body; whatever arrived before a failure or a stall is kept.
-async fn read_body(response: &mut Response, idle: Duration) -> String {
+/// Reads up to `MAX_ERROR_BODY` bytes of a body; whatever arrived before a failure, a stall or the deadline is kept.
+async fn read_body(response: &mut Response, limits: &Limits) -> String {
     let mut body = Vec::new();
-    while let Ok(Ok(Some(chunk))) = timeout(idle, response.chunk()).await {
+    while let Ok(Ok(Some(chunk))) = limits.wait(response.chunk()).await {
         body.extend_from_slice(&chunk);
         if body.len() >= MAX_ERROR_BODY {
             body.truncate(MAX_ERROR_BODY);

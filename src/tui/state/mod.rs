@@ -238,11 +238,13 @@ impl AppState {
                 delay_ms,
                 reason,
             } => {
-                // What streamed of the failed attempt is void: the retry sends it again.
-                if let Some(last) = self.cells.last()
+                // What streamed of the failed attempt is void: the retry sends it again. That is the trailing run of
+                // reasoning and streaming text: reasoning stops streaming once text begins, yet belongs to the same
+                // attempt (a finished request's reasoning is followed by its tool calls or ends the turn).
+                while let Some(last) = self.cells.last()
                     && matches!(
                         last.kind,
-                        CellKind::Assistant { streaming: true, .. } | CellKind::Reasoning { streaming: true, .. }
+                        CellKind::Assistant { streaming: true, .. } | CellKind::Reasoning { .. }
                     )
                 {
                     self.cells.pop();

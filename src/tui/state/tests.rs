@@ -93,6 +93,34 @@ fn retry_discards_the_partial_answer() {
 }
 
 #[test]
+fn retry_discards_the_reasoning_of_the_failed_attempt_too() {
+    let mut s = AppState::new();
+    s.apply(Event::TurnStarted {
+        turn: 1,
+        text: "hi".into(),
+    });
+    let attempt = |s: &mut AppState| {
+        s.apply(Event::ReasoningDelta { text: "think".into() });
+        s.apply(Event::AssistantDelta { text: "part".into() });
+    };
+    attempt(&mut s);
+    s.apply(Event::Retrying {
+        attempt: 2,
+        max_attempts: 5,
+        delay_ms: 10,
+        reason: "the connection broke".into(),
+    });
+    assert_eq!(s.cells.len(), 1, "only the user's message is left");
+    attempt(&mut s);
+    let reasoning = s
+        .cells
+        .iter()
+        .filter(|c| matches!(c.kind, CellKind::Reasoning { .. }))
+        .count();
+    assert_eq!((s.cells.len(), reasoning), (3, 1));
+}
+
+#[test]
 fn approvals_queue_and_clear_at_turn_end() {
     let mut s = AppState::new();
     for id in 1..=2 {

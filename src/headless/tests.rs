@@ -1,0 +1,106 @@
+//! The text printer across retries: what stdout and stderr hold after a failed attempt's partial answer.
+
+use super::*;
+
+fn delta(text: &str) -> Event {
+    Event::AssistantDelta { text: text.into() }
+}
+
+fn retrying() -> Event {
+    Event::Retrying {
+        attempt: 2,
+        max_attempts: 5,
+        delay_ms: 100,
+        reason: "the response stream broke".into(),
+    }
+}
+
+fn message(text: &str) -> Event {
+    Event::AssistantMessage {
+        text: text.into(),
+        reasoning: None,
+    }
+}
+
+/// Prints `events` in text format; (stdout, stderr).
+fn print(events: &[Event]) -> (String, String) {
+    let mut printer = Printer::new(OutputFormat::Text);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    for event in events {
+        printer.print(event, &mut out, &mut err);
+    }
+    printer.finish(Some(&TurnEnd::Completed), &mut out);
+    (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+}
+
+#[test]
+fn a_retried_answer_that_repeats_the_partial_one_is_printed_once() {
+    let (out, err) = print(&[
+        delta("Hello "),
+        delta("wor"),
+        retrying(),
+        delta("Hel"),
+        delta("lo w"),
+        delta("orld, again"),
+        delta("."),
+        message("Hello world, again."),
+    ]);
+    assert_eq!(out, "Hello world, again.\n");
+    assert!(
+        err.starts_with("\ntern: the response stream broke; retrying"),
+        "{err:?}"
+    );
+    assert!(!err.contains("differs"), "{err}");
+}
+
+#[test]
+fn two_retries_in_a_row_still_print_once() {
+    let (out, _) = print(&[
+        delta("One two"),
+        retrying(),
+        delta("One"),
+        retrying(),
+        delta("One two three"),
+        message("One two three"),
+    ]);
+    assert_eq!(out, "One two three\n");
+}
+
+#[test]
+fn a_different_retried_answer_starts_on_a_new_line_and_says_so() {
+    let (out, err) = print(&[
+        delta("Yes, because"),
+        retrying(),
+        delta("No"),
+        delta(", since"),
+        message("No, since"),
+    ]);
+    assert_eq!(out, "Yes, because\nNo, since\n");
+    assert!(err.contains("differs from the partial one"), "{err}");
+}
+
+#[test]
+fn a_retried_answer_shorter_than_the_partial_one_is_printed_in_full() {
+    let (out, err) = print(&[delta("Done. And more"), retrying(), delta("Done."), message("Done.")]);
+    assert_eq!(out, "Done. And more\nDone.\n");
+    assert!(err.contains("differs"), "{err}");
+}
+
+#[test]
+fn a_retry_before_any_text_changes_nothing() {
+    let (out, err) = print(&[retrying(), delta("Fine."), message("Fine.")]);
+    assert_eq!(out, "Fine.\n");
+    assert!(err.starts_with("tern: the response stream broke"), "{err}");
+}
+
+#[test]
+fn the_next_message_of_the_turn_is_not_matched_against_the_previous_one() {
+    let (out, _) = print(&[
+        delta("Looking."),
+        message("Looking."),
+        delta("Looking."),
+        delta(" Found it."),
+        message("Looking. Found it."),
+    ]);
+    assert_eq!(out, "Looking.\nLooking. Found it.\n");
+}
