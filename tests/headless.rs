@@ -339,3 +339,116 @@ async fn project_mcp_servers_wait_for_trust() {
         "{listing}"
     );
 }
+
+/// A user config in the sandbox's home with these `[retry]` settings.
+fn retry_config(sb: &Sandbox, retry: &str) {
+    let dir = sb.home.path().join("config/tern");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), format!("[retry]\nbase_delay_ms = 10\n{retry}")).unwrap();
+}
+
+#[tokio::test]
+async fn a_provider_that_drops_every_second_connection_still_completes_the_turn_once() {
+    let mock = MockLlm::start(vec![
+        Reply::TextAndToolCalls(
+            "Let me look.".into(),
+            vec![("read_file".into(), json!({"path": "notes.txt"}))],
+        ),
+        Reply::text("It lists alpha and beta, in that order."),
+    ])
+    .await;
+    mock.drop_every_second_connection(support::mock_llm::DropAt::Alternately);
+    let sb = sandbox();
+    retry_config(&sb, "");
+    let out = sb.run(Some(&mock), &["run", "what is in notes.txt?"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    assert_eq!(
+        text(&out.stdout),
+        "Let me look.\nIt lists alpha and beta, in that order.\n"
+    );
+    assert_eq!(err.matches("retrying").count(), 2, "{err}");
+    assert_eq!(mock.request_count(), 4);
+    assert!(tool_result_texts(&mock.requests()[3])[0].contains("1| alpha"));
+}
+
+#[tokio::test]
+async fn partial_text_then_a_dropped_connection_is_not_printed_twice() {
+    let answer = "The answer is forty-two, and here is why it holds.";
+    let mock = MockLlm::start(vec![Reply::DropMidStream(answer.into()), Reply::text(answer)]).await;
+    let sb = sandbox();
+    retry_config(&sb, "");
+    let out = sb.run(Some(&mock), &["run", "why?"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    assert_eq!(text(&out.stdout), format!("{answer}\n"));
+    assert!(err.contains("retrying") && !err.contains("differs"), "{err}");
+
+    // stream-json shows the discarded attempt and says where it ends.
+    mock.push(Reply::DropMidStream(answer.into()));
+    mock.push(Reply::text(answer));
+    let out = sb
+        .run(Some(&mock), &["run", "--output-format", "stream-json", "why?"])
+        .await;
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retry = events.iter().position(|e| e["event"] == "retrying").unwrap();
+    let deltas = |range: &[Value]| -> String {
+        range
+            .iter()
+            .filter(|e| e["event"] == "assistant_delta")
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let discarded = deltas(&events[..retry]);
+    assert!(!discarded.is_empty() && answer.starts_with(&discarded), "{discarded}");
+    assert_eq!(deltas(&events[retry..]), answer);
+}
+
+#[tokio::test]
+async fn keep_alives_forever_end_in_a_deadline_error() {
+    let mock = MockLlm::start(vec![Reply::KeepAlive(String::new()), Reply::KeepAlive(String::new())]).await;
+    let sb = sandbox();
+    retry_config(
+        &sb,
+        "max_attempts = 2\nidle_timeout_secs = 30\nrequest_timeout_secs = 1\n",
+    );
+    let started = Instant::now();
+    let out = sb.run(Some(&mock), &["run", "hello"]).await;
+    let elapsed = started.elapsed();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(
+        err.contains("1.0 s deadline") && err.contains("request_timeout_secs"),
+        "{err}"
+    );
+    assert_eq!(text(&out.stdout), "");
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_garbage_200_body_exits_1_with_a_clear_message() {
+    let mock = MockLlm::start(vec![Reply::raw_stream("<html>It works!</html>")]).await;
+    let sb = sandbox();
+    let out = sb.run(Some(&mock), &["run", "hello"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(
+        err.contains("not an event stream") && err.contains("It works!"),
+        "{err}"
+    );
+    assert_eq!(mock.request_count(), 1, "not retried");
+
+    mock.push(Reply::raw_stream("data: [DONE]\n\n"));
+    let out = sb.run(Some(&mock), &["run", "--output-format", "json", "hello"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["reason"].as_str(), v["is_error"].as_bool()),
+        (Some("error"), Some(true))
+    );
+    assert!(v["error"].as_str().unwrap().contains("before any answer began"), "{v}");
+}

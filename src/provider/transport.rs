@@ -439,6 +439,42 @@ mod tests {
         assert_eq!(transport.describe(500, Some("boom".into())), "boom");
     }
 
+    fn limits(idle_ms: u64, total_ms: u64) -> Limits {
+        Limits::start(&RetryPolicy {
+            idle_timeout: Duration::from_millis(idle_ms),
+            request_timeout: Duration::from_millis(total_ms),
+            ..RetryPolicy::default()
+        })
+    }
+
+    #[tokio::test]
+    async fn keep_alives_reset_the_idle_timeout_but_not_the_deadline() {
+        let limits = limits(100, 300);
+        let mut keep_alives = 0;
+        let error = loop {
+            match limits.wait(tokio::time::sleep(Duration::from_millis(20))).await {
+                Ok(()) => keep_alives += 1,
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            matches!(error, ProviderError::Deadline(d) if d == Duration::from_millis(300)),
+            "{error}"
+        );
+        assert!(error.to_string().contains("0.3 s deadline"), "{error}");
+        assert!(keep_alives >= 5, "{keep_alives} keep-alives went through first");
+    }
+
+    #[tokio::test]
+    async fn silence_is_a_stall_before_the_deadline() {
+        let error = limits(50, 60_000).wait(std::future::pending::<()>()).await.unwrap_err();
+        assert!(matches!(error, ProviderError::Stalled(_)), "{error}");
+        let error = limits(60_000, 50).wait(std::future::pending::<()>()).await.unwrap_err();
+        assert!(matches!(error, ProviderError::Deadline(_)), "{error}");
+        let huge = limits(10, u64::MAX);
+        assert_eq!(huge.wait(async { 7 }).await.unwrap(), 7);
+    }
+
     #[test]
     fn bad_headers_are_refused_without_echoing_values() {
         let mut config = ProviderConfig::new(ProviderKind::OpenAi, "m");

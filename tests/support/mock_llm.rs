@@ -17,6 +17,10 @@
 //! - `MockLlm::start_standalone(script)` runs on its own thread and runtime, for synchronous code: benchmarks, or
 //!   tests that run the binary with `std::process::Command`.
 //!
+//! Faults: besides the fault `Reply`s, `drop_every_second_connection` makes the server cut every other request
+//! (the first, third, ...) before its response head or halfway through the answer the script has next, without
+//! using that answer up, so the retry gets it whole.
+//!
 //! Point a provider (or `tern --base-url`) at `openai_base_url()` or `anthropic_base_url()`; `requests()` then holds
 //! what the model received. Dropping the `MockLlm` stops the server. From a test file: `mod support;`; from a
 //! benchmark: `#[path = "../tests/support/mod.rs"] mod support;`.
@@ -72,6 +76,14 @@ pub enum Reply {
     Garbage(String),
     /// Waits before answering (before the response headers).
     Delay(Duration, Box<Reply>),
+    /// The start of a text answer (possibly empty), then SSE keep-alives (comments and blank lines, plus Anthropic
+    /// `ping` events) every 20 ms until the client gives up: a server that never ends and never goes silent.
+    KeepAlive(String),
+    /// A 200 response with this content type and body, sent as is (not an event stream, or not the right one).
+    RawBody {
+        content_type: String,
+        body: Vec<u8>,
+    },
     /// A text answer streamed at a steady rate: its word pieces (one per event, as for `Text`) are sent
     /// `per_second` a second on a fixed schedule, so a benchmark sees a model producing that many tokens a second.
     Paced {
@@ -113,6 +125,14 @@ impl Reply {
         Reply::Delay(delay, Box::new(reply))
     }
 
+    /// A 200 `text/event-stream` response whose body is `body`, sent as is.
+    pub fn raw_stream(body: impl Into<Vec<u8>>) -> Self {
+        Reply::RawBody {
+            content_type: "text/event-stream".into(),
+            body: body.into(),
+        }
+    }
+
     /// `text` streamed at `per_second` word pieces a second.
     pub fn paced(text: impl Into<String>, per_second: u32) -> Self {
         Reply::Paced {
@@ -141,11 +161,23 @@ impl RecordedRequest {
     }
 }
 
+/// Where `MockLlm::drop_every_second_connection` cuts a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropAt {
+    /// After reading the request, before any response byte.
+    BeforeHeaders,
+    /// After the head and the first half of the answer's events.
+    MidStream,
+    /// Before the head, then mid-stream the next time, and so on.
+    Alternately,
+}
+
 #[derive(Default)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     next_call_id: AtomicUsize,
+    drop_every_second: Mutex<Option<DropAt>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -222,6 +254,12 @@ impl MockLlm {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// From now on, cuts the connection of every other request (the first, third, ...; counted over all requests)
+    /// at `at`. The answer the script has next is not used up by a cut.
+    pub fn drop_every_second_connection(&self, at: DropAt) {
+        *lock(&self.shared.drop_every_second) = Some(at);
     }
 
     /// Adds a turn at the end of the script.
@@ -373,11 +411,41 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
         .to_string();
     let prompt_tokens = request.body_bytes.div_ceil(4) as u64;
     let path = request.path.clone();
-    lock(&shared.requests).push(request);
+    let number = {
+        let mut requests = lock(&shared.requests);
+        requests.push(request);
+        requests.len()
+    };
     let Some(format) = format else {
         let body = json!({"error": {"type": "not_found", "message": format!("no such endpoint: {path}")}});
         return write_plain(socket, 404, None, &body.to_string()).await;
     };
+    let cut = *lock(&shared.drop_every_second);
+    if let Some(at) = cut.filter(|_| number % 2 == 1) {
+        let mid_stream = match at {
+            DropAt::BeforeHeaders => false,
+            DropAt::MidStream => true,
+            DropAt::Alternately => number % 4 == 3,
+        };
+        if mid_stream {
+            let ctx = Render {
+                format,
+                model: model.clone(),
+                prompt_tokens,
+                shared,
+            };
+            let next = lock(&shared.script).front().cloned();
+            let next = next.unwrap_or_else(|| Reply::text("(script exhausted)"));
+            // Rendering numbers tool calls; the answer sent whole later must get the same ids.
+            let ids = shared.next_call_id.load(std::sync::atomic::Ordering::SeqCst);
+            let events = ctx.render(next);
+            shared.next_call_id.store(ids, std::sync::atomic::Ordering::SeqCst);
+            let half = (events.len() / 2).max(1);
+            let _ = write_stream(socket, &events[..half.min(events.len())]).await;
+            let _ = socket.shutdown().await;
+        }
+        return false;
+    }
     let mut reply = lock(&shared.script)
         .pop_front()
         .unwrap_or_else(|| Reply::text("(script exhausted)"));
@@ -411,6 +479,28 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
                 while matches!(socket.read(&mut scratch).await, Ok(n) if n > 0) {}
             }
             false
+        }
+        Reply::KeepAlive(text) => {
+            let stream = ctx.answer(Answer::text(text, "stop"));
+            if write_stream(socket, &stream.events[..stream.content_end]).await {
+                let ping = match format {
+                    Format::OpenAi => ": keep-alive\n\n\n",
+                    Format::Anthropic => "event: ping\ndata: {\"type\": \"ping\"}\n\n: keep-alive\n\n",
+                };
+                while write_event(socket, ping).await {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+            false
+        }
+        Reply::RawBody { content_type, body } => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            socket.write_all(head.as_bytes()).await.is_ok()
+                && socket.write_all(&body).await.is_ok()
+                && socket.flush().await.is_ok()
         }
         Reply::Paced { text, per_second } => {
             let stream = ctx.answer(Answer::text(text, "stop"));

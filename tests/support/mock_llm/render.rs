@@ -80,7 +80,10 @@ impl Render<'_> {
             Reply::Garbage(text) => return with_garbage(self.answer(Answer::text(text, "stop")).events),
             // Handled by the caller; rendered as plain text if they ever get here.
             Reply::Status { body, .. } => Answer::text(body, "stop"),
-            Reply::DropMidStream(text) | Reply::Stall(text) | Reply::Paced { text, .. } => Answer::text(text, "stop"),
+            Reply::DropMidStream(text) | Reply::Stall(text) | Reply::Paced { text, .. } | Reply::KeepAlive(text) => {
+                Answer::text(text, "stop")
+            }
+            Reply::RawBody { body, .. } => Answer::text(String::from_utf8_lossy(&body).into_owned(), "stop"),
             Reply::Delay(_, inner) => return self.render(*inner),
         };
         self.answer(answer).events
