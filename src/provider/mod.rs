@@ -1,7 +1,9 @@
 //! LLM providers: one module per wire format (OpenAI Chat Completions, Anthropic Messages) behind the `Provider`
 //! trait. A provider streams one completion: text, reasoning and tool-call starts go out live as `ProviderEvent`s,
-//! and the whole answer comes back as a `Completion`. Transient failures (429, 5xx, dropped or stalled streams) are
-//! retried here with backoff, each retry announced; cancellation stops everything at once.
+//! and the whole answer comes back as a `Completion`. Transient failures (429, 5xx, dropped or stalled streams, an
+//! attempt past its overall deadline before any output) are retried here with backoff, each retry announced so
+//! consumers drop the failed attempt's partial output; cancellation stops everything at once. A 200 response that is
+//! not an answer in the expected format is an error (`Decode`), never an empty answer.
 //!
 //! Usage accounting is the same for both formats: `input_tokens` is everything the prompt counted, and
 //! `cache_read_tokens` / `cache_write_tokens` are the parts of it read from or written to the prompt cache.
