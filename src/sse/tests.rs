@@ -218,7 +218,8 @@ mod fuzz {
     }
 
     fn run<S: Strategy>(name: &str, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) {
-        // Failing inputs are kept in `src/sse/tests.proptest-regressions` and tried first on every later run.
+        // Failing inputs are kept in `proptest-regressions/sse/tests.txt` and tried first on every later run; the one
+        // there now is the split byte order mark the decoder once mishandled.
         let config = Config {
             source_file: Some(file!()),
             ..Config::default()
