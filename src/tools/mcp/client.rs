@@ -432,8 +432,8 @@ fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
         map.insert(name, value);
     }
     let token = match &config.bearer_token_env {
-        Some(var) => match std::env::var(var) {
-            Ok(token) if !token.trim().is_empty() => Some(token.trim().to_string()),
+        Some(var) => match crate::secrets::var(var) {
+            Some(token) if !token.trim().is_empty() => Some(token.trim().to_string()),
             _ => return Err(format!("environment variable {var} (bearerTokenEnvVar) is not set")),
         },
         None => None,
