@@ -75,9 +75,12 @@ fn target() -> impl Strategy<Value = Target> {
 
 fn node() -> impl Strategy<Value = Node> {
     let kind = prop_oneof![3 => Just(Kind::Dir), 2 => Just(Kind::File), 4 => target().prop_map(Kind::Link)];
-    (proptest::bool::weighted(0.3), proptest::collection::vec(name(), 1..4), kind).prop_map(
-        |(outside, path, kind)| Node { outside, path, kind },
+    (
+        proptest::bool::weighted(0.3),
+        proptest::collection::vec(name(), 1..4),
+        kind,
     )
+        .prop_map(|(outside, path, kind)| Node { outside, path, kind })
 }
 
 fn query() -> impl Strategy<Value = Query> {
@@ -182,7 +185,10 @@ fn check(nodes: &[Node], query: &Query) -> Result<(), TestCaseError> {
         }
         Err(e) if is_loop(&e) => {
             LOOPS.fetch_add(1, Ordering::Relaxed);
-            prop_assert!(matches!(predicted, Err(PathError::SymlinkLoop { .. })), "{given}: {predicted:?}");
+            prop_assert!(
+                matches!(predicted, Err(PathError::SymlinkLoop { .. })),
+                "{given}: {predicted:?}"
+            );
             return Ok(());
         }
         Err(_) => {}
@@ -190,7 +196,7 @@ fn check(nodes: &[Node], query: &Query) -> Result<(), TestCaseError> {
     let created = os
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::OpenOptions::new().write(true).create(true).open(&os));
+        .and_then(|()| std::fs::File::create(&os));
     match created {
         Ok(_) => {
             CREATED.fetch_add(1, Ordering::Relaxed);
@@ -200,7 +206,10 @@ fn check(nodes: &[Node], query: &Query) -> Result<(), TestCaseError> {
             prop_assert_eq!(&predicted, &landed, "{} was created", given);
             if !landed.starts_with(&tree.ws) {
                 CREATED_OUTSIDE.fetch_add(1, Ordering::Relaxed);
-                prop_assert!(policy.resolve_write(&given).is_err(), "{given} landed outside at {landed:?}");
+                prop_assert!(
+                    policy.resolve_write(&given).is_err(),
+                    "{given} landed outside at {landed:?}"
+                );
             }
         }
         // Nothing was created (a loop, a dangling link or a file where a directory should be): nothing to compare.
@@ -213,7 +222,10 @@ fn check(nodes: &[Node], query: &Query) -> Result<(), TestCaseError> {
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
 }
 
 #[test]

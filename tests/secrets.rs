@@ -56,7 +56,14 @@ impl Run {
             .env("OPENAI_API_KEY", &self.key)
             .env("GITHUB_TOKEN", &self.other_secret)
             .env(MARKER.0, MARKER.1)
-            .args(["--provider", "openai", "--base-url", &mock.openai_base_url(), "--model", "m"])
+            .args([
+                "--provider",
+                "openai",
+                "--base-url",
+                &mock.openai_base_url(),
+                "--model",
+                "m",
+            ])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -107,7 +114,10 @@ fn text(bytes: &[u8]) -> String {
 /// The tool results the model received in its second request.
 fn tool_results(mock: &MockLlm) -> String {
     let requests = mock.requests();
-    assert!(requests.len() >= 2, "the model was asked again after the tool: {requests:#?}");
+    assert!(
+        requests.len() >= 2,
+        "the model was asked again after the tool: {requests:#?}"
+    );
     requests[1]["messages"]
         .as_array()
         .unwrap()
@@ -120,7 +130,11 @@ fn tool_results(mock: &MockLlm) -> String {
 /// The key reached the provider (so it was captured and read back), and only there.
 fn assert_key_was_sent(mock: &MockLlm, key: &str) {
     let recorded = mock.recorded();
-    let auth = recorded[0].headers.iter().find(|(n, _)| n == "authorization").map(|(_, v)| v.clone());
+    let auth = recorded[0]
+        .headers
+        .iter()
+        .find(|(n, _)| n == "authorization")
+        .map(|(_, v)| v.clone());
     assert_eq!(auth, Some(format!("Bearer {key}")));
     for request in &recorded {
         assert!(!request.body.to_string().contains(key), "a request body holds the key");
@@ -138,7 +152,10 @@ async fn commands_cannot_read_the_key_from_env_or_proc() {
     .await;
     let run = Run::new();
     let out = run
-        .tern(&mock, &["run", "--mode", "full-auto", "--output-format", "stream-json", "look"])
+        .tern(
+            &mock,
+            &["run", "--mode", "full-auto", "--output-format", "stream-json", "look"],
+        )
         .await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
     let results = tool_results(&mock);
@@ -151,7 +168,10 @@ async fn commands_cannot_read_the_key_from_env_or_proc() {
     let marker = format!("{}={}", MARKER.0, MARKER.1);
     let (env_part, rest) = results.split_once("==tern==").expect("the command ran to its end");
     assert!(env_part.contains(&marker) && env_part.contains("PATH="), "{env_part}");
-    assert!(!env_part.contains("OPENAI_API_KEY") && !env_part.contains("GITHUB_TOKEN"), "{env_part}");
+    assert!(
+        !env_part.contains("OPENAI_API_KEY") && !env_part.contains("GITHUB_TOKEN"),
+        "{env_part}"
+    );
     // tern's own /proc entry: readable only by root (tern is not dumpable), and then it shows the marker but not the
     // key, because the key was overwritten in the environment block the kernel reports.
     let (tern_part, _) = rest.split_once("==all==").unwrap();
@@ -168,21 +188,33 @@ async fn commands_cannot_read_the_key_from_env_or_proc() {
         results.lines().count()
     );
     let files = run.assert_files_clean();
-    assert!(files.iter().any(|f| f.ends_with("tern.log")), "the log was written: {files:?}");
-    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "jsonl")), "a session was written: {files:?}");
+    assert!(
+        files.iter().any(|f| f.ends_with("tern.log")),
+        "the log was written: {files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.extension().is_some_and(|e| e == "jsonl")),
+        "a session was written: {files:?}"
+    );
 }
 
 #[tokio::test]
 async fn an_error_body_echoing_the_key_is_masked() {
     let run = Run::new();
-    let message = format!("Incorrect API key provided: {}. You can find your API key at ...", run.key);
+    let message = format!(
+        "Incorrect API key provided: {}. You can find your API key at ...",
+        run.key
+    );
     let mock = MockLlm::start(vec![Reply::status(401, &message); 3]).await;
     for format in ["text", "json", "stream-json"] {
         let out = run.tern(&mock, &["run", "--output-format", format, "hi"]).await;
         assert_eq!(out.status.code(), Some(1), "{format}: stderr: {}", text(&out.stderr));
         let both = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
         run.assert_clean(format, &both);
-        assert!(both.contains("Incorrect API key provided: [redacted]"), "{format}: {both}");
+        assert!(
+            both.contains("Incorrect API key provided: [redacted]"),
+            "{format}: {both}"
+        );
     }
     assert_key_was_sent(&mock, &run.key);
     run.assert_files_clean();
@@ -223,7 +255,14 @@ async fn stdio_mcp_servers_get_the_scrubbed_environment_plus_their_own() {
     let out = run
         .tern(
             &mock,
-            &["run", "--mode", "full-auto", "--mcp-config", config_path.to_str().unwrap(), "env?"],
+            &[
+                "run",
+                "--mode",
+                "full-auto",
+                "--mcp-config",
+                config_path.to_str().unwrap(),
+                "env?",
+            ],
         )
         .await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
@@ -232,9 +271,15 @@ async fn stdio_mcp_servers_get_the_scrubbed_environment_plus_their_own() {
     assert_eq!(env["TERN_MCP_CONFIGURED"], "configured-value");
     assert_eq!(env[MARKER.0], MARKER.1);
     assert!(env["PATH"].is_string());
-    assert!(env.get("OPENAI_API_KEY").is_none() && env.get("GITHUB_TOKEN").is_none(), "{env:#}");
+    assert!(
+        env.get("OPENAI_API_KEY").is_none() && env.get("GITHUB_TOKEN").is_none(),
+        "{env:#}"
+    );
     run.assert_clean("the server's environment", &results);
-    run.assert_clean("stdout and stderr", &format!("{}{}", text(&out.stdout), text(&out.stderr)));
+    run.assert_clean(
+        "stdout and stderr",
+        &format!("{}{}", text(&out.stdout), text(&out.stderr)),
+    );
     assert_key_was_sent(&mock, &run.key);
     run.assert_files_clean();
 }

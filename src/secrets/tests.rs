@@ -32,10 +32,20 @@ fn scrub_overwrites_only_secret_entries() {
     let len = block.len();
     let n = scrub_block(&mut block, |name| is_secret_name(bytes_to_os(name)));
     assert_eq!(n, 2);
-    assert_eq!(block.len(), len, "the block keeps its size: the kernel's bounds do not move");
+    assert_eq!(
+        block.len(),
+        len,
+        "the block keeps its size: the kernel's bounds do not move"
+    );
     assert_eq!(
         entries_of(&block),
-        ["PATH=/usr/bin:/bin", "HOME=/home/me", "=weird", "NOEQUALS", "LANG=C.UTF-8"]
+        [
+            "PATH=/usr/bin:/bin",
+            "HOME=/home/me",
+            "=weird",
+            "NOEQUALS",
+            "LANG=C.UTF-8"
+        ]
     );
     let text = String::from_utf8_lossy(&block);
     assert!(!text.contains("sk-test") && !text.contains("ghp_"), "{text:?}");
@@ -76,7 +86,10 @@ fn mask_replaces_registered_values_and_their_json_form() {
 fn longer_values_are_masked_whole_before_values_inside_them() {
     register("tern-unit-inner");
     register("tern-unit-inner-and-more");
-    assert_eq!(mask("x tern-unit-inner-and-more y tern-unit-inner"), "x [redacted] y [redacted]");
+    assert_eq!(
+        mask("x tern-unit-inner-and-more y tern-unit-inner"),
+        "x [redacted] y [redacted]"
+    );
 }
 
 #[test]

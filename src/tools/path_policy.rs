@@ -329,10 +329,17 @@ mod tests {
         std::fs::create_dir(d.path().join("etc")).unwrap();
         symlink(d.path().join("etc"), p.root().join("out")).unwrap();
         symlink("../etc", p.root().join("rel")).unwrap();
-        for path in ["missing/../out/passwd", "a/b/../../out/passwd", "missing/./../rel/passwd"] {
+        for path in [
+            "missing/../out/passwd",
+            "a/b/../../out/passwd",
+            "missing/./../rel/passwd",
+        ] {
             let err = p.resolve_write(path).unwrap_err();
             assert!(matches!(err, PathError::OutsideWorkspace { .. }), "{path}: {err}");
-            assert_eq!(p.resolve(path).unwrap(), d.path().canonicalize().unwrap().join("etc/passwd"));
+            assert_eq!(
+                p.resolve(path).unwrap(),
+                d.path().canonicalize().unwrap().join("etc/passwd")
+            );
         }
         // `..` after a link is taken from where the link leads, as the kernel does.
         std::fs::create_dir_all(p.root().join("deep/er")).unwrap();

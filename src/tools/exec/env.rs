@@ -105,13 +105,25 @@ mod tests {
         let allow = vec!["NPM_TOKEN".to_string(), "npm_token_lower".to_string()];
         let stored = |name: &OsStr| (name == "NPM_TOKEN").then(|| OsString::from("npm-secret"));
         let env = build(all, &allow, stored);
-        assert_eq!(env.get(OsStr::new("PATH")).map(|v| v.as_os_str()), Some(OsStr::new("/bin")));
-        assert_eq!(env.get(OsStr::new("NPM_TOKEN")).map(|v| v.as_os_str()), Some(OsStr::new("npm-secret")));
+        assert_eq!(
+            env.get(OsStr::new("PATH")).map(|v| v.as_os_str()),
+            Some(OsStr::new("/bin"))
+        );
+        assert_eq!(
+            env.get(OsStr::new("NPM_TOKEN")).map(|v| v.as_os_str()),
+            Some(OsStr::new("npm-secret"))
+        );
         assert!(!env.contains_key(OsStr::new("GITHUB_TOKEN")));
         assert!(!env.contains_key(OsStr::new("npm_token_lower")));
         // The fixed settings win over tern's own.
-        assert_eq!(env.get(OsStr::new("PAGER")).map(|v| v.as_os_str()), Some(OsStr::new("cat")));
-        assert!(env.keys().all(|k| !is_secret_name(k) || k == "NPM_TOKEN" || k == "GIT_CONFIG_KEY_0"));
+        assert_eq!(
+            env.get(OsStr::new("PAGER")).map(|v| v.as_os_str()),
+            Some(OsStr::new("cat"))
+        );
+        assert!(
+            env.keys()
+                .all(|k| !is_secret_name(k) || k == "NPM_TOKEN" || k == "GIT_CONFIG_KEY_0")
+        );
     }
 
     #[test]
