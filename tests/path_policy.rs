@@ -89,7 +89,17 @@ fn query() -> impl Strategy<Value = Query> {
         1 => Just(Base::AbsoluteWorkspace),
         1 => Just(Base::AbsoluteOutside),
     ];
-    (base, proptest::collection::vec(part(), 1..7)).prop_map(|(base, parts)| Query { base, parts })
+    // Often start by entering missing directories and leaving them again: where lexical folding used to go wrong.
+    let detour = prop_oneof![
+        2 => Just(Vec::new()),
+        1 => Just(vec!["m", ".."]),
+        1 => Just(vec!["m", "n", "..", ".."]),
+        1 => Just(vec!["a", "m", "..", ".."]),
+    ];
+    (base, detour, proptest::collection::vec(part(), 1..6)).prop_map(|(base, mut parts, rest)| {
+        parts.extend(rest);
+        Query { base, parts }
+    })
 }
 
 /// A built tree: `base/ws` is the workspace, `base/out` is outside it.
