@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::agent::runner::AgentHandle;
 use crate::protocol::{ApprovalDecision, Event, Op, ToolOutput, TurnEnd, Usage};
+use crate::secrets::MaskingWriter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
@@ -39,6 +40,8 @@ pub async fn run<O: Write, E: Write>(
     out: &mut O,
     err: &mut E,
 ) -> i32 {
+    // Whatever reaches stdout or stderr (text, json, stream-json) is masked: a tool result may show a key.
+    let (out, err) = (&mut MaskingWriter::new(out), &mut MaskingWriter::new(err));
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
     let mut printer = Printer::new(format);
     let mut end: Option<TurnEnd> = None;

@@ -119,6 +119,8 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: first thing in `main`, before the runtime or any other thread exists.
+    let _ = unsafe { tern::secrets::capture() };
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
@@ -331,7 +333,7 @@ fn init_logging() -> Option<()> {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("tern=info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::sync::Mutex::new(file))
+        .with_writer(std::sync::Mutex::new(tern::secrets::MaskingWriter::new(file)))
         .with_ansi(false)
         .try_init()
         .ok()

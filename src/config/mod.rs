@@ -291,7 +291,7 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         merged = merged.merge(layer);
         sources.push(project);
     }
-    let env = ConfigFile::from_env(|k| std::env::var(k).ok())?;
+    let env = ConfigFile::from_env(crate::secrets::var)?;
     Ok(Layers {
         file: merged.merge(env).merge(flags),
         sources,
@@ -311,12 +311,12 @@ pub const TRUST_HINT: &str = "trust the project with --trust-project, or add it 
 /// Loads and resolves everything: the files, the environment, the flags, and (when nothing is configured) Ollama.
 pub fn settings(workspace: &Path, flags: ConfigFile) -> Result<Settings, ConfigError> {
     let layers = load_layers(workspace, flags)?;
-    let mut settings = resolve(
-        layers.file,
-        layers.sources,
-        |k| std::env::var(k).ok(),
-        detect::default_ollama,
-    )?;
+    // Keys were taken out of the environment at start-up (`crate::secrets`): read them from the store.
+    let mut settings = resolve(layers.file, layers.sources, crate::secrets::var, detect::default_ollama)?;
+    // A key written in a config file was never in the environment: mask it from here on too.
+    if let Some(key) = &settings.provider.api_key {
+        crate::secrets::register(key);
+    }
     settings.project_trusted = layers.project_trusted;
     settings.ignored = layers.ignored;
     Ok(settings)

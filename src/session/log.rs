@@ -79,7 +79,9 @@ impl SessionLog {
     }
 
     fn write(&mut self, line: &Line) -> std::io::Result<()> {
-        let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+        let text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+        // Tool output may show a key (a variable the user allowed, a file holding one): never on disk.
+        let mut text = crate::secrets::mask(&text).into_owned();
         text.push('\n');
         // One write call per line: a crash leaves at most a torn last line, which load skips.
         self.file.write_all(text.as_bytes())?;

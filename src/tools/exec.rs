@@ -10,7 +10,7 @@
 //! Whether a command may run at all is the approval gate's business, not this module's.
 
 mod capture;
-mod env;
+pub(crate) mod env;
 mod live;
 mod process;
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! Which paths a tool may read and write.
 //!
-//! Paths from the model are resolved against the workspace root, `..` is folded, and every symlink on the way is
-//! followed (also for paths that do not exist yet, so a dangling link cannot smuggle a write outside). The result is
+//! Paths from the model are resolved against the workspace root, component by component: every symlink on the way is
+//! followed and `..` is taken after it, as the kernel does, also past components that do not exist yet (so neither a
+//! dangling link nor `missing/../link` can smuggle a write outside). The result is
 //! then checked against the allowed roots. Device files, FIFOs and sockets are refused: reading one would hang or never
 //! end. Every refusal names the path as given and where it leads.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// How many symlinks one resolution may follow before it is called a loop (Linux's own limit).
@@ -169,50 +171,68 @@ enum RealpathError {
     Io(std::io::Error),
 }
 
-/// `realpath(3)` that keeps going past the first missing component: the existing prefix is resolved through its
-/// symlinks, the missing rest is folded lexically.
+/// `realpath(3)` that keeps going past missing components, and follows every symlink the OS would follow when the
+/// missing directories are created (`create_dir_all` of the parent, then the file).
+///
+/// The walk keeps the resolved existing prefix and the missing components after it. A name is looked up in the
+/// filesystem only while nothing is missing (under a missing directory nothing exists yet); a symlink's target is put
+/// in front of the components still to walk, as the kernel does. `..` drops the last missing component when there is
+/// one (a directory that will be created and left again), otherwise the last component of the real prefix, which is
+/// what the kernel's `..` does after a symlink. So `missing/../link/x` leaves `missing` and then follows `link`:
+/// folding `..` lexically instead would never look at `link` and would let a write escape through it.
 fn realpath(path: &Path, links: &mut usize) -> Result<PathBuf, RealpathError> {
-    let mut out = PathBuf::from("/");
-    let mut missing = false;
-    for component in path.components() {
-        match component {
-            Component::Prefix(_) | Component::RootDir => out = PathBuf::from("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
+    let mut resolved = PathBuf::from("/");
+    let mut missing: Vec<OsString> = Vec::new();
+    // The components still to walk, next one last.
+    let mut todo: Vec<OsString> = Vec::new();
+    push_components(&mut todo, path, &mut resolved, &mut missing);
+    while let Some(name) = todo.pop() {
+        if name == ".." {
+            if missing.pop().is_none() {
+                resolved.pop();
             }
-            Component::Normal(name) => {
-                let next = out.join(name);
-                if missing {
-                    out = next;
-                    continue;
+            continue;
+        }
+        if !missing.is_empty() {
+            missing.push(name);
+            continue;
+        }
+        let next = resolved.join(&name);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                *links += 1;
+                if *links > MAX_SYMLINKS {
+                    return Err(RealpathError::Loop);
                 }
-                match std::fs::symlink_metadata(&next) {
-                    Ok(meta) if meta.file_type().is_symlink() => {
-                        *links += 1;
-                        if *links > MAX_SYMLINKS {
-                            return Err(RealpathError::Loop);
-                        }
-                        let target = std::fs::read_link(&next).map_err(RealpathError::Io)?;
-                        let joined = if target.is_absolute() { target } else { out.join(target) };
-                        out = realpath(&joined, links)?;
-                    }
-                    Ok(_) => out = next,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        missing = true;
-                        out = next;
-                    }
-                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(RealpathError::Loop),
-                    Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-                        missing = true;
-                        out = next;
-                    }
-                    Err(e) => return Err(RealpathError::Io(e)),
-                }
+                let target = std::fs::read_link(&next).map_err(RealpathError::Io)?;
+                push_components(&mut todo, &target, &mut resolved, &mut missing);
             }
+            Ok(_) => resolved = next,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing.push(name),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(RealpathError::Loop),
+            // Below a file: the OS will refuse the path; what it names is still worked out for the policy check.
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => missing.push(name),
+            Err(e) => return Err(RealpathError::Io(e)),
         }
     }
-    Ok(out)
+    resolved.extend(missing);
+    Ok(resolved)
+}
+
+/// Puts the components of `path` in front of `todo` (which holds them last-first). An absolute `path` restarts the walk
+/// at `/`: everything resolved or missing so far is dropped, as for an absolute symlink target.
+fn push_components(todo: &mut Vec<OsString>, path: &Path, resolved: &mut PathBuf, missing: &mut Vec<OsString>) {
+    if path.is_absolute() {
+        *resolved = PathBuf::from("/");
+        missing.clear();
+    }
+    let names = path.components().filter_map(|c| match c {
+        Component::Normal(name) => Some(name.to_os_string()),
+        Component::ParentDir => Some(OsString::from("..")),
+        Component::Prefix(_) | Component::RootDir | Component::CurDir => None,
+    });
+    let names: Vec<OsString> = names.collect();
+    todo.extend(names.into_iter().rev());
 }
 
 fn refuse_special(path: &str, resolved: &Path) -> Result<(), PathError> {
@@ -301,6 +321,31 @@ mod tests {
         assert!(matches!(err, PathError::OutsideWorkspace { .. }), "{err}");
         symlink(p.root().join("later.txt"), p.root().join("inner")).unwrap();
         assert_eq!(p.resolve_write("inner").unwrap(), p.root().join("later.txt"));
+    }
+
+    #[test]
+    fn missing_component_then_dotdot_still_follows_the_link_after_it() {
+        let (d, p) = setup();
+        std::fs::create_dir(d.path().join("etc")).unwrap();
+        symlink(d.path().join("etc"), p.root().join("out")).unwrap();
+        symlink("../etc", p.root().join("rel")).unwrap();
+        for path in [
+            "missing/../out/passwd",
+            "a/b/../../out/passwd",
+            "missing/./../rel/passwd",
+        ] {
+            let err = p.resolve_write(path).unwrap_err();
+            assert!(matches!(err, PathError::OutsideWorkspace { .. }), "{path}: {err}");
+            assert_eq!(
+                p.resolve(path).unwrap(),
+                d.path().canonicalize().unwrap().join("etc/passwd")
+            );
+        }
+        // `..` after a link is taken from where the link leads, as the kernel does.
+        std::fs::create_dir_all(p.root().join("deep/er")).unwrap();
+        symlink(p.root().join("deep/er"), p.root().join("to_er")).unwrap();
+        assert_eq!(p.resolve("to_er/../x").unwrap(), p.root().join("deep/x"));
+        assert_eq!(p.resolve("new/dir/../../x").unwrap(), p.root().join("x"));
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! The environment a command runs with: tern's own, minus variables whose names look like secrets (unless the user
-//! allowed them by name), plus settings that keep programs from waiting for a person.
+//! The environment every child of tern starts with, commands and stdio MCP servers alike: tern's own, minus
+//! variables whose names look like secrets (unless the user allowed them by name), plus settings that keep programs
+//! from waiting for a person. Callers clear the inherited environment and set exactly this.
 //!
 //! A name looks secret when it contains KEY, SECRET, TOKEN, PASSWORD, PASSWD or CREDENTIAL, in any case
-//! (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, GOOGLE_APPLICATION_CREDENTIALS). This keeps
-//! tern's own provider keys out of the model's reach; it is not a sandbox.
+//! (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, GOOGLE_APPLICATION_CREDENTIALS). `crate::secrets`
+//! takes such variables out of tern's environment at start-up; an allowed one is re-added here from its store.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
 /// Substrings of variable names that mark them as secret (compared upper-cased).
@@ -17,7 +19,7 @@ const SECRET_MARKERS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD
 /// - TERM=dumb and NO_COLOR=1 keep cursor movement and colour codes out of what the model reads;
 /// - git refuses to treat a bare repository it merely finds as one (`safe.bareRepository=explicit`), so a bare repo
 ///   the model wrote cannot make an approved `git status` run its hooks or config.
-pub(super) const FIXED: [(&str, &str); 10] = [
+pub(crate) const FIXED: [(&str, &str); 10] = [
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
     ("MANPAGER", "cat"),
@@ -31,29 +33,40 @@ pub(super) const FIXED: [(&str, &str); 10] = [
 ];
 
 /// True when a variable with this name is withheld from commands.
-pub(super) fn is_secret_name(name: &OsStr) -> bool {
+pub(crate) fn is_secret_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_ascii_uppercase();
     SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
 }
 
-/// The names among `vars` to remove: secret-looking ones not in `allow` (exact names).
-pub(super) fn withheld<I>(vars: I, allow: &[String]) -> Vec<OsString>
+/// The environment for a child process: tern's scrubbed environment, the variables named in `allow` (from the secrets
+/// store when they were captured), and [`FIXED`].
+pub(crate) fn child_env(allow: &[String]) -> BTreeMap<OsString, OsString> {
+    build(std::env::vars_os(), allow, crate::secrets::var_os)
+}
+
+fn build<I>(vars: I, allow: &[String], stored: impl Fn(&OsStr) -> Option<OsString>) -> BTreeMap<OsString, OsString>
 where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
-    vars.into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| is_secret_name(name) && !allow.iter().any(|a| OsStr::new(a) == name.as_os_str()))
-        .collect()
+    let allowed = |name: &OsStr| allow.iter().any(|a| OsStr::new(a) == name);
+    let mut env: BTreeMap<OsString, OsString> = vars
+        .into_iter()
+        .filter(|(name, _)| !is_secret_name(name) || allowed(name))
+        .collect();
+    for name in allow {
+        if let Some(value) = stored(OsStr::new(name)) {
+            env.insert(OsString::from(name), value);
+        }
+    }
+    for (name, value) in FIXED {
+        env.insert(OsString::from(name), OsString::from(value));
+    }
+    env
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vars(names: &[&str]) -> Vec<(OsString, OsString)> {
-        names.iter().map(|n| (OsString::from(n), OsString::from("v"))).collect()
-    }
 
     #[test]
     fn secret_names_are_recognised_in_any_case() {
@@ -83,12 +96,33 @@ mod tests {
     }
 
     #[test]
-    fn allow_list_lets_named_variables_through() {
-        let all = vars(&["PATH", "GITHUB_TOKEN", "NPM_TOKEN", "OPENAI_API_KEY"]);
+    fn allow_list_lets_named_variables_through_from_the_store() {
+        let all = vec![
+            (OsString::from("PATH"), OsString::from("/bin")),
+            (OsString::from("GITHUB_TOKEN"), OsString::from("gh")),
+            (OsString::from("PAGER"), OsString::from("less")),
+        ];
         let allow = vec!["NPM_TOKEN".to_string(), "npm_token_lower".to_string()];
+        let stored = |name: &OsStr| (name == "NPM_TOKEN").then(|| OsString::from("npm-secret"));
+        let env = build(all, &allow, stored);
         assert_eq!(
-            withheld(all, &allow),
-            [OsString::from("GITHUB_TOKEN"), OsString::from("OPENAI_API_KEY")]
+            env.get(OsStr::new("PATH")).map(|v| v.as_os_str()),
+            Some(OsStr::new("/bin"))
+        );
+        assert_eq!(
+            env.get(OsStr::new("NPM_TOKEN")).map(|v| v.as_os_str()),
+            Some(OsStr::new("npm-secret"))
+        );
+        assert!(!env.contains_key(OsStr::new("GITHUB_TOKEN")));
+        assert!(!env.contains_key(OsStr::new("npm_token_lower")));
+        // The fixed settings win over tern's own.
+        assert_eq!(
+            env.get(OsStr::new("PAGER")).map(|v| v.as_os_str()),
+            Some(OsStr::new("cat"))
+        );
+        assert!(
+            env.keys()
+                .all(|k| !is_secret_name(k) || k == "NPM_TOKEN" || k == "GIT_CONFIG_KEY_0")
         );
     }
 

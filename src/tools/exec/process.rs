@@ -74,10 +74,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    for name in env::withheld(std::env::vars_os(), spec.env_allow) {
-        cmd.env_remove(name);
-    }
-    cmd.envs(env::FIXED);
+    cmd.env_clear().envs(env::child_env(spec.env_allow));
     // SAFETY: the closure runs between fork and exec and only calls setsid(2), which is async-signal-safe and touches
     // no memory of the parent.
     unsafe {

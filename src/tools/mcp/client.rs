@@ -427,13 +427,24 @@ fn init_error(error: &ClientInitializeError) -> String {
 fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
     let mut map = HeaderMap::new();
     for (name, value) in &config.headers {
+        // Credentials for a remote server, whatever variable they came from, are masked like tern's own keys.
+        if name.eq_ignore_ascii_case("authorization") || crate::tools::exec::env::is_secret_name(name.as_ref()) {
+            crate::secrets::register(value);
+            // `Bearer <token>`: the token may be echoed alone.
+            if let Some((_, credential)) = value.split_once(' ') {
+                crate::secrets::register(credential);
+            }
+        }
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("invalid header name {name:?}"))?;
         let value = HeaderValue::from_str(value).map_err(|_| format!("invalid value for header {name}"))?;
         map.insert(name, value);
     }
     let token = match &config.bearer_token_env {
-        Some(var) => match std::env::var(var) {
-            Ok(token) if !token.trim().is_empty() => Some(token.trim().to_string()),
+        Some(var) => match crate::secrets::var(var) {
+            Some(token) if !token.trim().is_empty() => {
+                crate::secrets::register(&token);
+                Some(token.trim().to_string())
+            }
             _ => return Err(format!("environment variable {var} (bearerTokenEnvVar) is not set")),
         },
         None => None,
@@ -455,4 +466,28 @@ pub(crate) fn http_client() -> Result<reqwest::Client, String> {
         .tcp_nodelay(true)
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {}", error_chain(&e)))
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_headers_are_masked_from_then_on() {
+        let config = HttpConfig {
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: vec![
+                ("Authorization".into(), "Bearer tern-unit-header-token".into()),
+                ("X-Api-Key".into(), "tern-unit-api-key-value".into()),
+                ("Accept".into(), "application/json-plain".into()),
+            ],
+            bearer_token_env: None,
+        };
+        let (map, token) = headers(&config).unwrap();
+        assert_eq!((map.len(), token), (3, None));
+        assert_eq!(
+            crate::secrets::mask("tern-unit-header-token, tern-unit-api-key-value, application/json-plain"),
+            "[redacted], [redacted], application/json-plain"
+        );
+    }
 }

@@ -36,7 +36,10 @@ impl ChildProcess {
             return Err(format!("working directory {} does not exist", config.cwd.display()));
         }
         let mut cmd = Command::new(&config.command);
+        // The same scrubbed environment as commands get, so no server inherits tern's keys, plus its configured env.
         cmd.args(&config.args)
+            .env_clear()
+            .envs(crate::tools::exec::env::child_env(&[]))
             .envs(config.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&config.cwd)
             .stdin(Stdio::piped())

@@ -141,7 +141,7 @@ pub fn load_servers(
     workspace: &Path,
     extra_json: Option<&Path>,
 ) -> Result<McpConfig, McpConfigError> {
-    let lookup = |name: &str| std::env::var(name).ok();
+    let lookup = |name: &str| crate::secrets::var(name);
     let mut out = McpConfig::default();
     let mut overrides = Vec::new();
     let toml_value = serde_json::to_value(toml).map_err(|e| McpConfigError {
