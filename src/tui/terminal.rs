@@ -1,9 +1,14 @@
 //! The real terminal: raw mode, alternate screen, bracketed paste and mouse, restored on every way out (return, panic,
-//! SIGTERM, SIGHUP). The loop waits on input, agent events, background notifications and the frame deadline together;
-//! with nothing changing and nothing animating it sleeps without a timer.
+//! SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
+//! together; with nothing changing and nothing animating it sleeps without a timer.
+//!
+//! On SIGTERM, SIGHUP or SIGQUIT the loop ends and the agent is shut down and waited for, so a running command ends
+//! its process group before tern exits; a second signal meanwhile ends the wait at once. A panic on any thread
+//! restores the terminal first (so the message is readable) and, when it was not the UI thread, ends the loop too.
 
 use std::io::{BufWriter, Stdout, Write, stdout};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, EventStream,
@@ -16,17 +21,30 @@ use crossterm::{cursor, execute};
 use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::{Notify, mpsc};
 
 use super::app::{ANIMATION, App, FRAME, osc52};
 use crate::agent::AgentHandle;
 use crate::protocol::Op;
 
+/// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+
 /// What the session ended with, printed to the normal screen after leaving the alternate one.
 pub struct Summary {
     pub last_exchange: Option<(String, String)>,
+    /// The signal (SIGTERM, SIGHUP, SIGQUIT) that ended the UI, if one did.
+    pub signal: Option<i32>,
+    /// A second signal cut the shutdown short: what is still running should be killed, not waited for.
+    pub at_once: bool,
+    /// A panic on another thread (the agent task, a background load) ended the UI.
+    pub panicked: bool,
 }
+
+/// Set by the panic hook; the loop wakes on `PANIC_SEEN` and ends.
+static PANICKED: AtomicBool = AtomicBool::new(false);
+static PANIC_SEEN: Notify = Notify::const_new();
 
 /// Puts the terminal back as it was. Safe to call more than once.
 pub fn restore() {
@@ -51,11 +69,44 @@ impl Drop for Guard {
 }
 
 fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
+        PANICKED.store(true, Ordering::SeqCst);
+        PANIC_SEEN.notify_one();
         previous(info);
     }));
+}
+
+/// The signals that end the UI.
+struct Signals {
+    term: Signal,
+    hup: Signal,
+    quit: Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            quit: signal(SignalKind::quit())?,
+        })
+    }
+
+    /// The next signal's number.
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            Some(()) = self.term.recv() => libc::SIGTERM,
+            Some(()) = self.hup.recv() => libc::SIGHUP,
+            Some(()) = self.quit.recv() => libc::SIGQUIT,
+            else => std::future::pending().await,
+        }
+    }
 }
 
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
@@ -84,8 +135,8 @@ pub async fn run(
     }
     // Buffered, so a frame reaches the terminal as one write.
     let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
+    let mut signals = Signals::new()?;
+    let mut ended_by: Option<i32> = None;
     let mut input = EventStream::new();
     let AgentHandle { ops, mut events, task } = agent;
     let mut dirty = true;
@@ -101,8 +152,11 @@ pub async fn run(
         };
         tokio::select! {
             biased;
-            _ = sigterm.recv() => break,
-            _ = sighup.recv() => break,
+            signal = signals.next() => {
+                ended_by = Some(signal);
+                break;
+            }
+            () = PANIC_SEEN.notified() => break,
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     app.on_terminal_event(event);
@@ -136,12 +190,21 @@ pub async fn run(
             break;
         }
     }
+    // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
     let _ = ops.send(Op::Shutdown);
     drop(ops);
-    // Give the agent a moment to stop its tools cleanly; it dies with the runtime otherwise.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), task).await;
+    let at_once = tokio::select! {
+        _ = tokio::time::timeout(SHUTDOWN_WAIT, task) => false,
+        signal = signals.next() => {
+            ended_by.get_or_insert(signal);
+            true
+        }
+    };
     Ok(Summary {
         last_exchange: app.state.last_exchange(),
+        signal: ended_by,
+        at_once,
+        panicked: PANICKED.load(Ordering::SeqCst),
     })
 }
 
