@@ -9,3 +9,5 @@ mod support;
 mod common;
 #[path = "faults/signals.rs"]
 mod signals;
+#[path = "faults/mcp.rs"]
+mod mcp;
