@@ -11,3 +11,5 @@ mod common;
 mod signals;
 #[path = "faults/mcp.rs"]
 mod mcp;
+#[path = "faults/panic.rs"]
+mod panic;

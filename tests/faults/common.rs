@@ -196,12 +196,13 @@ impl Drop for Tmux {
     }
 }
 
-/// The shell command that runs `tern <args>` in `sb` against `mock` in a terminal, then prints its exit code and
-/// keeps the pane open.
+/// The shell command that runs `tern <args>` in `sb` against `mock` in a terminal, then prints its exit code and the
+/// terminal's line mode (`TTY-icanon` when raw mode was left, `TTY--icanon` when not) and keeps the pane open.
 pub fn tern_in_terminal(sb: &Sandbox, mock: &MockLlm, args: &str, extra_env: &str) -> String {
     format!(
         "cd {work} && HOME={home} XDG_DATA_HOME={data} XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {extra_env} \
-         {BIN} --provider openai --base-url {url} --model m {args}; echo TERN-EXITED-$?; sleep 60",
+         {BIN} --provider openai --base-url {url} --model m {args}; echo TERN-EXITED-$?; \
+         stty -a | grep -o -- '-\\?icanon' | sed 's/^/TTY-/'; sleep 60",
         work = sb.work.path().display(),
         home = sb.home.path().display(),
         data = sb.data().display(),
