@@ -13,3 +13,5 @@ mod signals;
 mod mcp;
 #[path = "faults/panic.rs"]
 mod panic;
+#[path = "faults/disk.rs"]
+mod disk;

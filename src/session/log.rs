@@ -34,6 +34,8 @@ enum Line {
 pub struct SessionLog {
     path: PathBuf,
     file: File,
+    /// The file's length after the last complete line: a failed write (a full disk) is cut back to it.
+    len: u64,
 }
 
 impl SessionLog {
@@ -47,6 +49,7 @@ impl SessionLog {
         let file = open_private(path, true)?;
         let mut log = Self {
             path: path.to_path_buf(),
+            len: file.metadata()?.len(),
             file,
         };
         log.write(&Line::Meta(meta.clone()))?;
@@ -58,6 +61,7 @@ impl SessionLog {
         let file = open_private(path, false)?;
         Ok(Self {
             path: path.to_path_buf(),
+            len: file.metadata()?.len(),
             file,
         })
     }
@@ -80,9 +84,18 @@ impl SessionLog {
     fn write(&mut self, line: &Line) -> std::io::Result<()> {
         let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         text.push('\n');
-        // One write call per line: a crash leaves at most a torn last line, which load skips.
-        self.file.write_all(text.as_bytes())?;
-        self.file.flush()
+        // One write call per line: a crash leaves at most a torn last line, which load skips. A write that fails
+        // (the disk is full) is cut back, so the file still ends with a complete line.
+        match self.file.write_all(text.as_bytes()).and_then(|()| self.file.flush()) {
+            Ok(()) => {
+                self.len += text.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.file.set_len(self.len);
+                Err(e)
+            }
+        }
     }
 }
 

@@ -94,6 +94,20 @@ enum NewMode {
 }
 
 fn write_via_temp(path: &Path, bytes: &[u8], expected: Option<&[u8]>, mode: NewMode) -> std::io::Result<()> {
+    write_via_temp_inner(path, bytes, expected, mode).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            // The temp file is gone with the error, so the target is exactly as it was: say both plainly.
+            std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                format!("the disk is full ({e}); nothing was written and the file is unchanged"),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+fn write_via_temp_inner(path: &Path, bytes: &[u8], expected: Option<&[u8]>, mode: NewMode) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
     let parent = match path.parent() {
