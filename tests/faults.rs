@@ -15,3 +15,5 @@ mod mcp;
 mod panic;
 #[path = "faults/disk.rs"]
 mod disk;
+#[path = "faults/modes.rs"]
+mod modes;
