@@ -293,3 +293,6 @@ fn summary_line(output: &ToolOutput, duration_ms: u64) -> String {
     let mark = if output.is_error { "✗" } else { "✓" };
     format!("  {mark} {first} ({:.1}s)", duration_ms as f64 / 1000.0)
 }
+
+#[cfg(test)]
+mod stop_tests;

@@ -319,7 +319,10 @@ fn forward_signals() -> anyhow::Result<tokio::sync::mpsc::UnboundedReceiver<head
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let kinds = [
         (SignalKind::interrupt(), headless::Stop::Interrupt),
-        (SignalKind::terminate(), headless::Stop::Terminate { signal: libc::SIGTERM }),
+        (
+            SignalKind::terminate(),
+            headless::Stop::Terminate { signal: libc::SIGTERM },
+        ),
         (SignalKind::hangup(), headless::Stop::Terminate { signal: libc::SIGHUP }),
         (SignalKind::quit(), headless::Stop::Terminate { signal: libc::SIGQUIT }),
     ];

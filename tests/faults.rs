@@ -7,13 +7,13 @@ mod support;
 
 #[path = "faults/common.rs"]
 mod common;
-#[path = "faults/signals.rs"]
-mod signals;
-#[path = "faults/mcp.rs"]
-mod mcp;
-#[path = "faults/panic.rs"]
-mod panic;
 #[path = "faults/disk.rs"]
 mod disk;
+#[path = "faults/mcp.rs"]
+mod mcp;
 #[path = "faults/modes.rs"]
 mod modes;
+#[path = "faults/panic.rs"]
+mod panic;
+#[path = "faults/signals.rs"]
+mod signals;

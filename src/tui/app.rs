@@ -516,7 +516,9 @@ fn test_panic_in_view(state: &super::state::AppState) {
     static MARKER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     let marker = MARKER.get_or_init(|| std::env::var("TERN_TEST_PANIC_IN_VIEW").ok().filter(|m| !m.is_empty()));
     if let Some(marker) = marker
-        && state.last_exchange().is_some_and(|(_, answer)| answer.contains(marker.as_str()))
+        && state
+            .last_exchange()
+            .is_some_and(|(_, answer)| answer.contains(marker.as_str()))
     {
         panic!("TERN_TEST_PANIC_IN_VIEW: a view panicked on purpose");
     }

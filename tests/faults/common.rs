@@ -46,7 +46,14 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
-            .args(["--provider", "openai", "--base-url", &mock.openai_base_url(), "--model", "m"])
+            .args([
+                "--provider",
+                "openai",
+                "--base-url",
+                &mock.openai_base_url(),
+                "--model",
+                "m",
+            ])
             .args(args);
         cmd
     }
@@ -80,7 +87,11 @@ pub async fn read_pid(path: &Path) -> i32 {
         if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
             return pid;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "{} never appeared", path.display());
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{} never appeared",
+            path.display()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -139,9 +150,15 @@ pub struct Tmux {
 }
 
 pub fn tmux_available() -> bool {
-    let ok = StdCommand::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    let ok = StdCommand::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(std::env::var("CI").is_err(), "tmux is required in CI (.ci/run installs it)");
+        assert!(
+            std::env::var("CI").is_err(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
         eprintln!("skipping: tmux is not installed");
     }
     ok
@@ -158,7 +175,12 @@ impl Tmux {
     }
 
     pub fn run(&self, args: &[&str]) -> String {
-        let out = StdCommand::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap();
+        let out = StdCommand::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -184,7 +206,10 @@ impl Tmux {
             if screen.contains(text) {
                 return screen;
             }
-            assert!(start.elapsed() < Duration::from_secs(30), "'{text}' never appeared; screen:\n{screen}");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "'{text}' never appeared; screen:\n{screen}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -192,7 +217,11 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = StdCommand::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+        let _ = StdCommand::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
     }
 }
 
@@ -216,7 +245,10 @@ pub async fn resume_and_continue(sb: &Sandbox, mock: &MockLlm, name: &str, earli
     let (id, _) = sb.session();
     let tmux = Tmux::start(name, &tern_in_terminal(sb, mock, &format!("resume {id}"), ""));
     let screen = tmux.wait_for("Ask tern").await;
-    assert!(screen.contains(earlier), "the earlier turn is shown on resume: {screen}");
+    assert!(
+        screen.contains(earlier),
+        "the earlier turn is shown on resume: {screen}"
+    );
     tmux.keys(&["and now?", "Enter"]);
     let screen = tmux.wait_for(answer).await;
     tmux.keys(&["C-c"]);

@@ -25,7 +25,13 @@ fn unshare_available() -> bool {
 
 /// Runs `tern run <prompt>` inside a new mount namespace, after `setup` (a shell snippet that mounts the tmpfs). After
 /// tern exits, `collect` (another snippet) copies what the test needs into `$OUT`, which outlives the namespace.
-async fn run_in_namespace(sb: &Sandbox, mock: &MockLlm, setup: &str, collect: &str, args: &[&str]) -> std::process::Output {
+async fn run_in_namespace(
+    sb: &Sandbox,
+    mock: &MockLlm,
+    setup: &str,
+    collect: &str,
+    args: &[&str],
+) -> std::process::Output {
     let out = sb.home.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let script = format!("{setup}\n\"$@\"\ncode=$?\n{collect}\nexit $code");
@@ -37,7 +43,11 @@ async fn run_in_namespace(sb: &Sandbox, mock: &MockLlm, setup: &str, collect: &s
         .args(["-Urm", "sh", "-c", &script, "sh"])
         .arg(tern)
         .args(tern_args)
-        .envs(cmd.as_std().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+        .envs(
+            cmd.as_std()
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
         .env("WORK", sb.work.path())
         .env("DATA", sb.data())
         .env("OUT", &out)
@@ -70,7 +80,10 @@ async fn a_full_disk_under_the_workspace_fails_the_write_and_keeps_the_file() {
             ("write_file".into(), json!({"path": "sub/new.txt", "content": big})),
         ]),
         Reply::tool("read_file", json!({"path": "keep.txt"})),
-        Reply::tool("edit_file", json!({"path": "keep.txt", "old_text": "original", "new_text": big})),
+        Reply::tool(
+            "edit_file",
+            json!({"path": "keep.txt", "old_text": "original", "new_text": big}),
+        ),
         Reply::text("The disk is full."),
     ])
     .await;
@@ -93,7 +106,11 @@ async fn a_full_disk_under_the_workspace_fails_the_write_and_keeps_the_file() {
         assert!(result.contains("the disk is full"), "a clear error: {result}");
     }
     let out_dir = sb.home.path().join("out");
-    assert_eq!(read(&out_dir.join("keep.after")), "original\n", "the original is intact");
+    assert_eq!(
+        read(&out_dir.join("keep.after")),
+        "original\n",
+        "the original is intact"
+    );
     // No temp file left behind; the new file never appeared (its directory may have).
     assert_eq!(read(&out_dir.join("files.after")), ".\n./filler\n./keep.txt\n./sub\n");
 }
@@ -116,13 +133,24 @@ async fn a_full_disk_under_the_session_keeps_the_log_loadable() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(stderr.contains("cannot write the session log"), "the user is told: {stderr}");
+    assert!(
+        stderr.contains("cannot write the session log"),
+        "the user is told: {stderr}"
+    );
     assert!(text(&out.stdout).contains("Here is a long answer"));
     let sessions = sb.home.path().join("out/sessions");
-    let id = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().file_name();
+    let id = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
     let log = sessions.join(id).join("session.jsonl");
     let lines = session_lines(&log);
-    assert!(lines.len() >= 2, "the meta line and the question were written: {lines:?}");
+    assert!(
+        lines.len() >= 2,
+        "the meta line and the question were written: {lines:?}"
+    );
     let (meta, messages) = tern::session::log::load(&log).unwrap();
     assert!(!meta.id.is_empty());
     assert!(format!("{messages:?}").contains("answer at length"));

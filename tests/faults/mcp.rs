@@ -31,7 +31,17 @@ async fn a_server_that_crashes_mid_call_gives_an_error_result_and_the_turn_goes_
     let sb = sandbox();
     let config = server_config(&sb, "crash");
     let child = sb
-        .command(&mock, &["run", "--mode", "full-auto", "--mcp-config", config.to_str().unwrap(), "use the server"])
+        .command(
+            &mock,
+            &[
+                "run",
+                "--mode",
+                "full-auto",
+                "--mcp-config",
+                config.to_str().unwrap(),
+                "use the server",
+            ],
+        )
         .spawn()
         .unwrap();
     let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
@@ -49,7 +59,11 @@ async fn a_server_that_crashes_mid_call_gives_an_error_result_and_the_turn_goes_
         "the error says what happened: {}",
         results[0]
     );
-    assert!(text(&out.stderr).contains("✗"), "the call is shown as failed: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("✗"),
+        "the call is shown as failed: {}",
+        text(&out.stderr)
+    );
     let server = read_pid(&sb.home.path().join("server.pid")).await;
     assert!(!alive(server));
 }
@@ -60,7 +74,17 @@ async fn sigterm_during_a_server_call_ends_the_servers_process_group() {
     let sb = sandbox();
     let config = server_config(&sb, "hang");
     let child = sb
-        .command(&mock, &["run", "--mode", "full-auto", "--mcp-config", config.to_str().unwrap(), "use the server"])
+        .command(
+            &mock,
+            &[
+                "run",
+                "--mode",
+                "full-auto",
+                "--mcp-config",
+                config.to_str().unwrap(),
+                "use the server",
+            ],
+        )
         .spawn()
         .unwrap();
     let tern = child.id().unwrap() as i32;

@@ -23,19 +23,37 @@ async fn new_files_follow_the_umask_existing_files_keep_their_mode_and_sessions_
     });
     let sb = sandbox();
     let w = sb.work.path();
-    let existing = [("existing.txt", 0o664), ("edit.txt", 0o604), ("patch.txt", 0o755), ("nb.ipynb", 0o600)];
+    let existing = [
+        ("existing.txt", 0o664),
+        ("edit.txt", 0o604),
+        ("patch.txt", 0o755),
+        ("nb.ipynb", 0o600),
+    ];
     for (name, m) in existing {
-        let content = if name.ends_with(".ipynb") { notebook.to_string() } else { format!("old {name}\n") };
+        let content = if name.ends_with(".ipynb") {
+            notebook.to_string()
+        } else {
+            format!("old {name}\n")
+        };
         std::fs::write(w.join(name), content).unwrap();
         std::fs::set_permissions(w.join(name), std::fs::Permissions::from_mode(m)).unwrap();
     }
-    let reads = existing.iter().map(|(name, _)| ("read_file".to_string(), json!({"path": name}))).collect();
+    let reads = existing
+        .iter()
+        .map(|(name, _)| ("read_file".to_string(), json!({"path": name})))
+        .collect();
     let mock = MockLlm::start(vec![
         Reply::ToolCalls(reads),
         Reply::ToolCalls(vec![
             ("write_file".into(), json!({"path": "new.txt", "content": "new\n"})),
-            ("write_file".into(), json!({"path": "existing.txt", "content": "rewritten\n"})),
-            ("edit_file".into(), json!({"path": "edit.txt", "old_text": "old", "new_text": "edited"})),
+            (
+                "write_file".into(),
+                json!({"path": "existing.txt", "content": "rewritten\n"}),
+            ),
+            (
+                "edit_file".into(),
+                json!({"path": "edit.txt", "old_text": "old", "new_text": "edited"}),
+            ),
             (
                 "apply_patch".into(),
                 json!({"edits": [
@@ -43,7 +61,10 @@ async fn new_files_follow_the_umask_existing_files_keep_their_mode_and_sessions_
                     {"path": "added/by-patch.txt", "action": "add", "new_text": "added\n"}
                 ]}),
             ),
-            ("notebook_edit".into(), json!({"path": "nb.ipynb", "cell_index": 0, "new_source": "2 + 2"})),
+            (
+                "notebook_edit".into(),
+                json!({"path": "nb.ipynb", "cell_index": 0, "new_source": "2 + 2"}),
+            ),
         ]),
         Reply::text("Done."),
     ])
@@ -70,7 +91,10 @@ async fn new_files_follow_the_umask_existing_files_keep_their_mode_and_sessions_
     for result in &results[4..] {
         assert!(!result.starts_with("Error"), "every change applied: {results:#?}");
     }
-    assert_eq!(std::fs::read_to_string(w.join("patch.txt")).unwrap(), "patched patch.txt\n");
+    assert_eq!(
+        std::fs::read_to_string(w.join("patch.txt")).unwrap(),
+        "patched patch.txt\n"
+    );
     assert!(std::fs::read_to_string(w.join("nb.ipynb")).unwrap().contains("2 + 2"));
     assert_eq!(mode(&w.join("new.txt")), 0o640);
     assert_eq!(mode(&w.join("added/by-patch.txt")), 0o640);
@@ -79,7 +103,10 @@ async fn new_files_follow_the_umask_existing_files_keep_their_mode_and_sessions_
     }
     let (_, log) = sb.session();
     let session_dir = log.parent().unwrap();
-    assert_eq!((mode(&log), mode(session_dir), mode(session_dir.parent().unwrap())), (0o600, 0o700, 0o700));
+    assert_eq!(
+        (mode(&log), mode(session_dir), mode(session_dir.parent().unwrap())),
+        (0o600, 0o700, 0o700)
+    );
     let log_file = sb.data().join("tern/logs/tern.log");
     assert_eq!(mode(&log_file), 0o600);
 }

@@ -23,13 +23,19 @@ async fn a_panic_in_a_view_restores_the_terminal_and_the_session_resumes() {
     tmux.keys(&["trigger it", "Enter"]);
     let screen = tmux.wait_for("TTY-").await;
     assert!(screen.contains("TERN-EXITED-101"), "{screen}");
-    assert!(screen.contains("a view panicked on purpose"), "the panic text is shown: {screen}");
+    assert!(
+        screen.contains("a view panicked on purpose"),
+        "the panic text is shown: {screen}"
+    );
     assert!(screen.contains("TTY-icanon"), "raw mode left: {screen}");
     assert_eq!(tmux.display("#{alternate_on}"), "0", "alternate screen left");
     assert_eq!(tmux.display("#{cursor_flag}"), "1", "cursor visible again");
     assert_eq!(tmux.display("#{mouse_any_flag}"), "0", "mouse capture off");
     let log = std::fs::read_to_string(sb.data().join("tern/logs/tern.log")).unwrap();
-    assert!(log.contains("a view panicked on purpose"), "the panic is in the log: {log}");
+    assert!(
+        log.contains("a view panicked on purpose"),
+        "the panic is in the log: {log}"
+    );
     drop(tmux);
 
     let (_, session) = sb.session();

@@ -22,7 +22,10 @@ async fn wait_exit(child: tokio::process::Child, limit: Duration) -> std::proces
 /// Runs `tern run --mode full-auto` on a scripted `exec` of `SLEEPER`, sends `sig` once both pids are written, and
 /// returns tern's output and the command's pids.
 async fn signal_during_command(sb: &Sandbox, mock: &MockLlm, sig: i32) -> (std::process::Output, [i32; 2]) {
-    let child = sb.command(mock, &["run", "--mode", "full-auto", "start the sleeper"]).spawn().unwrap();
+    let child = sb
+        .command(mock, &["run", "--mode", "full-auto", "start the sleeper"])
+        .spawn()
+        .unwrap();
     let tern = child.id().unwrap() as i32;
     let bash = read_pid(&sb.work.path().join("bash.pid")).await;
     let leftover = read_pid(&sb.work.path().join("child.pid")).await;
@@ -33,7 +36,10 @@ async fn signal_during_command(sb: &Sandbox, mock: &MockLlm, sig: i32) -> (std::
 
 fn sleeper_script(after: &str) -> Vec<Reply> {
     vec![
-        Reply::TextAndToolCalls("Starting it.".into(), vec![("exec".into(), json!({"command": SLEEPER}))]),
+        Reply::TextAndToolCalls(
+            "Starting it.".into(),
+            vec![("exec".into(), json!({"command": SLEEPER}))],
+        ),
         Reply::text(after),
     ]
 }
@@ -49,11 +55,18 @@ async fn sigterm_during_a_command_ends_its_group_and_the_session_resumes() {
     assert_eq!(out.status.code(), Some(143), "stderr: {}", text(&out.stderr));
     assert!(text(&out.stderr).contains("SIGTERM"), "{}", text(&out.stderr));
     // Ended before tern exited: only the kernel's teardown of a killed process may still be under way.
-    assert_eq!(survivors(&pids, Duration::from_millis(200)).await, Vec::<i32>::new(), "command processes left");
+    assert_eq!(
+        survivors(&pids, Duration::from_millis(200)).await,
+        Vec::<i32>::new(),
+        "command processes left"
+    );
     let (_, log) = sb.session();
     let lines = session_lines(&log);
     let last = lines.last().unwrap().to_string();
-    assert!(last.contains("interrupted"), "the call's recorded result says it was interrupted: {last}");
+    assert!(
+        last.contains("interrupted"),
+        "the call's recorded result says it was interrupted: {last}"
+    );
 
     resume_and_continue(&sb, &mock, "term-cmd", "start the sleeper", "resumed-after-term").await;
     let request = mock.requests().pop().unwrap();
@@ -71,11 +84,17 @@ async fn sigkill_during_a_command_leaves_a_session_that_resumes() {
     let mock = MockLlm::start(sleeper_script("resumed-after-kill")).await;
     let sb = sandbox();
     let (out, pids) = signal_during_command(&sb, &mock, libc::SIGKILL).await;
-    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&out.status), Some(libc::SIGKILL));
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(libc::SIGKILL)
+    );
     // SIGKILL gives tern no chance to end the group: only an OS sandbox (a PID namespace) can. Counted for the
     // report, then cleaned up.
     let left = survivors(&pids, Duration::from_millis(500)).await;
-    eprintln!("faults: after SIGKILL of tern, {} of 2 command processes were still running", left.len());
+    eprintln!(
+        "faults: after SIGKILL of tern, {} of 2 command processes were still running",
+        left.len()
+    );
     let (_, log) = sb.session();
     session_lines(&log);
 
@@ -122,7 +141,11 @@ async fn sigterm_and_sigkill_during_a_stream_leave_a_session_that_resumes() {
             .iter()
             .map(|m| m["role"].as_str().unwrap())
             .collect();
-        assert_eq!(roles.iter().filter(|r| **r == "user").count(), 2, "both questions reach the model: {roles:?}");
+        assert_eq!(
+            roles.iter().filter(|r| **r == "user").count(),
+            2,
+            "both questions reach the model: {roles:?}"
+        );
     }
 }
 
@@ -162,8 +185,14 @@ async fn sigterm_in_the_ui_restores_the_terminal_and_ends_the_command() {
     signal(tern, libc::SIGTERM);
     let screen = tmux.wait_for("TERN-EXITED-").await;
     assert!(screen.contains("TERN-EXITED-143"), "{screen}");
-    assert!(screen.contains("tern resume"), "the usual exit text is printed: {screen}");
-    assert_eq!(survivors(&[bash, leftover], Duration::from_millis(200)).await, Vec::<i32>::new());
+    assert!(
+        screen.contains("tern resume"),
+        "the usual exit text is printed: {screen}"
+    );
+    assert_eq!(
+        survivors(&[bash, leftover], Duration::from_millis(200)).await,
+        Vec::<i32>::new()
+    );
     assert_eq!(tmux.display("#{alternate_on}"), "0", "alternate screen left");
     assert_eq!(tmux.display("#{cursor_flag}"), "1", "cursor visible again");
     let (_, log) = sb.session();
