@@ -254,7 +254,7 @@ fn interactive(
             session.id, session.id
         );
     }
-    if summary.panicked {
+    if summary.agent_panicked {
         eprintln!("tern: stopped after an internal error (shown above); the session was saved up to it");
         return Ok(101);
     }

@@ -3,11 +3,17 @@
 //! together; with nothing changing and nothing animating it sleeps without a timer.
 //!
 //! On SIGTERM, SIGHUP or SIGQUIT the loop ends and the agent is shut down and waited for, so a running command ends
-//! its process group before tern exits; a second signal meanwhile ends the wait at once. A panic on any thread
-//! restores the terminal first (so the message is readable) and, when it was not the UI thread, ends the loop too.
+//! its process group before tern exits; a second signal meanwhile ends the wait at once.
+//!
+//! Panics: one on the UI thread (a view) restores the terminal before its message is printed, then unwinds out. One
+//! on another thread may be caught (the tool registry isolates tool panics), so it must not break the screen: its
+//! message goes to the log at once and to stderr once the terminal is restored. If it killed the agent task, the UI
+//! ends too (there is nobody left to talk to) and says so.
 
 use std::io::{BufWriter, Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
@@ -22,7 +28,7 @@ use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 
 use super::app::{ANIMATION, App, FRAME, osc52};
 use crate::agent::AgentHandle;
@@ -30,6 +36,8 @@ use crate::protocol::Op;
 
 /// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+/// After the agent's events end: how long its task may take to report how it ended.
+const AGENT_END_WAIT: Duration = Duration::from_millis(500);
 
 /// What the session ended with, printed to the normal screen after leaving the alternate one.
 pub struct Summary {
@@ -38,13 +46,15 @@ pub struct Summary {
     pub signal: Option<i32>,
     /// A second signal cut the shutdown short: what is still running should be killed, not waited for.
     pub at_once: bool,
-    /// A panic on another thread (the agent task, a background load) ended the UI.
-    pub panicked: bool,
+    /// The agent task panicked, which ended the UI.
+    pub agent_panicked: bool,
 }
 
-/// Set by the panic hook; the loop wakes on `PANIC_SEEN` and ends.
-static PANICKED: AtomicBool = AtomicBool::new(false);
-static PANIC_SEEN: Notify = Notify::const_new();
+/// The thread that draws (the one running `run`), and whether the terminal is in full-screen raw mode now.
+static UI_THREAD: OnceLock<ThreadId> = OnceLock::new();
+static UI_ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Panic messages from other threads while the UI was active, printed once the terminal is restored.
+static DEFERRED_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Puts the terminal back as it was. Safe to call more than once.
 pub fn restore() {
@@ -75,11 +85,27 @@ fn install_panic_hook() {
     }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let on_ui_thread = UI_THREAD.get() == Some(&std::thread::current().id());
+        if UI_ACTIVE.load(Ordering::SeqCst) && !on_ui_thread {
+            let thread = std::thread::current().name().unwrap_or("unnamed").to_string();
+            tracing::error!(%thread, "panic: {info}");
+            if let Ok(mut deferred) = DEFERRED_PANICS.lock() {
+                deferred.push(format!("thread '{thread}' {info}"));
+            }
+            return;
+        }
+        UI_ACTIVE.store(false, Ordering::SeqCst);
         restore();
-        PANICKED.store(true, Ordering::SeqCst);
-        PANIC_SEEN.notify_one();
         previous(info);
     }));
+}
+
+/// Prints the panics that happened on other threads while the screen was taken.
+fn print_deferred_panics() {
+    let deferred = DEFERRED_PANICS.lock().map(|mut d| std::mem::take(&mut *d)).unwrap_or_default();
+    for message in deferred {
+        eprintln!("{message}");
+    }
 }
 
 /// The signals that end the UI.
@@ -112,12 +138,27 @@ impl Signals {
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
 /// delivered something.
 pub async fn run(
+    app: App,
+    agent: AgentHandle,
+    notify_rx: mpsc::UnboundedReceiver<()>,
+    mouse: bool,
+) -> std::io::Result<Summary> {
+    let _ = UI_THREAD.set(std::thread::current().id());
+    install_panic_hook();
+    UI_ACTIVE.store(true, Ordering::SeqCst);
+    let result = run_screen(app, agent, notify_rx, mouse).await;
+    UI_ACTIVE.store(false, Ordering::SeqCst);
+    restore();
+    print_deferred_panics();
+    result
+}
+
+async fn run_screen(
     mut app: App,
     agent: AgentHandle,
     mut notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
 ) -> std::io::Result<Summary> {
-    install_panic_hook();
     enable_raw_mode()?;
     let _guard = Guard;
     let mut out = stdout();
@@ -139,6 +180,8 @@ pub async fn run(
     let mut ended_by: Option<i32> = None;
     let mut input = EventStream::new();
     let AgentHandle { ops, mut events, task } = agent;
+    let mut task = Some(task);
+    let mut agent_panicked = false;
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     loop {
@@ -156,7 +199,6 @@ pub async fn run(
                 ended_by = Some(signal);
                 break;
             }
-            () = PANIC_SEEN.notified() => break,
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     app.on_terminal_event(event);
@@ -174,6 +216,16 @@ pub async fn run(
                 None => {
                     app.state.agent_gone = true;
                     dirty = true;
+                    // The channel closes when the task ends; a panic there leaves nothing to talk to.
+                    if let Some(handle) = task.as_mut()
+                        && let Ok(joined) = tokio::time::timeout(AGENT_END_WAIT, handle).await
+                    {
+                        task = None;
+                        if joined.is_err_and(|e| e.is_panic()) {
+                            agent_panicked = true;
+                            break;
+                        }
+                    }
                 }
             },
             Some(()) = notify_rx.recv() => dirty = true,
@@ -193,18 +245,21 @@ pub async fn run(
     // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
     let _ = ops.send(Op::Shutdown);
     drop(ops);
-    let at_once = tokio::select! {
-        _ = tokio::time::timeout(SHUTDOWN_WAIT, task) => false,
-        signal = signals.next() => {
-            ended_by.get_or_insert(signal);
-            true
-        }
+    let at_once = match task {
+        Some(task) => tokio::select! {
+            _ = tokio::time::timeout(SHUTDOWN_WAIT, task) => false,
+            signal = signals.next() => {
+                ended_by.get_or_insert(signal);
+                true
+            }
+        },
+        None => false,
     };
     Ok(Summary {
         last_exchange: app.state.last_exchange(),
         signal: ended_by,
         at_once,
-        panicked: PANICKED.load(Ordering::SeqCst),
+        agent_panicked,
     })
 }
 
