@@ -94,15 +94,20 @@ fn install_panic_hook() {
             }
             return;
         }
-        UI_ACTIVE.store(false, Ordering::SeqCst);
-        restore();
+        // Only while the screen is ours: after `run` the terminal is already back, and stdout may be a pipe.
+        if UI_ACTIVE.swap(false, Ordering::SeqCst) {
+            restore();
+        }
         previous(info);
     }));
 }
 
 /// Prints the panics that happened on other threads while the screen was taken.
 fn print_deferred_panics() {
-    let deferred = DEFERRED_PANICS.lock().map(|mut d| std::mem::take(&mut *d)).unwrap_or_default();
+    let deferred = DEFERRED_PANICS
+        .lock()
+        .map(|mut d| std::mem::take(&mut *d))
+        .unwrap_or_default();
     for message in deferred {
         eprintln!("{message}");
     }
