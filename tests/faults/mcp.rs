@@ -9,12 +9,12 @@ use serde_json::json;
 use crate::common::*;
 use crate::support::mock_llm::{MockLlm, Reply};
 
-/// Writes an `mcpServers` file that starts `mcp_server.py` in `mode` and returns its path.
+/// Writes an `mcpServers` file that starts `mcp_server.js` in `mode` and returns its path.
 fn server_config(sb: &Sandbox, mode: &str) -> PathBuf {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/faults/mcp_server.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/faults/mcp_server.js");
     let config = json!({"mcpServers": {"faulty": {
-        "command": "python3",
-        "args": ["-u", script, mode, sb.home.path()],
+        "command": "node",
+        "args": [script, mode, sb.home.path()],
     }}});
     let path = sb.home.path().join("mcp.json");
     std::fs::write(&path, config.to_string()).unwrap();
