@@ -213,6 +213,7 @@ fn interactive(
     let _log = init_logging();
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
+        let signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
         let (handle, session, context_window, root) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
@@ -226,7 +227,7 @@ fn interactive(
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let summary = tern::tui::launch(handle, root, context_window, first, &session).await?;
+        let summary = tern::tui::launch(handle, root, context_window, first, &session, signals).await?;
         if let Some(mcp) = &session.mcp {
             if summary.at_once {
                 mcp.kill_now();

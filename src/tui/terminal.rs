@@ -113,15 +113,16 @@ fn print_deferred_panics() {
     }
 }
 
-/// The signals that end the UI.
-struct Signals {
+/// The signals that end the UI (SIGTERM, SIGHUP, SIGQUIT). Created before the agent starts, so one that arrives
+/// during startup is kept for the loop instead of killing tern with its servers left running.
+pub struct Signals {
     term: Signal,
     hup: Signal,
     quit: Signal,
 }
 
 impl Signals {
-    fn new() -> std::io::Result<Self> {
+    pub fn new() -> std::io::Result<Self> {
         Ok(Self {
             term: signal(SignalKind::terminate())?,
             hup: signal(SignalKind::hangup())?,
@@ -147,11 +148,12 @@ pub async fn run(
     agent: AgentHandle,
     notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
+    signals: Signals,
 ) -> std::io::Result<Summary> {
     let _ = UI_THREAD.set(std::thread::current().id());
     install_panic_hook();
     UI_ACTIVE.store(true, Ordering::SeqCst);
-    let result = run_screen(app, agent, notify_rx, mouse).await;
+    let result = run_screen(app, agent, notify_rx, mouse, signals).await;
     UI_ACTIVE.store(false, Ordering::SeqCst);
     restore();
     print_deferred_panics();
@@ -163,6 +165,7 @@ async fn run_screen(
     agent: AgentHandle,
     mut notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
+    mut signals: Signals,
 ) -> std::io::Result<Summary> {
     enable_raw_mode()?;
     let _guard = Guard;
@@ -181,7 +184,6 @@ async fn run_screen(
     }
     // Buffered, so a frame reaches the terminal as one write.
     let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
-    let mut signals = Signals::new()?;
     let mut ended_by: Option<i32> = None;
     let mut input = EventStream::new();
     let AgentHandle { ops, mut events, task } = agent;
