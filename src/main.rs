@@ -213,7 +213,7 @@ fn interactive(
     let _log = init_logging();
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
-        let signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
+        let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
         let (handle, session, context_window, root) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
@@ -227,12 +227,19 @@ fn interactive(
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let summary = tern::tui::launch(handle, root, context_window, first, &session, signals).await?;
+        let mut summary = tern::tui::launch(handle, root, context_window, first, &session, &mut signals).await?;
         if let Some(mcp) = &session.mcp {
             if summary.at_once {
                 mcp.kill_now();
             } else {
-                mcp.shutdown().await;
+                // A signal while the servers are asked to exit kills them at once.
+                tokio::select! {
+                    () = mcp.shutdown() => {}
+                    signal = signals.next() => {
+                        summary.signal.get_or_insert(signal);
+                        mcp.kill_now();
+                    }
+                }
             }
         }
         anyhow::Ok((summary, session))

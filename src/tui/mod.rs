@@ -28,7 +28,7 @@ pub async fn launch(
     context_window: u64,
     first_prompt: Option<String>,
     session: &crate::agent::SessionInfo,
-    signals: terminal::Signals,
+    signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);

@@ -131,7 +131,7 @@ impl Signals {
     }
 
     /// The next signal's number.
-    async fn next(&mut self) -> i32 {
+    pub async fn next(&mut self) -> i32 {
         tokio::select! {
             Some(()) = self.term.recv() => libc::SIGTERM,
             Some(()) = self.hup.recv() => libc::SIGHUP,
@@ -148,7 +148,7 @@ pub async fn run(
     agent: AgentHandle,
     notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
-    signals: Signals,
+    signals: &mut Signals,
 ) -> std::io::Result<Summary> {
     let _ = UI_THREAD.set(std::thread::current().id());
     install_panic_hook();
@@ -165,7 +165,7 @@ async fn run_screen(
     agent: AgentHandle,
     mut notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
-    mut signals: Signals,
+    signals: &mut Signals,
 ) -> std::io::Result<Summary> {
     enable_raw_mode()?;
     let _guard = Guard;
