@@ -1,6 +1,6 @@
 //! `tern run`: the non-interactive frontend. It sends one prompt, prints what the agent does, and exits with a code
-//! scripts can rely on: 0 done, 1 error, 130 interrupted. With no terminal to ask, calls that need approval are
-//! denied, and the model is told why.
+//! scripts can rely on: 0 done, 1 error, 130 interrupted, 128+N after signal N (SIGTERM, SIGHUP, SIGQUIT). With no
+//! terminal to ask, calls that need approval are denied, and the model is told why.
 
 use std::io::Write;
 
@@ -25,18 +25,45 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_ERROR: i32 = 1;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// What the frontend's signal handlers ask of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl+C (SIGINT): stop the turn and finish normally (exit 130).
+    Interrupt,
+    /// SIGTERM, SIGHUP or SIGQUIT: stop the turn, shut the agent down (its commands' process groups end with it) and
+    /// exit with 128 + `signal`.
+    Terminate { signal: i32 },
+}
+
+/// The exit code for a run ended by signal `signal` (the shell's convention).
+pub fn signal_exit_code(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// A signal's usual name, for messages.
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGINT => "SIGINT",
+        _ => "a signal",
+    }
+}
+
 /// What the model reads when a call needed approval in a run nobody can answer.
 pub const NO_TERMINAL_FEEDBACK: &str = "This is a non-interactive run (tern run) and nobody can approve this call, so \
      it was not run. It needs `--mode full-auto` or an allow rule in the config ([approval] allow = [\"...\"]). \
      Continue without it if you can, and mention what was not run.";
 
-/// Drives one turn to its end and prints it. A message on `interrupts` (SIGINT) stops the turn cleanly; a second one
-/// while stopping ends at once.
+/// Drives one turn to its end and prints it. `Stop::Interrupt` (SIGINT) stops the turn cleanly; `Stop::Terminate`
+/// also shuts the agent down and waits for it (so running commands end their process groups) before returning
+/// 128 + the signal. Any second stop while stopping returns at once.
 pub async fn run<O: Write, E: Write>(
     mut handle: AgentHandle,
     prompt: String,
     format: OutputFormat,
-    interrupts: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    stops: &mut tokio::sync::mpsc::UnboundedReceiver<Stop>,
     out: &mut O,
     err: &mut E,
 ) -> i32 {
@@ -46,17 +73,33 @@ pub async fn run<O: Write, E: Write>(
     let mut printer = Printer::new(format);
     let mut end: Option<TurnEnd> = None;
     let mut interrupted = false;
+    let mut terminated: Option<i32> = None;
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
-            Some(()) = interrupts.recv() => {
-                if interrupted {
-                    let _ = writeln!(err, "\ntern: interrupted again; exiting now");
-                    return EXIT_INTERRUPTED;
+            Some(stop) = stops.recv() => {
+                let again = interrupted || terminated.is_some();
+                match stop {
+                    Stop::Interrupt if again => {
+                        let _ = writeln!(err, "\ntern: interrupted again; exiting now");
+                        return terminated.map_or(EXIT_INTERRUPTED, signal_exit_code);
+                    }
+                    Stop::Terminate { signal } if again => {
+                        let _ = writeln!(err, "\ntern: {} while stopping; exiting now", signal_name(signal));
+                        return signal_exit_code(terminated.unwrap_or(signal));
+                    }
+                    Stop::Interrupt => {
+                        interrupted = true;
+                        let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
+                        let _ = handle.ops.send(Op::Interrupt);
+                    }
+                    Stop::Terminate { signal } => {
+                        terminated = Some(signal);
+                        let _ = writeln!(err, "\ntern: {}; stopping", signal_name(signal));
+                        let _ = handle.ops.send(Op::Interrupt);
+                        let _ = handle.ops.send(Op::Shutdown);
+                    }
                 }
-                interrupted = true;
-                let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
-                let _ = handle.ops.send(Op::Interrupt);
                 continue;
             }
         };
@@ -81,6 +124,9 @@ pub async fn run<O: Write, E: Write>(
     }
     printer.finish(end.as_ref(), out);
     let _ = out.flush();
+    if let Some(signal) = terminated {
+        return signal_exit_code(signal);
+    }
     match end {
         Some(TurnEnd::Completed | TurnEnd::IterationLimit) => EXIT_OK,
         Some(TurnEnd::Interrupted) => EXIT_INTERRUPTED,
@@ -319,5 +365,7 @@ fn summary_line(output: &ToolOutput, duration_ms: u64) -> String {
     format!("  {mark} {first} ({:.1}s)", duration_ms as f64 / 1000.0)
 }
 
+#[cfg(test)]
+mod stop_tests;
 #[cfg(test)]
 mod tests;

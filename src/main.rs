@@ -88,7 +88,8 @@ enum FormatArg {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one prompt without the UI and print the answer (exit codes: 0 done, 1 error, 2 usage, 130 interrupted).
+    /// Run one prompt without the UI and print the answer (exit codes: 0 done, 1 error, 2 usage, 130 interrupted,
+    /// 128+N ended by signal N: 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
     Run(RunArgs),
     /// Reopen a session in the UI: the latest of this workspace, or the one with this id.
     Resume {
@@ -214,6 +215,7 @@ fn interactive(
     let _log = init_logging();
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
+        let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
         let (handle, session, context_window, root) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
@@ -227,13 +229,27 @@ fn interactive(
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let summary = tern::tui::launch(handle, root, context_window, first, &session).await?;
+        let mut summary = tern::tui::launch(handle, root, context_window, first, &session, &mut signals).await?;
         if let Some(mcp) = &session.mcp {
-            mcp.shutdown().await;
+            if summary.at_once {
+                mcp.kill_now();
+            } else {
+                // A signal while the servers are asked to exit kills them at once.
+                tokio::select! {
+                    () = mcp.shutdown() => {}
+                    signal = signals.next() => {
+                        summary.signal.get_or_insert(signal);
+                        mcp.kill_now();
+                    }
+                }
+            }
         }
         anyhow::Ok((summary, session))
-    })?;
-    let (summary, session) = summary;
+    });
+    // Whatever is still running (a command the agent had no time to stop) is dropped here, which kills its process
+    // group; blocking work gets a bounded moment instead of holding the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let (summary, session) = summary?;
     if let Some((question, answer)) = summary.last_exchange {
         println!("› {}\n", question.trim());
         if !answer.trim().is_empty() {
@@ -248,7 +264,11 @@ fn interactive(
             session.id, session.id
         );
     }
-    Ok(0)
+    if summary.agent_panicked {
+        eprintln!("tern: stopped after an internal error (shown above); the session was saved up to it");
+        return Ok(101);
+    }
+    Ok(summary.signal.map_or(0, headless::signal_exit_code))
 }
 
 fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
@@ -277,27 +297,75 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         FormatArg::Json => OutputFormat::Json,
         FormatArg::StreamJson => OutputFormat::StreamJson,
     };
-    runtime()?.block_on(async move {
+    let runtime = runtime()?;
+    let code = runtime.block_on(async move {
+        // Before anything starts: a signal that arrives while the agent starts up is then handled, not fatal.
+        let mut stops = forward_signals()?;
         let (handle, session) = tern::agent::start(&settings, workspace, None)?;
         for warning in &session.warnings {
             eprintln!("tern: warning: {warning}");
         }
-        let (tx, mut interrupts) = tokio::sync::mpsc::unbounded_channel();
+        let mut out = std::io::stdout();
+        let mut err = std::io::stderr();
+        let code = headless::run(handle, prompt, format, &mut stops, &mut out, &mut err).await;
+        if let Some(mcp) = &session.mcp {
+            // A further signal while the servers are asked to exit kills them at once.
+            tokio::select! {
+                () = mcp.shutdown() => {}
+                Some(_) = stops.recv() => mcp.kill_now(),
+            }
+        }
+        anyhow::Ok(code)
+    });
+    // Commands the agent could not stop in time are dropped with the runtime, which kills their process groups.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
+}
+
+/// Turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into `Stop`s for the headless run. While the handlers are installed
+/// these signals no longer kill tern outright: it stops its turn, its commands and its servers first.
+fn forward_signals() -> anyhow::Result<tokio::sync::mpsc::UnboundedReceiver<headless::Stop>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let kinds = [
+        (SignalKind::interrupt(), headless::Stop::Interrupt),
+        (
+            SignalKind::terminate(),
+            headless::Stop::Terminate { signal: libc::SIGTERM },
+        ),
+        (SignalKind::hangup(), headless::Stop::Terminate { signal: libc::SIGHUP }),
+        (SignalKind::quit(), headless::Stop::Terminate { signal: libc::SIGQUIT }),
+    ];
+    for (kind, stop) in kinds {
+        let mut stream = signal(kind).context("cannot install a signal handler")?;
+        let tx = tx.clone();
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                if tx.send(()).is_err() {
+            while stream.recv().await.is_some() {
+                if tx.send(stop).is_err() {
                     break;
                 }
             }
         });
-        let mut out = std::io::stdout();
-        let mut err = std::io::stderr();
-        let code = headless::run(handle, prompt, format, &mut interrupts, &mut out, &mut err).await;
-        if let Some(mcp) = &session.mcp {
-            mcp.shutdown().await;
-        }
-        anyhow::Ok(code)
-    })
+    }
+    Ok(rx)
+}
+
+/// Chains a hook that writes the panic to the log before the default one prints it to stderr (the TUI's hook restores
+/// the terminal before both).
+fn log_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let location = info.location().map(|l| l.to_string()).unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let thread = std::thread::current().name().unwrap_or("unnamed").to_string();
+        tracing::error!(%thread, %location, "panic: {message}");
+        previous(info);
+    }));
 }
 
 fn flag_layer(global: &GlobalArgs) -> ConfigFile {
@@ -320,15 +388,24 @@ fn flag_layer(global: &GlobalArgs) -> ConfigFile {
     }
 }
 
-/// Logs go to a file under tern's data directory (never to the terminal); `TERN_LOG` sets the filter.
+/// Logs go to a file under tern's data directory (never to the terminal), private to the user; `TERN_LOG` sets the
+/// filter. A panic is logged there too, before it is printed.
 fn init_logging() -> Option<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    log_panics();
     let dir = config::data_dir().join("logs");
-    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .ok()?;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(dir.join("tern.log"))
         .ok()?;
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
     let filter = tracing_subscriber::EnvFilter::try_from_env("TERN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("tern=info"));
     tracing_subscriber::fmt()

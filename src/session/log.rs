@@ -1,6 +1,8 @@
 //! The session log: one JSONL file per session, appended and flushed as each message happens, so a crash loses at most
 //! the line being written. The first line says what the session is; each later line is one conversation message. A
 //! torn last line is skipped on load, and the runner repairs the conversation (every call answered) before using it.
+//! Sessions hold file contents and command output, so the log is 0600 and its directories 0700, also when they
+//! already existed with looser modes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -32,6 +34,8 @@ enum Line {
 pub struct SessionLog {
     path: PathBuf,
     file: File,
+    /// The file's length after the last complete line: a failed write (a full disk) is cut back to it.
+    len: u64,
 }
 
 impl SessionLog {
@@ -42,12 +46,10 @@ impl SessionLog {
 
     /// Creates a new log and writes its first line.
     pub fn create(path: &Path, meta: &SessionMeta) -> std::io::Result<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = open_private(path, true)?;
         let mut log = Self {
             path: path.to_path_buf(),
+            len: file.metadata()?.len(),
             file,
         };
         log.write(&Line::Meta(meta.clone()))?;
@@ -56,9 +58,10 @@ impl SessionLog {
 
     /// Opens an existing log to append to it (a resumed session).
     pub fn append_to(path: &Path) -> std::io::Result<Self> {
-        let file = OpenOptions::new().append(true).open(path)?;
+        let file = open_private(path, false)?;
         Ok(Self {
             path: path.to_path_buf(),
+            len: file.metadata()?.len(),
             file,
         })
     }
@@ -83,10 +86,42 @@ impl SessionLog {
         // Tool output may show a key (a variable the user allowed, a file holding one): never on disk.
         let mut text = crate::secrets::mask(&text).into_owned();
         text.push('\n');
-        // One write call per line: a crash leaves at most a torn last line, which load skips.
-        self.file.write_all(text.as_bytes())?;
-        self.file.flush()
+        // One write call per line: a crash leaves at most a torn last line, which load skips. A write that fails
+        // (the disk is full) is cut back, so the file still ends with a complete line.
+        match self.file.write_all(text.as_bytes()).and_then(|()| self.file.flush()) {
+            Ok(()) => {
+                self.len += text.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.file.set_len(self.len);
+                Err(e)
+            }
+        }
     }
+}
+
+/// Opens `path` for appending as a private file (0600) in private directories (0700): its own directory, and the
+/// `sessions` directory above it when there is one.
+fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        private_dir(dir)?;
+        if let Some(sessions) = dir.parent().filter(|d| d.file_name().is_some_and(|n| n == "sessions")) {
+            private_dir(sessions)?;
+        }
+    }
+    let file = OpenOptions::new().create(create).append(true).mode(0o600).open(path)?;
+    // `mode` only applies to a file this call created: one that was already there may be looser.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    Ok(file)
+}
+
+/// Creates `dir` (and missing parents) and makes it 0700, whatever it was.
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
 /// Reads a log: its metadata and messages. Lines that do not parse (a torn last line) are skipped.
@@ -158,6 +193,24 @@ mod tests {
         let (m, messages) = load(&path).unwrap();
         assert_eq!(m.id, "s1");
         assert_eq!(messages, vec![msg]);
+    }
+
+    #[test]
+    fn logs_and_their_directories_are_private_even_when_they_were_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        drop(SessionLog::create(&path, &meta("s1", "/w")).unwrap());
+        let session_dir = path.parent().unwrap();
+        let sessions = session_dir.parent().unwrap();
+        assert_eq!((mode(&path), mode(session_dir), mode(sessions)), (0o600, 0o700, 0o700));
+        // An older tern left them world-readable: opening the session fixes that.
+        for (p, m) in [(&*path, 0o644), (session_dir, 0o755), (sessions, 0o755)] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        }
+        drop(SessionLog::append_to(&path).unwrap());
+        assert_eq!((mode(&path), mode(session_dir), mode(sessions)), (0o600, 0o700, 0o700));
     }
 
     #[test]

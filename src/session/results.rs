@@ -1,5 +1,6 @@
 //! Large tool results on disk. The model gets a preview and the path; `read_file` may page through the file (the path
-//! policy lets reads into this directory), and the TUI's history browser loads it for the full view.
+//! policy lets reads into this directory), and the TUI's history browser loads it for the full view. Results hold
+//! file contents and command output: the directory is 0700 and each file 0600.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +26,7 @@ impl ToolResultStore {
 
     /// Creates the directory (so the path policy can resolve it as a read root).
     pub fn ensure_dir(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)
+        super::log::private_dir(&self.dir)
     }
 
     /// Saves the full text of one result and returns where it went.
@@ -44,7 +45,7 @@ impl ToolResultStore {
                 .collect()
         };
         let path = self.dir.join(format!("{}-{}.txt", safe(tool), safe(call_id)));
-        crate::tools::file_state::atomic_write(&path, text.as_bytes(), None)?;
+        crate::tools::file_state::atomic_write_private(&path, text.as_bytes())?;
         Ok(path)
     }
 }
@@ -61,5 +62,8 @@ mod tests {
         assert!(p.starts_with(dir.path().join("sessions/s1/tool-results")));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "hello");
         assert!(p.file_name().unwrap().to_str().unwrap().starts_with("exec-call____1"));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&p), mode(store.dir())), (0o600, 0o700));
     }
 }

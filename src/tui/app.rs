@@ -424,6 +424,8 @@ impl App {
 
     /// Draws everything.
     pub fn render(&mut self, frame: &mut Frame<'_>) {
+        #[cfg(debug_assertions)]
+        test_panic_in_view(&self.state);
         let area = frame.area();
         let composer_h = self
             .composer
@@ -505,3 +507,19 @@ pub fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 #[path = "tests/app.rs"]
 mod tests;
+
+/// A test hook for the fault suite, compiled into debug builds only: with `TERN_TEST_PANIC_IN_VIEW=<text>` set, the
+/// first frame whose last answer contains `<text>` panics, as a bug in a view would. Unset (always, in release
+/// builds), it costs one cached lookup per frame.
+#[cfg(debug_assertions)]
+fn test_panic_in_view(state: &super::state::AppState) {
+    static MARKER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let marker = MARKER.get_or_init(|| std::env::var("TERN_TEST_PANIC_IN_VIEW").ok().filter(|m| !m.is_empty()));
+    if let Some(marker) = marker
+        && state
+            .last_exchange()
+            .is_some_and(|(_, answer)| answer.contains(marker.as_str()))
+    {
+        panic!("TERN_TEST_PANIC_IN_VIEW: a view panicked on purpose");
+    }
+}

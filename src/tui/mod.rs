@@ -20,14 +20,15 @@ use std::path::PathBuf;
 use crate::agent::AgentHandle;
 use crate::protocol::Op;
 
-/// Starts the full-screen UI on a running agent and returns when the user quits. `first_prompt` is sent at once
-/// (the demo plays itself).
+/// Starts the full-screen UI on a running agent and returns when the user quits or a signal in `signals` ends it.
+/// `first_prompt` is sent at once (the demo plays itself).
 pub async fn launch(
     agent: AgentHandle,
     workspace: PathBuf,
     context_window: u64,
     first_prompt: Option<String>,
     session: &crate::agent::SessionInfo,
+    signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);
@@ -57,5 +58,5 @@ pub async fn launch(
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }
-    terminal::run(app, agent, notify_rx, true).await
+    terminal::run(app, agent, notify_rx, true, signals).await
 }

@@ -1,9 +1,20 @@
 //! The real terminal: raw mode, alternate screen, bracketed paste and mouse, restored on every way out (return, panic,
-//! SIGTERM, SIGHUP). The loop waits on input, agent events, background notifications and the frame deadline together;
-//! with nothing changing and nothing animating it sleeps without a timer.
+//! SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
+//! together; with nothing changing and nothing animating it sleeps without a timer.
+//!
+//! On SIGTERM, SIGHUP or SIGQUIT the loop ends and the agent is shut down and waited for, so a running command ends
+//! its process group before tern exits; a second signal meanwhile ends the wait at once.
+//!
+//! Panics: one on the UI thread (a view) restores the terminal before its message is printed, then unwinds out. One
+//! on another thread may be caught (the tool registry isolates tool panics), so it must not break the screen: its
+//! message goes to the log at once and to stderr once the terminal is restored. If it killed the agent task, the UI
+//! ends too (there is nobody left to talk to) and says so.
 
 use std::io::{BufWriter, Stdout, Write, stdout};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, EventStream,
@@ -16,17 +27,34 @@ use crossterm::{cursor, execute};
 use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::{ANIMATION, App, FRAME, osc52};
 use crate::agent::AgentHandle;
 use crate::protocol::Op;
 
+/// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+/// After the agent's events end: how long its task may take to report how it ended.
+const AGENT_END_WAIT: Duration = Duration::from_millis(500);
+
 /// What the session ended with, printed to the normal screen after leaving the alternate one.
 pub struct Summary {
     pub last_exchange: Option<(String, String)>,
+    /// The signal (SIGTERM, SIGHUP, SIGQUIT) that ended the UI, if one did.
+    pub signal: Option<i32>,
+    /// A second signal cut the shutdown short: what is still running should be killed, not waited for.
+    pub at_once: bool,
+    /// The agent task panicked, which ended the UI.
+    pub agent_panicked: bool,
 }
+
+/// The thread that draws (the one running `run`), and whether the terminal is in full-screen raw mode now.
+static UI_THREAD: OnceLock<ThreadId> = OnceLock::new();
+static UI_ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Panic messages from other threads while the UI was active, printed once the terminal is restored.
+static DEFERRED_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Puts the terminal back as it was. Safe to call more than once.
 pub fn restore() {
@@ -51,22 +79,94 @@ impl Drop for Guard {
 }
 
 fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore();
+        let on_ui_thread = UI_THREAD.get() == Some(&std::thread::current().id());
+        if UI_ACTIVE.load(Ordering::SeqCst) && !on_ui_thread {
+            let thread = std::thread::current().name().unwrap_or("unnamed").to_string();
+            tracing::error!(%thread, "panic: {info}");
+            if let Ok(mut deferred) = DEFERRED_PANICS.lock() {
+                deferred.push(format!("thread '{thread}' {info}"));
+            }
+            return;
+        }
+        // Only while the screen is ours: after `run` the terminal is already back, and stdout may be a pipe.
+        if UI_ACTIVE.swap(false, Ordering::SeqCst) {
+            restore();
+        }
         previous(info);
     }));
+}
+
+/// Prints the panics that happened on other threads while the screen was taken.
+fn print_deferred_panics() {
+    let deferred = DEFERRED_PANICS
+        .lock()
+        .map(|mut d| std::mem::take(&mut *d))
+        .unwrap_or_default();
+    for message in deferred {
+        eprintln!("{message}");
+    }
+}
+
+/// The signals that end the UI (SIGTERM, SIGHUP, SIGQUIT). Created before the agent starts, so one that arrives
+/// during startup is kept for the loop instead of killing tern with its servers left running.
+pub struct Signals {
+    term: Signal,
+    hup: Signal,
+    quit: Signal,
+}
+
+impl Signals {
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            quit: signal(SignalKind::quit())?,
+        })
+    }
+
+    /// The next signal's number.
+    pub async fn next(&mut self) -> i32 {
+        tokio::select! {
+            Some(()) = self.term.recv() => libc::SIGTERM,
+            Some(()) = self.hup.recv() => libc::SIGHUP,
+            Some(()) = self.quit.recv() => libc::SIGQUIT,
+            else => std::future::pending().await,
+        }
+    }
 }
 
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
 /// delivered something.
 pub async fn run(
+    app: App,
+    agent: AgentHandle,
+    notify_rx: mpsc::UnboundedReceiver<()>,
+    mouse: bool,
+    signals: &mut Signals,
+) -> std::io::Result<Summary> {
+    let _ = UI_THREAD.set(std::thread::current().id());
+    install_panic_hook();
+    UI_ACTIVE.store(true, Ordering::SeqCst);
+    let result = run_screen(app, agent, notify_rx, mouse, signals).await;
+    UI_ACTIVE.store(false, Ordering::SeqCst);
+    restore();
+    print_deferred_panics();
+    result
+}
+
+async fn run_screen(
     mut app: App,
     agent: AgentHandle,
     mut notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
+    signals: &mut Signals,
 ) -> std::io::Result<Summary> {
-    install_panic_hook();
     enable_raw_mode()?;
     let _guard = Guard;
     let mut out = stdout();
@@ -84,10 +184,11 @@ pub async fn run(
     }
     // Buffered, so a frame reaches the terminal as one write.
     let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
+    let mut ended_by: Option<i32> = None;
     let mut input = EventStream::new();
     let AgentHandle { ops, mut events, task } = agent;
+    let mut task = Some(task);
+    let mut agent_panicked = false;
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     loop {
@@ -101,8 +202,10 @@ pub async fn run(
         };
         tokio::select! {
             biased;
-            _ = sigterm.recv() => break,
-            _ = sighup.recv() => break,
+            signal = signals.next() => {
+                ended_by = Some(signal);
+                break;
+            }
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     app.on_terminal_event(event);
@@ -120,6 +223,16 @@ pub async fn run(
                 None => {
                     app.state.agent_gone = true;
                     dirty = true;
+                    // The channel closes when the task ends; a panic there leaves nothing to talk to.
+                    if let Some(handle) = task.as_mut()
+                        && let Ok(joined) = tokio::time::timeout(AGENT_END_WAIT, handle).await
+                    {
+                        task = None;
+                        if joined.is_err_and(|e| e.is_panic()) {
+                            agent_panicked = true;
+                            break;
+                        }
+                    }
                 }
             },
             Some(()) = notify_rx.recv() => dirty = true,
@@ -136,12 +249,24 @@ pub async fn run(
             break;
         }
     }
+    // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
     let _ = ops.send(Op::Shutdown);
     drop(ops);
-    // Give the agent a moment to stop its tools cleanly; it dies with the runtime otherwise.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), task).await;
+    let at_once = match task {
+        Some(task) => tokio::select! {
+            _ = tokio::time::timeout(SHUTDOWN_WAIT, task) => false,
+            signal = signals.next() => {
+                ended_by.get_or_insert(signal);
+                true
+            }
+        },
+        None => false,
+    };
     Ok(Summary {
         last_exchange: app.state.last_exchange(),
+        signal: ended_by,
+        at_once,
+        agent_panicked,
     })
 }
 

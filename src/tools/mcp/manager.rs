@@ -179,16 +179,21 @@ impl McpManager {
         futures_util::future::join_all(conns.iter().map(|c| c.shutdown(SHUTDOWN_GRACE))).await;
         self.inner.publish();
     }
-}
 
-impl Drop for McpManager {
-    fn drop(&mut self) {
+    /// Kills every server's process group now, without waiting (a second signal while shutting down).
+    pub fn kill_now(&self) {
         self.inner.shutdown.cancel();
         for server in &self.inner.servers {
             if let Some(conn) = server.take_connection() {
                 conn.kill();
             }
         }
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        self.kill_now();
     }
 }
 

@@ -1,0 +1,258 @@
+//! What every fault suite needs: a private workspace and home for the real `tern` binary, a tmux terminal, process
+//! checks by pid, and a look at the session file as `tern resume` will read it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::process::Command;
+
+use crate::support::mock_llm::MockLlm;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tern");
+
+/// A workspace and a home of their own, so no user config or data is read or written.
+pub struct Sandbox {
+    pub work: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+pub fn sandbox() -> Sandbox {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    Sandbox {
+        work,
+        home: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Sandbox {
+    pub fn data(&self) -> PathBuf {
+        self.home.path().join("data")
+    }
+
+    /// `tern <args>` against `mock`, in the workspace, with a clean environment.
+    pub fn command(&self, mock: &MockLlm, args: &[&str]) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(self.work.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env("XDG_DATA_HOME", self.data())
+            .env("OPENAI_API_KEY", "test-key")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .args([
+                "--provider",
+                "openai",
+                "--base-url",
+                &mock.openai_base_url(),
+                "--model",
+                "m",
+            ])
+            .args(args);
+        cmd
+    }
+
+    /// The one session this sandbox has: its id and log path.
+    pub fn session(&self) -> (String, PathBuf) {
+        let dir = self.data().join("tern/sessions");
+        let ids: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 1, "one session in {}", dir.display());
+        let path = dir.join(&ids[0]).join("session.jsonl");
+        (ids[0].clone(), path)
+    }
+}
+
+/// Every line of a session log, checking the file ends with a complete line and each line is JSON.
+pub fn session_lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.ends_with('\n'), "the session ends with a complete line:\n{text}");
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// Waits until `path` holds a pid, and returns it.
+pub async fn read_pid(path: &Path) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{} never appeared",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether `pid` is a live process (a zombie is dead: it only waits for a parent to reap it).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+            !matches!(state, Some("Z" | "X" | "x") | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `limit` for every pid in `pids` to be gone; returns the ones still alive (and kills them, so a failing
+/// test leaves nothing behind).
+pub async fn survivors(pids: &[i32], limit: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    while pids.iter().any(|p| alive(*p)) && start.elapsed() < limit {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    for pid in &left {
+        unsafe {
+            libc::kill(*pid, libc::SIGKILL);
+        }
+    }
+    left
+}
+
+pub fn signal(pid: i32, signal: i32) {
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The tool results (role `tool`) in one request the model received.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A tmux server of the test's own, with one window `t`.
+pub struct Tmux {
+    socket: String,
+}
+
+pub fn tmux_available() -> bool {
+    let ok = StdCommand::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        eprintln!("skipping: tmux is not installed");
+    }
+    ok
+}
+
+impl Tmux {
+    /// Starts `command` (run by the shell) in a 110x36 terminal.
+    pub fn start(name: &str, command: &str) -> Self {
+        let tmux = Self {
+            socket: format!("tern-faults-{name}-{}", std::process::id()),
+        };
+        tmux.run(&["new-session", "-d", "-s", "t", "-x", "110", "-y", "36", command]);
+        tmux
+    }
+
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = StdCommand::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t", "-S", "-200"])
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    pub fn display(&self, format: &str) -> String {
+        self.run(&["display", "-p", "-t", "t", format]).trim().to_string()
+    }
+
+    /// Waits until the screen contains `text`, or fails showing the screen.
+    pub async fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "'{text}' never appeared; screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// The shell command that runs `tern <args>` in `sb` against `mock` in a terminal, then prints its exit code and the
+/// terminal's line mode (`TTY-icanon` when raw mode was left, `TTY--icanon` when not) and keeps the pane open.
+pub fn tern_in_terminal(sb: &Sandbox, mock: &MockLlm, args: &str, extra_env: &str) -> String {
+    format!(
+        "cd {work} && HOME={home} XDG_DATA_HOME={data} XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {extra_env} \
+         {BIN} --provider openai --base-url {url} --model m {args}; echo TERN-EXITED-$?; \
+         stty -a | grep -o -- '-\\?icanon' | sed 's/^/TTY-/'; sleep 60",
+        work = sb.work.path().display(),
+        home = sb.home.path().display(),
+        data = sb.data().display(),
+        url = mock.openai_base_url(),
+    )
+}
+
+/// Resumes the sandbox's session in the TUI, checks `earlier` (text of the interrupted turn) is shown, asks one more
+/// question and waits for `answer` (the mock's next reply), then quits. Returns the screen after the answer.
+pub async fn resume_and_continue(sb: &Sandbox, mock: &MockLlm, name: &str, earlier: &str, answer: &str) -> String {
+    let (id, _) = sb.session();
+    let tmux = Tmux::start(name, &tern_in_terminal(sb, mock, &format!("resume {id}"), ""));
+    let screen = tmux.wait_for("Ask tern").await;
+    assert!(
+        screen.contains(earlier),
+        "the earlier turn is shown on resume: {screen}"
+    );
+    tmux.keys(&["and now?", "Enter"]);
+    let screen = tmux.wait_for(answer).await;
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("TERN-EXITED-0").await;
+    screen
+}
