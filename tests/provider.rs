@@ -13,7 +13,7 @@ use tern::protocol::{FinishReason, Message, ToolCall, Usage};
 use tern::provider::{
     ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, ProviderKind, RetryPolicy, build,
 };
-use tern::tools::registry::ToolDefinition;
+use tern::protocol::ToolDefinition;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 

@@ -10,7 +10,7 @@ use super::sse::SseEvent;
 use super::transport::{StreamHandler, Transport};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
-use crate::tools::registry::ToolDefinition;
+use crate::protocol::ToolDefinition;
 
 /// Anthropic requires an output limit.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;

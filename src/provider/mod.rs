@@ -25,7 +25,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
-use crate::tools::registry::ToolDefinition;
+use crate::protocol::ToolDefinition;
 
 pub use retry::RetryPolicy;
 
