@@ -11,3 +11,6 @@ pub mod session;
 pub mod tools;
 pub mod tui;
 pub mod units;
+
+#[cfg(test)]
+pub(crate) mod fuzz_config;

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 use super::sse::SseEvent;
 use super::transport::{StreamHandler, Transport};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
-use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
 use crate::protocol::ToolDefinition;
+use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
 
 pub(crate) struct OpenAiProvider {
     transport: Transport,

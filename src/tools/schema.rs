@@ -20,6 +20,8 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use serde_json::{Map, Number, Value};
 
 mod cast;
+#[cfg(test)]
+mod fuzz;
 mod validate;
 
 /// Deepest nesting of schema and data followed; guards recursive `$ref`s and absurdly nested values.
