@@ -21,7 +21,8 @@ use serde_json::{Map, Number, Value};
 
 mod cast;
 #[cfg(test)]
-mod fuzz;
+#[path = "schema/tests/prop.rs"]
+mod prop;
 mod validate;
 
 /// Deepest nesting of schema and data followed; guards recursive `$ref`s and absurdly nested values.
