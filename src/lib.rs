@@ -13,3 +13,6 @@ pub mod sse;
 pub mod tools;
 pub mod tui;
 pub mod units;
+
+#[cfg(test)]
+pub(crate) mod fuzz_config;

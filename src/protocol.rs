@@ -17,6 +17,14 @@ pub struct ToolCall {
     pub arguments: Value,
 }
 
+/// A tool as the model sees it: what the registry offers and every provider sends.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
 /// What a frontend asks of the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
+use tern::protocol::ToolDefinition;
 use tern::protocol::{FinishReason, Message, ToolCall, Usage};
 use tern::provider::{
     ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, ProviderKind, RetryPolicy, build,
 };
-use tern::tools::registry::ToolDefinition;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 

@@ -2,6 +2,8 @@
 //! received checked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "runner/road.rs"]
+mod road;
 mod support;
 
 use std::path::Path;
@@ -16,7 +18,7 @@ use tern::protocol::{ApprovalDecision, ApprovalMode, Event, Op, TurnEnd};
 use tern::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 use tern::session::ToolResultStore;
 use tern::tools::exec::{ExecConfig, ExecTool};
-use tern::tools::{PathPolicy, ToolRegistry};
+use tern::tools::{PathPolicy, Tool, ToolRegistry};
 
 struct Harness {
     mock: MockLlm,
@@ -26,6 +28,17 @@ struct Harness {
 }
 
 async fn harness(script: Vec<Reply>, mode: ApprovalMode, kind: ProviderKind, max_iterations: u32) -> Harness {
+    harness_with(script, mode, kind, max_iterations, Vec::new()).await
+}
+
+/// The harness with `extra` tools registered next to the built-ins and exec.
+async fn harness_with(
+    script: Vec<Reply>,
+    mode: ApprovalMode,
+    kind: ProviderKind,
+    max_iterations: u32,
+    extra: Vec<Arc<dyn Tool>>,
+) -> Harness {
     let mock = MockLlm::start(script).await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.txt"), "hello world\nsecond line\n").unwrap();
@@ -51,6 +64,9 @@ async fn harness(script: Vec<Reply>, mode: ApprovalMode, kind: ProviderKind, max
     let policy = PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir());
     let mut tools = ToolRegistry::with_builtins();
     tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
+    for tool in extra {
+        tools.register(tool);
+    }
     let agent = spawn(AgentConfig {
         provider: tern::provider::build(&provider).unwrap(),
         tools,

@@ -1,23 +1,25 @@
-//! Running the tool calls of one model step. Calls are prepared in order (an invalid call never runs), checked by the
-//! approval gate, then run in batches: consecutive concurrency-safe calls together, anything else alone. Results go
-//! back to the conversation in call order. Every call gets `ToolCallBegin` and `ToolCallEnd`, whatever happens.
+//! Running the tool calls of one model step. Every call, serial or parallel, takes one road: prepare (find the tool,
+//! cast and validate its arguments, refuse a repeat), gate (the approval gate, and the user when it asks, one prompt
+//! at a time in call order), run (consecutive concurrency-safe calls together, anything else alone), record (results
+//! go back to the conversation in call order). Running needs an `Approved` token that only the gate step makes, so
+//! nothing skips the gate. Every call gets `ToolCallBegin` and `ToolCallEnd`, whatever happens.
+
+mod approve;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::Verdict;
 use super::runner::Agent;
 use super::turn::Flow;
-use crate::protocol::{ApprovalDecision, ApprovalRequest, Event, Message, ToolCall, ToolOutput};
+use crate::protocol::{Event, Message, ToolCall, ToolOutput};
 use crate::tools::registry::{ERROR_HINT, execute_prepared};
-use crate::tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
+use crate::tools::{OutputSink, PreparedCall, ToolContext};
+use approve::{Approved, Gate};
 
 /// Results longer than this go to the tool-result store; the model gets a preview.
 pub const PERSIST_THRESHOLD: usize = 16_000;
@@ -31,8 +33,10 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 const REPEAT_LIMIT: u32 = 2;
 
 pub(crate) const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
+const ABORTED: &str = "Error: not run: the user aborted the turn.";
+const ABORTED_HERE: &str = "Error: the user aborted the turn at the approval prompt.";
 
-/// A call after preparation: ready to run, or already answered (invalid, refused).
+/// A call after preparation: ready for the gate, or already answered (invalid, repeated).
 enum Planned {
     Run(PreparedCall),
     Answered(ToolOutput),
@@ -46,69 +50,22 @@ impl Agent {
         seen: &mut HashMap<String, u32>,
     ) -> Flow {
         let planned: Vec<Planned> = calls.iter().map(|call| self.plan(call, seen)).collect();
-        let mut results: Vec<Option<(ToolOutput, Option<String>)>> = vec![None; calls.len()];
+        let mut results: Vec<Option<ToolOutput>> = vec![None; calls.len()];
         let mut flow = Flow::Continue;
-        let mut i = 0;
-        while i < calls.len() {
-            // A batch: the run of consecutive concurrency-safe calls starting at i, or the single call at i.
-            let mut end = i + 1;
-            if is_parallel(&planned[i]) {
-                while end < calls.len() && is_parallel(&planned[end]) {
-                    end += 1;
-                }
+        let mut planned = planned.into_iter().enumerate().peekable();
+        while let Some((first, head)) = planned.next() {
+            // A batch: the run of consecutive concurrency-safe calls starting here, or this call alone.
+            let parallel = is_parallel(&head);
+            let mut batch = vec![(first, head)];
+            while parallel && planned.peek().is_some_and(|(_, next)| is_parallel(next)) {
+                batch.extend(planned.next());
             }
-            if cancel.is_cancelled() || matches!(flow, Flow::Aborted) {
-                let text = if matches!(flow, Flow::Aborted) {
-                    "Error: not run: the user aborted the turn."
-                } else {
-                    INTERRUPTED
-                };
-                for (k, call) in calls.iter().enumerate().take(end).skip(i) {
-                    self.begin(call);
-                    results[k] = Some(self.end(call, ToolOutput::error(text), Duration::ZERO));
-                }
-                i = end;
-                continue;
+            for (k, output) in self.run_batch(&calls, batch, cancel, &mut flow).await {
+                results[k] = Some(output);
             }
-            if end - i > 1 {
-                let runnable: Vec<(usize, PreparedCall)> = (i..end)
-                    .filter_map(|k| match &planned[k] {
-                        Planned::Run(p) => Some((k, p.clone())),
-                        Planned::Answered(_) => None,
-                    })
-                    .collect();
-                let batch = runnable.iter().map(|(k, prepared)| {
-                    self.begin(&calls[*k]);
-                    self.execute(&calls[*k], prepared.clone(), Arc::clone(&self.policy), cancel)
-                });
-                let done = join_all(batch).await;
-                for ((k, _), result) in runnable.iter().zip(done) {
-                    results[*k] = Some(result);
-                }
-            } else {
-                let call = &calls[i];
-                self.begin(call);
-                let started = Instant::now();
-                results[i] = Some(match &planned[i] {
-                    Planned::Answered(output) => self.end(call, output.clone(), started.elapsed()),
-                    Planned::Run(prepared) => match self.approve(call, prepared, cancel).await {
-                        Approval::Run(policy) => self.execute(call, prepared.clone(), policy, cancel).await,
-                        Approval::Refused(output) => self.end(call, output, started.elapsed()),
-                        Approval::Abort => {
-                            flow = Flow::Aborted;
-                            self.end(
-                                call,
-                                ToolOutput::error("Error: the user aborted the turn at the approval prompt."),
-                                started.elapsed(),
-                            )
-                        }
-                    },
-                });
-            }
-            i = end;
         }
         for (call, result) in calls.iter().zip(results) {
-            let (output, _) = result.unwrap_or_else(|| (ToolOutput::error(INTERRUPTED), None));
+            let output = result.unwrap_or_else(|| ToolOutput::error(INTERRUPTED));
             self.push_message(Message::Tool {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
@@ -118,6 +75,64 @@ impl Agent {
             });
         }
         flow
+    }
+
+    /// One batch down the road: each call announced and gated in call order (the user is asked one call at a time),
+    /// then the approved ones run together. Returns each call's result by its index in `calls`.
+    async fn run_batch(
+        &mut self,
+        calls: &[ToolCall],
+        batch: Vec<(usize, Planned)>,
+        cancel: &CancellationToken,
+        flow: &mut Flow,
+    ) -> Vec<(usize, ToolOutput)> {
+        let mut answered = Vec::new();
+        let mut approved: Vec<(usize, Approved)> = Vec::new();
+        for (k, planned) in batch {
+            let call = &calls[k];
+            self.begin(call);
+            let started = Instant::now();
+            let refused = if matches!(flow, Flow::Aborted) {
+                ToolOutput::error(ABORTED)
+            } else if cancel.is_cancelled() {
+                ToolOutput::error(INTERRUPTED)
+            } else {
+                match planned {
+                    Planned::Answered(output) => output,
+                    Planned::Run(prepared) => match self.approve(call, prepared, cancel).await {
+                        Gate::Run(token) => {
+                            approved.push((k, token));
+                            continue;
+                        }
+                        Gate::Refused(output) => output,
+                        Gate::Abort => {
+                            *flow = Flow::Aborted;
+                            ToolOutput::error(ABORTED_HERE)
+                        }
+                    },
+                }
+            };
+            answered.push((k, self.end(call, refused, started.elapsed()).0));
+        }
+        // A call approved earlier in the batch does not run once a later prompt stopped the turn.
+        let stopped = match flow {
+            Flow::Aborted => Some(ABORTED),
+            Flow::Continue if cancel.is_cancelled() => Some(INTERRUPTED),
+            Flow::Continue => None,
+        };
+        if let Some(text) = stopped {
+            for (k, _) in approved {
+                answered.push((k, self.end(&calls[k], ToolOutput::error(text), Duration::ZERO).0));
+            }
+            return answered;
+        }
+        let indices: Vec<usize> = approved.iter().map(|(k, _)| *k).collect();
+        let runs = approved
+            .into_iter()
+            .map(|(k, token)| self.execute(&calls[k], token, cancel));
+        let done = join_all(runs).await;
+        answered.extend(indices.into_iter().zip(done.into_iter().map(|(output, _)| output)));
+        answered
     }
 
     fn plan(&self, call: &ToolCall, seen: &mut HashMap<String, u32>) -> Planned {
@@ -188,13 +203,14 @@ impl Agent {
 
     /// Runs one call, streaming its live output as events. On interrupt the tool gets a short grace to stop by itself
     /// (keeping its output so far) and is dropped after that.
+    /// Only an approved call can run: the token comes from the gate step.
     async fn execute(
         &self,
         call: &ToolCall,
-        prepared: PreparedCall,
-        policy: Arc<PathPolicy>,
+        approved: Approved,
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
+        let (prepared, policy) = approved.into_parts();
         let started = Instant::now();
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let ctx = ToolContext {
@@ -245,138 +261,8 @@ impl Agent {
         };
         self.end(call, output, started.elapsed())
     }
-
-    /// Asks the gate, and the user when the gate says so.
-    async fn approve(&mut self, call: &ToolCall, prepared: &PreparedCall, cancel: &CancellationToken) -> Approval {
-        let verdict = match self.shared.gate.lock() {
-            Ok(gate) => gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
-            Err(_) => Verdict::Deny {
-                reason: "internal error: the approval gate is unavailable".into(),
-            },
-        };
-        let (reason, proposed_rule) = match verdict {
-            Verdict::Allow => return Approval::Run(Arc::clone(&self.policy)),
-            Verdict::Deny { reason } => {
-                return Approval::Refused(ToolOutput::error(format!(
-                    "Error: not allowed: {reason}. Do not retry this call; tell the user if it is needed."
-                )));
-            }
-            Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
-        };
-        let id = self.next_approval_id;
-        self.next_approval_id += 1;
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.shared.pending.lock() {
-            pending.insert(id, tx);
-        }
-        let (command, cwd) = describe(&call.name, &prepared.args, &self.policy);
-        self.shared.emit(Event::ApprovalRequest(ApprovalRequest {
-            id,
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            command,
-            cwd,
-            reason,
-            proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
-        }));
-        let decision = tokio::select! {
-            d = rx => d.unwrap_or(ApprovalDecision::Abort),
-            _ = cancel.cancelled() => return Approval::Refused(ToolOutput::error(INTERRUPTED)),
-        };
-        match decision {
-            ApprovalDecision::Once => Approval::Run(self.widened_policy(&prepared.args)),
-            ApprovalDecision::Always => {
-                if let Some(rule) = proposed_rule
-                    && let Ok(mut gate) = self.shared.gate.lock()
-                {
-                    self.shared.emit(Event::Notice {
-                        text: format!("allowed for this session: {rule}"),
-                    });
-                    gate.add_session_rule(rule);
-                }
-                Approval::Run(self.widened_policy(&prepared.args))
-            }
-            ApprovalDecision::Deny { feedback } => {
-                let text = match feedback.as_deref().map(str::trim) {
-                    Some(f) if !f.is_empty() => format!("The user denied this call and said: {f}"),
-                    _ => "The user denied this call. Do not retry it; ask or take another approach.".to_string(),
-                };
-                Approval::Refused(ToolOutput::error(text))
-            }
-            ApprovalDecision::Abort => Approval::Abort,
-        }
-    }
-
-    /// The user approved writes outside the workspace: allow exactly the directories those paths go to, for this
-    /// one call.
-    fn widened_policy(&self, args: &Value) -> Arc<PathPolicy> {
-        let mut policy: Option<PathPolicy> = None;
-        for path in target_paths(args) {
-            let Ok(resolved) = self.policy.resolve(path) else {
-                continue;
-            };
-            if self.policy.writable(&resolved) {
-                continue;
-            }
-            let mut dir = resolved.parent().map(Path::to_path_buf);
-            while let Some(d) = &dir {
-                if d.is_dir() {
-                    break;
-                }
-                dir = d.parent().map(Path::to_path_buf);
-            }
-            if let Some(d) = dir {
-                policy = Some(policy.unwrap_or_else(|| (*self.policy).clone()).allow_write_root(d));
-            }
-        }
-        policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
-    }
-}
-
-enum Approval {
-    Run(Arc<PathPolicy>),
-    Refused(ToolOutput),
-    Abort,
 }
 
 fn is_parallel(planned: &Planned) -> bool {
     matches!(planned, Planned::Run(p) if p.tool.concurrency_safe())
-}
-
-/// The paths a file-writing call targets: `path`, and `edits[].path` for apply_patch.
-fn target_paths(args: &Value) -> Vec<&str> {
-    let mut paths: Vec<&str> = args.get("path").and_then(Value::as_str).into_iter().collect();
-    if let Some(edits) = args.get("edits").and_then(Value::as_array) {
-        paths.extend(edits.iter().filter_map(|e| e.get("path").and_then(Value::as_str)));
-    }
-    paths
-}
-
-/// What an approval prompt shows: the exact command, or the tool with the paths it writes; and where it runs.
-fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
-    let root = policy.root().display().to_string();
-    if let Some(command) = args.get("command").and_then(Value::as_str) {
-        let cwd = match args.get("working_dir").and_then(Value::as_str) {
-            Some(dir) => policy
-                .resolve(dir)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| dir.to_string()),
-            None => root,
-        };
-        return (command.to_string(), cwd);
-    }
-    let paths = target_paths(args);
-    if !paths.is_empty() {
-        let shown: Vec<String> = paths
-            .iter()
-            .map(|p| {
-                policy
-                    .resolve(p)
-                    .map(|r| r.display().to_string())
-                    .unwrap_or_else(|_| p.to_string())
-            })
-            .collect();
-        return (format!("{tool} {}", shown.join(", ")), root);
-    }
-    (format!("{tool} {args}"), root)
 }

@@ -8,9 +8,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::transport::{StreamHandler, Transport};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
+use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
 use crate::sse::SseEvent;
-use crate::tools::registry::ToolDefinition;
 
 /// Anthropic requires an output limit.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;

@@ -25,8 +25,8 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
-use crate::tools::registry::ToolDefinition;
 
 pub use retry::RetryPolicy;
 

@@ -126,12 +126,17 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Reads a log: its metadata and messages. Lines that do not parse (a torn last line) are skipped.
 pub fn load(path: &Path) -> std::io::Result<(SessionMeta, Vec<Message>)> {
-    let reader = BufReader::new(File::open(path)?);
+    let mut reader = BufReader::new(File::open(path)?);
     let mut meta = None;
     let mut messages = Vec::new();
-    for line in reader.lines() {
-        let line = line?;
-        match serde_json::from_str::<Line>(&line) {
+    // Lines are read as bytes: a write torn inside a multi-byte char must cost that line, not the whole session.
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        match serde_json::from_slice::<Line>(&line) {
             Ok(Line::Meta(m)) => meta = Some(m),
             Ok(Line::Message { message }) => messages.push(message),
             Ok(Line::Reset) => messages.clear(),
@@ -161,6 +166,10 @@ pub fn latest_for(data_dir: &Path, workspace: &str) -> Option<PathBuf> {
         }
     })
 }
+
+#[cfg(test)]
+#[path = "tests/load_prop.rs"]
+mod load_prop;
 
 #[cfg(test)]
 mod tests {

@@ -7,22 +7,13 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{Tool, ToolContext, ToolError, ToolSource, schema};
-use crate::protocol::{ToolCall, ToolOutput};
+use crate::protocol::{ToolCall, ToolDefinition, ToolOutput};
 
 /// Appended to every tool error so the model changes course instead of repeating itself.
 pub const ERROR_HINT: &str = "[Analyze the error above and try a different approach.]";
-
-/// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolDefinition {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
-}
 
 /// A call that passed preparation: the tool and its cast, validated arguments.
 #[derive(Clone)]

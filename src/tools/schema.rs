@@ -20,6 +20,9 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use serde_json::{Map, Number, Value};
 
 mod cast;
+#[cfg(test)]
+#[path = "schema/tests/prop.rs"]
+mod prop;
 mod validate;
 
 /// Deepest nesting of schema and data followed; guards recursive `$ref`s and absurdly nested values.

@@ -350,7 +350,12 @@ fn file_view(model: &ModelLines, file_lines: &[&str]) -> String {
     let mut view: Vec<String> = Vec::with_capacity(model.lines.len());
     for (m, f) in model.lines.iter().zip(file_lines) {
         let lead = &m[..m.len() - m.trim_start().len()];
-        let trail = &m[m.trim_end().len()..];
+        // A blank line is all lead: counting it as trail too would make the view longer than old_text.
+        let trail = if m.trim().is_empty() {
+            ""
+        } else {
+            &m[m.trim_end().len()..]
+        };
         view.push(format!("{lead}{}{trail}", f.trim()));
     }
     let mut view = view.join("\n");

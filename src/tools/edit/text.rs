@@ -279,10 +279,11 @@ pub(crate) fn reindent(new_text: &str, model_lines: &[&str], file_lines: &[&str]
 /// it appears in the file: the same number of chars as `old`, differing only in typographic quotes, dashes and
 /// spaces. Text the model newly wrote is left exactly as written.
 pub(crate) fn keep_file_style(old: &str, new: &str, file_view: &str) -> String {
-    if old == file_view {
+    let file_chars: Vec<char> = file_view.chars().collect();
+    // Chars are carried over by position: a view of another length would put the wrong ones into new_text.
+    if old == file_view || file_chars.len() != old.chars().count() {
         return new.to_string();
     }
-    let file_chars: Vec<char> = file_view.chars().collect();
     let new_chars: Vec<char> = new.chars().collect();
     let diff = similar::TextDiff::configure()
         .timeout(std::time::Duration::from_millis(200))

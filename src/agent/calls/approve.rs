@@ -1,0 +1,179 @@
+//! The gate step of the road a tool call takes (prepare, gate, run, record): asks the approval gate, and the user
+//! when the gate says so, and hands back an `Approved` token. The token is the only way to run a call, and only this
+//! module can make one, so no call (serial or parallel, read-only or not) reaches a tool without the gate.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::INTERRUPTED;
+use crate::agent::approval::Verdict;
+use crate::agent::runner::Agent;
+use crate::protocol::{ApprovalDecision, ApprovalRequest, Event, ToolCall, ToolOutput};
+use crate::tools::{PathPolicy, PreparedCall};
+
+/// Proof that the gate (and the user, when it asked) allowed one prepared call, with the path policy it may use.
+/// Its fields are private to this module: `Agent::approve` is the only place one is made.
+pub(crate) struct Approved {
+    prepared: PreparedCall,
+    policy: Arc<PathPolicy>,
+}
+
+impl Approved {
+    pub(super) fn into_parts(self) -> (PreparedCall, Arc<PathPolicy>) {
+        (self.prepared, self.policy)
+    }
+}
+
+/// What the gate step decided for one call.
+pub(crate) enum Gate {
+    Run(Approved),
+    /// Not run: the text answers the call.
+    Refused(ToolOutput),
+    /// The user aborted the turn at the prompt.
+    Abort,
+}
+
+impl Agent {
+    /// Asks the gate, and the user when the gate says so. Takes the prepared call so that only an approved one can
+    /// come back out.
+    pub(super) async fn approve(
+        &mut self,
+        call: &ToolCall,
+        prepared: PreparedCall,
+        cancel: &CancellationToken,
+    ) -> Gate {
+        let verdict = match self.shared.gate.lock() {
+            Ok(gate) => gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
+            Err(_) => Verdict::Deny {
+                reason: "internal error: the approval gate is unavailable".into(),
+            },
+        };
+        let (reason, proposed_rule) = match verdict {
+            Verdict::Allow => {
+                return Gate::Run(Approved {
+                    prepared,
+                    policy: Arc::clone(&self.policy),
+                });
+            }
+            Verdict::Deny { reason } => {
+                return Gate::Refused(ToolOutput::error(format!(
+                    "Error: not allowed: {reason}. Do not retry this call; tell the user if it is needed."
+                )));
+            }
+            Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
+        };
+        let id = self.next_approval_id;
+        self.next_approval_id += 1;
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut pending) = self.shared.pending.lock() {
+            pending.insert(id, tx);
+        }
+        let (command, cwd) = describe(&call.name, &prepared.args, &self.policy);
+        self.shared.emit(Event::ApprovalRequest(ApprovalRequest {
+            id,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            command,
+            cwd,
+            reason,
+            proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
+        }));
+        let decision = tokio::select! {
+            d = rx => d.unwrap_or(ApprovalDecision::Abort),
+            _ = cancel.cancelled() => return Gate::Refused(ToolOutput::error(INTERRUPTED)),
+        };
+        match decision {
+            ApprovalDecision::Once => {
+                let policy = self.widened_policy(&prepared.args);
+                Gate::Run(Approved { prepared, policy })
+            }
+            ApprovalDecision::Always => {
+                if let Some(rule) = proposed_rule
+                    && let Ok(mut gate) = self.shared.gate.lock()
+                {
+                    self.shared.emit(Event::Notice {
+                        text: format!("allowed for this session: {rule}"),
+                    });
+                    gate.add_session_rule(rule);
+                }
+                let policy = self.widened_policy(&prepared.args);
+                Gate::Run(Approved { prepared, policy })
+            }
+            ApprovalDecision::Deny { feedback } => {
+                let text = match feedback.as_deref().map(str::trim) {
+                    Some(f) if !f.is_empty() => format!("The user denied this call and said: {f}"),
+                    _ => "The user denied this call. Do not retry it; ask or take another approach.".to_string(),
+                };
+                Gate::Refused(ToolOutput::error(text))
+            }
+            ApprovalDecision::Abort => Gate::Abort,
+        }
+    }
+
+    /// The user approved writes outside the workspace: allow exactly the directories those paths go to, for this
+    /// one call.
+    fn widened_policy(&self, args: &Value) -> Arc<PathPolicy> {
+        let mut policy: Option<PathPolicy> = None;
+        for path in target_paths(args) {
+            let Ok(resolved) = self.policy.resolve(path) else {
+                continue;
+            };
+            if self.policy.writable(&resolved) {
+                continue;
+            }
+            let mut dir = resolved.parent().map(Path::to_path_buf);
+            while let Some(d) = &dir {
+                if d.is_dir() {
+                    break;
+                }
+                dir = d.parent().map(Path::to_path_buf);
+            }
+            if let Some(d) = dir {
+                policy = Some(policy.unwrap_or_else(|| (*self.policy).clone()).allow_write_root(d));
+            }
+        }
+        policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
+    }
+}
+
+/// The paths a file-writing call targets: `path`, and `edits[].path` for apply_patch.
+fn target_paths(args: &Value) -> Vec<&str> {
+    let mut paths: Vec<&str> = args.get("path").and_then(Value::as_str).into_iter().collect();
+    if let Some(edits) = args.get("edits").and_then(Value::as_array) {
+        paths.extend(edits.iter().filter_map(|e| e.get("path").and_then(Value::as_str)));
+    }
+    paths
+}
+
+/// What an approval prompt shows: the exact command, or the tool with the paths it writes; and where it runs.
+fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
+    let root = policy.root().display().to_string();
+    if let Some(command) = args.get("command").and_then(Value::as_str) {
+        let cwd = match args.get("working_dir").and_then(Value::as_str) {
+            Some(dir) => policy
+                .resolve(dir)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| dir.to_string()),
+            None => root,
+        };
+        return (command.to_string(), cwd);
+    }
+    let paths = target_paths(args);
+    if !paths.is_empty() {
+        let shown: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                policy
+                    .resolve(p)
+                    .map(|r| r.display().to_string())
+                    .unwrap_or_else(|_| p.to_string())
+            })
+            .collect();
+        return (format!("{tool} {}", shown.join(", ")), root);
+    }
+    (format!("{tool} {args}"), root)
+}
