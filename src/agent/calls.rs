@@ -164,6 +164,11 @@ impl Agent {
 
     /// Normalises a result (empty marker, large results stored with a preview) and announces the end of the call.
     fn end(&self, call: &ToolCall, mut output: ToolOutput, took: Duration) -> (ToolOutput, Option<String>) {
+        // A key that reached a result anyway (a command printing a config file that holds one) goes no further: not to
+        // the model, the screen, the session or the result store.
+        if let std::borrow::Cow::Owned(masked) = crate::secrets::mask(&output.text) {
+            output.text = masked;
+        }
         if output.text.trim().is_empty() && output.images.is_empty() {
             output.text = EMPTY_RESULT.to_string();
         }
@@ -235,7 +240,7 @@ impl Agent {
                     output = &mut fut => break output,
                     Some(chunk) = rx.recv() => self.shared.emit(Event::ToolOutputDelta {
                         call_id: call.id.clone(),
-                        chunk,
+                        chunk: crate::secrets::mask(&chunk).into_owned(),
                     }),
                     _ = cancel.cancelled(), if deadline.is_none() => {
                         deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
@@ -247,7 +252,7 @@ impl Agent {
         while let Ok(chunk) = rx.try_recv() {
             self.shared.emit(Event::ToolOutputDelta {
                 call_id: call.id.clone(),
-                chunk,
+                chunk: crate::secrets::mask(&chunk).into_owned(),
             });
         }
         let output = if cancel.is_cancelled() && !output.is_error {
