@@ -25,6 +25,8 @@
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
+#[cfg(test)]
+mod attacks;
 mod programs;
 mod propose;
 mod readonly;

@@ -77,6 +77,12 @@ const PROGRAMS: &[(&str, Spec)] = &[
                    "--characters", "--bytes"], ANY)),
     ("basename", spec(&["--multiple", "--zero"], "az", &["-s", "--suffix"], ANY)),
     ("dirname", spec(&["--zero"], "z", &[], ANY)),
+    // Predicates that only test and print; `-exec`, `-delete`, `-fprint` ... are not here.
+    ("find", spec(&["-print", "-print0", "-empty", "-not", "-a", "-o", "-and", "-or", "-L", "-H", "-P", "-follow",
+                    "-prune", "-xdev", "-depth", "-true", "-false", "-readable", "-executable", "-ls"], "",
+                  &["-name", "-iname", "-path", "-ipath", "-wholename", "-type", "-xtype", "-maxdepth", "-mindepth",
+                    "-newer", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-regex", "-iregex",
+                    "-user", "-group", "-perm", "-samefile", "-links", "-printf"], ANY)),
     ("realpath", spec(&["--canonicalize-existing", "--canonicalize-missing", "--no-symlinks", "--quiet"], "emsqz",
                       &["--relative-to", "--relative-base"], ANY)),
 ];
@@ -210,6 +216,7 @@ mod tests {
             "git rev-parse --show-toplevel",
             "git ls-files -m",
             "diff -u a b",
+            "find . -name *.rs -type f -print",
         ] {
             assert!(ro(s), "{s}");
         }
@@ -238,6 +245,8 @@ mod tests {
             "uniq a b",
             "tail -f log",
             "find . -delete",
+            "find . -exec rm {} ;",
+            "find . -fprint x",
             "./ls",
             "/tmp/ls",
             "ls --unknown",
