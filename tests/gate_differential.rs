@@ -7,6 +7,7 @@
 //! scratch directory), where every program on PATH is a recording shim. The only programs that may run are ones the
 //! rules allow, with exactly the argv the gate read, and nothing may be written outside the scratch directory.
 //! `GATE_CASES` and `GATE_SEED` change the run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -65,28 +66,138 @@ impl Rng {
 }
 
 const PROGRAMS: &[&str] = &[
-    "allowed", "allowed", "allowed", "other", "git status", "git push", "git", "ls", "cat", "head -n 1", "wc -l",
-    "grep -l x", "sort", "sort -o pwned", "touch", "rm", "curl", "sudo", "tee pwned", "echo", "printf", "true",
-    "command", "builtin", "exec", "eval", "source", ".", "id", "'allowed'", "\"allowed\"", "all\\owed", "a'll'owed",
-    "/bin/allowed", "./allowed", "$P", "${P}", "\"$P\"", "$(echo touch)", "`echo touch`", "al*", "allowe?",
-    "{allowed,touch}", "~/allowed", "\\allowed",
+    "allowed",
+    "allowed",
+    "allowed",
+    "other",
+    "git status",
+    "git push",
+    "git",
+    "ls",
+    "cat",
+    "head -n 1",
+    "wc -l",
+    "grep -l x",
+    "sort",
+    "sort -o pwned",
+    "touch",
+    "rm",
+    "curl",
+    "sudo",
+    "tee pwned",
+    "echo",
+    "printf",
+    "true",
+    "command",
+    "builtin",
+    "exec",
+    "eval",
+    "source",
+    ".",
+    "id",
+    "'allowed'",
+    "\"allowed\"",
+    "all\\owed",
+    "a'll'owed",
+    "/bin/allowed",
+    "./allowed",
+    "$P",
+    "${P}",
+    "\"$P\"",
+    "$(echo touch)",
+    "`echo touch`",
+    "al*",
+    "allowe?",
+    "{allowed,touch}",
+    "~/allowed",
+    "\\allowed",
 ];
 
 const ARGS: &[&str] = &[
-    "a", "'a b'", "\"c d\"", "e\\ f", "--flag", "-v", "-c", "status", "push", "pwned", "../pwned",
-    "/tmp/tern-gate-differential-pwned", "$x", "${x}", "\"$x\"", "$_", "${x@P}", "${!x}", "$((x))", "$(touch pwned)",
-    "`touch pwned`", "'$(touch pwned)'", "\"\\$(touch pwned)\"", "\\$x", "a\\\\b", "\"a\\\"b\"", "\"a\\b\"", "~", "~/x",
-    "*", "?", "[a]", "{a,b}", "{1..2}", "'{}'", "';'", "$'\\x41'", "$\"x\"", "%", "@", "a=b", "'touch pwned'",
-    "\"touch pwned\"", "'x;touch pwned'", "x\\;touch", "\\\n", "#c", "a#b", "!", "^x", "+x", ",x",
+    "a",
+    "'a b'",
+    "\"c d\"",
+    "e\\ f",
+    "--flag",
+    "-v",
+    "-c",
+    "status",
+    "push",
+    "pwned",
+    "../pwned",
+    "/tmp/tern-gate-differential-pwned",
+    "$x",
+    "${x}",
+    "\"$x\"",
+    "$_",
+    "${x@P}",
+    "${!x}",
+    "$((x))",
+    "$(touch pwned)",
+    "`touch pwned`",
+    "'$(touch pwned)'",
+    "\"\\$(touch pwned)\"",
+    "\\$x",
+    "a\\\\b",
+    "\"a\\\"b\"",
+    "\"a\\b\"",
+    "~",
+    "~/x",
+    "*",
+    "?",
+    "[a]",
+    "{a,b}",
+    "{1..2}",
+    "'{}'",
+    "';'",
+    "$'\\x41'",
+    "$\"x\"",
+    "%",
+    "@",
+    "a=b",
+    "'touch pwned'",
+    "\"touch pwned\"",
+    "'x;touch pwned'",
+    "x\\;touch",
+    "\\\n",
+    "#c",
+    "a#b",
+    "!",
+    "^x",
+    "+x",
+    ",x",
 ];
 
 const REDIRECTS: &[&str] = &[
-    "", "", "", "", ">/dev/null", "2>/dev/null", "2>&1", "1>&2", "&>/dev/null", ">>/dev/null", ">pwned",
-    ">../pwned", "2>pwned", "</dev/null", "<<<x", "<<EOF\n$(touch pwned)\nEOF\n", ">&2", "3>&1", ">|pwned",
+    "",
+    "",
+    "",
+    "",
+    ">/dev/null",
+    "2>/dev/null",
+    "2>&1",
+    "1>&2",
+    "&>/dev/null",
+    ">>/dev/null",
+    ">pwned",
+    ">../pwned",
+    "2>pwned",
+    "</dev/null",
+    "<<<x",
+    "<<EOF\n$(touch pwned)\nEOF\n",
+    ">&2",
+    "3>&1",
+    ">|pwned",
 ];
 
 const ASSIGNMENTS: &[&str] = &[
-    "PATH=.", "BASH_ENV=./evil", "IFS=/", "x='a[$(touch pwned)]'", "x='$(touch pwned)'", "P=touch", "ENV=./evil",
+    "PATH=.",
+    "BASH_ENV=./evil",
+    "IFS=/",
+    "x='a[$(touch pwned)]'",
+    "x='$(touch pwned)'",
+    "P=touch",
+    "ENV=./evil",
 ];
 
 fn simple(rng: &mut Rng) -> String {
@@ -184,7 +295,9 @@ fn read_runs(logs: &Path) -> Vec<Run> {
         let path = entry.unwrap().path();
         let bytes = fs::read(&path).unwrap();
         fs::remove_file(&path).unwrap();
-        let mut fields = bytes.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+        let mut fields = bytes
+            .split(|b| *b == 0)
+            .map(|f| String::from_utf8_lossy(f).into_owned());
         while let Some(name) = fields.next() {
             if name.is_empty() {
                 break;
@@ -275,7 +388,11 @@ fn approved_commands_run_only_what_the_rules_allow() {
     // The harness sees what runs, through wrappers too, or a zero below would mean nothing.
     let probe = root.path().join("probe");
     fs::create_dir(&probe).unwrap();
-    assert!(run_bash("allowed 'a b' | timeout 5 touch x; sh -c 'eval \"rm y\"'", &shims, &probe));
+    assert!(run_bash(
+        "allowed 'a b' | timeout 5 touch x; sh -c 'eval \"rm y\"'",
+        &shims,
+        &probe
+    ));
     let mut probed = read_runs(&logs);
     probed.sort();
     let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
@@ -291,11 +408,7 @@ fn approved_commands_run_only_what_the_rules_allow() {
     );
     fs::remove_dir_all(&probe).unwrap();
 
-    let gate = ApprovalGate::new(
-        ApprovalMode::AutoEdit,
-        rules(&["allowed", "git status"]),
-        Vec::new(),
-    );
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, rules(&["allowed", "git status"]), Vec::new());
     let (mut approved, mut disagreements) = (0u64, Vec::new());
     let mut seen = BTreeSet::new();
     for i in 0..cases {
@@ -334,23 +447,62 @@ fn approved_commands_run_only_what_the_rules_allow() {
         seen.len(),
         disagreements.len()
     );
-    assert!(approved > 50, "the grammar should yield approvable commands: {approved}");
+    assert!(
+        approved > 50,
+        "the grammar should yield approvable commands: {approved}"
+    );
     assert!(disagreements.is_empty(), "{disagreements:#?}");
 }
 
 /// Contexts that run the command in them; with a deny rule for it, none may be allowed, in any mode.
 const RUNS_IT: &[&str] = &[
-    "CMD", "CMD && ls", "ls || CMD", "ls; CMD", "ls | CMD", "(CMD)", "{ CMD; }", "f() { CMD; }; f", "echo $(CMD)",
-    "echo \"`CMD`\"", "for x in a; do CMD; done", "while false; do CMD; done", "if true; then CMD; fi",
-    "timeout 5 CMD", "nice -n 1 CMD", "env X=1 CMD", "env -i CMD", "sudo CMD", "sudo -u root CMD", "nohup CMD &",
-    "sh -c 'CMD'", "bash -c \"CMD\"", "bash -c 'sh -c \"CMD\"'", "eval 'CMD'", "exec CMD", "command CMD",
-    "builtin CMD", "x='$(CMD)'; echo ${x@P}", "diff <(CMD) <(ls)", "cat <<EOF\n$(CMD)\nEOF", "X=1 CMD",
-    "stdbuf -oL CMD", "time CMD", "! CMD", "CMD 2>/dev/null", "CMD >out",
+    "CMD",
+    "CMD && ls",
+    "ls || CMD",
+    "ls; CMD",
+    "ls | CMD",
+    "(CMD)",
+    "{ CMD; }",
+    "f() { CMD; }; f",
+    "echo $(CMD)",
+    "echo \"`CMD`\"",
+    "for x in a; do CMD; done",
+    "while false; do CMD; done",
+    "if true; then CMD; fi",
+    "timeout 5 CMD",
+    "nice -n 1 CMD",
+    "env X=1 CMD",
+    "env -i CMD",
+    "sudo CMD",
+    "sudo -u root CMD",
+    "nohup CMD &",
+    "sh -c 'CMD'",
+    "bash -c \"CMD\"",
+    "bash -c 'sh -c \"CMD\"'",
+    "eval 'CMD'",
+    "exec CMD",
+    "command CMD",
+    "builtin CMD",
+    "x='$(CMD)'; echo ${x@P}",
+    "diff <(CMD) <(ls)",
+    "cat <<EOF\n$(CMD)\nEOF",
+    "X=1 CMD",
+    "stdbuf -oL CMD",
+    "time CMD",
+    "! CMD",
+    "CMD 2>/dev/null",
+    "CMD >out",
 ];
 
 const DENIED: &[&str] = &[
-    "git push", "git --no-pager push", "git -C x push origin", "/usr/bin/git push", "rm -rf x", "/bin/rm x",
-    "\\rm x", "'rm' x",
+    "git push",
+    "git --no-pager push",
+    "git -C x push origin",
+    "/usr/bin/git push",
+    "rm -rf x",
+    "/bin/rm x",
+    "\\rm x",
+    "'rm' x",
 ];
 
 #[test]

@@ -3,16 +3,82 @@
 //! expansion, glob, brace, tilde, comment, grouping or input character outside quotes; nothing but literal text in
 //! double quotes; `>` and `&` only in the harmless redirections and `&&`). `PROPTEST_CASES` sets the number of cases
 //! (default 2,000; run it with 100000 for a long run).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
 use tern::agent::approval::{ApprovalGate, CommandRule, Verdict};
 use tern::protocol::ApprovalMode;
 
 const TOKENS: &[&str] = &[
-    " ", " ", " ", "allowed", "allowed", "a", "x", "'", "'", "\"", "\"", "\\", "$", "`", "(", ")", "{", "}", "<", ">",
-    "&", "|", ";", "\n", "*", "?", "[", "]", "~", "#", "!", "=", "/dev/null", "2", "1", "-c", "sh", "bash", "timeout",
-    "5", "xargs", "env", "-S", "git", "status", "push", "${", "$(", "<<", "EOF", "%", "@", "&&", "||", "2>&1",
-    ">/dev/null", "find", "-exec", "';'", "'{}'", "sudo", "for", "in", "do", "done", "eval", "PATH=", "IFS=", "ls",
+    " ",
+    " ",
+    " ",
+    "allowed",
+    "allowed",
+    "a",
+    "x",
+    "'",
+    "'",
+    "\"",
+    "\"",
+    "\\",
+    "$",
+    "`",
+    "(",
+    ")",
+    "{",
+    "}",
+    "<",
+    ">",
+    "&",
+    "|",
+    ";",
+    "\n",
+    "*",
+    "?",
+    "[",
+    "]",
+    "~",
+    "#",
+    "!",
+    "=",
+    "/dev/null",
+    "2",
+    "1",
+    "-c",
+    "sh",
+    "bash",
+    "timeout",
+    "5",
+    "xargs",
+    "env",
+    "-S",
+    "git",
+    "status",
+    "push",
+    "${",
+    "$(",
+    "<<",
+    "EOF",
+    "%",
+    "@",
+    "&&",
+    "||",
+    "2>&1",
+    ">/dev/null",
+    "find",
+    "-exec",
+    "';'",
+    "'{}'",
+    "sudo",
+    "for",
+    "in",
+    "do",
+    "done",
+    "eval",
+    "PATH=",
+    "IFS=",
+    "ls",
 ];
 
 fn bashish() -> impl Strategy<Value = String> {
@@ -42,8 +108,16 @@ fn gates() -> Vec<ApprovalGate> {
 /// The independent oracle: whether `text` stays within the characters and operators of the subset.
 fn looks_literal(text: &str) -> bool {
     const REDIRECTS: &[&str] = &[
-        "1>>/dev/null", "2>>/dev/null", ">>/dev/null", "1>/dev/null", "2>/dev/null", "&>/dev/null", ">/dev/null",
-        "2>&1", "1>&2", ">&2",
+        "1>>/dev/null",
+        "2>>/dev/null",
+        ">>/dev/null",
+        "1>/dev/null",
+        "2>/dev/null",
+        "&>/dev/null",
+        ">/dev/null",
+        "2>&1",
+        "1>&2",
+        ">&2",
     ];
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
@@ -79,7 +153,11 @@ fn looks_literal(text: &str) -> bool {
             }
             '>' | '&' => {
                 // Back up over a descriptor digit, then the rest must be one of the harmless redirections or `&&`.
-                let start = if i > 0 && matches!(chars[i - 1], '1' | '2') { i - 1 } else { i };
+                let start = if i > 0 && matches!(chars[i - 1], '1' | '2') {
+                    i - 1
+                } else {
+                    i
+                };
                 let rest: String = chars[start..].iter().collect();
                 let squeezed: String = rest.chars().filter(|c| *c != ' ').collect();
                 if c == '&' && rest.starts_with("&&") {
@@ -137,10 +215,24 @@ proptest! {
 
 #[test]
 fn the_oracle_tells_literal_from_not() {
-    for text in ["allowed a 'b c' \"d\" >/dev/null 2>&1 && x || y; z | w", "a 2> /dev/null", "a\\ b"] {
+    for text in [
+        "allowed a 'b c' \"d\" >/dev/null 2>&1 && x || y; z | w",
+        "a 2> /dev/null",
+        "a\\ b",
+    ] {
         assert!(looks_literal(text), "{text:?}");
     }
-    for text in ["a $x", "a > f", "a & b", "a <f", "echo \"$x\"", "a *", "(a)", "a #c", "'open"] {
+    for text in [
+        "a $x",
+        "a > f",
+        "a & b",
+        "a <f",
+        "echo \"$x\"",
+        "a *",
+        "(a)",
+        "a #c",
+        "'open",
+    ] {
         assert!(!looks_literal(text), "{text:?}");
     }
 }

@@ -361,7 +361,7 @@ impl ApprovalGate {
             if !self.covered(argv, 0, Cover::Rules) {
                 return None;
             }
-            plan(argv, false, 0, &mut runs);
+            plan(argv, false, &mut runs);
         }
         Some(runs)
     }
@@ -395,21 +395,21 @@ impl ApprovalGate {
 }
 
 /// The programs a covered command starts, wrapper by wrapper.
-fn plan(argv: &[String], extra_args: bool, depth: usize, runs: &mut Vec<PlannedRun>) {
+fn plan(argv: &[String], extra_args: bool, runs: &mut Vec<PlannedRun>) {
     runs.push(PlannedRun {
         argv: argv.to_vec(),
         extra_args,
     });
     match wrappers::peel(argv) {
-        Peeled::Inner { inner, stdin_args } => plan(inner, extra_args || stdin_args, depth, runs),
+        Peeled::Inner { inner, stdin_args } => plan(inner, extra_args || stdin_args, runs),
         Peeled::Script(script) => {
             for inner in syntax::subset(script).unwrap_or_default() {
-                plan(&inner, false, depth + 1, runs);
+                plan(&inner, false, runs);
             }
         }
         Peeled::Find { inner, .. } => {
             for argv in inner {
-                plan(&argv, true, depth, runs);
+                plan(&argv, true, runs);
             }
         }
         Peeled::Program | Peeled::Never => {}

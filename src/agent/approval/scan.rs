@@ -94,11 +94,7 @@ fn walk(node: Node, src: &[u8], depth: usize, out: &mut Scan) {
     let text = node.utf8_text(src).unwrap_or_default();
     match node.kind() {
         "command" => command(node, src, depth, out),
-        "declaration_command" | "unset_command" => {
-            if text.contains('[') {
-                out.certain = false;
-            }
-        }
+        "declaration_command" | "unset_command" if text.contains('[') => out.certain = false,
         "expansion" if !plain_expansion(text) => out.certain = false,
         kind if ARITHMETIC.contains(&kind) || node.is_error() || node.is_missing() => out.certain = false,
         _ => {}
@@ -195,13 +191,12 @@ fn inspect(argv: &[Option<String>], depth: usize, out: &mut Scan) {
     let all_known = args.iter().all(Option::is_some);
     match name {
         _ if OPAQUE.contains(&name) => out.certain = false,
-        _ if SUBSCRIPTING.contains(&name) => {
-            if args
+        _ if SUBSCRIPTING.contains(&name)
+            && args
                 .iter()
-                .any(|w| w.as_deref().is_none_or(|w| w.contains('[') || w.starts_with("-v")))
-            {
-                out.certain = false;
-            }
+                .any(|w| w.as_deref().is_none_or(|w| w.contains('[') || w.starts_with("-v"))) =>
+        {
+            out.certain = false
         }
         "eval" => {
             let joined: Vec<&str> = args.iter().filter_map(|w| w.as_deref()).collect();
@@ -211,13 +206,12 @@ fn inspect(argv: &[Option<String>], depth: usize, out: &mut Scan) {
                 out.certain = false;
             }
         }
-        "git" => {
+        "git"
             if args
                 .iter()
-                .any(|w| w.as_deref().is_some_and(|w| w == "-c" || w.starts_with("--config-env")))
-            {
-                out.certain = false;
-            }
+                .any(|w| w.as_deref().is_some_and(|w| w == "-c" || w.starts_with("--config-env"))) =>
+        {
+            out.certain = false
         }
         "find" => find(args, depth, out),
         _ if SHELLS.contains(&name) || name == "su" || name == "runuser" => shell(args, depth, out),

@@ -52,8 +52,7 @@ fn any_missing(node: Node) -> bool {
         return true;
     }
     let mut cursor = node.walk();
-    let found = node.children(&mut cursor).any(any_missing);
-    found
+    node.children(&mut cursor).any(any_missing)
 }
 
 /// The simple commands of `src` in order, each as the argv bash will pass, when all of `src` is in the subset.
@@ -186,8 +185,7 @@ pub(super) fn literal_kinds(node: Node) -> bool {
         "word" | "number" | "raw_string" | "string_content" | "\"" => true,
         "string" | "concatenation" => {
             let mut cursor = node.walk();
-            let all = node.children(&mut cursor).all(literal_kinds);
-            all
+            node.children(&mut cursor).all(literal_kinds)
         }
         _ => false,
     };
