@@ -425,6 +425,9 @@ fn approved_commands_run_only_what_the_rules_allow() {
             disagreements.push(format!("{text:?}: allowed but no plan"));
             continue;
         };
+        for stray in read_runs(&logs) {
+            disagreements.push(format!("before {text:?}: a previous command still ran {stray:?}"));
+        }
         let scratch = root.path().join(format!("scratch{i}"));
         fs::create_dir(&scratch).unwrap();
         fs::write(scratch.join("evil"), "touch evil-ran\n").unwrap();

@@ -334,9 +334,9 @@ impl ApprovalGate {
                     self.covered(inner, depth, cover)
                 }
             }
-            Peeled::Script(script) => {
+            Peeled::Script { script, posix } => {
                 depth < MAX_SCRIPT_DEPTH
-                    && syntax::subset(script)
+                    && syntax::subset_in(script, posix)
                         .is_some_and(|all| all.iter().all(|argv| self.covered(argv, depth + 1, cover)))
             }
             Peeled::Find { own, inner } => {
@@ -402,8 +402,8 @@ fn plan(argv: &[String], extra_args: bool, runs: &mut Vec<PlannedRun>) {
     });
     match wrappers::peel(argv) {
         Peeled::Inner { inner, stdin_args } => plan(inner, extra_args || stdin_args, runs),
-        Peeled::Script(script) => {
-            for inner in syntax::subset(script).unwrap_or_default() {
+        Peeled::Script { script, posix } => {
+            for inner in syntax::subset_in(script, posix).unwrap_or_default() {
                 plan(&inner, false, runs);
             }
         }
@@ -453,8 +453,8 @@ fn innermost(argv: &[String], depth: usize, out: &mut Vec<Vec<String>>) -> Resul
             stdin_args: false,
         } => innermost(inner, depth, out)?,
         Peeled::Inner { .. } | Peeled::Find { .. } => return Err(NoRule::StdinCode(argv[0].clone())),
-        Peeled::Script(script) => {
-            let commands = syntax::subset(script)
+        Peeled::Script { script, posix } => {
+            let commands = syntax::subset_in(script, posix)
                 .filter(|_| depth < MAX_SCRIPT_DEPTH)
                 .ok_or_else(|| NoRule::InlineCode(argv[0].clone()))?;
             for inner in &commands {

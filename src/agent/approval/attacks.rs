@@ -127,6 +127,7 @@ fn wrapper_attacks_ask() {
         "printf pwned | xargs touch",
         "printf x | xargs sh -c 'touch pwned'",
         "sh -c 'touch pwned'",
+        "sh -c 'ls &>/dev/null'",
         "bash -c 'ls; touch pwned'",
         "bash -c 'ls $(touch pwned)'",
         "sh -c \"$X\"",

@@ -116,6 +116,10 @@ fn plain_expansion(text: &str) -> bool {
 }
 
 fn command(node: Node, src: &[u8], depth: usize, out: &mut Scan) {
+    // Pieces the parser split without a blank between them may be one word to bash.
+    if !syntax::blank_separated(node, src) {
+        out.certain = false;
+    }
     let mut argv = Vec::new();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {

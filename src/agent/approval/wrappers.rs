@@ -16,8 +16,8 @@ pub(super) enum Peeled<'a> {
     /// A wrapper with allowlisted options around `inner`. With `stdin_args` (xargs), more arguments nobody has seen
     /// are appended from the input.
     Inner { inner: &'a [String], stdin_args: bool },
-    /// `sh -c SCRIPT`: the script is read with the same rules.
-    Script(&'a str),
+    /// `sh -c SCRIPT`: the script is read with the same rules (`posix` for `sh` and `dash`, which are not bash).
+    Script { script: &'a str, posix: bool },
     /// `find` with `-exec` (or kin): `own` is find without those, `inner` the commands it runs on each file.
     Find { own: Vec<String>, inner: Vec<Vec<String>> },
     /// A wrapper we never approve through: another user (`sudo`), an option not on the list, no command.
@@ -67,7 +67,10 @@ pub(super) fn peel(argv: &[String]) -> Peeled<'_> {
     }
     if SHELLS.contains(&name) {
         return match rest {
-            [flag, script, ..] if flag == "-c" => Peeled::Script(script),
+            [flag, script, ..] if flag == "-c" => Peeled::Script {
+                script,
+                posix: name != "bash",
+            },
             _ => Peeled::Program,
         };
     }
@@ -197,7 +200,13 @@ mod tests {
         assert_eq!(inner("xargs -0 -n 1 grep x").as_deref(), Some("grep x"));
         assert_eq!(inner("nohup ls").as_deref(), Some("ls"));
         let argv = words("sh -c ls x");
-        assert_eq!(peel(&argv), Peeled::Script("ls"));
+        assert_eq!(
+            peel(&argv),
+            Peeled::Script {
+                script: "ls",
+                posix: true
+            }
+        );
     }
 
     #[test]
