@@ -6,7 +6,63 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::agent::approval::ApprovalMode;
+use std::fmt;
+use std::str::FromStr;
+
+/// How much runs without asking (the approval gate in `agent::approval` applies it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Nothing that writes or runs.
+    ReadOnly,
+    /// Edits and commands ask.
+    Ask,
+    /// Edits inside the workspace apply; commands ask.
+    #[default]
+    AutoEdit,
+    /// Nothing asks (writes outside the workspace still do; deny rules still hold).
+    FullAuto,
+}
+
+impl ApprovalMode {
+    pub const ALL: [ApprovalMode; 4] = [
+        ApprovalMode::ReadOnly,
+        ApprovalMode::Ask,
+        ApprovalMode::AutoEdit,
+        ApprovalMode::FullAuto,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::ReadOnly => "read-only",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::AutoEdit => "auto-edit",
+            ApprovalMode::FullAuto => "full-auto",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown approval mode `{0}` (expected read-only, ask, auto-edit or full-auto)")]
+pub struct ParseModeError(String);
+
+impl FromStr for ApprovalMode {
+    type Err = ParseModeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == wanted)
+            .ok_or_else(|| ParseModeError(s.to_string()))
+    }
+}
 
 /// A tool call as the model made it. `arguments` is the raw value from the wire: usually an object, but it may be a
 /// string of JSON, null or garbage; `ToolRegistry::prepare_call` turns it into validated arguments.

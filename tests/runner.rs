@@ -258,7 +258,7 @@ async fn parallel_reads_answered_in_call_order_with_sorted_stable_tools() {
 #[tokio::test(flavor = "multi_thread")]
 async fn exec_asks_and_runs_once_approved() {
     let script = vec![
-        Reply::tool("exec", json!({"command": "echo approved-output"})),
+        Reply::tool("exec", json!({"command": "expr approved-output"})),
         Reply::text("Done."),
     ];
     let mut h = openai(script, ApprovalMode::AutoEdit).await;
@@ -270,7 +270,7 @@ async fn exec_asks_and_runs_once_approved() {
         })
         .await;
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0].command, "echo approved-output");
+    assert_eq!(asked[0].command, "expr approved-output");
     assert_eq!(asked[0].cwd, h.dir.path().canonicalize().unwrap().display().to_string());
     assert_eq!(end_of(&events), TurnEnd::Completed);
     let results = tool_results(&h.mock.requests()[1]);
@@ -305,8 +305,8 @@ async fn deny_with_feedback_reaches_the_model() {
 #[tokio::test(flavor = "multi_thread")]
 async fn always_adds_a_session_rule() {
     let script = vec![
-        Reply::tool("exec", json!({"command": "echo one"})),
-        Reply::tool("exec", json!({"command": "echo two"})),
+        Reply::tool("exec", json!({"command": "expr one"})),
+        Reply::tool("exec", json!({"command": "expr two"})),
         Reply::text("Both ran."),
     ];
     let mut h = openai(script, ApprovalMode::AutoEdit).await;
@@ -314,11 +314,11 @@ async fn always_adds_a_session_rule() {
     let events = h
         .turn("echo twice", |r| {
             asked += 1;
-            assert_eq!(r.proposed_rule.as_deref(), Some("echo"));
+            assert_eq!(r.proposed_rule.as_deref(), Some("expr"));
             ApprovalDecision::Always
         })
         .await;
-    assert_eq!(asked, 1, "the second echo is covered by the session rule");
+    assert_eq!(asked, 1, "the second expr is covered by the session rule");
     assert_eq!(end_of(&events), TurnEnd::Completed);
     assert!(tool_results(&h.mock.requests()[2])[1].1.contains("two"));
 }
@@ -327,8 +327,8 @@ async fn always_adds_a_session_rule() {
 async fn abort_ends_the_turn_and_next_turn_is_valid() {
     let script = vec![
         Reply::ToolCalls(vec![
-            ("exec".into(), json!({"command": "echo a"})),
-            ("exec".into(), json!({"command": "echo b"})),
+            ("exec".into(), json!({"command": "expr a"})),
+            ("exec".into(), json!({"command": "expr b"})),
         ]),
         Reply::text("Next answer."),
     ];

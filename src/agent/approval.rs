@@ -1,43 +1,53 @@
 //! The approval gate: before a tool call runs, it decides whether the call runs, asks the user, or is refused.
 //!
-//! Approval is the guard, not pattern lists. Read-only tools always run. Edits (`write_file`, `edit_file`,
-//! `notebook_edit`, `apply_patch`) and commands (`exec`) depend on the mode:
+//! Approval is by allowlist, never by spotting hazards. Built-in read-only tools always run. Edits (`write_file`,
+//! `edit_file`, `notebook_edit`, `apply_patch`), commands (`exec`) and MCP tools depend on the mode:
 //!
-//! | mode        | edits in the workspace | commands                        | other tools (MCP ...) |
-//! |-------------|------------------------|---------------------------------|-----------------------|
-//! | `read-only` | deny                   | deny                            | deny                  |
-//! | `ask`       | ask                    | ask unless allow rules cover it | ask                   |
-//! | `auto-edit` | run (*)                | ask unless allow rules cover it | ask                   |
-//! | `full-auto` | run                    | run                             | run                   |
+//! | mode        | edits in the workspace | commands                         | MCP tools                            |
+//! |-------------|------------------------|----------------------------------|--------------------------------------|
+//! | `read-only` | deny                   | read-only list only, else deny   | `readOnlyHint`: ask; else deny       |
+//! | `ask`       | ask                    | ask unless covered               | ask unless an allow rule names it    |
+//! | `auto-edit` | run (*)                | ask unless covered               | `readOnlyHint` or allow rule: run    |
+//! | `full-auto` | run                    | run                              | run                                  |
 //!
-//! In every mode an edit whose path resolves outside the workspace asks, and a command matching a deny rule is
-//! refused. (*) In `auto-edit`, an edit inside `.git/` or `.tern/` asks too: git config and hooks make later, vetted
-//! commands run other programs, and `.tern/` holds this program's own settings, rules included.
+//! In every mode an edit whose path resolves outside the workspace asks, and a deny rule refuses what it matches.
+//! (*) In `auto-edit`, an edit inside `.git/` or `.tern/` asks too: git config and hooks make later, vetted commands
+//! run other programs, and `.tern/` holds this program's own settings, rules included.
 //!
-//! Commands are parsed the way bash will run them (`shell`), wrappers peeled and hazards found (`command`), and then
-//! matched against argv-prefix rules (`rule`). A command runs without asking only when every program in it is covered
-//! by a rule and nothing in it escapes analysis.
+//! A command is *covered* when its whole parse lies in the subset of bash the gate understands completely (`syntax`:
+//! literal words joined by `&& || ; |`, nothing else) and every simple command in it, after looking through wrappers
+//! (`wrappers`), is on the built-in read-only list (`readonly`) or starts with an allow or session rule's words
+//! (`rule`). The built-in read-only list runs in every mode. Deny rules see every simple command anywhere in the
+//! full tree (`scan`); with deny rules configured, a command the gate cannot read with certainty asks, full-auto
+//! included. A command the model asks to run outside the OS sandbox (`"unsandboxed": true`) always asks; without an
+//! OS sandbox, everything but the read-only list asks.
+//!
+//! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
+//! allow rule may, since a prefix rule already allows any further arguments.
 
-mod command;
-mod hazard;
+#[cfg(test)]
+mod attacks;
 mod programs;
 mod propose;
+mod readonly;
 mod rule;
-mod shell;
+mod scan;
+mod syntax;
 #[cfg(test)]
 mod tests;
+mod wrappers;
 
-use std::fmt;
 use std::path::{Component, Path};
-use std::str::FromStr;
 
 use serde_json::Value;
 
+pub use crate::protocol::{ApprovalMode, ParseModeError};
 pub use rule::{CommandRule, RuleError};
 
-use crate::tools::{PathPolicy, Tool};
-use command::{CommandLine, Invocation};
+use crate::tools::{PathPolicy, Tool, ToolHints};
 use propose::NoRule;
+use scan::Match;
+use wrappers::Peeled;
 
 /// Tools that change files, and so follow the edit column of the table above.
 const EDIT_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
@@ -45,59 +55,8 @@ const EDIT_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply
 /// Workspace folders an edit in `auto-edit` mode must not touch without asking.
 const PROTECTED_DIRS: &[&str] = &[".git", ".tern"];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalMode {
-    /// Nothing that writes or runs.
-    ReadOnly,
-    /// Edits and commands ask.
-    Ask,
-    /// Edits inside the workspace apply; commands ask.
-    #[default]
-    AutoEdit,
-    /// Nothing asks (writes outside the workspace still do; deny rules still hold).
-    FullAuto,
-}
-
-impl ApprovalMode {
-    pub const ALL: [ApprovalMode; 4] = [
-        ApprovalMode::ReadOnly,
-        ApprovalMode::Ask,
-        ApprovalMode::AutoEdit,
-        ApprovalMode::FullAuto,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalMode::ReadOnly => "read-only",
-            ApprovalMode::Ask => "ask",
-            ApprovalMode::AutoEdit => "auto-edit",
-            ApprovalMode::FullAuto => "full-auto",
-        }
-    }
-}
-
-impl fmt::Display for ApprovalMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown approval mode `{0}` (expected read-only, ask, auto-edit or full-auto)")]
-pub struct ParseModeError(String);
-
-impl FromStr for ApprovalMode {
-    type Err = ParseModeError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
-        Self::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == wanted)
-            .ok_or_else(|| ParseModeError(s.to_string()))
-    }
-}
+/// How deep `sh -c` scripts are read for coverage.
+const MAX_SCRIPT_DEPTH: usize = 3;
 
 /// What the gate decided for one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +82,14 @@ impl Verdict {
     }
 }
 
+/// One program a covered command will start, as the gate read it (see `ApprovalGate::planned_runs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedRun {
+    pub argv: Vec<String>,
+    /// More arguments from input may follow (`xargs`).
+    pub extra_args: bool,
+}
+
 /// Whether a one-word rule names this tool, exactly or as a `prefix*` glob.
 fn names_tool(rule: &CommandRule, tool: &str) -> bool {
     match rule.words() {
@@ -134,12 +101,28 @@ fn names_tool(rule: &CommandRule, tool: &str) -> bool {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ApprovalGate {
     mode: ApprovalMode,
     allow: Vec<CommandRule>,
     deny: Vec<CommandRule>,
     session: Vec<CommandRule>,
+    sandboxed: bool,
+}
+
+impl Default for ApprovalGate {
+    fn default() -> Self {
+        Self::new(ApprovalMode::default(), Vec::new(), Vec::new())
+    }
+}
+
+/// Which lists may cover a command.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cover {
+    /// The built-in read-only list only.
+    ReadOnly,
+    /// The read-only list and the allow and session rules.
+    Rules,
 }
 
 impl ApprovalGate {
@@ -150,6 +133,7 @@ impl ApprovalGate {
             allow,
             deny,
             session: Vec::new(),
+            sandboxed: true,
         }
     }
 
@@ -159,6 +143,11 @@ impl ApprovalGate {
 
     pub fn set_mode(&mut self, mode: ApprovalMode) {
         self.mode = mode;
+    }
+
+    /// Whether commands run inside the OS sandbox. Without it, every command but the read-only list asks.
+    pub fn set_sandboxed(&mut self, available: bool) {
+        self.sandboxed = available;
     }
 
     pub fn allow_rules(&self) -> &[CommandRule] {
@@ -180,15 +169,25 @@ impl ApprovalGate {
         &self.session
     }
 
-    /// `tool` gives name/read_only/exclusive; `args` are the prepared (validated) arguments.
+    /// `tool` gives name, read_only and MCP hints; `args` are the prepared (validated) arguments.
     pub fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
+        if let Some(hints) = tool.hints() {
+            return self.check_mcp(tool.name(), hints);
+        }
         if tool.read_only() {
             return Verdict::Allow;
         }
         match tool.name() {
-            "exec" => self.check_command(args.get("command").and_then(Value::as_str).unwrap_or_default()),
+            "exec" => {
+                let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+                if args.get("unsandboxed").and_then(Value::as_bool) == Some(true) {
+                    self.check_unsandboxed(command)
+                } else {
+                    self.check_command(command)
+                }
+            }
             name if EDIT_TOOLS.contains(&name) => self.check_edit(name, args, policy),
-            name => self.check_other(name),
+            name => self.check_mcp(name, ToolHints::default()),
         }
     }
 
@@ -239,77 +238,40 @@ impl ApprovalGate {
         }
     }
 
-    fn check_command(&self, command: &str) -> Verdict {
-        let line = command::analyse(command);
-        if let Some(rule) = self.denied_by(&line) {
-            return Verdict::Deny {
-                reason: format!("blocked by deny rule `{rule}`"),
-            };
+    /// The verdict for a shell command run the ordinary way (inside the OS sandbox when there is one).
+    pub fn check_command(&self, command: &str) -> Verdict {
+        if let Some(verdict) = self.check_deny(command) {
+            return verdict;
         }
-        match self.mode {
-            ApprovalMode::ReadOnly => Verdict::Deny {
-                reason: "read-only mode: commands do not run; switch mode to allow them".to_string(),
-            },
-            ApprovalMode::FullAuto => Verdict::Allow,
-            ApprovalMode::Ask | ApprovalMode::AutoEdit => self.vet(&line),
-        }
-    }
-
-    /// Other tools (MCP): a rule naming the tool (`mcp_github_create_issue`, or `mcp_github_*` for a whole server)
-    /// allows or denies it; "always" proposes the tool's own name.
-    fn check_other(&self, name: &str) -> Verdict {
-        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name)) {
-            return Verdict::Deny {
-                reason: format!("blocked by deny rule `{rule}`"),
-            };
-        }
-        match self.mode {
-            ApprovalMode::ReadOnly => Verdict::Deny {
-                reason: format!("read-only mode: {name} is not read-only; switch mode to allow it"),
-            },
-            ApprovalMode::FullAuto => Verdict::Allow,
-            ApprovalMode::Ask | ApprovalMode::AutoEdit => {
-                if self.allow.iter().chain(&self.session).any(|r| names_tool(r, name)) {
-                    return Verdict::Allow;
-                }
-                Verdict::Ask {
-                    reason: format!("calls {name}, which may change things"),
-                    proposed_rule: CommandRule::new([name]).ok(),
-                }
-            }
-        }
-    }
-
-    /// The deny rule matching any program the command runs, at any wrapper layer or hidden inside another program.
-    fn denied_by(&self, line: &CommandLine) -> Option<&CommandRule> {
-        let layers = line.invocations.iter().flat_map(|i| i.layers.iter().chain(&i.hidden));
-        for layer in layers {
-            if let Some(rule) = self.deny.iter().find(|rule| rule.blocks(layer)) {
-                return Some(rule);
-            }
-        }
-        None
-    }
-
-    /// Ask or Allow for a command in `ask` and `auto-edit` modes.
-    fn vet(&self, line: &CommandLine) -> Verdict {
-        if let Some(hazard) = line.hazards.first() {
-            return Verdict::ask(hazard.reason());
-        }
-        let rules = self.allow.iter().chain(&self.session);
-        let mut any_covered = false;
-        let mut all_covered = true;
-        for invocation in &line.invocations {
-            if rules.clone().any(|rule| rule.covers(invocation.argv())) {
-                any_covered = true;
-            } else if !invocation.inert {
-                all_covered = false;
-            }
-        }
-        if any_covered && all_covered {
+        let commands = syntax::subset(command);
+        let read_only = commands
+            .as_ref()
+            .is_some_and(|all| all.iter().all(|argv| self.covered(argv, 0, Cover::ReadOnly)));
+        if read_only {
             return Verdict::Allow;
         }
-        match proposal(&line.invocations) {
+        match self.mode {
+            ApprovalMode::ReadOnly => {
+                return Verdict::Deny {
+                    reason: "read-only mode: only known read-only commands run; switch mode to allow others"
+                        .to_string(),
+                };
+            }
+            _ if !self.sandboxed => {
+                return Verdict::ask("runs a command, and no OS sandbox is available to contain it");
+            }
+            ApprovalMode::FullAuto => return Verdict::Allow,
+            ApprovalMode::Ask | ApprovalMode::AutoEdit => {}
+        }
+        let Some(commands) = commands else {
+            return Verdict::ask(
+                "runs a shell command the gate cannot read completely, so it can't be approved always",
+            );
+        };
+        if commands.iter().all(|argv| self.covered(argv, 0, Cover::Rules)) {
+            return Verdict::Allow;
+        }
+        match proposal(&commands) {
             Ok(rule) => Verdict::Ask {
                 reason: "runs a shell command".to_string(),
                 proposed_rule: Some(rule),
@@ -317,17 +279,156 @@ impl ApprovalGate {
             Err(why) => Verdict::ask(format!("runs a shell command; {why}, so it can't be approved always")),
         }
     }
+
+    /// The model asked to run `command` outside the OS sandbox: always a question, never an "always".
+    fn check_unsandboxed(&self, command: &str) -> Verdict {
+        if let Some(verdict) = self.check_deny(command) {
+            return verdict;
+        }
+        if self.mode == ApprovalMode::ReadOnly {
+            return Verdict::Deny {
+                reason: "read-only mode: commands do not run outside the sandbox".to_string(),
+            };
+        }
+        Verdict::ask("runs a command outside the OS sandbox, with your full access")
+    }
+
+    /// Deny when a deny rule matches a command anywhere in it; ask when one might and the gate cannot tell.
+    fn check_deny(&self, command: &str) -> Option<Verdict> {
+        if self.deny.is_empty() {
+            return None;
+        }
+        let scan = scan::scan(command);
+        let mut maybe: Option<&CommandRule> = None;
+        for found in &scan.commands {
+            for rule in &self.deny {
+                match scan::deny_match(rule.words(), found) {
+                    Match::Yes => {
+                        return Some(Verdict::Deny {
+                            reason: format!("blocked by deny rule `{rule}`"),
+                        });
+                    }
+                    Match::Maybe => maybe = maybe.or(Some(rule)),
+                    Match::No => {}
+                }
+            }
+        }
+        if let Some(rule) = maybe {
+            return Some(Verdict::ask(format!(
+                "may run what deny rule `{rule}` blocks, depending on what is only known at run time"
+            )));
+        }
+        (!scan.certain)
+            .then(|| Verdict::ask("deny rules are set and the gate cannot tell every program this command runs"))
+    }
+
+    /// Whether one simple command is covered: on the read-only list, or (with `Cover::Rules`) starting with a rule's
+    /// words, after looking through wrappers whose own options are on their allowlist.
+    fn covered(&self, argv: &[String], depth: usize, cover: Cover) -> bool {
+        match wrappers::peel(argv) {
+            Peeled::Program => readonly::is_read_only(argv) || (cover == Cover::Rules && self.rule_covers(argv)),
+            Peeled::Inner { inner, stdin_args } => {
+                if stdin_args {
+                    cover == Cover::Rules && wrappers::peel(inner) == Peeled::Program && self.rule_covers(inner)
+                } else {
+                    self.covered(inner, depth, cover)
+                }
+            }
+            Peeled::Script { script, posix } => {
+                depth < MAX_SCRIPT_DEPTH
+                    && syntax::subset_in(script, posix)
+                        .is_some_and(|all| all.iter().all(|argv| self.covered(argv, depth + 1, cover)))
+            }
+            Peeled::Find { own, inner } => {
+                cover == Cover::Rules
+                    && self.covered(&own, depth, cover)
+                    && inner.iter().all(|argv| self.covered(argv, depth, cover))
+            }
+            Peeled::Never => false,
+        }
+    }
+
+    fn rule_covers(&self, argv: &[String]) -> bool {
+        !programs::guarded(argv) && self.allow.iter().chain(&self.session).any(|rule| rule.covers(argv))
+    }
+
+    /// Every program a command covered by the rules will start, wrappers included, as the gate read it; `None` when
+    /// the command is not covered. For tests and tools that check the gate against what bash really runs.
+    pub fn planned_runs(&self, command: &str) -> Option<Vec<PlannedRun>> {
+        let commands = syntax::subset(command)?;
+        let mut runs = Vec::new();
+        for argv in &commands {
+            if !self.covered(argv, 0, Cover::Rules) {
+                return None;
+            }
+            plan(argv, false, &mut runs);
+        }
+        Some(runs)
+    }
+
+    /// MCP tools (and any other tool the gate has no column for): hints are hints, rules decide.
+    fn check_mcp(&self, name: &str, hints: ToolHints) -> Verdict {
+        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name)) {
+            return Verdict::Deny {
+                reason: format!("blocked by deny rule `{rule}`"),
+            };
+        }
+        let allowed = self.allow.iter().chain(&self.session).any(|r| names_tool(r, name));
+        let ask = || Verdict::Ask {
+            reason: format!("calls {name}, which may change things"),
+            proposed_rule: CommandRule::new([name]).ok(),
+        };
+        match self.mode {
+            ApprovalMode::ReadOnly if hints.read_only => Verdict::Ask {
+                reason: format!("read-only mode: {name} says it only reads, but that is the server's word"),
+                proposed_rule: None,
+            },
+            ApprovalMode::ReadOnly => Verdict::Deny {
+                reason: format!("read-only mode: {name} is not read-only; switch mode to allow it"),
+            },
+            ApprovalMode::FullAuto => Verdict::Allow,
+            ApprovalMode::AutoEdit if hints.read_only || allowed => Verdict::Allow,
+            ApprovalMode::Ask if allowed => Verdict::Allow,
+            ApprovalMode::Ask | ApprovalMode::AutoEdit => ask(),
+        }
+    }
 }
 
-/// The one rule that would allow every program in the command, if there is one.
-fn proposal(invocations: &[Invocation]) -> Result<CommandRule, NoRule> {
-    let mut candidates: Vec<&Invocation> = invocations.iter().filter(|i| !i.inert).collect();
-    if candidates.is_empty() {
-        candidates = invocations.iter().collect();
+/// The programs a covered command starts, wrapper by wrapper.
+fn plan(argv: &[String], extra_args: bool, runs: &mut Vec<PlannedRun>) {
+    runs.push(PlannedRun {
+        argv: argv.to_vec(),
+        extra_args,
+    });
+    match wrappers::peel(argv) {
+        Peeled::Inner { inner, stdin_args } => plan(inner, extra_args || stdin_args, runs),
+        Peeled::Script { script, posix } => {
+            for inner in syntax::subset_in(script, posix).unwrap_or_default() {
+                plan(&inner, false, runs);
+            }
+        }
+        Peeled::Find { inner, .. } => {
+            for argv in inner {
+                plan(&argv, true, runs);
+            }
+        }
+        Peeled::Program | Peeled::Never => {}
     }
+}
+
+/// The one rule that would allow every command not already on the read-only list, if there is one.
+fn proposal(commands: &[Vec<String>]) -> Result<CommandRule, NoRule> {
+    let mut candidates: Vec<Vec<String>> = Vec::new();
+    for argv in commands {
+        innermost(argv, 0, &mut candidates)?;
+    }
+    candidates.retain(|argv| !readonly::is_read_only(argv));
     let mut proposed: Option<CommandRule> = None;
-    for invocation in &candidates {
-        let rule = propose::propose(invocation.argv())?;
+    for argv in &candidates {
+        if programs::guarded(argv) {
+            return Err(NoRule::Guarded(argv[0].clone()));
+        }
+        let rule = propose::propose(argv)?;
         match &proposed {
             Some(existing) if *existing != rule => return Err(NoRule::Several),
             _ => proposed = Some(rule),
@@ -335,11 +436,34 @@ fn proposal(invocations: &[Invocation]) -> Result<CommandRule, NoRule> {
     }
     let rule = proposed.ok_or(NoRule::Empty)?;
     // The rule must cover what it is offered for, or "always" would not even allow this command.
-    if candidates.iter().all(|i| rule.covers(i.argv())) {
+    if candidates.iter().all(|argv| rule.covers(argv)) {
         Ok(rule)
     } else {
         Err(NoRule::Several)
     }
+}
+
+/// The programs a command runs, for proposals: plain wrappers and `sh -c` scripts are looked through; `xargs` and
+/// `find -exec` (input nobody has seen) and `sudo` leave nothing to propose.
+fn innermost(argv: &[String], depth: usize, out: &mut Vec<Vec<String>>) -> Result<(), NoRule> {
+    match wrappers::peel(argv) {
+        Peeled::Program => out.push(argv.to_vec()),
+        Peeled::Inner {
+            inner,
+            stdin_args: false,
+        } => innermost(inner, depth, out)?,
+        Peeled::Inner { .. } | Peeled::Find { .. } => return Err(NoRule::StdinCode(argv[0].clone())),
+        Peeled::Script { script, posix } => {
+            let commands = syntax::subset_in(script, posix)
+                .filter(|_| depth < MAX_SCRIPT_DEPTH)
+                .ok_or_else(|| NoRule::InlineCode(argv[0].clone()))?;
+            for inner in &commands {
+                innermost(inner, depth + 1, out)?;
+            }
+        }
+        Peeled::Never => return Err(NoRule::Runner(argv[0].clone())),
+    }
+    Ok(())
 }
 
 /// The paths an edit tool writes: `path`, or each `edits[].path` (and any rename target) of `apply_patch`.

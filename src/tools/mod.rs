@@ -26,6 +26,15 @@ pub use registry::{PreparedCall, ToolRegistry};
 
 use crate::protocol::ToolOutput;
 
+/// MCP annotations of a tool, as its server reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    /// `readOnlyHint`: the server says the tool changes nothing.
+    pub read_only: bool,
+    /// `openWorldHint` (true when absent, as the MCP spec says): the tool reaches beyond the server.
+    pub open_world: bool,
+}
+
 /// A tool the model can call. Arguments reach `execute` already cast and validated against `parameters()`.
 #[async_trait]
 pub trait Tool: Send + Sync {
@@ -40,6 +49,12 @@ pub trait Tool: Send + Sync {
     /// Must run alone: nothing else runs while it does (exec).
     fn exclusive(&self) -> bool {
         false
+    }
+    /// What an MCP server says about this tool (`readOnlyHint`, `openWorldHint`); `None` for tools that are not
+    /// MCP tools. Hints, not guarantees: the approval gate decides MCP calls by mode and rules, never by
+    /// `read_only()`.
+    fn hints(&self) -> Option<ToolHints> {
+        None
     }
     /// May run in parallel with other concurrency-safe calls.
     fn concurrency_safe(&self) -> bool {

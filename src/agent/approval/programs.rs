@@ -1,6 +1,6 @@
-//! What the gate knows about particular programs: wrappers and their options, shells, interpreters, tools with
-//! subcommands, and the options that make a vetted program run other programs or write files. Data only; `command`
-//! and `propose` hold the logic. The tables are kept one-line-per-idea for review, hence `rustfmt::skip`.
+//! What the gate knows about particular programs for allow rules and proposals: interpreters, runners, tools with
+//! subcommands, and the options that make a program a rule names run other programs or write files wherever they
+//! say. Data only, but for the small lookups; `propose` and the gate hold the logic. The tables are kept one-line-per-idea for review, hence `rustfmt::skip`.
 
 /// The last path component: `/usr/bin/git` is `git`.
 pub(super) fn basename(program: &str) -> &str {
@@ -18,80 +18,10 @@ pub(super) fn known_name(program: &str) -> Option<&str> {
     SYSTEM_DIRS.contains(&&program[..dir_len]).then(|| basename(program))
 }
 
-// ---- wrappers, builtins, variables (used by `command`) ----
-
-/// How a wrapper's options are spelled: flags alone, and options that take a value (next word, `-n5` or `--opt=v`).
-pub(super) struct Spec {
-    pub flags: &'static [&'static str],
-    pub values: &'static [&'static str],
-}
-
-/// Wrappers that run their argument: name and options. `timeout` also takes a duration before the command.
-#[rustfmt::skip]
-pub(super) const WRAPPERS: &[(&str, Spec)] = &[
-    ("env", Spec {
-        flags: &["-i", "--ignore-environment", "-", "-0", "--null", "-v", "--debug"],
-        values: &["-u", "--unset"],
-    }),
-    ("time", Spec { flags: &["-p"], values: &[] }),
-    ("nohup", Spec { flags: &[], values: &[] }),
-    ("builtin", Spec { flags: &[], values: &[] }),
-    ("nice", Spec { flags: &[], values: &["-n", "--adjustment"] }),
-    ("timeout", Spec {
-        flags: &["--preserve-status", "--foreground", "-v", "--verbose"],
-        values: &["-s", "--signal", "-k", "--kill-after"],
-    }),
-    ("stdbuf", Spec { flags: &[], values: &["-i", "-o", "-e", "--input", "--output", "--error"] }),
-    ("ionice", Spec { flags: &["-t", "--ignore"], values: &["-c", "-n", "--class", "--classdata"] }),
-    ("setsid", Spec { flags: &["-c", "--ctty", "-f", "--fork", "-w", "--wait"], values: &[] }),
-    ("command", Spec { flags: &["-p"], values: &[] }),
-    ("exec", Spec { flags: &["-c", "-l"], values: &["-a"] }),
-    ("xargs", Spec {
-        flags: &["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "-p", "--interactive",
-                 "-o", "--open-tty", "-i", "--replace", "-e", "-l"],
-        values: &["-n", "--max-args", "-L", "--max-lines", "-P", "--max-procs", "-s", "--max-chars", "-d",
-                  "--delimiter", "-E", "-a", "--arg-file", "-I", "--replace", "--eof", "-i", "-e", "-l"],
-    }),
-];
-
-/// Run the command as another user: never covered by a rule.
-pub(super) const PRIVILEGED: &[&str] = &["sudo", "doas", "su", "pkexec", "run0", "runuser"];
-
-/// Options of the privileged wrappers that take a value (to find the command inside for deny rules).
-#[rustfmt::skip]
-pub(super) const PRIVILEGED_VALUES: &[&str] = &[
-    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U",
-    "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type",
-];
-
-/// Variables a command may set without losing its rule: they change output, logging or locale, nothing that loads or
-/// runs code. (`LC_*` too.)
-#[rustfmt::skip]
-pub(super) const SAFE_VARIABLES: &[&str] = &[
-    "RUST_BACKTRACE", "RUST_LIB_BACKTRACE", "RUST_LOG", "RUST_TEST_THREADS", "RUST_TEST_NOCAPTURE", "RUST_MIN_STACK",
-    "CARGO_TERM_COLOR", "CARGO_TERM_VERBOSE", "CARGO_TERM_QUIET", "CARGO_TERM_PROGRESS_WHEN", "CARGO_INCREMENTAL",
-    "CARGO_BUILD_JOBS", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM", "TERM", "COLUMNS",
-    "LINES", "TZ", "LANG", "LANGUAGE", "CI", "NODE_ENV", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-    "PYTHONHASHSEED", "GOOS", "GOARCH", "CGO_ENABLED", "GOMAXPROCS", "GIT_TERMINAL_PROMPT", "DEBIAN_FRONTEND",
-];
-
-/// Builtins that run text as code or change how later commands resolve or expand.
-#[rustfmt::skip]
-pub(super) const OPAQUE_BUILTINS: &[&str] = &[
-    "eval", "source", ".", "trap", "alias", "unalias", "enable", "hash", "shopt", "declare", "typeset", "local",
-    "readonly", "let", "unset", "read", "readarray", "mapfile", "getopts", "fc", "bind", "complete", "compgen",
-];
-
-/// Programs that run nothing and change nothing a rule cares about (redirections are vetted separately).
-pub(super) const INERT: &[&str] = &["true", "false", ":", "echo", "pwd"];
-
-/// Bourne-style shells whose `-c` script the gate reads.
-pub(super) const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"];
-
 /// Options that make a program run other programs or write files wherever they say. A one-letter option also matches
 /// inside a cluster (`sort -uo`).
 #[rustfmt::skip]
-pub(super) const GUARDED_OPTIONS: &[(&str, &[&str])] = &[
+const GUARDED_OPTIONS: &[(&str, &[&str])] = &[
     ("find", &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"]),
     ("git", &["-c", "--config-env", "--exec-path", "--upload-pack", "--receive-pack", "--open-files-in-pager", "-O",
               "--output", "--exec", "-x", "--extcmd"]),
@@ -122,14 +52,58 @@ pub(super) const GUARDED_OPTIONS: &[(&str, &[&str])] = &[
 
 /// Subcommands no rule covers (None), or not when followed by a word: they rewrite what git runs later, or take
 /// commands as arguments.
-pub(super) const GUARDED_SUBCOMMANDS: &[(&str, &str, Option<&str>)] = &[
+const GUARDED_SUBCOMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("git", "config", None),
     ("git", "filter-branch", None),
     ("git", "bisect", Some("run")),
     ("git", "submodule", Some("foreach")),
 ];
 
+/// Whether `argv` uses an option or subcommand that makes a program run other programs or write files wherever it
+/// says (`git -c`, `find -exec`, `sort -o`, `git config`): such a command is covered by no allow rule, however short
+/// (a rule `git` does not cover `git -c core.pager=sh log`). This narrows rules; the gate's guard is the subset and
+/// the user's question, not this list.
+pub(super) fn guarded(argv: &[String]) -> bool {
+    let Some(name) = argv.first().and_then(|p| known_name(p)) else {
+        return false;
+    };
+    let rest = &argv[1..];
+    let options = GUARDED_OPTIONS
+        .iter()
+        .filter(|(p, _)| *p == name)
+        .flat_map(|(_, o)| o.iter());
+    for option in options {
+        let hit = rest.iter().any(|word| {
+            word == option
+                || word
+                    .strip_prefix(option)
+                    .is_some_and(|v| v.starts_with('=') || !option.starts_with("--"))
+                || (option.len() == 2
+                    && !option.starts_with("--")
+                    && word.starts_with('-')
+                    && !word.starts_with("--")
+                    && word[1..].contains(&option[1..]))
+        });
+        if hit {
+            return true;
+        }
+    }
+    GUARDED_SUBCOMMANDS.iter().any(|(program, sub, next)| {
+        *program == name
+            && rest.first().is_some_and(|w| w == sub)
+            && next.is_none_or(|n| rest.get(1).is_some_and(|w| w == n))
+    })
+}
+
 // ---- proposals (used by `propose`) ----
+
+/// Builtins that run text as code, or change how later commands resolve or expand: no rule is proposed for them.
+#[rustfmt::skip]
+pub(super) const SHELL_BUILTINS: &[&str] = &[
+    "eval", "source", ".", "exec", "trap", "alias", "unalias", "builtin", "command", "enable", "hash", "shopt", "set",
+    "declare", "typeset", "local", "readonly", "export", "let", "unset", "read", "readarray", "mapfile", "getopts",
+    "printf", "test", "[", "fc", "bind", "complete", "compgen", "coproc", "wait", "kill", "ulimit", "umask",
+];
 
 /// Programs whose arguments name another program to run, or code: a rule for them would cover anything.
 #[rustfmt::skip]

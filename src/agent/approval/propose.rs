@@ -9,16 +9,14 @@
 use std::fmt;
 
 use super::programs::{
-    GROUPED, INTERPRETERS, RUN_SCRIPT, RUNNER_PROGRAMS, RUNNER_SUBCOMMANDS, RUNNERS, SCRIPT_LANGUAGES,
+    GROUPED, INTERPRETERS, RUN_SCRIPT, RUNNER_PROGRAMS, RUNNER_SUBCOMMANDS, RUNNERS, SCRIPT_LANGUAGES, SHELL_BUILTINS,
     SUBCOMMAND_TOOLS, TWO_LEVEL, known_name,
 };
 use super::rule::CommandRule;
-use super::shell::Word;
 
 /// Why no "always" rule is proposed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum NoRule {
-    Dynamic,
     InlineCode(String),
     StdinCode(String),
     Runner(String),
@@ -27,12 +25,13 @@ pub(super) enum NoRule {
     ChangesDirectory(String),
     Several,
     Empty,
+    Guarded(String),
+    Builtin(String),
 }
 
 impl fmt::Display for NoRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NoRule::Dynamic => f.write_str("part of it is only known at run time"),
             NoRule::InlineCode(p) => write!(f, "`{p}` runs inline code"),
             NoRule::StdinCode(p) => write!(f, "`{p}` runs code from its input"),
             NoRule::Runner(p) => write!(f, "`{p}` can run any other program"),
@@ -41,35 +40,22 @@ impl fmt::Display for NoRule {
             NoRule::ChangesDirectory(p) => write!(f, "`{p}` changes where later commands run"),
             NoRule::Several => f.write_str("no single rule covers all its commands"),
             NoRule::Empty => f.write_str("it names no program"),
+            NoRule::Builtin(p) => write!(f, "`{p}` is a shell builtin that runs code or changes later commands"),
+            NoRule::Guarded(p) => write!(f, "`{p}` is given an option that runs programs or writes files"),
         }
     }
 }
 
-/// Where the program run by a runner (`uv run X`, `npx X`) starts in `argv`, when it is one.
-pub(super) fn runner_target(argv: &[Word]) -> Option<usize> {
-    let program = known_name(argv.first()?.fixed()?)?;
-    let mut at = if RUNNER_PROGRAMS.contains(&program) {
-        1
-    } else {
-        let sub = argv.get(1)?.fixed()?;
-        RUNNER_SUBCOMMANDS.contains(&(program, sub)).then_some(2)?
-    };
-    if argv.get(at)?.fixed() == Some("--") {
-        at += 1;
-    }
-    (at < argv.len()).then_some(at)
-}
-
 /// The rule to offer for "always" when the command is this argv.
-pub(super) fn propose(argv: &[Word]) -> Result<CommandRule, NoRule> {
+pub(super) fn propose(argv: &[String]) -> Result<CommandRule, NoRule> {
     let words = propose_words(argv)?;
-    CommandRule::new(words).map_err(|_| NoRule::Dynamic)
+    CommandRule::new(words).map_err(|_| NoRule::Empty)
 }
 
-fn fixed(argv: &[Word], i: usize) -> Result<Option<&str>, NoRule> {
+fn fixed(argv: &[String], i: usize) -> Result<Option<&str>, NoRule> {
     match argv.get(i) {
         None => Ok(None),
-        Some(word) => word.fixed().map(Some).ok_or(NoRule::Dynamic),
+        Some(word) => Ok(Some(word.as_str())),
     }
 }
 
@@ -77,13 +63,16 @@ fn is_operand(word: &str) -> bool {
     !word.starts_with('-') && !word.is_empty()
 }
 
-fn propose_words(argv: &[Word]) -> Result<Vec<String>, NoRule> {
+fn propose_words(argv: &[String]) -> Result<Vec<String>, NoRule> {
     let Some(program) = fixed(argv, 0)? else {
-        return Err(NoRule::Dynamic);
+        return Err(NoRule::Empty);
     };
     let Some(name) = known_name(program) else {
         return Ok(vec![program.to_string()]);
     };
+    if SHELL_BUILTINS.contains(&name) {
+        return Err(NoRule::Builtin(name.to_string()));
+    }
     if matches!(name, "cd" | "pushd" | "popd") {
         return Err(NoRule::ChangesDirectory(name.to_string()));
     }
@@ -105,7 +94,7 @@ fn propose_words(argv: &[Word]) -> Result<Vec<String>, NoRule> {
     Ok(vec![program.to_string()])
 }
 
-fn interpreter(argv: &[Word], program: &str, name: &str) -> Result<Vec<String>, NoRule> {
+fn interpreter(argv: &[String], program: &str, name: &str) -> Result<Vec<String>, NoRule> {
     let Some(first) = fixed(argv, 1)? else {
         return Err(NoRule::StdinCode(name.to_string()));
     };
@@ -133,16 +122,16 @@ fn interpreter(argv: &[Word], program: &str, name: &str) -> Result<Vec<String>, 
 }
 
 /// `argv[at]` is the program a runner runs: the rule is the runner's words plus the rule for that program.
-fn runner(argv: &[Word], at: usize, label: &str) -> Result<Vec<String>, NoRule> {
+fn runner(argv: &[String], at: usize, label: &str) -> Result<Vec<String>, NoRule> {
     if fixed(argv, at)?.is_none_or(|target| !is_operand(target)) {
         return Err(NoRule::OptionsFirst(label.to_string()));
     }
-    let mut words: Vec<String> = argv[..at].iter().map(|w| w.text.clone()).collect();
+    let mut words: Vec<String> = argv[..at].to_vec();
     words.extend(propose_words(&argv[at..])?);
     Ok(words)
 }
 
-fn subcommand(argv: &[Word], program: &str, name: &str) -> Result<Vec<String>, NoRule> {
+fn subcommand(argv: &[String], program: &str, name: &str) -> Result<Vec<String>, NoRule> {
     let mut words = vec![program.to_string()];
     let mut at = 1;
     // `cargo +nightly test`: the toolchain is part of what runs.
@@ -183,10 +172,10 @@ fn subcommand(argv: &[Word], program: &str, name: &str) -> Result<Vec<String>, N
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::approval::shell;
+    use crate::agent::approval::syntax;
 
-    fn argv(src: &str) -> Vec<Word> {
-        shell::parse(src).commands.remove(0).words
+    fn argv(src: &str) -> Vec<String> {
+        syntax::subset(src).unwrap().remove(0)
     }
 
     fn proposal(src: &str) -> Result<String, NoRule> {
@@ -247,6 +236,5 @@ mod tests {
         assert_eq!(proposal("git stash"), Err(NoRule::Unpinned("git stash".into())));
         assert_eq!(proposal("npm run"), Err(NoRule::Unpinned("npm run".into())));
         assert_eq!(proposal("git -C x status"), Err(NoRule::OptionsFirst("git".into())));
-        assert_eq!(proposal("git $SUB"), Err(NoRule::Dynamic));
     }
 }

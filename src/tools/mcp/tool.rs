@@ -16,7 +16,7 @@ use super::manager::Server;
 use super::names::{ItemKind, sanitize, wrapped_name};
 use super::output::{call_output, expand_template, prompt_output, resource_output, template_variables};
 use crate::protocol::ToolOutput;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{Tool, ToolContext, ToolError, ToolHints};
 
 /// Longest description passed on; some servers write manuals into them.
 const MAX_DESCRIPTION_CHARS: usize = 4000;
@@ -50,7 +50,10 @@ pub(crate) struct Item {
     pub wrapped: String,
     pub description: String,
     pub schema: Value,
+    /// `readOnlyHint` (resources and prompts only read, by the protocol's definition). A hint, not a guarantee.
     pub read_only: bool,
+    /// `openWorldHint`, true when the server does not say (the MCP default).
+    pub open_world: bool,
     pub target: Target,
 }
 
@@ -82,6 +85,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             }),
             schema,
             read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
+            open_world: tool.annotations.as_ref().and_then(|a| a.open_world_hint) != Some(false),
             target: Target::Tool(tool.name.to_string()),
         });
     }
@@ -109,6 +113,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             ),
             schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
             read_only: true,
+            open_world: true,
             target: Target::Resource(resource.uri.clone()),
         });
     }
@@ -145,6 +150,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             ),
             schema: json!({"type": "object", "properties": properties, "required": vars, "additionalProperties": false}),
             read_only: true,
+            open_world: true,
             target: Target::Template(template.uri_template.clone()),
         });
     }
@@ -199,6 +205,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             ),
             schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
             read_only: true,
+            open_world: true,
             target: Target::Prompt(prompt.name.clone()),
         });
     }
@@ -269,6 +276,13 @@ impl Tool for McpTool {
 
     fn read_only(&self) -> bool {
         self.item.read_only
+    }
+
+    fn hints(&self) -> Option<ToolHints> {
+        Some(ToolHints {
+            read_only: self.item.read_only,
+            open_world: self.item.open_world,
+        })
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
