@@ -119,6 +119,12 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
+    // The sandbox launcher (`tern __sandbox ...`, see tern::sandbox) runs before logging, clap or any thread, and
+    // never returns.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == tern::sandbox::LAUNCHER_ARG) {
+        tern::sandbox::launcher::main(args.collect());
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
