@@ -298,10 +298,14 @@ impl Tool for ExecTool {
         };
         match process::run(&spec, &ctx.cancel, &ctx.output).await {
             Ok(finished) => Ok(self.report(finished, timeout, sandbox)),
-            Err(e) => Ok(ToolOutput::error(format!(
-                "Error: could not start bash in '{}': {e}",
-                ctx.policy.display(&cwd)
-            ))
+            Err(e) => Ok(ToolOutput::error(match sandbox {
+                Some(policy) => format!(
+                    "Error: could not start the sandbox launcher {} in '{}': {e}",
+                    policy.launcher.display(),
+                    ctx.policy.display(&cwd)
+                ),
+                None => format!("Error: could not start bash in '{}': {e}", ctx.policy.display(&cwd)),
+            })
             .with_details(ToolDetails::Exec {
                 exit_code: None,
                 duration_ms: 0,
