@@ -1,5 +1,6 @@
 //! The OS sandbox end to end: real commands through `ExecTool`, with the built `tern` binary as the launcher. These
 //! run as whatever user runs the tests (root on CI, and Landlock binds root too), so every refusal here is real.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

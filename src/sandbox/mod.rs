@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use self::probe::{Support, probe};
 pub use self::refusal::refusal_note;
+use crate::config::SandboxSettings;
 
 /// The first argument that makes `tern` act as the sandbox launcher instead of the assistant.
 pub const LAUNCHER_ARG: &str = "__sandbox";
@@ -56,6 +57,26 @@ impl SandboxPolicy {
             network: false,
             git_read_only: false,
         }
+    }
+
+    /// The policy configured in `settings`, launched by the running executable, with `write_roots` (the directories
+    /// file tools may write to) writable for commands too. `None` when the sandbox is off or this kernel cannot run
+    /// it (`probe` says why). `Err` only when the running executable cannot be found.
+    pub fn from_settings(settings: &SandboxSettings, write_roots: &[PathBuf]) -> std::io::Result<Option<Self>> {
+        if !settings.enabled || !probe().is_available() {
+            return Ok(None);
+        }
+        let mut policy = Self::current_exe()?;
+        // Resolved now, as the file tools resolve `write_roots`: the launcher would otherwise resolve a relative root
+        // from the command's working directory. A root that does not exist is left out.
+        policy.writable_roots = write_roots
+            .iter()
+            .chain(&settings.writable_roots)
+            .filter_map(|root| std::fs::canonicalize(root).ok())
+            .collect();
+        policy.network = settings.network;
+        policy.git_read_only = settings.git_read_only;
+        Ok(Some(policy))
     }
 
     /// Every directory a command in `workspace` may write to, in the order given to the launcher.
