@@ -230,6 +230,15 @@ async fn a_timeout_ends_the_whole_namespace() {
 }
 
 #[tokio::test]
+async fn a_timed_out_command_gets_sigterm_and_time_to_clean_up() {
+    let (_dir, ctx) = workspace();
+    let command = "trap 'sleep 0.2; echo cleaned-up; exit 3' TERM; echo waiting; sleep 100 & wait";
+    let out = run(&tool(policy()), &ctx, json!({ "command": command, "timeout": 1 })).await;
+    assert!(out.text.contains("timed out"), "{}", out.text);
+    assert!(out.text.contains("cleaned-up"), "{}", out.text);
+}
+
+#[tokio::test]
 async fn tern_and_its_environment_are_not_visible() {
     let (_dir, ctx) = workspace();
     let me = std::process::id();

@@ -11,6 +11,10 @@
 //!   Its exit makes the kernel kill everything left in the namespace, `setsid` and double-forked daemons included;
 //! - the command.
 //!
+//! tern ends a command by signalling its process group (SIGTERM, a grace period, then SIGKILL), and the launcher is in
+//! that group: it ignores the polite signals, so the command gets its grace period to clean up (a `git` removing its
+//! lock file) instead of dying at once with the namespace. SIGKILL still ends the launcher, and with it everything.
+//!
 //! The launcher is single-threaded, so allocating between fork and exec is safe here. A failure to set the sandbox
 //! up is printed to stderr as `tern sandbox: ...` and ends with `SETUP_FAILED`; the command never runs unconfined.
 
@@ -93,9 +97,21 @@ fn fail(message: &str) -> ! {
     std::process::exit(SETUP_FAILED)
 }
 
+/// Signals sent to the command's whole process group to ask it to stop; the launcher and init ignore them (see the
+/// module docs), the command gets them with their default meaning.
+const POLITE_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+fn set_polite_signals(action: libc::sighandler_t) {
+    for signal in POLITE_SIGNALS {
+        // SAFETY: installs SIG_IGN or SIG_DFL, which run no code of ours.
+        unsafe { libc::signal(signal, action) };
+    }
+}
+
 /// Enters the namespaces and runs init; returns the command's wait status.
 fn launch(args: &Args) -> Result<i32, String> {
     let command = c_strings(&args.command)?;
+    set_polite_signals(libc::SIG_IGN);
     namespaces::enter(args.network).map_err(|e| format!("cannot create namespaces: {e}"))?;
     let status_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let alive_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
@@ -164,6 +180,7 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
     if main == 0 {
         close(status_fd);
         close(alive_fd);
+        set_polite_signals(libc::SIG_DFL);
         exec(command);
     }
     loop {
