@@ -260,9 +260,13 @@ async fn tern_and_its_environment_are_not_visible() {
 async fn exit_codes_and_signals_pass_through() {
     let (_dir, ctx) = workspace();
     let exec = tool(policy());
-    let out = run(&exec, &ctx, json!({ "command": "echo fine" })).await;
+    let out = run(&exec, &ctx, json!({ "command": "echo fine; echo also > /dev/stderr" })).await;
     assert_eq!(exec_details(&out), (Some(0), true), "{}", out.text);
-    assert!(!out.is_error && out.text.contains("fine\n"), "{}", out.text);
+    assert!(
+        !out.is_error && out.text.contains("fine\nSTDERR:\nalso\n"),
+        "{}",
+        out.text
+    );
 
     let out = run(&exec, &ctx, json!({ "command": "exit 7" })).await;
     assert_eq!(exec_details(&out), (Some(7), true), "{}", out.text);

@@ -144,6 +144,29 @@ mod tests {
     }
 
     #[test]
+    fn settings_become_a_policy_with_resolved_roots_unless_the_sandbox_is_off() {
+        let root = tempfile::tempdir().unwrap();
+        let settings = SandboxSettings {
+            enabled: true,
+            network: true,
+            writable_roots: vec![root.path().join("missing"), root.path().to_path_buf()],
+            git_read_only: true,
+        };
+        let write_roots = [root.path().join(".")];
+        let policy = SandboxPolicy::from_settings(&settings, &write_roots).unwrap().unwrap();
+        let canonical = std::fs::canonicalize(root.path()).unwrap();
+        assert_eq!(policy.writable_roots, [canonical.clone(), canonical]);
+        assert!(policy.network && policy.git_read_only);
+        assert_eq!(policy.launcher, std::env::current_exe().unwrap());
+
+        let off = SandboxSettings {
+            enabled: false,
+            ..settings
+        };
+        assert_eq!(SandboxPolicy::from_settings(&off, &write_roots).unwrap(), None);
+    }
+
+    #[test]
     fn network_flag_is_passed_only_when_allowed() {
         let mut policy = SandboxPolicy::with_launcher("/bin/tern");
         let strict = launcher::Args::parse(launcher_args(&policy, Path::new("/w"), "true")[1..].to_vec()).unwrap();
