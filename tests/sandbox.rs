@@ -323,3 +323,15 @@ fn an_untrusted_project_cannot_loosen_the_sandbox() {
     let settings = tern::config::resolve(kept, Vec::new(), |_| Some("k".into()), || None).unwrap();
     assert!(settings.sandbox.enabled && !settings.sandbox.network && settings.sandbox.git_read_only);
 }
+
+#[test]
+fn the_model_is_told_about_the_sandbox_and_the_way_out() {
+    let strict = tool(policy());
+    assert!(strict.description().contains("OS sandbox"), "{}", strict.description());
+    assert!(strict.description().contains("no network"), "{}", strict.description());
+    assert_eq!(strict.parameters()["properties"]["unsandboxed"]["type"], "boolean");
+    let mut open = policy();
+    open.network = true;
+    assert!(!tool(open).description().contains("no network"));
+    assert!(!ExecTool::default().description().contains("sandbox"));
+}

@@ -83,7 +83,7 @@ impl ExecTool {
             self::secs(config.default_timeout),
             self::secs(config.max_timeout),
             config.max_output_chars,
-            if config.sandbox.is_some() { SANDBOX_NOTE } else { "" },
+            config.sandbox.as_ref().map(sandbox_note).unwrap_or_default(),
         );
         Self { config, description }
     }
@@ -317,10 +317,28 @@ impl Tool for ExecTool {
 }
 
 /// The end of the description when commands run in the sandbox.
-const SANDBOX_NOTE: &str = " Commands run in an OS sandbox: they can read everything but write only inside the \
-     workspace and the temp directory, have no network (only a loopback of their own), and every process they start \
-     ends with them. If a command fails because of that, call exec again with `unsandboxed: true`, which asks the \
-     user.";
+fn sandbox_note(policy: &SandboxPolicy) -> String {
+    let places = if policy.writable_roots.is_empty() {
+        "the workspace and the temp directory"
+    } else {
+        "the workspace, the temp directory and a few configured directories"
+    };
+    let git = if policy.git_read_only {
+        " (.git is read-only)"
+    } else {
+        ""
+    };
+    let network = if policy.network {
+        ""
+    } else {
+        ", have no network (only a loopback of their own)"
+    };
+    format!(
+        " Commands run in an OS sandbox: they can read everything but write only in {places}{git}{network}, and \
+         every process they start ends with them. If a command fails because of that, call exec again with \
+         `unsandboxed: true`, which asks the user."
+    )
+}
 
 /// Appends stdout, then a `STDERR:` section, sharing `budget` characters between them: a short stream keeps all of
 /// its text (up to half the budget) and the other gets the rest.
