@@ -87,6 +87,21 @@ impl SandboxPolicy {
     }
 }
 
+/// The one-time notice for the user when commands will run outside the sandbox (so the gate asks before each), or
+/// `None` when they run in it.
+pub fn notice(settings: &SandboxSettings) -> Option<String> {
+    const CONSEQUENCE: &str = "commands run without it, so tern asks before every command";
+    if !settings.enabled {
+        return Some(format!(
+            "The OS sandbox is off ([sandbox] enabled = false): {CONSEQUENCE}."
+        ));
+    }
+    match probe() {
+        Support::Available => None,
+        Support::Unavailable(reason) => Some(format!("The OS sandbox is not available ({reason}): {CONSEQUENCE}.")),
+    }
+}
+
 /// The temp directory (`$TMPDIR`, else `/tmp`), resolved so Landlock sees the real directory.
 fn temp_dir() -> PathBuf {
     let dir = std::env::temp_dir();
@@ -164,6 +179,20 @@ mod tests {
             ..settings
         };
         assert_eq!(SandboxPolicy::from_settings(&off, &write_roots).unwrap(), None);
+    }
+
+    #[test]
+    fn the_user_is_told_once_when_commands_run_outside_the_sandbox() {
+        assert_eq!(notice(&SandboxSettings::default()), None);
+        let off = SandboxSettings {
+            enabled: false,
+            ..SandboxSettings::default()
+        };
+        let text = notice(&off).unwrap();
+        assert!(
+            text.contains("off") && text.contains("asks before every command"),
+            "{text}"
+        );
     }
 
     #[test]
