@@ -84,6 +84,15 @@ pub fn config_for(
         }
     };
     let (mcp, mut warnings) = start_mcp(settings, workspace)?;
+    // The OS sandbox under the gate. Where it cannot run, commands run unconfined and the gate asks before each.
+    let sandbox = crate::sandbox::SandboxPolicy::from_settings(&settings.sandbox, &settings.write_roots)
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
+            None
+        });
+    if sandbox.is_none() {
+        warnings.extend(crate::sandbox::notice(&settings.sandbox));
+    }
     warnings.extend(
         settings
             .ignored
@@ -110,6 +119,7 @@ pub fn config_for(
     tools.register(Arc::new(ExecTool::new(ExecConfig {
         default_timeout: settings.exec_timeout,
         env_allow: settings.env_allow.clone(),
+        sandbox,
         ..ExecConfig::default()
     })));
     if let Some(manager) = mcp {
