@@ -7,6 +7,7 @@ pub mod demo;
 pub mod headless;
 pub mod protocol;
 pub mod provider;
+pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod sse;

@@ -120,7 +120,13 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
-    // SAFETY: first thing in `main`, before the runtime or any other thread exists.
+    // The sandbox launcher (`tern __sandbox ...`, see tern::sandbox) runs before logging, clap or any thread, and
+    // never returns. Its environment was already scrubbed by the tern that started it.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == tern::sandbox::LAUNCHER_ARG) {
+        tern::sandbox::launcher::main(args.collect());
+    }
+    // SAFETY: still before the runtime or any other thread exists.
     let _ = unsafe { tern::secrets::capture() };
     let cli = Cli::parse();
     match run(cli) {

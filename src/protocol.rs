@@ -355,6 +355,9 @@ pub enum ToolDetails {
         exit_code: Option<i32>,
         duration_ms: u64,
         timed_out: bool,
+        /// Whether it ran in the OS sandbox (absent in sessions written before the sandbox: false).
+        #[serde(default)]
+        sandboxed: bool,
     },
 }
 

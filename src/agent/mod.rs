@@ -84,6 +84,15 @@ pub fn config_for(
         }
     };
     let (mcp, mut warnings) = start_mcp(settings, workspace)?;
+    // The OS sandbox under the gate. Where it cannot run, commands run unconfined and the gate asks before each.
+    let sandbox = crate::sandbox::SandboxPolicy::from_settings(&settings.sandbox, &settings.write_roots)
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
+            None
+        });
+    if sandbox.is_none() {
+        warnings.extend(crate::sandbox::notice(&settings.sandbox));
+    }
     warnings.extend(
         settings
             .ignored
@@ -106,10 +115,13 @@ pub fn config_for(
     for root in &settings.write_roots {
         policy = policy.allow_write_root(root);
     }
+    let mut gate = approval::ApprovalGate::new(settings.mode, settings.allow.clone(), settings.deny.clone());
+    gate.set_sandboxed(sandbox.is_some());
     let mut tools = ToolRegistry::with_builtins();
     tools.register(Arc::new(ExecTool::new(ExecConfig {
         default_timeout: settings.exec_timeout,
         env_allow: settings.env_allow.clone(),
+        sandbox,
         ..ExecConfig::default()
     })));
     if let Some(manager) = mcp {
@@ -118,7 +130,7 @@ pub fn config_for(
     let config = AgentConfig {
         provider,
         tools,
-        gate: approval::ApprovalGate::new(settings.mode, settings.allow.clone(), settings.deny.clone()),
+        gate,
         system_prompt: prompt::system_prompt(policy.root()),
         policy,
         max_iterations: settings.max_iterations,

@@ -36,6 +36,8 @@ pub struct ConfigFile {
     pub exec: ExecFile,
     #[serde(default)]
     pub approval: ApprovalFile,
+    #[serde(default)]
+    pub sandbox: SandboxFile,
     /// Extra directories writes may go to besides the workspace.
     #[serde(default)]
     pub write_roots: Vec<PathBuf>,
@@ -86,6 +88,41 @@ pub struct ApprovalFile {
     pub deny: Vec<String>,
 }
 
+/// `[sandbox]`: the OS sandbox commands run in (see `crate::sandbox`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFile {
+    /// Run commands in the sandbox (default true). Off, every command runs unconfined and the gate asks for each.
+    pub enabled: Option<bool>,
+    /// Let sandboxed commands use the network (default false).
+    pub network: Option<bool>,
+    /// Directories sandboxed commands may write to besides the workspace, the temp directory and `write_roots`.
+    #[serde(default)]
+    pub writable_roots: Vec<PathBuf>,
+    /// Mount the workspace's `.git` read-only inside the sandbox (default false).
+    pub git_read_only: Option<bool>,
+}
+
+/// The resolved `[sandbox]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    pub enabled: bool,
+    pub network: bool,
+    pub writable_roots: Vec<PathBuf>,
+    pub git_read_only: bool,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            network: false,
+            writable_roots: Vec::new(),
+            git_read_only: false,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
@@ -108,6 +145,7 @@ pub struct Settings {
     pub allow: Vec<CommandRule>,
     pub deny: Vec<CommandRule>,
     pub write_roots: Vec<PathBuf>,
+    pub sandbox: SandboxSettings,
     pub mcp_servers: toml::Table,
     /// A JSON file of `mcpServers` given with `--mcp-config`.
     pub mcp_config: Option<PathBuf>,
@@ -166,6 +204,10 @@ impl ConfigFile {
         self.approval.allow.extend(other.approval.allow);
         self.approval.deny.extend(other.approval.deny);
         self.write_roots.extend(other.write_roots);
+        take!(sandbox.enabled);
+        take!(sandbox.network);
+        take!(sandbox.git_read_only);
+        self.sandbox.writable_roots.extend(other.sandbox.writable_roots);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
         take!(mcp_config);
@@ -198,6 +240,28 @@ impl ConfigFile {
             self.exec.env_allow.clear()
         );
         drop_if!(!self.mcp_servers.is_empty(), "mcp_servers", self.mcp_servers.clear());
+        // The sandbox may be tightened by a project (enabled = true, network = false, git_read_only = true), never
+        // loosened.
+        drop_if!(
+            self.sandbox.enabled == Some(false),
+            "sandbox.enabled",
+            self.sandbox.enabled = None
+        );
+        drop_if!(
+            self.sandbox.network == Some(true),
+            "sandbox.network",
+            self.sandbox.network = None
+        );
+        drop_if!(
+            !self.sandbox.writable_roots.is_empty(),
+            "sandbox.writable_roots",
+            self.sandbox.writable_roots.clear()
+        );
+        drop_if!(
+            self.sandbox.git_read_only == Some(false),
+            "sandbox.git_read_only",
+            self.sandbox.git_read_only = None
+        );
         drop_if!(self.base_url.is_some(), "base_url", self.base_url = None);
         drop_if!(self.api_key.is_some(), "api_key", self.api_key = None);
         drop_if!(self.api_key_env.is_some(), "api_key_env", self.api_key_env = None);
@@ -444,6 +508,12 @@ fn finish(
         allow: rules(&file.approval.allow, "allow")?,
         deny: rules(&file.approval.deny, "deny")?,
         write_roots: file.write_roots,
+        sandbox: SandboxSettings {
+            enabled: file.sandbox.enabled.unwrap_or(true),
+            network: file.sandbox.network.unwrap_or(false),
+            writable_roots: file.sandbox.writable_roots,
+            git_read_only: file.sandbox.git_read_only.unwrap_or(false),
+        },
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,
         project_trusted: false,

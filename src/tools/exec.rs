@@ -5,6 +5,10 @@
 //! a call). Output is streamed live to `ctx.output` (see `live`) and captured for the model with bounded memory (see
 //! `capture`). Variables whose names look secret are withheld from the environment (see `env`).
 //!
+//! With a sandbox configured (`ExecConfig::sandbox`), every command runs in the OS sandbox (`crate::sandbox`) unless
+//! the call says `unsandboxed: true`, which the approval gate always asks the user about. A sandboxed command that
+//! fails with what looks like a sandbox refusal gets a note saying which restriction probably applied.
+//!
 //! An interrupt (`ctx.cancel`) returns `Ok` with an error result holding the output so far, not
 //! `Err(ToolError::Cancelled)`: the registry turns that into a bare "interrupted" message and the output would be lost.
 //! Whether a command may run at all is the approval gate's business, not this module's.
@@ -26,6 +30,7 @@ use self::capture::StreamText;
 use self::process::{Ending, Finished, Spec};
 use super::{Tool, ToolContext, ToolError};
 use crate::protocol::{ToolDetails, ToolOutput};
+use crate::sandbox::{self, SandboxPolicy};
 
 /// How `exec` behaves; built from the user's configuration.
 #[derive(Debug, Clone)]
@@ -38,6 +43,9 @@ pub struct ExecConfig {
     pub env_allow: Vec<String>,
     /// Characters of output the model gets (stdout and stderr together); the middle of longer output is cut.
     pub max_output_chars: usize,
+    /// The OS sandbox commands run in; `None` runs them unconfined (where the kernel lacks support, or in tests that
+    /// run inside a test harness, which cannot act as the launcher).
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl Default for ExecConfig {
@@ -49,6 +57,7 @@ impl Default for ExecConfig {
             // Below the runner's 16,000-char limit for inline results, so the exit code at the end of the result is
             // never hidden behind a preview of its head.
             max_output_chars: 15_000,
+            sandbox: None,
         }
     }
 }
@@ -70,12 +79,23 @@ impl ExecTool {
              {}). Every process it starts is killed when it ends, so a server must be started in the background and \
              used within the same command (e.g. `./server & sleep 1; curl -s localhost:8080; kill %1`). Output over \
              {} characters keeps its beginning and end. Environment variables whose names contain KEY, SECRET, TOKEN \
-             or PASSWORD are not passed on.",
+             or PASSWORD are not passed on.{}",
             self::secs(config.default_timeout),
             self::secs(config.max_timeout),
             config.max_output_chars,
+            config.sandbox.as_ref().map(sandbox_note).unwrap_or_default(),
         );
         Self { config, description }
+    }
+
+    fn unsandboxed_arg(value: Option<&Value>) -> Result<bool, ToolError> {
+        match value {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(ToolError::Invalid(format!(
+                "unsandboxed must be true or false, got {other}"
+            ))),
+        }
     }
 
     fn timeout_arg(&self, value: Option<&Value>) -> Result<Duration, ToolError> {
@@ -118,7 +138,7 @@ impl ExecTool {
         }
     }
 
-    fn report(&self, finished: Finished, timeout: Duration) -> ToolOutput {
+    fn report(&self, finished: Finished, timeout: Duration, sandbox: Option<&SandboxPolicy>) -> ToolOutput {
         let Finished {
             ending,
             stdout,
@@ -169,10 +189,19 @@ impl ExecTool {
         if killed_leftovers {
             text.push_str("\nNote: processes it left running in the background were killed when it finished.");
         }
+        if let Some(policy) = sandbox
+            && matches!(ending, Ending::Exited(_))
+            && exit_code != Some(0)
+            && let Some(note) = sandbox::refusal_note(&text, policy)
+        {
+            text.push('\n');
+            text.push_str(&note);
+        }
         let details = ToolDetails::Exec {
             exit_code,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             timed_out: matches!(ending, Ending::TimedOut),
+            sandboxed: sandbox.is_some(),
         };
         let output = if exit_code == Some(0) {
             ToolOutput::text(text)
@@ -212,6 +241,11 @@ impl Tool for ExecTool {
                     "description": "Directory to run in, relative to the workspace root (default: the root). \
                                     Must be inside the workspace."
                 },
+                "unsandboxed": {
+                    "type": "boolean",
+                    "description": "Run outside the OS sandbox; the user is always asked. Only after a sandboxed \
+                                    run failed because the sandbox refused something the task needs."
+                },
                 "timeout": {
                     "type": "integer",
                     "minimum": 1,
@@ -249,6 +283,8 @@ impl Tool for ExecTool {
         }
         let cwd = self.working_dir(args.get("working_dir"), ctx)?;
         let timeout = self.timeout_arg(args.get("timeout"))?;
+        let unsandboxed = Self::unsandboxed_arg(args.get("unsandboxed"))?;
+        let sandbox = self.config.sandbox.as_ref().filter(|_| !unsandboxed);
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
@@ -258,20 +294,50 @@ impl Tool for ExecTool {
             timeout,
             env_allow: &self.config.env_allow,
             capture_cap: self.config.max_output_chars.max(64),
+            sandbox: sandbox.map(|policy| (policy, ctx.policy.root())),
         };
         match process::run(&spec, &ctx.cancel, &ctx.output).await {
-            Ok(finished) => Ok(self.report(finished, timeout)),
-            Err(e) => Ok(ToolOutput::error(format!(
-                "Error: could not start bash in '{}': {e}",
-                ctx.policy.display(&cwd)
-            ))
+            Ok(finished) => Ok(self.report(finished, timeout, sandbox)),
+            Err(e) => Ok(ToolOutput::error(match sandbox {
+                Some(policy) => format!(
+                    "Error: could not start the sandbox launcher {} in '{}': {e}",
+                    policy.launcher.display(),
+                    ctx.policy.display(&cwd)
+                ),
+                None => format!("Error: could not start bash in '{}': {e}", ctx.policy.display(&cwd)),
+            })
             .with_details(ToolDetails::Exec {
                 exit_code: None,
                 duration_ms: 0,
                 timed_out: false,
+                sandboxed: sandbox.is_some(),
             })),
         }
     }
+}
+
+/// The end of the description when commands run in the sandbox.
+fn sandbox_note(policy: &SandboxPolicy) -> String {
+    let places = if policy.writable_roots.is_empty() {
+        "the workspace and the temp directory"
+    } else {
+        "the workspace, the temp directory and a few configured directories"
+    };
+    let git = if policy.git_read_only {
+        " (.git is read-only)"
+    } else {
+        ""
+    };
+    let network = if policy.network {
+        ""
+    } else {
+        ", have no network (only a loopback of their own)"
+    };
+    format!(
+        " Commands run in an OS sandbox: they can read everything but write only in {places}{git}{network}, and \
+         every process they start ends with them. If a command fails because of that, call exec again with \
+         `unsandboxed: true`, which asks the user."
+    )
 }
 
 /// Appends stdout, then a `STDERR:` section, sharing `budget` characters between them: a short stream keeps all of

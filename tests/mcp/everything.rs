@@ -166,7 +166,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         provider: tern::provider::build(&provider).unwrap(),
         tools,
         policy: PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir()),
-        gate: ApprovalGate::new(ApprovalMode::Ask, vec![], vec![]),
+        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
         system_prompt: "You are a test.".into(),
         max_iterations: 5,
         context_window: 200_000,
@@ -188,7 +188,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
             .unwrap()
             .unwrap();
         match event {
-            Event::ApprovalRequest(r) => panic!("a readOnlyHint tool must not ask, even in ask mode: {r:?}"),
+            Event::ApprovalRequest(r) => panic!("a readOnlyHint tool must not ask in auto-edit mode: {r:?}"),
             Event::ToolCallEnd { output, .. } => ended = Some(output),
             _ => {}
         }

@@ -8,7 +8,10 @@
 //! Ending a group: SIGTERM (and SIGCONT, so stopped members see it), up to half a second for it to go, then SIGKILL.
 //! When bash exits on its own, children it left in the background may still hold the pipes: they get 200 ms to
 //! finish, then the group is ended the same way. If the future is dropped mid-run, a guard SIGKILLs the group.
-//! A process that calls `setsid()` itself leaves the group and is out of reach; only an OS sandbox can stop that.
+//! A process that calls `setsid()` itself leaves the group and is out of reach of the group signals. In the OS
+//! sandbox (`spec.sandbox`) that does not matter: the command runs under tern's sandbox launcher, whose PID namespace
+//! ends every process it holds when the command's main process ends or the launcher dies, and the launcher is the
+//! group leader here, so everything below applies to it unchanged.
 
 use std::io;
 use std::path::Path;
@@ -22,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::Capture;
 use super::env;
 use super::live::{LiveOutput, Stream};
+use crate::sandbox::SandboxPolicy;
 use crate::tools::OutputSink;
 
 /// After bash exits: how long children it left behind may keep the pipes open before they are ended.
@@ -44,6 +48,8 @@ pub(super) struct Spec<'a> {
     pub env_allow: &'a [String],
     /// Bytes kept at each end of each stream.
     pub capture_cap: usize,
+    /// Run inside the OS sandbox, for a command in this workspace; `None` runs bash directly.
+    pub sandbox: Option<(&'a SandboxPolicy, &'a Path)>,
 }
 
 pub(super) enum Ending {
@@ -66,10 +72,15 @@ pub(super) struct Finished {
 /// Runs `spec.command` to the end. `Err` only when bash could not be started.
 pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &OutputSink) -> io::Result<Finished> {
     let start = Instant::now();
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(spec.command)
-        .current_dir(spec.cwd)
+    let mut cmd = match spec.sandbox {
+        Some((policy, workspace)) => Command::from(crate::sandbox::command(policy, workspace, spec.command)),
+        None => {
+            let mut bash = Command::new("bash");
+            bash.arg("-c").arg(spec.command);
+            bash
+        }
+    };
+    cmd.current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -33,6 +33,7 @@ fn details(out: &ToolOutput) -> (Option<i32>, u64, bool) {
             exit_code,
             duration_ms,
             timed_out,
+            ..
         } => (exit_code, duration_ms, timed_out),
         ref other => panic!("not exec details: {other:?}"),
     }

@@ -338,6 +338,7 @@ fn select_and_expand_calls() {
             exit_code: Some(0),
             duration_ms: 5,
             timed_out: false,
+            sandboxed: false,
         }),
     );
     h.press(ctrl('p'));
@@ -428,6 +429,7 @@ fn snapshot_narrow_terminal() {
             exit_code: Some(0),
             duration_ms: 900,
             timed_out: false,
+            sandboxed: false,
         }),
     );
     insta::assert_snapshot!(h.screen(50, 40));

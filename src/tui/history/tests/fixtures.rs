@@ -67,6 +67,7 @@ pub fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
                 exit_code: Some(101),
                 duration_ms: 2_460,
                 timed_out: false,
+                sandboxed: false,
             }),
         2_460,
     );

@@ -1,0 +1,71 @@
+//! The sandbox's cost per command: `true` through `ExecTool` (the real exec path: process group, pipes, capture,
+//! leftover check), sandboxed with the built `tern` as launcher and unsandboxed, alternating so both see the same
+//! machine load. Prints median and p90 of each and the difference (goal: under 5 ms extra). Run with
+//! `cargo bench --bench sandbox`; `TERN_BENCH_RUNS` sets the number of runs of each (default 200).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tern::sandbox::SandboxPolicy;
+use tern::tools::exec::{ExecConfig, ExecTool};
+use tern::tools::{PathPolicy, Tool, ToolContext};
+
+fn main() {
+    let runs: usize = std::env::var("TERN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let support = tern::sandbox::probe();
+    assert!(support.is_available(), "the sandbox is not available here: {support:?}");
+    let work = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(PathPolicy::new(work.path()).unwrap());
+    let sandboxed = ExecTool::new(ExecConfig {
+        sandbox: Some(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern"))),
+        ..ExecConfig::default()
+    });
+    let plain = ExecTool::new(ExecConfig::default());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut with, mut without) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    runtime.block_on(async {
+        // Warm-up: page cache, the launcher binary, the runtime's blocking pool.
+        for _ in 0..5 {
+            once(&sandboxed, &ctx).await;
+            once(&plain, &ctx).await;
+        }
+        for _ in 0..runs {
+            with.push(once(&sandboxed, &ctx).await);
+            without.push(once(&plain, &ctx).await);
+        }
+    });
+    let (with_median, with_p90) = (percentile(&mut with, 50), percentile(&mut with, 90));
+    let (without_median, without_p90) = (percentile(&mut without, 50), percentile(&mut without, 90));
+    println!("exec `true`, {runs} runs each:");
+    println!("  sandboxed    median {}  p90 {}", ms(with_median), ms(with_p90));
+    println!("  unsandboxed  median {}  p90 {}", ms(without_median), ms(without_p90));
+    println!(
+        "  extra        median {}  p90 {}  (goal: under 5 ms)",
+        ms(with_median.saturating_sub(without_median)),
+        ms(with_p90.saturating_sub(without_p90))
+    );
+}
+
+/// One `true` through the tool; its wall time.
+async fn once(tool: &ExecTool, ctx: &ToolContext) -> Duration {
+    let start = Instant::now();
+    let out = tool.execute(json!({ "command": "true" }), ctx).await.unwrap();
+    assert!(!out.is_error, "{}", out.text);
+    start.elapsed()
+}
+
+fn percentile(samples: &mut [Duration], p: usize) -> Duration {
+    samples.sort();
+    samples[(samples.len() * p / 100).min(samples.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}

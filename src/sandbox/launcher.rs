@@ -1,0 +1,317 @@
+//! The sandbox launcher: what `tern __sandbox [--write DIR]... [--read-only PATH]... [--network] -- PROGRAM ARGS...`
+//! does. `main` calls `main` here first thing, before logging, clap or any thread exists, and it never returns.
+//!
+//! Three processes:
+//! - the launcher (the process tern spawned, in the command's process group) enters new user, mount, PID and network
+//!   namespaces, forks the PID namespace's init, waits for it, and exits with the command's status (by the same
+//!   signal when the command was killed by one);
+//! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, brings
+//!   loopback up, mounts the read-only paths, drops every capability, applies Landlock, forks the command, reaps
+//!   every orphan, and exits as soon as the command's main process ends, reporting its wait status through a pipe.
+//!   Its exit makes the kernel kill everything left in the namespace, `setsid` and double-forked daemons included;
+//! - the command.
+//!
+//! tern ends a command by signalling its process group (SIGTERM, a grace period, then SIGKILL), and the launcher is in
+//! that group: it ignores the polite signals, so the command gets its grace period to clean up (a `git` removing its
+//! lock file) instead of dying at once with the namespace. SIGKILL still ends the launcher, and with it everything.
+//!
+//! The launcher is single-threaded, so allocating between fork and exec is safe here. A failure to set the sandbox
+//! up is printed to stderr as `tern sandbox: ...` and ends with `SETUP_FAILED`; the command never runs unconfined.
+
+use std::ffi::{CString, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::RawFd;
+use std::path::PathBuf;
+
+use super::{landlock_rules, namespaces};
+
+/// Exit code when the sandbox could not be set up (as `env` and container runtimes use 125 for their own failures).
+pub const SETUP_FAILED: i32 = 125;
+/// Exit code when the program could not be executed (as bash uses 127 for "command not found").
+const EXEC_FAILED: i32 = 127;
+
+/// The launcher's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// `--write DIR`: directories (and files) writable inside the sandbox.
+    pub writable: Vec<PathBuf>,
+    /// `--read-only PATH`: paths mounted read-only even inside a writable directory (the workspace's `.git`).
+    pub read_only: Vec<PathBuf>,
+    /// `--network`: keep tern's network namespace.
+    pub network: bool,
+    /// After `--`: the program and its arguments.
+    pub command: Vec<OsString>,
+}
+
+impl Args {
+    /// Parses the arguments after `__sandbox`.
+    pub fn parse(args: Vec<OsString>) -> Result<Self, String> {
+        let mut parsed = Self {
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            network: false,
+            command: Vec::new(),
+        };
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                Some("--write") => parsed.writable.push(Self::value(&mut args, "--write")?),
+                Some("--read-only") => parsed.read_only.push(Self::value(&mut args, "--read-only")?),
+                Some("--network") => parsed.network = true,
+                Some("--") => {
+                    parsed.command = args.collect();
+                    if parsed.command.is_empty() {
+                        return Err("no program after --".into());
+                    }
+                    return Ok(parsed);
+                }
+                _ => return Err(format!("unknown argument {:?}", arg)),
+            }
+        }
+        Err("missing -- before the program".into())
+    }
+
+    fn value(args: &mut impl Iterator<Item = OsString>, flag: &str) -> Result<PathBuf, String> {
+        args.next()
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("{flag} needs a path"))
+    }
+}
+
+/// Runs the launcher with the arguments after `__sandbox` and exits with the command's status.
+pub fn main(args: Vec<OsString>) -> ! {
+    let args = match Args::parse(args) {
+        Ok(args) => args,
+        Err(e) => fail(&format!("bad arguments: {e}")),
+    };
+    match launch(&args) {
+        Ok(status) => exit_like(status),
+        Err(e) => fail(&e),
+    }
+}
+
+/// Prints a setup failure and exits with `SETUP_FAILED`.
+fn fail(message: &str) -> ! {
+    eprintln!("tern sandbox: {message}");
+    std::process::exit(SETUP_FAILED)
+}
+
+/// Signals sent to the command's whole process group to ask it to stop; the launcher and init ignore them (see the
+/// module docs), the command gets them with their default meaning.
+const POLITE_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+fn set_polite_signals(action: libc::sighandler_t) {
+    for signal in POLITE_SIGNALS {
+        // SAFETY: installs SIG_IGN or SIG_DFL, which run no code of ours.
+        unsafe { libc::signal(signal, action) };
+    }
+}
+
+/// Enters the namespaces and runs init; returns the command's wait status.
+fn launch(args: &Args) -> Result<i32, String> {
+    let command = c_strings(&args.command)?;
+    set_polite_signals(libc::SIG_IGN);
+    namespaces::enter(args.network).map_err(|e| format!("cannot create namespaces: {e}"))?;
+    let status_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let alive_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    // SAFETY: the launcher is single-threaded (this runs before anything starts a thread), so the child may do
+    // anything the parent could.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("cannot fork: {}", io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        close(status_pipe.0);
+        close(alive_pipe.1);
+        let code = match init(args, &command, status_pipe.1, alive_pipe.0) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("tern sandbox: {e}");
+                SETUP_FAILED
+            }
+        };
+        // SAFETY: _exit ends the process without running the parent's atexit handlers or flushing shared buffers.
+        unsafe { libc::_exit(code) }
+    }
+    close(status_pipe.1);
+    close(alive_pipe.0);
+    let init_status = wait_for(pid).map_err(|e| format!("cannot wait for the sandbox: {e}"))?;
+    // Init writes the command's wait status before it exits; without it (init failed or was killed) init's own
+    // status stands for the command's.
+    let mut buf = [0u8; 4];
+    // SAFETY: reads at most 4 bytes into a 4-byte buffer.
+    let n = unsafe { libc::read(status_pipe.0, buf.as_mut_ptr().cast(), buf.len()) };
+    Ok(if n == 4 { i32::from_ne_bytes(buf) } else { init_status })
+}
+
+/// PID 1 of the new PID namespace: sets the sandbox up, runs the command, reaps orphans until the command ends.
+fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> Result<(), String> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and touches no memory.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
+        return Err(format!(
+            "cannot tie the sandbox to its launcher: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    // The launcher may have died before PR_SET_PDEATHSIG took effect; then its end of the pipe is closed.
+    if parent_gone(alive_fd) {
+        return Err("the launcher is gone".into());
+    }
+    namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
+    for path in &args.read_only {
+        namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
+    }
+    // The working directory was inherited as a path walked before the read-only mounts: walk it again so a command
+    // started inside `.git` sees the read-only mount, not what lies beneath it.
+    if let Ok(cwd) = std::env::current_dir() {
+        std::env::set_current_dir(&cwd).map_err(|e| format!("cannot enter {}: {e}", cwd.display()))?;
+    }
+    if !args.network {
+        namespaces::loopback_up().map_err(|e| format!("cannot bring loopback up: {e}"))?;
+    }
+    namespaces::drop_capabilities().map_err(|e| format!("cannot drop capabilities: {e}"))?;
+    landlock_rules::restrict(&args.writable)?;
+    // SAFETY: init is single-threaded (it is a fork of the single-threaded launcher).
+    let main = unsafe { libc::fork() };
+    if main < 0 {
+        return Err(format!("cannot fork: {}", io::Error::last_os_error()));
+    }
+    if main == 0 {
+        close(status_fd);
+        close(alive_fd);
+        set_polite_signals(libc::SIG_DFL);
+        exec(command);
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status into a valid i32.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == main {
+            let bytes = status.to_ne_bytes();
+            // SAFETY: writes 4 bytes from a 4-byte buffer; a pipe write this small is atomic.
+            unsafe { libc::write(status_fd, bytes.as_ptr().cast(), bytes.len()) };
+            return Ok(());
+        }
+        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(format!("lost the command: {}", io::Error::last_os_error()));
+        }
+    }
+}
+
+/// Replaces the process with `command` (searched in `PATH`); exits with `EXEC_FAILED` when that fails.
+fn exec(command: &[CString]) -> ! {
+    let mut argv: Vec<*const libc::c_char> = command.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    // SAFETY: argv is a null-terminated array of pointers to NUL-terminated strings that outlive the call.
+    unsafe { libc::execvp(argv[0], argv.as_ptr()) };
+    let program = command.first().map(|p| p.to_string_lossy()).unwrap_or_default();
+    eprintln!("tern sandbox: cannot run {program}: {}", io::Error::last_os_error());
+    // SAFETY: see `launch`.
+    unsafe { libc::_exit(EXEC_FAILED) }
+}
+
+/// Exits the way a process with wait status `status` did: with its code, or killed by its signal.
+fn exit_like(status: i32) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        // The launcher's own core dump would be of no use to anyone.
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: these calls take plain values and valid pointers to local data.
+        unsafe {
+            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), signal);
+        }
+        std::process::exit(128 + signal);
+    }
+    std::process::exit(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        SETUP_FAILED
+    })
+}
+
+fn c_strings(args: &[OsString]) -> Result<Vec<CString>, String> {
+    args.iter()
+        .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("argument {a:?} contains a NUL byte")))
+        .collect()
+}
+
+/// A pipe whose ends close on exec, as (read, write).
+fn pipe() -> io::Result<(RawFd, RawFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into a two-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}
+
+fn close(fd: RawFd) {
+    // SAFETY: closes a descriptor this process owns and no longer uses.
+    unsafe { libc::close(fd) };
+}
+
+/// Waits for `pid` to end, retrying on interrupts; returns its wait status.
+fn wait_for(pid: libc::pid_t) -> io::Result<i32> {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status into a valid i32.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
+            return Ok(status);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// Whether the write end of the launcher's `alive` pipe has closed (the launcher died).
+fn parent_gone(alive_fd: RawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: alive_fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polls one valid pollfd without waiting.
+    let n = unsafe { libc::poll(&mut poll, 1, 0) };
+    n > 0 && poll.revents & (libc::POLLHUP | libc::POLLIN) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        Args::parse(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn arguments_after_the_separator_are_the_command_even_when_they_look_like_flags() {
+        let args = parse(&["--write", "/w", "--", "bash", "-c", "--network"]).unwrap();
+        assert_eq!(args.writable, [PathBuf::from("/w")]);
+        assert!(!args.network);
+        assert_eq!(args.command, [OsString::from("bash"), "-c".into(), "--network".into()]);
+    }
+
+    #[test]
+    fn malformed_arguments_are_refused() {
+        assert!(parse(&["--write"]).unwrap_err().contains("needs a path"));
+        assert!(parse(&["--write", "/w"]).unwrap_err().contains("missing --"));
+        assert!(parse(&["--"]).unwrap_err().contains("no program"));
+        assert!(
+            parse(&["--bogus", "--", "true"])
+                .unwrap_err()
+                .contains("unknown argument")
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! The namespace and mount steps of the launcher: entering new user, mount, PID and network namespaces, a fresh
+//! `/proc`, read-only bind mounts, loopback, and dropping capabilities. Linux only; each step is a few system calls.
+//!
+//! The user namespace maps only the caller's own uid and gid (what an unprivileged user may map), so the launcher
+//! works as a normal user too. Capabilities held inside the namespace are used for the mounts and then dropped, so
+//! the command runs with none, as root or not.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Enters new user, mount and PID namespaces (and a network namespace unless `network`), mapping the caller's uid
+/// and gid to themselves. The caller's next child becomes PID 1 of the new PID namespace.
+pub(super) fn enter(network: bool) -> io::Result<()> {
+    // SAFETY: getuid and getgid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    if !network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    // SAFETY: unshare takes flags only.
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // An unprivileged process may map its gid only after giving up setgroups(2).
+    std::fs::write("/proc/self/setgroups", "deny")?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+    Ok(())
+}
+
+/// Makes every mount private (nothing done here reaches the rest of the system) and mounts a `/proc` that shows only
+/// the namespace's processes, so tern's own `/proc/<pid>/environ` is not even visible. Must run as PID 1.
+pub(super) fn mount_proc() -> io::Result<()> {
+    mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE)?;
+    mount(
+        Some(c"proc"),
+        c"/proc",
+        Some(c"proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+    )
+}
+
+/// Bind-mounts `path` onto itself read-only. A path that does not exist is left alone (a workspace without `.git`).
+pub(super) fn bind_read_only(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let target = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    mount(Some(&target), &target, None, libc::MS_BIND | libc::MS_REC)?;
+    // A remount inside a user namespace must keep the flags the original mount was locked with (nosuid, nodev, ...).
+    let mut stat: libc::statvfs = unsafe_zeroed_statvfs();
+    // SAFETY: statvfs fills a valid statvfs struct from a NUL-terminated path.
+    if unsafe { libc::statvfs(target.as_ptr(), &mut stat) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let kept = [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .iter()
+    .filter(|(st, _)| stat.f_flag & st != 0)
+    .fold(0, |flags, (_, ms)| flags | ms);
+    mount(
+        None,
+        &target,
+        None,
+        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
+    )
+}
+
+fn unsafe_zeroed_statvfs() -> libc::statvfs {
+    // SAFETY: statvfs is a plain C struct of integers, for which all zero bytes are a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
+fn mount(
+    source: Option<&std::ffi::CStr>,
+    target: &std::ffi::CStr,
+    fstype: Option<&std::ffi::CStr>,
+    flags: libc::c_ulong,
+) -> io::Result<()> {
+    let ptr = |s: Option<&std::ffi::CStr>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: every pointer is null or a NUL-terminated string that outlives the call; no data argument.
+    let rc = unsafe { libc::mount(ptr(source), target.as_ptr(), ptr(fstype), flags, std::ptr::null()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `struct ifreq` as SIOCSIFFLAGS reads it: the interface name, then the flags in the request union.
+#[repr(C)]
+struct IfFlagsRequest {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _rest: [u8; 22],
+}
+
+/// Brings the new network namespace's loopback interface up, so a command can talk to servers it starts itself.
+pub(super) fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket takes plain values.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut request = IfFlagsRequest {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short,
+        _rest: [0; 22],
+    };
+    request.name[..2].copy_from_slice(b"lo");
+    // SAFETY: SIOCSIFFLAGS reads an ifreq-sized struct that lives across the call.
+    let rc = unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &mut request) };
+    let result = if rc != 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    };
+    // SAFETY: closes the socket opened above.
+    unsafe { libc::close(fd) };
+    result
+}
+
+/// The `capset(2)` header and data (version 3: two 32-bit words per set).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAP_VERSION_3: u32 = 0x2008_0522;
+
+/// Drops every capability: the bounding set (so executing a program as uid 0 grants none), the ambient set, and the
+/// effective, permitted and inheritable sets.
+pub(super) fn drop_capabilities() -> io::Result<()> {
+    for cap in 0..64 {
+        // SAFETY: prctl takes plain values. Capabilities this kernel does not know fail with EINVAL, which is fine.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINVAL) {
+                return Err(e);
+            }
+        }
+    }
+    // SAFETY: prctl takes plain values.
+    if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let header = CapHeader {
+        version: CAP_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset reads a version-3 header and two data structs, all valid for the call.
+    if unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

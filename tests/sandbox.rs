@@ -1,0 +1,337 @@
+//! The OS sandbox end to end: real commands through `ExecTool`, with the built `tern` binary as the launcher. These
+//! run as whatever user runs the tests (root on CI, and Landlock binds root too), so every refusal here is real.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tern::config::ConfigFile;
+use tern::protocol::{ToolDetails, ToolOutput};
+use tern::sandbox::SandboxPolicy;
+use tern::tools::exec::{ExecConfig, ExecTool};
+use tern::tools::{OutputSink, PathPolicy, Tool, ToolContext};
+
+const LAUNCHER: &str = env!("CARGO_BIN_EXE_tern");
+
+fn policy() -> SandboxPolicy {
+    SandboxPolicy::with_launcher(LAUNCHER)
+}
+
+fn tool(policy: SandboxPolicy) -> ExecTool {
+    ExecTool::new(ExecConfig {
+        sandbox: Some(policy),
+        ..ExecConfig::default()
+    })
+}
+
+/// A workspace (under the temp directory) and its tool context.
+fn workspace() -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(PathPolicy::new(dir.path()).unwrap());
+    (dir, ctx)
+}
+
+/// A directory outside both the workspace and the temp directory.
+fn outside() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+async fn run(tool: &ExecTool, ctx: &ToolContext, args: Value) -> ToolOutput {
+    tool.execute(args, ctx).await.unwrap()
+}
+
+fn exec_details(out: &ToolOutput) -> (Option<i32>, bool) {
+    match out.details {
+        ToolDetails::Exec {
+            exit_code, sandboxed, ..
+        } => (exit_code, sandboxed),
+        ref other => panic!("not exec details: {other:?}"),
+    }
+}
+
+/// `sleep <marker>` processes on the whole machine (not the launcher or bash, whose command lines hold the marker too).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.rfind(')').is_some_and(|i| s[i + 1..].trim_start().starts_with('Z')))
+            .unwrap_or(true);
+        if cmdline.starts_with("sleep ") && cmdline.contains(marker) && !zombie {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+fn marker() -> String {
+    format!("{}.{}", 1000 + fastrand::u32(..100_000), std::process::id())
+}
+
+#[tokio::test]
+async fn writes_go_only_to_the_workspace_and_temp_and_a_refusal_says_so() {
+    let (dir, ctx) = workspace();
+    let outside = outside();
+    let target = outside.path().join("escaped");
+    let command = format!(
+        "echo a > in-workspace && echo b > \"${{TMPDIR:-/tmp}}/tern-sandbox-test-$$\" && rm \"${{TMPDIR:-/tmp}}/tern-sandbox-test-$$\" \
+         && echo wrote-inside && echo c > '{}'",
+        target.display()
+    );
+    let out = run(&tool(policy()), &ctx, json!({ "command": command })).await;
+    assert!(out.is_error, "{}", out.text);
+    assert_eq!(exec_details(&out), (Some(1), true), "{}", out.text);
+    assert!(out.text.contains("wrote-inside"), "{}", out.text);
+    assert!(dir.path().join("in-workspace").is_file());
+    assert!(out.text.contains("Permission denied"), "EACCES expected: {}", out.text);
+    assert!(!target.exists());
+    assert!(
+        out.text
+            .contains("writes are allowed only in the workspace and the temp directory"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("`unsandboxed: true`"), "{}", out.text);
+
+    // The same write outside the sandbox (which the gate always asks about) goes through.
+    let out = run(
+        &tool(policy()),
+        &ctx,
+        json!({ "command": format!("echo c > '{}'", target.display()), "unsandboxed": true }),
+    )
+    .await;
+    assert_eq!(exec_details(&out), (Some(0), false), "{}", out.text);
+    assert!(target.is_file());
+}
+
+#[tokio::test]
+async fn configured_writable_roots_are_writable() {
+    let (_dir, ctx) = workspace();
+    let outside = outside();
+    let mut policy = policy();
+    policy.writable_roots.push(outside.path().to_path_buf());
+    let target = outside.path().join("allowed");
+    let out = run(
+        &tool(policy),
+        &ctx,
+        json!({ "command": format!("echo c > '{}'", target.display()) }),
+    )
+    .await;
+    assert_eq!(exec_details(&out), (Some(0), true), "{}", out.text);
+    assert!(target.is_file());
+}
+
+#[tokio::test]
+async fn git_is_read_only_when_configured_even_from_inside_it() {
+    let (dir, ctx) = workspace();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    let mut strict = policy();
+    strict.git_read_only = true;
+    let out = run(
+        &tool(strict.clone()),
+        &ctx,
+        json!({ "command": "touch outside-git && touch .git/hooks/pre-commit" }),
+    )
+    .await;
+    assert_eq!(exec_details(&out).0, Some(1), "{}", out.text);
+    assert!(out.text.contains("Read-only file system"), "{}", out.text);
+    assert!(out.text.contains(".git is read-only"), "{}", out.text);
+    assert!(dir.path().join("outside-git").is_file());
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists());
+
+    // Started inside .git, the command still sees the read-only mount rather than what lies beneath it.
+    let out = run(
+        &tool(strict),
+        &ctx,
+        json!({ "command": "touch pre-commit", "working_dir": ".git/hooks" }),
+    )
+    .await;
+    assert_eq!(exec_details(&out).0, Some(1), "{}", out.text);
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists());
+
+    let out = run(
+        &tool(policy()),
+        &ctx,
+        json!({ "command": "touch .git/hooks/pre-commit" }),
+    )
+    .await;
+    assert_eq!(exec_details(&out).0, Some(0), "{}", out.text);
+}
+
+/// A bash command that connects to 127.0.0.1:`port` and prints `connected`.
+fn connect(port: u16) -> String {
+    format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")
+}
+
+#[tokio::test]
+async fn there_is_no_network_but_loopback_of_its_own_unless_configured() {
+    let (_dir, ctx) = workspace();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+
+    let out = run(&tool(policy()), &ctx, json!({ "command": connect(port) })).await;
+    assert_ne!(exec_details(&out).0, Some(0), "{}", out.text);
+    assert!(!out.text.contains("connected\n"), "{}", out.text);
+    assert!(out.text.contains("there is no network"), "{}", out.text);
+
+    // Servers the command starts itself are reachable on its own loopback.
+    let own = "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); \
+               socket.create_connection(s.getsockname()); print('own-loopback-ok')\"";
+    let out = run(&tool(policy()), &ctx, json!({ "command": own })).await;
+    assert!(out.text.contains("own-loopback-ok"), "{}", out.text);
+
+    let mut open = policy();
+    open.network = true;
+    let out = run(&tool(open), &ctx, json!({ "command": connect(port) })).await;
+    assert_eq!(exec_details(&out), (Some(0), true), "{}", out.text);
+    assert!(out.text.contains("connected"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn daemons_and_setsid_children_end_with_the_command() {
+    let (_dir, ctx) = workspace();
+    let (daemon, double) = (marker(), marker());
+    let command = format!(
+        "setsid sleep {daemon} & (setsid bash -c 'sleep {double} & exit 0' &); sleep 0.3; echo started; sleep 1"
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut live = ctx.clone();
+    live.output = OutputSink::new(tx);
+    let exec = tool(policy());
+    let call = tokio::spawn(async move { exec.execute(json!({ "command": command }), &live).await });
+    let mut seen = String::new();
+    while !seen.contains("started") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.unwrap();
+        seen.push_str(&chunk.unwrap());
+    }
+    // Both are running, in sessions of their own, while the command runs...
+    assert_eq!(processes_with(&daemon).len(), 1, "{seen}");
+    assert_eq!(processes_with(&double).len(), 1, "{seen}");
+    let out = call.await.unwrap().unwrap();
+    assert_eq!(exec_details(&out), (Some(0), true), "{}", out.text);
+    // ...and gone as soon as it has returned.
+    assert_eq!(processes_with(&daemon), Vec::<String>::new());
+    assert_eq!(processes_with(&double), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_timeout_ends_the_whole_namespace() {
+    let (_dir, ctx) = workspace();
+    let daemon = marker();
+    let command = format!("setsid sleep {daemon} & sleep 100");
+    let out = run(&tool(policy()), &ctx, json!({ "command": command, "timeout": 1 })).await;
+    assert!(out.text.contains("timed out"), "{}", out.text);
+    assert_eq!(processes_with(&daemon), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_timed_out_command_gets_sigterm_and_time_to_clean_up() {
+    let (_dir, ctx) = workspace();
+    let command = "trap 'sleep 0.2; echo cleaned-up; exit 3' TERM; echo waiting; sleep 100 & wait";
+    let out = run(&tool(policy()), &ctx, json!({ "command": command, "timeout": 1 })).await;
+    assert!(out.text.contains("timed out"), "{}", out.text);
+    assert!(out.text.contains("cleaned-up"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn tern_and_its_environment_are_not_visible() {
+    let (_dir, ctx) = workspace();
+    let me = std::process::id();
+    let command =
+        format!("cat /proc/{me}/environ; echo pids: $(ls /proc | grep -cE '^[0-9]+$'); kill -0 {me} && echo signalled");
+    let out = run(&tool(policy()), &ctx, json!({ "command": command })).await;
+    assert!(
+        out.text.contains(&format!("/proc/{me}/environ: No such file")),
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("signalled"), "{}", out.text);
+    // init, bash, ls and grep at most: nothing outside the sandbox's own PID namespace.
+    let pids: u32 = out.text.split("pids: ").nth(1).unwrap()[..1].parse().unwrap();
+    assert!(pids <= 5, "{}", out.text);
+}
+
+#[tokio::test]
+async fn exit_codes_and_signals_pass_through() {
+    let (_dir, ctx) = workspace();
+    let exec = tool(policy());
+    let out = run(&exec, &ctx, json!({ "command": "echo fine; echo also > /dev/stderr" })).await;
+    assert_eq!(exec_details(&out), (Some(0), true), "{}", out.text);
+    assert!(
+        !out.is_error && out.text.contains("fine\nSTDERR:\nalso\n"),
+        "{}",
+        out.text
+    );
+
+    let out = run(&exec, &ctx, json!({ "command": "exit 7" })).await;
+    assert_eq!(exec_details(&out), (Some(7), true), "{}", out.text);
+    assert!(out.text.contains("Exit code: 7"), "{}", out.text);
+    assert!(!out.text.contains("sandbox"), "no refusal, no note: {}", out.text);
+
+    let out = run(&exec, &ctx, json!({ "command": "kill -TERM $$" })).await;
+    assert_eq!(exec_details(&out), (None, true), "{}", out.text);
+    assert!(out.text.contains("Killed by signal 15 (SIGTERM)"), "{}", out.text);
+
+    let out = run(&exec, &ctx, json!({ "command": "no-such-program-here" })).await;
+    assert_eq!(exec_details(&out).0, Some(127), "{}", out.text);
+}
+
+#[tokio::test]
+async fn a_launcher_that_cannot_start_is_an_error_not_an_unconfined_run() {
+    let (dir, ctx) = workspace();
+    let broken = SandboxPolicy::with_launcher(Path::new("/nonexistent/tern"));
+    let out = run(&tool(broken), &ctx, json!({ "command": "touch made" })).await;
+    assert!(out.is_error, "{}", out.text);
+    assert!(out.text.contains("could not start"), "{}", out.text);
+    assert!(!dir.path().join("made").exists());
+
+    let refused = tool(policy())
+        .execute(json!({ "command": "true", "unsandboxed": "yes" }), &ctx)
+        .await;
+    assert!(
+        matches!(&refused, Err(e) if e.to_string().contains("unsandboxed must be true or false")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn an_untrusted_project_cannot_loosen_the_sandbox() {
+    let loosening = "[sandbox]\nenabled = false\nnetwork = true\nwritable_roots = [\"/\"]\ngit_read_only = false\n";
+    let project = ConfigFile::parse(loosening, &PathBuf::from(".tern/config.toml")).unwrap();
+    let (kept, dropped) = project.without_loosening();
+    assert_eq!(
+        dropped,
+        [
+            "sandbox.enabled",
+            "sandbox.network",
+            "sandbox.writable_roots",
+            "sandbox.git_read_only"
+        ]
+    );
+    let settings = tern::config::resolve(kept, Vec::new(), |_| Some("k".into()), || None).unwrap();
+    assert_eq!(settings.sandbox, tern::config::SandboxSettings::default());
+
+    let tightening = "[sandbox]\nenabled = true\nnetwork = false\ngit_read_only = true\n";
+    let project = ConfigFile::parse(tightening, &PathBuf::from(".tern/config.toml")).unwrap();
+    let (kept, dropped) = project.without_loosening();
+    assert!(dropped.is_empty(), "{dropped:?}");
+    let settings = tern::config::resolve(kept, Vec::new(), |_| Some("k".into()), || None).unwrap();
+    assert!(settings.sandbox.enabled && !settings.sandbox.network && settings.sandbox.git_read_only);
+}
+
+#[test]
+fn the_model_is_told_about_the_sandbox_and_the_way_out() {
+    let strict = tool(policy());
+    assert!(strict.description().contains("OS sandbox"), "{}", strict.description());
+    assert!(strict.description().contains("no network"), "{}", strict.description());
+    assert_eq!(strict.parameters()["properties"]["unsandboxed"]["type"], "boolean");
+    let mut open = policy();
+    open.network = true;
+    assert!(!tool(open).description().contains("no network"));
+    assert!(!ExecTool::default().description().contains("sandbox"));
+}
