@@ -9,8 +9,41 @@ use serde_json::json;
 use crate::common::*;
 use crate::support::mock_llm::{MockLlm, Reply};
 
-/// A command that leaves a child in its process group, writes both pids, then sleeps.
-const SLEEPER: &str = "sleep 31 & echo $! > child.pid; echo $$ > bash.pid; exec sleep 30";
+/// A command that leaves a child in its group (`sleep 31.N &`) and then becomes `sleep 30.N`. N is unique per call so
+/// the processes can be found from outside by their command line: inside the OS sandbox, `$$` and `$!` are pids of
+/// the command's own PID namespace, not the ones the test sees.
+fn sleeper() -> (String, u32) {
+    let n = fastrand::u32(100_000..999_999);
+    (
+        format!("sleep 31.{n} & echo $! > child.pid; echo $$ > bash.pid; exec sleep 30.{n}"),
+        n,
+    )
+}
+
+/// The host pids of the sleeper's two processes, once both pid files are written.
+async fn sleeper_pids(sb: &Sandbox, n: u32) -> [i32; 2] {
+    read_pid(&sb.work.path().join("bash.pid")).await;
+    read_pid(&sb.work.path().join("child.pid")).await;
+    let start = Instant::now();
+    loop {
+        let main = host_pid(&format!("sleep\0{}.{n}\0", 30));
+        let child = host_pid(&format!("sleep\0{}.{n}\0", 31));
+        if let (Some(main), Some(child)) = (main, child) {
+            return [main, child];
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the sleeper's processes never showed up");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The pid of the live process whose command line is exactly `cmdline` (NUL-separated), as the test sees it.
+fn host_pid(cmdline: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+        let text = std::fs::read(entry.path().join("cmdline")).ok()?;
+        (text == cmdline.as_bytes() && alive(pid)).then_some(pid)
+    })
+}
 
 async fn wait_exit(child: tokio::process::Child, limit: Duration) -> std::process::Output {
     tokio::time::timeout(limit, child.wait_with_output())
@@ -21,24 +54,22 @@ async fn wait_exit(child: tokio::process::Child, limit: Duration) -> std::proces
 
 /// Runs `tern run --mode full-auto` on a scripted `exec` of `SLEEPER`, sends `sig` once both pids are written, and
 /// returns tern's output and the command's pids.
-async fn signal_during_command(sb: &Sandbox, mock: &MockLlm, sig: i32) -> (std::process::Output, [i32; 2]) {
+async fn signal_during_command(sb: &Sandbox, mock: &MockLlm, n: u32, sig: i32) -> (std::process::Output, [i32; 2]) {
     let child = sb
         .command(mock, &["run", "--mode", "full-auto", "start the sleeper"])
         .spawn()
         .unwrap();
     let tern = child.id().unwrap() as i32;
-    let bash = read_pid(&sb.work.path().join("bash.pid")).await;
-    let leftover = read_pid(&sb.work.path().join("child.pid")).await;
-    assert!(alive(bash) && alive(leftover));
+    let [bash, leftover] = sleeper_pids(sb, n).await;
     signal(tern, sig);
     (wait_exit(child, Duration::from_secs(15)).await, [bash, leftover])
 }
 
-fn sleeper_script(after: &str) -> Vec<Reply> {
+fn sleeper_script(command: &str, after: &str) -> Vec<Reply> {
     vec![
         Reply::TextAndToolCalls(
             "Starting it.".into(),
-            vec![("exec".into(), json!({"command": SLEEPER}))],
+            vec![("exec".into(), json!({"command": command}))],
         ),
         Reply::text(after),
     ]
@@ -49,9 +80,10 @@ async fn sigterm_during_a_command_ends_its_group_and_the_session_resumes() {
     if !tmux_available() {
         return;
     }
-    let mock = MockLlm::start(sleeper_script("resumed-after-term")).await;
+    let (command, n) = sleeper();
+    let mock = MockLlm::start(sleeper_script(&command, "resumed-after-term")).await;
     let sb = sandbox();
-    let (out, pids) = signal_during_command(&sb, &mock, libc::SIGTERM).await;
+    let (out, pids) = signal_during_command(&sb, &mock, n, libc::SIGTERM).await;
     assert_eq!(out.status.code(), Some(143), "stderr: {}", text(&out.stderr));
     assert!(text(&out.stderr).contains("SIGTERM"), "{}", text(&out.stderr));
     // Ended before tern exited: only the kernel's teardown of a killed process may still be under way.
@@ -81,20 +113,18 @@ async fn sigkill_during_a_command_leaves_a_session_that_resumes() {
     if !tmux_available() {
         return;
     }
-    let mock = MockLlm::start(sleeper_script("resumed-after-kill")).await;
+    let (command, n) = sleeper();
+    let mock = MockLlm::start(sleeper_script(&command, "resumed-after-kill")).await;
     let sb = sandbox();
-    let (out, pids) = signal_during_command(&sb, &mock, libc::SIGKILL).await;
+    let (out, pids) = signal_during_command(&sb, &mock, n, libc::SIGKILL).await;
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&out.status),
         Some(libc::SIGKILL)
     );
-    // SIGKILL gives tern no chance to end the group: only an OS sandbox (a PID namespace) can. Counted for the
-    // report, then cleaned up.
+    // SIGKILL gives tern no chance to end the group: the sandbox launcher dies with tern (PR_SET_PDEATHSIG) and its
+    // PID namespace takes every process of the command with it.
     let left = survivors(&pids, Duration::from_millis(500)).await;
-    eprintln!(
-        "faults: after SIGKILL of tern, {} of 2 command processes were still running",
-        left.len()
-    );
+    assert_eq!(left, Vec::<i32>::new(), "command processes outlived tern's SIGKILL");
     let (_, log) = sb.session();
     session_lines(&log);
 
@@ -173,13 +203,13 @@ async fn sigterm_in_the_ui_restores_the_terminal_and_ends_the_command() {
     if !tmux_available() {
         return;
     }
-    let mock = MockLlm::start(sleeper_script("unused")).await;
+    let (command, n) = sleeper();
+    let mock = MockLlm::start(sleeper_script(&command, "unused")).await;
     let sb = sandbox();
     let tmux = Tmux::start("ui-term", &tern_in_terminal(&sb, &mock, "--mode full-auto", ""));
     tmux.wait_for("Ask tern").await;
     tmux.keys(&["start the sleeper", "Enter"]);
-    let bash = read_pid(&sb.work.path().join("bash.pid")).await;
-    let leftover = read_pid(&sb.work.path().join("child.pid")).await;
+    let [bash, leftover] = sleeper_pids(&sb, n).await;
     let shell: i32 = tmux.display("#{pane_pid}").parse().unwrap();
     let tern = child_of(shell).expect("tern runs under the pane's shell");
     signal(tern, libc::SIGTERM);

@@ -11,7 +11,8 @@
 //! A process that calls `setsid()` itself leaves the group and is out of reach of the group signals. In the OS
 //! sandbox (`spec.sandbox`) that does not matter: the command runs under tern's sandbox launcher, whose PID namespace
 //! ends every process it holds when the command's main process ends or the launcher dies, and the launcher is the
-//! group leader here, so everything below applies to it unchanged.
+//! group leader here, so everything below applies to it unchanged. The child also gets `PR_SET_PDEATHSIG`, so the
+//! launcher (and with it the namespace) dies even when tern is killed with SIGKILL and cannot end the group.
 
 use std::io;
 use std::path::Path;
@@ -86,12 +87,22 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd.env_clear().envs(env::child_env(spec.env_allow));
-    // SAFETY: the closure runs between fork and exec and only calls setsid(2), which is async-signal-safe and touches
-    // no memory of the parent.
+    // SAFETY: getpid has no preconditions.
+    let tern = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only makes system calls that are async-signal-safe and touch
+    // no memory of the parent (setsid, prctl, getppid); its errors are built from errno without allocating.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::setsid() == -1 {
                 return Err(io::Error::last_os_error());
+            }
+            // The child dies with tern, even when tern is killed with SIGKILL and cannot end the group itself. For a
+            // sandboxed command the child is the launcher, so its whole PID namespace goes with it.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != tern {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });
