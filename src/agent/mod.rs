@@ -84,15 +84,7 @@ pub fn config_for(
         }
     };
     let (mcp, mut warnings) = start_mcp(settings, workspace)?;
-    // The OS sandbox under the gate. Where it cannot run, commands run unconfined and the gate asks before each.
-    let sandbox = crate::sandbox::SandboxPolicy::from_settings(&settings.sandbox, &settings.write_roots)
-        .unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
-            None
-        });
-    if sandbox.is_none() {
-        warnings.extend(crate::sandbox::notice(&settings.sandbox));
-    }
+    let sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
     warnings.extend(
         settings
             .ignored
@@ -141,6 +133,23 @@ pub fn config_for(
         log,
     };
     Ok((config, info))
+}
+
+/// The OS sandbox under the gate. Where it cannot run, commands run unconfined, the gate asks before each, and a
+/// warning says so once.
+fn exec_sandbox(
+    settings: &crate::config::SandboxSettings,
+    write_roots: &[PathBuf],
+    warnings: &mut Vec<String>,
+) -> Option<crate::sandbox::SandboxPolicy> {
+    let sandbox = crate::sandbox::SandboxPolicy::from_settings(settings, write_roots).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
+        None
+    });
+    if sandbox.is_none() {
+        warnings.extend(crate::sandbox::notice(settings));
+    }
+    sandbox
 }
 
 /// How long a session waits for MCP servers before its first request.
@@ -196,12 +205,19 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         source,
     })?;
     let policy = PathPolicy::new(root)?.allow_read_root(results.dir());
+    let mut warnings = Vec::new();
+    let sandbox = exec_sandbox(&crate::config::SandboxSettings::default(), &[], &mut warnings);
+    let mut gate = approval::ApprovalGate::new(approval::ApprovalMode::AutoEdit, Vec::new(), Vec::new());
+    gate.set_sandboxed(sandbox.is_some());
     let mut tools = ToolRegistry::with_builtins();
-    tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
+    tools.register(Arc::new(ExecTool::new(ExecConfig {
+        sandbox,
+        ..ExecConfig::default()
+    })));
     let config = AgentConfig {
         provider: Arc::new(crate::demo::DemoProvider::new(std::time::Duration::from_millis(40))),
         tools,
-        gate: approval::ApprovalGate::new(approval::ApprovalMode::AutoEdit, Vec::new(), Vec::new()),
+        gate,
         system_prompt: prompt::system_prompt(policy.root()),
         policy,
         max_iterations: 20,
@@ -216,7 +232,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         history: Vec::new(),
         log_path: None,
         mcp: None,
-        warnings: Vec::new(),
+        warnings,
     };
     Ok((spawn(config), info))
 }
