@@ -31,7 +31,10 @@ async fn sleeper_pids(sb: &Sandbox, n: u32) -> [i32; 2] {
         if let (Some(main), Some(child)) = (main, child) {
             return [main, child];
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "the sleeper's processes never showed up");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the sleeper's processes never showed up"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
