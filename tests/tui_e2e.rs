@@ -6,80 +6,17 @@
 mod support;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply};
+use support::tmux::{Tmux, tmux_available};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tern");
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "t"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "t"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    /// Waits until the screen contains `text`, or fails showing the screen.
-    async fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "'{text}' never appeared; screen:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
-
-fn tmux_available() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approve_a_command_browse_history_and_quit() {
     if !tmux_available() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
-        eprintln!("skipping: tmux is not installed");
         return;
     }
     let mock = MockLlm::start(vec![
@@ -93,9 +30,6 @@ async fn approve_a_command_browse_history_and_quit() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("README.md"), "# e2e\n").unwrap();
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("tern-e2e-{}", std::process::id()),
-    };
     let command = format!(
         "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
          --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
@@ -103,13 +37,9 @@ async fn approve_a_command_browse_history_and_quit() {
         home = home.path().display(),
         url = mock.openai_base_url(),
     );
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "110", "-y", "36", &command]);
+    let tmux = Tmux::start("e2e", (110, 36), &command);
     tmux.wait_for("Ask tern").await;
-    assert_eq!(
-        tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(),
-        "1",
-        "full screen"
-    );
+    assert_eq!(tmux.display("#{alternate_on}"), "1", "full screen");
 
     tmux.keys(&["run the check", "Enter"]);
     let screen = tmux.wait_for("Allow exec?").await;
@@ -142,16 +72,8 @@ async fn approve_a_command_browse_history_and_quit() {
         "the last exchange is printed: {screen}"
     );
     assert!(screen.contains("tern resume"), "how to resume is printed: {screen}");
-    assert_eq!(
-        tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(),
-        "0",
-        "alternate screen left"
-    );
-    assert_eq!(
-        tmux.run(&["display", "-p", "-t", "t", "#{cursor_flag}"]).trim(),
-        "1",
-        "cursor visible again"
-    );
+    assert_eq!(tmux.display("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(tmux.display("#{cursor_flag}"), "1", "cursor visible again");
     // The model got the command's output.
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
@@ -161,25 +83,18 @@ async fn approve_a_command_browse_history_and_quit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_plays_and_the_terminal_is_restored_after_sigterm() {
     if !tmux_available() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
         return;
     }
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("tern-demo-{}", std::process::id()),
-    };
     let command = format!(
         "HOME={home} XDG_DATA_HOME={home}/data {BIN} --demo; echo TERN-EXITED-$?; sleep 30",
         home = home.path().display()
     );
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "110", "-y", "40", &command]);
+    let tmux = Tmux::start("demo", (110, 40), &command);
     tmux.wait_for("Allow exec?").await;
     let screen = tmux.screen();
     assert!(screen.contains("edit_file"), "{screen}");
-    let shell = tmux.run(&["display", "-p", "-t", "t", "#{pane_pid}"]);
+    let shell = tmux.display("#{pane_pid}");
     let pid = Command::new("pgrep")
         .args(["-P", shell.trim(), "-x", "tern"])
         .output()
@@ -192,24 +107,17 @@ async fn the_demo_plays_and_the_terminal_is_restored_after_sigterm() {
         .to_string();
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     tmux.wait_for("TERN-EXITED-").await;
-    assert_eq!(tmux.run(&["display", "-p", "-t", "t", "#{alternate_on}"]).trim(), "0");
+    assert_eq!(tmux.display("#{alternate_on}"), "0");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_resumes_with_its_conversation() {
     if !tmux_available() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
         return;
     }
     let mock = MockLlm::start(vec![Reply::text("The answer is 42."), Reply::text("Still 42.")]).await;
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("tern-resume-{}", std::process::id()),
-    };
     let env = format!(
         "cd {work} && export HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k",
         work = work.path().display(),
@@ -221,7 +129,7 @@ async fn a_session_resumes_with_its_conversation() {
     );
     let command =
         format!("{env}; {BIN} {flags}; echo FIRST-EXITED; {BIN} resume {flags}; echo SECOND-EXITED; sleep 30");
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &command]);
+    let tmux = Tmux::start("resume", (100, 30), &command);
     tmux.wait_for("Ask tern").await;
     tmux.keys(&["what is the answer?", "Enter"]);
     tmux.wait_for("The answer is 42.").await;

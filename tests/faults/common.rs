@@ -2,7 +2,7 @@
 //! checks by pid, and a look at the session file as `tern resume` will read it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command as StdCommand, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -144,86 +144,7 @@ pub fn tool_results(request: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A tmux server of the test's own, with one window `t`.
-pub struct Tmux {
-    socket: String,
-}
-
-pub fn tmux_available() -> bool {
-    let ok = StdCommand::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
-        eprintln!("skipping: tmux is not installed");
-    }
-    ok
-}
-
-impl Tmux {
-    /// Starts `command` (run by the shell) in a 110x36 terminal.
-    pub fn start(name: &str, command: &str) -> Self {
-        let tmux = Self {
-            socket: format!("tern-faults-{name}-{}", std::process::id()),
-        };
-        tmux.run(&["new-session", "-d", "-s", "t", "-x", "110", "-y", "36", command]);
-        tmux
-    }
-
-    pub fn run(&self, args: &[&str]) -> String {
-        let out = StdCommand::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    pub fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "t", "-S", "-200"])
-    }
-
-    pub fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "t"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    pub fn display(&self, format: &str) -> String {
-        self.run(&["display", "-p", "-t", "t", format]).trim().to_string()
-    }
-
-    /// Waits until the screen contains `text`, or fails showing the screen.
-    pub async fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "'{text}' never appeared; screen:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
+pub use crate::support::tmux::{Tmux, tmux_available};
 
 /// The shell command that runs `tern <args>` in `sb` against `mock` in a terminal, then prints its exit code and the
 /// terminal's line mode (`TTY-icanon` when raw mode was left, `TTY--icanon` when not) and keeps the pane open.
@@ -243,7 +164,12 @@ pub fn tern_in_terminal(sb: &Sandbox, mock: &MockLlm, args: &str, extra_env: &st
 /// question and waits for `answer` (the mock's next reply), then quits. Returns the screen after the answer.
 pub async fn resume_and_continue(sb: &Sandbox, mock: &MockLlm, name: &str, earlier: &str, answer: &str) -> String {
     let (id, _) = sb.session();
-    let tmux = Tmux::start(name, &tern_in_terminal(sb, mock, &format!("resume {id}"), ""));
+    let tmux = Tmux::start(
+        &format!("faults-{name}"),
+        (110, 36),
+        &tern_in_terminal(sb, mock, &format!("resume {id}"), ""),
+    )
+    .with_history(200);
     let screen = tmux.wait_for("Ask tern").await;
     assert!(
         screen.contains(earlier),

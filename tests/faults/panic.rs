@@ -17,7 +17,7 @@ async fn a_panic_in_a_view_restores_the_terminal_and_the_session_resumes() {
     .await;
     let sb = sandbox();
     let command = tern_in_terminal(&sb, &mock, "", "TERN_TEST_PANIC_IN_VIEW=PANIC-MARKER-7");
-    let tmux = Tmux::start("panic", &command);
+    let tmux = Tmux::start("faults-panic", (110, 36), &command).with_history(200);
     tmux.wait_for("Ask tern").await;
     assert_eq!(tmux.display("#{mouse_any_flag}"), "1", "mouse captured while running");
     tmux.keys(&["trigger it", "Enter"]);

@@ -209,7 +209,12 @@ async fn sigterm_in_the_ui_restores_the_terminal_and_ends_the_command() {
     let (command, n) = sleeper();
     let mock = MockLlm::start(sleeper_script(&command, "unused")).await;
     let sb = sandbox();
-    let tmux = Tmux::start("ui-term", &tern_in_terminal(&sb, &mock, "--mode full-auto", ""));
+    let tmux = Tmux::start(
+        "faults-ui-term",
+        (110, 36),
+        &tern_in_terminal(&sb, &mock, "--mode full-auto", ""),
+    )
+    .with_history(200);
     tmux.wait_for("Ask tern").await;
     tmux.keys(&["start the sleeper", "Enter"]);
     let [bash, leftover] = sleeper_pids(&sb, n).await;
