@@ -45,18 +45,36 @@ pub(super) fn parse(src: &str) -> Option<Tree> {
     parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
     let tree = parser.parse(src, None)?;
     let root = tree.root_node();
-    if root.has_error() || any_missing(root) {
+    if root.has_error() || !sound(root) {
         return None;
     }
     Some(tree)
 }
 
-fn any_missing(node: Node) -> bool {
-    if node.is_missing() || node.is_error() {
-        return true;
+/// Deepest tree the gate walks. Its readers recurse, and a command of 20,000 nested `(` would overflow the stack (an
+/// abort the model could cause at will); nothing a person writes comes near this.
+const MAX_TREE_DEPTH: usize = 256;
+
+/// No missing or error node anywhere, and no deeper than `MAX_TREE_DEPTH`: checked without recursion.
+fn sound(root: Node) -> bool {
+    let mut cursor = root.walk();
+    let mut depth = 0;
+    loop {
+        let node = cursor.node();
+        if node.is_missing() || node.is_error() || depth > MAX_TREE_DEPTH {
+            return false;
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return true;
+            }
+            depth -= 1;
+        }
     }
-    let mut cursor = node.walk();
-    node.children(&mut cursor).any(any_missing)
 }
 
 /// The simple commands of `src` in order, each as the argv bash will pass, when all of `src` is in the subset.
@@ -276,6 +294,21 @@ mod tests {
 
     fn argvs(src: &str) -> Option<Vec<Vec<String>>> {
         subset(src)
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_recursing() {
+        // 20,000 nested subshells parse fine, but walking them recursively overflowed the stack.
+        for (open, close) in [("(", ")"), ("$(", ")"), ("{ ", ";}"), ("true && ", "")] {
+            let deep = format!(
+                "{}true{}",
+                open.repeat(20_000 / open.len()),
+                close.repeat(20_000 / open.len())
+            );
+            assert!(parse(&deep).is_none(), "{open}");
+        }
+        let shallow = format!("{}true{}", "(".repeat(20), ")".repeat(20));
+        assert!(parse(&shallow).is_some());
     }
 
     fn one(src: &str) -> Vec<String> {
