@@ -140,7 +140,7 @@ async fn git_is_read_only_when_configured_even_from_inside_it() {
     .await;
     assert_eq!(exec_details(&out).0, Some(1), "{}", out.text);
     assert!(out.text.contains("Read-only file system"), "{}", out.text);
-    assert!(out.text.contains(".git is read-only"), "{}", out.text);
+    assert!(out.text.contains(".git and .tern are read-only"), "{}", out.text);
     assert!(dir.path().join("outside-git").is_file());
     assert!(!dir.path().join(".git/hooks/pre-commit").exists());
 
@@ -161,6 +161,23 @@ async fn git_is_read_only_when_configured_even_from_inside_it() {
     )
     .await;
     assert_eq!(exec_details(&out).0, Some(0), "{}", out.text);
+}
+
+#[tokio::test]
+async fn the_projects_tern_settings_are_read_only_to_commands() {
+    let (dir, ctx) = workspace();
+    std::fs::create_dir_all(dir.path().join(".tern")).unwrap();
+    std::fs::write(dir.path().join(".tern/config.toml"), "mode = \"ask\"\n").unwrap();
+    let out = run(
+        &tool(policy()),
+        &ctx,
+        json!({ "command": "echo 'mode = \"full-auto\"' > .tern/config.toml || mv .tern .tern-old" }),
+    )
+    .await;
+    assert_ne!(exec_details(&out).0, Some(0), "{}", out.text);
+    assert!(out.text.contains(".tern is read-only"), "{}", out.text);
+    let kept = std::fs::read_to_string(dir.path().join(".tern/config.toml")).unwrap();
+    assert_eq!(kept, "mode = \"ask\"\n");
 }
 
 /// A bash command that connects to 127.0.0.1:`port` and prints `connected`.

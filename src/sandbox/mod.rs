@@ -123,6 +123,10 @@ fn launcher_args(policy: &SandboxPolicy, workspace: &Path, script: &str) -> Vec<
         args.push("--write".into());
         args.push(root.into_os_string());
     }
+    // `.tern/` holds the project's own tern settings (rules, mode, MCP servers): a command must not loosen the next
+    // session of a trusted project. The edit tools ask before touching it; here it is simply read-only.
+    args.push("--read-only".into());
+    args.push(workspace.join(".tern").into_os_string());
     if policy.git_read_only {
         args.push("--read-only".into());
         args.push(workspace.join(".git").into_os_string());
@@ -150,7 +154,10 @@ mod tests {
             parsed.writable,
             [PathBuf::from("/w s"), temp_dir(), PathBuf::from("/opt/cache dir")]
         );
-        assert_eq!(parsed.read_only, [PathBuf::from("/w s/.git")]);
+        assert_eq!(
+            parsed.read_only,
+            [PathBuf::from("/w s/.tern"), PathBuf::from("/w s/.git")]
+        );
         assert!(!parsed.network);
         assert_eq!(
             parsed.command,
@@ -199,7 +206,8 @@ mod tests {
     fn network_flag_is_passed_only_when_allowed() {
         let mut policy = SandboxPolicy::with_launcher("/bin/tern");
         let strict = launcher::Args::parse(launcher_args(&policy, Path::new("/w"), "true")[1..].to_vec()).unwrap();
-        assert!(!strict.network && strict.read_only.is_empty());
+        assert!(!strict.network);
+        assert_eq!(strict.read_only, [PathBuf::from("/w/.tern")]);
         policy.network = true;
         let open = launcher::Args::parse(launcher_args(&policy, Path::new("/w"), "true")[1..].to_vec()).unwrap();
         assert!(open.network);

@@ -41,9 +41,9 @@ pub fn refusal_note(output: &str, policy: &SandboxPolicy) -> Option<String> {
             "the workspace, the temp directory and the configured writable roots"
         };
         let git = if policy.git_read_only {
-            "; .git is read-only"
+            "; .git and .tern are read-only"
         } else {
-            ""
+            "; .tern is read-only"
         };
         reasons.push(format!("writes are allowed only in {places}{git}"));
     }
@@ -78,7 +78,7 @@ mod tests {
         policy.git_read_only = true;
         let note = refusal_note("error: Read-only file system (os error 30)", &policy).unwrap();
         assert!(
-            note.contains("the configured writable roots; .git is read-only"),
+            note.contains("the configured writable roots; .git and .tern are read-only"),
             "{note}"
         );
     }

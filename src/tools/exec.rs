@@ -324,9 +324,9 @@ fn sandbox_note(policy: &SandboxPolicy) -> String {
         "the workspace, the temp directory and a few configured directories"
     };
     let git = if policy.git_read_only {
-        " (.git is read-only)"
+        " (.git and .tern are read-only)"
     } else {
-        ""
+        " (.tern is read-only)"
     };
     let network = if policy.network {
         ""
