@@ -33,9 +33,22 @@ fn workspace() -> (tempfile::TempDir, ToolContext) {
     (dir, ctx)
 }
 
-/// A directory outside both the workspace and the temp directory.
+/// A directory outside both the workspace and the temp directory (which the sandbox lets commands write). The
+/// build's own temp folder will not do: a clone checked out under /tmp has it inside the temp directory.
 fn outside() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+    let candidates = [
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+        Some("/var/tmp".into()),
+        Some(env!("CARGO_TARGET_TMPDIR").into()),
+    ];
+    let base = candidates
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .find(|dir| !dir.starts_with(&temp) && tempfile::tempdir_in(dir).is_ok())
+        .expect("a writable directory outside the temp directory (HOME or /var/tmp)");
+    tempfile::tempdir_in(base).unwrap()
 }
 
 async fn run(tool: &ExecTool, ctx: &ToolContext, args: Value) -> ToolOutput {
