@@ -159,7 +159,7 @@ impl Corpus {
             exit_code: Some(0),
             duration_ms: 900,
             timed_out: false,
-            sandboxed: false,
+            sandboxed: true,
         });
         out.push(self.end(id, "exec", output));
     }

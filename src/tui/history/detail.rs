@@ -276,13 +276,19 @@ fn status_line(call: &ToolCallState, size: Option<u64>, theme: &Theme) -> Line<'
     let details = call.output.as_ref().map(|o| &o.details);
     match details {
         Some(ToolDetails::Exec {
-            exit_code, timed_out, ..
+            exit_code,
+            timed_out,
+            sandboxed,
+            ..
         }) => {
             if let Some(code) = exit_code {
                 parts.push(format!("exit {code}"));
             }
             if *timed_out {
                 parts.push("timed out".into());
+            }
+            if !*sandboxed {
+                parts.push("unsandboxed".into());
             }
         }
         Some(ToolDetails::Search {

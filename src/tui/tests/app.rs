@@ -338,7 +338,7 @@ fn select_and_expand_calls() {
             exit_code: Some(0),
             duration_ms: 5,
             timed_out: false,
-            sandboxed: false,
+            sandboxed: true,
         }),
     );
     h.press(ctrl('p'));
@@ -347,6 +347,34 @@ fn select_and_expand_calls() {
     assert!(h.app.state.calls[0].expanded);
     let screen = h.screen(80, 20);
     assert!(screen.contains("│ b"), "{screen}");
+}
+
+#[test]
+fn a_command_run_outside_the_sandbox_says_so() {
+    let mut h = harness();
+    for (id, sandboxed) in [("in", true), ("out", false)] {
+        begin(&mut h, id, "exec", json!({"command": format!("echo {id}")}));
+        end(
+            &mut h,
+            id,
+            ToolOutput::text(format!("{id}\nExit code: 0")).with_details(ToolDetails::Exec {
+                exit_code: Some(0),
+                duration_ms: 5,
+                timed_out: false,
+                sandboxed,
+            }),
+        );
+    }
+    let screen = h.screen(80, 20);
+    let line = |needle: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("echo out").contains("exit 0 · unsandboxed"), "{screen}");
+    assert!(!line("echo in").contains("unsandboxed"), "{screen}");
 }
 
 fn populated() -> Harness {
@@ -429,7 +457,7 @@ fn snapshot_narrow_terminal() {
             exit_code: Some(0),
             duration_ms: 900,
             timed_out: false,
-            sandboxed: false,
+            sandboxed: true,
         }),
     );
     insta::assert_snapshot!(h.screen(50, 40));

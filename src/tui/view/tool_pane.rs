@@ -110,16 +110,22 @@ fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<
     };
     let mut right = format!(" {elapsed}");
     if let Some(ToolOutput {
-        details: ToolDetails::Exec {
-            exit_code, timed_out, ..
-        },
+        details:
+            ToolDetails::Exec {
+                exit_code,
+                timed_out,
+                sandboxed,
+                ..
+            },
         ..
     }) = &call.output
     {
+        // A command that ran outside the OS sandbox says so: the user should see where the floor was missing.
+        let outside = if *sandboxed { "" } else { " · unsandboxed" };
         right = match (exit_code, timed_out) {
-            (_, true) => format!(" timed out · {elapsed}"),
-            (Some(code), _) => format!(" exit {code} · {elapsed}"),
-            (None, _) => format!(" killed · {elapsed}"),
+            (_, true) => format!(" timed out{outside} · {elapsed}"),
+            (Some(code), _) => format!(" exit {code}{outside} · {elapsed}"),
+            (None, _) => format!(" killed{outside} · {elapsed}"),
         };
     }
     let name_w = text_width(&call.name) + 4;

@@ -67,7 +67,7 @@ pub fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
                 exit_code: Some(101),
                 duration_ms: 2_460,
                 timed_out: false,
-                sandboxed: false,
+                sandboxed: true,
             }),
         2_460,
     );
