@@ -128,6 +128,9 @@ fn main() -> ExitCode {
     }
     // SAFETY: still before the runtime or any other thread exists.
     let _ = unsafe { tern::secrets::capture() };
+    // Whether the OS sandbox works is known before the first session needs it: the check (a forked child trying the
+    // namespaces, about a millisecond) runs beside start-up instead of in front of the first frame.
+    std::thread::spawn(tern::sandbox::probe);
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),

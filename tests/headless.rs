@@ -12,8 +12,6 @@ use support::mock_llm::{MockLlm, Reply};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tern");
-
 /// A workspace and a home of its own, so no user config or data is read or written.
 struct Sandbox {
     work: tempfile::TempDir,
@@ -31,26 +29,9 @@ fn sandbox() -> Sandbox {
 
 impl Sandbox {
     fn command(&self, mock: Option<&MockLlm>, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.current_dir(self.work.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
-            .env("XDG_DATA_HOME", self.home.path().join("data"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        let mut cmd = support::tern::command(self.work.path(), self.home.path());
         if let Some(mock) = mock {
-            cmd.args([
-                "--provider",
-                "openai",
-                "--base-url",
-                &mock.openai_base_url(),
-                "--model",
-                "m",
-            ]);
+            cmd.args(support::tern::model_flags(mock));
             cmd.env("OPENAI_API_KEY", "test-key");
         }
         cmd.args(args);

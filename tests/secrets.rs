@@ -7,14 +7,12 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tokio::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tern");
 /// A variable that is not secret: its presence proves the dumps really read the environment.
 const MARKER: (&str, &str) = ("TERN_TEST_MARKER", "visible-marker-value");
 
@@ -45,30 +43,13 @@ impl Run {
     }
 
     async fn tern(&self, mock: &MockLlm, args: &[&str]) -> Output {
-        let mut cmd = Command::new(BIN);
-        cmd.current_dir(self.work.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
-            .env("XDG_DATA_HOME", self.home.path().join("data"))
-            .env("TERN_LOG", "tern=trace")
+        let mut cmd = support::tern::command(self.work.path(), self.home.path());
+        cmd.env("TERN_LOG", "tern=trace")
             .env("OPENAI_API_KEY", &self.key)
             .env("GITHUB_TOKEN", &self.other_secret)
             .env(MARKER.0, MARKER.1)
-            .args([
-                "--provider",
-                "openai",
-                "--base-url",
-                &mock.openai_base_url(),
-                "--model",
-                "m",
-            ])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .args(support::tern::model_flags(mock))
+            .args(args);
         let child = cmd.spawn().unwrap();
         tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
             .await

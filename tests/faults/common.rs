@@ -2,7 +2,6 @@
 //! checks by pid, and a look at the session file as `tern resume` will read it.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -10,7 +9,7 @@ use tokio::process::Command;
 
 use crate::support::mock_llm::MockLlm;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_tern");
+pub use crate::support::tern::BIN;
 
 /// A workspace and a home of their own, so no user config or data is read or written.
 pub struct Sandbox {
@@ -34,26 +33,9 @@ impl Sandbox {
 
     /// `tern <args>` against `mock`, in the workspace, with a clean environment.
     pub fn command(&self, mock: &MockLlm, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.current_dir(self.work.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
-            .env("XDG_DATA_HOME", self.data())
-            .env("OPENAI_API_KEY", "test-key")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .args([
-                "--provider",
-                "openai",
-                "--base-url",
-                &mock.openai_base_url(),
-                "--model",
-                "m",
-            ])
+        let mut cmd = crate::support::tern::command(self.work.path(), self.home.path());
+        cmd.env("OPENAI_API_KEY", "test-key")
+            .args(crate::support::tern::model_flags(mock))
             .args(args);
         cmd
     }

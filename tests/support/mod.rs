@@ -2,4 +2,5 @@
 #![allow(dead_code)]
 
 pub mod mock_llm;
+pub mod tern;
 pub mod tmux;
