@@ -366,6 +366,6 @@ fn summary_line(output: &ToolOutput, duration_ms: u64) -> String {
 }
 
 #[cfg(test)]
-mod stop_tests;
+mod test_stops;
 #[cfg(test)]
 mod tests;

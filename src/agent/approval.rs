@@ -26,7 +26,7 @@
 //! allow rule may, since a prefix rule already allows any further arguments.
 
 #[cfg(test)]
-mod attacks;
+mod test_attacks;
 mod programs;
 mod propose;
 mod readonly;
