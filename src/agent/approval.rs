@@ -25,14 +25,14 @@
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
-#[cfg(test)]
-mod test_attacks;
 mod programs;
 mod propose;
 mod readonly;
 mod rule;
 mod scan;
 mod syntax;
+#[cfg(test)]
+mod test_attacks;
 #[cfg(test)]
 mod tests;
 mod wrappers;
@@ -46,6 +46,7 @@ pub use rule::{CommandRule, RuleError};
 
 use crate::tools::{PathPolicy, Tool, ToolHints};
 use propose::NoRule;
+use readonly::Reads;
 use scan::Match;
 use wrappers::Peeled;
 
@@ -181,9 +182,17 @@ impl ApprovalGate {
             "exec" => {
                 let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
                 if args.get("unsandboxed").and_then(Value::as_bool) == Some(true) {
-                    self.check_unsandboxed(command)
-                } else {
-                    self.check_command(command)
+                    return self.check_unsandboxed(command);
+                }
+                let cwd = args
+                    .get("working_dir")
+                    .and_then(Value::as_str)
+                    .filter(|dir| !dir.trim().is_empty())
+                    .map_or_else(|| Ok(policy.root().to_path_buf()), |dir| policy.resolve(dir));
+                match cwd {
+                    Ok(cwd) => self.check_command_at(command, &Reads::Policy { policy, cwd: &cwd }),
+                    // exec reports the bad directory itself; the gate only must not allow anything on a guess.
+                    Err(_) => self.check_command_at(command, &Reads::Lexical),
                 }
             }
             name if EDIT_TOOLS.contains(&name) => self.check_edit(name, args, policy),
@@ -238,15 +247,21 @@ impl ApprovalGate {
         }
     }
 
-    /// The verdict for a shell command run the ordinary way (inside the OS sandbox when there is one).
+    /// The verdict for a shell command run the ordinary way (inside the OS sandbox when there is one), with no
+    /// workspace known: the read-only list then covers only relative operands without `..`.
     pub fn check_command(&self, command: &str) -> Verdict {
+        self.check_command_at(command, &Reads::Lexical)
+    }
+
+    /// As `check_command`, with what the read-only list may read.
+    fn check_command_at(&self, command: &str, reads: &Reads) -> Verdict {
         if let Some(verdict) = self.check_deny(command) {
             return verdict;
         }
         let commands = syntax::subset(command);
         let read_only = commands
             .as_ref()
-            .is_some_and(|all| all.iter().all(|argv| self.covered(argv, 0, Cover::ReadOnly)));
+            .is_some_and(|all| all.iter().all(|argv| self.covered(argv, 0, Cover::ReadOnly, reads)));
         if read_only {
             return Verdict::Allow;
         }
@@ -268,10 +283,10 @@ impl ApprovalGate {
                 "runs a shell command the gate cannot read completely, so it can't be approved always",
             );
         };
-        if commands.iter().all(|argv| self.covered(argv, 0, Cover::Rules)) {
+        if commands.iter().all(|argv| self.covered(argv, 0, Cover::Rules, reads)) {
             return Verdict::Allow;
         }
-        match proposal(&commands) {
+        match proposal(&commands, reads) {
             Ok(rule) => Verdict::Ask {
                 reason: "runs a shell command".to_string(),
                 proposed_rule: Some(rule),
@@ -324,25 +339,25 @@ impl ApprovalGate {
 
     /// Whether one simple command is covered: on the read-only list, or (with `Cover::Rules`) starting with a rule's
     /// words, after looking through wrappers whose own options are on their allowlist.
-    fn covered(&self, argv: &[String], depth: usize, cover: Cover) -> bool {
+    fn covered(&self, argv: &[String], depth: usize, cover: Cover, reads: &Reads) -> bool {
         match wrappers::peel(argv) {
-            Peeled::Program => readonly::is_read_only(argv) || (cover == Cover::Rules && self.rule_covers(argv)),
+            Peeled::Program => readonly::is_read_only(argv, reads) || (cover == Cover::Rules && self.rule_covers(argv)),
             Peeled::Inner { inner, stdin_args } => {
                 if stdin_args {
                     cover == Cover::Rules && wrappers::peel(inner) == Peeled::Program && self.rule_covers(inner)
                 } else {
-                    self.covered(inner, depth, cover)
+                    self.covered(inner, depth, cover, reads)
                 }
             }
             Peeled::Script { script, posix } => {
                 depth < MAX_SCRIPT_DEPTH
                     && syntax::subset_in(script, posix)
-                        .is_some_and(|all| all.iter().all(|argv| self.covered(argv, depth + 1, cover)))
+                        .is_some_and(|all| all.iter().all(|argv| self.covered(argv, depth + 1, cover, reads)))
             }
             Peeled::Find { own, inner } => {
                 cover == Cover::Rules
-                    && self.covered(&own, depth, cover)
-                    && inner.iter().all(|argv| self.covered(argv, depth, cover))
+                    && self.covered(&own, depth, cover, reads)
+                    && inner.iter().all(|argv| self.covered(argv, depth, cover, reads))
             }
             Peeled::Never => false,
         }
@@ -358,7 +373,7 @@ impl ApprovalGate {
         let commands = syntax::subset(command)?;
         let mut runs = Vec::new();
         for argv in &commands {
-            if !self.covered(argv, 0, Cover::Rules) {
+            if !self.covered(argv, 0, Cover::Rules, &Reads::Lexical) {
                 return None;
             }
             plan(argv, false, &mut runs);
@@ -417,12 +432,12 @@ fn plan(argv: &[String], extra_args: bool, runs: &mut Vec<PlannedRun>) {
 }
 
 /// The one rule that would allow every command not already on the read-only list, if there is one.
-fn proposal(commands: &[Vec<String>]) -> Result<CommandRule, NoRule> {
+fn proposal(commands: &[Vec<String>], reads: &Reads) -> Result<CommandRule, NoRule> {
     let mut candidates: Vec<Vec<String>> = Vec::new();
     for argv in commands {
         innermost(argv, 0, &mut candidates)?;
     }
-    candidates.retain(|argv| !readonly::is_read_only(argv));
+    candidates.retain(|argv| !readonly::is_read_only(argv, reads));
     let mut proposed: Option<CommandRule> = None;
     for argv in &candidates {
         if programs::guarded(argv) {

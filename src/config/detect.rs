@@ -10,11 +10,9 @@ pub fn ollama_model(addr: SocketAddr) -> Option<String> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(300)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
     stream.set_write_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        stream,
-        "GET /api/tags HTTP/1.0\r\nHost: {addr}\r\nAccept: application/json\r\n\r\n"
-    )
-    .ok()?;
+    // One write: `write!` would send the pieces of the format one by one.
+    let request = format!("GET /api/tags HTTP/1.0\r\nHost: {addr}\r\nAccept: application/json\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
     let mut response = Vec::new();
     stream.take(4 << 20).read_to_end(&mut response).ok()?;
     let text = String::from_utf8_lossy(&response);
@@ -43,8 +41,14 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let server = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
+            // Read the whole request: closing with unread bytes would reset the connection under the client.
+            let mut request = Vec::new();
             let mut buf = [0u8; 1024];
-            let _ = s.read(&mut buf).unwrap();
+            while !request.ends_with(b"\r\n\r\n") {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0, "the request ended early");
+                request.extend_from_slice(&buf[..n]);
+            }
             let body = r#"{"models":[{"name":"qwen2.5-coder:7b"},{"name":"llama3"}]}"#;
             write!(s, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
         });

@@ -1,7 +1,13 @@
 //! The built-in read-only list: programs that only read, with the options known to keep them so. They run without
 //! asking in every mode, read-only included, so the list is an allowlist per program: an option not on it (or one we
 //! do not know) makes the command not read-only, and options that write files or run programs (`sort -o`, `rg --pre`,
-//! `git diff --ext-diff`, `find -exec` ...) are never on it. Only bare names count: `./ls` could be anything.
+//! `git diff --ext-diff`, `find -exec` ...) are never on it, nor those that follow symlinks while walking a tree
+//! (`rg -L`, `grep -R`, `find -L`, `diff -r`). Only bare names count: `./ls` could be anything. And a listed command
+//! reads only inside the workspace: every operand must resolve there (see `Reads`), as for the file tools.
+
+use std::path::{Component, Path};
+
+use crate::tools::PathPolicy;
 
 /// One program's options: `flags` alone (and, for short ones, letters that may be clustered as in `-la`), `values`
 /// that take a value (next word, `-n5` or `--opt=v`), and how many operands it may have.
@@ -35,17 +41,17 @@ const fn spec(
 const PROGRAMS: &[(&str, Spec)] = &[
     ("ls", spec(&["--all", "--almost-all", "--long", "--human-readable", "--recursive", "--classify",
                   "--directory", "--color", "--color=never", "--color=auto", "--color=always", "--reverse",
-                  "--inode", "--size"], "aAlhRtrS1dFisGgnopucvXxLCmN", &["--sort", "--time-style", "--format"], ANY)),
+                  "--inode", "--size"], "aAlhRtrS1dFisGgnopucvXxCmN", &["--sort", "--time-style", "--format"], ANY)),
     ("cat", spec(&["--number", "--show-all", "--squeeze-blank"], "nAbeEstTv", &[], ANY)),
     ("head", Spec { numeric: true, ..spec(&["--quiet", "--silent", "--verbose"], "qvz", &["-n", "-c", "--lines", "--bytes"], ANY) }),
     ("tail", Spec { numeric: true, ..spec(&["--quiet", "--silent", "--verbose"], "qvz", &["-n", "-c", "--lines", "--bytes"], ANY) }),
     ("wc", spec(&["--lines", "--words", "--bytes", "--chars", "--max-line-length"], "lwcmL", &[], ANY)),
     ("rg", spec(&["--hidden", "--files", "--no-ignore", "--json", "--vimgrep", "--line-number", "--ignore-case",
                   "--smart-case", "--files-with-matches", "--files-without-match", "--count", "--word-regexp",
-                  "--fixed-strings", "--follow", "--no-heading", "--heading", "--with-filename", "--no-filename",
+                  "--fixed-strings", "--no-heading", "--heading", "--with-filename", "--no-filename",
                   "--only-matching", "--invert-match", "--multiline", "--no-messages", "--case-sensitive",
                   "--count-matches", "--stats", "--null", "--line-regexp"],
-                "nisSlLcwvFxoHNuUq0", &["-g", "--glob", "-t", "--type", "-T", "--type-not", "-A", "-B", "-C",
+                "nisSlcwvFxoHNuUq0", &["-g", "--glob", "-t", "--type", "-T", "--type-not", "-A", "-B", "-C",
                   "--after-context", "--before-context", "--context", "-m", "--max-count", "-e", "--regexp",
                   "--color", "--sort", "--sortr", "-d", "--max-depth", "--max-filesize", "-M", "--max-columns", "-j",
                   "--threads", "--iglob", "-r", "--replace"], ANY)),
@@ -53,7 +59,7 @@ const PROGRAMS: &[(&str, Spec)] = &[
                     "--word-regexp", "--invert-match", "--fixed-strings", "--extended-regexp", "--only-matching",
                     "--no-filename", "--with-filename", "--quiet", "--silent", "--no-messages", "--line-regexp",
                     "--files-without-match", "--null", "--binary", "--text"],
-                  "rRnilLcwvFEGPxohHqsaIzZ", &["-e", "--regexp", "-A", "-B", "-C", "--after-context",
+                  "rnilLcwvFEGPxohHqsaIzZ", &["-e", "--regexp", "-A", "-B", "-C", "--after-context",
                     "--before-context", "--context", "-m", "--max-count", "--include", "--exclude", "--exclude-dir",
                     "--color", "--colour"], ANY)),
     ("pwd", spec(&[], "LP", &[], 0)),
@@ -65,8 +71,9 @@ const PROGRAMS: &[(&str, Spec)] = &[
     ("stat", spec(&["--dereference", "--terse"], "Lt", &["-c", "--format", "--printf"], ANY)),
     ("du", spec(&["--summarize", "--human-readable", "--all", "--total", "--apparent-size"], "shack",
                 &["-d", "--max-depth"], ANY)),
-    ("diff", spec(&["--brief", "--recursive", "--new-file", "--ignore-all-space", "--ignore-case",
-                    "--side-by-side", "--color", "--text", "--report-identical-files"], "urNqwbiyasBE",
+    // No `-r`: a recursive diff follows symlinks to directories, wherever they lead.
+    ("diff", spec(&["--brief", "--new-file", "--ignore-all-space", "--ignore-case",
+                    "--side-by-side", "--color", "--text", "--report-identical-files"], "uNqwbiyasBE",
                   &["-U", "--unified", "-C", "--context", "-W", "--width"], 2)),
     ("sort", spec(&["--numeric-sort", "--reverse", "--unique", "--ignore-case", "--human-numeric-sort",
                     "--version-sort", "--stable", "--zero-terminated", "--general-numeric-sort"], "nrufhVbszMgdc",
@@ -78,7 +85,7 @@ const PROGRAMS: &[(&str, Spec)] = &[
     ("basename", spec(&["--multiple", "--zero"], "az", &["-s", "--suffix"], ANY)),
     ("dirname", spec(&["--zero"], "z", &[], ANY)),
     // Predicates that only test and print; `-exec`, `-delete`, `-fprint` ... are not here.
-    ("find", spec(&["-print", "-print0", "-empty", "-not", "-a", "-o", "-and", "-or", "-L", "-H", "-P", "-follow",
+    ("find", spec(&["-print", "-print0", "-empty", "-not", "-a", "-o", "-and", "-or", "-P",
                     "-prune", "-xdev", "-depth", "-true", "-false", "-readable", "-executable", "-ls"], "",
                   &["-name", "-iname", "-path", "-ipath", "-wholename", "-type", "-xtype", "-maxdepth", "-mindepth",
                     "-newer", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-regex", "-iregex",
@@ -120,18 +127,59 @@ const LOG_VALUES: &[&str] = &[
     "-U", "--unified", "--skip", "--diff-filter", "--stat-width",
 ];
 
-/// Whether `argv` (after wrappers) is a known read-only command with only listed options.
-pub(super) fn is_read_only(argv: &[String]) -> bool {
+/// Programs on the list that never open their operands as files.
+const NO_FILES: &[&str] = &["echo", "true", "false", "pwd", "which", "basename", "dirname"];
+
+/// Where the read-only list may read. A command on the list runs unasked only when every operand (and every option
+/// value) names a place inside: `cat ~/.ssh/id_rsa` or `rg key /etc` read outside the workspace, which the file
+/// tools refuse too, so they ask.
+pub(crate) enum Reads<'a> {
+    /// The workspace's policy and the directory the command runs in: operands are resolved through every symlink.
+    Policy { policy: &'a PathPolicy, cwd: &'a Path },
+    /// Nothing known (a bare `check_command`): only relative operands without `..`.
+    Lexical,
+}
+
+impl Reads<'_> {
+    fn inside(&self, word: &str) -> bool {
+        match self {
+            Reads::Policy { policy, cwd } => {
+                let joined = cwd.join(word);
+                joined.to_str().is_some_and(|path| policy.resolve_read(path).is_ok())
+            }
+            Reads::Lexical => {
+                let path = Path::new(word);
+                !path.is_absolute() && !path.components().any(|c| matches!(c, Component::ParentDir))
+            }
+        }
+    }
+}
+
+/// Whether `argv` (after wrappers) is a known read-only command with only listed options, reading only inside.
+pub(super) fn is_read_only(argv: &[String], reads: &Reads) -> bool {
     let Some((program, rest)) = argv.split_first() else {
         return false;
     };
     if program == "git" {
         return match rest.split_first() {
-            Some((sub, rest)) => lookup(GIT, sub).is_some_and(|spec| allowed(spec, rest)),
+            Some((sub, rest)) => lookup(GIT, sub).is_some_and(|spec| allowed(spec, rest)) && reads_inside(rest, reads),
             None => false,
         };
     }
-    lookup(PROGRAMS, program).is_some_and(|spec| allowed(spec, rest))
+    let files = !NO_FILES.contains(&program.as_str());
+    lookup(PROGRAMS, program).is_some_and(|spec| allowed(spec, rest)) && (!files || reads_inside(rest, reads))
+}
+
+/// Every word that could name a file (operands, option values, `--opt=value`) stays inside. An option with a path
+/// stuck to it (`-f/etc/x`) cannot be told apart from a flag cluster, so it does not count as inside.
+fn reads_inside(words: &[String], reads: &Reads) -> bool {
+    words.iter().all(|word| match word.strip_prefix('-') {
+        Some(option) => match option.split_once('=') {
+            Some((_, value)) => value.is_empty() || reads.inside(value),
+            None => !option.contains('/'),
+        },
+        None => reads.inside(word),
+    })
 }
 
 fn lookup<'a>(table: &'a [(&str, Spec)], name: &str) -> Option<&'a Spec> {
@@ -188,7 +236,55 @@ mod tests {
 
     fn ro(s: &str) -> bool {
         let argv: Vec<String> = s.split(' ').map(str::to_string).collect();
-        is_read_only(&argv)
+        is_read_only(&argv, &Reads::Lexical)
+    }
+
+    #[test]
+    fn reading_outside_the_workspace_is_not_read_only() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("src")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("link")).unwrap();
+        let policy = PathPolicy::new(ws.path()).unwrap();
+        let reads = Reads::Policy {
+            policy: &policy,
+            cwd: policy.root(),
+        };
+        let check = |s: &str| {
+            let argv: Vec<String> = s.split(' ').map(str::to_string).collect();
+            is_read_only(&argv, &reads)
+        };
+        for s in [
+            "cat src/a.rs",
+            "rg -n foo src",
+            "ls -la",
+            "git diff --stat HEAD~1",
+            "echo /etc/passwd",
+        ] {
+            assert!(check(s), "{s}");
+        }
+        for s in [
+            "cat /etc/passwd",
+            "cat ../secret",
+            "cat link/id_rsa",
+            "ls ..",
+            "rg key /etc",
+            "grep -rn key link",
+            "head -n 5 /root/.bashrc",
+            "rg --glob=/etc foo",
+            "grep -f/etc/passwd x",
+            "rg -L foo",
+            "rg --follow foo",
+            "grep -R foo .",
+            "find -L . -name x",
+            "diff -r a b",
+        ] {
+            assert!(!check(s), "{s}");
+        }
+        // Without a workspace, only relative operands without `..`.
+        for s in ["cat /etc/passwd", "ls ..", "cat a/../../b"] {
+            assert!(!ro(s), "{s}");
+        }
     }
 
     #[test]
