@@ -193,6 +193,27 @@ async fn the_projects_tern_settings_are_read_only_to_commands() {
     assert_eq!(kept, "mode = \"ask\"\n");
 }
 
+#[tokio::test]
+async fn terns_own_config_and_data_are_hidden_from_commands() {
+    let (_dir, ctx) = workspace();
+    let tern_home = outside();
+    std::fs::write(tern_home.path().join("config.toml"), "api_key = \"sk-hidden-123\"\n").unwrap();
+    let mut hiding = policy();
+    hiding.hidden = vec![std::fs::canonicalize(tern_home.path()).unwrap()];
+    let listing = format!("ls -A {0}; cat {0}/config.toml", tern_home.path().display());
+    let out = run(&tool(hiding), &ctx, json!({ "command": listing })).await;
+    assert!(!out.text.contains("sk-hidden-123"), "{}", out.text);
+    assert!(
+        !out.text.contains("config.toml\n"),
+        "the directory looks empty: {}",
+        out.text
+    );
+    assert!(out.text.contains("No such file"), "{}", out.text);
+    // Outside the sandbox the file is there, untouched.
+    let kept = std::fs::read_to_string(tern_home.path().join("config.toml")).unwrap();
+    assert!(kept.contains("sk-hidden-123"));
+}
+
 /// A bash command that connects to 127.0.0.1:`port` and prints `connected`.
 fn connect(port: u16) -> String {
     format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")

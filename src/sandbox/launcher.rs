@@ -38,6 +38,8 @@ pub struct Args {
     pub writable: Vec<PathBuf>,
     /// `--read-only PATH`: paths mounted read-only even inside a writable directory (the workspace's `.git`).
     pub read_only: Vec<PathBuf>,
+    /// `--hide DIR`: directories covered by an empty read-only tmpfs (tern's own config and data: keys, sessions).
+    pub hidden: Vec<PathBuf>,
     /// `--network`: keep tern's network namespace.
     pub network: bool,
     /// After `--`: the program and its arguments.
@@ -50,6 +52,7 @@ impl Args {
         let mut parsed = Self {
             writable: Vec::new(),
             read_only: Vec::new(),
+            hidden: Vec::new(),
             network: false,
             command: Vec::new(),
         };
@@ -58,6 +61,7 @@ impl Args {
             match arg.to_str() {
                 Some("--write") => parsed.writable.push(Self::value(&mut args, "--write")?),
                 Some("--read-only") => parsed.read_only.push(Self::value(&mut args, "--read-only")?),
+                Some("--hide") => parsed.hidden.push(Self::value(&mut args, "--hide")?),
                 Some("--network") => parsed.network = true,
                 Some("--") => {
                     parsed.command = args.collect();
@@ -161,6 +165,9 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
     namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
     for path in &args.read_only {
         namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
+    }
+    for path in &args.hidden {
+        namespaces::hide(path).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
     }
     // The working directory was inherited as a path walked before the read-only mounts: walk it again so a command
     // started inside `.git` sees the read-only mount, not what lies beneath it.

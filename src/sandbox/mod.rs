@@ -41,6 +41,9 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// Whether the workspace's `.git` is mounted read-only (commits, branch changes and hook edits then fail).
     pub git_read_only: bool,
+    /// Directories commands cannot see at all: tern's own configuration (which may hold a key) and data (sessions,
+    /// logs, stored results). Reading is otherwise allowed everywhere.
+    pub hidden: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -56,6 +59,7 @@ impl SandboxPolicy {
             writable_roots: Vec::new(),
             network: false,
             git_read_only: false,
+            hidden: Vec::new(),
         }
     }
 
@@ -76,6 +80,12 @@ impl SandboxPolicy {
             .collect();
         policy.network = settings.network;
         policy.git_read_only = settings.git_read_only;
+        let config = crate::config::user_config_path().and_then(|file| file.parent().map(Path::to_path_buf));
+        policy.hidden = config
+            .into_iter()
+            .chain([crate::config::data_dir()])
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .collect();
         Ok(Some(policy))
     }
 
@@ -130,6 +140,11 @@ fn launcher_args(policy: &SandboxPolicy, workspace: &Path, script: &str) -> Vec<
     if policy.git_read_only {
         args.push("--read-only".into());
         args.push(workspace.join(".git").into_os_string());
+    }
+    // A workspace inside a hidden directory stays visible: hiding it would hide the work.
+    for dir in policy.hidden.iter().filter(|dir| !workspace.starts_with(dir)) {
+        args.push("--hide".into());
+        args.push(dir.into());
     }
     if policy.network {
         args.push("--network".into());

@@ -42,6 +42,21 @@ pub(super) fn mount_proc() -> io::Result<()> {
     )
 }
 
+/// Covers the directory `path` with an empty read-only tmpfs, so nothing under it can be read. A path that does not
+/// exist, or is not a directory, is left alone.
+pub(super) fn hide(path: &Path) -> io::Result<()> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    let target = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    mount(
+        Some(c"tmpfs"),
+        &target,
+        Some(c"tmpfs"),
+        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+    )
+}
+
 /// Bind-mounts `path` onto itself read-only. A path that does not exist is left alone (a workspace without `.git`).
 pub(super) fn bind_read_only(path: &Path) -> io::Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
