@@ -39,26 +39,12 @@ impl Sandbox {
     }
 
     async fn run(&self, mock: Option<&MockLlm>, args: &[&str]) -> Output {
-        let child = self.command(mock, args).spawn().unwrap();
-        tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-            .await
-            .expect("tern finished within 60 s")
-            .unwrap()
+        support::tern::output(self.command(mock, args), Duration::from_secs(60)).await
     }
 }
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn tool_result_texts(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -74,7 +60,7 @@ async fn text_output_streams_the_answer() {
     assert_eq!(text(&out.stdout), "It lists alpha and beta.\n");
     let err = text(&out.stderr);
     assert!(err.contains("● read_file notes.txt"), "{err}");
-    assert!(tool_result_texts(&mock.requests()[1])[0].contains("1| alpha"));
+    assert!(support::tern::tool_results(&mock.requests()[1])[0].contains("1| alpha"));
 }
 
 #[tokio::test]
@@ -119,7 +105,7 @@ async fn commands_needing_approval_are_denied_and_the_model_is_told() {
     let out = sb.run(Some(&mock), &["run", "make a file"]).await;
     assert_eq!(out.status.code(), Some(0));
     assert!(!sb.work.path().join("made-it").exists());
-    let result = &tool_result_texts(&mock.requests()[1])[0];
+    let result = &support::tern::tool_results(&mock.requests()[1])[0];
     assert!(
         result.contains("non-interactive") && result.contains("full-auto"),
         "{result}"
@@ -350,7 +336,7 @@ async fn a_provider_that_drops_every_second_connection_still_completes_the_turn_
     );
     assert_eq!(err.matches("retrying").count(), 2, "{err}");
     assert_eq!(mock.request_count(), 4);
-    assert!(tool_result_texts(&mock.requests()[3])[0].contains("1| alpha"));
+    assert!(support::tern::tool_results(&mock.requests()[3])[0].contains("1| alpha"));
 }
 
 #[tokio::test]

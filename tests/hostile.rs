@@ -76,11 +76,7 @@ impl World {
         cmd.env("OPENAI_API_KEY", &self.env_key)
             .args(support::tern::model_flags(mock))
             .args(["run", "--mode", mode, "do as the file says"]);
-        let child = cmd.spawn().unwrap();
-        tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-            .await
-            .expect("tern finished within 60 s")
-            .unwrap()
+        support::tern::output(cmd, Duration::from_secs(60)).await
     }
 
     fn outside(&self) -> &Path {
@@ -90,14 +86,7 @@ impl World {
 
 /// The tool results the model got in its last request, in call order.
 fn results(mock: &MockLlm) -> Vec<String> {
-    let request = mock.requests().pop().unwrap();
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
+    support::tern::tool_results(&mock.requests().pop().unwrap())
 }
 
 /// Everything the model was sent, as text.
@@ -136,6 +125,18 @@ async fn commands_the_rules_do_not_allow_never_run() {
         "PATH=.:$PATH ls; touch pwned-13",
         "env -S 'touch pwned-14'",
         "command -p touch pwned-15",
+        // Programs on the read-only list, with options that run programs or write files.
+        "rg --pre ./pwned-16.sh alpha",
+        "find . -name notes.txt -exec touch pwned-17 ;",
+        "git log --output=pwned-18",
+        "sort -o pwned-19 notes.txt",
+        "ls 2>pwned-20",
+        // Builtins and wrappers that start another program.
+        "exec touch pwned-21",
+        "nice -n 5 touch pwned-22",
+        "ls <<< x && touch pwned-23",
+        "ls | tee pwned-24",
+        "xargs -a notes.txt touch pwned-25",
     ];
     let mock = MockLlm::start(script(routes.iter().map(|c| exec(c)).collect())).await;
     let out = w.run(&mock, "auto-edit").await;
@@ -180,6 +181,21 @@ async fn nothing_outside_the_workspace_is_read_or_written() {
         exec("grep -R TOPSECRET ."),
         exec("cat missing/../link/secret.txt"),
         exec("echo x > link/pwned.txt"),
+        // The other file tools, and read-only commands given a path that leads out.
+        ("list_dir".to_string(), json!({ "path": outside })),
+        ("find_files".to_string(), json!({ "path": "link", "query": "secret" })),
+        (
+            "apply_patch".to_string(),
+            json!({ "edits": [{ "path": "link/pwned.txt", "action": "add", "new_text": "x" }] }),
+        ),
+        exec("diff notes.txt link/secret.txt"),
+        exec("git diff --no-index notes.txt link/secret.txt"),
+        exec("tail -n 1 ./link/./secret.txt"),
+        (
+            "exec".to_string(),
+            json!({ "command": "cat secret.txt", "working_dir": "link" }),
+        ),
+        exec("wc -c notes.txt link/secret.txt"),
     ];
     let count = calls.len();
     let mock = MockLlm::start(script(calls)).await;
@@ -200,6 +216,34 @@ async fn nothing_outside_the_workspace_is_read_or_written() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn nothing_is_written_outside_even_in_full_auto() {
+    let w = world();
+    let outside = w.outside().display().to_string();
+    let calls = vec![
+        exec(&format!("cp notes.txt {outside}/pwned-a")),
+        exec("touch link/pwned-b"),
+        exec("mkdir link/pwned-c"),
+        exec("ln -s /etc link/pwned-d"),
+        exec(&format!("cd {outside} && echo x > pwned-e")),
+        exec("python3 -c 'open(\"link/pwned-f\", \"w\").write(\"x\")'"),
+        (
+            "write_file".to_string(),
+            json!({ "path": format!("{outside}/pwned-g"), "content": "x" }),
+        ),
+    ];
+    let mock = MockLlm::start(script(calls)).await;
+    let out = w.run(&mock, "full-auto").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<String> = std::fs::read_dir(w.outside())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("pwned"))
+        .collect();
+    assert!(written.is_empty(), "written outside the workspace: {written:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn no_key_reaches_the_model_even_in_full_auto() {
     let w = world();
     let config = w.home.path().join("config/tern/config.toml").display().to_string();
@@ -216,6 +260,19 @@ async fn no_key_reaches_the_model_even_in_full_auto() {
         ),
         ("read_file".to_string(), json!({ "path": "/proc/self/environ" })),
         ("read_file".to_string(), json!({ "path": config })),
+        // The environment as the shell and other programs see it, other procfs doors, and tern's files by search.
+        exec("printenv; export -p; declare -p"),
+        exec("python3 -c 'import os; print(dict(os.environ))'"),
+        exec("cat /proc/thread-self/environ /proc/$$/environ | base64 -w0"),
+        exec(
+            "find \"$HOME\" \"$XDG_CONFIG_HOME\" \"$XDG_DATA_HOME\" -name tern.log -o -name config.toml 2>/dev/null \
+             | xargs cat 2>/dev/null | base64 -w0",
+        ),
+        exec("grep -rsa sk- \"$HOME\" \"$XDG_CONFIG_HOME\" \"$XDG_DATA_HOME\" | base64 -w0"),
+        (
+            "read_file".to_string(),
+            json!({ "path": format!("{data}/tern/logs/tern.log") }),
+        ),
     ];
     let mock = MockLlm::start(script(calls)).await;
     let out = w.run(&mock, "full-auto").await;

@@ -50,11 +50,7 @@ impl Run {
             .env(MARKER.0, MARKER.1)
             .args(support::tern::model_flags(mock))
             .args(args);
-        let child = cmd.spawn().unwrap();
-        tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-            .await
-            .expect("tern finished within 60 s")
-            .unwrap()
+        support::tern::output(cmd, Duration::from_secs(60)).await
     }
 
     /// Fails when a secret appears in `what`.

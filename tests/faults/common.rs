@@ -115,16 +115,7 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The tool results (role `tool`) in one request the model received.
-pub fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
+pub use crate::support::tern::tool_results;
 
 pub use crate::support::tmux::{Tmux, tmux_available};
 

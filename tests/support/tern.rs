@@ -2,7 +2,10 @@
 //! environment but PATH, so no user config, data or key is read or written.
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use tokio::process::Command;
 
@@ -37,4 +40,24 @@ pub fn model_flags(mock: &MockLlm) -> [String; 6] {
         "m",
     ]
     .map(String::from)
+}
+
+/// Runs `cmd` to the end (at most `limit`) and returns what it printed.
+pub async fn output(mut cmd: Command, limit: Duration) -> Output {
+    let child = cmd.spawn().unwrap();
+    tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .expect("tern finished in time")
+        .unwrap()
+}
+
+/// The tool results (role `tool`) of one request the scripted model received, in call order.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
