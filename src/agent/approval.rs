@@ -482,7 +482,7 @@ fn innermost(argv: &[String], depth: usize, out: &mut Vec<Vec<String>>) -> Resul
 }
 
 /// The paths an edit tool writes: `path`, or each `edits[].path` (and any rename target) of `apply_patch`.
-fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
+pub(crate) fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
     let mut paths: Vec<&str> = args.get("path").and_then(Value::as_str).into_iter().collect();
     if name == "apply_patch"
         && let Some(edits) = args.get("edits").and_then(Value::as_array)

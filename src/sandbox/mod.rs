@@ -89,6 +89,21 @@ impl SandboxPolicy {
         Ok(Some(policy))
     }
 
+    /// Where commands may write, for the model: `the workspace and the temp directory (.tern is read-only)`.
+    pub fn writes_summary(&self) -> String {
+        let places = if self.writable_roots.is_empty() {
+            "the workspace and the temp directory"
+        } else {
+            "the workspace, the temp directory and the configured writable roots"
+        };
+        let read_only = if self.git_read_only {
+            ".git and .tern are"
+        } else {
+            ".tern is"
+        };
+        format!("{places} ({read_only} read-only)")
+    }
+
     /// Every directory a command in `workspace` may write to, in the order given to the launcher.
     pub fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
         let mut roots = vec![workspace.to_path_buf(), temp_dir()];

@@ -35,17 +35,7 @@ pub fn refusal_note(output: &str, policy: &SandboxPolicy) -> Option<String> {
     let lower = output.to_lowercase();
     let mut reasons = Vec::new();
     if WRITE_REFUSALS.iter().any(|m| lower.contains(m)) {
-        let places = if policy.writable_roots.is_empty() {
-            "the workspace and the temp directory"
-        } else {
-            "the workspace, the temp directory and the configured writable roots"
-        };
-        let git = if policy.git_read_only {
-            "; .git and .tern are read-only"
-        } else {
-            "; .tern is read-only"
-        };
-        reasons.push(format!("writes are allowed only in {places}{git}"));
+        reasons.push(format!("writes are allowed only in {}", policy.writes_summary()));
     }
     if !policy.network && NETWORK_REFUSALS.iter().any(|m| lower.contains(m)) {
         reasons.push("there is no network (only a loopback of its own)".to_string());
@@ -78,7 +68,7 @@ mod tests {
         policy.git_read_only = true;
         let note = refusal_note("error: Read-only file system (os error 30)", &policy).unwrap();
         assert!(
-            note.contains("the configured writable roots; .git and .tern are read-only"),
+            note.contains("the configured writable roots (.git and .tern are read-only)"),
             "{note}"
         );
     }

@@ -318,25 +318,16 @@ impl Tool for ExecTool {
 
 /// The end of the description when commands run in the sandbox.
 fn sandbox_note(policy: &SandboxPolicy) -> String {
-    let places = if policy.writable_roots.is_empty() {
-        "the workspace and the temp directory"
-    } else {
-        "the workspace, the temp directory and a few configured directories"
-    };
-    let git = if policy.git_read_only {
-        " (.git and .tern are read-only)"
-    } else {
-        " (.tern is read-only)"
-    };
     let network = if policy.network {
         ""
     } else {
         ", have no network (only a loopback of their own)"
     };
     format!(
-        " Commands run in an OS sandbox: they can read everything but write only in {places}{git}{network}, and \
+        " Commands run in an OS sandbox: they can read everything but write only in {}{network}, and \
          every process they start ends with them. If a command fails because of that, call exec again with \
-         `unsandboxed: true`, which asks the user."
+         `unsandboxed: true`, which asks the user.",
+        policy.writes_summary()
     )
 }
 

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
-use crate::agent::approval::Verdict;
+use crate::agent::approval::{Verdict, edit_paths};
 use crate::agent::runner::Agent;
 use crate::protocol::{ApprovalDecision, ApprovalRequest, Event, ToolCall, ToolOutput};
 use crate::tools::{PathPolicy, PreparedCall};
@@ -88,7 +88,7 @@ impl Agent {
         };
         match decision {
             ApprovalDecision::Once => {
-                let policy = self.widened_policy(&prepared.args);
+                let policy = self.widened_policy(&call.name, &prepared.args);
                 Gate::Run(Approved { prepared, policy })
             }
             ApprovalDecision::Always => {
@@ -100,7 +100,7 @@ impl Agent {
                     });
                     gate.add_session_rule(rule);
                 }
-                let policy = self.widened_policy(&prepared.args);
+                let policy = self.widened_policy(&call.name, &prepared.args);
                 Gate::Run(Approved { prepared, policy })
             }
             ApprovalDecision::Deny { feedback } => {
@@ -116,9 +116,9 @@ impl Agent {
 
     /// The user approved writes outside the workspace: allow exactly the directories those paths go to, for this
     /// one call.
-    fn widened_policy(&self, args: &Value) -> Arc<PathPolicy> {
+    fn widened_policy(&self, tool: &str, args: &Value) -> Arc<PathPolicy> {
         let mut policy: Option<PathPolicy> = None;
-        for path in target_paths(args) {
+        for path in edit_paths(tool, args) {
             let Ok(resolved) = self.policy.resolve(path) else {
                 continue;
             };
@@ -140,15 +140,6 @@ impl Agent {
     }
 }
 
-/// The paths a file-writing call targets: `path`, and `edits[].path` for apply_patch.
-fn target_paths(args: &Value) -> Vec<&str> {
-    let mut paths: Vec<&str> = args.get("path").and_then(Value::as_str).into_iter().collect();
-    if let Some(edits) = args.get("edits").and_then(Value::as_array) {
-        paths.extend(edits.iter().filter_map(|e| e.get("path").and_then(Value::as_str)));
-    }
-    paths
-}
-
 /// What an approval prompt shows: the exact command, or the tool with the paths it writes; and where it runs.
 fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
     let root = policy.root().display().to_string();
@@ -162,7 +153,7 @@ fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
         };
         return (command.to_string(), cwd);
     }
-    let paths = target_paths(args);
+    let paths = edit_paths(tool, args);
     if !paths.is_empty() {
         let shown: Vec<String> = paths
             .iter()
