@@ -4,43 +4,16 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
+use support::tern::Scratch;
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
-/// A workspace and a home of its own, so no user config or data is read or written.
-struct Sandbox {
-    work: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
-fn sandbox() -> Sandbox {
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    Sandbox {
-        work,
-        home: tempfile::tempdir().unwrap(),
-    }
-}
-
-impl Sandbox {
-    fn command(&self, mock: Option<&MockLlm>, args: &[&str]) -> Command {
-        let mut cmd = support::tern::command(self.work.path(), self.home.path());
-        if let Some(mock) = mock {
-            cmd.args(support::tern::model_flags(mock));
-            cmd.env("OPENAI_API_KEY", "test-key");
-        }
-        cmd.args(args);
-        cmd
-    }
-
-    async fn run(&self, mock: Option<&MockLlm>, args: &[&str]) -> Output {
-        support::tern::output(self.command(mock, args), Duration::from_secs(60)).await
-    }
+fn sandbox() -> Scratch {
+    Scratch::new()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -308,7 +281,7 @@ async fn project_mcp_servers_wait_for_trust() {
 }
 
 /// A user config in the sandbox's home with these `[retry]` settings.
-fn retry_config(sb: &Sandbox, retry: &str) {
+fn retry_config(sb: &Scratch, retry: &str) {
     let dir = sb.home.path().join("config/tern");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.toml"), format!("[retry]\nbase_delay_ms = 10\n{retry}")).unwrap();

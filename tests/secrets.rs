@@ -95,13 +95,7 @@ fn tool_results(mock: &MockLlm) -> String {
         requests.len() >= 2,
         "the model was asked again after the tool: {requests:#?}"
     );
-    requests[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
+    support::tern::tool_results(&requests[1]).concat()
 }
 
 /// The key reached the provider (so it was captured and read back), and only there.

@@ -5,41 +5,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::process::Command;
 
 use crate::support::mock_llm::MockLlm;
 
 pub use crate::support::tern::BIN;
 
-/// A workspace and a home of their own, so no user config or data is read or written.
-pub struct Sandbox {
-    pub work: tempfile::TempDir,
-    pub home: tempfile::TempDir,
-}
+pub use crate::support::tern::Scratch as Sandbox;
 
 pub fn sandbox() -> Sandbox {
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    Sandbox {
-        work,
-        home: tempfile::tempdir().unwrap(),
-    }
+    Sandbox::new()
 }
 
 impl Sandbox {
-    pub fn data(&self) -> PathBuf {
-        self.home.path().join("data")
-    }
-
-    /// `tern <args>` against `mock`, in the workspace, with a clean environment.
-    pub fn command(&self, mock: &MockLlm, args: &[&str]) -> Command {
-        let mut cmd = crate::support::tern::command(self.work.path(), self.home.path());
-        cmd.env("OPENAI_API_KEY", "test-key")
-            .args(crate::support::tern::model_flags(mock))
-            .args(args);
-        cmd
-    }
-
     /// The one session this sandbox has: its id and log path.
     pub fn session(&self) -> (String, PathBuf) {
         let dir = self.data().join("tern/sessions");

@@ -35,7 +35,7 @@ async fn run_in_namespace(
     let out = sb.home.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let script = format!("{setup}\n\"$@\"\ncode=$?\n{collect}\nexit $code");
-    let cmd = sb.command(mock, args);
+    let cmd = sb.command(Some(mock), args);
     let tern = cmd.as_std().get_program().to_owned();
     let tern_args: Vec<_> = cmd.as_std().get_args().map(|a| a.to_owned()).collect();
     let mut wrapped = tokio::process::Command::new("unshare");

@@ -32,7 +32,7 @@ async fn a_server_that_crashes_mid_call_gives_an_error_result_and_the_turn_goes_
     let config = server_config(&sb, "crash");
     let child = sb
         .command(
-            &mock,
+            Some(&mock),
             &[
                 "run",
                 "--mode",
@@ -75,7 +75,7 @@ async fn sigterm_during_a_server_call_ends_the_servers_process_group() {
     let config = server_config(&sb, "hang");
     let child = sb
         .command(
-            &mock,
+            Some(&mock),
             &[
                 "run",
                 "--mode",

@@ -69,7 +69,7 @@ async fn new_files_follow_the_umask_existing_files_keep_their_mode_and_sessions_
         Reply::text("Done."),
     ])
     .await;
-    let cmd = sb.command(&mock, &["run", "change the files"]);
+    let cmd = sb.command(Some(&mock), &["run", "change the files"]);
     let mut wrapped = tokio::process::Command::new("sh");
     wrapped
         .args(["-c", "umask 027; exec \"$@\"", "sh"])

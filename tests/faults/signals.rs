@@ -59,7 +59,7 @@ async fn wait_exit(child: tokio::process::Child, limit: Duration) -> std::proces
 /// returns tern's output and the command's pids.
 async fn signal_during_command(sb: &Sandbox, mock: &MockLlm, n: u32, sig: i32) -> (std::process::Output, [i32; 2]) {
     let child = sb
-        .command(mock, &["run", "--mode", "full-auto", "start the sleeper"])
+        .command(Some(mock), &["run", "--mode", "full-auto", "start the sleeper"])
         .spawn()
         .unwrap();
     let tern = child.id().unwrap() as i32;
@@ -140,7 +140,7 @@ async fn sigkill_during_a_command_leaves_a_session_that_resumes() {
 
 /// Starts `tern run` on a stalled stream and sends `sig` once the answer is streaming.
 async fn signal_during_stream(sb: &Sandbox, mock: &MockLlm, sig: i32) -> std::process::Output {
-    let child = sb.command(mock, &["run", "tell me a story"]).spawn().unwrap();
+    let child = sb.command(Some(mock), &["run", "tell me a story"]).spawn().unwrap();
     let tern = child.id().unwrap() as i32;
     let start = Instant::now();
     while mock.request_count() == 0 && start.elapsed() < Duration::from_secs(20) {

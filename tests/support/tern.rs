@@ -1,7 +1,7 @@
 //! Running the real `tern` binary in a test: in a workspace and a home of the test's own, with nothing of the caller's
 //! environment but PATH, so no user config, data or key is read or written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
@@ -60,4 +60,41 @@ pub fn tool_results(request: &Value) -> Vec<String> {
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect()
+}
+
+/// A workspace (holding `notes.txt`) and a home of the test's own, so no user config or data is read or written.
+pub struct Scratch {
+    pub work: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Self {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+        Self {
+            work,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Where tern keeps its data here (`XDG_DATA_HOME`).
+    pub fn data(&self) -> PathBuf {
+        self.home.path().join("data")
+    }
+
+    /// `tern <args>` in the workspace, pointed at `mock` (with a test key) when there is one.
+    pub fn command(&self, mock: Option<&MockLlm>, args: &[&str]) -> Command {
+        let mut cmd = command(self.work.path(), self.home.path());
+        if let Some(mock) = mock {
+            cmd.env("OPENAI_API_KEY", "test-key").args(model_flags(mock));
+        }
+        cmd.args(args);
+        cmd
+    }
+
+    /// `command` run to the end (at most a minute).
+    pub async fn run(&self, mock: Option<&MockLlm>, args: &[&str]) -> Output {
+        output(self.command(mock, args), Duration::from_secs(60)).await
+    }
 }
