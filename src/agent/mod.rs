@@ -59,11 +59,11 @@ pub fn config_for(
     let data_dir = crate::config::data_dir();
     let (session_id, history, log) = match resume {
         Some(path) => {
-            let (meta, history) = crate::session::log::load(path).map_err(|source| StartError::Resume {
+            let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
                 path: path.display().to_string(),
                 source,
             })?;
-            (meta.id, history, SessionLog::append_to(path).ok())
+            (loaded.meta.id, loaded.messages, SessionLog::append_to(path).ok())
         }
         None => {
             let id = crate::session::new_session_id();

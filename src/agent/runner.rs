@@ -234,6 +234,26 @@ impl Agent {
         }
         self.messages.push(message);
     }
+
+    /// Replaces messages `from..to` of the conversation with `with` (compaction), and records it in the session log,
+    /// which keeps the originals.
+    #[allow(dead_code)] // compaction is being built on it
+    pub(crate) fn replace_messages(&mut self, from: usize, to: usize, with: Vec<Message>) {
+        let to = to.min(self.messages.len());
+        let from = from.min(to);
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.replace(from, to, &with)
+        {
+            self.shared.emit(Event::Notice {
+                text: format!(
+                    "cannot write the session log {}: {e}; this session will not be resumable",
+                    log.path().display()
+                ),
+            });
+            self.log = None;
+        }
+        self.messages.splice(from..to, with);
+    }
 }
 
 fn set_model(shared: &Shared, model: String) {

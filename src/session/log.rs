@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::Message;
+use crate::protocol::{Event, Message};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionMeta {
@@ -29,6 +29,27 @@ enum Line {
     },
     /// The user started a new conversation in the same session: what came before is not part of it.
     Reset,
+    /// Something a frontend showed (a tool call's begin and end with its details, a notice, a turn's start and end),
+    /// with the time it happened (Unix milliseconds), so a resumed session shows what the live one showed.
+    Event { at: u64, event: Event },
+    /// The conversation's messages `from..to` were replaced by `with` (compaction: older turns by a summary, an old
+    /// tool result by a note). The messages before it in the file stay as they were: the file keeps everything.
+    Replace {
+        from: usize,
+        to: usize,
+        with: Vec<Message>,
+    },
+    /// Back to an earlier point: the conversation keeps its first `messages` messages and the transcript its first
+    /// `events` events.
+    Rewind { messages: usize, events: usize },
+}
+
+/// A session as loaded: what the model gets (`messages`) and what the frontend shows (`events`, with their times).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub meta: SessionMeta,
+    pub messages: Vec<Message>,
+    pub events: Vec<(u64, Event)>,
 }
 
 pub struct SessionLog {
@@ -81,6 +102,28 @@ impl SessionLog {
         self.write(&Line::Reset)
     }
 
+    /// Records an event a frontend showed, at `at` (Unix milliseconds).
+    pub fn event(&mut self, at: u64, event: &Event) -> std::io::Result<()> {
+        self.write(&Line::Event {
+            at,
+            event: event.clone(),
+        })
+    }
+
+    /// Records that messages `from..to` of the conversation were replaced by `with`.
+    pub fn replace(&mut self, from: usize, to: usize, with: &[Message]) -> std::io::Result<()> {
+        self.write(&Line::Replace {
+            from,
+            to,
+            with: with.to_vec(),
+        })
+    }
+
+    /// Records a return to an earlier point (see `Line::Rewind`).
+    pub fn rewind(&mut self, messages: usize, events: usize) -> std::io::Result<()> {
+        self.write(&Line::Rewind { messages, events })
+    }
+
     fn write(&mut self, line: &Line) -> std::io::Result<()> {
         let text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         // Tool output may show a key (a variable the user allowed, a file holding one): never on disk.
@@ -124,11 +167,13 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
-/// Reads a log: its metadata and messages. Lines that do not parse (a torn last line) are skipped.
-pub fn load(path: &Path) -> std::io::Result<(SessionMeta, Vec<Message>)> {
+/// Reads a log: its metadata, the conversation and the transcript's events, with every reset, replacement and rewind
+/// applied. Lines that do not parse (a torn last line) are skipped.
+pub fn load(path: &Path) -> std::io::Result<Loaded> {
     let mut reader = BufReader::new(File::open(path)?);
     let mut meta = None;
     let mut messages = Vec::new();
+    let mut events = Vec::new();
     // Lines are read as bytes: a write torn inside a multi-byte char must cost that line, not the whole session.
     let mut line = Vec::new();
     loop {
@@ -139,12 +184,31 @@ pub fn load(path: &Path) -> std::io::Result<(SessionMeta, Vec<Message>)> {
         match serde_json::from_slice::<Line>(&line) {
             Ok(Line::Meta(m)) => meta = Some(m),
             Ok(Line::Message { message }) => messages.push(message),
-            Ok(Line::Reset) => messages.clear(),
+            Ok(Line::Reset) => {
+                messages.clear();
+                events.clear();
+            }
+            Ok(Line::Event { at, event }) => events.push((at, event)),
+            Ok(Line::Replace { from, to, with }) => {
+                let to = to.min(messages.len());
+                messages.splice(from.min(to)..to, with);
+            }
+            Ok(Line::Rewind {
+                messages: keep_messages,
+                events: keep_events,
+            }) => {
+                messages.truncate(keep_messages);
+                events.truncate(keep_events);
+            }
             Err(_) => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
         }
     }
     let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
-    Ok((meta, messages))
+    Ok(Loaded {
+        meta,
+        messages,
+        events,
+    })
 }
 
 /// The newest session of `workspace`, if any.
@@ -199,9 +263,35 @@ mod tests {
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi")
             .unwrap();
-        let (m, messages) = load(&path).unwrap();
-        assert_eq!(m.id, "s1");
-        assert_eq!(messages, vec![msg]);
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.meta.id, "s1");
+        assert_eq!(loaded.messages, vec![msg]);
+    }
+
+    #[test]
+    fn replacements_rewinds_and_events_apply_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        let user = |t: &str| Message::User {
+            content: t.into(),
+            images: vec![],
+        };
+        let notice = |t: &str| Event::Notice { text: t.into() };
+        for t in ["a", "b", "c", "d"] {
+            log.record(&user(t)).unwrap();
+            log.event(7, &notice(t)).unwrap();
+        }
+        log.replace(0, 2, &[user("summary of a and b")]).unwrap();
+        log.record(&user("e")).unwrap();
+        log.rewind(3, 3).unwrap();
+        log.record(&user("f")).unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(
+            loaded.messages,
+            vec![user("summary of a and b"), user("c"), user("d"), user("f")]
+        );
+        assert_eq!(loaded.events, vec![(7, notice("a")), (7, notice("b")), (7, notice("c"))]);
     }
 
     #[test]

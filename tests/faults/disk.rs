@@ -151,7 +151,7 @@ async fn a_full_disk_under_the_session_keeps_the_log_loadable() {
         lines.len() >= 2,
         "the meta line and the question were written: {lines:?}"
     );
-    let (meta, messages) = tern::session::log::load(&log).unwrap();
+    let tern::session::log::Loaded { meta, messages, .. } = tern::session::log::load(&log).unwrap();
     assert!(!meta.id.is_empty());
     assert!(format!("{messages:?}").contains("answer at length"));
 }

@@ -83,7 +83,7 @@ fn write_log(dir: &std::path::Path, entries: &[Option<Message>]) -> std::io::Res
 fn load_bytes(dir: &std::path::Path, bytes: &[u8]) -> std::io::Result<(SessionMeta, Vec<Message>)> {
     let path = dir.join("cut.jsonl");
     std::fs::write(&path, bytes)?;
-    load(&path)
+    load(&path).map(|l| (l.meta, l.messages))
 }
 
 fn io(e: std::io::Error) -> TestCaseError {
