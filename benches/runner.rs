@@ -106,6 +106,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         reserve_tokens: 0,
         results,
         history: vec![],
+        history_events: 0,
         log: None,
     });
     let start = Instant::now();

@@ -78,6 +78,7 @@ async fn harness_with(
         reserve_tokens: 8_000,
         results,
         history: vec![],
+        history_events: 0,
         log: None,
     });
     Harness {

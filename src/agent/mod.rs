@@ -57,13 +57,19 @@ pub fn config_for(
 ) -> Result<(AgentConfig, SessionInfo), StartError> {
     let provider = crate::provider::build(&settings.provider)?;
     let data_dir = crate::config::data_dir();
-    let (session_id, history, log) = match resume {
+    let (session_id, history, history_events, log) = match resume {
         Some(path) => {
             let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
                 path: path.display().to_string(),
                 source,
             })?;
-            (loaded.meta.id, loaded.messages, SessionLog::append_to(path).ok())
+            let events = loaded.events.len();
+            (
+                loaded.meta.id,
+                loaded.messages,
+                events,
+                SessionLog::append_to(path).ok(),
+            )
         }
         None => {
             let id = crate::session::new_session_id();
@@ -80,7 +86,7 @@ pub fn config_for(
                     None
                 }
             };
-            (id, Vec::new(), log)
+            (id, Vec::new(), 0, log)
         }
     };
     let (mcp, mut warnings) = start_mcp(settings, workspace)?;
@@ -130,6 +136,7 @@ pub fn config_for(
         reserve_tokens: u64::from(settings.provider.max_tokens.unwrap_or(8_192)),
         results,
         history,
+        history_events,
         log,
     };
     Ok((config, info))
@@ -225,6 +232,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         reserve_tokens: 8_192,
         results,
         history: Vec::new(),
+        history_events: 0,
         log: None,
     };
     let info = SessionInfo {

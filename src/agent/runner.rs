@@ -30,6 +30,8 @@ pub struct AgentConfig {
     pub results: ToolResultStore,
     /// Conversation to continue (a resumed session); empty for a new one.
     pub history: Vec<Message>,
+    /// How many transcript events the resumed session's log holds (0 for a new one).
+    pub history_events: usize,
     /// Where every message is appended as it happens; `None` keeps the session in memory only.
     pub log: Option<SessionLog>,
 }
@@ -41,19 +43,88 @@ pub struct AgentHandle {
     pub task: tokio::task::JoinHandle<()>,
 }
 
-/// State shared between the op loop and the running turn. Locks are held only for a map insert or a mode read.
+/// State shared between the op loop and the running turn. Locks are held only for a map insert, a mode read or one
+/// line written to the session log.
 pub(crate) struct Shared {
     pub gate: Mutex<ApprovalGate>,
     pub pending: Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>,
     /// A model chosen during the session, replacing the configured one.
     pub model: Mutex<Option<String>>,
     pub events: mpsc::UnboundedSender<Event>,
+    pub record: Mutex<Recorder>,
+}
+
+/// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
+pub(crate) struct Recorder {
+    /// `None` keeps the session in memory only (no log, or writing it failed).
+    pub log: Option<SessionLog>,
+    pub events: usize,
 }
 
 impl Shared {
+    /// Sends an event to the frontend, and records it in the session log when a resumed session must show it.
     pub fn emit(&self, event: Event) {
+        if recorded(&event) {
+            let at = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            self.write_log(|log| log.event(at, &event));
+            if let Ok(mut record) = self.record.lock() {
+                record.events += 1;
+            }
+        }
         let _ = self.events.send(event);
     }
+
+    /// Writes to the session log. A log that cannot be written is reported once and then left alone: the session
+    /// goes on in memory.
+    pub fn write_log(&self, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
+        let failed = {
+            let Ok(mut record) = self.record.lock() else {
+                return;
+            };
+            let Some(log) = record.log.as_mut() else {
+                return;
+            };
+            match write(log) {
+                Ok(()) => None,
+                Err(e) => {
+                    let path = log.path().display().to_string();
+                    record.log = None;
+                    Some(format!(
+                        "cannot write the session log {path}: {e}; this session will not be resumable"
+                    ))
+                }
+            }
+        };
+        // Sent after the lock is gone: the notice itself is recorded through `emit`.
+        if let Some(text) = failed {
+            let _ = self.events.send(Event::Notice { text });
+        }
+    }
+
+    /// How many transcript events the log holds for the current conversation.
+    #[allow(dead_code)] // rewind is being built on it
+    pub fn recorded_events(&self) -> usize {
+        self.record.lock().map(|r| r.events).unwrap_or(0)
+    }
+}
+
+/// Events a resumed session replays: what the transcript showed, without the deltas it was streamed in.
+fn recorded(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::TurnStarted { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ToolCallBegin { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::ApprovalRequest(_)
+            | Event::TokenUsage { .. }
+            | Event::Notice { .. }
+            | Event::Error { .. }
+            | Event::TurnFinished { .. }
+    )
 }
 
 /// The agent's own state; `turn.rs` runs turns on it.
@@ -68,7 +139,6 @@ pub(crate) struct Agent {
     pub reserve_tokens: u64,
     pub results: ToolResultStore,
     pub messages: Vec<Message>,
-    pub log: Option<SessionLog>,
     pub total_usage: Usage,
     pub turn: u64,
     pub next_approval_id: u64,
@@ -84,6 +154,10 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         pending: Mutex::new(HashMap::new()),
         model: Mutex::new(None),
         events: ev_tx,
+        record: Mutex::new(Recorder {
+            log: config.log,
+            events: config.history_events,
+        }),
     });
     let agent = Agent {
         provider: config.provider,
@@ -96,7 +170,6 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         reserve_tokens: config.reserve_tokens,
         results: config.results,
         messages: super::context::repair(&config.history),
-        log: config.log,
         total_usage: Usage::default(),
         turn: 0,
         next_approval_id: 1,
@@ -137,10 +210,9 @@ impl Agent {
                     }
                     Some(Op::NewConversation) => {
                         self.messages.clear();
-                        if let Some(log) = &mut self.log
-                            && let Err(e) = log.reset()
-                        {
-                            tracing::warn!(error = %e, "cannot write the session log");
+                        self.shared.write_log(SessionLog::reset);
+                        if let Ok(mut record) = self.shared.record.lock() {
+                            record.events = 0;
                         }
                         self.total_usage = Usage::default();
                         self.files.forget_all();
@@ -218,20 +290,9 @@ impl Agent {
 }
 
 impl Agent {
-    /// Adds a message to the conversation and appends it to the session log. A log that cannot be written is
-    /// reported once and then left alone: the session goes on in memory.
+    /// Adds a message to the conversation and appends it to the session log.
     pub(crate) fn push_message(&mut self, message: Message) {
-        if let Some(log) = &mut self.log
-            && let Err(e) = log.record(&message)
-        {
-            self.shared.emit(Event::Notice {
-                text: format!(
-                    "cannot write the session log {}: {e}; this session will not be resumable",
-                    log.path().display()
-                ),
-            });
-            self.log = None;
-        }
+        self.shared.write_log(|log| log.record(&message));
         self.messages.push(message);
     }
 
@@ -241,17 +302,7 @@ impl Agent {
     pub(crate) fn replace_messages(&mut self, from: usize, to: usize, with: Vec<Message>) {
         let to = to.min(self.messages.len());
         let from = from.min(to);
-        if let Some(log) = &mut self.log
-            && let Err(e) = log.replace(from, to, &with)
-        {
-            self.shared.emit(Event::Notice {
-                text: format!(
-                    "cannot write the session log {}: {e}; this session will not be resumable",
-                    log.path().display()
-                ),
-            });
-            self.log = None;
-        }
+        self.shared.write_log(|log| log.replace(from, to, &with));
         self.messages.splice(from..to, with);
     }
 }

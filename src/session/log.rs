@@ -31,7 +31,10 @@ enum Line {
     Reset,
     /// Something a frontend showed (a tool call's begin and end with its details, a notice, a turn's start and end),
     /// with the time it happened (Unix milliseconds), so a resumed session shows what the live one showed.
-    Event { at: u64, event: Event },
+    Event {
+        at: u64,
+        event: Event,
+    },
     /// The conversation's messages `from..to` were replaced by `with` (compaction: older turns by a summary, an old
     /// tool result by a note). The messages before it in the file stay as they were: the file keeps everything.
     Replace {
@@ -41,7 +44,10 @@ enum Line {
     },
     /// Back to an earlier point: the conversation keeps its first `messages` messages and the transcript its first
     /// `events` events.
-    Rewind { messages: usize, events: usize },
+    Rewind {
+        messages: usize,
+        events: usize,
+    },
 }
 
 /// A session as loaded: what the model gets (`messages`) and what the frontend shows (`events`, with their times).
@@ -204,11 +210,7 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         }
     }
     let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
-    Ok(Loaded {
-        meta,
-        messages,
-        events,
-    })
+    Ok(Loaded { meta, messages, events })
 }
 
 /// The newest session of `workspace`, if any.
@@ -291,7 +293,10 @@ mod tests {
             loaded.messages,
             vec![user("summary of a and b"), user("c"), user("d"), user("f")]
         );
-        assert_eq!(loaded.events, vec![(7, notice("a")), (7, notice("b")), (7, notice("c"))]);
+        assert_eq!(
+            loaded.events,
+            vec![(7, notice("a")), (7, notice("b")), (7, notice("c"))]
+        );
     }
 
     #[test]

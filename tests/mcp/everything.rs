@@ -173,6 +173,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         reserve_tokens: 8_000,
         results,
         history: vec![],
+        history_events: 0,
         log: None,
     });
     agent
