@@ -107,6 +107,52 @@ pub enum Op {
     NewConversation,
     /// Finish what is running and stop the agent task.
     Shutdown,
+    /// Add a fact to the project's or the user's AGENTS.md; the system prompt is rebuilt with it. Sent during a
+    /// turn, it is done when the turn ends.
+    Remember {
+        text: String,
+        scope: MemoryScope,
+    },
+    /// Read the context files and skills again and rebuild the system prompt.
+    ReloadContext,
+    /// Ask for a `ContextReport`: what the model receives and each part's share of the window.
+    ShowContext,
+}
+
+/// Whose AGENTS.md a remembered fact goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryScope {
+    /// The repository root's (the nearest ancestor with a `.git`, else the workspace).
+    #[default]
+    Project,
+    /// The user's, in tern's config directory.
+    User,
+}
+
+/// What the model receives on the next request, part by part. Tokens are estimated (~4 characters a token), so the
+/// parts add up to `total` exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextReport {
+    /// The model's context window in tokens.
+    pub window: u64,
+    pub parts: Vec<ContextShare>,
+}
+
+impl ContextReport {
+    pub fn total(&self) -> u64 {
+        self.parts.iter().map(|p| p.tokens).sum()
+    }
+}
+
+/// One part of a `ContextReport`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextShare {
+    /// Which group it belongs to: "system", "tools" or "conversation".
+    pub group: String,
+    pub label: String,
+    pub chars: usize,
+    pub tokens: u64,
 }
 
 /// The user's answer to an approval request.
@@ -195,6 +241,8 @@ pub enum Event {
     },
     /// The agent task has stopped (after `Op::Shutdown`, or when every frontend went away).
     ShutdownComplete,
+    /// The answer to `Op::ShowContext`.
+    ContextReport(ContextReport),
 }
 
 /// A call waiting for the user. Answer with `Op::Approve { id, .. }`.

@@ -4,6 +4,7 @@
 pub mod approval;
 mod calls;
 pub mod context;
+pub mod memory;
 pub mod prompt;
 pub mod runner;
 mod turn;
@@ -97,6 +98,9 @@ pub fn config_for(
             .iter()
             .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
     );
+    let context = prompt::ContextSources::for_workspace(workspace);
+    let system_prompt = prompt::SystemPrompt::build(&context);
+    warnings.extend(system_prompt.warnings.iter().cloned());
     let info = SessionInfo {
         id: session_id.clone(),
         history: history.clone(),
@@ -110,6 +114,10 @@ pub fn config_for(
         source,
     })?;
     let mut policy = PathPolicy::new(workspace)?.allow_read_root(results.dir());
+    // The model reads the user's skills on demand (they are listed in the prompt with their paths).
+    if let Some(skills) = context.user_skills_dir() {
+        policy = policy.allow_read_root(skills);
+    }
     for root in &settings.write_roots {
         policy = policy.allow_write_root(root);
     }
@@ -129,7 +137,7 @@ pub fn config_for(
         provider,
         tools,
         gate,
-        system_prompt: prompt::system_prompt(policy.root()),
+        system_prompt,
         policy,
         max_iterations: settings.max_iterations,
         context_window: settings.context_window,
@@ -225,7 +233,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         provider: Arc::new(crate::demo::DemoProvider::new(std::time::Duration::from_millis(40))),
         tools,
         gate,
-        system_prompt: prompt::system_prompt(policy.root()),
+        system_prompt: prompt::system_prompt(policy.root()).into(),
         policy,
         max_iterations: 20,
         context_window: 128_000,

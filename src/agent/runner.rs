@@ -9,6 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalGate;
+use super::prompt::SystemPrompt;
 use crate::protocol::{ApprovalDecision, Event, Message, Op, TurnEnd, Usage};
 use crate::provider::Provider;
 use crate::session::{SessionLog, ToolResultStore};
@@ -20,7 +21,8 @@ pub struct AgentConfig {
     pub tools: ToolRegistry,
     pub policy: PathPolicy,
     pub gate: ApprovalGate,
-    pub system_prompt: String,
+    /// Built from context files (rebuilt as they change), or fixed (`"text".into()`).
+    pub system_prompt: SystemPrompt,
     /// Model requests per turn before the agent must stop and summarise.
     pub max_iterations: u32,
     /// The model's context window in tokens.
@@ -133,7 +135,10 @@ pub(crate) struct Agent {
     pub tools: ToolRegistry,
     pub policy: Arc<PathPolicy>,
     pub files: Arc<FileTracker>,
+    /// The text sent as the system prompt: `prompt.text`, kept apart so a request borrows it as it is.
     pub system_prompt: String,
+    /// What the system prompt is built from, for memory and `/context`.
+    pub prompt: SystemPrompt,
     pub max_iterations: u32,
     pub context_window: u64,
     pub reserve_tokens: u64,
@@ -164,7 +169,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         tools: config.tools,
         policy: Arc::new(config.policy),
         files: Arc::new(FileTracker::default()),
-        system_prompt: config.system_prompt,
+        system_prompt: config.system_prompt.text.clone(),
+        prompt: config.system_prompt,
         max_iterations: config.max_iterations.max(1),
         context_window: config.context_window,
         reserve_tokens: config.reserve_tokens,
@@ -194,6 +200,8 @@ impl Agent {
             tools: self.tools.names(),
         });
         let mut queue: VecDeque<String> = VecDeque::new();
+        // Memory and context ops sent during a turn, done when it ends.
+        let mut deferred: Vec<Op> = Vec::new();
         let mut shutting_down = false;
         while !shutting_down {
             let text = match queue.pop_front() {
@@ -218,46 +226,58 @@ impl Agent {
                         self.files.forget_all();
                         continue;
                     }
+                    Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => {
+                        self.memory_op(op);
+                        continue;
+                    }
                     // Nothing is running: stale interrupts and approvals have nothing to act on.
                     Some(Op::Interrupt | Op::Approve { .. }) => continue,
                     Some(Op::Shutdown) | None => break,
                 },
             };
+            // Context files may have changed since the last turn (an edit, /init): the turn sees them as they are.
+            self.refresh_context(false);
             let cancel = CancellationToken::new();
             let shared = Arc::clone(&self.shared);
-            let turn = self.run_turn(text, cancel.clone());
-            tokio::pin!(turn);
             let mut ops_open = true;
-            let end = loop {
-                tokio::select! {
-                    end = &mut turn => break end,
-                    op = ops.recv(), if ops_open => match op {
-                        Some(Op::Interrupt) => cancel.cancel(),
-                        Some(Op::UserTurn { text }) => queue.push_back(text),
-                        Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
-                        Some(Op::SetApprovalMode { mode }) => {
-                            if let Ok(mut gate) = shared.gate.lock() {
-                                gate.set_mode(mode);
+            let end = {
+                let turn = self.run_turn(text, cancel.clone());
+                tokio::pin!(turn);
+                loop {
+                    tokio::select! {
+                        end = &mut turn => break end,
+                        op = ops.recv(), if ops_open => match op {
+                            Some(Op::Interrupt) => cancel.cancel(),
+                            Some(Op::UserTurn { text }) => queue.push_back(text),
+                            Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
+                            Some(Op::SetApprovalMode { mode }) => {
+                                if let Ok(mut gate) = shared.gate.lock() {
+                                    gate.set_mode(mode);
+                                }
                             }
-                        }
-                        Some(Op::SetModel { model }) => set_model(&shared, model),
-                        Some(Op::NewConversation) => shared.emit(Event::Notice {
-                            text: "a turn is running; start a new conversation after it ends".into(),
-                        }),
-                        Some(Op::Shutdown) => {
-                            shutting_down = true;
-                            cancel.cancel();
-                        }
-                        None => {
-                            // Every frontend is gone: nobody can answer or watch, so stop.
-                            ops_open = false;
-                            shutting_down = true;
-                            cancel.cancel();
-                        }
-                    },
+                            Some(Op::SetModel { model }) => set_model(&shared, model),
+                            Some(Op::NewConversation) => shared.emit(Event::Notice {
+                                text: "a turn is running; start a new conversation after it ends".into(),
+                            }),
+                            Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
+                            Some(Op::Shutdown) => {
+                                shutting_down = true;
+                                cancel.cancel();
+                            }
+                            None => {
+                                // Every frontend is gone: nobody can answer or watch, so stop.
+                                ops_open = false;
+                                shutting_down = true;
+                                cancel.cancel();
+                            }
+                        },
+                    }
                 }
             };
             shared.emit(Event::TurnFinished { reason: end });
+            for op in deferred.drain(..) {
+                self.memory_op(op);
+            }
         }
         self.shared.emit(Event::ShutdownComplete);
     }

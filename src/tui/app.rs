@@ -64,6 +64,21 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             help: "MCP servers, their state and tools",
         },
         SlashCommand {
+            name: "remember",
+            args: super::memory::REMEMBER_ARGS,
+            help: "add a fact to AGENTS.md (also: a message starting with # or ##)",
+        },
+        SlashCommand {
+            name: "init",
+            args: "",
+            help: "have the model write a starter AGENTS.md",
+        },
+        SlashCommand {
+            name: "context",
+            args: "",
+            help: "what the model receives and its share of the window",
+        },
+        SlashCommand {
             name: "clear",
             args: "",
             help: "clear the screen (the model keeps the conversation)",
@@ -324,6 +339,10 @@ impl App {
             self.state.notice("the agent has stopped; restart tern", Level::Error);
             return;
         }
+        if let Some(op) = super::memory::composer_memory(&text) {
+            self.send(op);
+            return;
+        }
         if self.state.status.busy {
             self.state.queued.push_back(text.clone());
         }
@@ -340,6 +359,12 @@ impl App {
                 .layers
                 .push(Box::new(super::view::mcp::McpLayer::new(self.mcp.clone()))),
             "diff" => self.open_diff(true),
+            "remember" => match super::memory::remember_command(args) {
+                Ok(op) => self.send(op),
+                Err(usage) => self.state.notice(usage, Level::Error),
+            },
+            "init" => self.submit(crate::agent::prompt::INIT_PROMPT.trim_end().to_string()),
+            "context" => self.send(Op::ShowContext),
             "clear" => {
                 self.state.cells.clear();
                 self.transcript = TranscriptView::new();

@@ -9,6 +9,7 @@ pub mod history;
 pub mod keymap;
 pub mod layer;
 pub mod markdown;
+pub mod memory;
 pub mod state;
 pub mod terminal;
 pub mod theme;

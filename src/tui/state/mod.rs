@@ -352,6 +352,7 @@ impl AppState {
                 self.status.last_turn_end = Some(reason);
             }
             Event::ShutdownComplete => self.agent_gone = true,
+            Event::ContextReport(report) => self.notice(super::memory::context_table(&report), Level::Info),
         }
     }
 

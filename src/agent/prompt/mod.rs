@@ -1,0 +1,182 @@
+//! The system prompt: tern's instructions (assets/system_prompt.md) with the environment filled in, then the context
+//! files (the user's AGENTS.md, then the repository's from its root down to the workspace; `files`), then the skills
+//! (`skills`). It is rebuilt when memory changes it and before each turn, so edits to those files reach the next
+//! request. What it holds is text for the model: none of it is configuration or can loosen the approval gate.
+
+pub mod files;
+pub mod skills;
+
+use std::path::{Path, PathBuf};
+
+const TEMPLATE: &str = include_str!("../../../assets/system_prompt.md");
+
+/// What `/init` asks the model to do: look at the repository and write a starter AGENTS.md.
+pub const INIT_PROMPT: &str = include_str!("../../../assets/init_prompt.md");
+
+const CONTEXT_HEADER: &str = "\n# Context files\nInstructions from the user and the project, the most general \
+first and the most specific last (a later file wins where they differ). They guide how you work here; they do not \
+change what you may do without the user's approval.\n";
+
+/// Where a session's context comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextSources {
+    pub workspace: PathBuf,
+    /// tern's config directory (`~/.config/tern`), for the user's AGENTS.md and skills.
+    pub user_dir: Option<PathBuf>,
+}
+
+impl ContextSources {
+    /// The sources of a session in `workspace`, with the user's config directory where the config says it is.
+    pub fn for_workspace(workspace: &Path) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            user_dir: crate::config::user_config_path().and_then(|p| p.parent().map(Path::to_path_buf)),
+        }
+    }
+
+    /// The user's skills folder, for the path policy's read roots.
+    pub fn user_skills_dir(&self) -> Option<PathBuf> {
+        self.user_dir.as_deref().map(skills::user_dir)
+    }
+}
+
+/// One piece of the system prompt and its size, for `/context`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptPart {
+    pub label: String,
+    pub chars: usize,
+}
+
+/// A built system prompt: its text, the pieces it is made of (their sizes add up to the text's), and what was wrong
+/// with the files it was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub text: String,
+    pub parts: Vec<PromptPart>,
+    pub warnings: Vec<String>,
+    /// Where to rebuild it from; `None` for a fixed prompt.
+    pub sources: Option<ContextSources>,
+}
+
+impl SystemPrompt {
+    /// A prompt that is only this text and is never rebuilt (tests, the demo).
+    pub fn fixed(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            parts: vec![PromptPart {
+                label: "tern's instructions".into(),
+                chars: text.len(),
+            }],
+            text,
+            warnings: Vec::new(),
+            sources: None,
+        }
+    }
+
+    /// Builds the prompt from the instructions, the context files and the skills.
+    pub fn build(sources: &ContextSources) -> Self {
+        let mut text = instructions(&sources.workspace);
+        let (files, mut warnings) = files::collect(&sources.workspace, sources.user_dir.as_deref());
+        let (skills, skill_warnings) = skills::collect(&sources.workspace, sources.user_dir.as_deref());
+        warnings.extend(skill_warnings);
+        if !files.is_empty() {
+            text.push_str(CONTEXT_HEADER);
+        }
+        let mut parts = vec![PromptPart {
+            label: "tern's instructions".into(),
+            chars: text.len(),
+        }];
+        for file in files {
+            let cut = if file.cut {
+                "\n[… cut: context files are size-capped]"
+            } else {
+                ""
+            };
+            let section = format!("\n## {}\n{}{cut}\n", file.label, file.text.trim_end());
+            parts.push(PromptPart {
+                label: file.label,
+                chars: section.len(),
+            });
+            text.push_str(&section);
+        }
+        let section = skills::section(&skills);
+        if !section.is_empty() {
+            let inlined = skills.iter().filter(|s| s.always).count();
+            parts.push(PromptPart {
+                label: format!("skills ({} listed, {inlined} inlined)", skills.len() - inlined),
+                chars: section.len(),
+            });
+            text.push_str(&section);
+        }
+        Self {
+            text,
+            parts,
+            warnings,
+            sources: Some(sources.clone()),
+        }
+    }
+
+    /// The same prompt built again from its sources (a fixed prompt stays as it is).
+    pub fn rebuilt(&self) -> Self {
+        match &self.sources {
+            Some(sources) => Self::build(sources),
+            None => self.clone(),
+        }
+    }
+}
+
+impl From<&str> for SystemPrompt {
+    fn from(text: &str) -> Self {
+        Self::fixed(text)
+    }
+}
+
+impl From<String> for SystemPrompt {
+    fn from(text: String) -> Self {
+        Self::fixed(text)
+    }
+}
+
+/// The system prompt of a session in `workspace`, with the user's context from tern's config directory.
+pub fn system_prompt(workspace: &Path) -> String {
+    SystemPrompt::build(&ContextSources::for_workspace(workspace)).text
+}
+
+/// tern's own instructions with the environment filled in.
+fn instructions(workspace: &Path) -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = crate::session::civil_from_days((secs / 86_400) as i64);
+    TEMPLATE
+        .replace("{workspace}", &workspace.display().to_string())
+        .replace(
+            "{platform}",
+            &format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        )
+        .replace("{date}", &format!("{y:04}-{m:02}-{d:02}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_environment_and_parts_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = ContextSources {
+            workspace: dir.path().to_path_buf(),
+            user_dir: None,
+        };
+        let plain = SystemPrompt::build(&sources);
+        assert!(plain.text.contains(&dir.path().display().to_string()));
+        assert!(!plain.text.contains("{date}") && !plain.text.contains("# Context files"));
+        std::fs::write(dir.path().join("AGENTS.md"), "Run `make check` before finishing.\n").unwrap();
+        let with = SystemPrompt::build(&sources);
+        assert!(with.text.contains("# Context files"));
+        assert!(with.text.contains("\n## AGENTS.md\nRun `make check`"));
+        assert_eq!(with.parts.iter().map(|p| p.chars).sum::<usize>(), with.text.len());
+        assert_eq!(with.parts[1].label, "AGENTS.md");
+    }
+}

@@ -1,0 +1,230 @@
+//! Skills: folders holding a `SKILL.md` whose front matter names the skill and says when it helps. They live in the
+//! project's `.tern/skills/` and in `skills/` of the user's config directory. A skill marked `always: true` is inlined
+//! in the system prompt; the others are listed by name, description and path, for the model to `read_file` when one
+//! fits the task. A malformed skill is skipped with a warning, never a failure.
+
+use std::path::{Path, PathBuf};
+
+use super::files::stays_inside;
+
+/// The skills folder of a project, relative to its workspace.
+pub const PROJECT_DIR: &str = ".tern/skills";
+
+/// One inlined skill's body beyond this is cut.
+pub const MAX_INLINE_CHARS: usize = 16_000;
+
+/// A `SKILL.md` beyond this is not read at all: a skill is a page of instructions, not a data file.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub always: bool,
+    /// The path the model reads it by: relative to the workspace for the project's, absolute for the user's.
+    pub path: String,
+    /// The instructions after the front matter.
+    pub body: String,
+}
+
+/// The skills folder in the user's config directory.
+pub fn user_dir(config_dir: &Path) -> PathBuf {
+    config_dir.join("skills")
+}
+
+/// Every skill of the project and the user; a project skill hides a user skill of the same name.
+pub fn collect(workspace: &Path, config_dir: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let project_dir = workspace.join(PROJECT_DIR);
+    let mut skills = scan(&project_dir, Some(workspace), &mut warnings, |path| {
+        path.strip_prefix(workspace).unwrap_or(path).display().to_string()
+    });
+    if let Some(config_dir) = config_dir {
+        for skill in scan(&user_dir(config_dir), None, &mut warnings, |path| {
+            path.display().to_string()
+        }) {
+            if !skills.iter().any(|s| s.name == skill.name) {
+                skills.push(skill);
+            }
+        }
+    }
+    (skills, warnings)
+}
+
+/// The skills in one folder, sorted by folder name. With `confine`, a `SKILL.md` that resolves outside it is skipped.
+fn scan(dir: &Path, confine: Option<&Path>, warnings: &mut Vec<String>, shown: impl Fn(&Path) -> String) -> Vec<Skill> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut folders: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    folders.sort();
+    let mut skills = Vec::new();
+    for folder in folders {
+        let file = folder.join("SKILL.md");
+        if !file.is_file() {
+            continue;
+        }
+        let label = shown(&file);
+        if let Some(root) = confine
+            && !stays_inside(&file, root)
+        {
+            warnings.push(format!("skill {label} leads out of the project; skipped"));
+            continue;
+        }
+        let text = match std::fs::metadata(&file) {
+            Ok(meta) if meta.len() > MAX_FILE_BYTES => {
+                warnings.push(format!("skill {label} is larger than {MAX_FILE_BYTES} bytes; skipped"));
+                continue;
+            }
+            _ => match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(e) => {
+                    warnings.push(format!("skill {label}: cannot read it: {e}; skipped"));
+                    continue;
+                }
+            },
+        };
+        match parse(&text) {
+            Ok((front, body)) => skills.push(Skill {
+                name: front.name,
+                description: front.description,
+                always: front.always,
+                path: label,
+                body: body.trim().to_string(),
+            }),
+            Err(why) => warnings.push(format!("skill {label}: {why}; skipped")),
+        }
+    }
+    skills
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct FrontMatter {
+    pub name: String,
+    pub description: String,
+    pub always: bool,
+}
+
+/// Splits a `SKILL.md` into its front matter and body. The front matter is the YAML-ish block between two `---`
+/// lines: top-level `key: value` pairs (quotes optional); indented lines and unknown keys are ignored.
+pub fn parse(text: &str) -> Result<(FrontMatter, &str), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    if lines.next().map(str::trim_end) != Some("---") {
+        return Err("no front matter (it must start with a `---` line)".into());
+    }
+    let mut offset = text.find('\n').map_or(text.len(), |i| i + 1);
+    let (mut name, mut description, mut always) = (None, None, false);
+    let mut closed = false;
+    for line in lines {
+        offset += line.len();
+        let trimmed = line.trim_end();
+        if trimmed == "---" {
+            closed = true;
+            break;
+        }
+        if trimmed.trim().is_empty() || trimmed.starts_with([' ', '\t', '#']) {
+            continue;
+        }
+        let Some((key, value)) = trimmed.split_once(':') else {
+            return Err(format!("front matter line `{trimmed}` is not `key: value`"));
+        };
+        let value = unquote(value.trim());
+        match key.trim() {
+            "name" => name = Some(value.to_string()),
+            "description" => description = Some(value.to_string()),
+            "always" => {
+                always = match value {
+                    "true" => true,
+                    "false" => false,
+                    other => return Err(format!("`always: {other}` is neither true nor false")),
+                }
+            }
+            _ => {}
+        }
+    }
+    if !closed {
+        return Err("the front matter has no closing `---` line".into());
+    }
+    let name = name.filter(|n| !n.is_empty()).ok_or("no `name` in the front matter")?;
+    if name.contains(['\n', '/']) {
+        return Err(format!("the name `{name}` is not one word"));
+    }
+    let description = description
+        .filter(|d| !d.is_empty())
+        .ok_or("no `description` in the front matter")?;
+    Ok((
+        FrontMatter {
+            name,
+            description,
+            always,
+        },
+        &text[offset.min(text.len())..],
+    ))
+}
+
+fn unquote(value: &str) -> &str {
+    for quote in ['"', '\''] {
+        if let Some(inner) = value.strip_prefix(quote).and_then(|v| v.strip_suffix(quote)) {
+            return inner;
+        }
+    }
+    value
+}
+
+/// The skills' part of the system prompt: always-on skills inlined, the others listed. Empty without skills.
+pub fn section(skills: &[Skill]) -> String {
+    if skills.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n# Skills\n");
+    for skill in skills.iter().filter(|s| s.always) {
+        let body: String = skill.body.chars().take(MAX_INLINE_CHARS).collect();
+        out.push_str(&format!("\n## Skill: {} ({})\n{}\n", skill.name, skill.path, body));
+    }
+    let listed: Vec<&Skill> = skills.iter().filter(|s| !s.always).collect();
+    if !listed.is_empty() {
+        out.push_str(
+            "\nThese skills hold instructions for particular tasks. When one fits the task, read its file with \
+             read_file before you start, and follow it.\n",
+        );
+        for skill in listed {
+            out.push_str(&format!(
+                "- {}: {} (file: {})\n",
+                skill.name, skill.description, skill.path
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_front_matter_and_rejects_what_is_not() {
+        let (front, body) =
+            parse("---\nname: deploy\ndescription: \"How we ship\"\nalways: true\nmetadata:\n  x: 1\n---\nSteps.\n")
+                .unwrap();
+        assert_eq!(
+            front,
+            FrontMatter {
+                name: "deploy".into(),
+                description: "How we ship".into(),
+                always: true
+            }
+        );
+        assert_eq!(body, "Steps.\n");
+        assert!(parse("name: x\n").unwrap_err().contains("no front matter"));
+        assert!(parse("---\nname: x\ndescription: y\n").unwrap_err().contains("closing"));
+        assert!(parse("---\ndescription: y\n---\n").unwrap_err().contains("name"));
+        assert!(parse("---\nname: x\n---\n").unwrap_err().contains("description"));
+        assert!(
+            parse("---\nname: x\ndescription: y\nalways: yes\n---\n")
+                .unwrap_err()
+                .contains("always")
+        );
+        assert!(parse("---\njust words\n---\n").unwrap_err().contains("key: value"));
+    }
+}

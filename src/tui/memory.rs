@@ -1,0 +1,168 @@
+//! Memory and context in the TUI: `/remember [--user] <fact>` and a composer message starting with `#` (`##` for the
+//! user's file) become `Op::Remember`; `/init` sends the built-in prompt that has the model write a starter AGENTS.md;
+//! `/context` asks the agent for its `ContextReport`, shown here as a small table in a notice.
+
+use crate::protocol::{ContextReport, MemoryScope, Op};
+
+/// What `/remember` takes: the fact, with `--user` first for the user's file.
+pub const REMEMBER_ARGS: &str = "[--user] <fact>";
+
+/// The op for a composer message that is a memory (`# fact` or `## fact`), or `None` for an ordinary message.
+pub fn composer_memory(text: &str) -> Option<Op> {
+    let text = text.trim_start();
+    let (scope, fact) = if let Some(rest) = text.strip_prefix("##") {
+        (MemoryScope::User, rest)
+    } else {
+        (MemoryScope::Project, text.strip_prefix('#')?)
+    };
+    let fact = fact.trim();
+    // `#` alone (or `###`, a heading pasted in) is not a memory: it goes to the model as typed.
+    if fact.is_empty() || fact.starts_with('#') {
+        return None;
+    }
+    Some(Op::Remember {
+        text: fact.to_string(),
+        scope,
+    })
+}
+
+/// The op for `/remember <args>`, or what is wrong with them.
+pub fn remember_command(args: &str) -> Result<Op, String> {
+    let (scope, fact) = match args.strip_prefix("--user") {
+        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => (MemoryScope::User, rest.trim()),
+        _ => (MemoryScope::Project, args.trim()),
+    };
+    if fact.is_empty() {
+        return Err(format!("usage: /remember {REMEMBER_ARGS}"));
+    }
+    Ok(Op::Remember {
+        text: fact.to_string(),
+        scope,
+    })
+}
+
+/// The report as a table: one row per part with its tokens and share of the window, then the total and what is free.
+pub fn context_table(report: &ContextReport) -> String {
+    let width = report
+        .parts
+        .iter()
+        .map(|p| p.label.chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    let share = |tokens: u64| {
+        if report.window == 0 {
+            0.0
+        } else {
+            tokens as f64 * 100.0 / report.window as f64
+        }
+    };
+    let mut out = format!(
+        "context: what the model receives (estimated, {} token window)\n",
+        report.window
+    );
+    let mut group = "";
+    for part in &report.parts {
+        if part.group != group {
+            group = &part.group;
+            out.push_str(&format!("{group}\n"));
+        }
+        out.push_str(&format!(
+            "  {:<width$} {:>8}  {:>5.1}%\n",
+            part.label,
+            part.tokens,
+            share(part.tokens)
+        ));
+    }
+    let total = report.total();
+    out.push_str(&format!(
+        "{:<w$} {:>8}  {:>5.1}%\n",
+        "total",
+        total,
+        share(total),
+        w = width + 2
+    ));
+    let free = report.window.saturating_sub(total);
+    out.push_str(&format!(
+        "{:<w$} {:>8}  {:>5.1}%",
+        "free",
+        free,
+        share(free),
+        w = width + 2
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ContextShare;
+
+    #[test]
+    fn hash_prefix_is_memory_and_double_hash_the_users() {
+        assert_eq!(
+            composer_memory("# use tabs"),
+            Some(Op::Remember {
+                text: "use tabs".into(),
+                scope: MemoryScope::Project
+            })
+        );
+        assert_eq!(
+            composer_memory("## I prefer short answers"),
+            Some(Op::Remember {
+                text: "I prefer short answers".into(),
+                scope: MemoryScope::User
+            })
+        );
+        assert_eq!(composer_memory("fix # 3"), None);
+        assert_eq!(composer_memory("#"), None);
+        assert_eq!(composer_memory("### Heading"), None);
+        assert!(matches!(
+            remember_command("--user x"),
+            Ok(Op::Remember {
+                scope: MemoryScope::User,
+                ..
+            })
+        ));
+        assert!(matches!(
+            remember_command("--username x"),
+            Ok(Op::Remember {
+                scope: MemoryScope::Project,
+                ..
+            })
+        ));
+        assert!(remember_command("--user").is_err() && remember_command("").is_err());
+    }
+
+    #[test]
+    fn table_shows_each_part_and_the_total() {
+        let report = ContextReport {
+            window: 1_000,
+            parts: vec![
+                ContextShare {
+                    group: "system".into(),
+                    label: "tern's instructions".into(),
+                    chars: 400,
+                    tokens: 100,
+                },
+                ContextShare {
+                    group: "conversation".into(),
+                    label: "messages (2)".into(),
+                    chars: 200,
+                    tokens: 50,
+                },
+            ],
+        };
+        let table = context_table(&report);
+        assert!(
+            table.contains("tern's instructions") && table.contains("10.0%"),
+            "{table}"
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("total") && l.contains("150") && l.contains("15.0%"))
+        );
+        assert!(table.lines().any(|l| l.starts_with("free") && l.contains("850")));
+    }
+}
