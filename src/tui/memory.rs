@@ -96,7 +96,85 @@ pub fn context_table(report: &ContextReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ContextShare;
+    use crate::protocol::{ApprovalMode, ContextShare, Event};
+    use crate::tui::app::{App, slash_commands};
+    use crate::tui::composer::Composer;
+    use crate::tui::keymap::Keymap;
+    use crate::tui::theme::Theme;
+    use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+    use tokio::sync::mpsc;
+
+    /// An app on a channel the test reads, and its workspace.
+    fn app() -> (App, mpsc::UnboundedReceiver<Op>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, ops) = mpsc::unbounded_channel();
+        let (notify, _) = mpsc::unbounded_channel();
+        let composer = Composer::new(dir.path().to_path_buf(), slash_commands(), notify);
+        let mut app = App::new(tx, composer, Keymap::default(), Theme::dark(), 1_000);
+        app.on_agent_event(Event::SessionStarted {
+            provider: "openai".into(),
+            model: "m".into(),
+            mode: ApprovalMode::AutoEdit,
+            workspace: dir.path().display().to_string(),
+            tools: vec![],
+        });
+        (app, ops, dir)
+    }
+
+    /// Types `text` and presses Enter (twice when a command popup takes the first).
+    fn enter(app: &mut App, ops: &mut mpsc::UnboundedReceiver<Op>, text: &str) -> Vec<Op> {
+        for c in text.chars() {
+            app.on_terminal_event(TermEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+        }
+        let mut sent = Vec::new();
+        for _ in 0..2 {
+            app.on_terminal_event(TermEvent::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+            while let Ok(op) = ops.try_recv() {
+                sent.push(op);
+            }
+            if !sent.is_empty() || app.composer.is_empty() {
+                break;
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn the_composer_sends_memories_init_and_context() {
+        let (mut app, mut ops, _dir) = app();
+        assert_eq!(
+            enter(&mut app, &mut ops, "# run make check first"),
+            [Op::Remember {
+                text: "run make check first".into(),
+                scope: MemoryScope::Project
+            }]
+        );
+        assert_eq!(
+            enter(&mut app, &mut ops, "## answer briefly"),
+            [Op::Remember {
+                text: "answer briefly".into(),
+                scope: MemoryScope::User
+            }]
+        );
+        assert_eq!(
+            enter(&mut app, &mut ops, "/remember --user keep it short"),
+            [Op::Remember {
+                text: "keep it short".into(),
+                scope: MemoryScope::User
+            }]
+        );
+        assert!(app.state.queued.is_empty(), "a memory is not a message");
+        assert_eq!(enter(&mut app, &mut ops, "/context"), [Op::ShowContext]);
+        let sent = enter(&mut app, &mut ops, "/init");
+        assert!(
+            matches!(&sent[..], [Op::UserTurn { text }] if text.contains("starter AGENTS.md")),
+            "{sent:?}"
+        );
+        assert_eq!(
+            enter(&mut app, &mut ops, "fix #3"),
+            [Op::UserTurn { text: "fix #3".into() }]
+        );
+    }
 
     #[test]
     fn hash_prefix_is_memory_and_double_hash_the_users() {
