@@ -204,6 +204,10 @@ impl Agent {
         let mut deferred: Vec<Op> = Vec::new();
         let mut shutting_down = false;
         while !shutting_down {
+            // What was sent during the last turn, now that it has ended.
+            for op in std::mem::take(&mut deferred) {
+                self.memory_op(op);
+            }
             let text = match queue.pop_front() {
                 Some(text) => text,
                 None => match ops.recv().await {
@@ -239,45 +243,40 @@ impl Agent {
             self.refresh_context(false);
             let cancel = CancellationToken::new();
             let shared = Arc::clone(&self.shared);
+            let turn = self.run_turn(text, cancel.clone());
+            tokio::pin!(turn);
             let mut ops_open = true;
-            let end = {
-                let turn = self.run_turn(text, cancel.clone());
-                tokio::pin!(turn);
-                loop {
-                    tokio::select! {
-                        end = &mut turn => break end,
-                        op = ops.recv(), if ops_open => match op {
-                            Some(Op::Interrupt) => cancel.cancel(),
-                            Some(Op::UserTurn { text }) => queue.push_back(text),
-                            Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
-                            Some(Op::SetApprovalMode { mode }) => {
-                                if let Ok(mut gate) = shared.gate.lock() {
-                                    gate.set_mode(mode);
-                                }
+            let end = loop {
+                tokio::select! {
+                    end = &mut turn => break end,
+                    op = ops.recv(), if ops_open => match op {
+                        Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::UserTurn { text }) => queue.push_back(text),
+                        Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
+                        Some(Op::SetApprovalMode { mode }) => {
+                            if let Ok(mut gate) = shared.gate.lock() {
+                                gate.set_mode(mode);
                             }
-                            Some(Op::SetModel { model }) => set_model(&shared, model),
-                            Some(Op::NewConversation) => shared.emit(Event::Notice {
-                                text: "a turn is running; start a new conversation after it ends".into(),
-                            }),
-                            Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
-                            Some(Op::Shutdown) => {
-                                shutting_down = true;
-                                cancel.cancel();
-                            }
-                            None => {
-                                // Every frontend is gone: nobody can answer or watch, so stop.
-                                ops_open = false;
-                                shutting_down = true;
-                                cancel.cancel();
-                            }
-                        },
-                    }
+                        }
+                        Some(Op::SetModel { model }) => set_model(&shared, model),
+                        Some(Op::NewConversation) => shared.emit(Event::Notice {
+                            text: "a turn is running; start a new conversation after it ends".into(),
+                        }),
+                        Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
+                        Some(Op::Shutdown) => {
+                            shutting_down = true;
+                            cancel.cancel();
+                        }
+                        None => {
+                            // Every frontend is gone: nobody can answer or watch, so stop.
+                            ops_open = false;
+                            shutting_down = true;
+                            cancel.cancel();
+                        }
+                    },
                 }
             };
             shared.emit(Event::TurnFinished { reason: end });
-            for op in deferred.drain(..) {
-                self.memory_op(op);
-            }
         }
         self.shared.emit(Event::ShutdownComplete);
     }
