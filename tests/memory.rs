@@ -154,6 +154,11 @@ fn a_symlink_out_of_the_project_is_not_followed() {
         std::fs::read_to_string(t.dir.path().join("secret.txt")).unwrap(),
         "SECRET-TOKEN-123\n"
     );
+    // Nor through a dangling link, which would create a file outside.
+    std::fs::remove_file(t.repo().join("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink(t.dir.path().join("planted.txt"), t.repo().join("AGENTS.md")).unwrap();
+    assert!(tern::agent::memory::remember(&t.sources(), MemoryScope::Project, "x").is_err());
+    assert!(!t.dir.path().join("planted.txt").exists());
 }
 
 #[test]

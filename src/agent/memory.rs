@@ -46,8 +46,10 @@ pub fn remember(sources: &ContextSources, scope: MemoryScope, fact: &str) -> Res
         path: shown.clone(),
         source,
     };
+    // A link (even a dangling one, which a write would create) must stay inside the project.
+    let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
     if scope == MemoryScope::Project
-        && path.exists()
+        && is_link
         && let Some(dir) = path.parent()
         && !stays_inside(&path, dir)
     {
