@@ -219,6 +219,10 @@ struct Session {
 }
 
 async fn session(script: Vec<Reply>) -> Session {
+    session_in(script, ApprovalMode::AutoEdit).await
+}
+
+async fn session_in(script: Vec<Reply>, mode: ApprovalMode) -> Session {
     let mock = MockLlm::start(script).await;
     let tree = Tree::new();
     let store = tempfile::tempdir().unwrap();
@@ -237,7 +241,7 @@ async fn session(script: Vec<Reply>) -> Session {
         provider: tern::provider::build(&provider).unwrap(),
         tools,
         policy,
-        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
+        gate: ApprovalGate::new(mode, vec![], vec![]),
         system_prompt: SystemPrompt::build(&sources),
         max_iterations: 5,
         context_window: 100_000,
@@ -411,6 +415,76 @@ async fn context_report_adds_up_to_what_the_model_received() {
     }
     assert_eq!(report.total(), parts.iter().map(|p| p.tokens).sum::<u64>());
     assert!(report.total() < *window);
+}
+
+#[tokio::test]
+async fn init_is_a_normal_turn_through_the_gate_and_the_next_turn_reads_its_file() {
+    let mut s = session_in(
+        vec![
+            Reply::tool(
+                "write_file",
+                serde_json::json!({"path": "AGENTS.md", "content": "# Agents\n- build: INIT-WROTE-THIS\n"}),
+            ),
+            Reply::text("Wrote AGENTS.md."),
+            Reply::text("ok"),
+        ],
+        ApprovalMode::Ask,
+    )
+    .await;
+    s.send(Op::UserTurn {
+        text: tern::agent::prompt::INIT_PROMPT.into(),
+    });
+    let events = s
+        .until(|e| matches!(e, Event::ApprovalRequest(_) | Event::TurnFinished { .. }))
+        .await;
+    let Some(Event::ApprovalRequest(request)) = events.last() else {
+        panic!("the write asks first: {events:?}")
+    };
+    assert!(request.command.contains("AGENTS.md"), "{request:?}");
+    s.send(Op::Approve {
+        id: request.id,
+        decision: tern::protocol::ApprovalDecision::Once,
+    });
+    s.until(|e| matches!(e, Event::TurnFinished { .. })).await;
+    let written = s.tree.sources().workspace.join("AGENTS.md");
+    assert!(std::fs::read_to_string(&written).unwrap().contains("INIT-WROTE-THIS"));
+    assert!(
+        s.system_of(0).contains("starter AGENTS.md") || s.mock.requests()[0].to_string().contains("starter AGENTS.md")
+    );
+    s.turn("next").await;
+    assert!(
+        s.system_of(2).contains("INIT-WROTE-THIS"),
+        "the new file is in the next turn's prompt"
+    );
+    assert!(
+        !s.system_of(1).contains("INIT-WROTE-THIS"),
+        "a turn keeps the prompt it started with"
+    );
+}
+
+#[tokio::test]
+async fn reload_reports_a_broken_skill_and_each_warning_once_per_change() {
+    let mut s = session(vec![Reply::text("a"), Reply::text("b")]).await;
+    let skill = s.tree.sources().workspace.join(".tern/skills/bad/SKILL.md");
+    write(&skill, "---\nname: bad\n---\n");
+    s.send(Op::ReloadContext);
+    let events = s
+        .until(|e| matches!(e, Event::Notice { text } if text.starts_with("context reloaded")))
+        .await;
+    assert!(
+        notice_with(&events, "bad/SKILL.md: no `description`").is_some(),
+        "{events:?}"
+    );
+    // Known warnings are not repeated before every turn.
+    let events = s.turn("one").await;
+    assert!(notice_with(&events, "SKILL.md").is_none(), "{events:?}");
+    // Fixed, the skill is listed from the next turn on.
+    write(&skill, "---\nname: bad\ndescription: now fine\n---\n");
+    s.turn("two").await;
+    assert!(
+        s.system_of(1)
+            .contains("- bad: now fine (file: .tern/skills/bad/SKILL.md)")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

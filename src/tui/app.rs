@@ -75,7 +75,7 @@ pub fn slash_commands() -> Vec<SlashCommand> {
         },
         SlashCommand {
             name: "context",
-            args: "",
+            args: "[reload]",
             help: "what the model receives and its share of the window",
         },
         SlashCommand {
@@ -364,7 +364,10 @@ impl App {
                 Err(usage) => self.state.notice(usage, Level::Error),
             },
             "init" => self.submit(crate::agent::prompt::INIT_PROMPT.trim_end().to_string()),
-            "context" => self.send(Op::ShowContext),
+            "context" => match super::memory::context_command(args) {
+                Ok(op) => self.send(op),
+                Err(usage) => self.state.notice(usage, Level::Error),
+            },
             "clear" => {
                 self.state.cells.clear();
                 self.transcript = TranscriptView::new();

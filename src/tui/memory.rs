@@ -41,6 +41,15 @@ pub fn remember_command(args: &str) -> Result<Op, String> {
     })
 }
 
+/// The op for `/context [reload]`: the report, or reading the context files and skills again.
+pub fn context_command(args: &str) -> Result<Op, String> {
+    match args.trim() {
+        "" => Ok(Op::ShowContext),
+        "reload" => Ok(Op::ReloadContext),
+        other => Err(format!("unknown argument '{other}': /context [reload]")),
+    }
+}
+
 /// The report as a table: one row per part with its tokens and share of the window, then the total and what is free.
 pub fn context_table(report: &ContextReport) -> String {
     let width = report
@@ -165,6 +174,7 @@ mod tests {
         );
         assert!(app.state.queued.is_empty(), "a memory is not a message");
         assert_eq!(enter(&mut app, &mut ops, "/context"), [Op::ShowContext]);
+        assert_eq!(enter(&mut app, &mut ops, "/context reload"), [Op::ReloadContext]);
         let sent = enter(&mut app, &mut ops, "/init");
         assert!(
             matches!(&sent[..], [Op::UserTurn { text }] if text.contains("starter AGENTS.md")),
