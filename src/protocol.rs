@@ -107,6 +107,12 @@ pub enum Op {
     NewConversation,
     /// Finish what is running and stop the agent task.
     Shutdown,
+    /// Summarise the older part of the conversation now, with an optional focus for the summary (between turns;
+    /// while a turn runs the agent says to wait).
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
 }
 
 /// The user's answer to an approval request.
