@@ -294,7 +294,7 @@ fn slash_commands_send_ops() {
 #[test]
 fn compact_sends_its_focus_and_waits_for_a_running_turn() {
     let mut h = harness();
-    let mut submit = |h: &mut Harness, line: &str| {
+    let submit = |h: &mut Harness, line: &str| {
         h.keys(line);
         h.press(key(KeyCode::Enter));
         let mut sent = h.sent();
