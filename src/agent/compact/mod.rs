@@ -120,10 +120,25 @@ impl Agent {
             Trigger::Threshold => (limit + self.keep_tokens()) / 2,
             Trigger::Overflow | Trigger::Manual => 0,
         };
+        let split = match trigger {
+            Trigger::Threshold => plan::split_point(&self.messages, self.keep_tokens()),
+            // The window is evidently smaller than we thought: keep a share of what did not fit.
+            Trigger::Overflow => plan::split_point(
+                &self.messages,
+                self.keep_tokens()
+                    .min((before as f64 * self.compaction.keep_recent) as u64),
+            ),
+            // Asked for: summarise all but the last turn (less when it is large), or all but its last step.
+            Trigger::Manual => {
+                match plan::split_point(&self.messages, self.keep_tokens()).max(plan::last_turn_start(&self.messages)) {
+                    0 => plan::split_point(&self.messages, 0),
+                    split => split,
+                }
+            }
+        };
         let mut cleared = 0;
         if trigger != Trigger::Manual {
-            let protect_from = plan::split_point(&self.messages, self.keep_tokens());
-            cleared += self.clear_results(protect_from, low_water, tools_json_len);
+            cleared += self.clear_results(split, low_water, tools_json_len);
         }
         let mut summarised = 0;
         let summarise = match trigger {
@@ -131,7 +146,8 @@ impl Agent {
             Trigger::Overflow | Trigger::Manual => true,
         };
         if summarise {
-            match self.summarise(cancel, focus.as_deref(), tools_json_len).await {
+            // Clearing results replaced messages one for one, so `split` still marks the same place.
+            match self.summarise(cancel, focus.as_deref(), split, tools_json_len).await {
                 Ok(n) => summarised = n,
                 Err(problem) => self.shared.emit(Event::Notice {
                     text: format!("could not summarise the conversation ({problem}); it is unchanged"),
@@ -203,15 +219,15 @@ impl Agent {
         cleared
     }
 
-    /// Asks the model for a summary of the older part of the conversation and puts it in that part's place. Returns
+    /// Asks the model for a summary of the messages before `split` and puts it in their place. Returns
     /// how many messages it replaced (0 when everything is recent); an error says why nothing changed.
     async fn summarise(
         &mut self,
         cancel: &CancellationToken,
         focus: Option<&str>,
+        split: usize,
         tools_json_len: usize,
     ) -> Result<usize, String> {
-        let split = plan::split_point(&self.messages, self.keep_tokens());
         if plan::only_a_summary(&self.messages, split) {
             return Ok(0);
         }

@@ -42,6 +42,14 @@ pub fn split_point(messages: &[Message], keep_tokens: u64) -> usize {
     split
 }
 
+/// Where the last turn begins: the last user message that is not a summary (0 when there is none).
+pub fn last_turn_start(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User { .. }) && !is_summary(m))
+        .unwrap_or(0)
+}
+
 /// Whether the summary already stands for everything before `split`: then summarising again gains nothing.
 pub fn only_a_summary(messages: &[Message], split: usize) -> bool {
     split == 0 || (split == 1 && is_summary(&messages[0]))
