@@ -491,3 +491,34 @@ async fn a_resumed_session_gets_the_compacted_conversation() {
     assert!(sent[1].starts_with(SUMMARY_HEADER));
     assert_eq!(&sent[3..], &["A3", "turn 4"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_summariser_is_not_asked_again_at_every_step() {
+    let mut script = vec![
+        Reply::text("A1"),
+        Reply::text("A2"),
+        Reply::status(400, "the summariser is broken"),
+    ];
+    for i in 0..3 {
+        script.push(Reply::tool("read_file", json!({"path": format!("small{i}.txt")})));
+    }
+    script.push(Reply::text("A3"));
+    let mut h = harness(
+        script,
+        Setup {
+            read_file: true,
+            ..small_window()
+        },
+    )
+    .await;
+    for i in 0..3 {
+        std::fs::write(h.dir.path().join(format!("small{i}.txt")), "tiny\n").unwrap();
+    }
+    h.turn(&long_prompt(1, 10_000)).await;
+    h.turn(&long_prompt(2, 10_000)).await;
+    let events = h.turn(&long_prompt(3, 10_000)).await;
+    assert_eq!(end_of(&events), TurnEnd::Completed);
+    let requests = h.mock.requests();
+    assert_eq!(requests.len(), 7);
+    assert_eq!(requests.iter().filter(|r| is_summary_request(r)).count(), 1);
+}

@@ -30,18 +30,30 @@ const SUMMARY_PROMPT: &str = include_str!("../../../assets/compact_prompt.md");
 /// The longest summary asked for, in tokens.
 const SUMMARY_MAX_TOKENS: u64 = 8_192;
 
+/// How many messages the conversation must grow by after a failed summary before the threshold asks for another:
+/// a summariser that fails should not double every step's requests.
+const SUMMARY_RETRY_AFTER: usize = 10;
+
 /// The prompt's size as last measured: `tokens` for the first `upto` messages (system prompt and tools included).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct ContextMeter {
     tokens: u64,
     upto: usize,
     valid: bool,
+    /// After a failed summary, the conversation length before which the threshold does not ask again.
+    summary_not_before: usize,
 }
 
 impl ContextMeter {
     /// Forgets the measure: the conversation was rewritten, so the next one estimates it whole.
     pub fn invalidate(&mut self) {
         self.valid = false;
+    }
+
+    fn set(&mut self, tokens: u64, upto: usize) {
+        self.tokens = tokens;
+        self.upto = upto;
+        self.valid = true;
     }
 }
 
@@ -62,11 +74,8 @@ impl Agent {
     pub(crate) fn prompt_tokens(&mut self, tools_json_len: usize) -> u64 {
         let len = self.messages.len();
         if !self.meter.valid || len < self.meter.upto {
-            self.meter = ContextMeter {
-                tokens: estimate_tokens(&self.messages, &self.system_prompt, tools_json_len),
-                upto: len,
-                valid: true,
-            };
+            let tokens = estimate_tokens(&self.messages, &self.system_prompt, tools_json_len);
+            self.meter.set(tokens, len);
         } else if len > self.meter.upto {
             self.meter.tokens += self.messages[self.meter.upto..].iter().map(message_tokens).sum::<u64>();
             self.meter.upto = len;
@@ -78,11 +87,7 @@ impl Agent {
     pub(crate) fn prompt_counted(&mut self, input_tokens: u64, sent: usize) {
         // Servers that report no usage leave the estimate in charge.
         if input_tokens > 0 && sent <= self.messages.len() {
-            self.meter = ContextMeter {
-                tokens: input_tokens,
-                upto: sent,
-                valid: true,
-            };
+            self.meter.set(input_tokens, sent);
         }
     }
 
@@ -142,16 +147,23 @@ impl Agent {
         }
         let mut summarised = 0;
         let summarise = match trigger {
-            Trigger::Threshold => self.prompt_tokens(tools_json_len) > limit,
+            Trigger::Threshold => {
+                self.prompt_tokens(tools_json_len) > limit && self.messages.len() >= self.meter.summary_not_before
+            }
             Trigger::Overflow | Trigger::Manual => true,
         };
+        let mut failed = false;
         if summarise {
             // Clearing results replaced messages one for one, so `split` still marks the same place.
             match self.summarise(cancel, focus.as_deref(), split, tools_json_len).await {
                 Ok(n) => summarised = n,
-                Err(problem) => self.shared.emit(Event::Notice {
-                    text: format!("could not summarise the conversation ({problem}); it is unchanged"),
-                }),
+                Err(problem) => {
+                    failed = true;
+                    self.meter.summary_not_before = self.messages.len() + SUMMARY_RETRY_AFTER;
+                    self.shared.emit(Event::Notice {
+                        text: format!("could not summarise the conversation ({problem}); it is unchanged"),
+                    });
+                }
             }
         }
         if trigger != Trigger::Manual && self.prompt_tokens(tools_json_len) > limit {
@@ -163,7 +175,7 @@ impl Agent {
             cleared += self.clear_results(last_step, low_water, tools_json_len);
         }
         if cleared == 0 && summarised == 0 {
-            if trigger == Trigger::Manual {
+            if trigger == Trigger::Manual && !failed {
                 self.shared.emit(Event::Notice {
                     text: "nothing to compact: the conversation is all recent".into(),
                 });
@@ -208,11 +220,8 @@ impl Agent {
                 let saved = message_tokens(&self.messages[index]).saturating_sub(message_tokens(&note));
                 self.replace_messages(index, index + 1, vec![note]);
                 // One message changed in place: adjust the measure instead of estimating everything again.
-                self.meter = ContextMeter {
-                    tokens: self.meter.tokens.saturating_sub(saved),
-                    upto: self.messages.len(),
-                    valid: true,
-                };
+                let tokens = self.meter.tokens.saturating_sub(saved);
+                self.meter.set(tokens, self.messages.len());
                 cleared += 1;
             }
         }
