@@ -30,6 +30,7 @@ struct Setup {
     read_file: bool,
     history: Vec<Message>,
     log: Option<SessionLog>,
+    kind: ProviderKind,
 }
 
 impl Default for Setup {
@@ -41,6 +42,7 @@ impl Default for Setup {
             read_file: false,
             history: Vec::new(),
             log: None,
+            kind: ProviderKind::OpenAi,
         }
     }
 }
@@ -56,8 +58,11 @@ async fn harness(script: Vec<Reply>, setup: Setup) -> Harness {
     let mock = MockLlm::start(script).await;
     let dir = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut provider = ProviderConfig::new(ProviderKind::OpenAi, "test-model");
-    provider.base_url = mock.openai_base_url();
+    let mut provider = ProviderConfig::new(setup.kind, "test-model");
+    provider.base_url = match setup.kind {
+        ProviderKind::OpenAi => mock.openai_base_url(),
+        ProviderKind::Anthropic => mock.anthropic_base_url(),
+    };
     provider.api_key = Some("test-key".into());
     provider.retry = RetryPolicy {
         max_attempts: 2,
@@ -388,6 +393,49 @@ async fn a_context_overflow_compacts_and_retries() {
             .iter()
             .any(|n| n.contains("after the provider said the conversation does not fit"))
     );
+}
+
+/// Anthropic reports the overflow inside the stream or as a 400; OpenAI may say it only in the error's code.
+#[tokio::test(flavor = "multi_thread")]
+async fn overflows_in_every_wording_are_compacted_and_retried() {
+    let anthropic_stream = Reply::StreamError {
+        kind: "invalid_request_error".into(),
+        message: "prompt is too long: 210000 tokens > 200000 maximum".into(),
+    };
+    let openai_code_only = Reply::Status {
+        code: 400,
+        retry_after: None,
+        body: json!({"error": {"message": "Request rejected.", "type": "invalid_request_error",
+            "code": "context_length_exceeded"}})
+        .to_string(),
+    };
+    for (kind, overflow) in [
+        (ProviderKind::Anthropic, anthropic_stream),
+        (ProviderKind::OpenAi, openai_code_only),
+    ] {
+        let script = vec![
+            Reply::text("A1"),
+            overflow,
+            Reply::text("SUMMARY of turn one"),
+            Reply::text("A2"),
+        ];
+        let mut h = harness(
+            script,
+            Setup {
+                kind,
+                ..Setup::default()
+            },
+        )
+        .await;
+        h.turn(&long_prompt(1, 4_000)).await;
+        let events = h.turn("turn 2: short").await;
+        assert_eq!(end_of(&events), TurnEnd::Completed, "{kind}: {events:?}");
+        assert_eq!(h.mock.requests().len(), 4, "{kind}");
+        assert!(
+            h.mock.requests()[3].to_string().contains("SUMMARY of turn one"),
+            "{kind}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
