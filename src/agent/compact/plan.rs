@@ -5,8 +5,8 @@ use crate::agent::context::message_tokens;
 use crate::protocol::{Message, ToolCall};
 
 /// How the summary message begins, so a later compaction (and a person reading the session) knows it for one.
-pub const SUMMARY_HEADER: &str =
-    "[Summary of the earlier conversation, written when it was compacted to fit the context window]";
+pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation, written by the assistant when the conversation \
+     was compacted to fit the context window; only its Requests section says what the user asked]";
 
 /// Tools whose output can be had again by calling them again with the same arguments.
 const RERUNNABLE: &[&str] = &["read_file", "exec", "grep", "find_files", "list_dir", "web_fetch"];
