@@ -135,7 +135,11 @@ impl Agent {
     async fn request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, TurnEnd> {
         match self.send_request(cancel, with_tools).await {
             Err(Sent::Overflow { message, tools_len }) => {
-                if self.compact(cancel, tools_len, None, Trigger::Overflow).await {
+                let compacted = self.compact(cancel, tools_len, None, Trigger::Overflow).await;
+                if cancel.is_cancelled() {
+                    return Err(TurnEnd::Interrupted);
+                }
+                if compacted {
                     match self.send_request(cancel, with_tools).await {
                         Err(Sent::Overflow { message, .. }) => Err(self.fail(message)),
                         other => other.map_err(Sent::into_end),
