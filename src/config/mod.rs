@@ -12,7 +12,10 @@ use crate::agent::approval::{ApprovalMode, CommandRule};
 use crate::models::{Catalog, ModelEntry};
 use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 
+mod compaction;
 pub mod detect;
+
+pub use compaction::Compaction;
 
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -129,24 +132,6 @@ impl Default for SandboxSettings {
             network: false,
             writable_roots: Vec::new(),
             git_read_only: false,
-        }
-    }
-}
-
-/// When and how far the conversation is compacted (see `agent::compact`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Compaction {
-    /// Compact when the prompt reaches this share of the context window.
-    pub compact_at: f64,
-    /// The most recent messages filling up to this share of the window stay verbatim.
-    pub keep_recent: f64,
-}
-
-impl Default for Compaction {
-    fn default() -> Self {
-        Self {
-            compact_at: 0.8,
-            keep_recent: 0.3,
         }
     }
 }
@@ -533,7 +518,7 @@ fn finish(
             .collect()
     };
     let models = Catalog::builtin().with_overrides(&file.models);
-    let compaction = compaction(&file)?;
+    let compaction = Compaction::from_file(&file)?;
     let context_window = file
         .context_window
         .or_else(|| models.context_window(&model))
@@ -577,29 +562,6 @@ fn finish(
         project_trusted: false,
         ignored: Vec::new(),
         sources,
-    })
-}
-
-/// The compaction shares, checked: each is a share of the window, and what is kept must be less than the threshold
-/// or compaction would never make room.
-fn compaction(file: &ConfigFile) -> Result<Compaction, ConfigError> {
-    let defaults = Compaction::default();
-    let compact_at = file.compact_at.unwrap_or(defaults.compact_at);
-    let keep_recent = file.keep_recent.unwrap_or(defaults.keep_recent);
-    if !(0.1..=1.0).contains(&compact_at) {
-        return Err(ConfigError::Invalid(format!(
-            "compact_at = {compact_at}: expected a share of the context window between 0.1 and 1.0"
-        )));
-    }
-    if !(0.0..compact_at).contains(&keep_recent) {
-        return Err(ConfigError::Invalid(format!(
-            "keep_recent = {keep_recent}: expected a share of the context window from 0 to below compact_at \
-             ({compact_at})"
-        )));
-    }
-    Ok(Compaction {
-        compact_at,
-        keep_recent,
     })
 }
 
