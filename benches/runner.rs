@@ -104,6 +104,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         max_iterations: u32::MAX,
         context_window: u64::MAX / 2,
         reserve_tokens: 0,
+        compaction: Default::default(),
         results,
         history: vec![],
         history_events: 0,

@@ -117,6 +117,12 @@ pub enum Op {
     ReloadContext,
     /// Ask for a `ContextReport`: what the model receives and each part's share of the window.
     ShowContext,
+    /// Summarise the older part of the conversation now, with an optional focus for the summary (between turns;
+    /// while a turn runs the agent says to wait).
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
 }
 
 /// Whose AGENTS.md a remembered fact goes to.

@@ -76,6 +76,7 @@ async fn harness_with(
         max_iterations,
         context_window: 200_000,
         reserve_tokens: 8_000,
+        compaction: Default::default(),
         results,
         history: vec![],
         history_events: 0,

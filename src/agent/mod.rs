@@ -3,6 +3,7 @@
 
 pub mod approval;
 mod calls;
+pub mod compact;
 pub mod context;
 pub mod memory;
 pub mod prompt;
@@ -141,7 +142,8 @@ pub fn config_for(
         policy,
         max_iterations: settings.max_iterations,
         context_window: settings.context_window,
-        reserve_tokens: u64::from(settings.provider.max_tokens.unwrap_or(8_192)),
+        reserve_tokens: settings.output_limit,
+        compaction: settings.compaction,
         results,
         history,
         history_events,
@@ -238,6 +240,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         max_iterations: 20,
         context_window: 128_000,
         reserve_tokens: 8_192,
+        compaction: crate::config::Compaction::default(),
         results,
         history: Vec::new(),
         history_events: 0,

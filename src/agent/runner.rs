@@ -29,6 +29,8 @@ pub struct AgentConfig {
     pub context_window: u64,
     /// Tokens kept free for the answer when fitting the prompt into the window.
     pub reserve_tokens: u64,
+    /// When and how far the conversation is compacted.
+    pub compaction: crate::config::Compaction,
     pub results: ToolResultStore,
     /// Conversation to continue (a resumed session); empty for a new one.
     pub history: Vec<Message>,
@@ -142,6 +144,9 @@ pub(crate) struct Agent {
     pub max_iterations: u32,
     pub context_window: u64,
     pub reserve_tokens: u64,
+    pub compaction: crate::config::Compaction,
+    /// The prompt's size as last measured (see `compact.rs`).
+    pub meter: super::compact::ContextMeter,
     pub results: ToolResultStore,
     pub messages: Vec<Message>,
     pub total_usage: Usage,
@@ -174,6 +179,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         max_iterations: config.max_iterations.max(1),
         context_window: config.context_window,
         reserve_tokens: config.reserve_tokens,
+        compaction: config.compaction,
+        meter: Default::default(),
         results: config.results,
         messages: super::context::repair(&config.history),
         total_usage: Usage::default(),
@@ -234,6 +241,10 @@ impl Agent {
                         self.memory_op(op);
                         continue;
                     }
+                    Some(Op::Compact { focus }) => {
+                        shutting_down = self.compact_on_request(focus, &mut ops, &mut queue).await;
+                        continue;
+                    }
                     // Nothing is running: stale interrupts and approvals have nothing to act on.
                     Some(Op::Interrupt | Op::Approve { .. }) => continue,
                     Some(Op::Shutdown) | None => break,
@@ -263,6 +274,9 @@ impl Agent {
                             text: "a turn is running; start a new conversation after it ends".into(),
                         }),
                         Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
+                        Some(Op::Compact { .. }) => shared.emit(Event::Notice {
+                            text: "a turn is running; /compact after it ends".into(),
+                        }),
                         Some(Op::Shutdown) => {
                             shutting_down = true;
                             cancel.cancel();
@@ -317,12 +331,13 @@ impl Agent {
 
     /// Replaces messages `from..to` of the conversation with `with` (compaction), and records it in the session log,
     /// which keeps the originals.
-    #[allow(dead_code)] // compaction is being built on it
     pub(crate) fn replace_messages(&mut self, from: usize, to: usize, with: Vec<Message>) {
         let to = to.min(self.messages.len());
         let from = from.min(to);
         self.shared.write_log(|log| log.replace(from, to, &with));
         self.messages.splice(from..to, with);
+        // The measured prompt no longer matches the conversation.
+        self.meter.invalidate();
     }
 }
 

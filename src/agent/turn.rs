@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::compact::Trigger;
 use super::context;
 use super::runner::Agent;
 use crate::protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
@@ -20,6 +21,21 @@ pub(crate) const CONTINUE_PROMPT: &str =
 
 pub(crate) const LIMIT_PROMPT: &str = "[You have reached the tool-call limit for this turn. Do not call more tools. \
      Summarise what you did, what you found, and what is left to do.]";
+
+/// How a request failed: the turn ends, or the prompt did not fit and compaction may save the turn.
+enum Sent {
+    End(TurnEnd),
+    Overflow { message: String, tools_len: usize },
+}
+
+impl Sent {
+    fn into_end(self) -> TurnEnd {
+        match self {
+            Sent::End(end) => end,
+            Sent::Overflow { message, .. } => TurnEnd::Error { message },
+        }
+    }
+}
 
 /// What the tool phase of one step decided.
 pub(crate) enum Flow {
@@ -114,24 +130,47 @@ impl Agent {
         });
     }
 
-    /// One model request over the repaired, budget-fitted conversation, with its deltas forwarded as events. On
-    /// interrupt, what the user already saw of the reply is kept in the conversation.
+    /// One model request over the repaired conversation, compacted first when it has grown past its share of the
+    /// window. A context overflow reported by the provider compacts the conversation and tries once more.
     async fn request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, TurnEnd> {
+        match self.send_request(cancel, with_tools).await {
+            Err(Sent::Overflow { message, tools_len }) => {
+                let compacted = self.compact(cancel, tools_len, None, Trigger::Overflow).await;
+                if cancel.is_cancelled() {
+                    return Err(TurnEnd::Interrupted);
+                }
+                if compacted {
+                    match self.send_request(cancel, with_tools).await {
+                        Err(Sent::Overflow { message, .. }) => Err(self.fail(message)),
+                        other => other.map_err(Sent::into_end),
+                    }
+                } else {
+                    Err(self.fail(message))
+                }
+            }
+            other => other.map_err(Sent::into_end),
+        }
+    }
+
+    fn fail(&self, message: String) -> TurnEnd {
+        self.shared.emit(Event::Error {
+            message: message.clone(),
+        });
+        TurnEnd::Error { message }
+    }
+
+    /// One model request, with its deltas forwarded as events. On interrupt, what the user already saw of the reply
+    /// is kept in the conversation.
+    async fn send_request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, Sent> {
         let tools = if with_tools {
             self.tools.definitions()
         } else {
             Vec::new()
         };
         let tools_len = serde_json::to_string(&tools).map(|s| s.len()).unwrap_or(0);
-        let mut messages = context::repair(&self.messages);
-        let budget = self.context_window.saturating_sub(self.reserve_tokens);
-        let compacted = context::compact_to_budget(&mut messages, &self.system_prompt, tools_len, budget);
-        if compacted > 0 {
-            self.files.forget_all();
-            self.shared.emit(Event::Notice {
-                text: format!("compacted {compacted} old tool result(s) to fit the model's context window"),
-            });
-        }
+        self.fit_context(cancel, tools_len).await;
+        let sent = self.messages.len();
+        let messages = context::repair(&self.messages);
         let model = self.shared.model.lock().ok().and_then(|m| m.clone());
         let request = ChatRequest {
             model: model.unwrap_or_else(|| self.provider.model().to_string()),
@@ -167,6 +206,7 @@ impl Agent {
                     last: completion.usage,
                     total: self.total_usage,
                 });
+                self.prompt_counted(completion.usage.input_tokens, sent);
                 Ok(completion)
             }
             Err(ProviderError::Cancelled) => {
@@ -180,15 +220,13 @@ impl Agent {
                         tool_calls: Vec::new(),
                     });
                 }
-                Err(TurnEnd::Interrupted)
+                Err(Sent::End(TurnEnd::Interrupted))
             }
-            Err(e) => {
-                let message = e.to_string();
-                self.shared.emit(Event::Error {
-                    message: message.clone(),
-                });
-                Err(TurnEnd::Error { message })
-            }
+            Err(e @ ProviderError::ContextOverflow(_)) => Err(Sent::Overflow {
+                message: e.to_string(),
+                tools_len,
+            }),
+            Err(e) => Err(Sent::End(self.fail(e.to_string()))),
         }
     }
 

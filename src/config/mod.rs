@@ -2,15 +2,20 @@
 //! the project < environment < command-line flags. Every layer is a `ConfigFile` of optional fields; `Settings` is the
 //! resolved result the rest of the program uses. Errors name the file and the field.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::agent::approval::{ApprovalMode, CommandRule};
+use crate::models::{Catalog, ModelEntry};
 use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 
+mod compaction;
 pub mod detect;
+
+pub use compaction::Compaction;
 
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -28,8 +33,16 @@ pub struct ConfigFile {
     pub mode: Option<ApprovalMode>,
     pub max_tokens: Option<u32>,
     pub max_iterations: Option<u32>,
-    /// The model's context window in tokens; results are compacted before a request would overflow it.
+    /// The model's context window in tokens; wins over the model catalog's.
     pub context_window: Option<u64>,
+    /// The share of the context window at which the conversation is compacted (default 0.8).
+    pub compact_at: Option<f64>,
+    /// The share of the context window the most recent messages may fill and stay verbatim when compacting
+    /// (default 0.3).
+    pub keep_recent: Option<f64>,
+    /// Per-model catalog overrides and additions: `[models."name"] context_window = 32000` (see assets/models.toml).
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelEntry>,
     #[serde(default)]
     pub retry: RetryFile,
     #[serde(default)]
@@ -139,7 +152,14 @@ pub struct Settings {
     pub provider: ProviderConfig,
     pub mode: ApprovalMode,
     pub max_iterations: u32,
+    /// The model's context window: the `context_window` setting, else the catalog's, else 128,000.
     pub context_window: u64,
+    /// The model's output limit for fitting the prompt: `max_tokens`, else the catalog's (at most 32,000), else
+    /// 8,192.
+    pub output_limit: u64,
+    pub compaction: Compaction,
+    /// The built-in model catalog with the configured overrides.
+    pub models: Catalog,
     pub exec_timeout: Duration,
     pub env_allow: Vec<String>,
     pub allow: Vec<CommandRule>,
@@ -193,6 +213,11 @@ impl ConfigFile {
         take!(max_tokens);
         take!(max_iterations);
         take!(context_window);
+        take!(compact_at);
+        take!(keep_recent);
+        for (name, entry) in other.models {
+            self.models.entry(name).or_default().overlay(&entry);
+        }
         take!(retry.max_attempts);
         take!(retry.base_delay_ms);
         take!(retry.max_delay_secs);
@@ -377,6 +402,8 @@ pub fn settings(workspace: &Path, flags: ConfigFile) -> Result<Settings, ConfigE
     let layers = load_layers(workspace, flags)?;
     // Keys were taken out of the environment at start-up (`crate::secrets`): read them from the store.
     let mut settings = resolve(layers.file, layers.sources, crate::secrets::var, detect::default_ollama)?;
+    // Frontends price usage and size the context from the catalog without being handed the settings.
+    crate::models::install(settings.models.clone());
     // A key written in a config file was never in the environment: mask it from here on too.
     if let Some(key) = &settings.provider.api_key {
         crate::secrets::register(key);
@@ -490,6 +517,19 @@ fn finish(
             })
             .collect()
     };
+    let models = Catalog::builtin().with_overrides(&file.models);
+    let compaction = Compaction::from_file(&file)?;
+    let context_window = file
+        .context_window
+        .or_else(|| models.context_window(&model))
+        .unwrap_or(128_000);
+    // Most answers are far below a model's largest; reserving all of 64k or 128k would compact far too early.
+    let output_limit = file
+        .max_tokens
+        .map(u64::from)
+        .or_else(|| models.max_output(&model).map(|m| m.min(32_000)))
+        .unwrap_or(8_192)
+        .min(context_window / 2);
     Ok(Settings {
         provider: ProviderConfig {
             kind,
@@ -502,7 +542,10 @@ fn finish(
         },
         mode: file.mode.unwrap_or_default(),
         max_iterations: file.max_iterations.unwrap_or(100).max(1),
-        context_window: file.context_window.unwrap_or(128_000),
+        context_window,
+        output_limit,
+        compaction,
+        models,
         exec_timeout: Duration::from_secs(file.exec.timeout_secs.unwrap_or(120).clamp(1, 600)),
         env_allow: file.exec.env_allow.clone(),
         allow: rules(&file.approval.allow, "allow")?,

@@ -118,3 +118,50 @@ fn untrusted_project_cannot_loosen() {
         assert!(dropped.contains(&field), "{field} dropped");
     }
 }
+
+#[test]
+fn the_catalog_sizes_the_context_and_the_setting_wins() {
+    let env = env_of(&[("ANTHROPIC_API_KEY", "k")]);
+    let s = resolve(ConfigFile::default(), vec![], &env, || None).unwrap();
+    assert_eq!(s.provider.model, "claude-sonnet-4-5");
+    assert_eq!((s.context_window, s.output_limit), (200_000, 32_000));
+    assert_eq!(s.compaction, Compaction::default());
+    let file = ConfigFile::parse(
+        "model = \"my-model\"\ncompact_at = 0.6\nkeep_recent = 0.2\n[models.\"my-model\"]\ncontext_window = 32000\nmax_output = 4000\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let s = resolve(file, vec![], &env, || None).unwrap();
+    assert_eq!((s.context_window, s.output_limit), (32_000, 4_000));
+    assert_eq!((s.compaction.compact_at, s.compaction.keep_recent), (0.6, 0.2));
+    assert_eq!(s.models.context_window("my-model"), Some(32_000));
+    let file = ConfigFile::parse(
+        "model = \"my-model\"\ncontext_window = 9000\nmax_tokens = 1000\n[models.\"my-model\"]\ncontext_window = 32000\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let s = resolve(file, vec![], &env, || None).unwrap();
+    assert_eq!((s.context_window, s.output_limit), (9_000, 1_000));
+    let unknown = ConfigFile::parse("model = \"who-knows\"\n", Path::new("c.toml")).unwrap();
+    let s = resolve(unknown, vec![], &env, || None).unwrap();
+    assert_eq!((s.context_window, s.output_limit), (128_000, 8_192));
+}
+
+#[test]
+fn model_overrides_merge_field_by_field_and_shares_are_checked() {
+    let user = ConfigFile::parse("[models.\"m\"]\ncontext_window = 1000\ninput = 1.0\n", Path::new("u")).unwrap();
+    let project = ConfigFile::parse("[models.\"m\"]\ncontext_window = 2000\n", Path::new("p")).unwrap();
+    let merged = user.merge(project);
+    let m = &merged.models["m"];
+    assert_eq!((m.context_window, m.input), (Some(2000), Some(1.0)));
+    let env = env_of(&[("OPENAI_API_KEY", "k")]);
+    for bad in [
+        "compact_at = 0.01\n",
+        "compact_at = 1.5\n",
+        "compact_at = 0.5\nkeep_recent = 0.5\n",
+    ] {
+        let file = ConfigFile::parse(bad, Path::new("c.toml")).unwrap();
+        let err = resolve(file, vec![], &env, || None).unwrap_err().to_string();
+        assert!(err.contains("compact_at") || err.contains("keep_recent"), "{err}");
+    }
+}

@@ -116,6 +116,10 @@ pub enum ProviderError {
     /// An error the provider reported inside a successful response (an `error` event).
     #[error("the provider reported an error ({kind}): {message}")]
     Api { kind: String, message: String },
+    /// The prompt does not fit the model's context window. Never retried as it is: the conversation must shrink
+    /// first (the agent compacts it and tries once more).
+    #[error("the conversation is too long for the model's context window: {0}")]
+    ContextOverflow(String),
     #[error("gave up after {attempts} attempts; last error: {last}")]
     RetriesExhausted { attempts: u32, last: Box<ProviderError> },
     #[error("invalid provider configuration: {0}")]
@@ -147,6 +151,7 @@ impl ProviderError {
                 .any(|k| kind.contains(k))
             }
             ProviderError::Cancelled
+            | ProviderError::ContextOverflow(_)
             | ProviderError::Decode(_)
             | ProviderError::RetriesExhausted { .. }
             | ProviderError::Config(_) => false,
@@ -355,6 +360,11 @@ mod tests {
         };
         assert!(!invalid.is_retryable());
         assert!(!ProviderError::Cancelled.is_retryable());
+    }
+
+    #[test]
+    fn context_overflow_is_never_retried() {
+        assert!(!ProviderError::ContextOverflow("prompt is too long".into()).is_retryable());
     }
 
     #[test]

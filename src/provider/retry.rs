@@ -69,6 +69,37 @@ pub fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
 }
 
+/// Wordings of "the prompt does not fit the context window": OpenAI's `context_length_exceeded` code and message,
+/// Anthropic's "prompt is too long", and what OpenAI-compatible servers (vLLM, llama.cpp, LM Studio, Ollama,
+/// OpenRouter, DeepSeek, Mistral, Groq, Gemini's compatibility layer) commonly say. Matched on the lower-cased error.
+const OVERFLOW_WORDINGS: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "context length exceeded",
+    "exceeds the context window",
+    "exceeds the maximum context",
+    "prompt is too long",
+    "exceed_context_size",
+    "exceeds the available context size",
+    "context window exceeded",
+    "context size exceeded",
+    "maximum model length",
+    "input is too long",
+    "too many tokens in the prompt",
+    "reduce the length of the messages",
+    "input token count",
+];
+
+/// Whether an error from the provider says the prompt is larger than the model's context window. A rate limit
+/// (429) never is, whatever it says about tokens ("Request too large ... tokens per minute").
+pub fn is_context_overflow(status: Option<u16>, text: &str) -> bool {
+    if status == Some(429) {
+        return false;
+    }
+    let text = text.to_ascii_lowercase();
+    OVERFLOW_WORDINGS.iter().any(|w| text.contains(w))
+}
+
 /// How long the server asked us to wait: `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.
 pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
@@ -191,8 +222,17 @@ where
             Ok(completion) => return Ok(completion),
             Err(failure) => failure,
         };
+        let failure = match failure.error {
+            // An error event inside a stream may be the overflow too (compatible servers report it that way).
+            ProviderError::Api { kind, message }
+                if is_context_overflow(None, &kind) || is_context_overflow(None, &message) =>
+            {
+                Failure::from(ProviderError::ContextOverflow(message))
+            }
+            error => Failure { error, ..failure },
+        };
         let retryable = match failure.error {
-            ProviderError::Cancelled | ProviderError::Config(_) => false,
+            ProviderError::Cancelled | ProviderError::Config(_) | ProviderError::ContextOverflow(_) => false,
             ref error => failure.should_retry.unwrap_or_else(|| error.is_retryable()),
         };
         if !retryable {
@@ -249,6 +289,53 @@ mod tests {
             finish_reason: FinishReason::Stop,
             usage: Usage::default(),
         }
+    }
+
+    #[test]
+    fn context_overflow_wordings() {
+        let overflows = [
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            r#"{"error":{"message":"Your input exceeds the context window of this model.","code":"context_length_exceeded"}}"#,
+            "prompt is too long: 208931 tokens > 200000 maximum",
+            r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+            "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+            "The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
+            "Trying to keep the first 9000 tokens when context the overflows. However, the model is loaded with context length exceeded",
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+            "Please reduce the length of the messages or completion.",
+        ];
+        for text in overflows {
+            assert!(is_context_overflow(Some(400), text), "{text}");
+        }
+        let others = [
+            "Rate limit reached for gpt-4.1 on tokens per min (TPM): Limit 30000, Requested 50000.",
+            "Incorrect API key provided",
+            "Overloaded",
+            "model \"qwen\" not found",
+        ];
+        for text in others {
+            assert!(!is_context_overflow(Some(400), text), "{text}");
+        }
+        assert!(!is_context_overflow(Some(429), "maximum context length"));
+    }
+
+    #[tokio::test]
+    async fn an_overflow_reported_in_the_stream_is_not_retried() {
+        let policy = policy(5);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let attempts = AtomicU32::new(0);
+        let result = run(&policy, &tx, &CancellationToken::new(), |_| {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            async {
+                Err(Failure::from(ProviderError::Api {
+                    kind: "invalid_request_error".into(),
+                    message: "prompt is too long: 300000 tokens > 200000 maximum".into(),
+                }))
+            }
+        })
+        .await;
+        assert!(matches!(result, Err(ProviderError::ContextOverflow(ref m)) if m.contains("too long")));
+        assert_eq!(attempts.load(Ordering::SeqCst), 1);
     }
 
     #[test]

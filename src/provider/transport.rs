@@ -174,6 +174,10 @@ impl Transport {
                 }
                 _ => error_message(&text),
             };
+            // The raw body too: OpenAI puts `context_length_exceeded` in the error's code, not its message.
+            if retry::is_context_overflow(Some(status), &text) {
+                return Err(ProviderError::ContextOverflow(message.unwrap_or(text)).into());
+            }
             return Err(Failure {
                 error: ProviderError::Http {
                     status,

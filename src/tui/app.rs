@@ -84,6 +84,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             help: "clear the screen (the model keeps the conversation)",
         },
         SlashCommand {
+            name: "compact",
+            args: "[focus]",
+            help: "summarise the older conversation now, optionally focused",
+        },
+        SlashCommand {
             name: "new",
             args: "",
             help: "start a new conversation",
@@ -371,6 +376,15 @@ impl App {
             "clear" => {
                 self.state.cells.clear();
                 self.transcript = TranscriptView::new();
+            }
+            "compact" => {
+                if self.state.status.busy {
+                    self.state.flash("a turn is running; /compact after it ends");
+                    return;
+                }
+                let focus = Some(args.trim().to_string()).filter(|f| !f.is_empty());
+                self.send(Op::Compact { focus });
+                self.state.flash("compacting the conversation…");
             }
             "new" => {
                 if self.state.status.busy {

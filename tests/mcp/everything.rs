@@ -171,6 +171,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         max_iterations: 5,
         context_window: 200_000,
         reserve_tokens: 8_000,
+        compaction: Default::default(),
         results,
         history: vec![],
         history_events: 0,

@@ -292,6 +292,30 @@ fn slash_commands_send_ops() {
 }
 
 #[test]
+fn compact_sends_its_focus_and_waits_for_a_running_turn() {
+    let mut h = harness();
+    let submit = |h: &mut Harness, line: &str| {
+        h.keys(line);
+        h.press(key(KeyCode::Enter));
+        let mut sent = h.sent();
+        if sent.is_empty() && !h.app.composer.is_empty() {
+            h.press(key(KeyCode::Enter));
+            sent = h.sent();
+        }
+        sent
+    };
+    assert_eq!(
+        submit(&mut h, "/compact the parser work"),
+        vec![Op::Compact {
+            focus: Some("the parser work".into())
+        }]
+    );
+    assert_eq!(submit(&mut h, "/compact"), vec![Op::Compact { focus: None }]);
+    h.app.state.status.busy = true;
+    assert_eq!(submit(&mut h, "/compact"), Vec::<Op>::new());
+}
+
+#[test]
 fn history_opens_and_jumps_to_a_call() {
     let mut h = harness();
     begin(&mut h, "c1", "grep", json!({"pattern": "fn main"}));

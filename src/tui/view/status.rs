@@ -1,5 +1,5 @@
-//! The status bar: model, mode, tokens used and context left, cost where the price is known, what is running, and
-//! key hints.
+//! The status bar: model, mode, tokens used and context left, cost where the model catalog (`crate::models`) knows
+//! the price, what is running, and key hints. Prices live in the catalog, not here.
 
 use std::time::{Duration, Instant};
 
@@ -16,25 +16,6 @@ use crate::units::{duration, elapsed};
 
 /// How long a flash message stays.
 const FLASH: Duration = Duration::from_secs(4);
-
-/// USD per million tokens (input, output) for models whose price is public; others show no cost.
-const PRICES: &[(&str, f64, f64)] = &[
-    ("gpt-4.1-mini", 0.4, 1.6),
-    ("gpt-4.1-nano", 0.1, 0.4),
-    ("gpt-4.1", 2.0, 8.0),
-    ("gpt-4o-mini", 0.15, 0.6),
-    ("gpt-4o", 2.5, 10.0),
-    ("o4-mini", 1.1, 4.4),
-    ("claude-opus-4", 15.0, 75.0),
-    ("claude-sonnet-4", 3.0, 15.0),
-    ("claude-3-5-haiku", 0.8, 4.0),
-    ("claude-haiku-4", 1.0, 5.0),
-];
-
-pub fn cost(model: &str, input: u64, output: u64) -> Option<f64> {
-    let (_, i, o) = PRICES.iter().find(|(prefix, _, _)| model.starts_with(prefix))?;
-    Some((input as f64 * i + output as f64 * o) / 1_000_000.0)
-}
 
 fn tokens(n: u64) -> String {
     if n >= 1_000_000 {
@@ -99,7 +80,8 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
             Span::styled(format!(" · {left_pct}% context left"), theme.status_bar),
         ));
     }
-    if let Some(usd) = cost(&model, status.usage.input_tokens, status.usage.output_tokens) {
+    // The catalog prices cache reads and writes apart; a model it does not price shows no cost.
+    if let Some(usd) = crate::models::catalog().cost(&model, &status.usage) {
         right.push((4, Span::styled(format!(" · ${usd:.2}"), theme.status_bar)));
     }
     right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));
@@ -128,10 +110,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prices_match_by_prefix() {
-        assert_eq!(cost("gpt-4.1-mini-2025", 1_000_000, 0), Some(0.4));
-        assert_eq!(cost("claude-sonnet-4-5", 1_000_000, 1_000_000), Some(18.0));
-        assert_eq!(cost("qwen2.5-coder", 1, 1), None);
+    fn token_counts_are_short() {
         assert_eq!(tokens(12_345), "12.3k");
+        assert_eq!(tokens(2_500_000), "2.5M");
+        assert_eq!(tokens(999), "999");
     }
 }

@@ -1,0 +1,346 @@
+//! Compaction: keeping the conversation inside the model's context window. Before each request the prompt is
+//! measured (the provider's last count plus an estimate of what was added since, so a step costs O(new messages));
+//! past `compact_at` of the window, old tool results give way to notes saying how to get them again, and if that is
+//! not enough the model summarises the older turns into one message while the most recent ones stay verbatim. The
+//! same runs on `/compact [focus]` (summary only, with the user's focus) and once after the provider reports a
+//! context overflow. Every change goes through `Agent::replace_messages`, so the session log keeps the originals and
+//! a resumed session gets the compacted conversation. A summary that fails or is interrupted changes nothing.
+//!
+//! It never drops a message without a summary of it, and never separates a tool call from its result.
+
+mod plan;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{estimate_tokens, message_tokens};
+use super::runner::Agent;
+use crate::protocol::{Event, Message, Op};
+use crate::provider::{ChatRequest, ProviderError};
+
+pub use plan::SUMMARY_HEADER;
+
+/// The summariser's instructions.
+const SUMMARY_PROMPT: &str = include_str!("../../../assets/compact_prompt.md");
+
+/// The longest summary asked for, in tokens.
+const SUMMARY_MAX_TOKENS: u64 = 8_192;
+
+/// How many messages the conversation must grow by after a failed summary before the threshold asks for another:
+/// a summariser that fails should not double every step's requests.
+const SUMMARY_RETRY_AFTER: usize = 10;
+
+/// The prompt's size as last measured: `tokens` for the first `upto` messages (system prompt and tools included).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ContextMeter {
+    tokens: u64,
+    upto: usize,
+    valid: bool,
+    /// After a failed summary, the conversation length before which the threshold does not ask again.
+    summary_not_before: usize,
+}
+
+impl ContextMeter {
+    /// Forgets the measure: the conversation was rewritten, so the next one estimates it whole.
+    pub fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    fn set(&mut self, tokens: u64, upto: usize) {
+        self.tokens = tokens;
+        self.upto = upto;
+        self.valid = true;
+    }
+}
+
+/// Why compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// The prompt passed `compact_at` of the window.
+    Threshold,
+    /// The provider said the prompt does not fit: compact as far as possible.
+    Overflow,
+    /// `/compact`: summarise now.
+    Manual,
+}
+
+impl Agent {
+    /// The prompt's size in tokens: the provider's count for what it last received plus an estimate of the messages
+    /// added since. Only the new messages are walked.
+    pub(crate) fn prompt_tokens(&mut self, tools_json_len: usize) -> u64 {
+        let len = self.messages.len();
+        if !self.meter.valid || len < self.meter.upto {
+            let tokens = estimate_tokens(&self.messages, &self.system_prompt, tools_json_len);
+            self.meter.set(tokens, len);
+        } else if len > self.meter.upto {
+            self.meter.tokens += self.messages[self.meter.upto..].iter().map(message_tokens).sum::<u64>();
+            self.meter.upto = len;
+        }
+        self.meter.tokens
+    }
+
+    /// Takes the provider's count of the prompt it just answered, which held the first `sent` messages.
+    pub(crate) fn prompt_counted(&mut self, input_tokens: u64, sent: usize) {
+        // Servers that report no usage leave the estimate in charge.
+        if input_tokens > 0 && sent <= self.messages.len() {
+            self.meter.set(input_tokens, sent);
+        }
+    }
+
+    /// Compacts before a request when the prompt has passed `compact_at` of the window (or would not leave room for
+    /// the answer).
+    pub(crate) async fn fit_context(&mut self, cancel: &CancellationToken, tools_json_len: usize) {
+        if self.prompt_tokens(tools_json_len) > self.compact_limit() {
+            self.compact(cancel, tools_json_len, None, Trigger::Threshold).await;
+        }
+    }
+
+    fn compact_limit(&self) -> u64 {
+        let threshold = (self.context_window as f64 * self.compaction.compact_at) as u64;
+        threshold.min(self.context_window.saturating_sub(self.reserve_tokens))
+    }
+
+    fn keep_tokens(&self) -> u64 {
+        (self.context_window as f64 * self.compaction.keep_recent) as u64
+    }
+
+    /// Shrinks the conversation; returns whether anything changed. Old tool results go first (no model call, and
+    /// they can be had again), then a summary of the older turns, then, if the recent part alone is still too
+    /// large, the results of all but the last step.
+    pub(crate) async fn compact(
+        &mut self,
+        cancel: &CancellationToken,
+        tools_json_len: usize,
+        focus: Option<String>,
+        trigger: Trigger,
+    ) -> bool {
+        let before = self.prompt_tokens(tools_json_len);
+        let limit = self.compact_limit();
+        // Far enough below the threshold that the next steps do not compact again at once.
+        let low_water = match trigger {
+            Trigger::Threshold => (limit + self.keep_tokens()) / 2,
+            Trigger::Overflow | Trigger::Manual => 0,
+        };
+        let split = match trigger {
+            Trigger::Threshold => plan::split_point(&self.messages, self.keep_tokens()),
+            // The window is evidently smaller than we thought: keep a share of what did not fit.
+            Trigger::Overflow => plan::split_point(
+                &self.messages,
+                self.keep_tokens()
+                    .min((before as f64 * self.compaction.keep_recent) as u64),
+            ),
+            // Asked for: summarise all but the last turn (less when it is large), or all but its last step.
+            Trigger::Manual => {
+                match plan::split_point(&self.messages, self.keep_tokens()).max(plan::last_turn_start(&self.messages)) {
+                    0 => plan::split_point(&self.messages, 0),
+                    split => split,
+                }
+            }
+        };
+        let mut cleared = 0;
+        if trigger != Trigger::Manual {
+            cleared += self.clear_results(split, low_water, tools_json_len);
+        }
+        let mut summarised = 0;
+        let summarise = match trigger {
+            Trigger::Threshold => {
+                self.prompt_tokens(tools_json_len) > limit && self.messages.len() >= self.meter.summary_not_before
+            }
+            Trigger::Overflow | Trigger::Manual => true,
+        };
+        let mut failed = false;
+        if summarise {
+            // Clearing results replaced messages one for one, so `split` still marks the same place.
+            match self.summarise(cancel, focus.as_deref(), split, tools_json_len).await {
+                Ok(n) => summarised = n,
+                Err(problem) => {
+                    failed = true;
+                    self.meter.summary_not_before = self.messages.len() + SUMMARY_RETRY_AFTER;
+                    self.shared.emit(Event::Notice {
+                        text: format!("could not summarise the conversation ({problem}); it is unchanged"),
+                    });
+                }
+            }
+        }
+        if trigger != Trigger::Manual && self.prompt_tokens(tools_json_len) > limit {
+            let last_step = self
+                .messages
+                .iter()
+                .rposition(|m| !matches!(m, Message::Tool { .. }))
+                .unwrap_or(0);
+            cleared += self.clear_results(last_step, low_water, tools_json_len);
+        }
+        if cleared == 0 && summarised == 0 {
+            if trigger == Trigger::Manual && !failed {
+                self.shared.emit(Event::Notice {
+                    text: "nothing to compact: the conversation is all recent".into(),
+                });
+            }
+            return false;
+        }
+        self.files.forget_all();
+        let after = self.prompt_tokens(tools_json_len);
+        let mut what = Vec::new();
+        if summarised > 0 {
+            what.push(format!("summarised {summarised} earlier message(s)"));
+        }
+        if cleared > 0 {
+            what.push(format!("replaced {cleared} old tool result(s) with notes"));
+        }
+        let why = match trigger {
+            Trigger::Threshold => "to fit the context window",
+            Trigger::Overflow => "after the provider said the conversation does not fit",
+            Trigger::Manual => "on request",
+        };
+        self.shared.emit(Event::Notice {
+            text: format!(
+                "compacted the conversation {why}: {}; ~{} → ~{} tokens (saved ~{})",
+                what.join(" and "),
+                before,
+                after,
+                before.saturating_sub(after)
+            ),
+        });
+        true
+    }
+
+    /// Replaces large results before `protect_from` with notes, oldest first, until the prompt is at most `target`
+    /// tokens. Returns how many were replaced.
+    fn clear_results(&mut self, protect_from: usize, target: u64, tools_json_len: usize) -> usize {
+        let mut cleared = 0;
+        for index in plan::compactable_results(&self.messages, protect_from) {
+            if self.prompt_tokens(tools_json_len) <= target {
+                break;
+            }
+            if let Some(note) = plan::compacted_result(&self.messages, index) {
+                let saved = message_tokens(&self.messages[index]).saturating_sub(message_tokens(&note));
+                self.replace_messages(index, index + 1, vec![note]);
+                // One message changed in place: adjust the measure instead of estimating everything again.
+                let tokens = self.meter.tokens.saturating_sub(saved);
+                self.meter.set(tokens, self.messages.len());
+                cleared += 1;
+            }
+        }
+        cleared
+    }
+
+    /// Asks the model for a summary of the messages before `split` and puts it in their place. Returns
+    /// how many messages it replaced (0 when everything is recent); an error says why nothing changed.
+    async fn summarise(
+        &mut self,
+        cancel: &CancellationToken,
+        focus: Option<&str>,
+        split: usize,
+        tools_json_len: usize,
+    ) -> Result<usize, String> {
+        if plan::only_a_summary(&self.messages, split) {
+            return Ok(0);
+        }
+        self.shared.emit(Event::Notice {
+            text: format!("compacting: summarising {split} earlier message(s)…"),
+        });
+        // The transcript must fit in the window with the instructions and the summary itself.
+        let room = self
+            .context_window
+            .saturating_sub(self.reserve_tokens.min(SUMMARY_MAX_TOKENS))
+            .saturating_sub(SUMMARY_PROMPT.len() as u64 / 4 + 1_000);
+        let transcript = plan::transcript(&self.messages[..split], (room as usize).saturating_mul(3));
+        let mut ask = String::from(
+            "Summarise the conversation below following your instructions. It is the older part of the session; \
+             the newer messages stay as they are after your summary.\n",
+        );
+        if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+            ask.push_str(&format!("\nThe user asks the summary to focus on: {focus}\n"));
+        }
+        ask.push_str("\n<conversation>\n");
+        ask.push_str(&transcript);
+        ask.push_str("</conversation>\n");
+        let model = self.shared.model.lock().ok().and_then(|m| m.clone());
+        let request = ChatRequest {
+            model: model.unwrap_or_else(|| self.provider.model().to_string()),
+            system: SUMMARY_PROMPT.to_string(),
+            messages: vec![Message::User {
+                content: ask,
+                images: Vec::new(),
+            }],
+            tools: Vec::new(),
+            max_tokens: Some(self.reserve_tokens.clamp(1_024, SUMMARY_MAX_TOKENS) as u32),
+        };
+        // The summary is not shown as it streams: the notice says when it is done.
+        let (events, _ignored) = mpsc::unbounded_channel();
+        let completion = match self.provider.complete(&request, &events, cancel).await {
+            Ok(completion) => completion,
+            Err(ProviderError::Cancelled) => return Err("interrupted".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        self.total_usage.input_tokens += completion.usage.input_tokens;
+        self.total_usage.output_tokens += completion.usage.output_tokens;
+        self.total_usage.cache_read_tokens += completion.usage.cache_read_tokens;
+        self.total_usage.cache_write_tokens += completion.usage.cache_write_tokens;
+        self.shared.emit(Event::TokenUsage {
+            last: completion.usage,
+            total: self.total_usage,
+        });
+        if completion.content.trim().is_empty() {
+            return Err("the model returned an empty summary".into());
+        }
+        self.replace_messages(0, split, vec![plan::summary_message(&completion.content)]);
+        self.meter.invalidate();
+        self.prompt_tokens(tools_json_len);
+        Ok(split)
+    }
+
+    /// `/compact [focus]` between turns. An interrupt cancels the summary (nothing changes); a message sent
+    /// meanwhile waits in `queue`; other ops are answered as between turns. Returns whether the frontend asked the
+    /// agent to shut down.
+    pub(crate) async fn compact_on_request(
+        &mut self,
+        focus: Option<String>,
+        ops: &mut mpsc::UnboundedReceiver<Op>,
+        queue: &mut VecDeque<String>,
+    ) -> bool {
+        let tools_json_len = serde_json::to_string(&self.tools.definitions())
+            .map(|s| s.len())
+            .unwrap_or(0);
+        let cancel = CancellationToken::new();
+        let shared = std::sync::Arc::clone(&self.shared);
+        let mut shutdown = false;
+        let work = self.compact(&cancel, tools_json_len, focus, Trigger::Manual);
+        tokio::pin!(work);
+        let mut ops_open = true;
+        loop {
+            tokio::select! {
+                _ = &mut work => break,
+                op = ops.recv(), if ops_open => match op {
+                    Some(Op::Interrupt) => cancel.cancel(),
+                    Some(Op::UserTurn { text }) => queue.push_back(text),
+                    Some(Op::SetApprovalMode { mode }) => {
+                        if let Ok(mut gate) = shared.gate.lock() {
+                            gate.set_mode(mode);
+                        }
+                    }
+                    Some(Op::SetModel { model }) => {
+                        if let Ok(mut current) = shared.model.lock() {
+                            *current = Some(model);
+                        }
+                    }
+                    Some(Op::Shutdown) | None => {
+                        ops_open = false;
+                        shutdown = true;
+                        cancel.cancel();
+                    }
+                    // Nothing waits for an approval between turns; anything else must wait for the summary.
+                    Some(Op::Approve { .. }) => {}
+                    Some(_) => shared.emit(Event::Notice {
+                        text: "compacting the conversation; try again when it is done".into(),
+                    }),
+                },
+            }
+        }
+        shutdown
+    }
+}
