@@ -11,8 +11,10 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 use crate::protocol::{Op, RewindPoint};
 use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
 
-/// (label, conversation, code)
-const CHOICES: [(&str, bool, bool); 3] = [
+/// What to rewind: (label, conversation, code).
+type Choice = (&'static str, bool, bool);
+
+const CHOICES: [Choice; 3] = [
     ("code and conversation", true, true),
     ("only the conversation", true, false),
     ("only the code", false, true),
@@ -22,7 +24,7 @@ pub struct RewindLayer {
     points: Vec<RewindPoint>,
     selected: usize,
     /// The choices offered for the selected point, once one was picked.
-    choices: Option<(Vec<(&'static str, bool, bool)>, usize)>,
+    choices: Option<(Vec<Choice>, usize)>,
 }
 
 impl RewindLayer {
