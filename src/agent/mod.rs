@@ -3,7 +3,7 @@
 
 pub mod approval;
 mod calls;
-pub(crate) mod checkpoint;
+pub mod checkpoint;
 pub mod context;
 pub mod prompt;
 pub mod runner;

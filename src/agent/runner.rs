@@ -195,6 +195,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
 
 impl Agent {
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.checkpoints.prepare();
         let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
         self.shared.emit(Event::SessionStarted {
             provider: self.provider.name().to_string(),

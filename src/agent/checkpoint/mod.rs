@@ -7,7 +7,8 @@
 //! - **Shadow snapshots**: in a git work tree, the whole tree is snapshotted before and after each turn into a git
 //!   directory of tern's own (`shadow.rs`), so what shell commands changed is undoable too. A tree too large
 //!   (more than `MAX_SNAPSHOT_FILES` files) or too slow to snapshot (over `SNAPSHOT_LIMIT`) turns snapshots off for
-//!   the session, with a notice.
+//!   the session, with a notice. The first snapshot, which hashes every file, is indexed in the background when the
+//!   session starts (`prepare`), so a turn start only waits for what changed.
 //!
 //! Reverting (`revert.rs`) and the agent's `/undo` and `/rewind` (`ops.rs`) are built on these records. Nothing here
 //! goes through the approval gate: it only reads files the gate already let a tool write, and runs git in a way the
@@ -19,7 +20,7 @@ pub mod shadow;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -32,6 +33,8 @@ use shadow::Shadow;
 const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
 /// How long one snapshot may take before snapshots are turned off for the session.
 pub const SNAPSHOT_LIMIT: Duration = Duration::from_secs(3);
+/// How long the first indexing of the work tree may take, in the background.
+const FIRST_INDEX_LIMIT: Duration = Duration::from_secs(120);
 /// Work trees with more files than this are not snapshotted.
 pub const MAX_SNAPSHOT_FILES: usize = 20_000;
 /// Files larger than this get no file checkpoint (no edit tool handles them anyway).
@@ -71,15 +74,55 @@ pub(crate) struct TurnRecord {
     pub code: bool,
 }
 
-pub(crate) struct Checkpoints {
+pub struct Checkpoints {
     dir: PathBuf,
     /// Keeps a session without a data directory's checkpoints alive for the session.
     _temp: Option<tempfile::TempDir>,
-    shadow: Option<Shadow>,
-    /// Why snapshots are off, once they are.
-    shadow_off: Option<String>,
-    sized: bool,
+    /// Locked by whoever runs git on it: a turn's snapshot, a revert, or the first indexing in the background.
+    shadow: Option<Arc<tokio::sync::Mutex<ShadowSlot>>>,
     turns: Mutex<Vec<TurnRecord>>,
+}
+
+struct ShadowSlot {
+    shadow: Shadow,
+    /// The work tree's size was checked.
+    sized: bool,
+    /// Why snapshots are off, once they are, and whether the user was told.
+    off: Option<String>,
+    told: bool,
+}
+
+impl ShadowSlot {
+    /// Checks the size once; turns snapshots off for a work tree that is too large.
+    async fn check_size(&mut self) -> bool {
+        if !self.sized {
+            self.sized = true;
+            let root = self.shadow.work_tree().to_path_buf();
+            let count = tokio::task::spawn_blocking(move || shadow::count_files(&root, MAX_SNAPSHOT_FILES + 1))
+                .await
+                .unwrap_or(0);
+            if count > MAX_SNAPSHOT_FILES {
+                self.turn_off(format!("the work tree has more than {MAX_SNAPSHOT_FILES} files"));
+            }
+        }
+        self.off.is_none()
+    }
+
+    fn turn_off(&mut self, reason: String) {
+        tracing::warn!(%reason, "work-tree snapshots off");
+        self.off = Some(reason);
+    }
+
+    /// The notice that snapshots are off, the first time it is asked for.
+    fn tell(&mut self) -> Option<String> {
+        let reason = self.off.as_ref().filter(|_| !self.told)?;
+        let notice = format!(
+            "work-tree snapshots are off for this session ({reason}): edits by tools stay undoable, changes made by \
+             commands do not"
+        );
+        self.told = true;
+        Some(notice)
+    }
 }
 
 impl Checkpoints {
@@ -94,23 +137,39 @@ impl Checkpoints {
         };
         let dir = base.as_ref().map(|b| b.join("checkpoints")).unwrap_or_default();
         let shadow = match &base {
-            Some(base) if shadow::in_git_work_tree(root) => {
-                Some(Shadow::new(base.join("shadow.git"), root.to_path_buf()))
-            }
+            Some(base) if shadow::in_git_work_tree(root) => Some(Arc::new(tokio::sync::Mutex::new(ShadowSlot {
+                shadow: Shadow::new(base.join("shadow.git"), root.to_path_buf()),
+                sized: false,
+                off: None,
+                told: false,
+            }))),
             _ => None,
         };
-        let shadow_off = base.is_none().then(|| "no directory to keep them in".to_string());
         Self {
             dir,
             _temp: temp,
             shadow,
-            shadow_off,
-            sized: false,
             turns: Mutex::new(Vec::new()),
         }
     }
 
-    /// Starts a turn's record, snapshotting the work tree first. Returns a notice when snapshots just turned off.
+    /// Starts the first snapshot's indexing in the background (hashing every file is the slow part: ~1 s for 10,000
+    /// files), so that by the first turn a snapshot only looks at what changed. Needs a tokio runtime.
+    pub fn prepare(&self) {
+        let Some(slot) = self.shadow.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let mut slot = slot.lock().await;
+            if slot.check_size().await
+                && let Err(e) = slot.shadow.index(FIRST_INDEX_LIMIT).await
+            {
+                slot.turn_off(e.to_string());
+            }
+        });
+    }
+
+    /// Starts a turn's record, snapshotting the work tree first. Returns a notice when snapshots are off or late.
     pub async fn begin_turn(&mut self, turn: u64, text: &str, messages: usize, events: usize) -> Option<String> {
         let (before, notice) = self.snapshot(&format!("before turn {turn}")).await;
         if let Ok(mut turns) = self.turns.lock() {
@@ -153,44 +212,35 @@ impl Checkpoints {
         self.turns.lock().ok().and_then(|t| t.last().map(f))
     }
 
-    async fn snapshot(&mut self, message: &str) -> (Option<String>, Option<String>) {
-        if self.shadow_off.is_some() {
-            return (None, None);
-        }
-        let Some(shadow) = self.shadow.as_mut() else {
+    /// A snapshot within `SNAPSHOT_LIMIT` (waiting for the first indexing included), and a notice for the user.
+    async fn snapshot(&self, message: &str) -> (Option<String>, Option<String>) {
+        let Some(slot) = &self.shadow else {
             return (None, None);
         };
-        if !self.sized {
-            self.sized = true;
-            let root = shadow.work_tree().to_path_buf();
-            let count = tokio::task::spawn_blocking(move || shadow::count_files(&root, MAX_SNAPSHOT_FILES + 1))
-                .await
-                .unwrap_or(0);
-            if count > MAX_SNAPSHOT_FILES {
-                return (
-                    None,
-                    self.turn_off(format!("the work tree has more than {MAX_SNAPSHOT_FILES} files")),
-                );
+        let Ok(mut slot) = tokio::time::timeout(SNAPSHOT_LIMIT, slot.lock()).await else {
+            return (
+                None,
+                Some(
+                    "the first snapshot of the work tree is still being taken: what commands change in this turn \
+                     cannot be undone (edits by tools can)"
+                        .into(),
+                ),
+            );
+        };
+        if !slot.check_size().await {
+            return (None, slot.tell());
+        }
+        match slot.shadow.snapshot(message, SNAPSHOT_LIMIT).await {
+            Ok(commit) => (Some(commit), None),
+            Err(e) => {
+                slot.turn_off(e.to_string());
+                (None, slot.tell())
             }
         }
-        match shadow.snapshot(message, SNAPSHOT_LIMIT).await {
-            Ok(commit) => (Some(commit), None),
-            Err(e) => (None, self.turn_off(e.to_string())),
-        }
-    }
-
-    fn turn_off(&mut self, reason: String) -> Option<String> {
-        tracing::warn!(%reason, "work-tree snapshots off");
-        let notice = format!(
-            "work-tree snapshots are off for this session ({reason}): edits by tools stay undoable, changes made by \
-             commands do not"
-        );
-        self.shadow_off = Some(reason);
-        Some(notice)
     }
 
     /// Saves the files an approved call of `tool` will write, the first time the turn writes each.
-    pub fn before_write(&self, tool: &str, args: &Value, policy: &PathPolicy) {
+    pub(crate) fn before_write(&self, tool: &str, args: &Value, policy: &PathPolicy) {
         if !WRITE_TOOLS.contains(&tool) || args.get("dry_run").and_then(Value::as_bool) == Some(true) {
             return;
         }
@@ -242,7 +292,7 @@ impl Checkpoints {
     }
 
     /// Notes that the turn ran a command (whose changes only a snapshot can undo).
-    pub fn ran_command(&self) {
+    pub(crate) fn ran_command(&self) {
         if let Ok(mut turns) = self.turns.lock()
             && let Some(record) = turns.last_mut()
         {
@@ -251,12 +301,12 @@ impl Checkpoints {
     }
 
     /// The turns recorded so far (clones: reverting runs git without holding the lock).
-    pub fn records(&self) -> Vec<TurnRecord> {
+    pub(crate) fn records(&self) -> Vec<TurnRecord> {
         self.turns.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// Changes the records under the lock.
-    pub fn update(&self, f: impl FnOnce(&mut Vec<TurnRecord>)) {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut Vec<TurnRecord>)) {
         if let Ok(mut turns) = self.turns.lock() {
             f(&mut turns);
         }
@@ -264,7 +314,7 @@ impl Checkpoints {
 
     /// The conversation's messages `from..to` were replaced by `with` count messages: turns after them move, turns
     /// inside them can no longer be rewound to.
-    pub fn messages_replaced(&self, from: usize, to: usize, with: usize) {
+    pub(crate) fn messages_replaced(&self, from: usize, to: usize, with: usize) {
         self.update(|turns| {
             for record in turns.iter_mut() {
                 record.messages = match record.messages {
@@ -277,7 +327,7 @@ impl Checkpoints {
     }
 
     /// A new conversation: no turn can be rewound to any more (their code can still be undone).
-    pub fn forget_conversation(&self) {
+    pub(crate) fn forget_conversation(&self) {
         self.update(|turns| turns.iter_mut().for_each(|r| r.messages = None));
     }
 }

@@ -31,6 +31,9 @@ impl Expected {
 #[derive(Debug, Clone)]
 pub(crate) struct Change {
     pub path: PathBuf,
+    /// A path from a snapshot must stay inside the work tree: a directory on its way that became a symlink since
+    /// must not carry the write elsewhere.
+    pub confine: Option<PathBuf>,
     pub display: String,
     pub current: Option<Vec<u8>>,
     pub restore: Option<Vec<u8>>,
@@ -51,6 +54,7 @@ pub(crate) struct Revert {
 
 struct Entry {
     display: String,
+    confine: Option<PathBuf>,
     restore: Option<Vec<u8>>,
     expected: Expected,
 }
@@ -60,10 +64,15 @@ impl Checkpoints {
     pub(crate) async fn plan(&self, records: &[TurnRecord]) -> Revert {
         let mut revert = Revert::default();
         let mut entries: BTreeMap<PathBuf, Entry> = BTreeMap::new();
+        let slot = match &self.shadow {
+            Some(slot) => Some(slot.lock().await),
+            None => None,
+        };
+        let shadow = slot.as_ref().map(|s| &s.shadow);
         for record in records {
             revert.turns.push(record.turn);
             let mut covered = BTreeSet::new();
-            if let (Some(shadow), Some(before), Some(after)) = (&self.shadow, &record.before, &record.after) {
+            if let (Some(shadow), Some(before), Some(after)) = (shadow, &record.before, &record.after) {
                 match shadow.changed(before, after).await {
                     Ok(changed) => {
                         for c in changed {
@@ -89,7 +98,8 @@ impl Checkpoints {
                                     .unwrap_or(Expected::Unknown)
                             };
                             covered.insert(path.clone());
-                            merge(&mut entries, path, c.path, restore, expected);
+                            let confine = Some(shadow.work_tree().to_path_buf());
+                            merge(&mut entries, path, (c.path, confine), restore, expected);
                         }
                     }
                     Err(e) => {
@@ -113,7 +123,13 @@ impl Checkpoints {
                     },
                 };
                 let expected = file.after.map(Expected::Hash).unwrap_or(Expected::Unknown);
-                merge(&mut entries, path.clone(), file.display.clone(), restore, expected);
+                merge(
+                    &mut entries,
+                    path.clone(),
+                    (file.display.clone(), None),
+                    restore,
+                    expected,
+                );
             }
         }
         for (path, entry) in entries {
@@ -124,6 +140,7 @@ impl Checkpoints {
             if current != entry.restore {
                 revert.changes.push(Change {
                     path,
+                    confine: entry.confine,
                     display: entry.display,
                     current,
                     restore: entry.restore,
@@ -139,6 +156,15 @@ impl Checkpoints {
         let mut diffs = Vec::new();
         let mut failed = Vec::new();
         for change in &revert.changes {
+            if let Some(root) = &change.confine
+                && !stays_inside(&change.path, root)
+            {
+                failed.push(format!(
+                    "{}: a directory on its path now leads out of the workspace",
+                    change.display
+                ));
+                continue;
+            }
             let written = match &change.restore {
                 Some(bytes) => crate::tools::file_state::atomic_write(&change.path, bytes, None),
                 None => match std::fs::remove_file(&change.path) {
@@ -149,14 +175,8 @@ impl Checkpoints {
             match written {
                 Ok(()) => diffs.push(FileDiff::new(
                     change.display.clone(),
-                    change
-                        .current
-                        .as_deref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned()),
-                    change
-                        .restore
-                        .as_deref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned()),
+                    change.current.as_deref().map(shown),
+                    change.restore.as_deref().map(shown),
                 )),
                 Err(e) => failed.push(format!("{}: {e}", change.display)),
             }
@@ -170,12 +190,36 @@ impl Checkpoints {
     }
 }
 
+/// Larger contents are not put in the diff (it goes to the screen and the session log): a line says what they were.
+const MAX_SHOWN_BYTES: usize = 256 * 1024;
+
+/// A file's content as the diff shows it.
+fn shown(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if bytes.len() <= MAX_SHOWN_BYTES => text.to_string(),
+        Ok(_) => format!("[a large file: {} bytes]\n", bytes.len()),
+        Err(_) => format!("[a binary file: {} bytes]\n", bytes.len()),
+    }
+}
+
+/// Whether the nearest existing directory of `path` is inside `root` once symlinks are followed.
+fn stays_inside(path: &std::path::Path, root: &std::path::Path) -> bool {
+    let Ok(root) = root.canonicalize() else {
+        return false;
+    };
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.exists())
+        .and_then(|dir| dir.canonicalize().ok())
+        .is_some_and(|dir| dir.starts_with(&root))
+}
+
 /// Adds one turn's change of a file; turns come newest first, so the first expectation stays and the last
 /// restore content wins.
 fn merge(
     entries: &mut BTreeMap<PathBuf, Entry>,
     path: PathBuf,
-    display: String,
+    (display, confine): (String, Option<PathBuf>),
     restore: Option<Vec<u8>>,
     expected: Expected,
 ) {
@@ -184,6 +228,7 @@ fn merge(
         .and_modify(|e| e.restore = restore.clone())
         .or_insert(Entry {
             display,
+            confine,
             restore,
             expected,
         });

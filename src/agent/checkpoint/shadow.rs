@@ -135,10 +135,22 @@ impl Shadow {
         }
     }
 
-    async fn snapshot_now(&mut self, message: &str) -> Result<String, ShadowError> {
+    /// Brings the shadow index up to date with the work tree (the slow part of a first snapshot), within `limit`.
+    pub async fn index(&mut self, limit: Duration) -> Result<(), ShadowError> {
+        match tokio::time::timeout(limit, self.add_all()).await {
+            Ok(result) => result,
+            Err(_) => {
+                let _ = std::fs::remove_file(self.index.with_extension("lock"));
+                Err(ShadowError::Timeout(limit))
+            }
+        }
+    }
+
+    async fn add_all(&mut self) -> Result<(), ShadowError> {
         if !self.git_dir.join("HEAD").exists() {
             crate::session::log::private_dir(&self.git_dir)?;
             self.git(&["init", "-q"]).await?;
+            self.exclude_own_data()?;
         }
         let _ = std::fs::remove_file(self.index.with_extension("lock"));
         self.git(&["add", "-A", "--ignore-errors", "--", "."])
@@ -148,6 +160,11 @@ impl Shadow {
                 ShadowError::Failed { ref stderr, .. } if stderr.contains("unable to") => Ok(Vec::new()),
                 e => Err(e),
             })?;
+        Ok(())
+    }
+
+    async fn snapshot_now(&mut self, message: &str) -> Result<String, ShadowError> {
+        self.add_all().await?;
         let tree = self.text(&["write-tree"]).await?;
         let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
         let parent = self.head.clone();
@@ -158,6 +175,22 @@ impl Shadow {
         self.git(&["update-ref", REF, &commit]).await?;
         self.head = Some(commit.clone());
         Ok(commit)
+    }
+
+    /// When tern's data directory is inside the work tree (a workspace that is the home directory), the sessions
+    /// directory stays out of the snapshots: they must not snapshot themselves.
+    fn exclude_own_data(&self) -> std::io::Result<()> {
+        let sessions = self.git_dir.parent().and_then(Path::parent);
+        let root = self.work_tree.canonicalize().unwrap_or_else(|_| self.work_tree.clone());
+        let Some(inside) = sessions
+            .and_then(|s| s.canonicalize().ok())
+            .and_then(|s| s.strip_prefix(&root).map(Path::to_path_buf).ok())
+        else {
+            return Ok(());
+        };
+        let info = self.git_dir.join("info");
+        std::fs::create_dir_all(&info)?;
+        std::fs::write(info.join("exclude"), format!("/{}/\n", inside.display()))
     }
 
     /// The paths that differ between two snapshots.

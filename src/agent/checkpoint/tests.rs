@@ -216,3 +216,44 @@ fn compaction_moves_or_drops_rewind_points() {
     let kept: Vec<Option<usize>> = checkpoints.records().iter().map(|r| r.messages).collect();
     assert_eq!(kept, vec![Some(0), None, Some(5)]);
 }
+
+#[tokio::test]
+async fn a_data_directory_inside_the_work_tree_stays_out_of_its_snapshots() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let session = root.join("data/sessions/s1");
+    std::fs::create_dir_all(&session).unwrap();
+    let mut checkpoints = Checkpoints::new(Some(&session), &root);
+    checkpoints.begin_turn(1, "t", 0, 0).await;
+    std::fs::write(root.join("a.txt"), "changed\n").unwrap();
+    std::fs::write(session.join("session.jsonl"), "{}\n").unwrap();
+    checkpoints.end_turn().await;
+    let records = checkpoints.records();
+    let revert = checkpoints.plan(&records).await;
+    let paths: Vec<&str> = revert.changes.iter().map(|c| c.display.as_str()).collect();
+    assert_eq!(paths, vec!["a.txt"]);
+}
+
+#[tokio::test]
+async fn a_snapshot_path_through_a_new_symlink_is_not_written() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/f.txt"), "one\n").unwrap();
+    let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
+    checkpoints.begin_turn(1, "t", 0, 0).await;
+    std::fs::write(root.join("sub/f.txt"), "two\n").unwrap();
+    checkpoints.end_turn().await;
+    // After the turn, `sub` becomes a link out of the workspace (holding the same content, so no conflict).
+    std::fs::write(outside.path().join("f.txt"), "two\n").unwrap();
+    std::fs::remove_dir_all(root.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("sub")).unwrap();
+    let revert = checkpoints.plan(&checkpoints.records()).await;
+    assert!(revert.conflicts.is_empty());
+    let (diffs, failed) = checkpoints.apply(&revert);
+    assert!(diffs.is_empty());
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(std::fs::read_to_string(outside.path().join("f.txt")).unwrap(), "two\n");
+}
