@@ -240,3 +240,122 @@ fn render_box(frame: &mut Frame<'_>, area: Rect, width: u16, lines: Vec<Line<'_>
         rect,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::{Event, ToolOutput};
+    use crate::tui::state::{AppState, CellKind};
+    use crate::tui::theme::Theme;
+
+    fn press(layer: &mut dyn Layer, code: KeyCode) -> Vec<Effect> {
+        let theme = Theme::dark();
+        let mut ctx = Ctx::new(View {
+            calls: &[],
+            theme: &theme,
+        });
+        layer.handle_key(KeyEvent::new(code, KeyModifiers::NONE), &mut ctx);
+        ctx.effects
+    }
+
+    fn point(turn: u64, text: &str, conversation: bool) -> RewindPoint {
+        RewindPoint {
+            turn,
+            text: text.into(),
+            conversation,
+            code: true,
+        }
+    }
+
+    #[test]
+    fn picking_a_message_then_what_to_rewind_sends_the_op() {
+        let mut layer = RewindLayer::new(vec![point(1, "first", true), point(2, "second", true)]);
+        assert!(press(&mut layer, KeyCode::Up).is_empty());
+        assert!(press(&mut layer, KeyCode::Enter).is_empty(), "the choices come first");
+        let effects = press(&mut layer, KeyCode::Char('3'));
+        assert!(matches!(
+            effects.as_slice(),
+            [
+                Effect::Op(Op::Rewind {
+                    turn: 1,
+                    conversation: false,
+                    code: true,
+                    force: false
+                }),
+                Effect::Close
+            ]
+        ));
+    }
+
+    #[test]
+    fn a_point_out_of_the_conversation_offers_only_the_code() {
+        let mut layer = RewindLayer::new(vec![point(4, "gone", false)]);
+        press(&mut layer, KeyCode::Enter);
+        let effects = press(&mut layer, KeyCode::Enter);
+        assert!(matches!(
+            effects.as_slice(),
+            [
+                Effect::Op(Op::Rewind {
+                    turn: 4,
+                    conversation: false,
+                    code: true,
+                    ..
+                }),
+                Effect::Close
+            ]
+        ));
+    }
+
+    #[test]
+    fn confirming_sends_the_retry_and_declining_sends_nothing() {
+        let mut layer = ConfirmRevertLayer::new(vec!["a.txt".into()], Op::Undo { force: true });
+        let effects = press(&mut layer, KeyCode::Char('n'));
+        assert!(matches!(effects.as_slice(), [Effect::Notice(_), Effect::Close]));
+        let effects = press(&mut layer, KeyCode::Char('y'));
+        assert!(matches!(
+            effects.as_slice(),
+            [Effect::Op(Op::Undo { force: true }), Effect::Close]
+        ));
+    }
+
+    #[test]
+    fn a_rewind_cuts_the_transcript_and_its_calls_back() {
+        let mut state = AppState::new();
+        for (turn, text) in [(1, "first"), (2, "second")] {
+            state.apply(Event::TurnStarted {
+                turn,
+                text: text.into(),
+            });
+            state.apply(Event::ToolCallBegin {
+                call_id: format!("c{turn}"),
+                name: "exec".into(),
+                args: json!({"command": "true"}),
+            });
+            state.apply(Event::ToolCallEnd {
+                call_id: format!("c{turn}"),
+                name: "exec".into(),
+                output: ToolOutput::text("ok"),
+                duration_ms: 1,
+                full_output_path: None,
+            });
+        }
+        state.apply(Event::Rewound {
+            turns: 1,
+            text: "second".into(),
+        });
+        assert_eq!(state.calls.len(), 1);
+        assert!(state.call("c2").is_none() && state.call("c1").is_some());
+        assert!(matches!(state.cells.last().map(|c| &c.kind), Some(CellKind::Tools(_))));
+        let users = state
+            .cells
+            .iter()
+            .filter(|c| matches!(c.kind, CellKind::User(_)))
+            .count();
+        assert_eq!(users, 1);
+    }
+}
