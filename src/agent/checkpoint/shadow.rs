@@ -149,7 +149,8 @@ impl Shadow {
     async fn add_all(&mut self) -> Result<(), ShadowError> {
         if !self.git_dir.join("HEAD").exists() {
             crate::session::log::private_dir(&self.git_dir)?;
-            self.git(&["init", "-q"]).await?;
+            // No template: no sample hooks or info files of the system's in tern's repository either.
+            self.git(&["init", "-q", "--template="]).await?;
             self.exclude_own_data()?;
         }
         let _ = std::fs::remove_file(self.index.with_extension("lock"));

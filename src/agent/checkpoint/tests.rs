@@ -148,6 +148,12 @@ async fn file_checkpoints_revert_edits_and_refuse_to_clobber_later_changes() {
     assert_eq!(std::fs::read_to_string(&saved).unwrap(), "one\n");
     let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&saved).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600);
+    for dir in ["checkpoints", "checkpoints/turn-1"] {
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(session.path().join(dir)).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o700, "{dir}");
+    }
 
     // The user changes a.txt after the turn: reverting names it and writes nothing until forced.
     std::fs::write(root.join("a.txt"), "mine\n").unwrap();
