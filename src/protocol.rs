@@ -123,6 +123,21 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         focus: Option<String>,
     },
+    /// Revert the file changes of the last turn not yet undone (`force`: also files changed since by someone else).
+    Undo {
+        #[serde(default)]
+        force: bool,
+    },
+    /// Ask for the turns one can rewind to (answered with `Event::RewindPoints`).
+    ListRewindPoints,
+    /// Go back to before the user message of `turn`: its conversation, its code (the work tree), or both.
+    Rewind {
+        turn: u64,
+        conversation: bool,
+        code: bool,
+        #[serde(default)]
+        force: bool,
+    },
 }
 
 /// Whose AGENTS.md a remembered fact goes to.
@@ -249,6 +264,33 @@ pub enum Event {
     ShutdownComplete,
     /// The answer to `Op::ShowContext`.
     ContextReport(ContextReport),
+    /// The turns one can rewind to, oldest first (the answer to `Op::ListRewindPoints`).
+    RewindPoints {
+        points: Vec<RewindPoint>,
+    },
+    /// The conversation was cut back: the last `turns` user turns are gone. `text` is the first removed message, for
+    /// the user to edit and send again. Not recorded: the session log holds the rewind itself.
+    Rewound {
+        turns: usize,
+        text: String,
+    },
+    /// An undo or rewind would overwrite files changed since the turn (by the user): send `retry` to go ahead.
+    ConfirmRevert {
+        files: Vec<String>,
+        retry: Op,
+    },
+}
+
+/// A turn `/rewind` can go back to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewindPoint {
+    pub turn: u64,
+    /// The user's message that started it.
+    pub text: String,
+    /// Its conversation can be cut back to before it.
+    pub conversation: bool,
+    /// The work tree can be put back to before it.
+    pub code: bool,
 }
 
 /// A call waiting for the user. Answer with `Op::Approve { id, .. }`.

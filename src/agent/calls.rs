@@ -216,6 +216,11 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
         let (prepared, policy) = approved.into_parts();
+        // Approved and about to run: what it will write is saved first, so /undo can put it back.
+        self.checkpoints.before_write(&call.name, &prepared.args, &policy);
+        if call.name == "exec" {
+            self.checkpoints.ran_command();
+        }
         let started = Instant::now();
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let ctx = ToolContext {

@@ -3,6 +3,7 @@
 
 pub mod approval;
 mod calls;
+pub mod checkpoint;
 pub mod compact;
 pub mod context;
 pub mod memory;

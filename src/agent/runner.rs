@@ -109,7 +109,6 @@ impl Shared {
     }
 
     /// How many transcript events the log holds for the current conversation.
-    #[allow(dead_code)] // rewind is being built on it
     pub fn recorded_events(&self) -> usize {
         self.record.lock().map(|r| r.events).unwrap_or(0)
     }
@@ -153,12 +152,21 @@ pub(crate) struct Agent {
     pub turn: u64,
     pub next_approval_id: u64,
     pub shared: Arc<Shared>,
+    /// File checkpoints and work-tree snapshots per turn, for `/undo` and `/rewind`.
+    pub checkpoints: super::checkpoint::Checkpoints,
+    /// Told to the model with the next user message (the user undid its changes).
+    pub pending_note: Option<String>,
 }
 
 /// Starts the agent task.
 pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    // Checkpoints live next to the session log (`<data>/sessions/<id>/`).
+    let checkpoints = super::checkpoint::Checkpoints::new(
+        config.log.as_ref().and_then(|log| log.path().parent()),
+        config.policy.root(),
+    );
     let shared = Arc::new(Shared {
         gate: Mutex::new(config.gate),
         pending: Mutex::new(HashMap::new()),
@@ -187,6 +195,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         turn: 0,
         next_approval_id: 1,
         shared,
+        checkpoints,
+        pending_note: None,
     };
     let task = tokio::spawn(agent.run(op_rx));
     AgentHandle {
@@ -198,6 +208,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
 
 impl Agent {
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.checkpoints.prepare();
         let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
         self.shared.emit(Event::SessionStarted {
             provider: self.provider.name().to_string(),
@@ -235,6 +246,25 @@ impl Agent {
                         }
                         self.total_usage = Usage::default();
                         self.files.forget_all();
+                        self.checkpoints.forget_conversation();
+                        self.pending_note = None;
+                        continue;
+                    }
+                    Some(Op::Undo { force }) => {
+                        self.undo(force).await;
+                        continue;
+                    }
+                    Some(Op::ListRewindPoints) => {
+                        self.rewind_points();
+                        continue;
+                    }
+                    Some(Op::Rewind {
+                        turn,
+                        conversation,
+                        code,
+                        force,
+                    }) => {
+                        self.rewind(turn, conversation, code, force).await;
                         continue;
                     }
                     Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => {
@@ -277,6 +307,10 @@ impl Agent {
                         Some(Op::Compact { .. }) => shared.emit(Event::Notice {
                             text: "a turn is running; /compact after it ends".into(),
                         }),
+                        Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => shared.emit(Event::Notice {
+                            text: "a turn is running: wait for it to end, or interrupt it (Esc), then undo or rewind"
+                                .into(),
+                        }),
                         Some(Op::Shutdown) => {
                             shutting_down = true;
                             cancel.cancel();
@@ -304,15 +338,27 @@ impl Agent {
     /// Runs one turn and always leaves a conversation the API accepts.
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
         self.turn += 1;
+        let (messages, events) = (self.messages.len(), self.shared.recorded_events());
         self.shared.emit(Event::TurnStarted {
             turn: self.turn,
             text: text.clone(),
         });
+        // The work tree as it is before the model touches it (after the user's message shows).
+        if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
+            self.shared.emit(Event::Notice { text });
+        }
+        let content = match self.pending_note.take() {
+            Some(note) => format!("{note}\n\n{text}"),
+            None => text,
+        };
         self.push_message(Message::User {
-            content: text,
+            content,
             images: Vec::new(),
         });
         let end = self.turn_loop(&cancel).await;
+        if let Some(text) = self.checkpoints.end_turn().await {
+            self.shared.emit(Event::Notice { text });
+        }
         // Whatever happened, every call the model made has an answer before the next request.
         self.messages = super::context::repair(&self.messages);
         if let Ok(mut pending) = self.shared.pending.lock() {
@@ -335,6 +381,7 @@ impl Agent {
         let to = to.min(self.messages.len());
         let from = from.min(to);
         self.shared.write_log(|log| log.replace(from, to, &with));
+        self.checkpoints.messages_replaced(from, to, with.len());
         self.messages.splice(from..to, with);
         // The measured prompt no longer matches the conversation.
         self.meter.invalidate();

@@ -94,6 +94,16 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             help: "start a new conversation",
         },
         SlashCommand {
+            name: "undo",
+            args: "",
+            help: "revert the file changes of the last turn (again: the turn before)",
+        },
+        SlashCommand {
+            name: "rewind",
+            args: "",
+            help: "go back to an earlier message: code, conversation, or both",
+        },
+        SlashCommand {
             name: "quit",
             args: "",
             help: "leave tern",
@@ -152,7 +162,29 @@ impl App {
 
     /// Applies an agent event, and raises the approval prompt when one waits.
     pub fn on_agent_event(&mut self, event: Event) {
+        match &event {
+            Event::RewindPoints { points } if points.is_empty() => {
+                self.state.flash("nothing to rewind to yet");
+            }
+            Event::RewindPoints { points } => {
+                self.layers
+                    .push(Box::new(super::view::rewind::RewindLayer::new(points.clone())));
+            }
+            Event::ConfirmRevert { files, retry } => self.layers.push(Box::new(
+                super::view::rewind::ConfirmRevertLayer::new(files.clone(), retry.clone()),
+            )),
+            _ => {}
+        }
+        let rewound = match &event {
+            Event::Rewound { text, .. } => Some(text.clone()),
+            _ => None,
+        };
         self.state.apply(event);
+        if let Some(text) = rewound {
+            // The cut transcript starts afresh, and the message is back in the composer for editing.
+            self.transcript = TranscriptView::new();
+            self.composer.set_text(&text);
+        }
         self.raise_approval();
     }
 
@@ -396,6 +428,12 @@ impl App {
                 self.transcript = TranscriptView::new();
                 self.state.flash("new conversation");
             }
+            "undo" | "rewind" if self.state.status.busy => {
+                self.state
+                    .flash("a turn is running: wait for it to end, or interrupt it (Esc) first");
+            }
+            "undo" => self.send(Op::Undo { force: false }),
+            "rewind" => self.send(Op::ListRewindPoints),
             "mode" if args.is_empty() => {
                 let mode = self.state.status.mode;
                 self.state.notice(

@@ -353,7 +353,40 @@ impl AppState {
             }
             Event::ShutdownComplete => self.agent_gone = true,
             Event::ContextReport(report) => self.notice(super::memory::context_table(&report), Level::Info),
+            Event::Rewound { turns, .. } => self.cut_turns(turns),
+            // The app opens a layer for these.
+            Event::RewindPoints { .. } | Event::ConfirmRevert { .. } => {}
         }
+    }
+
+    /// Cuts the transcript back to before its last `turns` user messages (a rewind), with their tool calls.
+    pub fn cut_turns(&mut self, turns: usize) {
+        if turns == 0 {
+            return;
+        }
+        let users: Vec<usize> = (0..self.cells.len())
+            .filter(|&i| matches!(self.cells[i].kind, CellKind::User(_)))
+            .collect();
+        let cut = users
+            .len()
+            .checked_sub(turns)
+            .and_then(|k| users.get(k))
+            .copied()
+            .unwrap_or(0);
+        let first_call = self.cells[cut..]
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CellKind::Tools(group) => group.iter().min().copied(),
+                _ => None,
+            })
+            .min();
+        self.cells.truncate(cut);
+        if let Some(first) = first_call {
+            self.calls.truncate(first);
+            self.call_index.retain(|_, i| *i < first);
+            self.call_cell.retain(|i, _| *i < first);
+        }
+        self.approvals.clear();
     }
 
     fn end_reasoning(&mut self) {

@@ -1,0 +1,265 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use super::shadow::{Shadow, count_files, in_git_work_tree};
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgSign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Every file under `.git`, with its bytes, to compare before and after.
+fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(false)
+        .build()
+        .flatten()
+    {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            out.push((entry.path().display().to_string(), std::fs::read(entry.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A repository with a committed file, a hook and a filter driver that would each write a marker file if they ran.
+fn hostile_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(root.join(".gitattributes"), "*.txt filter=evil\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "init"]);
+    let marker = root.join("PWNED");
+    let hook = root.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(
+        root,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("sh -c 'touch {}; cat'", marker.display()),
+        ],
+    );
+    git(
+        root,
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("sh -c 'touch {}'", marker.display()),
+        ],
+    );
+    dir
+}
+
+#[tokio::test]
+async fn shadow_snapshots_never_touch_the_users_repository_or_run_its_commands() {
+    let repo = hostile_repo();
+    let root = repo.path();
+    let data = tempfile::tempdir().unwrap();
+    let before = tree_bytes(&root.join(".git"));
+    let mut shadow = Shadow::new(data.path().join("shadow.git"), root.to_path_buf());
+    let first = shadow.snapshot("before", SNAPSHOT_LIMIT).await.unwrap();
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    std::fs::write(root.join("new.txt"), "new\n").unwrap();
+    std::fs::create_dir(root.join("target")).unwrap();
+    std::fs::write(root.join("target/out.bin"), "ignored\n").unwrap();
+    let second = shadow.snapshot("after", SNAPSHOT_LIMIT).await.unwrap();
+    let changed = shadow.changed(&first, &second).await.unwrap();
+    let paths: Vec<(char, &str)> = changed.iter().map(|c| (c.status, c.path.as_str())).collect();
+    assert_eq!(paths, vec![('M', "a.txt"), ('A', "new.txt")], "ignored files stay out");
+    assert_eq!(shadow.content(&first, "a.txt").await.unwrap(), b"one\n");
+    assert!(
+        !root.join("PWNED").exists(),
+        "no hook, filter or fsmonitor of the project ran"
+    );
+    assert_eq!(
+        before,
+        tree_bytes(&root.join(".git")),
+        "the user's .git is byte-identical"
+    );
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(data.path().join("shadow.git")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
+}
+
+#[test]
+fn git_work_trees_and_sizes_are_found_without_git() {
+    let repo = hostile_repo();
+    std::fs::create_dir(repo.path().join("sub")).unwrap();
+    assert!(in_git_work_tree(&repo.path().join("sub")));
+    let plain = tempfile::tempdir().unwrap();
+    assert!(!in_git_work_tree(plain.path()));
+    std::fs::create_dir(repo.path().join("target")).unwrap();
+    for i in 0..30 {
+        std::fs::write(repo.path().join(format!("target/{i}")), "x").unwrap();
+    }
+    // a.txt, .gitignore and .gitattributes; target/ is ignored and .git skipped.
+    assert_eq!(count_files(repo.path(), 100), 3);
+    assert_eq!(count_files(repo.path(), 2), 2);
+}
+
+#[tokio::test]
+async fn file_checkpoints_revert_edits_and_refuse_to_clobber_later_changes() {
+    let work = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    let policy = PathPolicy::new(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
+    assert_eq!(checkpoints.begin_turn(1, "edit", 0, 0).await, None);
+    checkpoints.before_write("write_file", &json!({"path": "a.txt"}), &policy);
+    checkpoints.before_write("write_file", &json!({"path": "new/b.txt"}), &policy);
+    checkpoints.before_write("read_file", &json!({"path": "c.txt"}), &policy);
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    std::fs::create_dir(root.join("new")).unwrap();
+    std::fs::write(root.join("new/b.txt"), "b\n").unwrap();
+    checkpoints.ran_command();
+    checkpoints.end_turn().await;
+
+    let saved = session.path().join("checkpoints/turn-1/0");
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "one\n");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&saved).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    for dir in ["checkpoints", "checkpoints/turn-1"] {
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(session.path().join(dir)).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o700, "{dir}");
+    }
+
+    // The user changes a.txt after the turn: reverting names it and writes nothing until forced.
+    std::fs::write(root.join("a.txt"), "mine\n").unwrap();
+    let records = checkpoints.records();
+    let revert = checkpoints.plan(&records).await;
+    assert_eq!(revert.conflicts, vec!["a.txt".to_string()]);
+    assert!(
+        revert.commands_not_undone,
+        "no snapshot: what commands did is not undone, and it says so"
+    );
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    let revert = checkpoints.plan(&records).await;
+    assert!(revert.conflicts.is_empty());
+    let (diffs, failed) = checkpoints.apply(&revert);
+    assert!(failed.is_empty());
+    let shown: Vec<(&str, Option<&str>)> = diffs.iter().map(|d| (d.path.as_str(), d.new.as_deref())).collect();
+    assert_eq!(shown, vec![("a.txt", Some("one\n")), ("new/b.txt", None)]);
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+    assert!(!root.join("new/b.txt").exists());
+    assert!(checkpoints.records().iter().all(|r| !r.code));
+}
+
+#[tokio::test]
+async fn several_turns_revert_to_the_oldest_content() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
+    for (turn, text) in [(1, "two\n"), (2, "three\n")] {
+        checkpoints.begin_turn(turn, "t", 0, 0).await;
+        // A command's change: only the snapshot sees it.
+        std::fs::write(root.join("a.txt"), text).unwrap();
+        checkpoints.ran_command();
+        checkpoints.end_turn().await;
+    }
+    let mut records = checkpoints.records();
+    records.reverse();
+    let revert = checkpoints.plan(&records).await;
+    assert!(!revert.commands_not_undone);
+    assert!(revert.conflicts.is_empty());
+    checkpoints.apply(&revert);
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+    assert!(!root.join("PWNED").exists());
+}
+
+#[test]
+fn compaction_moves_or_drops_rewind_points() {
+    let root = tempfile::tempdir().unwrap();
+    let checkpoints = Checkpoints::new(None, root.path());
+    checkpoints.update(|turns| {
+        for (turn, messages) in [(1, 0), (2, 4), (3, 10)] {
+            turns.push(TurnRecord {
+                turn,
+                text: String::new(),
+                messages: Some(messages),
+                events: 0,
+                before: None,
+                after: None,
+                files: BTreeMap::new(),
+                ran_commands: false,
+                code: true,
+            });
+        }
+    });
+    checkpoints.messages_replaced(2, 8, 1);
+    let kept: Vec<Option<usize>> = checkpoints.records().iter().map(|r| r.messages).collect();
+    assert_eq!(kept, vec![Some(0), None, Some(5)]);
+}
+
+#[tokio::test]
+async fn a_data_directory_inside_the_work_tree_stays_out_of_its_snapshots() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let session = root.join("data/sessions/s1");
+    std::fs::create_dir_all(&session).unwrap();
+    let mut checkpoints = Checkpoints::new(Some(&session), &root);
+    checkpoints.begin_turn(1, "t", 0, 0).await;
+    std::fs::write(root.join("a.txt"), "changed\n").unwrap();
+    std::fs::write(session.join("session.jsonl"), "{}\n").unwrap();
+    checkpoints.end_turn().await;
+    let records = checkpoints.records();
+    let revert = checkpoints.plan(&records).await;
+    let paths: Vec<&str> = revert.changes.iter().map(|c| c.display.as_str()).collect();
+    assert_eq!(paths, vec!["a.txt"]);
+}
+
+#[tokio::test]
+async fn a_snapshot_path_through_a_new_symlink_is_not_written() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/f.txt"), "one\n").unwrap();
+    let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
+    checkpoints.begin_turn(1, "t", 0, 0).await;
+    std::fs::write(root.join("sub/f.txt"), "two\n").unwrap();
+    checkpoints.end_turn().await;
+    // After the turn, `sub` becomes a link out of the workspace (holding the same content, so no conflict).
+    std::fs::write(outside.path().join("f.txt"), "two\n").unwrap();
+    std::fs::remove_dir_all(root.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("sub")).unwrap();
+    let revert = checkpoints.plan(&checkpoints.records()).await;
+    assert!(revert.conflicts.is_empty());
+    let (diffs, failed) = checkpoints.apply(&revert);
+    assert!(diffs.is_empty());
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(std::fs::read_to_string(outside.path().join("f.txt")).unwrap(), "two\n");
+}
