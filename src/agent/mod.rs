@@ -4,6 +4,7 @@
 pub mod approval;
 mod calls;
 pub mod context;
+pub(crate) mod conversation;
 pub mod prompt;
 pub mod runner;
 mod turn;

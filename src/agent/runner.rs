@@ -138,7 +138,7 @@ pub(crate) struct Agent {
     pub context_window: u64,
     pub reserve_tokens: u64,
     pub results: ToolResultStore,
-    pub messages: Vec<Message>,
+    pub messages: super::conversation::Conversation,
     pub total_usage: Usage,
     pub turn: u64,
     pub next_approval_id: u64,
@@ -169,7 +169,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         context_window: config.context_window,
         reserve_tokens: config.reserve_tokens,
         results: config.results,
-        messages: super::context::repair(&config.history),
+        messages: super::conversation::Conversation::new(config.history),
         total_usage: Usage::default(),
         turn: 0,
         next_approval_id: 1,
@@ -281,7 +281,7 @@ impl Agent {
         });
         let end = self.turn_loop(&cancel).await;
         // Whatever happened, every call the model made has an answer before the next request.
-        self.messages = super::context::repair(&self.messages);
+        self.messages.ensure_valid();
         if let Ok(mut pending) = self.shared.pending.lock() {
             pending.clear();
         }
@@ -303,7 +303,7 @@ impl Agent {
         let to = to.min(self.messages.len());
         let from = from.min(to);
         self.shared.write_log(|log| log.replace(from, to, &with));
-        self.messages.splice(from..to, with);
+        self.messages.replace(from, to, with);
     }
 }
 

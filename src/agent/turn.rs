@@ -2,15 +2,13 @@
 //! user interrupts, or the iteration limit asks it to summarise. Model quirks are handled here: an empty reply is
 //! retried once, a reply cut by the output limit is continued.
 
-use std::collections::HashMap;
-
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::context;
 use super::runner::Agent;
 use crate::protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
-use crate::provider::{ChatRequest, Completion, ProviderError, ProviderEvent};
+use crate::provider::{Completion, PreparedRequest, ProviderError, ProviderEvent};
 
 /// How many times a reply cut by the output limit is continued.
 const MAX_LENGTH_CONTINUES: u32 = 3;
@@ -34,7 +32,7 @@ impl Agent {
             _ = self.tools.wait_ready() => {}
             _ = cancel.cancelled() => return TurnEnd::Interrupted,
         }
-        let mut seen: HashMap<String, u32> = HashMap::new();
+        let mut seen = super::calls::RepeatGuard::default();
         let mut empty_retried = false;
         let mut continues = 0;
         for _ in 0..self.max_iterations {
@@ -114,8 +112,9 @@ impl Agent {
         });
     }
 
-    /// One model request over the repaired, budget-fitted conversation, with its deltas forwarded as events. On
-    /// interrupt, what the user already saw of the reply is kept in the conversation.
+    /// One model request over the conversation fitted to the budget, with its deltas forwarded as events. On
+    /// interrupt, what the user already saw of the reply is kept in the conversation. A step costs the same whatever
+    /// the history's length: messages are checked, estimated and serialised once (`Conversation`).
     async fn request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, TurnEnd> {
         let tools = if with_tools {
             self.tools.definitions()
@@ -123,28 +122,41 @@ impl Agent {
             Vec::new()
         };
         let tools_len = serde_json::to_string(&tools).map(|s| s.len()).unwrap_or(0);
-        let mut messages = context::repair(&self.messages);
+        // The conversation is kept valid as it grows: this checks only what the last step added.
+        self.messages.ensure_valid();
         let budget = self.context_window.saturating_sub(self.reserve_tokens);
-        let compacted = context::compact_to_budget(&mut messages, &self.system_prompt, tools_len, budget);
-        if compacted > 0 {
-            self.files.forget_all();
-            self.shared.emit(Event::Notice {
-                text: format!("compacted {compacted} old tool result(s) to fit the model's context window"),
-            });
-        }
         let model = self.shared.model.lock().ok().and_then(|m| m.clone());
-        let request = ChatRequest {
-            model: model.unwrap_or_else(|| self.provider.model().to_string()),
-            system: self.system_prompt.clone(),
-            messages,
-            tools,
+        let model = model.unwrap_or_else(|| self.provider.model().to_string());
+        let estimate = self.messages.estimated_tokens() + context::estimate_tokens(&[], &self.system_prompt, tools_len);
+        // Within the budget (the usual case) the request borrows the conversation and its stored wire forms; over
+        // it, a compacted copy is sent instead.
+        let fitted = if estimate > budget {
+            let mut messages = self.messages.to_vec();
+            let compacted = context::compact_to_budget(&mut messages, &self.system_prompt, tools_len, budget);
+            if compacted > 0 {
+                self.files.forget_all();
+                self.shared.emit(Event::Notice {
+                    text: format!("compacted {compacted} old tool result(s) to fit the model's context window"),
+                });
+            }
+            Some(messages)
+        } else {
+            self.messages.encode_with(&*self.provider);
+            None
+        };
+        let request = PreparedRequest {
+            model: &model,
+            system: &self.system_prompt,
+            messages: fitted.as_deref().unwrap_or(&self.messages),
+            encoded: if fitted.is_some() { &[] } else { self.messages.encoded() },
+            tools: &tools,
             max_tokens: None,
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut partial = String::new();
         let mut partial_reasoning = String::new();
         let result = {
-            let fut = self.provider.complete(&request, &tx, cancel);
+            let fut = self.provider.complete_prepared(&request, &tx, cancel);
             tokio::pin!(fut);
             loop {
                 tokio::select! {

@@ -54,6 +54,8 @@ pub(crate) struct Item {
     pub read_only: bool,
     /// `openWorldHint`, true when the server does not say (the MCP default).
     pub open_world: bool,
+    /// `idempotentHint`: calling again with the same arguments has no further effect. False when not said.
+    pub idempotent: bool,
     pub target: Target,
 }
 
@@ -86,6 +88,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema,
             read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
             open_world: tool.annotations.as_ref().and_then(|a| a.open_world_hint) != Some(false),
+            idempotent: tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true),
             target: Target::Tool(tool.name.to_string()),
         });
     }
@@ -114,6 +117,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
             read_only: true,
             open_world: true,
+            idempotent: false,
             target: Target::Resource(resource.uri.clone()),
         });
     }
@@ -151,6 +155,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema: json!({"type": "object", "properties": properties, "required": vars, "additionalProperties": false}),
             read_only: true,
             open_world: true,
+            idempotent: false,
             target: Target::Template(template.uri_template.clone()),
         });
     }
@@ -206,6 +211,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
             read_only: true,
             open_world: true,
+            idempotent: false,
             target: Target::Prompt(prompt.name.clone()),
         });
     }
@@ -276,6 +282,10 @@ impl Tool for McpTool {
 
     fn read_only(&self) -> bool {
         self.item.read_only
+    }
+
+    fn stable_result(&self) -> bool {
+        self.item.read_only && self.item.idempotent && !self.item.open_world
     }
 
     fn hints(&self) -> Option<ToolHints> {
