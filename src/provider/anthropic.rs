@@ -8,7 +8,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::transport::{StreamHandler, Transport};
-use super::wire::{self, ArrayWriter, Encoded, Form, PreparedRequest};
+use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
@@ -83,8 +83,8 @@ impl AnthropicProvider {
         body
     }
 
-    /// The body's bytes, with each message's stored wire form reused and the others encoded now. Merging, ordering
-    /// and the cache breakpoint follow `messages` exactly.
+    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
+    /// Merging, ordering and the cache breakpoint follow `messages` exactly.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(
             request.model,
@@ -93,50 +93,64 @@ impl AnthropicProvider {
             request.max_tokens,
             wire::messages_slot(),
         );
-        let fresh: Vec<Option<Form>> = request
+        // Messages without a stored form (none, in a running session) are encoded for this request only.
+        let fresh: Vec<(usize, Form)> = request
             .messages
             .iter()
             .enumerate()
-            .map(|(i, m)| match request.stored(i, false) {
-                Some(_) => Ok(None),
-                None => encode_form(m).map(Some),
-            })
+            .filter(|(i, _)| request.stored(*i, false).is_none())
+            .map(|(i, m)| encode_form(m).map(|form| (i, form)))
             .collect::<Result<_, _>>()?;
-        let mut merged: Vec<(&'static str, Vec<&wire::Block>)> = Vec::new();
-        for (i, made) in fresh.iter().enumerate() {
-            let Some(Form::Anthropic { role, blocks }) = made.as_ref().or_else(|| request.stored(i, false)) else {
-                continue;
+        let mut forms: Vec<(&'static str, &[wire::Block])> = Vec::with_capacity(request.messages.len());
+        let mut next_fresh = fresh.iter().peekable();
+        for i in 0..request.messages.len() {
+            let form = match next_fresh.next_if(|(at, _)| *at == i) {
+                Some((_, form)) => Some(form),
+                None => request.stored(i, false),
             };
-            if blocks.is_empty() {
-                continue;
-            }
-            match merged.last_mut() {
-                Some((last_role, last_blocks)) if last_role == role => last_blocks.extend(blocks.iter()),
-                _ => merged.push((role, blocks.iter().collect())),
+            if let Some(Form::Anthropic { role, blocks }) = form
+                && !blocks.is_empty()
+            {
+                forms.push((role, blocks));
             }
         }
-        for (role, blocks) in &mut merged {
-            if *role == "user" {
-                blocks.sort_by_key(|b| !b.tool_result);
-            }
-        }
-        let breakpoint = merged
+        // The cache breakpoint goes on the last block of the last user message, which ends with the last user form.
+        let breakpoint = forms.iter().rposition(|(role, _)| *role == "user");
+        let bytes: usize = forms
             .iter()
-            .rposition(|(role, _)| *role == "user")
-            .map(|g| (g, merged[g].1.len() - 1));
-        let mut list = ArrayWriter::with_capacity(request.messages.len() * 128);
-        for (g, (role, blocks)) in merged.iter().enumerate() {
-            let mut content = ArrayWriter::with_capacity(blocks.iter().map(|b| b.bytes.len() + 1).sum());
-            for (k, block) in blocks.iter().enumerate() {
-                if breakpoint == Some((g, k)) {
-                    content.push(&with_cache_control(&block.bytes));
+            .flat_map(|(_, b)| b.iter())
+            .map(|b| b.bytes.len() + 1)
+            .sum();
+        let mut body = BodyWriter::new(&skeleton, bytes + forms.len() * 32)?;
+        let mut group: Vec<&wire::Block> = Vec::new();
+        let mut start = 0;
+        while start < forms.len() {
+            let role = forms[start].0;
+            let end = start + forms[start..].iter().take_while(|(r, _)| *r == role).count();
+            group.clear();
+            group.extend(forms[start..end].iter().flat_map(|(_, blocks)| blocks.iter()));
+            if role == "user" {
+                // A stable sort: tool results first, everything else after in its order.
+                group.sort_by_key(|b| !b.tool_result);
+            }
+            let out = body.element();
+            wire::open_role_message(out, role);
+            out.push(b'[');
+            let marked = breakpoint.is_some_and(|b| (start..end).contains(&b));
+            for (k, block) in group.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                if marked && k + 1 == group.len() {
+                    out.extend_from_slice(&with_cache_control(&block.bytes));
                 } else {
-                    content.push(&block.bytes);
+                    out.extend_from_slice(&block.bytes);
                 }
             }
-            list.push(&wire::role_message(role, &content.finish()));
+            out.extend_from_slice(b"]}");
+            start = end;
         }
-        wire::splice(&skeleton, &list.finish())
+        Ok(body.finish())
     }
 }
 

@@ -8,7 +8,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::transport::{StreamHandler, Transport};
-use super::wire::{self, ArrayWriter, Encoded, Form, PreparedRequest};
+use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
@@ -71,15 +71,21 @@ impl OpenAiProvider {
         body
     }
 
-    /// The body's bytes, with each message's stored wire form reused and the others encoded now.
+    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request.model, request.tools, request.max_tokens, wire::messages_slot());
-        let mut list = ArrayWriter::with_capacity(request.messages.len() * 128);
+        let stored: usize = (0..request.messages.len())
+            .map(|i| match request.stored(i, true) {
+                Some(Form::OpenAi { message, .. }) => message.len() + 1,
+                _ => 0,
+            })
+            .sum();
+        let mut body = BodyWriter::new(&skeleton, stored + request.system.len() + 64)?;
         if !request.system.is_empty() {
-            list.push(&wire::to_bytes(&json!({"role": "system", "content": request.system}))?);
+            body.push(&wire::to_bytes(&json!({"role": "system", "content": request.system}))?);
         }
-        let mut tool_images = ArrayWriter::with_capacity(0);
-        let mut images_pending = false;
+        // The parts of the user message that follows a run of tool messages with images (rare: built apart).
+        let mut tool_images: Option<ArrayWriter> = None;
         for (i, message) in request.messages.iter().enumerate() {
             let fresh;
             let form = match request.stored(i, true) {
@@ -96,22 +102,31 @@ impl OpenAiProvider {
             else {
                 continue;
             };
-            if !matches!(message, Message::Tool { .. }) && images_pending {
-                let parts = std::mem::replace(&mut tool_images, ArrayWriter::with_capacity(0)).finish();
-                list.push(&wire::role_message("user", &parts));
-                images_pending = false;
+            if !matches!(message, Message::Tool { .. })
+                && let Some(parts) = tool_images.take()
+            {
+                flush_images(&mut body, parts);
             }
-            list.push(bytes);
+            body.push(bytes);
             for part in parts {
-                tool_images.push(part);
-                images_pending = true;
+                tool_images
+                    .get_or_insert_with(|| ArrayWriter::with_capacity(part.len()))
+                    .push(part);
             }
         }
-        if images_pending {
-            list.push(&wire::role_message("user", &tool_images.finish()));
+        if let Some(parts) = tool_images {
+            flush_images(&mut body, parts);
         }
-        wire::splice(&skeleton, &list.finish())
+        Ok(body.finish())
     }
+}
+
+/// The user message holding the images of a run of tool results.
+fn flush_images(body: &mut BodyWriter, parts: ArrayWriter) {
+    let out = body.element();
+    wire::open_role_message(out, "user");
+    out.extend_from_slice(&parts.finish());
+    out.push(b'}');
 }
 
 /// One message's wire form.

@@ -75,24 +75,56 @@ pub(super) fn to_bytes(value: &Value) -> Result<Vec<u8>, ProviderError> {
     serde_json::to_vec(value).map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))
 }
 
-/// The body: `skeleton` (built with `messages_slot()` as its messages) serialised, with `messages` in the slot.
-pub(super) fn splice(skeleton: &Value, messages: &[u8]) -> Result<Bytes, ProviderError> {
-    let outer = to_bytes(skeleton)?;
-    let slot = to_bytes(&Value::String(SLOT.to_string()))?;
-    let at = outer
-        .windows(slot.len())
-        .position(|w| w == slot.as_slice())
-        .ok_or_else(|| ProviderError::Decode("cannot encode the request: no place for the messages".into()))?;
-    let mut body = Vec::with_capacity(outer.len() - slot.len() + messages.len());
-    body.extend_from_slice(&outer[..at]);
-    body.extend_from_slice(messages);
-    body.extend_from_slice(&outer[at + slot.len()..]);
-    Ok(Bytes::from(body))
-}
-
 /// The placeholder for the messages in a body skeleton.
 pub(super) fn messages_slot() -> Value {
     Value::String(SLOT.to_string())
+}
+
+/// A request body written once, straight into its buffer: the skeleton (built with `messages_slot()` as its
+/// messages) up to the slot, the messages array element by element, then the rest of the skeleton.
+pub(super) struct BodyWriter {
+    out: Vec<u8>,
+    suffix: Vec<u8>,
+    empty: bool,
+}
+
+impl BodyWriter {
+    /// `capacity` is about how many bytes the messages take.
+    pub(super) fn new(skeleton: &Value, capacity: usize) -> Result<Self, ProviderError> {
+        let outer = to_bytes(skeleton)?;
+        let slot = to_bytes(&Value::String(SLOT.to_string()))?;
+        let at = outer
+            .windows(slot.len())
+            .position(|w| w == slot.as_slice())
+            .ok_or_else(|| ProviderError::Decode("cannot encode the request: no place for the messages".into()))?;
+        let mut out = Vec::with_capacity(outer.len() + capacity + 2);
+        out.extend_from_slice(&outer[..at]);
+        out.push(b'[');
+        Ok(Self {
+            out,
+            suffix: outer[at + slot.len()..].to_vec(),
+            empty: true,
+        })
+    }
+
+    /// Starts the next element of the messages array; the caller writes it into the returned buffer.
+    pub(super) fn element(&mut self) -> &mut Vec<u8> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        &mut self.out
+    }
+
+    pub(super) fn push(&mut self, element: &[u8]) {
+        self.element().extend_from_slice(element);
+    }
+
+    pub(super) fn finish(mut self) -> Bytes {
+        self.out.push(b']');
+        self.out.extend_from_slice(&self.suffix);
+        Bytes::from(self.out)
+    }
 }
 
 /// A JSON array of already serialised elements.
@@ -122,15 +154,12 @@ impl ArrayWriter {
     }
 }
 
-/// `{"role":<role>,"content":<content>}` as `json!` writes it (keys in insertion order).
-pub(super) fn role_message(role: &str, content: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(content.len() + role.len() + 24);
+/// Writes `{"role":<role>,"content":` as `json!` does (keys in insertion order); the caller writes the content and
+/// the closing `}`.
+pub(super) fn open_role_message(out: &mut Vec<u8>, role: &str) {
     out.extend_from_slice(b"{\"role\":\"");
     out.extend_from_slice(role.as_bytes());
     out.extend_from_slice(b"\",\"content\":");
-    out.extend_from_slice(content);
-    out.push(b'}');
-    out
 }
 
 #[cfg(test)]

@@ -335,8 +335,8 @@ fn stored_note(stored: &spill::Stored) -> String {
         format!("it is saved whole to {}", stored.path.display())
     };
     format!(
-        "[The output ({} bytes, stdout and stderr as they came) is cut above; {kept}. Use read_file on that path \
-         with offset/limit to see any part of it, or grep it.]",
+        "[The output is {} bytes (stdout and stderr as they came) and what is shown above leaves out its middle; \
+         {kept}. Use read_file on that path with offset/limit to see any part of it, or grep it.]",
         stored.total
     )
 }
