@@ -3,7 +3,9 @@
 //! fully arrived; the gap is tern's own time for that step (decoding the answer, running the call through prepare,
 //! gate, run and record, building and sending the next request). It prints the median gap per window of steps, so a
 //! cost that grows with the conversation shows as a growing figure. Run with `cargo bench --bench steps`;
-//! `TERN_BENCH_STEPS` sets N (default 2,000), `TERN_BENCH_PROVIDER=anthropic` uses the Anthropic wire format.
+//! `TERN_BENCH_STEPS` sets N (default 2,000), `TERN_BENCH_RUNS` how many turns are run (default 3; each window's
+//! figure is the median over the turns of its median), `TERN_BENCH_PROVIDER=anthropic` uses the Anthropic wire
+//! format.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
@@ -43,6 +45,8 @@ impl Tool for Noop {
 struct Clock {
     arrived: Vec<Instant>,
     answered: Vec<Instant>,
+    /// Each request's body size in bytes.
+    sizes: Vec<usize>,
 }
 
 /// The scripted model: request `n` (from 0) is answered with one `noop` call while `n < steps`, then with text.
@@ -82,6 +86,7 @@ async fn connection(mut stream: TcpStream, steps: usize, kind: ProviderKind, clo
         let n = {
             let mut c = clock.lock().unwrap();
             c.arrived.push(Instant::now());
+            c.sizes.push(length);
             c.arrived.len() - 1
         };
         let body = match kind {
@@ -156,8 +161,9 @@ fn anthropic_answer(n: usize, steps: usize) -> String {
     out + &event("message_stop", json!({"type": "message_stop"}))
 }
 
-/// Runs one turn of `steps` steps and returns tern's own time per step (response N sent to request N+1 arrived).
-async fn turn(steps: usize, kind: ProviderKind) -> Vec<Duration> {
+/// Runs one turn of `steps` steps and returns tern's own time per step (response N sent to request N+1 arrived) and
+/// each request's body size.
+async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let clock = Arc::new(Mutex::new(Clock::default()));
@@ -200,9 +206,10 @@ async fn turn(steps: usize, kind: ProviderKind) -> Vec<Duration> {
         steps + 1,
         "one request per step and the last answer"
     );
-    (0..steps)
+    let gaps = (0..steps)
         .map(|n| clock.arrived[n + 1].duration_since(clock.answered[n]))
-        .collect()
+        .collect();
+    (gaps, clock.sizes.clone())
 }
 
 fn median_ms(gaps: &[Duration]) -> f64 {
@@ -225,18 +232,41 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    let runs: usize = std::env::var("TERN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     rt.block_on(async {
         turn(50, kind).await; // warm-up
-        let gaps = turn(steps, kind).await;
-        println!("tern's own time per step, {kind} wire format, one turn of {steps} steps (median per window)");
-        let first = median_ms(&gaps[..200]);
-        println!("  steps 1-200:{:>13.2} ms", first);
+        let mut turns = Vec::new();
+        for _ in 0..runs {
+            turns.push(turn(steps, kind).await);
+        }
+        let window = |end: usize| {
+            let mut medians: Vec<f64> = turns.iter().map(|(gaps, _)| median_ms(&gaps[end - 200..end])).collect();
+            medians.sort_by(f64::total_cmp);
+            medians[medians.len() / 2]
+        };
+        let sizes = &turns[0].1;
+        println!(
+            "tern's own time per step, {kind} wire format, {runs} turn(s) of {steps} steps (median per window, median \
+             over turns)"
+        );
+        let first = window(200);
+        println!(
+            "  steps 1-200:{:>13.3} ms   request body at step 200: {:>6} KB",
+            first,
+            sizes[199] / 1024
+        );
         for end in [1_000, 2_000, 5_000, 10_000].into_iter().filter(|&e| e <= steps) {
-            let m = median_ms(&gaps[end - 200..end]);
+            let m = window(end);
             println!(
-                "  steps {}-{end}:{:>10.2} ms  ({:.1}x the first 200; goal at 1,000: within 2x)",
+                "  steps {}-{end}:{:>10.3} ms   request body at step {end}: {:>6} KB   ({:.1}x the first 200; goal at \
+                 1,000: within 2x)",
                 end - 199,
                 m,
+                sizes[end - 1] / 1024,
                 m / first
             );
         }
