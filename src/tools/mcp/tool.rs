@@ -376,6 +376,45 @@ mod tests {
     }
 
     #[test]
+    fn only_a_closed_world_idempotent_read_counts_as_a_stable_result() {
+        let mut warnings = Vec::new();
+        let config = crate::tools::mcp::config::parse_json(
+            r#"{"mcpServers": {"clock": {"command": "clock-server"}}}"#,
+            "/p/.mcp.json",
+            std::path::Path::new("/ws"),
+            &|_: &str| None,
+            &mut warnings,
+        )
+        .unwrap()
+        .remove(0);
+        let schema = Arc::new(serde_json::Map::new());
+        let tool = |name: &'static str, a: Option<rmcp::model::ToolAnnotations>| {
+            let tool = rmcp::model::Tool::new(name, "test", Arc::clone(&schema));
+            match a {
+                Some(a) => tool.annotate(a),
+                None => tool,
+            }
+        };
+        let read = || rmcp::model::ToolAnnotations::new().read_only(true);
+        let catalog = Catalog {
+            tools: vec![
+                tool("now", Some(read())),
+                tool("unsaid", None),
+                tool("lookup", Some(read().idempotent(true))),
+                tool("sum", Some(read().idempotent(true).open_world(false))),
+            ],
+            ..Catalog::default()
+        };
+        let stable: Vec<(String, bool)> = items(&config, &catalog)
+            .into_iter()
+            .map(|i| (i.original.clone(), i.read_only && i.idempotent && !i.open_world))
+            .collect();
+        // Items come sorted by name.
+        let expected = [("lookup", false), ("now", false), ("sum", true), ("unsaid", false)];
+        assert_eq!(stable, expected.map(|(n, s)| (n.to_string(), s)));
+    }
+
+    #[test]
     fn results_filed_under_another_type_are_reread() {
         let custom = ServerResult::CustomResult(rmcp::model::CustomResult::new(json!({"contents": []})));
         let read: rmcp::model::ReadResourceResult = reread(custom).unwrap();
