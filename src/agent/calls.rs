@@ -5,8 +5,9 @@
 //! nothing skips the gate. Every call gets `ToolCallBegin` and `ToolCallEnd`, whatever happens.
 
 mod approve;
+mod repeat;
 
-use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,20 +18,21 @@ use tokio_util::sync::CancellationToken;
 use super::runner::Agent;
 use super::turn::Flow;
 use crate::protocol::{Event, Message, ToolCall, ToolOutput};
-use crate::tools::registry::{ERROR_HINT, execute_prepared};
+use crate::tools::registry::execute_prepared;
 use crate::tools::{OutputSink, PreparedCall, ToolContext};
 use approve::{Approved, Gate};
+pub(crate) use repeat::RepeatGuard;
 
 /// Results longer than this go to the tool-result store; the model gets a preview.
 pub const PERSIST_THRESHOLD: usize = 16_000;
-/// How much of a stored result the model sees.
+/// How much of a stored result the model sees: its beginning and its end.
 pub const PREVIEW_CHARS: usize = 1_200;
+/// The part of the preview taken from the end of the result.
+const PREVIEW_TAIL_CHARS: usize = 400;
 /// The marker for a result with no text.
 pub const EMPTY_RESULT: &str = "(tool completed with no output)";
 /// A tool gets this long to stop by itself after an interrupt (exec returns its output so far) before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
-/// The same call with the same arguments is refused once it was made this many times in a turn.
-const REPEAT_LIMIT: u32 = 2;
 
 pub(crate) const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 const ABORTED: &str = "Error: not run: the user aborted the turn.";
@@ -47,7 +49,7 @@ impl Agent {
         &mut self,
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
-        seen: &mut HashMap<String, u32>,
+        seen: &mut RepeatGuard,
     ) -> Flow {
         let planned: Vec<Planned> = calls.iter().map(|call| self.plan(call, seen)).collect();
         let mut results: Vec<Option<ToolOutput>> = vec![None; calls.len()];
@@ -112,7 +114,7 @@ impl Agent {
                     },
                 }
             };
-            answered.push((k, self.end(call, refused, started.elapsed()).0));
+            answered.push((k, self.end(call, refused, started.elapsed(), None).0));
         }
         // A call approved earlier in the batch does not run once a later prompt stopped the turn.
         let stopped = match flow {
@@ -122,7 +124,7 @@ impl Agent {
         };
         if let Some(text) = stopped {
             for (k, _) in approved {
-                answered.push((k, self.end(&calls[k], ToolOutput::error(text), Duration::ZERO).0));
+                answered.push((k, self.end(&calls[k], ToolOutput::error(text), Duration::ZERO, None).0));
             }
             return answered;
         }
@@ -135,21 +137,13 @@ impl Agent {
         answered
     }
 
-    fn plan(&self, call: &ToolCall, seen: &mut HashMap<String, u32>) -> Planned {
+    fn plan(&self, call: &ToolCall, seen: &mut RepeatGuard) -> Planned {
         let prepared = match self.tools.prepare_call(call) {
             Ok(p) => p,
             Err(text) => return Planned::Answered(ToolOutput::error(text)),
         };
-        let key = format!("{}\u{0}{}", call.name, prepared.args);
-        let count = seen.entry(key).or_insert(0);
-        *count += 1;
-        if *count > REPEAT_LIMIT {
-            return Planned::Answered(ToolOutput::error(format!(
-                "Error: refused: this exact call ({} with the same arguments) was already made {REPEAT_LIMIT} times \
-                 this turn and its result will not change. Use the earlier result, or try something different.\n\n\
-                 {ERROR_HINT}",
-                call.name
-            )));
+        if let Some(refusal) = seen.check(&call.name, &prepared) {
+            return Planned::Answered(ToolOutput::error(refusal));
         }
         Planned::Run(prepared)
     }
@@ -163,7 +157,14 @@ impl Agent {
     }
 
     /// Normalises a result (empty marker, large results stored with a preview) and announces the end of the call.
-    fn end(&self, call: &ToolCall, mut output: ToolOutput, took: Duration) -> (ToolOutput, Option<String>) {
+    /// `kept` is the file where the tool itself kept its whole output (exec), if it did.
+    fn end(
+        &self,
+        call: &ToolCall,
+        mut output: ToolOutput,
+        took: Duration,
+        kept: Option<PathBuf>,
+    ) -> (ToolOutput, Option<String>) {
         // A key that reached a result anyway (a command printing a config file that holds one) goes no further: not to
         // the model, the screen, the session or the result store.
         if let std::borrow::Cow::Owned(masked) = crate::secrets::mask(&output.text) {
@@ -172,26 +173,25 @@ impl Agent {
         if output.text.trim().is_empty() && output.images.is_empty() {
             output.text = EMPTY_RESULT.to_string();
         }
-        let mut stored = None;
-        if call.name != "read_file" && output.text.len() > PERSIST_THRESHOLD {
+        let mut stored = kept.map(|path| path.display().to_string());
+        if stored.is_none() && call.name != "read_file" && output.text.len() > PERSIST_THRESHOLD {
             let chars = output.text.chars().count();
             if chars > PERSIST_THRESHOLD {
-                let preview: String = output.text.chars().take(PREVIEW_CHARS).collect();
+                let head: String = output.text.chars().take(PREVIEW_CHARS - PREVIEW_TAIL_CHARS).collect();
+                let tail: String = output.text.chars().skip(chars - PREVIEW_TAIL_CHARS).collect();
+                let omitted = chars - PREVIEW_CHARS;
                 output.text = match self.results.save(&call.id, &call.name, &output.text) {
                     Ok(path) => {
                         let shown = path.display().to_string();
                         stored = Some(shown.clone());
                         format!(
-                            "{preview}\n…\n[Output too large for context: {chars} chars in total, saved to {shown}. \
-                             Use read_file on that path with offset/limit to see the rest.]"
+                            "{head}\n… ({omitted} chars omitted) …\n{tail}\n[Output too large for context: {chars} chars \
+                             in total, saved whole to {shown}. Use read_file on that path with offset/limit to see \
+                             the rest.]"
                         )
                     }
                     Err(e) => {
-                        let tail: String = output.text.chars().skip(chars - PREVIEW_CHARS).collect();
-                        format!(
-                            "{preview}\n… ({} chars omitted; saving the full output failed: {e}) …\n{tail}",
-                            chars - 2 * PREVIEW_CHARS
-                        )
+                        format!("{head}\n… ({omitted} chars omitted; saving the full output failed: {e}) …\n{tail}")
                     }
                 };
             }
@@ -222,12 +222,16 @@ impl Agent {
             self.checkpoints.ran_command();
         }
         let started = Instant::now();
+        // A file left by an earlier call with this id must not pass for this call's output.
+        let full_output = self.results.path_for(&call.id, &call.name);
+        let _ = std::fs::remove_file(&full_output);
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let ctx = ToolContext {
             policy,
             cancel: cancel.child_token(),
             output: OutputSink::new(tx),
             files: Arc::clone(&self.files),
+            full_output: Some(full_output.clone()),
         };
         let output = {
             let fut = execute_prepared(prepared, &ctx);
@@ -269,7 +273,8 @@ impl Agent {
         } else {
             output
         };
-        self.end(call, output, started.elapsed())
+        let kept = full_output.is_file().then_some(full_output);
+        self.end(call, output, started.elapsed(), kept)
     }
 }
 

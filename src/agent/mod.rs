@@ -6,6 +6,7 @@ mod calls;
 pub mod checkpoint;
 pub mod compact;
 pub mod context;
+pub(crate) mod conversation;
 pub mod memory;
 pub mod prompt;
 pub mod runner;

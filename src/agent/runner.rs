@@ -147,7 +147,7 @@ pub(crate) struct Agent {
     /// The prompt's size as last measured (see `compact.rs`).
     pub meter: super::compact::ContextMeter,
     pub results: ToolResultStore,
-    pub messages: Vec<Message>,
+    pub messages: super::conversation::Conversation,
     pub total_usage: Usage,
     pub turn: u64,
     pub next_approval_id: u64,
@@ -190,7 +190,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         compaction: config.compaction,
         meter: Default::default(),
         results: config.results,
-        messages: super::context::repair(&config.history),
+        messages: super::conversation::Conversation::new(config.history),
         total_usage: Usage::default(),
         turn: 0,
         next_approval_id: 1,
@@ -360,7 +360,7 @@ impl Agent {
             self.shared.emit(Event::Notice { text });
         }
         // Whatever happened, every call the model made has an answer before the next request.
-        self.messages = super::context::repair(&self.messages);
+        self.messages.ensure_valid();
         if let Ok(mut pending) = self.shared.pending.lock() {
             pending.clear();
         }
@@ -382,7 +382,7 @@ impl Agent {
         let from = from.min(to);
         self.shared.write_log(|log| log.replace(from, to, &with));
         self.checkpoints.messages_replaced(from, to, with.len());
-        self.messages.splice(from..to, with);
+        self.messages.replace(from, to, with);
         // The measured prompt no longer matches the conversation.
         self.meter.invalidate();
     }

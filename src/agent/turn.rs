@@ -2,16 +2,13 @@
 //! user interrupts, or the iteration limit asks it to summarise. Model quirks are handled here: an empty reply is
 //! retried once, a reply cut by the output limit is continued.
 
-use std::collections::HashMap;
-
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::compact::Trigger;
-use super::context;
 use super::runner::Agent;
 use crate::protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
-use crate::provider::{ChatRequest, Completion, ProviderError, ProviderEvent};
+use crate::provider::{Completion, PreparedRequest, ProviderError, ProviderEvent};
 
 /// How many times a reply cut by the output limit is continued.
 const MAX_LENGTH_CONTINUES: u32 = 3;
@@ -50,7 +47,7 @@ impl Agent {
             _ = self.tools.wait_ready() => {}
             _ = cancel.cancelled() => return TurnEnd::Interrupted,
         }
-        let mut seen: HashMap<String, u32> = HashMap::new();
+        let mut seen = super::calls::RepeatGuard::default();
         let mut empty_retried = false;
         let mut continues = 0;
         for _ in 0..self.max_iterations {
@@ -130,8 +127,8 @@ impl Agent {
         });
     }
 
-    /// One model request over the repaired conversation, compacted first when it has grown past its share of the
-    /// window. A context overflow reported by the provider compacts the conversation and tries once more.
+    /// One model request over the conversation, compacted first when it has grown past its share of the window. A
+    /// context overflow reported by the provider compacts the conversation and tries once more.
     async fn request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, TurnEnd> {
         match self.send_request(cancel, with_tools).await {
             Err(Sent::Overflow { message, tools_len }) => {
@@ -169,21 +166,27 @@ impl Agent {
         };
         let tools_len = serde_json::to_string(&tools).map(|s| s.len()).unwrap_or(0);
         self.fit_context(cancel, tools_len).await;
+        // The conversation is kept valid as it grows: this checks only what the last step added. The request borrows
+        // it and the wire forms of its messages, serialised once each (`Conversation`), so a step costs the same
+        // whatever the history's length.
+        self.messages.ensure_valid();
         let sent = self.messages.len();
-        let messages = context::repair(&self.messages);
         let model = self.shared.model.lock().ok().and_then(|m| m.clone());
-        let request = ChatRequest {
-            model: model.unwrap_or_else(|| self.provider.model().to_string()),
-            system: self.system_prompt.clone(),
-            messages,
-            tools,
+        let model = model.unwrap_or_else(|| self.provider.model().to_string());
+        self.messages.encode_with(&*self.provider);
+        let request = PreparedRequest {
+            model: &model,
+            system: &self.system_prompt,
+            messages: &self.messages,
+            encoded: self.messages.encoded(),
+            tools: &tools,
             max_tokens: None,
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut partial = String::new();
         let mut partial_reasoning = String::new();
         let result = {
-            let fut = self.provider.complete(&request, &tx, cancel);
+            let fut = self.provider.complete_prepared(&request, &tx, cancel);
             tokio::pin!(fut);
             loop {
                 tokio::select! {

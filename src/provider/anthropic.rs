@@ -1,12 +1,14 @@
 //! The Anthropic Messages wire format: the request body (content blocks, strictly alternating roles, prompt-cache
 //! breakpoints) and the streamed events (`content_block_*`, `message_delta`, `error`) turned into a `Completion`.
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::transport::{StreamHandler, Transport};
+use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
@@ -42,27 +44,146 @@ impl AnthropicProvider {
         })
     }
 
-    fn body(&self, request: &ChatRequest) -> Value {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
-        let max_tokens = request.max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
+    /// The body as one JSON value (what `body_bytes` writes, byte for byte).
+    #[cfg(test)]
+    pub(super) fn body(&self, request: &ChatRequest) -> Value {
+        let messages = Value::Array(messages(&request.messages));
+        self.skeleton(
+            &request.model,
+            &request.system,
+            &request.tools,
+            request.max_tokens,
+            messages,
+        )
+    }
+
+    /// The body around `messages` (the whole list, or `wire::messages_slot()` to splice encoded messages into).
+    fn skeleton(
+        &self,
+        model: &str,
+        system: &str,
+        tools: &[ToolDefinition],
+        max_tokens: Option<u32>,
+        messages: Value,
+    ) -> Value {
+        let model = if model.is_empty() { &self.model } else { model };
+        let max_tokens = max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
         let mut body = json!({
             "model": model,
             "max_tokens": max_tokens,
             "stream": true,
-            "messages": messages(&request.messages),
+            "messages": messages,
         });
-        if !request.system.is_empty() {
-            body["system"] = json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
+        if !system.is_empty() {
+            body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
         }
-        if !request.tools.is_empty() {
-            body["tools"] = tools(&request.tools);
+        if !tools.is_empty() {
+            body["tools"] = self::tools(tools);
         }
         body
     }
+
+    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
+    /// Merging, ordering and the cache breakpoint follow `messages` exactly.
+    pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
+        let skeleton = self.skeleton(
+            request.model,
+            request.system,
+            request.tools,
+            request.max_tokens,
+            wire::messages_slot(),
+        );
+        // Messages without a stored form (none, in a running session) are encoded for this request only.
+        let fresh: Vec<(usize, Form)> = request
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| request.stored(*i, false).is_none())
+            .map(|(i, m)| encode_form(m).map(|form| (i, form)))
+            .collect::<Result<_, _>>()?;
+        let mut forms: Vec<(&'static str, &[wire::Block])> = Vec::with_capacity(request.messages.len());
+        let mut next_fresh = fresh.iter().peekable();
+        for i in 0..request.messages.len() {
+            let form = match next_fresh.next_if(|(at, _)| *at == i) {
+                Some((_, form)) => Some(form),
+                None => request.stored(i, false),
+            };
+            if let Some(Form::Anthropic { role, blocks }) = form
+                && !blocks.is_empty()
+            {
+                forms.push((role, blocks));
+            }
+        }
+        // The cache breakpoint goes on the last block of the last user message, which ends with the last user form.
+        let breakpoint = forms.iter().rposition(|(role, _)| *role == "user");
+        let bytes: usize = forms
+            .iter()
+            .flat_map(|(_, b)| b.iter())
+            .map(|b| b.bytes.len() + 1)
+            .sum();
+        let mut body = BodyWriter::new(&skeleton, bytes + forms.len() * 32)?;
+        let mut group: Vec<&wire::Block> = Vec::new();
+        let mut start = 0;
+        while start < forms.len() {
+            let role = forms[start].0;
+            let end = start + forms[start..].iter().take_while(|(r, _)| *r == role).count();
+            group.clear();
+            group.extend(forms[start..end].iter().flat_map(|(_, blocks)| blocks.iter()));
+            if role == "user" {
+                // A stable sort: tool results first, everything else after in its order.
+                group.sort_by_key(|b| !b.tool_result);
+            }
+            let out = body.element();
+            wire::open_role_message(out, role);
+            out.push(b'[');
+            let marked = breakpoint.is_some_and(|b| (start..end).contains(&b));
+            for (k, block) in group.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                if marked && k + 1 == group.len() {
+                    out.extend_from_slice(&with_cache_control(&block.bytes));
+                } else {
+                    out.extend_from_slice(&block.bytes);
+                }
+            }
+            out.extend_from_slice(b"]}");
+            start = end;
+        }
+        Ok(body.finish())
+    }
+}
+
+/// A serialised block object with `"cache_control"` added as its last key, as inserting it into the value does.
+fn with_cache_control(block: &[u8]) -> Vec<u8> {
+    const TAIL: &[u8] = br#","cache_control":{"type":"ephemeral"}}"#;
+    let mut out = Vec::with_capacity(block.len() + TAIL.len());
+    out.extend_from_slice(block.strip_suffix(b"}").unwrap_or(block));
+    out.extend_from_slice(TAIL);
+    out
+}
+
+/// One message's wire form.
+pub(crate) fn encode(message: &Message) -> Result<Encoded, ProviderError> {
+    encode_form(message).map(Encoded)
+}
+
+fn encode_form(message: &Message) -> Result<Form, ProviderError> {
+    let (role, blocks) = message_blocks(message);
+    let blocks = blocks
+        .iter()
+        .map(|b| {
+            Ok(wire::Block {
+                tool_result: is_tool_result(b),
+                bytes: wire::to_bytes(b)?,
+            })
+        })
+        .collect::<Result<_, ProviderError>>()?;
+    Ok(Form::Anthropic { role, blocks })
+}
+
+fn is_tool_result(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("tool_result")
 }
 
 #[async_trait::async_trait]
@@ -81,9 +202,22 @@ impl Provider for AnthropicProvider {
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let body = self.body(request);
+        self.complete_prepared(&request.prepared(), events, cancel).await
+    }
+
+    fn encode(&self, message: &Message) -> Option<Encoded> {
+        encode(message).ok()
+    }
+
+    async fn complete_prepared(
+        &self,
+        request: &PreparedRequest<'_>,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = self.body_bytes(request)?;
         self.transport
-            .complete(&body, AnthropicStream::default, events, cancel)
+            .complete(body, AnthropicStream::default, events, cancel)
             .await
     }
 }
@@ -119,58 +253,11 @@ fn text_block(text: &str) -> Option<Value> {
 /// Our conversation as Anthropic messages. Roles must alternate, so adjacent messages of one role (tool results,
 /// a user note after them) merge into one message, tool results first as the API requires. Empty messages are left
 /// out. The last user message carries a cache breakpoint so the next request reads the conversation from the cache.
+#[cfg(test)]
 pub(crate) fn messages(conversation: &[Message]) -> Vec<Value> {
     let mut merged: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in conversation {
-        let (role, blocks) = match message {
-            Message::User { content, images } => {
-                let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
-                blocks.extend(text_block(content));
-                ("user", blocks)
-            }
-            Message::Assistant {
-                content,
-                reasoning,
-                tool_calls,
-            } => {
-                let mut blocks = Vec::new();
-                // Only signed thinking can be sent back; unsigned reasoning came from elsewhere and is dropped.
-                if let Some(Reasoning {
-                    text,
-                    signature: Some(signature),
-                }) = reasoning
-                {
-                    blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
-                }
-                blocks.extend(text_block(content));
-                blocks.extend(tool_calls.iter().map(|call| {
-                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
-                }));
-                ("assistant", blocks)
-            }
-            Message::Tool {
-                call_id,
-                content,
-                is_error,
-                images,
-                ..
-            } => {
-                let mut result = json!({"type": "tool_result", "tool_use_id": call_id});
-                if images.is_empty() {
-                    if !content.is_empty() {
-                        result["content"] = json!(content);
-                    }
-                } else {
-                    let mut parts: Vec<Value> = text_block(content).into_iter().collect();
-                    parts.extend(images.iter().map(image_block));
-                    result["content"] = Value::Array(parts);
-                }
-                if *is_error {
-                    result["is_error"] = json!(true);
-                }
-                ("user", vec![result])
-            }
-        };
+        let (role, blocks) = message_blocks(message);
         if blocks.is_empty() {
             continue;
         }
@@ -182,7 +269,7 @@ pub(crate) fn messages(conversation: &[Message]) -> Vec<Value> {
     for (role, blocks) in &mut merged {
         if *role == "user" {
             // A stable sort: tool results first, everything else after in its order.
-            blocks.sort_by_key(|b| b.get("type").and_then(Value::as_str) != Some("tool_result"));
+            blocks.sort_by_key(|b| !is_tool_result(b));
         }
     }
     if let Some((_, blocks)) = merged.iter_mut().rev().find(|(role, _)| *role == "user")
@@ -194,6 +281,59 @@ pub(crate) fn messages(conversation: &[Message]) -> Vec<Value> {
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect()
+}
+
+/// One message's role and content blocks (empty text left out).
+fn message_blocks(message: &Message) -> (&'static str, Vec<Value>) {
+    match message {
+        Message::User { content, images } => {
+            let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
+            blocks.extend(text_block(content));
+            ("user", blocks)
+        }
+        Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        } => {
+            let mut blocks = Vec::new();
+            // Only signed thinking can be sent back; unsigned reasoning came from elsewhere and is dropped.
+            if let Some(Reasoning {
+                text,
+                signature: Some(signature),
+            }) = reasoning
+            {
+                blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
+            }
+            blocks.extend(text_block(content));
+            blocks.extend(tool_calls.iter().map(|call| {
+                json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
+            }));
+            ("assistant", blocks)
+        }
+        Message::Tool {
+            call_id,
+            content,
+            is_error,
+            images,
+            ..
+        } => {
+            let mut result = json!({"type": "tool_result", "tool_use_id": call_id});
+            if images.is_empty() {
+                if !content.is_empty() {
+                    result["content"] = json!(content);
+                }
+            } else {
+                let mut parts: Vec<Value> = text_block(content).into_iter().collect();
+                parts.extend(images.iter().map(image_block));
+                result["content"] = Value::Array(parts);
+            }
+            if *is_error {
+                result["is_error"] = json!(true);
+            }
+            ("user", vec![result])
+        }
+    }
 }
 
 /// `tool_use.input` must be an object. Arguments that never parsed are sent as `{}`; the tool result already told

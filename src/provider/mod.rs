@@ -14,6 +14,7 @@ mod anthropic;
 mod openai;
 pub mod retry;
 mod transport;
+mod wire;
 
 use std::fmt;
 use std::str::FromStr;
@@ -29,6 +30,7 @@ use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
 
 pub use retry::RetryPolicy;
+pub use wire::{Encoded, PreparedRequest};
 
 /// One request to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +42,20 @@ pub struct ChatRequest {
     pub tools: Vec<ToolDefinition>,
     /// The output limit; `None` means the configured limit (and for Anthropic, which requires one, 8192).
     pub max_tokens: Option<u32>,
+}
+
+impl ChatRequest {
+    /// The same request with no message encoded yet.
+    pub fn prepared(&self) -> PreparedRequest<'_> {
+        PreparedRequest {
+            model: &self.model,
+            system: &self.system,
+            messages: &self.messages,
+            encoded: &[],
+            tools: &self.tools,
+            max_tokens: self.max_tokens,
+        }
+    }
 }
 
 /// What a provider reports while a completion streams.
@@ -89,6 +105,30 @@ pub trait Provider: Send + Sync {
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError>;
+
+    /// One message in this provider's wire format, made once and passed back in every later `PreparedRequest` so a
+    /// request does not serialise the whole history again. `None` (the default) when the provider has no such form.
+    fn encode(&self, _message: &Message) -> Option<Encoded> {
+        None
+    }
+
+    /// `complete` for a request that borrows the conversation and the wire forms `encode` made of its messages. The
+    /// default copies it into a `ChatRequest`; the HTTP providers splice the stored bytes into the body instead.
+    async fn complete_prepared(
+        &self,
+        request: &PreparedRequest<'_>,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let request = ChatRequest {
+            model: request.model.to_string(),
+            system: request.system.to_string(),
+            messages: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+            max_tokens: request.max_tokens,
+        };
+        self.complete(&request, events, cancel).await
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -1,12 +1,14 @@
 //! The OpenAI Chat Completions wire format, spoken by OpenAI and most other servers (OpenRouter, Ollama, vLLM,
 //! llama.cpp, LM Studio, DeepSeek): the request body, and the streamed chunks turned into a `Completion`.
 
+use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::transport::{StreamHandler, Transport};
+use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
@@ -39,22 +41,26 @@ impl OpenAiProvider {
         })
     }
 
-    fn body(&self, request: &ChatRequest) -> Value {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
+    /// The body as one JSON value (what `body_bytes` writes, byte for byte).
+    #[cfg(test)]
+    pub(super) fn body(&self, request: &ChatRequest) -> Value {
+        let messages = Value::Array(messages(&request.system, &request.messages));
+        self.skeleton(&request.model, &request.tools, request.max_tokens, messages)
+    }
+
+    /// The body around `messages` (the whole list, or `wire::messages_slot()` to splice encoded messages into).
+    fn skeleton(&self, model: &str, tools: &[ToolDefinition], max_tokens: Option<u32>, messages: Value) -> Value {
+        let model = if model.is_empty() { &self.model } else { model };
         let mut body = json!({
             "model": model,
-            "messages": messages(&request.system, &request.messages),
+            "messages": messages,
             "stream": true,
             "stream_options": {"include_usage": true},
         });
-        if !request.tools.is_empty() {
-            body["tools"] = tools(&request.tools);
+        if !tools.is_empty() {
+            body["tools"] = self::tools(tools);
         }
-        if let Some(max) = request.max_tokens.or(self.max_tokens) {
+        if let Some(max) = max_tokens.or(self.max_tokens) {
             let field = if self.completion_tokens_field {
                 "max_completion_tokens"
             } else {
@@ -64,6 +70,76 @@ impl OpenAiProvider {
         }
         body
     }
+
+    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
+    pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
+        let skeleton = self.skeleton(request.model, request.tools, request.max_tokens, wire::messages_slot());
+        let stored: usize = (0..request.messages.len())
+            .map(|i| match request.stored(i, true) {
+                Some(Form::OpenAi { message, .. }) => message.len() + 1,
+                _ => 0,
+            })
+            .sum();
+        let mut body = BodyWriter::new(&skeleton, stored + request.system.len() + 64)?;
+        if !request.system.is_empty() {
+            body.push(&wire::to_bytes(&json!({"role": "system", "content": request.system}))?);
+        }
+        // The parts of the user message that follows a run of tool messages with images (rare: built apart).
+        let mut tool_images: Option<ArrayWriter> = None;
+        for (i, message) in request.messages.iter().enumerate() {
+            let fresh;
+            let form = match request.stored(i, true) {
+                Some(form) => form,
+                None => {
+                    fresh = encode_form(message)?;
+                    &fresh
+                }
+            };
+            let Form::OpenAi {
+                message: bytes,
+                tool_images: parts,
+            } = form
+            else {
+                continue;
+            };
+            if !matches!(message, Message::Tool { .. })
+                && let Some(parts) = tool_images.take()
+            {
+                flush_images(&mut body, parts);
+            }
+            body.push(bytes);
+            for part in parts {
+                tool_images
+                    .get_or_insert_with(|| ArrayWriter::with_capacity(part.len()))
+                    .push(part);
+            }
+        }
+        if let Some(parts) = tool_images {
+            flush_images(&mut body, parts);
+        }
+        Ok(body.finish())
+    }
+}
+
+/// The user message holding the images of a run of tool results.
+fn flush_images(body: &mut BodyWriter, parts: ArrayWriter) {
+    let out = body.element();
+    wire::open_role_message(out, "user");
+    out.extend_from_slice(&parts.finish());
+    out.push(b'}');
+}
+
+/// One message's wire form.
+pub(crate) fn encode(message: &Message) -> Result<Encoded, ProviderError> {
+    encode_form(message).map(Encoded)
+}
+
+fn encode_form(message: &Message) -> Result<Form, ProviderError> {
+    let (main, parts) = message_values(message);
+    Ok(Form::OpenAi {
+        message: wire::to_bytes(&main)?,
+        tool_images: parts.iter().map(wire::to_bytes).collect::<Result<_, _>>()?,
+    })
 }
 
 #[async_trait::async_trait]
@@ -82,9 +158,22 @@ impl Provider for OpenAiProvider {
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let body = self.body(request);
+        self.complete_prepared(&request.prepared(), events, cancel).await
+    }
+
+    fn encode(&self, message: &Message) -> Option<Encoded> {
+        encode(message).ok()
+    }
+
+    async fn complete_prepared(
+        &self,
+        request: &PreparedRequest<'_>,
+        events: &UnboundedSender<ProviderEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = self.body_bytes(request)?;
         self.transport
-            .complete(&body, OpenAiStream::default, events, cancel)
+            .complete(body, OpenAiStream::default, events, cancel)
             .await
     }
 }
@@ -110,6 +199,7 @@ fn image_part(image: &Image) -> Value {
 
 /// Our conversation as chat messages. Tool results become `tool` messages; since those carry only text, images a
 /// tool returned follow the run of tool messages as one user message.
+#[cfg(test)]
 pub(crate) fn messages(system: &str, conversation: &[Message]) -> Vec<Value> {
     let mut out = Vec::with_capacity(conversation.len() + 1);
     if !system.is_empty() {
@@ -120,48 +210,56 @@ pub(crate) fn messages(system: &str, conversation: &[Message]) -> Vec<Value> {
         if !matches!(message, Message::Tool { .. }) {
             flush_tool_images(&mut out, &mut tool_images);
         }
-        match message {
-            Message::User { content, images } if images.is_empty() => {
-                out.push(json!({"role": "user", "content": content}));
-            }
-            Message::User { content, images } => {
-                let mut parts = vec![json!({"type": "text", "text": content})];
-                parts.extend(images.iter().map(image_part));
-                out.push(json!({"role": "user", "content": parts}));
-            }
-            Message::Assistant {
-                content, tool_calls, ..
-            } => {
-                // Reasoning is not sent back: several servers (DeepSeek among them) reject it in input messages.
-                let mut m = json!({"role": "assistant", "content": content});
-                if !tool_calls.is_empty() {
-                    if content.is_empty() {
-                        m["content"] = Value::Null;
-                    }
-                    m["tool_calls"] = tool_calls.iter().map(wire_tool_call).collect();
-                }
-                out.push(m);
-            }
-            Message::Tool {
-                call_id,
-                name,
-                content,
-                images,
-                ..
-            } => {
-                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
-                if !images.is_empty() {
-                    tool_images
-                        .push(json!({"type": "text", "text": format!("Image(s) returned by {name} ({call_id}):")}));
-                    tool_images.extend(images.iter().map(image_part));
-                }
-            }
-        }
+        let (main, parts) = message_values(message);
+        out.push(main);
+        tool_images.extend(parts);
     }
     flush_tool_images(&mut out, &mut tool_images);
     out
 }
 
+/// One message as a chat message, and for a tool result with images the parts it adds to the user message that
+/// follows the run of tool messages.
+fn message_values(message: &Message) -> (Value, Vec<Value>) {
+    match message {
+        Message::User { content, images } if images.is_empty() => (json!({"role": "user", "content": content}), vec![]),
+        Message::User { content, images } => {
+            let mut parts = vec![json!({"type": "text", "text": content})];
+            parts.extend(images.iter().map(image_part));
+            (json!({"role": "user", "content": parts}), vec![])
+        }
+        Message::Assistant {
+            content, tool_calls, ..
+        } => {
+            // Reasoning is not sent back: several servers (DeepSeek among them) reject it in input messages.
+            let mut m = json!({"role": "assistant", "content": content});
+            if !tool_calls.is_empty() {
+                if content.is_empty() {
+                    m["content"] = Value::Null;
+                }
+                m["tool_calls"] = tool_calls.iter().map(wire_tool_call).collect();
+            }
+            (m, vec![])
+        }
+        Message::Tool {
+            call_id,
+            name,
+            content,
+            images,
+            ..
+        } => {
+            let main = json!({"role": "tool", "tool_call_id": call_id, "content": content});
+            let mut parts = Vec::new();
+            if !images.is_empty() {
+                parts.push(json!({"type": "text", "text": format!("Image(s) returned by {name} ({call_id}):")}));
+                parts.extend(images.iter().map(image_part));
+            }
+            (main, parts)
+        }
+    }
+}
+
+#[cfg(test)]
 fn flush_tool_images(out: &mut Vec<Value>, parts: &mut Vec<Value>) {
     if !parts.is_empty() {
         out.push(json!({"role": "user", "content": std::mem::take(parts)}));

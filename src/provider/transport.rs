@@ -125,14 +125,11 @@ impl Transport {
     /// Sends `body` and streams the answer through a fresh handler per attempt, retrying per the policy.
     pub async fn complete<H: StreamHandler>(
         &self,
-        body: &Value,
+        body: Bytes,
         new_handler: impl Fn() -> H,
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let body = Bytes::from(
-            serde_json::to_vec(body).map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?,
-        );
         retry::run(&self.policy, events, cancel, |number| {
             self.attempt(number, body.clone(), new_handler(), events)
         })

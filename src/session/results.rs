@@ -29,9 +29,8 @@ impl ToolResultStore {
         super::log::private_dir(&self.dir)
     }
 
-    /// Saves the full text of one result and returns where it went.
-    pub fn save(&self, call_id: &str, tool: &str, text: &str) -> std::io::Result<PathBuf> {
-        self.ensure_dir()?;
+    /// Where the full text of one result goes: a name made of the tool's and the call's, safe for any file system.
+    pub fn path_for(&self, call_id: &str, tool: &str) -> PathBuf {
         let safe = |s: &str| -> String {
             s.chars()
                 .map(|c| {
@@ -44,7 +43,13 @@ impl ToolResultStore {
                 .take(64)
                 .collect()
         };
-        let path = self.dir.join(format!("{}-{}.txt", safe(tool), safe(call_id)));
+        self.dir.join(format!("{}-{}.txt", safe(tool), safe(call_id)))
+    }
+
+    /// Saves the full text of one result and returns where it went.
+    pub fn save(&self, call_id: &str, tool: &str, text: &str) -> std::io::Result<PathBuf> {
+        self.ensure_dir()?;
+        let path = self.path_for(call_id, tool);
         crate::tools::file_state::atomic_write_private(&path, text.as_bytes())?;
         Ok(path)
     }

@@ -17,6 +17,7 @@ mod capture;
 pub(crate) mod env;
 mod live;
 mod process;
+mod spill;
 #[cfg(test)]
 mod tests;
 
@@ -78,7 +79,7 @@ impl ExecTool {
              of expecting a prompt; pagers are off. The command is killed after `timeout` seconds (default {}, max \
              {}). Every process it starts is killed when it ends, so a server must be started in the background and \
              used within the same command (e.g. `./server & sleep 1; curl -s localhost:8080; kill %1`). Output over \
-             {} characters keeps its beginning and end. Environment variables whose names contain KEY, SECRET, TOKEN \
+             {} characters keeps its beginning and end here, and the whole of it is saved to a file you can read. Environment variables whose names contain KEY, SECRET, TOKEN \
              or PASSWORD are not passed on.{}",
             self::secs(config.default_timeout),
             self::secs(config.max_timeout),
@@ -145,6 +146,7 @@ impl ExecTool {
             stderr,
             duration,
             killed_leftovers,
+            stored,
         } = finished;
         let mut text = String::new();
         match &ending {
@@ -188,6 +190,10 @@ impl ExecTool {
         };
         if killed_leftovers {
             text.push_str("\nNote: processes it left running in the background were killed when it finished.");
+        }
+        if let Some(stored) = &stored {
+            text.push('\n');
+            text.push_str(&stored_note(stored));
         }
         if let Some(policy) = sandbox
             && matches!(ending, Ending::Exited(_))
@@ -295,6 +301,7 @@ impl Tool for ExecTool {
             env_allow: &self.config.env_allow,
             capture_cap: self.config.max_output_chars.max(64),
             sandbox: sandbox.map(|policy| (policy, ctx.policy.root())),
+            full_output: ctx.full_output.as_deref(),
         };
         match process::run(&spec, &ctx.cancel, &ctx.output).await {
             Ok(finished) => Ok(self.report(finished, timeout, sandbox)),
@@ -314,6 +321,24 @@ impl Tool for ExecTool {
             })),
         }
     }
+}
+
+/// Where the whole output is, for the model to page through.
+fn stored_note(stored: &spill::Stored) -> String {
+    let kept = if stored.cut {
+        format!(
+            "its first {} MB are saved to {} (the rest was not kept)",
+            spill::MAX_STORED_BYTES / (1024 * 1024),
+            stored.path.display()
+        )
+    } else {
+        format!("it is saved whole to {}", stored.path.display())
+    };
+    format!(
+        "[The output is {} bytes (stdout and stderr as they came) and what is shown above leaves out its middle; \
+         {kept}. Use read_file on that path with offset/limit to see any part of it, or grep it.]",
+        stored.total
+    )
 }
 
 /// The end of the description when commands run in the sandbox.

@@ -56,6 +56,13 @@ pub trait Tool: Send + Sync {
     fn hints(&self) -> Option<ToolHints> {
         None
     }
+    /// Called again with the same arguments, it gives the same result as long as nothing changed in between (no
+    /// write, no command): only such calls may be refused as repeats. Built-in reads are; a tool whose result
+    /// depends on time or the outside is not (MCP tools are only when their server says read-only, idempotent and
+    /// closed-world).
+    fn stable_result(&self) -> bool {
+        self.read_only() && !self.exclusive() && self.hints().is_none()
+    }
     /// May run in parallel with other concurrency-safe calls.
     fn concurrency_safe(&self) -> bool {
         self.read_only() && !self.exclusive()
@@ -82,6 +89,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub output: OutputSink,
     pub files: Arc<FileTracker>,
+    /// Where a tool may keep its whole output when it is too long to return (exec does, as it runs): a file in the
+    /// session's tool-result store that the runner reports with the result when it exists. `None`: keep nothing.
+    pub full_output: Option<std::path::PathBuf>,
 }
 
 impl ToolContext {
@@ -92,6 +102,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             output: OutputSink::none(),
             files: Arc::new(FileTracker::default()),
+            full_output: None,
         }
     }
 }

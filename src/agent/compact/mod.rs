@@ -74,7 +74,8 @@ impl Agent {
     pub(crate) fn prompt_tokens(&mut self, tools_json_len: usize) -> u64 {
         let len = self.messages.len();
         if !self.meter.valid || len < self.meter.upto {
-            let tokens = estimate_tokens(&self.messages, &self.system_prompt, tools_json_len);
+            // The conversation keeps its own running estimate: no walk of the whole history here either.
+            let tokens = estimate_tokens(&[], &self.system_prompt, tools_json_len) + self.messages.estimated_tokens();
             self.meter.set(tokens, len);
         } else if len > self.meter.upto {
             self.meter.tokens += self.messages[self.meter.upto..].iter().map(message_tokens).sum::<u64>();

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::Capture;
 use super::env;
 use super::live::{LiveOutput, Stream};
+use super::spill::{Spill, Stored};
 use crate::sandbox::SandboxPolicy;
 use crate::tools::OutputSink;
 
@@ -51,6 +52,8 @@ pub(super) struct Spec<'a> {
     pub capture_cap: usize,
     /// Run inside the OS sandbox, for a command in this workspace; `None` runs bash directly.
     pub sandbox: Option<(&'a SandboxPolicy, &'a Path)>,
+    /// Where the whole output goes once it passes `capture_cap` bytes (see `spill`); `None` keeps only the capture.
+    pub full_output: Option<&'a Path>,
 }
 
 pub(super) enum Ending {
@@ -68,6 +71,8 @@ pub(super) struct Finished {
     pub duration: Duration,
     /// Processes were still running after bash exited and were ended.
     pub killed_leftovers: bool,
+    /// Where the whole output went, when it was long.
+    pub stored: Option<Stored>,
 }
 
 /// Runs `spec.command` to the end. `Err` only when bash could not be started.
@@ -122,6 +127,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
     let sinks = Sinks {
         out: Capture::new(spec.capture_cap),
         err: Capture::new(spec.capture_cap),
+        spill: Spill::new(spec.full_output, spec.capture_cap),
         live: sink.is_connected().then(|| LiveOutput::new(sink.clone(), start)),
     };
 
@@ -150,6 +156,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         stdout: sinks.out,
         stderr: sinks.err,
         duration: start.elapsed(),
+        stored: sinks.spill.finish(),
     })
 }
 
@@ -348,6 +355,7 @@ async fn read_some<R: AsyncRead + Unpin>(pipe: &mut Option<R>, buf: &mut [u8]) -
 struct Sinks {
     out: Capture,
     err: Capture,
+    spill: Spill,
     live: Option<LiveOutput>,
 }
 
@@ -357,6 +365,7 @@ impl Sinks {
             Stream::Out => self.out.push(data),
             Stream::Err => self.err.push(data),
         }
+        self.spill.push(data);
         if let Some(live) = &mut self.live {
             live.push(stream, data, Instant::now());
         }

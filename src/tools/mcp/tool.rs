@@ -54,6 +54,8 @@ pub(crate) struct Item {
     pub read_only: bool,
     /// `openWorldHint`, true when the server does not say (the MCP default).
     pub open_world: bool,
+    /// `idempotentHint`: calling again with the same arguments has no further effect. False when not said.
+    pub idempotent: bool,
     pub target: Target,
 }
 
@@ -86,6 +88,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema,
             read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
             open_world: tool.annotations.as_ref().and_then(|a| a.open_world_hint) != Some(false),
+            idempotent: tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true),
             target: Target::Tool(tool.name.to_string()),
         });
     }
@@ -114,6 +117,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
             read_only: true,
             open_world: true,
+            idempotent: false,
             target: Target::Resource(resource.uri.clone()),
         });
     }
@@ -151,6 +155,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema: json!({"type": "object", "properties": properties, "required": vars, "additionalProperties": false}),
             read_only: true,
             open_world: true,
+            idempotent: false,
             target: Target::Template(template.uri_template.clone()),
         });
     }
@@ -206,6 +211,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
             read_only: true,
             open_world: true,
+            idempotent: false,
             target: Target::Prompt(prompt.name.clone()),
         });
     }
@@ -276,6 +282,10 @@ impl Tool for McpTool {
 
     fn read_only(&self) -> bool {
         self.item.read_only
+    }
+
+    fn stable_result(&self) -> bool {
+        self.item.read_only && self.item.idempotent && !self.item.open_world
     }
 
     fn hints(&self) -> Option<ToolHints> {
@@ -363,6 +373,45 @@ mod tests {
             "anyOf": [{"type": "string"}, {"type": "null"}]}}});
         assert_eq!(s(with_ref.clone()), Some(with_ref));
         assert_eq!(s(json!({"type": "string"})), None);
+    }
+
+    #[test]
+    fn only_a_closed_world_idempotent_read_counts_as_a_stable_result() {
+        let mut warnings = Vec::new();
+        let config = crate::tools::mcp::config::parse_json(
+            r#"{"mcpServers": {"clock": {"command": "clock-server"}}}"#,
+            "/p/.mcp.json",
+            std::path::Path::new("/ws"),
+            &|_: &str| None,
+            &mut warnings,
+        )
+        .unwrap()
+        .remove(0);
+        let schema = Arc::new(serde_json::Map::new());
+        let tool = |name: &'static str, a: Option<rmcp::model::ToolAnnotations>| {
+            let tool = rmcp::model::Tool::new(name, "test", Arc::clone(&schema));
+            match a {
+                Some(a) => tool.annotate(a),
+                None => tool,
+            }
+        };
+        let read = || rmcp::model::ToolAnnotations::new().read_only(true);
+        let catalog = Catalog {
+            tools: vec![
+                tool("now", Some(read())),
+                tool("unsaid", None),
+                tool("lookup", Some(read().idempotent(true))),
+                tool("sum", Some(read().idempotent(true).open_world(false))),
+            ],
+            ..Catalog::default()
+        };
+        let stable: Vec<(String, bool)> = items(&config, &catalog)
+            .into_iter()
+            .map(|i| (i.original.clone(), i.read_only && i.idempotent && !i.open_world))
+            .collect();
+        // Items come sorted by name.
+        let expected = [("lookup", false), ("now", false), ("sum", true), ("unsaid", false)];
+        assert_eq!(stable, expected.map(|(n, s)| (n.to_string(), s)));
     }
 
     #[test]

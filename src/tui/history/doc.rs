@@ -13,8 +13,8 @@ use super::format;
 use crate::protocol::{ToolDetails, ToolOutput};
 use crate::tui::state::calls::{CallStatus, ToolCallState};
 
-/// Most of a stored result we load (and copy).
-pub const LOAD_CAP: u64 = 20 * 1024 * 1024;
+/// Most of a stored result we load (and copy): all that exec keeps of an output (`MAX_STORED_BYTES`, 64 MB).
+pub const LOAD_CAP: u64 = 64 * 1024 * 1024;
 /// Inputs larger than this are built off the UI thread.
 const SYNC_LIMIT: usize = 256 * 1024;
 /// Longest line kept whole, in bytes; longer ones (minified JSON, base64) are cut so wrapping stays per-line cheap.

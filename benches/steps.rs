@@ -1,0 +1,275 @@
+//! tern's own time per model step in a long turn: a scripted model over real HTTP on 127.0.0.1 calls a no-op tool once
+//! per step for N steps, then answers. The server notes when it finished sending response N and when request N+1 had
+//! fully arrived; the gap is tern's own time for that step (decoding the answer, running the call through prepare,
+//! gate, run and record, building and sending the next request). It prints the median gap per window of steps, so a
+//! cost that grows with the conversation shows as a growing figure. Run with `cargo bench --bench steps`;
+//! `TERN_BENCH_STEPS` sets N (default 2,000), `TERN_BENCH_RUNS` how many turns are run (default 3; each window's
+//! figure is the median over the turns of its median), `TERN_BENCH_PROVIDER=anthropic` uses the Anthropic wire
+//! format.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tern::agent::approval::{ApprovalGate, ApprovalMode};
+use tern::agent::{AgentConfig, spawn};
+use tern::protocol::{Event, Op, ToolOutput};
+use tern::provider::{ProviderConfig, ProviderKind};
+use tern::session::ToolResultStore;
+use tern::tools::{PathPolicy, Tool, ToolContext, ToolError, ToolRegistry};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+struct Noop;
+
+#[async_trait]
+impl Tool for Noop {
+    fn name(&self) -> &str {
+        "noop"
+    }
+    fn description(&self) -> &str {
+        "does nothing"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"], "additionalProperties": false})
+    }
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok: a short result of a few dozen characters"))
+    }
+}
+
+/// When each request arrived whole and when its response was sent whole.
+#[derive(Default)]
+struct Clock {
+    arrived: Vec<Instant>,
+    answered: Vec<Instant>,
+    /// Each request's body size in bytes.
+    sizes: Vec<usize>,
+}
+
+/// The scripted model: request `n` (from 0) is answered with one `noop` call while `n < steps`, then with text.
+async fn serve(listener: TcpListener, steps: usize, kind: ProviderKind, clock: Arc<Mutex<Clock>>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        tokio::spawn(connection(stream, steps, kind, Arc::clone(&clock)));
+    }
+}
+
+async fn connection(mut stream: TcpStream, steps: usize, kind: ProviderKind, clock: Arc<Mutex<Clock>>) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 256 * 1024];
+    loop {
+        // One request: the head, then Content-Length bytes of body.
+        let (head_end, length) = loop {
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                let length = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                break (end + 4, length);
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        while buf.len() < head_end + length {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        buf.drain(..head_end + length);
+        let n = {
+            let mut c = clock.lock().unwrap();
+            c.arrived.push(Instant::now());
+            c.sizes.push(length);
+            c.arrived.len() - 1
+        };
+        let body = match kind {
+            ProviderKind::OpenAi => openai_answer(n, steps),
+            ProviderKind::Anthropic => anthropic_answer(n, steps),
+        };
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        if stream.write_all(response.as_bytes()).await.is_err() || stream.flush().await.is_err() {
+            return;
+        }
+        clock.lock().unwrap().answered.push(Instant::now());
+    }
+}
+
+fn sse(data: &Value) -> String {
+    format!("data: {data}\n\n")
+}
+
+fn openai_answer(n: usize, steps: usize) -> String {
+    let mut out = String::new();
+    if n < steps {
+        let call = json!({"index": 0, "id": format!("call_{n}"), "type": "function",
+            "function": {"name": "noop", "arguments": json!({"i": n}).to_string()}});
+        out += &sse(&json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}));
+        out += &sse(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}));
+    } else {
+        out += &sse(&json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "done"}}]}));
+        out += &sse(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+    }
+    out += &sse(&json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}));
+    out + "data: [DONE]\n\n"
+}
+
+fn anthropic_answer(n: usize, steps: usize) -> String {
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let mut out = event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+            "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    );
+    let stop = if n < steps {
+        out += &event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block":
+                {"type": "tool_use", "id": format!("toolu_{n}"), "name": "noop", "input": {}}}),
+        );
+        out += &event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta":
+                {"type": "input_json_delta", "partial_json": json!({"i": n}).to_string()}}),
+        );
+        "tool_use"
+    } else {
+        out += &event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        );
+        out += &event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "done"}}),
+        );
+        "end_turn"
+    };
+    out += &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
+    out += &event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}),
+    );
+    out + &event("message_stop", json!({"type": "message_stop"}))
+}
+
+/// Runs one turn of `steps` steps and returns tern's own time per step (response N sent to request N+1 arrived) and
+/// each request's body size.
+async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let clock = Arc::new(Mutex::new(Clock::default()));
+    let server = tokio::spawn(serve(listener, steps, kind, Arc::clone(&clock)));
+    let dir = tempfile::tempdir().unwrap();
+    let mut provider = ProviderConfig::new(kind, "bench-model");
+    provider.base_url = match kind {
+        ProviderKind::OpenAi => format!("http://{addr}/v1"),
+        ProviderKind::Anthropic => format!("http://{addr}"),
+    };
+    provider.api_key = Some("bench-key".into());
+    let mut tools = ToolRegistry::new();
+    tools.register(Arc::new(Noop));
+    let mut agent = spawn(AgentConfig {
+        provider: tern::provider::build(&provider).unwrap(),
+        tools,
+        policy: PathPolicy::new(dir.path()).unwrap(),
+        gate: ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
+        system_prompt: "You are a benchmark. ".repeat(200).into(),
+        max_iterations: u32::MAX,
+        context_window: u64::MAX / 2,
+        reserve_tokens: 0,
+        results: ToolResultStore::new(dir.path().join("results")),
+        history: vec![],
+        history_events: 0,
+        compaction: Default::default(),
+        log: None,
+    });
+    agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
+    while let Some(event) = agent.events.recv().await {
+        match event {
+            Event::TurnFinished { .. } => break,
+            Event::Error { message } => panic!("the turn failed: {message}"),
+            _ => {}
+        }
+    }
+    server.abort();
+    let clock = clock.lock().unwrap();
+    assert_eq!(
+        clock.arrived.len(),
+        steps + 1,
+        "one request per step and the last answer"
+    );
+    let gaps = (0..steps)
+        .map(|n| clock.arrived[n + 1].duration_since(clock.answered[n]))
+        .collect();
+    (gaps, clock.sizes.clone())
+}
+
+fn median_ms(gaps: &[Duration]) -> f64 {
+    let mut v: Vec<f64> = gaps.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let steps: usize = std::env::var("TERN_BENCH_STEPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000)
+        .max(200);
+    let kind = match std::env::var("TERN_BENCH_PROVIDER").as_deref() {
+        Ok("anthropic") => ProviderKind::Anthropic,
+        _ => ProviderKind::OpenAi,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let runs: usize = std::env::var("TERN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    rt.block_on(async {
+        turn(50, kind).await; // warm-up
+        let mut turns = Vec::new();
+        for _ in 0..runs {
+            turns.push(turn(steps, kind).await);
+        }
+        let window = |end: usize| {
+            let mut medians: Vec<f64> = turns.iter().map(|(gaps, _)| median_ms(&gaps[end - 200..end])).collect();
+            medians.sort_by(f64::total_cmp);
+            medians[medians.len() / 2]
+        };
+        let sizes = &turns[0].1;
+        println!(
+            "tern's own time per step, {kind} wire format, {runs} turn(s) of {steps} steps (median per window, median \
+             over turns)"
+        );
+        let first = window(200);
+        println!(
+            "  steps 1-200:{:>13.3} ms   request body at step 200: {:>6} KB",
+            first,
+            sizes[199] / 1024
+        );
+        for end in [1_000, 2_000, 5_000, 10_000].into_iter().filter(|&e| e <= steps) {
+            let m = window(end);
+            println!(
+                "  steps {}-{end}:{:>10.3} ms   request body at step {end}: {:>6} KB   ({:.1}x the first 200; goal at \
+                 1,000: within 2x)",
+                end - 199,
+                m,
+                sizes[end - 1] / 1024,
+                m / first
+            );
+        }
+    });
+}

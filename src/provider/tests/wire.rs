@@ -1,0 +1,217 @@
+//! The bodies built from stored wire forms are byte for byte the bodies built whole, for both formats, through every
+//! change a conversation goes through (pushes, replaced ranges, truncation, a repair).
+
+use serde_json::json;
+
+use super::super::anthropic::AnthropicProvider;
+use super::super::openai::OpenAiProvider;
+use super::*;
+use crate::agent::conversation::Conversation;
+use crate::protocol::{Image, Reasoning, ToolCall};
+use crate::provider::{ChatRequest, Provider, ProviderConfig, ProviderKind};
+
+fn image() -> Image {
+    Image {
+        media_type: "image/png".into(),
+        data_base64: "iVBOR".into(),
+    }
+}
+
+fn user(text: &str, images: Vec<Image>) -> Message {
+    Message::User {
+        content: text.into(),
+        images,
+    }
+}
+
+fn calls(ids: &[&str], text: &str, signed: bool) -> Message {
+    Message::Assistant {
+        content: text.into(),
+        reasoning: Some(Reasoning {
+            text: "thinking \"quoted\" é".into(),
+            signature: signed.then(|| "sig".to_string()),
+        }),
+        tool_calls: ids
+            .iter()
+            .map(|id| ToolCall {
+                id: (*id).into(),
+                name: "read_file".into(),
+                arguments: json!({"path": format!("{id}.rs"), "z": 1, "a": [true, null]}),
+            })
+            .collect(),
+    }
+}
+
+fn result(id: &str, text: &str, images: Vec<Image>, is_error: bool) -> Message {
+    Message::Tool {
+        call_id: id.into(),
+        name: "read_file".into(),
+        content: text.into(),
+        is_error,
+        images,
+    }
+}
+
+fn answer(text: &str) -> Message {
+    Message::Assistant {
+        content: text.into(),
+        reasoning: None,
+        tool_calls: vec![],
+    }
+}
+
+fn tools() -> Vec<ToolDefinition> {
+    vec![ToolDefinition {
+        name: "read_file".into(),
+        description: "reads".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }]
+}
+
+/// The body from the conversation's stored forms, and the body built whole from a copy of its messages.
+type Bodies = Box<dyn Fn(&Conversation) -> (Vec<u8>, Vec<u8>)>;
+
+fn openai() -> (Box<dyn Provider>, Bodies) {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-test");
+    config.base_url = "http://127.0.0.1:1/v1".into();
+    config.max_tokens = Some(300);
+    let provider = OpenAiProvider::new(&config).unwrap();
+    let again = OpenAiProvider::new(&config).unwrap();
+    let bodies: Bodies = Box::new(move |c: &Conversation| {
+        let whole = ChatRequest {
+            model: String::new(),
+            system: "be brief".into(),
+            messages: c.to_vec(),
+            tools: tools(),
+            max_tokens: None,
+        };
+        let definitions = tools();
+        let stored = PreparedRequest {
+            encoded: c.encoded(),
+            tools: &definitions,
+            ..whole.prepared()
+        };
+        let spliced = again.body_bytes(&stored).unwrap().to_vec();
+        assert_eq!(spliced, again.body_bytes(&whole.prepared()).unwrap().to_vec());
+        (spliced, serde_json::to_vec(&again.body(&whole)).unwrap())
+    });
+    (Box::new(provider), bodies)
+}
+
+fn anthropic() -> (Box<dyn Provider>, Bodies) {
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, "claude-test");
+    config.base_url = "http://127.0.0.1:1".into();
+    let provider = AnthropicProvider::new(&config).unwrap();
+    let again = AnthropicProvider::new(&config).unwrap();
+    let bodies: Bodies = Box::new(move |c: &Conversation| {
+        let whole = ChatRequest {
+            model: "other-model".into(),
+            system: "be brief".into(),
+            messages: c.to_vec(),
+            tools: tools(),
+            max_tokens: Some(77),
+        };
+        let definitions = tools();
+        let stored = PreparedRequest {
+            encoded: c.encoded(),
+            tools: &definitions,
+            ..whole.prepared()
+        };
+        let spliced = again.body_bytes(&stored).unwrap().to_vec();
+        assert_eq!(spliced, again.body_bytes(&whole.prepared()).unwrap().to_vec());
+        (spliced, serde_json::to_vec(&again.body(&whole)).unwrap())
+    });
+    (Box::new(provider), bodies)
+}
+
+fn check(conversation: &mut Conversation, provider: &dyn Provider, bodies: &Bodies, step: &str) {
+    conversation.ensure_valid();
+    conversation.encode_with(provider);
+    assert!(
+        conversation.encoded().iter().all(Option::is_some),
+        "{step}: all encoded"
+    );
+    let (spliced, whole) = bodies(conversation);
+    assert_eq!(
+        String::from_utf8_lossy(&spliced),
+        String::from_utf8_lossy(&whole),
+        "{step}: the stored forms give the same body"
+    );
+}
+
+fn exercise(provider: &dyn Provider, bodies: &Bodies) {
+    let mut c = Conversation::new(vec![user("start", vec![])]);
+    check(&mut c, provider, bodies, "loaded");
+    c.push(calls(&["a", "b"], "", true));
+    c.push(result("a", "A\nline \u{1} ctrl", vec![image()], false));
+    c.push(result("b", "", vec![], true));
+    check(&mut c, provider, bodies, "a step with an image result");
+    c.push(user("[a note after results]", vec![image()]));
+    c.push(calls(&["c"], "text before the call", false));
+    c.push(result("c", "C", vec![], false));
+    c.push(answer("done"));
+    c.push(user("   ", vec![]));
+    c.push(user("next", vec![]));
+    check(&mut c, provider, bodies, "pushes");
+    let before = c.encoded().len();
+    c.replace(2, 3, vec![result("a", "[compacted]", vec![], false)]);
+    assert_eq!(c.encoded().len(), before);
+    assert_eq!(
+        c.encoded().iter().filter(|e| e.is_none()).count(),
+        1,
+        "only the replaced message"
+    );
+    check(&mut c, provider, bodies, "a replaced result");
+    c.replace(0, 5, vec![user("[summary of earlier work]", vec![])]);
+    check(&mut c, provider, bodies, "a replaced range");
+    c.truncate(3);
+    check(&mut c, provider, bodies, "truncated");
+    c.push(calls(&["d", "e"], "", false));
+    c.push(result("e", "E", vec![], false));
+    c.push(result("zzz", "orphan", vec![], false));
+    check(&mut c, provider, bodies, "repaired after an interrupted step");
+    assert!(matches!(&c[c.len() - 2], Message::Tool { call_id, is_error: true, .. } if call_id == "d"));
+    assert!(matches!(&c[c.len() - 1], Message::Tool { call_id, .. } if call_id == "e"));
+    c.clear();
+    check(&mut c, provider, bodies, "cleared");
+}
+
+#[test]
+fn openai_bodies_from_stored_forms_match_whole_bodies() {
+    let (provider, bodies) = openai();
+    exercise(provider.as_ref(), &bodies);
+}
+
+#[test]
+fn anthropic_bodies_from_stored_forms_match_whole_bodies() {
+    let (provider, bodies) = anthropic();
+    exercise(provider.as_ref(), &bodies);
+}
+
+#[test]
+fn a_form_of_the_other_format_is_not_used() {
+    let message = user("hello", vec![]);
+    let openai_form = super::super::openai::encode(&message).unwrap();
+    let (provider, _) = anthropic();
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, "claude-test");
+    config.base_url = "http://127.0.0.1:1".into();
+    let anthropic = AnthropicProvider::new(&config).unwrap();
+    let messages = vec![message];
+    let wrong = vec![Some(openai_form)];
+    let request = ChatRequest {
+        model: String::new(),
+        system: String::new(),
+        messages: messages.clone(),
+        tools: vec![],
+        max_tokens: None,
+    };
+    let with_wrong = PreparedRequest {
+        encoded: &wrong,
+        ..request.prepared()
+    };
+    assert_eq!(
+        anthropic.body_bytes(&with_wrong).unwrap(),
+        anthropic.body_bytes(&request.prepared()).unwrap()
+    );
+    assert!(provider.encode(&messages[0]).is_some_and(|e| e.size() > 0));
+}

@@ -1,0 +1,167 @@
+//! Messages serialised once. Each message of a conversation is turned into its provider's wire bytes when it first
+//! goes out (`Provider::encode`), and every later request splices those bytes into the body instead of building and
+//! serialising the whole history again, so a step costs the same at message 4,000 as at message 4. The bytes are
+//! exactly what serialising the whole body as one `serde_json::Value` gives (the providers' tests pin both).
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::ProviderError;
+use crate::protocol::{Message, ToolDefinition};
+
+/// One message in one provider's wire format. Opaque outside the providers; a form of the wrong format is ignored
+/// (the message is encoded afresh for that request).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded(pub(super) Form);
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Form {
+    /// OpenAI: the chat message, and the parts (a caption and images) of the user message that follows a run of tool
+    /// messages, since tool messages carry only text.
+    OpenAi {
+        message: Vec<u8>,
+        tool_images: Vec<Vec<u8>>,
+    },
+    /// Anthropic: the role and the content blocks; adjacent messages of one role merge at request time.
+    Anthropic { role: &'static str, blocks: Vec<Block> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Block {
+    pub tool_result: bool,
+    pub bytes: Vec<u8>,
+}
+
+impl Encoded {
+    /// Roughly how many bytes the form holds, for memory accounting.
+    pub fn size(&self) -> usize {
+        match &self.0 {
+            Form::OpenAi { message, tool_images } => message.len() + tool_images.iter().map(Vec::len).sum::<usize>(),
+            Form::Anthropic { blocks, .. } => blocks.iter().map(|b| b.bytes.len()).sum(),
+        }
+    }
+}
+
+/// One request whose messages may already be encoded: what the agent sends each step without copying its history.
+#[derive(Debug, Clone, Copy)]
+pub struct PreparedRequest<'a> {
+    /// The model to ask; empty means the provider's configured model.
+    pub model: &'a str,
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    /// `encoded[i]` is the wire form of `messages[i]` from this provider's `encode`; a missing or shorter list just
+    /// means those messages are encoded for this request.
+    pub encoded: &'a [Option<Encoded>],
+    pub tools: &'a [ToolDefinition],
+    pub max_tokens: Option<u32>,
+}
+
+impl PreparedRequest<'_> {
+    /// The stored form of message `i`, if it is one of `format`'s.
+    pub(super) fn stored(&self, i: usize, openai: bool) -> Option<&Form> {
+        match self.encoded.get(i)?.as_ref().map(|e| &e.0)? {
+            form @ Form::OpenAi { .. } if openai => Some(form),
+            form @ Form::Anthropic { .. } if !openai => Some(form),
+            _ => None,
+        }
+    }
+}
+
+/// Stands in for the messages array while the rest of the body is serialised; it cannot occur in real text (a
+/// control character inside a JSON string is always escaped, so its serialised form only comes from this value).
+const SLOT: &str = "\u{1}tern:messages\u{1}";
+
+pub(super) fn to_bytes(value: &Value) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(value).map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))
+}
+
+/// The placeholder for the messages in a body skeleton.
+pub(super) fn messages_slot() -> Value {
+    Value::String(SLOT.to_string())
+}
+
+/// A request body written once, straight into its buffer: the skeleton (built with `messages_slot()` as its
+/// messages) up to the slot, the messages array element by element, then the rest of the skeleton.
+pub(super) struct BodyWriter {
+    out: Vec<u8>,
+    suffix: Vec<u8>,
+    empty: bool,
+}
+
+impl BodyWriter {
+    /// `capacity` is about how many bytes the messages take.
+    pub(super) fn new(skeleton: &Value, capacity: usize) -> Result<Self, ProviderError> {
+        let outer = to_bytes(skeleton)?;
+        let slot = to_bytes(&Value::String(SLOT.to_string()))?;
+        let at = outer
+            .windows(slot.len())
+            .position(|w| w == slot.as_slice())
+            .ok_or_else(|| ProviderError::Decode("cannot encode the request: no place for the messages".into()))?;
+        let mut out = Vec::with_capacity(outer.len() + capacity + 2);
+        out.extend_from_slice(&outer[..at]);
+        out.push(b'[');
+        Ok(Self {
+            out,
+            suffix: outer[at + slot.len()..].to_vec(),
+            empty: true,
+        })
+    }
+
+    /// Starts the next element of the messages array; the caller writes it into the returned buffer.
+    pub(super) fn element(&mut self) -> &mut Vec<u8> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        &mut self.out
+    }
+
+    pub(super) fn push(&mut self, element: &[u8]) {
+        self.element().extend_from_slice(element);
+    }
+
+    pub(super) fn finish(mut self) -> Bytes {
+        self.out.push(b']');
+        self.out.extend_from_slice(&self.suffix);
+        Bytes::from(self.out)
+    }
+}
+
+/// A JSON array of already serialised elements.
+pub(super) struct ArrayWriter {
+    out: Vec<u8>,
+    empty: bool,
+}
+
+impl ArrayWriter {
+    pub(super) fn with_capacity(bytes: usize) -> Self {
+        let mut out = Vec::with_capacity(bytes + 2);
+        out.push(b'[');
+        Self { out, empty: true }
+    }
+
+    pub(super) fn push(&mut self, element: &[u8]) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.extend_from_slice(element);
+    }
+
+    pub(super) fn finish(mut self) -> Vec<u8> {
+        self.out.push(b']');
+        self.out
+    }
+}
+
+/// Writes `{"role":<role>,"content":` as `json!` does (keys in insertion order); the caller writes the content and
+/// the closing `}`.
+pub(super) fn open_role_message(out: &mut Vec<u8>, role: &str) {
+    out.extend_from_slice(b"{\"role\":\"");
+    out.extend_from_slice(role.as_bytes());
+    out.extend_from_slice(b"\",\"content\":");
+}
+
+#[cfg(test)]
+#[path = "tests/wire.rs"]
+mod tests;
