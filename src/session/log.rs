@@ -83,12 +83,17 @@ impl SessionLog {
         Ok(log)
     }
 
-    /// Opens an existing log to append to it (a resumed session).
+    /// Opens an existing log to append to it (a resumed session). A torn last line (a crash mid-write) is cut first:
+    /// the next record would otherwise be glued to it, and both lost on load.
     pub fn append_to(path: &Path) -> std::io::Result<Self> {
         let file = open_private(path, false)?;
+        let len = complete_len(&file)?;
+        if len != file.metadata()?.len() {
+            file.set_len(len)?;
+        }
         Ok(Self {
             path: path.to_path_buf(),
-            len: file.metadata()?.len(),
+            len,
             file,
         })
     }
@@ -150,6 +155,24 @@ impl SessionLog {
     }
 }
 
+/// The length of `file` up to and including its last `\n`: the part made of complete lines. Reads backwards from the
+/// end, so a long log costs one short read.
+fn complete_len(file: &File) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut end = file.metadata()?.len();
+    let mut buf = vec![0u8; 8192];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.read_exact_at(chunk, start)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 /// Opens `path` for appending as a private file (0600) in private directories (0700): its own directory, and the
 /// `sessions` directory above it when there is one.
 fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
@@ -160,7 +183,12 @@ fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
             private_dir(sessions)?;
         }
     }
-    let file = OpenOptions::new().create(create).append(true).mode(0o600).open(path)?;
+    let file = OpenOptions::new()
+        .create(create)
+        .read(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
     // `mode` only applies to a file this call created: one that was already there may be looser.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     Ok(file)
@@ -268,6 +296,30 @@ mod tests {
         let loaded = load(&path).unwrap();
         assert_eq!(loaded.meta.id, "s1");
         assert_eq!(loaded.messages, vec![msg]);
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let user = |t: &str| Message::User {
+            content: t.into(),
+            images: vec![],
+        };
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        log.record(&user("before the crash")).unwrap();
+        drop(log);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi").unwrap();
+        drop(f);
+        // The resumed session appends its next message.
+        let mut log = SessionLog::append_to(&path).unwrap();
+        log.record(&user("after the resume")).unwrap();
+        drop(log);
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.messages, vec![user("before the crash"), user("after the resume")]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with('\n') && !text.contains("assi"), "{text}");
     }
 
     #[test]
