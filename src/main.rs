@@ -225,7 +225,7 @@ fn interactive(
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
         let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
-        let (handle, session, context_window, root) = match &demo_dir {
+        let (handle, mut session, context_window, root) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
                 let (handle, session) = tern::agent::start_demo(&root)?;
@@ -238,7 +238,7 @@ fn interactive(
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let mut summary = tern::tui::launch(handle, root, context_window, first, &session, &mut signals).await?;
+        let mut summary = tern::tui::launch(handle, root, context_window, first, &mut session, &mut signals).await?;
         if let Some(mcp) = &session.mcp {
             if summary.at_once {
                 mcp.kill_now();
@@ -311,6 +311,9 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         // Before anything starts: a signal that arrives while the agent starts up is then handled, not fatal.
         let mut stops = forward_signals()?;
         let (handle, session) = tern::agent::start(&settings, workspace, None)?;
+        for notice in &session.notices {
+            eprintln!("tern: {notice}");
+        }
         for warning in &session.warnings {
             eprintln!("tern: warning: {warning}");
         }

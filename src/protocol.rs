@@ -195,6 +195,19 @@ pub enum Event {
     },
     /// The agent task has stopped (after `Op::Shutdown`, or when every frontend went away).
     ShutdownComplete,
+    /// The approval mode changed for the rest of the session.
+    ModeChanged {
+        mode: ApprovalMode,
+    },
+    /// The model changed from the next request on.
+    ModelChanged {
+        model: String,
+    },
+    /// How the user answered approval request `id` (recorded, so a resumed session shows it).
+    ApprovalDecided {
+        id: u64,
+        decision: ApprovalDecision,
+    },
 }
 
 /// A call waiting for the user. Answer with `Op::Approve { id, .. }`.

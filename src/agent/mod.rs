@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Settings;
-use crate::protocol::Message;
+use crate::protocol::{Event, Message};
 use crate::session::{SessionLog, SessionMeta, ToolResultStore};
 use crate::tools::exec::{ExecConfig, ExecTool};
 use crate::tools::mcp::{self, McpManager};
@@ -40,38 +40,53 @@ pub struct SessionInfo {
     pub id: String,
     /// The conversation so far (empty for a new session), for a frontend to show.
     pub history: Vec<Message>,
+    /// The transcript's recorded events with their Unix-ms times (empty for a new session), for a frontend to replay.
+    pub events: Vec<(u64, Event)>,
     /// Where the log is, when it could be created.
     pub log_path: Option<PathBuf>,
     /// The MCP servers of the session, when any are configured.
     pub mcp: Option<Arc<McpManager>>,
-    /// Configuration that was ignored or questionable, for the user to see.
+    /// Configuration that was ignored or questionable, and a data directory that cannot be written, for the user to
+    /// see.
     pub warnings: Vec<String>,
+    /// What a resume did not bring back (a looser mode, "always" answers), for the user to see.
+    pub notices: Vec<String>,
 }
 
 /// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
-/// session logged at that path.
+/// session logged at that path, on the model it last used; its mode and "always" answers are not restored (the
+/// configured mode holds, and commands ask again), and a notice says so.
 pub fn config_for(
     settings: &Settings,
     workspace: &Path,
     resume: Option<&Path>,
 ) -> Result<(AgentConfig, SessionInfo), StartError> {
-    let provider = crate::provider::build(&settings.provider)?;
     let data_dir = crate::config::data_dir();
-    let (session_id, history, history_events, log) = match resume {
+    let mut warnings = Vec::new();
+    let mut notices = Vec::new();
+    let (provider, session_id, history, events, log) = match resume {
         Some(path) => {
             let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
                 path: path.display().to_string(),
                 source,
             })?;
-            let events = loaded.events.len();
-            (
-                loaded.meta.id,
-                loaded.messages,
-                events,
-                SessionLog::append_to(path).ok(),
-            )
+            let mut provider_config = settings.provider.clone();
+            if loaded.meta.provider == provider_config.kind.as_str() {
+                provider_config.model = loaded.model().to_string();
+            }
+            let provider = crate::provider::build(&provider_config)?;
+            notices.extend(unrestored(&loaded, settings.mode));
+            let log = match SessionLog::append_to(path) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    warnings.push(unwritable(path, &e));
+                    None
+                }
+            };
+            (provider, loaded.meta.id, loaded.messages, loaded.events, log)
         }
         None => {
+            let provider = crate::provider::build(&settings.provider)?;
             let id = crate::session::new_session_id();
             let meta = SessionMeta {
                 id: id.clone(),
@@ -79,17 +94,19 @@ pub fn config_for(
                 provider: provider.name().to_string(),
                 model: provider.model().to_string(),
             };
-            let log = match SessionLog::create(&SessionLog::path_for(&data_dir, &id), &meta) {
+            let path = SessionLog::path_for(&data_dir, &id);
+            let log = match SessionLog::create(&path, &meta) {
                 Ok(log) => Some(log),
                 Err(e) => {
-                    tracing::warn!(error = %e, "cannot create the session log; this session will not be resumable");
+                    warnings.push(unwritable(&path, &e));
                     None
                 }
             };
-            (id, Vec::new(), 0, log)
+            (provider, id, Vec::new(), Vec::new(), log)
         }
     };
-    let (mcp, mut warnings) = start_mcp(settings, workspace)?;
+    let (mcp, mcp_warnings) = start_mcp(settings, workspace)?;
+    warnings.extend(mcp_warnings);
     let sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
     warnings.extend(
         settings
@@ -97,18 +114,24 @@ pub fn config_for(
             .iter()
             .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
     );
+    let results = ToolResultStore::for_session(&data_dir, &session_id);
+    // A read-only or full data directory costs the session its log and its stored results, not the session: large
+    // results then go to the model as head and tail.
+    if let Err(e) = results.ensure_dir()
+        && log.is_some()
+    {
+        warnings.push(unwritable(results.dir(), &e));
+    }
+    let history_events = events.len();
     let info = SessionInfo {
         id: session_id.clone(),
         history: history.clone(),
+        events,
         log_path: log.as_ref().map(|l| l.path().to_path_buf()),
         mcp: mcp.clone(),
         warnings,
+        notices,
     };
-    let results = ToolResultStore::for_session(&data_dir, &session_id);
-    results.ensure_dir().map_err(|source| StartError::SessionDir {
-        path: results.dir().display().to_string(),
-        source,
-    })?;
     let mut policy = PathPolicy::new(workspace)?.allow_read_root(results.dir());
     for root in &settings.write_roots {
         policy = policy.allow_write_root(root);
@@ -140,6 +163,35 @@ pub fn config_for(
         log,
     };
     Ok((config, info))
+}
+
+/// The warning for a data directory tern cannot write.
+fn unwritable(path: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot write {}: {e}; this session goes on in memory only (it will not be resumable, and large results are \
+         shown head and tail instead of being kept on disk)",
+        path.display()
+    )
+}
+
+/// What a resumed session does not bring back, so the user is not surprised: it starts in the configured mode and
+/// with no "always" rules, whatever the recorded session had (a mode or rule granted then is not granted now).
+fn unrestored(loaded: &crate::session::log::Loaded, configured: crate::protocol::ApprovalMode) -> Vec<String> {
+    let mut notices = Vec::new();
+    if let Some(mode) = loaded.mode().filter(|m| *m != configured) {
+        notices.push(format!(
+            "the session was in mode {mode}; it resumes in {configured}, as configured (/mode to change it)"
+        ));
+    }
+    match loaded.always_rules() {
+        0 => {}
+        n => notices.push(format!(
+            "{n} \"always\" answer{} of the session {} not carried over: those commands ask again",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+        )),
+    }
+    notices
 }
 
 /// The OS sandbox under the gate. Where it cannot run, commands run unconfined, the gate asks before each, and a
@@ -238,9 +290,11 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
     let info = SessionInfo {
         id: "demo".into(),
         history: Vec::new(),
+        events: Vec::new(),
         log_path: None,
         mcp: None,
         warnings,
+        notices: Vec::new(),
     };
     Ok((spawn(config), info))
 }

@@ -124,6 +124,9 @@ fn recorded(event: &Event) -> bool {
             | Event::Notice { .. }
             | Event::Error { .. }
             | Event::TurnFinished { .. }
+            | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
+            | Event::ApprovalDecided { .. }
     )
 }
 
@@ -201,7 +204,7 @@ impl Agent {
                 None => match ops.recv().await {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::SetApprovalMode { mode }) => {
-                        self.set_mode(mode);
+                        set_mode(&self.shared, mode);
                         continue;
                     }
                     Some(Op::SetModel { model }) => {
@@ -235,11 +238,7 @@ impl Agent {
                         Some(Op::Interrupt) => cancel.cancel(),
                         Some(Op::UserTurn { text }) => queue.push_back(text),
                         Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
-                        Some(Op::SetApprovalMode { mode }) => {
-                            if let Ok(mut gate) = shared.gate.lock() {
-                                gate.set_mode(mode);
-                            }
-                        }
+                        Some(Op::SetApprovalMode { mode }) => set_mode(&shared, mode),
                         Some(Op::SetModel { model }) => set_model(&shared, model),
                         Some(Op::NewConversation) => shared.emit(Event::Notice {
                             text: "a turn is running; start a new conversation after it ends".into(),
@@ -260,12 +259,6 @@ impl Agent {
             shared.emit(Event::TurnFinished { reason: end });
         }
         self.shared.emit(Event::ShutdownComplete);
-    }
-
-    fn set_mode(&self, mode: crate::protocol::ApprovalMode) {
-        if let Ok(mut gate) = self.shared.gate.lock() {
-            gate.set_mode(mode);
-        }
     }
 
     /// Runs one turn and always leaves a conversation the API accepts.
@@ -307,16 +300,31 @@ impl Agent {
     }
 }
 
+/// Changes the gate's mode, and records the change so a resumed session knows it (and what it does not restore).
+fn set_mode(shared: &Shared, mode: crate::protocol::ApprovalMode) {
+    if let Ok(mut gate) = shared.gate.lock() {
+        gate.set_mode(mode);
+    }
+    shared.emit(Event::ModeChanged { mode });
+}
+
+/// Switches the model, and records it so a resumed session continues on it.
 fn set_model(shared: &Shared, model: String) {
     if let Ok(mut current) = shared.model.lock() {
-        *current = Some(model);
+        *current = Some(model.clone());
     }
+    shared.emit(Event::ModelChanged { model });
 }
 
 fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
     let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
     match waiter {
         Some(tx) => {
+            // Recorded before the call runs: a crash while it runs still shows how the user answered.
+            shared.emit(Event::ApprovalDecided {
+                id,
+                decision: decision.clone(),
+            });
             let _ = tx.send(decision);
         }
         None => shared.emit(Event::Notice {

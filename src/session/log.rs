@@ -58,6 +58,44 @@ pub struct Loaded {
     pub events: Vec<(u64, Event)>,
 }
 
+impl Loaded {
+    /// The model the session last used: the last recorded switch, else the one it started with.
+    pub fn model(&self) -> &str {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|(_, e)| match e {
+                Event::ModelChanged { model } => Some(model.as_str()),
+                _ => None,
+            })
+            .unwrap_or(&self.meta.model)
+    }
+
+    /// The approval mode the session last switched to, if it switched.
+    pub fn mode(&self) -> Option<crate::protocol::ApprovalMode> {
+        self.events.iter().rev().find_map(|(_, e)| match e {
+            Event::ModeChanged { mode } => Some(*mode),
+            _ => None,
+        })
+    }
+
+    /// How many "always" answers the session gave (rules that held for that session only).
+    pub fn always_rules(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|(_, e)| {
+                matches!(
+                    e,
+                    Event::ApprovalDecided {
+                        decision: crate::protocol::ApprovalDecision::Always,
+                        ..
+                    }
+                )
+            })
+            .count()
+    }
+}
+
 pub struct SessionLog {
     path: PathBuf,
     file: File,
@@ -310,14 +348,18 @@ mod tests {
         log.record(&user("before the crash")).unwrap();
         drop(log);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi").unwrap();
+        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi")
+            .unwrap();
         drop(f);
         // The resumed session appends its next message.
         let mut log = SessionLog::append_to(&path).unwrap();
         log.record(&user("after the resume")).unwrap();
         drop(log);
         let loaded = load(&path).unwrap();
-        assert_eq!(loaded.messages, vec![user("before the crash"), user("after the resume")]);
+        assert_eq!(
+            loaded.messages,
+            vec![user("before the crash"), user("after the resume")]
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.ends_with('\n') && !text.contains("assi"), "{text}");
     }

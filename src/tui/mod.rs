@@ -27,7 +27,7 @@ pub async fn launch(
     workspace: PathBuf,
     context_window: u64,
     first_prompt: Option<String>,
-    session: &crate::agent::SessionInfo,
+    session: &mut crate::agent::SessionInfo,
     signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -44,7 +44,11 @@ pub async fn launch(
         theme::Theme::dark(),
         context_window,
     );
-    app.state.replay(&session.history);
+    // The events are taken, not copied: a day's session holds thousands of them.
+    app.state.replay(&session.history, std::mem::take(&mut session.events));
+    for notice in &session.notices {
+        app.state.notice(notice.clone(), state::Level::Info);
+    }
     for warning in &session.warnings {
         app.state.notice(warning.clone(), state::Level::Warning);
     }
