@@ -93,6 +93,8 @@ pub fn config_for(
                 workspace: workspace.display().to_string(),
                 provider: provider.name().to_string(),
                 model: provider.model().to_string(),
+                forked_from: None,
+                forked_messages: None,
             };
             let path = SessionLog::path_for(&data_dir, &id);
             let log = match SessionLog::create(&path, &meta) {

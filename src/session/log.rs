@@ -18,11 +18,16 @@ pub struct SessionMeta {
     pub workspace: String,
     pub provider: String,
     pub model: String,
+    /// The session this one was forked from (`/fork`), and how many messages it had then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_messages: Option<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Line {
+pub(crate) enum Line {
     Meta(SessionMeta),
     Message {
         message: Message,
@@ -239,6 +244,19 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
+/// Reads only a log's first line: what the session is.
+pub fn read_meta(path: &Path) -> std::io::Result<SessionMeta> {
+    let mut line = Vec::new();
+    BufReader::new(File::open(path)?).read_until(b'\n', &mut line)?;
+    match serde_json::from_slice::<Line>(&line) {
+        Ok(Line::Meta(meta)) => Ok(meta),
+        _ => Err(std::io::Error::other(format!(
+            "{} is not a tern session log",
+            path.display()
+        ))),
+    }
+}
+
 /// Reads a log: its metadata, the conversation and the transcript's events, with every reset, replacement and rewind
 /// applied. Lines that do not parse (a torn last line) are skipped.
 pub fn load(path: &Path) -> std::io::Result<Loaded> {
@@ -279,26 +297,6 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
     Ok(Loaded { meta, messages, events })
 }
 
-/// The newest session of `workspace`, if any.
-pub fn latest_for(data_dir: &Path, workspace: &str) -> Option<PathBuf> {
-    let mut ids: Vec<String> = std::fs::read_dir(data_dir.join("sessions"))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    // Ids start with the UTC time, so the largest is the newest.
-    ids.sort();
-    ids.into_iter().rev().find_map(|id| {
-        let path = SessionLog::path_for(data_dir, &id);
-        let file = File::open(&path).ok()?;
-        let first = BufReader::new(file).lines().next()?.ok()?;
-        match serde_json::from_str::<Line>(&first) {
-            Ok(Line::Meta(meta)) if meta.workspace == workspace => Some(path),
-            _ => None,
-        }
-    })
-}
-
 #[cfg(test)]
 #[path = "tests/load_prop.rs"]
 mod load_prop;
@@ -313,6 +311,8 @@ mod tests {
             workspace: ws.into(),
             provider: "openai".into(),
             model: "m".into(),
+            forked_from: None,
+            forked_messages: None,
         }
     }
 
@@ -409,20 +409,5 @@ mod tests {
         }
         drop(SessionLog::append_to(&path).unwrap());
         assert_eq!((mode(&path), mode(session_dir), mode(sessions)), (0o600, 0o700, 0o700));
-    }
-
-    #[test]
-    fn latest_picks_the_newest_of_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        for (id, ws) in [
-            ("20260101-000000-aaaa", "/w"),
-            ("20260102-000000-bbbb", "/w"),
-            ("20260103-000000-cccc", "/other"),
-        ] {
-            SessionLog::create(&SessionLog::path_for(dir.path(), id), &meta(id, ws)).unwrap();
-        }
-        let latest = latest_for(dir.path(), "/w").unwrap();
-        assert!(latest.to_string_lossy().contains("20260102-000000-bbbb"));
-        assert!(latest_for(dir.path(), "/none").is_none());
     }
 }
