@@ -30,9 +30,13 @@ impl AppState {
             }
         }
         self.settle();
+        let turns = match turns {
+            1 => "1 turn".to_string(),
+            n => format!("{n} turns"),
+        };
         self.notice(
             format!(
-                "resumed a session of {turns} turns and {} messages; the model has the whole conversation",
+                "resumed a session of {turns} and {} messages; the model has the whole conversation",
                 history.len()
             ),
             Level::Info,
