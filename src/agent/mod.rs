@@ -38,7 +38,8 @@ pub enum StartError {
 #[derive(Clone)]
 pub struct SessionInfo {
     pub id: String,
-    /// The conversation so far (empty for a new session), for a frontend to show.
+    /// The conversation so far, for a frontend to show when the session has no recorded events (one written before
+    /// events were recorded); empty otherwise.
     pub history: Vec<Message>,
     /// The transcript's recorded events with their Unix-ms times (empty for a new session), for a frontend to replay.
     pub events: Vec<(u64, Event)>,
@@ -127,7 +128,8 @@ pub fn config_for(
     let history_events = events.len();
     let info = SessionInfo {
         id: session_id.clone(),
-        history: history.clone(),
+        // A session with recorded events replays those; only an older one (messages only) needs its prose copied.
+        history: if events.is_empty() { history.clone() } else { Vec::new() },
         events,
         log_path: log.as_ref().map(|l| l.path().to_path_buf()),
         mcp: mcp.clone(),

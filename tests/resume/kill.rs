@@ -238,7 +238,7 @@ async fn a_session_killed_mid_command_shows_its_completed_turns_on_screen() {
         bin = crate::support::tern::BIN,
     );
     let tmux = Tmux::start("resume-kill", (120, 60), &command).with_history(300);
-    let screen = tmux.wait_for("resumed a session of 3 turns").await;
+    let screen = tmux.wait_for("resumed a session of 3 turns;").await;
     for (prompt, answer) in &run.completed {
         assert!(screen.contains(prompt) && screen.contains(answer), "{prompt}: {screen}");
     }

@@ -65,7 +65,7 @@ async fn a_session_comes_back_whole_through_the_picker() {
     tmux.wait_for("greet the world").await;
     tmux.keys(&["Enter"]);
 
-    let screen = tmux.wait_for("resumed a session of 1 turn ").await;
+    let screen = tmux.wait_for("resumed a session of 1 turn;").await;
     assert!(
         screen.contains("greet the world") && screen.contains("Wrote it and ran it."),
         "{screen}"

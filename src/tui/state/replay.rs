@@ -13,7 +13,7 @@ const NEVER_ENDED: &str = "interrupted: tern stopped before this call ended";
 
 impl AppState {
     /// Shows a resumed session: its recorded `events` (with their Unix-ms times) when it has them, else the prose of
-    /// `history`. Afterwards nothing is busy and nothing waits for an answer, whatever the session was doing when it
+    /// `history` (which a caller with events need not pass). Afterwards nothing is busy and nothing waits for an answer, whatever the session was doing when it
     /// stopped.
     pub fn replay(&mut self, history: &[Message], events: Vec<(u64, Event)>) {
         if events.is_empty() {
@@ -35,10 +35,7 @@ impl AppState {
             n => format!("{n} turns"),
         };
         self.notice(
-            format!(
-                "resumed a session of {turns} and {} messages; the model has the whole conversation",
-                history.len()
-            ),
+            format!("resumed a session of {turns}; the model has the whole conversation"),
             Level::Info,
         );
     }
@@ -201,7 +198,7 @@ mod tests {
     #[test]
     fn events_bring_back_panes_diffs_history_and_totals_and_nothing_stays_open() {
         let mut s = AppState::new();
-        s.replay(&[user("fix it"), user("run it")], recorded());
+        s.replay(&[], recorded());
         assert_eq!(s.calls.len(), 3);
         assert!(matches!(
             s.calls[1].output.as_ref().map(|o| &o.details),
