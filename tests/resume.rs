@@ -12,3 +12,5 @@ mod datadir;
 mod kill;
 #[path = "resume/picker.rs"]
 mod picker;
+#[path = "resume/record.rs"]
+mod record;

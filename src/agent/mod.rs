@@ -302,3 +302,52 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
     };
     Ok((spawn(config), info))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApprovalDecision, ApprovalMode};
+    use crate::session::log::Loaded;
+
+    fn loaded(events: Vec<Event>) -> Loaded {
+        Loaded {
+            meta: SessionMeta {
+                id: "s".into(),
+                workspace: "/w".into(),
+                provider: "openai".into(),
+                model: "m".into(),
+                forked_from: None,
+                forked_messages: None,
+            },
+            messages: Vec::new(),
+            events: events.into_iter().map(|e| (0, e)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_resume_says_what_it_did_not_restore() {
+        let always = |id| Event::ApprovalDecided {
+            id,
+            decision: ApprovalDecision::Always,
+        };
+        let session = loaded(vec![
+            Event::ModeChanged {
+                mode: ApprovalMode::FullAuto,
+            },
+            always(1),
+            always(2),
+            Event::ModelChanged { model: "big".into() },
+        ]);
+        assert_eq!(session.model(), "big");
+        let notices = unrestored(&session, ApprovalMode::AutoEdit);
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(notices[0].contains("was in mode full-auto") && notices[0].contains("resumes in auto-edit"));
+        assert!(notices[1].starts_with("2 \"always\" answers"));
+        // Nothing to say when the session kept the configured mode and gave no "always".
+        let quiet = loaded(vec![Event::ModeChanged {
+            mode: ApprovalMode::AutoEdit,
+        }]);
+        assert!(unrestored(&quiet, ApprovalMode::AutoEdit).is_empty());
+        assert_eq!(quiet.model(), "m");
+    }
+}
