@@ -14,3 +14,5 @@ mod kill;
 mod picker;
 #[path = "resume/record.rs"]
 mod record;
+#[path = "resume/switch.rs"]
+mod switch;
