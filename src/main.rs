@@ -160,7 +160,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Some(Command::Run(args)) => headless_run(&cli.global, args, &workspace),
         Some(Command::Resume { id: Some(id) }) => {
-            let path = tern::session::list::find(&config::data_dir(), &id)?;
+            let path = session_by_id(&id, &workspace)?;
             interactive(&cli.global, &workspace, Some(path), false)
         }
         Some(Command::Resume { id: None }) => {
@@ -187,6 +187,23 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         None => interactive(&cli.global, &workspace, None, cli.demo),
     }
+}
+
+/// The log of session `id` (a unique prefix is enough), which must belong to `workspace`: its tools would otherwise
+/// work on another directory than the conversation was about.
+fn session_by_id(id: &str, workspace: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let path = tern::session::list::find(&config::data_dir(), id)?;
+    let meta = tern::session::log::read_meta(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    if std::path::Path::new(&meta.workspace) != workspace {
+        anyhow::bail!(
+            "session {} belongs to {}; resume it there: tern -C {} resume {}",
+            meta.id,
+            meta.workspace,
+            meta.workspace,
+            meta.id
+        );
+    }
+    Ok(path)
 }
 
 fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
@@ -328,7 +345,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         return Ok(2);
     }
     let resume = match (&args.resume, args.continue_session) {
-        (Some(id), _) => Some(tern::session::list::find(&config::data_dir(), id)?),
+        (Some(id), _) => Some(session_by_id(id, workspace)?),
         (None, true) => Some(tern::session::list::latest(
             &config::data_dir(),
             &workspace.display().to_string(),

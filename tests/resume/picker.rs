@@ -153,6 +153,14 @@ async fn resume_by_id_and_continue_say_clearly_when_nothing_or_several_match() {
         err.contains("matches 2 sessions") && err.contains(&ids[0]) && err.contains(&ids[1]),
         "{err}"
     );
+    // A session of another workspace is not continued here.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = elsewhere.path().display().to_string();
+    let out = sb
+        .run(Some(&mock), &["-C", &other, "run", "--resume", &ids[0], "x"])
+        .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("session {} belongs to", ids[0])), "{err}");
     // The whole id works, and the model sees that session's conversation.
     let out = sb.run(Some(&mock), &["run", "--resume", &ids[1], "more"]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
