@@ -265,6 +265,7 @@ async fn run_screen(
             break;
         }
         if let Some(switch) = app.switch.take() {
+            dirty = true;
             let Some(start) = sessions.start.as_mut() else {
                 app.state.notice("this session cannot switch to another", Level::Error);
                 continue;
@@ -291,7 +292,6 @@ async fn run_screen(
                 }
                 Err(e) => app.state.notice(e, Level::Error),
             }
-            dirty = true;
         }
     }
     // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
