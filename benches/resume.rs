@@ -256,7 +256,23 @@ fn main() {
         session.messages.len(),
         session.events.len()
     );
-    drop(session);
+    let replayed = Instant::now();
+    let mut state = tern::tui::state::AppState::new();
+    state.replay(&[], session.events);
+    println!(
+        "replay alone: {:.0} ms ({} cells, {} calls)",
+        replayed.elapsed().as_secs_f64() * 1000.0,
+        state.cells.len(),
+        state.calls.len()
+    );
+    let repaired = Instant::now();
+    let messages = tern::agent::context::repair(&session.messages);
+    println!(
+        "repair alone: {:.0} ms ({} messages)",
+        repaired.elapsed().as_secs_f64() * 1000.0,
+        messages.len()
+    );
+    drop((state, messages));
 
     let bin = env!("CARGO_BIN_EXE_tern");
     let env: Vec<(String, String)> = [

@@ -260,10 +260,74 @@ pub fn read_meta(path: &Path) -> std::io::Result<SessionMeta> {
 /// Reads a log: its metadata, the conversation and the transcript's events, with every reset, replacement and rewind
 /// applied. Lines that do not parse (a torn last line) are skipped.
 pub fn load(path: &Path) -> std::io::Result<Loaded> {
-    let mut reader = BufReader::new(File::open(path)?);
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    // A day's session is tens of megabytes of JSON: its two halves are parsed side by side, then applied in order.
+    let lines = if len >= PARALLEL_FROM {
+        let middle = line_start_after(&file, len / 2)?;
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| parse_range(path, middle, len));
+            let first = parse_range(path, 0, middle);
+            let second = second
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("a parser thread panicked")));
+            let mut lines = first?;
+            lines.extend(second?);
+            Ok::<_, std::io::Error>(lines)
+        })?
+    } else {
+        parse_range(path, 0, len)?
+    };
     let mut meta = None;
     let mut messages = Vec::new();
     let mut events = Vec::new();
+    for line in lines {
+        match line {
+            Some(Line::Meta(m)) => meta = Some(m),
+            Some(Line::Message { message }) => messages.push(message),
+            Some(Line::Reset) => {
+                messages.clear();
+                events.clear();
+            }
+            Some(Line::Event { at, event }) => events.push((at, event)),
+            Some(Line::Replace { from, to, with }) => {
+                let to = to.min(messages.len());
+                messages.splice(from.min(to)..to, with);
+            }
+            Some(Line::Rewind {
+                messages: keep_messages,
+                events: keep_events,
+            }) => {
+                messages.truncate(keep_messages);
+                events.truncate(keep_events);
+            }
+            None => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
+        }
+    }
+    let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
+    Ok(Loaded { meta, messages, events })
+}
+
+/// Logs from this size on are parsed by two threads.
+const PARALLEL_FROM: u64 = 1 << 20;
+
+/// The offset of the first line that starts at or after `at` (the file's length when none does).
+fn line_start_after(file: &File, at: u64) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut reader = BufReader::new(file);
+    reader.seek(SeekFrom::Start(at.saturating_sub(1)))?;
+    let mut skipped = Vec::new();
+    let n = reader.read_until(b'\n', &mut skipped)?;
+    Ok(at.saturating_sub(1) + n as u64)
+}
+
+/// Parses the lines in bytes `from..to` of the log (`None` for a line that does not parse: a torn last line).
+fn parse_range(path: &Path, from: u64, to: u64) -> std::io::Result<Vec<Option<Line>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(to - from));
+    let mut lines = Vec::new();
     // Lines are read as bytes: a write torn inside a multi-byte char must cost that line, not the whole session.
     let mut line = Vec::new();
     loop {
@@ -271,30 +335,33 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         if reader.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        match serde_json::from_slice::<Line>(&line) {
-            Ok(Line::Meta(m)) => meta = Some(m),
-            Ok(Line::Message { message }) => messages.push(message),
-            Ok(Line::Reset) => {
-                messages.clear();
-                events.clear();
-            }
-            Ok(Line::Event { at, event }) => events.push((at, event)),
-            Ok(Line::Replace { from, to, with }) => {
-                let to = to.min(messages.len());
-                messages.splice(from.min(to)..to, with);
-            }
-            Ok(Line::Rewind {
-                messages: keep_messages,
-                events: keep_events,
-            }) => {
-                messages.truncate(keep_messages);
-                events.truncate(keep_events);
-            }
-            Err(_) => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
-        }
+        lines.push(parse_line(&line));
     }
-    let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
-    Ok(Loaded { meta, messages, events })
+    Ok(lines)
+}
+
+/// One line. Event and message lines (nearly all of them) are read straight into their fields: going through the
+/// tagged `Line` would first copy the whole line into serde's buffer to find the tag, which the writer always puts
+/// first.
+fn parse_line(line: &[u8]) -> Option<Line> {
+    #[derive(Deserialize)]
+    struct EventLine {
+        at: u64,
+        event: Event,
+    }
+    #[derive(Deserialize)]
+    struct MessageLine {
+        message: Message,
+    }
+    if line.starts_with(br#"{"type":"event","#) {
+        let EventLine { at, event } = serde_json::from_slice(line).ok()?;
+        return Some(Line::Event { at, event });
+    }
+    if line.starts_with(br#"{"type":"message","#) {
+        let MessageLine { message } = serde_json::from_slice(line).ok()?;
+        return Some(Line::Message { message });
+    }
+    serde_json::from_slice::<Line>(line).ok()
 }
 
 #[cfg(test)]
@@ -362,6 +429,31 @@ mod tests {
         );
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.ends_with('\n') && !text.contains("assi"), "{text}");
+    }
+
+    #[test]
+    fn a_large_log_parsed_in_two_halves_keeps_its_order_and_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        let user = |i: usize| Message::User {
+            content: format!("{i} {}", "x".repeat(1000)),
+            images: vec![],
+        };
+        for i in 0..3000 {
+            log.record(&user(i)).unwrap();
+            log.event(i as u64, &Event::Notice { text: i.to_string() }).unwrap();
+            if i == 2000 {
+                log.rewind(1000, 1000).unwrap();
+            }
+        }
+        drop(log);
+        assert!(std::fs::metadata(&path).unwrap().len() > 2 * PARALLEL_FROM);
+        let loaded = load(&path).unwrap();
+        let expected: Vec<Message> = (0..1000).chain(2001..3000).map(user).collect();
+        assert_eq!(loaded.messages, expected);
+        let at: Vec<u64> = loaded.events.iter().map(|(at, _)| *at).collect();
+        assert_eq!(at, (0..1000).chain(2001..3000).map(|i| i as u64).collect::<Vec<_>>());
     }
 
     #[test]
