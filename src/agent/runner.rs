@@ -172,7 +172,9 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         context_window: config.context_window,
         reserve_tokens: config.reserve_tokens,
         results: config.results,
-        messages: super::context::repair(&config.history),
+        // Repaired (every call answered) on the task, not here: a resumed day's session takes milliseconds, which the
+        // frontend's first frame need not wait for.
+        messages: config.history,
         total_usage: Usage::default(),
         turn: 0,
         next_approval_id: 1,
@@ -188,6 +190,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
 
 impl Agent {
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.messages = super::context::repair(&self.messages);
         let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
         self.shared.emit(Event::SessionStarted {
             provider: self.provider.name().to_string(),
