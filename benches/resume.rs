@@ -1,7 +1,7 @@
 //! Resume of a day's session (issue 9): a session log of 10,000 messages and 2,000 tool results (diffs, 10 KB command
 //! outputs, file reads) is written with the real `SessionLog`, then the release binary runs `tern resume <id>` on a
 //! pseudo-terminal of its own (200x60) and the time from spawn to its first full frame is measured, as a ratio to a
-//! fresh start's first frame; and the peak RSS of the resumed process.
+//! fresh start's first frame; and the peak RSS of the resumed process. Also: the picker's listing of 301 sessions.
 //!
 //! Run with `cargo bench --bench resume`. Knobs (environment): `TERN_BENCH_RUNS` (7 runs of each start),
 //! `TERN_BENCH_MESSAGES` (10000), `TERN_BENCH_RESULTS` (2000).
@@ -273,6 +273,22 @@ fn main() {
         messages.len()
     );
     drop((state, messages));
+
+    // The picker's listing with hundreds of sessions: each small (a few turns), plus the big one.
+    for i in 0..300 {
+        write_session(&data, &workspace, &format!("20261123-{i:06}-0000"), 24, 4);
+    }
+    let mut listing = Vec::new();
+    let mut listed = 0;
+    for _ in 0..7 {
+        let t = Instant::now();
+        listed = tern::session::list::list(&data, &workspace.display().to_string()).len();
+        listing.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!(
+        "listing {listed} sessions for the picker: median {:.1} ms",
+        median(listing)
+    );
 
     let bin = env!("CARGO_BIN_EXE_tern");
     let env: Vec<(String, String)> = [
