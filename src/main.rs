@@ -30,6 +30,9 @@ struct Cli {
     /// Play a scripted demo (no key or network needed) in a temporary copy of a sample project.
     #[arg(long)]
     demo: bool,
+    /// Continue the last session of this workspace.
+    #[arg(short = 'c', long = "continue")]
+    continue_session: bool,
 }
 
 #[derive(Args)]
@@ -91,9 +94,9 @@ enum Command {
     /// Run one prompt without the UI and print the answer (exit codes: 0 done, 1 error, 2 usage, 130 interrupted,
     /// 128+N ended by signal N: 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
     Run(RunArgs),
-    /// Reopen a session in the UI: the latest of this workspace, or the one with this id.
+    /// Reopen a session in the UI: pick one of this workspace's sessions, or give its id.
     Resume {
-        /// A session id, as printed when a session ends.
+        /// A session id as printed when a session ends (a unique prefix is enough).
         id: Option<String>,
     },
     /// MCP servers.
@@ -117,6 +120,12 @@ struct RunArgs {
     /// Model requests allowed in the turn before the model must summarise.
     #[arg(long, value_name = "N")]
     max_iterations: Option<u32>,
+    /// Continue the last session of this workspace with this prompt.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_session: bool,
+    /// Continue the session with this id (a unique prefix is enough) with this prompt.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -150,21 +159,51 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
     match cli.command {
         Some(Command::Run(args)) => headless_run(&cli.global, args, &workspace),
-        Some(Command::Resume { id }) => {
-            let data_dir = config::data_dir();
-            let path = match id {
-                Some(id) => tern::session::SessionLog::path_for(&data_dir, &id),
-                None => tern::session::log::latest_for(&data_dir, &workspace.display().to_string())
-                    .ok_or_else(|| anyhow::anyhow!("no session to resume in {}", workspace.display()))?,
-            };
-            if !path.is_file() {
-                anyhow::bail!("no session log at {}", path.display());
-            }
+        Some(Command::Resume { id: Some(id) }) => {
+            let path = session_by_id(&id, &workspace)?;
             interactive(&cli.global, &workspace, Some(path), false)
         }
+        Some(Command::Resume { id: None }) => {
+            let sessions = tern::session::list::list(&config::data_dir(), &workspace.display().to_string());
+            if sessions.is_empty() {
+                anyhow::bail!("no session to resume in {}", workspace.display());
+            }
+            if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+                eprintln!("tern: the session picker needs a terminal; give an id: tern resume ID");
+                return Ok(2);
+            }
+            match tern::tui::picker::pick(sessions).context("cannot show the session picker")? {
+                Some(path) => interactive(&cli.global, &workspace, Some(path), false),
+                None => {
+                    println!("No session resumed.");
+                    Ok(0)
+                }
+            }
+        }
         Some(Command::Mcp(McpCommand::List)) => mcp_list(&cli.global, &workspace),
+        None if cli.continue_session => {
+            let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;
+            interactive(&cli.global, &workspace, Some(path), false)
+        }
         None => interactive(&cli.global, &workspace, None, cli.demo),
     }
+}
+
+/// The log of session `id` (a unique prefix is enough), which must belong to `workspace`: its tools would otherwise
+/// work on another directory than the conversation was about.
+fn session_by_id(id: &str, workspace: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let path = tern::session::list::find(&config::data_dir(), id)?;
+    let meta = tern::session::log::read_meta(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    if std::path::Path::new(&meta.workspace) != workspace {
+        anyhow::bail!(
+            "session {} belongs to {}; resume it there: tern -C {} resume {}",
+            meta.id,
+            meta.workspace,
+            meta.workspace,
+            meta.id
+        );
+    }
+    Ok(path)
 }
 
 fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
@@ -225,20 +264,26 @@ fn interactive(
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
         let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
-        let (handle, session, context_window, root) = match &demo_dir {
+        let (handle, mut session, context_window, root, start) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
                 let (handle, session) = tern::agent::start_demo(&root)?;
-                (handle, session, 128_000, root)
+                (handle, session, 128_000, root, None)
             }
             None => {
                 let settings = settings(global, workspace, None)?;
                 let (handle, session) = tern::agent::start(&settings, workspace, resume.as_deref())?;
-                (handle, session, settings.context_window, workspace.to_path_buf())
+                let window = settings.context_window;
+                let dir = workspace.to_path_buf();
+                // `/resume` and `/fork` start the next session from the same settings.
+                let start: tern::tui::switch::StartSession =
+                    Box::new(move |path| tern::agent::start(&settings, &dir, Some(path)).map_err(|e| e.to_string()));
+                (handle, session, window, workspace.to_path_buf(), Some(start))
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let mut summary = tern::tui::launch(handle, root, context_window, first, &session, &mut signals).await?;
+        let mut summary =
+            tern::tui::launch(handle, root, context_window, first, &mut session, start, &mut signals).await?;
         if let Some(mcp) = &session.mcp {
             if summary.at_once {
                 mcp.kill_now();
@@ -299,6 +344,14 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         eprintln!("tern: the prompt is empty");
         return Ok(2);
     }
+    let resume = match (&args.resume, args.continue_session) {
+        (Some(id), _) => Some(session_by_id(id, workspace)?),
+        (None, true) => Some(tern::session::list::latest(
+            &config::data_dir(),
+            &workspace.display().to_string(),
+        )?),
+        (None, false) => None,
+    };
     let settings = settings(global, workspace, args.max_iterations)?;
     let _log = init_logging();
     let format = match args.output_format {
@@ -310,7 +363,10 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     let code = runtime.block_on(async move {
         // Before anything starts: a signal that arrives while the agent starts up is then handled, not fatal.
         let mut stops = forward_signals()?;
-        let (handle, session) = tern::agent::start(&settings, workspace, None)?;
+        let (handle, session) = tern::agent::start(&settings, workspace, resume.as_deref())?;
+        for notice in &session.notices {
+            eprintln!("tern: {notice}");
+        }
         for warning in &session.warnings {
             eprintln!("tern: warning: {warning}");
         }

@@ -279,6 +279,19 @@ pub enum Event {
         files: Vec<String>,
         retry: Op,
     },
+    /// The approval mode changed for the rest of the session.
+    ModeChanged {
+        mode: ApprovalMode,
+    },
+    /// The model changed from the next request on.
+    ModelChanged {
+        model: String,
+    },
+    /// How the user answered approval request `id` (recorded, so a resumed session shows it).
+    ApprovalDecided {
+        id: u64,
+        decision: ApprovalDecision,
+    },
 }
 
 /// A turn `/rewind` can go back to.

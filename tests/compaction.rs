@@ -481,12 +481,7 @@ async fn a_failed_summary_leaves_the_conversation_intact() {
 async fn a_resumed_session_gets_the_compacted_conversation() {
     let data = tempfile::tempdir().unwrap();
     let path = SessionLog::path_for(data.path(), "s1");
-    let meta = SessionMeta {
-        id: "s1".into(),
-        workspace: "/tmp".into(),
-        provider: "openai".into(),
-        model: "test-model".into(),
-    };
+    let meta = SessionMeta::new("s1", "/tmp", "openai", "test-model");
     let log = SessionLog::create(&path, &meta).unwrap();
     let script = vec![
         Reply::text("A1"),

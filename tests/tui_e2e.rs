@@ -128,7 +128,7 @@ async fn a_session_resumes_with_its_conversation() {
         mock.openai_base_url()
     );
     let command =
-        format!("{env}; {BIN} {flags}; echo FIRST-EXITED; {BIN} resume {flags}; echo SECOND-EXITED; sleep 30");
+        format!("{env}; {BIN} {flags}; echo FIRST-EXITED; {BIN} --continue {flags}; echo SECOND-EXITED; sleep 30");
     let tmux = Tmux::start("resume", (100, 30), &command);
     tmux.wait_for("Ask tern").await;
     tmux.keys(&["what is the answer?", "Enter"]);

@@ -96,12 +96,7 @@ async fn session(script: Vec<Reply>, with_git: bool) -> Session {
     results.ensure_dir().unwrap();
     let policy = PathPolicy::new(work.path()).unwrap().allow_read_root(results.dir());
     let log_path = SessionLog::path_for(data.path(), "s1");
-    let meta = SessionMeta {
-        id: "s1".into(),
-        workspace: work.path().display().to_string(),
-        provider: "openai".into(),
-        model: "test-model".into(),
-    };
+    let meta = SessionMeta::new("s1", &work.path().display().to_string(), "openai", "test-model");
     let log = SessionLog::create(&log_path, &meta).unwrap();
     let mut tools = ToolRegistry::with_builtins();
     tools.register(Arc::new(ExecTool::new(ExecConfig::default())));

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Settings;
-use crate::protocol::Message;
+use crate::protocol::{Event, Message};
 use crate::session::{SessionLog, SessionMeta, ToolResultStore};
 use crate::tools::exec::{ExecConfig, ExecTool};
 use crate::tools::mcp::{self, McpManager};
@@ -42,58 +42,78 @@ pub enum StartError {
 #[derive(Clone)]
 pub struct SessionInfo {
     pub id: String,
-    /// The conversation so far (empty for a new session), for a frontend to show.
+    /// The conversation so far, for a frontend to show when the session has no recorded events (one written before
+    /// events were recorded); empty otherwise.
     pub history: Vec<Message>,
+    /// The transcript's recorded events with their Unix-ms times (empty for a new session), for a frontend to replay.
+    pub events: Vec<(u64, Event)>,
     /// Where the log is, when it could be created.
     pub log_path: Option<PathBuf>,
     /// The MCP servers of the session, when any are configured.
     pub mcp: Option<Arc<McpManager>>,
-    /// Configuration that was ignored or questionable, for the user to see.
+    /// Configuration that was ignored or questionable, and a data directory that cannot be written, for the user to
+    /// see.
     pub warnings: Vec<String>,
+    /// What a resume did not bring back (a looser mode, "always" answers), for the user to see.
+    pub notices: Vec<String>,
 }
 
 /// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
-/// session logged at that path.
+/// session logged at that path, on the model it last used; its mode and "always" answers are not restored (the
+/// configured mode holds, and commands ask again), and a notice says so.
 pub fn config_for(
     settings: &Settings,
     workspace: &Path,
     resume: Option<&Path>,
 ) -> Result<(AgentConfig, SessionInfo), StartError> {
-    let provider = crate::provider::build(&settings.provider)?;
     let data_dir = crate::config::data_dir();
-    let (session_id, history, history_events, log) = match resume {
+    let mut warnings = Vec::new();
+    let mut notices = Vec::new();
+    let (provider, session_id, history, events, log) = match resume {
         Some(path) => {
             let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
                 path: path.display().to_string(),
                 source,
             })?;
-            let events = loaded.events.len();
-            (
-                loaded.meta.id,
-                loaded.messages,
-                events,
-                SessionLog::append_to(path).ok(),
-            )
+            let mut provider_config = settings.provider.clone();
+            if loaded.meta.provider == provider_config.kind.as_str() {
+                provider_config.model = loaded.model().to_string();
+            }
+            let provider = crate::provider::build(&provider_config)?;
+            notices.extend(unrestored(&loaded, settings.mode));
+            let log = match SessionLog::append_to(path) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    warnings.push(unwritable(path, &e));
+                    None
+                }
+            };
+            (provider, loaded.meta.id, loaded.messages, loaded.events, log)
         }
         None => {
+            let provider = crate::provider::build(&settings.provider)?;
             let id = crate::session::new_session_id();
             let meta = SessionMeta {
                 id: id.clone(),
                 workspace: workspace.display().to_string(),
                 provider: provider.name().to_string(),
                 model: provider.model().to_string(),
+                forked_from: None,
+                forked_messages: None,
             };
-            let log = match SessionLog::create(&SessionLog::path_for(&data_dir, &id), &meta) {
+            let path = SessionLog::path_for(&data_dir, &id);
+            let log = match SessionLog::create(&path, &meta) {
                 Ok(log) => Some(log),
                 Err(e) => {
-                    tracing::warn!(error = %e, "cannot create the session log; this session will not be resumable");
+                    warnings.push(unwritable(&path, &e));
                     None
                 }
             };
-            (id, Vec::new(), 0, log)
+            (provider, id, Vec::new(), Vec::new(), log)
         }
     };
-    let (mcp, mut warnings) = start_mcp(settings, workspace)?;
+    let (mcp, mcp_warnings) = start_mcp(settings, workspace)?;
+    warnings.extend(mcp_warnings);
     let sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
     warnings.extend(
         settings
@@ -104,18 +124,25 @@ pub fn config_for(
     let context = prompt::ContextSources::for_workspace(workspace);
     let system_prompt = prompt::SystemPrompt::build(&context);
     warnings.extend(system_prompt.warnings.iter().cloned());
+    let results = ToolResultStore::for_session(&data_dir, &session_id);
+    // A read-only or full data directory costs the session its log and its stored results, not the session: large
+    // results then go to the model as head and tail.
+    if let Err(e) = results.ensure_dir()
+        && log.is_some()
+    {
+        warnings.push(unwritable(results.dir(), &e));
+    }
+    let history_events = events.len();
     let info = SessionInfo {
         id: session_id.clone(),
-        history: history.clone(),
+        // A session with recorded events replays those; only an older one (messages only) needs its prose copied.
+        history: if events.is_empty() { history.clone() } else { Vec::new() },
+        events,
         log_path: log.as_ref().map(|l| l.path().to_path_buf()),
         mcp: mcp.clone(),
         warnings,
+        notices,
     };
-    let results = ToolResultStore::for_session(&data_dir, &session_id);
-    results.ensure_dir().map_err(|source| StartError::SessionDir {
-        path: results.dir().display().to_string(),
-        source,
-    })?;
     let mut policy = PathPolicy::new(workspace)?.allow_read_root(results.dir());
     // The model reads the user's skills on demand (they are listed in the prompt with their paths).
     if let Some(skills) = context.user_skills_dir() {
@@ -152,6 +179,35 @@ pub fn config_for(
         log,
     };
     Ok((config, info))
+}
+
+/// The warning for a data directory tern cannot write.
+fn unwritable(path: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot write {}: {e}; this session goes on in memory only (it will not be resumable, and large results are \
+         shown head and tail instead of being kept on disk)",
+        path.display()
+    )
+}
+
+/// What a resumed session does not bring back, so the user is not surprised: it starts in the configured mode and
+/// with no "always" rules, whatever the recorded session had (a mode or rule granted then is not granted now).
+fn unrestored(loaded: &crate::session::log::Loaded, configured: crate::protocol::ApprovalMode) -> Vec<String> {
+    let mut notices = Vec::new();
+    if let Some(mode) = loaded.mode().filter(|m| *m != configured) {
+        notices.push(format!(
+            "the session was in mode {mode}; it resumes in {configured}, as configured (/mode to change it)"
+        ));
+    }
+    match loaded.always_rules() {
+        0 => {}
+        n => notices.push(format!(
+            "{n} \"always\" answer{} of the session {} not carried over: those commands ask again",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+        )),
+    }
+    notices
 }
 
 /// The OS sandbox under the gate. Where it cannot run, commands run unconfined, the gate asks before each, and a
@@ -251,9 +307,60 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
     let info = SessionInfo {
         id: "demo".into(),
         history: Vec::new(),
+        events: Vec::new(),
         log_path: None,
         mcp: None,
         warnings,
+        notices: Vec::new(),
     };
     Ok((spawn(config), info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApprovalDecision, ApprovalMode};
+    use crate::session::log::Loaded;
+
+    fn loaded(events: Vec<Event>) -> Loaded {
+        Loaded {
+            meta: SessionMeta {
+                id: "s".into(),
+                workspace: "/w".into(),
+                provider: "openai".into(),
+                model: "m".into(),
+                forked_from: None,
+                forked_messages: None,
+            },
+            messages: Vec::new(),
+            events: events.into_iter().map(|e| (0, e)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_resume_says_what_it_did_not_restore() {
+        let always = |id| Event::ApprovalDecided {
+            id,
+            decision: ApprovalDecision::Always,
+        };
+        let session = loaded(vec![
+            Event::ModeChanged {
+                mode: ApprovalMode::FullAuto,
+            },
+            always(1),
+            always(2),
+            Event::ModelChanged { model: "big".into() },
+        ]);
+        assert_eq!(session.model(), "big");
+        let notices = unrestored(&session, ApprovalMode::AutoEdit);
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(notices[0].contains("was in mode full-auto") && notices[0].contains("resumes in auto-edit"));
+        assert!(notices[1].starts_with("2 \"always\" answers"));
+        // Nothing to say when the session kept the configured mode and gave no "always".
+        let quiet = loaded(vec![Event::ModeChanged {
+            mode: ApprovalMode::AutoEdit,
+        }]);
+        assert!(unrestored(&quiet, ApprovalMode::AutoEdit).is_empty());
+        assert_eq!(quiet.model(), "m");
+    }
 }

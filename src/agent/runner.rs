@@ -127,6 +127,9 @@ fn recorded(event: &Event) -> bool {
             | Event::Notice { .. }
             | Event::Error { .. }
             | Event::TurnFinished { .. }
+            | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
+            | Event::ApprovalDecided { .. }
     )
 }
 
@@ -148,6 +151,8 @@ pub(crate) struct Agent {
     pub meter: super::compact::ContextMeter,
     pub results: ToolResultStore,
     pub messages: super::conversation::Conversation,
+    /// A resumed session's messages until the task starts and makes them the conversation.
+    history: Vec<Message>,
     pub total_usage: Usage,
     pub turn: u64,
     pub next_approval_id: u64,
@@ -190,7 +195,10 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         compaction: config.compaction,
         meter: Default::default(),
         results: config.results,
-        messages: super::conversation::Conversation::new(config.history),
+        // Repaired (every call answered) on the task, not here: a resumed day's session takes milliseconds, which the
+        // frontend's first frame need not wait for.
+        messages: Default::default(),
+        history: config.history,
         total_usage: Usage::default(),
         turn: 0,
         next_approval_id: 1,
@@ -208,6 +216,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
 
 impl Agent {
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.messages = super::conversation::Conversation::new(std::mem::take(&mut self.history));
         self.checkpoints.prepare();
         let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
         self.shared.emit(Event::SessionStarted {
@@ -231,7 +240,7 @@ impl Agent {
                 None => match ops.recv().await {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::SetApprovalMode { mode }) => {
-                        self.set_mode(mode);
+                        set_mode(&self.shared, mode);
                         continue;
                     }
                     Some(Op::SetModel { model }) => {
@@ -294,11 +303,7 @@ impl Agent {
                         Some(Op::Interrupt) => cancel.cancel(),
                         Some(Op::UserTurn { text }) => queue.push_back(text),
                         Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
-                        Some(Op::SetApprovalMode { mode }) => {
-                            if let Ok(mut gate) = shared.gate.lock() {
-                                gate.set_mode(mode);
-                            }
-                        }
+                        Some(Op::SetApprovalMode { mode }) => set_mode(&shared, mode),
                         Some(Op::SetModel { model }) => set_model(&shared, model),
                         Some(Op::NewConversation) => shared.emit(Event::Notice {
                             text: "a turn is running; start a new conversation after it ends".into(),
@@ -327,12 +332,6 @@ impl Agent {
             shared.emit(Event::TurnFinished { reason: end });
         }
         self.shared.emit(Event::ShutdownComplete);
-    }
-
-    fn set_mode(&self, mode: crate::protocol::ApprovalMode) {
-        if let Ok(mut gate) = self.shared.gate.lock() {
-            gate.set_mode(mode);
-        }
     }
 
     /// Runs one turn and always leaves a conversation the API accepts.
@@ -388,16 +387,31 @@ impl Agent {
     }
 }
 
+/// Changes the gate's mode, and records the change so a resumed session knows it (and what it does not restore).
+fn set_mode(shared: &Shared, mode: crate::protocol::ApprovalMode) {
+    if let Ok(mut gate) = shared.gate.lock() {
+        gate.set_mode(mode);
+    }
+    shared.emit(Event::ModeChanged { mode });
+}
+
+/// Switches the model, and records it so a resumed session continues on it.
 fn set_model(shared: &Shared, model: String) {
     if let Ok(mut current) = shared.model.lock() {
-        *current = Some(model);
+        *current = Some(model.clone());
     }
+    shared.emit(Event::ModelChanged { model });
 }
 
 fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
     let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
     match waiter {
         Some(tx) => {
+            // Recorded before the call runs: a crash while it runs still shows how the user answered.
+            shared.emit(Event::ApprovalDecided {
+                id,
+                decision: decision.clone(),
+            });
             let _ = tx.send(decision);
         }
         None => shared.emit(Event::Notice {

@@ -18,11 +18,30 @@ pub struct SessionMeta {
     pub workspace: String,
     pub provider: String,
     pub model: String,
+    /// The session this one was forked from (`/fork`), and how many messages it had then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_messages: Option<usize>,
+}
+
+impl SessionMeta {
+    /// A new (not forked) session's first line.
+    pub fn new(id: &str, workspace: &str, provider: &str, model: &str) -> Self {
+        Self {
+            id: id.into(),
+            workspace: workspace.into(),
+            provider: provider.into(),
+            model: model.into(),
+            forked_from: None,
+            forked_messages: None,
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Line {
+pub(crate) enum Line {
     Meta(SessionMeta),
     Message {
         message: Message,
@@ -58,6 +77,44 @@ pub struct Loaded {
     pub events: Vec<(u64, Event)>,
 }
 
+impl Loaded {
+    /// The model the session last used: the last recorded switch, else the one it started with.
+    pub fn model(&self) -> &str {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|(_, e)| match e {
+                Event::ModelChanged { model } => Some(model.as_str()),
+                _ => None,
+            })
+            .unwrap_or(&self.meta.model)
+    }
+
+    /// The approval mode the session last switched to, if it switched.
+    pub fn mode(&self) -> Option<crate::protocol::ApprovalMode> {
+        self.events.iter().rev().find_map(|(_, e)| match e {
+            Event::ModeChanged { mode } => Some(*mode),
+            _ => None,
+        })
+    }
+
+    /// How many "always" answers the session gave (rules that held for that session only).
+    pub fn always_rules(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|(_, e)| {
+                matches!(
+                    e,
+                    Event::ApprovalDecided {
+                        decision: crate::protocol::ApprovalDecision::Always,
+                        ..
+                    }
+                )
+            })
+            .count()
+    }
+}
+
 pub struct SessionLog {
     path: PathBuf,
     file: File,
@@ -83,12 +140,17 @@ impl SessionLog {
         Ok(log)
     }
 
-    /// Opens an existing log to append to it (a resumed session).
+    /// Opens an existing log to append to it (a resumed session). A torn last line (a crash mid-write) is cut first:
+    /// the next record would otherwise be glued to it, and both lost on load.
     pub fn append_to(path: &Path) -> std::io::Result<Self> {
         let file = open_private(path, false)?;
+        let len = complete_len(&file)?;
+        if len != file.metadata()?.len() {
+            file.set_len(len)?;
+        }
         Ok(Self {
             path: path.to_path_buf(),
-            len: file.metadata()?.len(),
+            len,
             file,
         })
     }
@@ -150,6 +212,24 @@ impl SessionLog {
     }
 }
 
+/// The length of `file` up to and including its last `\n`: the part made of complete lines. Reads backwards from the
+/// end, so a long log costs one short read.
+fn complete_len(file: &File) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut end = file.metadata()?.len();
+    let mut buf = vec![0u8; 8192];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.read_exact_at(chunk, start)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 /// Opens `path` for appending as a private file (0600) in private directories (0700): its own directory, and the
 /// `sessions` directory above it when there is one.
 fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
@@ -160,7 +240,12 @@ fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
             private_dir(sessions)?;
         }
     }
-    let file = OpenOptions::new().create(create).append(true).mode(0o600).open(path)?;
+    let file = OpenOptions::new()
+        .create(create)
+        .read(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
     // `mode` only applies to a file this call created: one that was already there may be looser.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     Ok(file)
@@ -173,13 +258,90 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
+/// Reads only a log's first line: what the session is.
+pub fn read_meta(path: &Path) -> std::io::Result<SessionMeta> {
+    let mut line = Vec::new();
+    BufReader::new(File::open(path)?).read_until(b'\n', &mut line)?;
+    match serde_json::from_slice::<Line>(&line) {
+        Ok(Line::Meta(meta)) => Ok(meta),
+        _ => Err(std::io::Error::other(format!(
+            "{} is not a tern session log",
+            path.display()
+        ))),
+    }
+}
+
 /// Reads a log: its metadata, the conversation and the transcript's events, with every reset, replacement and rewind
 /// applied. Lines that do not parse (a torn last line) are skipped.
 pub fn load(path: &Path) -> std::io::Result<Loaded> {
-    let mut reader = BufReader::new(File::open(path)?);
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    // A day's session is tens of megabytes of JSON: its two halves are parsed side by side, then applied in order.
+    let lines = if len >= PARALLEL_FROM {
+        let middle = line_start_after(&file, len / 2)?;
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| parse_range(path, middle, len));
+            let first = parse_range(path, 0, middle);
+            let second = second
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("a parser thread panicked")));
+            let mut lines = first?;
+            lines.extend(second?);
+            Ok::<_, std::io::Error>(lines)
+        })?
+    } else {
+        parse_range(path, 0, len)?
+    };
     let mut meta = None;
     let mut messages = Vec::new();
     let mut events = Vec::new();
+    for line in lines {
+        match line {
+            Some(Line::Meta(m)) => meta = Some(m),
+            Some(Line::Message { message }) => messages.push(message),
+            Some(Line::Reset) => {
+                messages.clear();
+                events.clear();
+            }
+            Some(Line::Event { at, event }) => events.push((at, event)),
+            Some(Line::Replace { from, to, with }) => {
+                let to = to.min(messages.len());
+                messages.splice(from.min(to)..to, with);
+            }
+            Some(Line::Rewind {
+                messages: keep_messages,
+                events: keep_events,
+            }) => {
+                messages.truncate(keep_messages);
+                events.truncate(keep_events);
+            }
+            None => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
+        }
+    }
+    let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
+    Ok(Loaded { meta, messages, events })
+}
+
+/// Logs from this size on are parsed by two threads.
+const PARALLEL_FROM: u64 = 1 << 20;
+
+/// The offset of the first line that starts at or after `at` (the file's length when none does).
+fn line_start_after(file: &File, at: u64) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut reader = BufReader::new(file);
+    reader.seek(SeekFrom::Start(at.saturating_sub(1)))?;
+    let mut skipped = Vec::new();
+    let n = reader.read_until(b'\n', &mut skipped)?;
+    Ok(at.saturating_sub(1) + n as u64)
+}
+
+/// Parses the lines in bytes `from..to` of the log (`None` for a line that does not parse: a torn last line).
+fn parse_range(path: &Path, from: u64, to: u64) -> std::io::Result<Vec<Option<Line>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(to - from));
+    let mut lines = Vec::new();
     // Lines are read as bytes: a write torn inside a multi-byte char must cost that line, not the whole session.
     let mut line = Vec::new();
     loop {
@@ -187,50 +349,33 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         if reader.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        match serde_json::from_slice::<Line>(&line) {
-            Ok(Line::Meta(m)) => meta = Some(m),
-            Ok(Line::Message { message }) => messages.push(message),
-            Ok(Line::Reset) => {
-                messages.clear();
-                events.clear();
-            }
-            Ok(Line::Event { at, event }) => events.push((at, event)),
-            Ok(Line::Replace { from, to, with }) => {
-                let to = to.min(messages.len());
-                messages.splice(from.min(to)..to, with);
-            }
-            Ok(Line::Rewind {
-                messages: keep_messages,
-                events: keep_events,
-            }) => {
-                messages.truncate(keep_messages);
-                events.truncate(keep_events);
-            }
-            Err(_) => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
-        }
+        lines.push(parse_line(&line));
     }
-    let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
-    Ok(Loaded { meta, messages, events })
+    Ok(lines)
 }
 
-/// The newest session of `workspace`, if any.
-pub fn latest_for(data_dir: &Path, workspace: &str) -> Option<PathBuf> {
-    let mut ids: Vec<String> = std::fs::read_dir(data_dir.join("sessions"))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    // Ids start with the UTC time, so the largest is the newest.
-    ids.sort();
-    ids.into_iter().rev().find_map(|id| {
-        let path = SessionLog::path_for(data_dir, &id);
-        let file = File::open(&path).ok()?;
-        let first = BufReader::new(file).lines().next()?.ok()?;
-        match serde_json::from_str::<Line>(&first) {
-            Ok(Line::Meta(meta)) if meta.workspace == workspace => Some(path),
-            _ => None,
-        }
-    })
+/// One line. Event and message lines (nearly all of them) are read straight into their fields: going through the
+/// tagged `Line` would first copy the whole line into serde's buffer to find the tag, which the writer always puts
+/// first.
+fn parse_line(line: &[u8]) -> Option<Line> {
+    #[derive(Deserialize)]
+    struct EventLine {
+        at: u64,
+        event: Event,
+    }
+    #[derive(Deserialize)]
+    struct MessageLine {
+        message: Message,
+    }
+    if line.starts_with(br#"{"type":"event","#) {
+        let EventLine { at, event } = serde_json::from_slice(line).ok()?;
+        return Some(Line::Event { at, event });
+    }
+    if line.starts_with(br#"{"type":"message","#) {
+        let MessageLine { message } = serde_json::from_slice(line).ok()?;
+        return Some(Line::Message { message });
+    }
+    serde_json::from_slice::<Line>(line).ok()
 }
 
 #[cfg(test)]
@@ -247,6 +392,8 @@ mod tests {
             workspace: ws.into(),
             provider: "openai".into(),
             model: "m".into(),
+            forked_from: None,
+            forked_messages: None,
         }
     }
 
@@ -268,6 +415,59 @@ mod tests {
         let loaded = load(&path).unwrap();
         assert_eq!(loaded.meta.id, "s1");
         assert_eq!(loaded.messages, vec![msg]);
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let user = |t: &str| Message::User {
+            content: t.into(),
+            images: vec![],
+        };
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        log.record(&user("before the crash")).unwrap();
+        drop(log);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"type\":\"message\",\"message\":{\"role\":\"assi")
+            .unwrap();
+        drop(f);
+        // The resumed session appends its next message.
+        let mut log = SessionLog::append_to(&path).unwrap();
+        log.record(&user("after the resume")).unwrap();
+        drop(log);
+        let loaded = load(&path).unwrap();
+        assert_eq!(
+            loaded.messages,
+            vec![user("before the crash"), user("after the resume")]
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with('\n') && !text.contains("assi"), "{text}");
+    }
+
+    #[test]
+    fn a_large_log_parsed_in_two_halves_keeps_its_order_and_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        let user = |i: usize| Message::User {
+            content: format!("{i} {}", "x".repeat(1000)),
+            images: vec![],
+        };
+        for i in 0..3000 {
+            log.record(&user(i)).unwrap();
+            log.event(i as u64, &Event::Notice { text: i.to_string() }).unwrap();
+            if i == 2000 {
+                log.rewind(1000, 1000).unwrap();
+            }
+        }
+        drop(log);
+        assert!(std::fs::metadata(&path).unwrap().len() > 2 * PARALLEL_FROM);
+        let loaded = load(&path).unwrap();
+        let expected: Vec<Message> = (0..1000).chain(2001..3000).map(user).collect();
+        assert_eq!(loaded.messages, expected);
+        let at: Vec<u64> = loaded.events.iter().map(|(at, _)| *at).collect();
+        assert_eq!(at, (0..1000).chain(2001..3000).map(|i| i as u64).collect::<Vec<_>>());
     }
 
     #[test]
@@ -315,20 +515,5 @@ mod tests {
         }
         drop(SessionLog::append_to(&path).unwrap());
         assert_eq!((mode(&path), mode(session_dir), mode(sessions)), (0o600, 0o700, 0o700));
-    }
-
-    #[test]
-    fn latest_picks_the_newest_of_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        for (id, ws) in [
-            ("20260101-000000-aaaa", "/w"),
-            ("20260102-000000-bbbb", "/w"),
-            ("20260103-000000-cccc", "/other"),
-        ] {
-            SessionLog::create(&SessionLog::path_for(dir.path(), id), &meta(id, ws)).unwrap();
-        }
-        let latest = latest_for(dir.path(), "/w").unwrap();
-        assert!(latest.to_string_lossy().contains("20260102-000000-bbbb"));
-        assert!(latest_for(dir.path(), "/none").is_none());
     }
 }

@@ -104,6 +104,16 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             help: "go back to an earlier message: code, conversation, or both",
         },
         SlashCommand {
+            name: "resume",
+            args: "",
+            help: "switch to another session of this workspace",
+        },
+        SlashCommand {
+            name: "fork",
+            args: "",
+            help: "continue in a copy of this session (the original stays as it is)",
+        },
+        SlashCommand {
             name: "quit",
             args: "",
             help: "leave tern",
@@ -128,6 +138,8 @@ pub struct App {
     pub clipboard: Vec<String>,
     /// The MCP servers' states, for `/mcp`.
     pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::tools::mcp::ServerStatus>>>,
+    /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
+    pub switch: Option<super::switch::SessionSwitch>,
 }
 
 impl App {
@@ -151,6 +163,7 @@ impl App {
             quit: false,
             clipboard: Vec::new(),
             mcp: None,
+            switch: None,
         }
     }
 
@@ -464,6 +477,14 @@ impl App {
                 self.state.status.model = args.to_string();
                 self.state.flash(format!("model: {args}"));
             }
+            "resume" | "fork" if self.state.status.busy => {
+                self.state.flash("wait for the turn to end, or interrupt it first");
+            }
+            "resume" => {
+                let sessions = crate::session::list::list(&crate::config::data_dir(), &self.state.status.workspace);
+                self.layers.push(Box::new(super::picker::PickerLayer::new(sessions)));
+            }
+            "fork" => self.switch = Some(super::switch::SessionSwitch::Fork),
             other => self
                 .state
                 .notice(format!("unknown command /{other}; /help lists them"), Level::Error),
@@ -497,6 +518,7 @@ impl App {
                     self.state.flash("copied to the clipboard");
                 }
                 Effect::Notice(text) => self.state.flash(text),
+                Effect::Switch(path) => self.switch = Some(super::switch::SessionSwitch::Resume(path)),
             }
         }
         self.raise_approval();

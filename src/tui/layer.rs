@@ -31,6 +31,8 @@ pub enum Effect {
     Copy(String),
     /// A short message for the status line.
     Notice(String),
+    /// Switch the UI to the session logged at this path (`/resume`).
+    Switch(std::path::PathBuf),
 }
 
 /// What layers may read while handling input or drawing.

@@ -10,7 +10,9 @@ pub mod keymap;
 pub mod layer;
 pub mod markdown;
 pub mod memory;
+pub mod picker;
 pub mod state;
+pub mod switch;
 pub mod terminal;
 pub mod theme;
 pub mod view;
@@ -22,13 +24,15 @@ use crate::agent::AgentHandle;
 use crate::protocol::Op;
 
 /// Starts the full-screen UI on a running agent and returns when the user quits or a signal in `signals` ends it.
-/// `first_prompt` is sent at once (the demo plays itself).
+/// `first_prompt` is sent at once (the demo plays itself). With `start`, `/resume` and `/fork` can switch sessions;
+/// `session` is then the one on screen when the UI ended.
 pub async fn launch(
     agent: AgentHandle,
     workspace: PathBuf,
     context_window: u64,
     first_prompt: Option<String>,
-    session: &crate::agent::SessionInfo,
+    session: &mut crate::agent::SessionInfo,
+    start: Option<switch::StartSession>,
     signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -45,11 +49,7 @@ pub async fn launch(
         theme::Theme::dark(),
         context_window,
     );
-    app.state.replay(&session.history);
-    for warning in &session.warnings {
-        app.state.notice(warning.clone(), state::Level::Warning);
-    }
-    app.mcp = session.mcp.as_ref().map(|m| m.subscribe());
+    switch::show(&mut app, session);
     if let Some(error) = keymap_error {
         app.state
             .notice(format!("keymap ignored: {error}"), state::Level::Error);
@@ -59,5 +59,5 @@ pub async fn launch(
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }
-    terminal::run(app, agent, notify_rx, true, signals).await
+    terminal::run(app, agent, notify_rx, true, signals, session, start).await
 }

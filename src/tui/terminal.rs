@@ -31,7 +31,9 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::{ANIMATION, App, FRAME, osc52};
-use crate::agent::AgentHandle;
+use super::state::Level;
+use super::switch::StartSession;
+use crate::agent::{AgentHandle, SessionInfo};
 use crate::protocol::Op;
 
 /// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
@@ -149,15 +151,24 @@ pub async fn run(
     notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
     signals: &mut Signals,
+    session: &mut SessionInfo,
+    start: Option<StartSession>,
 ) -> std::io::Result<Summary> {
     let _ = UI_THREAD.set(std::thread::current().id());
     install_panic_hook();
     UI_ACTIVE.store(true, Ordering::SeqCst);
-    let result = run_screen(app, agent, notify_rx, mouse, signals).await;
+    let sessions = Sessions { session, start };
+    let result = run_screen(app, agent, notify_rx, mouse, signals, sessions).await;
     UI_ACTIVE.store(false, Ordering::SeqCst);
     restore();
     print_deferred_panics();
     result
+}
+
+/// The session on screen and how to start another (`/resume`, `/fork`).
+struct Sessions<'a> {
+    session: &'a mut SessionInfo,
+    start: Option<StartSession>,
 }
 
 async fn run_screen(
@@ -166,6 +177,7 @@ async fn run_screen(
     mut notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
     signals: &mut Signals,
+    mut sessions: Sessions<'_>,
 ) -> std::io::Result<Summary> {
     enable_raw_mode()?;
     let _guard = Guard;
@@ -186,7 +198,11 @@ async fn run_screen(
     let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
     let mut ended_by: Option<i32> = None;
     let mut input = EventStream::new();
-    let AgentHandle { ops, mut events, task } = agent;
+    let AgentHandle {
+        mut ops,
+        mut events,
+        task,
+    } = agent;
     let mut task = Some(task);
     let mut agent_panicked = false;
     let mut dirty = true;
@@ -247,6 +263,35 @@ async fn run_screen(
         }
         if app.quit {
             break;
+        }
+        if let Some(switch) = app.switch.take() {
+            dirty = true;
+            let Some(start) = sessions.start.as_mut() else {
+                app.state.notice("this session cannot switch to another", Level::Error);
+                continue;
+            };
+            match super::switch::start(switch, start, sessions.session) {
+                Ok((handle, old)) => {
+                    // The old agent ends cleanly (its running commands end their process groups) before the new
+                    // one is shown.
+                    let _ = ops.send(Op::Shutdown);
+                    if let Some(old_task) = task.take() {
+                        let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
+                    }
+                    if let Some(mcp) = &old.mcp {
+                        let _ = tokio::time::timeout(SHUTDOWN_WAIT, mcp.shutdown()).await;
+                    }
+                    app = super::switch::rebuild(app, &handle, sessions.session);
+                    let AgentHandle {
+                        ops: new_ops,
+                        events: new_events,
+                        task: new_task,
+                    } = handle;
+                    (ops, events, task) = (new_ops, new_events, Some(new_task));
+                    agent_panicked = false;
+                }
+                Err(e) => app.state.notice(e, Level::Error),
+            }
         }
     }
     // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.

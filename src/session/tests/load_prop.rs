@@ -54,6 +54,8 @@ fn meta() -> SessionMeta {
         workspace: "/w é".into(),
         provider: "openai".into(),
         model: "m".into(),
+        forked_from: None,
+        forked_messages: None,
     }
 }
 

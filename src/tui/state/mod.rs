@@ -1,6 +1,7 @@
 //! Frontend state: what is shown, built from agent events. No drawing here, and nothing that blocks.
 
 pub mod calls;
+mod replay;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -62,6 +63,8 @@ pub struct AppState {
     pub queued: VecDeque<String>,
     /// The agent task has stopped.
     pub agent_gone: bool,
+    /// What each approval request asked (by request id), to say what an answer applied to.
+    asked: HashMap<u64, String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -256,10 +259,11 @@ impl AppState {
             }
             Event::AssistantMessage { text, .. } => {
                 self.end_reasoning();
-                let streaming_index = self
-                    .cells
+                let turn = self.turn_start();
+                let streaming_index = self.cells[turn..]
                     .iter()
-                    .rposition(|c| matches!(c.kind, CellKind::Assistant { streaming: true, .. }));
+                    .rposition(|c| matches!(c.kind, CellKind::Assistant { streaming: true, .. }))
+                    .map(|i| turn + i);
                 match streaming_index {
                     Some(i) => {
                         if let CellKind::Assistant { text: t, streaming } = &mut self.cells[i].kind {
@@ -320,7 +324,10 @@ impl AppState {
                     }
                 }
             }
-            Event::ApprovalRequest(request) => self.approvals.push_back(request),
+            Event::ApprovalRequest(request) => {
+                self.asked.insert(request.id, request.command.clone());
+                self.approvals.push_back(request);
+            }
             Event::TokenUsage { last, total } => {
                 self.status.usage = total;
                 self.status.last_usage = last;
@@ -329,7 +336,8 @@ impl AppState {
             Event::Error { message } => self.notice(message, Level::Error),
             Event::TurnFinished { reason } => {
                 self.end_reasoning();
-                for cell in self.cells.iter_mut() {
+                let turn = self.turn_start();
+                for cell in self.cells[turn..].iter_mut() {
                     if let CellKind::Assistant { streaming, .. } = &mut cell.kind
                         && *streaming
                     {
@@ -356,6 +364,14 @@ impl AppState {
             Event::Rewound { turns, .. } => self.cut_turns(turns),
             // The app opens a layer for these.
             Event::RewindPoints { .. } | Event::ConfirmRevert { .. } => {}
+            Event::ModeChanged { mode } => self.status.mode = mode,
+            Event::ModelChanged { model } => self.status.model = model,
+            Event::ApprovalDecided { id, decision } => {
+                self.approvals.retain(|r| r.id != id);
+                let command = self.asked.remove(&id).unwrap_or_default();
+                let (text, level) = decision_notice(&command, &decision);
+                self.notice(text, level);
+            }
         }
     }
 
@@ -389,47 +405,27 @@ impl AppState {
         self.approvals.clear();
     }
 
+    /// Where the current turn's cells begin: streaming cells are never before the last user cell, so searches for
+    /// them stop there instead of walking a long session's whole transcript on every event.
+    fn turn_start(&self) -> usize {
+        self.cells
+            .iter()
+            .rposition(|c| matches!(c.kind, CellKind::User(_)))
+            .unwrap_or(0)
+    }
+
     fn end_reasoning(&mut self) {
-        if let Some(i) = self
-            .cells
+        let turn = self.turn_start();
+        if let Some(i) = self.cells[turn..]
             .iter()
             .rposition(|c| matches!(c.kind, CellKind::Reasoning { streaming: true, .. }))
+            .map(|i| turn + i)
         {
             if let CellKind::Reasoning { streaming, .. } = &mut self.cells[i].kind {
                 *streaming = false;
             }
             self.touch(i);
         }
-    }
-
-    /// Shows a resumed conversation: its user and assistant messages (tool results stay in the model's context; the
-    /// history browser starts empty).
-    pub fn replay(&mut self, history: &[crate::protocol::Message]) {
-        use crate::protocol::Message;
-        if history.is_empty() {
-            return;
-        }
-        for message in history {
-            match message {
-                Message::User { content, .. } => {
-                    self.push(CellKind::User(content.clone()));
-                }
-                Message::Assistant { content, .. } if !content.trim().is_empty() => {
-                    self.push(CellKind::Assistant {
-                        text: content.clone(),
-                        streaming: false,
-                    });
-                }
-                _ => {}
-            }
-        }
-        self.notice(
-            format!(
-                "resumed a session of {} messages; the model has the whole conversation",
-                history.len()
-            ),
-            Level::Info,
-        );
     }
 
     /// The last user message and the answer to it, for printing on exit.
@@ -446,6 +442,20 @@ impl AppState {
             })
             .collect();
         Some((question.clone(), answer.join("\n\n")))
+    }
+}
+
+/// The line that says how the user answered an approval request.
+fn decision_notice(command: &str, decision: &crate::protocol::ApprovalDecision) -> (String, Level) {
+    use crate::protocol::ApprovalDecision;
+    match decision {
+        ApprovalDecision::Once => (format!("approved once: {command}"), Level::Info),
+        ApprovalDecision::Always => (format!("approved for the session: {command}"), Level::Info),
+        ApprovalDecision::Deny { feedback } => match feedback.as_deref().map(str::trim) {
+            Some(f) if !f.is_empty() => (format!("denied: {command} — \"{f}\""), Level::Warning),
+            _ => (format!("denied: {command}"), Level::Warning),
+        },
+        ApprovalDecision::Abort => (format!("denied and stopped the turn: {command}"), Level::Warning),
     }
 }
 

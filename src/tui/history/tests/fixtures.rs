@@ -232,6 +232,7 @@ pub fn describe(effects: &[Effect]) -> Vec<String> {
             Effect::JumpToCall(id) => format!("jump {id}"),
             Effect::Copy(text) => format!("copy {} bytes", text.len()),
             Effect::Notice(text) => format!("notice {text}"),
+            Effect::Switch(path) => format!("switch {}", path.display()),
         })
         .collect()
 }

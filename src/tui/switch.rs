@@ -1,0 +1,91 @@
+//! Switching the running UI to another session (`/resume`, `/fork`): the new session's agent is started first (a
+//! failure leaves the current one running), then the old agent is shut down cleanly, its MCP servers stopped, and the
+//! screen rebuilt from the new session's record.
+
+use std::path::{Path, PathBuf};
+
+use super::app::App;
+use super::state::{AppState, Level};
+use super::view::transcript::TranscriptView;
+use crate::agent::{AgentHandle, SessionInfo};
+
+/// What the user asked to switch to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionSwitch {
+    /// Continue the session logged here.
+    Resume(PathBuf),
+    /// Copy the current session to a new one and continue the copy.
+    Fork,
+}
+
+/// Starts an agent on a session's log, from the settings tern was started with.
+pub type StartSession = Box<dyn FnMut(&Path) -> Result<(AgentHandle, SessionInfo), String> + Send>;
+
+/// Starts the agent `switch` asks for and makes `session` the new session; returns the old session (for its servers
+/// to be stopped) with the new agent. On an error nothing changed.
+pub fn start(
+    switch: SessionSwitch,
+    start: &mut StartSession,
+    session: &mut SessionInfo,
+) -> Result<(AgentHandle, SessionInfo), String> {
+    let path = match switch {
+        SessionSwitch::Resume(path) => path,
+        SessionSwitch::Fork => {
+            let current = session
+                .log_path
+                .as_deref()
+                .ok_or("this session has no log to fork (it is kept in memory only)")?;
+            crate::session::list::fork(&crate::config::data_dir(), current)
+                .map_err(|e| format!("cannot fork the session: {e}"))?
+        }
+    };
+    if session.log_path.as_deref() == Some(path.as_path()) {
+        return Err("that is the session on screen".into());
+    }
+    let (handle, info) = start(&path)?;
+    let old = std::mem::replace(session, info);
+    Ok((handle, old))
+}
+
+/// A fresh screen for the new session: the composer, keymap and theme carry over; the transcript is the session's.
+pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App {
+    let App {
+        composer,
+        keymap,
+        theme,
+        context_window,
+        ..
+    } = old;
+    let mut app = App::new(handle.ops.clone(), composer, keymap, theme, context_window);
+    app.state = AppState::new();
+    app.transcript = TranscriptView::new();
+    show(&mut app, session);
+    app
+}
+
+/// Puts a session on screen: its recorded transcript, what a resume did not restore, and the warnings.
+pub fn show(app: &mut App, session: &mut SessionInfo) {
+    // The events are taken, not copied: a day's session holds thousands of them.
+    app.state.replay(&session.history, std::mem::take(&mut session.events));
+    if let Some(from) = forked_note(session) {
+        app.state.notice(from, Level::Info);
+    }
+    for notice in &session.notices {
+        app.state.notice(notice.clone(), Level::Info);
+    }
+    for warning in &session.warnings {
+        app.state.notice(warning.clone(), Level::Warning);
+    }
+    app.mcp = session.mcp.as_ref().map(|m| m.subscribe());
+}
+
+fn forked_note(session: &SessionInfo) -> Option<String> {
+    let path = session.log_path.as_deref()?;
+    let meta = crate::session::log::read_meta(path).ok()?;
+    let from = meta.forked_from?;
+    Some(format!(
+        "session {} — a fork of {from} at {} messages; the original is unchanged",
+        session.id,
+        meta.forked_messages.unwrap_or(0)
+    ))
+}

@@ -1,0 +1,128 @@
+//! What the runner records for a resume beyond messages: mode and model switches and how each approval request was
+//! answered, read back with `load`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::mock_llm::{MockLlm, Reply};
+use tern::agent::approval::ApprovalGate;
+use tern::agent::{AgentConfig, spawn};
+use tern::protocol::{ApprovalDecision, ApprovalMode, Event, Op};
+use tern::provider::{ProviderConfig, ProviderKind};
+use tern::session::{SessionLog, SessionMeta, ToolResultStore};
+use tern::tools::exec::{ExecConfig, ExecTool};
+use tern::tools::{PathPolicy, ToolRegistry};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch one.txt"})),
+        Reply::tool("exec", json!({"command": "touch two.txt"})),
+        Reply::text("stopped"),
+    ])
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut provider = ProviderConfig::new(ProviderKind::OpenAi, "first");
+    provider.base_url = mock.openai_base_url();
+    provider.api_key = Some("k".into());
+    let path = SessionLog::path_for(data.path(), "s1");
+    let meta = SessionMeta {
+        id: "s1".into(),
+        workspace: work.path().display().to_string(),
+        provider: "openai".into(),
+        model: "first".into(),
+        forked_from: None,
+        forked_messages: None,
+    };
+    let results = ToolResultStore::new(data.path().join("results"));
+    let mut tools = ToolRegistry::with_builtins();
+    tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
+    let mut agent = spawn(AgentConfig {
+        provider: tern::provider::build(&provider).unwrap(),
+        tools,
+        policy: PathPolicy::new(work.path()).unwrap(),
+        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
+        system_prompt: "test".into(),
+        max_iterations: 10,
+        context_window: 200_000,
+        reserve_tokens: 8_000,
+        results,
+        history: vec![],
+        history_events: 0,
+        compaction: Default::default(),
+        log: Some(SessionLog::create(&path, &meta).unwrap()),
+    });
+    agent
+        .ops
+        .send(Op::SetApprovalMode {
+            mode: ApprovalMode::Ask,
+        })
+        .unwrap();
+    agent.ops.send(Op::SetModel { model: "second".into() }).unwrap();
+    agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
+    let mut answers = vec![
+        ApprovalDecision::Abort,
+        ApprovalDecision::Deny {
+            feedback: Some("use the other script".into()),
+        },
+    ];
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), agent.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            Event::ApprovalRequest(request) => agent
+                .ops
+                .send(Op::Approve {
+                    id: request.id,
+                    decision: answers.pop().unwrap(),
+                })
+                .unwrap(),
+            Event::TurnFinished { .. } => break,
+            _ => {}
+        }
+    }
+    agent.ops.send(Op::Shutdown).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), agent.task)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let loaded = tern::session::log::load(&path).unwrap();
+    assert_eq!(loaded.model(), "second");
+    assert_eq!(loaded.mode(), Some(ApprovalMode::Ask));
+    let decisions: Vec<&ApprovalDecision> = loaded
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::ApprovalDecided { decision, .. } => Some(decision),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            &ApprovalDecision::Deny {
+                feedback: Some("use the other script".into())
+            },
+            &ApprovalDecision::Abort
+        ]
+    );
+    // The requests the answers belong to are recorded before them.
+    let first_request = loaded
+        .events
+        .iter()
+        .position(|(_, e)| matches!(e, Event::ApprovalRequest(_)))
+        .unwrap();
+    let first_answer = loaded
+        .events
+        .iter()
+        .position(|(_, e)| matches!(e, Event::ApprovalDecided { .. }))
+        .unwrap();
+    assert!(first_request < first_answer);
+    assert_eq!(mock.requests()[0]["model"], "second");
+}
