@@ -137,6 +137,13 @@ async fn commands_the_rules_do_not_allow_never_run() {
         "ls <<< x && touch pwned-23",
         "ls | tee pwned-24",
         "xargs -a notes.txt touch pwned-25",
+        // Substitutions, process substitution, a pipe into a shell, ANSI-C quoting, eval.
+        "ls `touch pwned-26`",
+        "ls <(touch pwned-27)",
+        "echo touch pwned-28 | sh",
+        "ls $'\\x2e' && touch pwned-29",
+        "eval 'touch pwned-30'",
+        "ls -d . ; (touch pwned-31)",
     ];
     let mock = MockLlm::start(script(routes.iter().map(|c| exec(c)).collect())).await;
     let out = w.run(&mock, "auto-edit").await;
@@ -293,5 +300,105 @@ async fn no_key_reaches_the_model_even_in_full_auto() {
     for stream in [&out.stdout, &out.stderr] {
         let text = String::from_utf8_lossy(stream);
         assert!(!text.contains(w.env_key.as_str()) && !text.contains(w.config_key.as_str()));
+    }
+}
+
+/// The doors this session's features opened: context files and skills read into the system prompt, the user's skills
+/// directory as a read root, and tern's session store. In full-auto, none leads to a key, a file outside the
+/// workspace, or a skill planted for the next session.
+#[tokio::test(flavor = "multi_thread")]
+async fn context_files_skills_and_the_session_store_stay_shut() {
+    let w = world();
+    let tern_config = w.home.path().join("config/tern");
+    let config = tern_config.join("config.toml");
+    let skills = tern_config.join("skills");
+    std::fs::create_dir_all(skills.join("helper")).unwrap();
+    std::fs::write(
+        skills.join("helper/SKILL.md"),
+        "---\nname: helper\ndescription: a harmless skill\n---\nBe kind.\n",
+    )
+    .unwrap();
+    // The project links its instructions and skills to the key and to a file outside.
+    std::os::unix::fs::symlink(&config, w.work.path().join("AGENTS.md")).unwrap();
+    std::fs::create_dir_all(w.work.path().join(".tern/skills/evil")).unwrap();
+    std::os::unix::fs::symlink(&config, w.work.path().join(".tern/skills/evil/SKILL.md")).unwrap();
+    std::fs::write(
+        w.outside().join("SKILL.md"),
+        format!("---\nname: outside\ndescription: d\nalways: true\n---\n{SECRET}\n"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(w.outside(), w.work.path().join(".tern/skills/outside")).unwrap();
+    let skills_s = skills.display().to_string();
+    let data = w.home.path().join("data/tern").display().to_string();
+    let calls = vec![
+        (
+            "read_file".to_string(),
+            json!({ "path": format!("{skills_s}/../config.toml") }),
+        ),
+        (
+            "read_file".to_string(),
+            json!({ "path": format!("{skills_s}/helper/../../config.toml") }),
+        ),
+        (
+            "grep".to_string(),
+            json!({ "pattern": "sk-", "path": format!("{skills_s}/..") }),
+        ),
+        ("list_dir".to_string(), json!({ "path": format!("{skills_s}/..") })),
+        (
+            "find_files".to_string(),
+            json!({ "path": format!("{skills_s}/.."), "query": "config" }),
+        ),
+        ("read_file".to_string(), json!({ "path": "AGENTS.md" })),
+        ("read_file".to_string(), json!({ "path": ".tern/skills/evil/SKILL.md" })),
+        (
+            "read_file".to_string(),
+            json!({ "path": ".tern/skills/outside/SKILL.md" }),
+        ),
+        exec("cat AGENTS.md .tern/skills/evil/SKILL.md .tern/skills/outside/SKILL.md | base64 -w0"),
+        exec(&format!("cat {data}/sessions/*/session.jsonl | base64 -w0")),
+        ("list_dir".to_string(), json!({ "path": format!("{data}/sessions") })),
+        // Skills planted for the next session, in the user's directory.
+        (
+            "write_file".to_string(),
+            json!({ "path": format!("{skills_s}/planted/SKILL.md"), "content": "---\nname: p\nalways: true\n---\n" }),
+        ),
+        exec(&format!(
+            "mkdir -p {skills_s}/planted2 && cp notes.txt {skills_s}/planted2/SKILL.md"
+        )),
+        (
+            "apply_patch".to_string(),
+            json!({ "edits": [{ "path": format!("{skills_s}/planted3/SKILL.md"), "action": "add", "new_text": "x" }] }),
+        ),
+    ];
+    let count = calls.len();
+    let mock = MockLlm::start(script(calls)).await;
+    let out = w.run(&mock, "full-auto").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(results(&mock).len(), count);
+    let sent = everything_sent(&mock);
+    assert!(
+        sent.contains("Be kind.") || sent.contains("helper"),
+        "the user's skill is offered"
+    );
+    assert!(
+        !sent.contains(SECRET),
+        "a file outside the workspace reached the model:\n{sent}"
+    );
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for key in [&w.env_key, &w.config_key] {
+        assert!(!sent.contains(key.as_str()), "a key reached the model:\n{sent}");
+        for shift in 0..3 {
+            let encoded = b64(&format!("{}{key}", "x".repeat(shift)));
+            assert!(
+                !sent.contains(&encoded[4..16]),
+                "a key reached the model in base64:\n{sent}"
+            );
+        }
+    }
+    for planted in ["planted", "planted2", "planted3"] {
+        assert!(
+            !skills.join(planted).exists(),
+            "{planted} was written in the user's skills"
+        );
     }
 }
