@@ -108,6 +108,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         results,
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         log: None,
     });
     let start = Instant::now();

@@ -189,6 +189,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
         results: ToolResultStore::new(dir.path().join("results")),
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         compaction: Default::default(),
         log: None,
     });

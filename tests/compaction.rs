@@ -93,6 +93,7 @@ async fn harness(script: Vec<Reply>, setup: Setup) -> Harness {
         compaction: setup.compaction,
         results,
         history_events: 0,
+        history_usage: Default::default(),
         history: setup.history,
         log: setup.log,
     });

@@ -249,6 +249,7 @@ async fn session_in(script: Vec<Reply>, mode: ApprovalMode) -> Session {
         results,
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         compaction: Default::default(),
         log: None,
     });

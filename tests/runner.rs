@@ -80,6 +80,7 @@ async fn harness_with(
         results,
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         log: None,
     });
     Harness {

@@ -61,6 +61,7 @@ async fn harness(script: Vec<Reply>, kind: ProviderKind) -> Harness {
         results,
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         compaction: Default::default(),
         log: None,
     });

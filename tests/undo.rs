@@ -112,6 +112,7 @@ async fn session(script: Vec<Reply>, with_git: bool) -> Session {
         results,
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         compaction: Default::default(),
         log: Some(log),
     });

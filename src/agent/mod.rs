@@ -133,6 +133,15 @@ pub fn config_for(
         warnings.push(unwritable(results.dir(), &e));
     }
     let history_events = events.len();
+    // The token totals go on from where the resumed session left them.
+    let history_usage = events
+        .iter()
+        .rev()
+        .find_map(|(_, e)| match e {
+            crate::protocol::Event::TokenUsage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .unwrap_or_default();
     let info = SessionInfo {
         id: session_id.clone(),
         // A session with recorded events replays those; only an older one (messages only) needs its prose copied.
@@ -176,6 +185,7 @@ pub fn config_for(
         results,
         history,
         history_events,
+        history_usage,
         log,
     };
     Ok((config, info))
@@ -302,6 +312,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         results,
         history: Vec::new(),
         history_events: 0,
+        history_usage: Default::default(),
         log: None,
     };
     let info = SessionInfo {

@@ -36,6 +36,8 @@ pub struct AgentConfig {
     pub history: Vec<Message>,
     /// How many transcript events the resumed session's log holds (0 for a new one).
     pub history_events: usize,
+    /// The token totals of the resumed session so far (zero for a new one).
+    pub history_usage: Usage,
     /// Where every message is appended as it happens; `None` keeps the session in memory only.
     pub log: Option<SessionLog>,
 }
@@ -199,7 +201,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         // frontend's first frame need not wait for.
         messages: Default::default(),
         history: config.history,
-        total_usage: Usage::default(),
+        total_usage: config.history_usage,
         turn: 0,
         next_approval_id: 1,
         shared,

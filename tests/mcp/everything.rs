@@ -175,6 +175,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         results,
         history: vec![],
         history_events: 0,
+        history_usage: Default::default(),
         log: None,
     });
     agent

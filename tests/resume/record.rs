@@ -52,6 +52,11 @@ async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
         results,
         history: vec![],
         history_events: 0,
+        // A resumed session's totals so far: the new requests add to them.
+        history_usage: tern::protocol::Usage {
+            input_tokens: 1_000_000,
+            ..Default::default()
+        },
         compaction: Default::default(),
         log: Some(SessionLog::create(&path, &meta).unwrap()),
     });
@@ -93,6 +98,18 @@ async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
         .unwrap();
 
     let loaded = tern::session::log::load(&path).unwrap();
+    let totals: Vec<u64> = loaded
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::TokenUsage { total, .. } => Some(total.input_tokens),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !totals.is_empty() && totals.iter().all(|&t| t >= 1_000_000),
+        "{totals:?}"
+    );
     assert_eq!(loaded.model(), "second");
     assert_eq!(loaded.mode(), Some(ApprovalMode::Ask));
     let decisions: Vec<&ApprovalDecision> = loaded
