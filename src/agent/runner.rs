@@ -283,7 +283,11 @@ impl Agent {
                         continue;
                     }
                     Some(Op::Compact { focus }) => {
-                        shutting_down = self.compact_on_request(focus, &mut ops, &mut queue).await;
+                        let cancel = CancellationToken::new();
+                        let shared = Arc::clone(&self.shared);
+                        let work = self.compact_on_request(focus, &cancel);
+                        let ((), stop) = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
+                        shutting_down = stop;
                         continue;
                     }
                     // Nothing is running: stale interrupts and approvals have nothing to act on.
@@ -296,41 +300,8 @@ impl Agent {
             let cancel = CancellationToken::new();
             let shared = Arc::clone(&self.shared);
             let turn = self.run_turn(text, cancel.clone());
-            tokio::pin!(turn);
-            let mut ops_open = true;
-            let end = loop {
-                tokio::select! {
-                    end = &mut turn => break end,
-                    op = ops.recv(), if ops_open => match op {
-                        Some(Op::Interrupt) => cancel.cancel(),
-                        Some(Op::UserTurn { text }) => queue.push_back(text),
-                        Some(Op::Approve { id, decision }) => answer(&shared, id, decision),
-                        Some(Op::SetApprovalMode { mode }) => set_mode(&shared, mode),
-                        Some(Op::SetModel { model }) => set_model(&shared, model),
-                        Some(Op::NewConversation) => shared.emit(Event::Notice {
-                            text: "a turn is running; start a new conversation after it ends".into(),
-                        }),
-                        Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
-                        Some(Op::Compact { .. }) => shared.emit(Event::Notice {
-                            text: "a turn is running; /compact after it ends".into(),
-                        }),
-                        Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => shared.emit(Event::Notice {
-                            text: "a turn is running: wait for it to end, or interrupt it (Esc), then undo or rewind"
-                                .into(),
-                        }),
-                        Some(Op::Shutdown) => {
-                            shutting_down = true;
-                            cancel.cancel();
-                        }
-                        None => {
-                            // Every frontend is gone: nobody can answer or watch, so stop.
-                            ops_open = false;
-                            shutting_down = true;
-                            cancel.cancel();
-                        }
-                    },
-                }
-            };
+            let (end, stop) = while_busy(&shared, turn, &mut ops, &cancel, &mut queue, &mut deferred).await;
+            shutting_down = stop;
             shared.emit(Event::TurnFinished { reason: end });
         }
         self.shared.emit(Event::ShutdownComplete);
@@ -395,6 +366,54 @@ fn set_mode(shared: &Shared, mode: crate::protocol::ApprovalMode) {
         gate.set_mode(mode);
     }
     shared.emit(Event::ModeChanged { mode });
+}
+
+/// Runs `work` (a turn, a requested compaction) while answering the ops that arrive meanwhile: an interrupt cancels
+/// it, approvals reach the waiting call, a message is queued as the next turn, memory ops wait for the end, and what
+/// needs the conversation to itself is refused with a word. Returns its output, and whether the agent must stop.
+async fn while_busy<F: std::future::Future>(
+    shared: &Shared,
+    work: F,
+    ops: &mut mpsc::UnboundedReceiver<Op>,
+    cancel: &CancellationToken,
+    queue: &mut VecDeque<String>,
+    deferred: &mut Vec<Op>,
+) -> (F::Output, bool) {
+    tokio::pin!(work);
+    let mut ops_open = true;
+    let mut stop = false;
+    let refuse = |what: &str| {
+        shared.emit(Event::Notice {
+            text: format!("the agent is busy: {what} after it ends (or interrupt it with Esc)"),
+        })
+    };
+    let output = loop {
+        tokio::select! {
+            output = &mut work => break output,
+            op = ops.recv(), if ops_open => match op {
+                Some(Op::Interrupt) => cancel.cancel(),
+                Some(Op::UserTurn { text }) => queue.push_back(text),
+                Some(Op::Approve { id, decision }) => answer(shared, id, decision),
+                Some(Op::SetApprovalMode { mode }) => set_mode(shared, mode),
+                Some(Op::SetModel { model }) => set_model(shared, model),
+                Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
+                Some(Op::NewConversation) => refuse("start a new conversation"),
+                Some(Op::Compact { .. }) => refuse("/compact"),
+                Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => refuse("undo or rewind"),
+                Some(Op::Shutdown) => {
+                    stop = true;
+                    cancel.cancel();
+                }
+                None => {
+                    // Every frontend is gone: nobody can answer or watch, so stop.
+                    ops_open = false;
+                    stop = true;
+                    cancel.cancel();
+                }
+            },
+        }
+    };
+    (output, stop)
 }
 
 /// Switches the model, and records it so a resumed session continues on it.

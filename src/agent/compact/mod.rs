@@ -12,14 +12,12 @@ mod plan;
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
-
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{estimate_tokens, message_tokens};
 use super::runner::Agent;
-use crate::protocol::{Event, Message, Op};
+use crate::protocol::{Event, Message};
 use crate::provider::{ChatRequest, ProviderError};
 
 pub use plan::SUMMARY_HEADER;
@@ -295,53 +293,11 @@ impl Agent {
         Ok(split)
     }
 
-    /// `/compact [focus]` between turns. An interrupt cancels the summary (nothing changes); a message sent
-    /// meanwhile waits in `queue`; other ops are answered as between turns. Returns whether the frontend asked the
-    /// agent to shut down.
-    pub(crate) async fn compact_on_request(
-        &mut self,
-        focus: Option<String>,
-        ops: &mut mpsc::UnboundedReceiver<Op>,
-        queue: &mut VecDeque<String>,
-    ) -> bool {
+    /// `/compact [focus]` between turns, with the tool definitions as the next request would carry them.
+    pub(crate) async fn compact_on_request(&mut self, focus: Option<String>, cancel: &CancellationToken) {
         let tools_json_len = serde_json::to_string(&self.tools.definitions())
             .map(|s| s.len())
             .unwrap_or(0);
-        let cancel = CancellationToken::new();
-        let shared = std::sync::Arc::clone(&self.shared);
-        let mut shutdown = false;
-        let work = self.compact(&cancel, tools_json_len, focus, Trigger::Manual);
-        tokio::pin!(work);
-        let mut ops_open = true;
-        loop {
-            tokio::select! {
-                _ = &mut work => break,
-                op = ops.recv(), if ops_open => match op {
-                    Some(Op::Interrupt) => cancel.cancel(),
-                    Some(Op::UserTurn { text }) => queue.push_back(text),
-                    Some(Op::SetApprovalMode { mode }) => {
-                        if let Ok(mut gate) = shared.gate.lock() {
-                            gate.set_mode(mode);
-                        }
-                    }
-                    Some(Op::SetModel { model }) => {
-                        if let Ok(mut current) = shared.model.lock() {
-                            *current = Some(model);
-                        }
-                    }
-                    Some(Op::Shutdown) | None => {
-                        ops_open = false;
-                        shutdown = true;
-                        cancel.cancel();
-                    }
-                    // Nothing waits for an approval between turns; anything else must wait for the summary.
-                    Some(Op::Approve { .. }) => {}
-                    Some(_) => shared.emit(Event::Notice {
-                        text: "compacting the conversation; try again when it is done".into(),
-                    }),
-                },
-            }
-        }
-        shutdown
+        self.compact(cancel, tools_json_len, focus, Trigger::Manual).await;
     }
 }
