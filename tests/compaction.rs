@@ -10,14 +10,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::approval::ApprovalGate;
 use tern::agent::compact::SUMMARY_HEADER;
 use tern::agent::{AgentConfig, AgentHandle, spawn};
 use tern::config::Compaction;
 use tern::protocol::{ApprovalMode, Event, Message, Op, TurnEnd};
-use tern::provider::{ProviderConfig, ProviderKind, RetryPolicy};
+use tern::provider::ProviderKind;
 use tern::session::{SessionLog, SessionMeta, ToolResultStore};
-use tern::tools::{PathPolicy, ToolRegistry};
 
 /// The first words of the summariser's instructions (assets/compact_prompt.md).
 const SUMMARY_PROMPT_START: &str = "You are compacting a coding session";
@@ -58,44 +56,22 @@ async fn harness(script: Vec<Reply>, setup: Setup) -> Harness {
     let mock = MockLlm::start(script).await;
     let dir = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut provider = ProviderConfig::new(setup.kind, "test-model");
-    provider.base_url = match setup.kind {
-        ProviderKind::OpenAi => mock.openai_base_url(),
-        ProviderKind::Anthropic => mock.anthropic_base_url(),
-    };
-    provider.api_key = Some("test-key".into());
-    provider.retry = RetryPolicy {
-        max_attempts: 2,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        idle_timeout: Duration::from_secs(5),
-        request_timeout: Duration::from_secs(60),
-        connect_timeout: Duration::from_secs(2),
-    };
+    let provider = support::agent::provider(&mock, setup.kind);
     let results = ToolResultStore::new(store.path().join("results"));
-    results.ensure_dir().unwrap();
-    let policy = PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir());
-    let mut tools = ToolRegistry::with_builtins();
-    for name in tools.names() {
+    let mut config = support::agent::config(&provider, dir.path(), results, ApprovalMode::AutoEdit);
+    for name in config.tools.names() {
         if !(setup.read_file && name == "read_file") {
-            tools.unregister(&name);
+            config.tools.unregister(&name);
         }
     }
     let agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy,
-        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
         max_iterations: 40,
         context_window: setup.window,
         reserve_tokens: setup.reserve,
         compaction: setup.compaction,
-        results,
-        history_events: 0,
-        history_usage: Default::default(),
         history: setup.history,
         log: setup.log,
+        ..config
     });
     Harness {
         mock,

@@ -6,20 +6,16 @@
 mod support;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use support::mock_llm::{MockLlm, Reply};
 use support::tmux::{Tmux, tmux_available};
-use tern::agent::approval::ApprovalGate;
 use tern::agent::prompt::files::{MAX_FILE_CHARS, MAX_TOTAL_CHARS};
 use tern::agent::prompt::{ContextSources, SystemPrompt};
 use tern::agent::{AgentConfig, AgentHandle, spawn};
 use tern::protocol::{ApprovalMode, ContextReport, Event, MemoryScope, Op};
-use tern::provider::{ProviderConfig, ProviderKind};
+use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
-use tern::tools::exec::{ExecConfig, ExecTool};
-use tern::tools::{PathPolicy, ToolRegistry};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -226,32 +222,14 @@ async fn session_in(script: Vec<Reply>, mode: ApprovalMode) -> Session {
     let mock = MockLlm::start(script).await;
     let tree = Tree::new();
     let store = tempfile::tempdir().unwrap();
-    let mut provider = ProviderConfig::new(ProviderKind::OpenAi, "test-model");
-    provider.base_url = mock.openai_base_url();
-    provider.api_key = Some("test-key".into());
+    let provider = support::agent::provider(&mock, ProviderKind::OpenAi);
     let results = ToolResultStore::new(store.path().join("results"));
-    results.ensure_dir().unwrap();
     let sources = tree.sources();
-    let policy = PathPolicy::new(&sources.workspace)
-        .unwrap()
-        .allow_read_root(results.dir());
-    let mut tools = ToolRegistry::with_builtins();
-    tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
     let agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy,
-        gate: ApprovalGate::new(mode, vec![], vec![]),
         system_prompt: SystemPrompt::build(&sources),
         max_iterations: 5,
         context_window: 100_000,
-        reserve_tokens: 8_000,
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        compaction: Default::default(),
-        log: None,
+        ..support::agent::config(&provider, &sources.workspace, results, mode)
     });
     Session {
         mock,

@@ -12,13 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentConfig, AgentHandle, spawn};
 use tern::protocol::{ApprovalDecision, ApprovalMode, Event, Op, TurnEnd};
-use tern::provider::{ProviderConfig, ProviderKind, RetryPolicy};
+use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
-use tern::tools::exec::{ExecConfig, ExecTool};
-use tern::tools::{PathPolicy, Tool, ToolRegistry};
+use tern::tools::Tool;
 
 struct Harness {
     mock: MockLlm,
@@ -45,43 +43,16 @@ async fn harness_with(
     std::fs::create_dir(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/lib.rs"), "fn hello() {}\n").unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut provider = ProviderConfig::new(kind, "test-model");
-    provider.base_url = match kind {
-        ProviderKind::OpenAi => mock.openai_base_url(),
-        ProviderKind::Anthropic => mock.anthropic_base_url(),
-    };
-    provider.api_key = Some("test-key".into());
-    provider.retry = RetryPolicy {
-        max_attempts: 3,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        idle_timeout: Duration::from_secs(5),
-        request_timeout: Duration::from_secs(60),
-        connect_timeout: Duration::from_secs(2),
-    };
+    let mut provider = support::agent::provider(&mock, kind);
+    provider.retry.max_attempts = 3;
     let results = ToolResultStore::new(store.path().join("results"));
-    results.ensure_dir().unwrap();
-    let policy = PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir());
-    let mut tools = ToolRegistry::with_builtins();
-    tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
+    let mut config = support::agent::config(&provider, dir.path(), results, mode);
     for tool in extra {
-        tools.register(tool);
+        config.tools.register(tool);
     }
     let agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy,
-        gate: ApprovalGate::new(mode, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
         max_iterations,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        compaction: Default::default(),
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        log: None,
+        ..config
     });
     Harness {
         mock,

@@ -5,18 +5,14 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentConfig, AgentHandle, spawn};
 use tern::protocol::{ApprovalMode, Event, Op, TurnEnd};
-use tern::provider::{ProviderConfig, ProviderKind, RetryPolicy};
+use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
-use tern::tools::exec::{ExecConfig, ExecTool};
-use tern::tools::{PathPolicy, ToolRegistry};
 
 struct Harness {
     mock: MockLlm,
@@ -30,40 +26,11 @@ async fn harness(script: Vec<Reply>, kind: ProviderKind) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "version 1\n").unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut provider = ProviderConfig::new(kind, "test-model");
-    provider.base_url = match kind {
-        ProviderKind::OpenAi => mock.openai_base_url(),
-        ProviderKind::Anthropic => mock.anthropic_base_url(),
-    };
-    provider.api_key = Some("test-key".into());
-    provider.retry = RetryPolicy {
-        max_attempts: 2,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        idle_timeout: Duration::from_secs(10),
-        request_timeout: Duration::from_secs(60),
-        connect_timeout: Duration::from_secs(2),
-    };
+    let provider = support::agent::provider(&mock, kind);
     let results = ToolResultStore::new(store.path().join("results"));
-    results.ensure_dir().unwrap();
-    let policy = PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir());
-    let mut tools = ToolRegistry::with_builtins();
-    tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
     let agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy,
-        gate: ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
         max_iterations: 50,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        compaction: Default::default(),
-        log: None,
+        ..support::agent::config(&provider, dir.path(), results, ApprovalMode::FullAuto)
     });
     Harness {
         mock,
