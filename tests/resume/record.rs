@@ -143,3 +143,37 @@ async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
     assert!(first_request < first_answer);
     assert_eq!(mock.requests()[0]["model"], "second");
 }
+
+/// Compaction is one `replace` line: a crash while it is written (a torn last line) costs the compaction, never the
+/// conversation, and the next record after a resume is not lost to it.
+#[test]
+fn a_compaction_cut_short_by_a_crash_leaves_the_whole_conversation() {
+    use std::io::Write;
+    let data = tempfile::tempdir().unwrap();
+    let path = SessionLog::path_for(data.path(), "s1");
+    let user = |t: &str| tern::protocol::Message::User {
+        content: t.into(),
+        images: vec![],
+    };
+    let mut log = SessionLog::create(&path, &SessionMeta::new("s1", "/w", "openai", "m")).unwrap();
+    for t in ["one", "two", "three"] {
+        log.record(&user(t)).unwrap();
+    }
+    drop(log);
+    // The summary's line, torn by SIGKILL halfway.
+    let line = r#"{"type":"replace","from":0,"to":2,"with":[{"role":"user","content":"summary of one and two"}]}"#;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(&line.as_bytes()[..line.len() / 2]).unwrap();
+    drop(file);
+    let loaded = tern::session::log::load(&path).unwrap();
+    assert_eq!(loaded.messages, vec![user("one"), user("two"), user("three")]);
+    // Resumed: the next record lands on a line of its own.
+    let mut log = SessionLog::append_to(&path).unwrap();
+    log.record(&user("four")).unwrap();
+    drop(log);
+    let loaded = tern::session::log::load(&path).unwrap();
+    assert_eq!(
+        loaded.messages,
+        vec![user("one"), user("two"), user("three"), user("four")]
+    );
+}
