@@ -94,6 +94,7 @@ async fn harness(script: Vec<Reply>, setup: Setup) -> Harness {
         results,
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         history: setup.history,
         log: setup.log,
     });

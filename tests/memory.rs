@@ -250,6 +250,7 @@ async fn session_in(script: Vec<Reply>, mode: ApprovalMode) -> Session {
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         compaction: Default::default(),
         log: None,
     });

@@ -81,6 +81,7 @@ async fn harness_with(
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         log: None,
     });
     Harness {

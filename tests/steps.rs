@@ -62,6 +62,7 @@ async fn harness(script: Vec<Reply>, kind: ProviderKind) -> Harness {
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         compaction: Default::default(),
         log: None,
     });

@@ -113,6 +113,7 @@ async fn session(script: Vec<Reply>, with_git: bool) -> Session {
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         compaction: Default::default(),
         log: Some(log),
     });
