@@ -109,6 +109,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         log: None,
     });
     let start = Instant::now();

@@ -190,6 +190,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         compaction: Default::default(),
         log: None,
     });

@@ -3,6 +3,8 @@
 //! cut in the session log, and never touch the user's `.git`. One tmux test drives `/rewind` through the picker.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "undo/resume.rs"]
+mod resume;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentConfig, AgentHandle, spawn};
 use tern::protocol::{ApprovalMode, Event, Op, RewindPoint, ToolDetails};
 use tern::provider::{ProviderConfig, ProviderKind};
+use tern::session::log::Loaded;
 use tern::session::{SessionLog, SessionMeta, ToolResultStore};
 use tern::tools::exec::{ExecConfig, ExecTool};
 use tern::tools::{PathPolicy, ToolRegistry};
@@ -89,18 +92,40 @@ async fn session(script: Vec<Reply>, with_git: bool) -> Session {
     let mock = MockLlm::start(script).await;
     let work = workspace(with_git);
     let data = tempfile::tempdir().unwrap();
-    let mut provider = ProviderConfig::new(ProviderKind::OpenAi, "test-model");
-    provider.base_url = mock.openai_base_url();
-    provider.api_key = Some("test-key".into());
-    let results = ToolResultStore::for_session(data.path(), "s1");
-    results.ensure_dir().unwrap();
-    let policy = PathPolicy::new(work.path()).unwrap().allow_read_root(results.dir());
     let log_path = SessionLog::path_for(data.path(), "s1");
     let meta = SessionMeta::new("s1", &work.path().display().to_string(), "openai", "test-model");
     let log = SessionLog::create(&log_path, &meta).unwrap();
+    let agent = start_agent(&mock, work.path(), data.path(), log, None);
+    Session {
+        mock,
+        agent,
+        work,
+        data,
+        log: log_path,
+    }
+}
+
+/// An agent on the scripted model in `work`, logging to `log`; with `resumed`, it continues that session as
+/// `config_for` does on a resume.
+fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resumed: Option<Loaded>) -> AgentHandle {
+    let mut provider = ProviderConfig::new(ProviderKind::OpenAi, "test-model");
+    provider.base_url = mock.openai_base_url();
+    provider.api_key = Some("test-key".into());
+    let results = ToolResultStore::for_session(data, "s1");
+    results.ensure_dir().unwrap();
+    let policy = PathPolicy::new(work).unwrap().allow_read_root(results.dir());
     let mut tools = ToolRegistry::with_builtins();
     tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
-    let agent = spawn(AgentConfig {
+    let (history, history_events, history_checkpoints) = match resumed {
+        Some(loaded) => {
+            let (checkpoints, notice) =
+                tern::agent::checkpoint::restorable(&loaded.meta, loaded.checkpoints, log.path(), work);
+            assert_eq!(notice, None);
+            (loaded.messages, loaded.events.len(), checkpoints)
+        }
+        None => (vec![], 0, vec![]),
+    };
+    spawn(AgentConfig {
         provider: tern::provider::build(&provider).unwrap(),
         tools,
         policy,
@@ -110,19 +135,13 @@ async fn session(script: Vec<Reply>, with_git: bool) -> Session {
         context_window: 200_000,
         reserve_tokens: 8_000,
         results,
-        history: vec![],
-        history_events: 0,
+        history,
+        history_events,
         history_usage: Default::default(),
+        history_checkpoints,
         compaction: Default::default(),
         log: Some(log),
-    });
-    Session {
-        mock,
-        agent,
-        work,
-        data,
-        log: log_path,
-    }
+    })
 }
 
 impl Session {

@@ -69,7 +69,7 @@ pub fn config_for(
     let data_dir = crate::config::data_dir();
     let mut warnings = Vec::new();
     let mut notices = Vec::new();
-    let (provider, session_id, history, events, log) = match resume {
+    let (provider, session_id, history, events, checkpoints, log) = match resume {
         Some(path) => {
             let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
                 path: path.display().to_string(),
@@ -88,7 +88,16 @@ pub fn config_for(
                     None
                 }
             };
-            (provider, loaded.meta.id, loaded.messages, loaded.events, log)
+            let (checkpoints, notice) = checkpoint::restorable(&loaded.meta, loaded.checkpoints, path, workspace);
+            notices.extend(notice);
+            (
+                provider,
+                loaded.meta.id,
+                loaded.messages,
+                loaded.events,
+                checkpoints,
+                log,
+            )
         }
         None => {
             let provider = crate::provider::build(&settings.provider)?;
@@ -109,7 +118,7 @@ pub fn config_for(
                     None
                 }
             };
-            (provider, id, Vec::new(), Vec::new(), log)
+            (provider, id, Vec::new(), Vec::new(), Vec::new(), log)
         }
     };
     let (mcp, mcp_warnings) = start_mcp(settings, workspace)?;
@@ -186,6 +195,7 @@ pub fn config_for(
         history,
         history_events,
         history_usage,
+        history_checkpoints: checkpoints,
         log,
     };
     Ok((config, info))
@@ -313,6 +323,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         history: Vec::new(),
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         log: None,
     };
     let info = SessionInfo {
@@ -345,6 +356,7 @@ mod tests {
             },
             messages: Vec::new(),
             events: events.into_iter().map(|e| (0, e)).collect(),
+            checkpoints: Vec::new(),
         }
     }
 

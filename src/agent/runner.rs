@@ -38,6 +38,9 @@ pub struct AgentConfig {
     pub history_events: usize,
     /// The token totals of the resumed session so far (zero for a new one).
     pub history_usage: Usage,
+    /// The resumed session's checkpoint records (empty for a new one; see `checkpoint::restorable`): `/undo` and
+    /// `/rewind` reach its earlier turns, and turn numbers go on after them.
+    pub history_checkpoints: Vec<crate::session::checkpoint::TurnCheckpoint>,
     /// Where every message is appended as it happens; `None` keeps the session in memory only.
     pub log: Option<SessionLog>,
 }
@@ -170,10 +173,11 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     // Checkpoints live next to the session log (`<data>/sessions/<id>/`).
-    let checkpoints = super::checkpoint::Checkpoints::new(
+    let mut checkpoints = super::checkpoint::Checkpoints::new(
         config.log.as_ref().and_then(|log| log.path().parent()),
         config.policy.root(),
     );
+    checkpoints.restore(config.history_checkpoints);
     let shared = Arc::new(Shared {
         gate: Mutex::new(config.gate),
         pending: Mutex::new(HashMap::new()),
@@ -184,6 +188,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
             events: config.history_events,
         }),
     });
+    let log = Arc::clone(&shared);
+    checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let agent = Agent {
         provider: config.provider,
         tools: config.tools,
@@ -202,7 +208,8 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         messages: Default::default(),
         history: config.history,
         total_usage: config.history_usage,
-        turn: 0,
+        // After the resumed session's turns: their checkpoints keep their numbers.
+        turn: checkpoints.last_turn(),
         next_approval_id: 1,
         shared,
         checkpoints,

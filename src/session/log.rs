@@ -67,6 +67,11 @@ pub(crate) enum Line {
         messages: usize,
         events: usize,
     },
+    /// A turn's checkpoint record (`/undo`, `/rewind`), written when it begins, changes and ends: the latest per turn
+    /// wins.
+    Checkpoint {
+        record: super::checkpoint::TurnCheckpoint,
+    },
 }
 
 /// A session as loaded: what the model gets (`messages`) and what the frontend shows (`events`, with their times).
@@ -75,6 +80,8 @@ pub struct Loaded {
     pub meta: SessionMeta,
     pub messages: Vec<Message>,
     pub events: Vec<(u64, Event)>,
+    /// Each turn's latest checkpoint record, oldest turn first, with the conversation's later changes applied.
+    pub checkpoints: Vec<super::checkpoint::TurnCheckpoint>,
 }
 
 impl Loaded {
@@ -192,6 +199,11 @@ impl SessionLog {
         self.write(&Line::Rewind { messages, events })
     }
 
+    /// Records a turn's checkpoint record (see `Line::Checkpoint`).
+    pub fn checkpoint(&mut self, record: &super::checkpoint::TurnCheckpoint) -> std::io::Result<()> {
+        self.write(&Line::Checkpoint { record: record.clone() })
+    }
+
     fn write(&mut self, line: &Line) -> std::io::Result<()> {
         let text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         // Tool output may show a key (a variable the user allowed, a file holding one): never on disk.
@@ -295,6 +307,7 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
     let mut meta = None;
     let mut messages = Vec::new();
     let mut events = Vec::new();
+    let mut checkpoints = std::collections::BTreeMap::<u64, super::checkpoint::TurnCheckpoint>::new();
     for line in lines {
         match line {
             Some(Line::Meta(m)) => meta = Some(m),
@@ -302,11 +315,16 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
             Some(Line::Reset) => {
                 messages.clear();
                 events.clear();
+                checkpoints.values_mut().for_each(|r| r.messages = None);
             }
             Some(Line::Event { at, event }) => events.push((at, event)),
             Some(Line::Replace { from, to, with }) => {
                 let to = to.min(messages.len());
-                messages.splice(from.min(to)..to, with);
+                let from = from.min(to);
+                for r in checkpoints.values_mut() {
+                    r.messages = super::checkpoint::after_replace(r.messages, from, to, with.len());
+                }
+                messages.splice(from..to, with);
             }
             Some(Line::Rewind {
                 messages: keep_messages,
@@ -314,12 +332,23 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
             }) => {
                 messages.truncate(keep_messages);
                 events.truncate(keep_events);
+                for r in checkpoints.values_mut() {
+                    r.messages = super::checkpoint::after_rewind(r.messages, keep_messages);
+                }
+            }
+            Some(Line::Checkpoint { record }) => {
+                checkpoints.insert(record.turn, record);
             }
             None => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
         }
     }
     let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
-    Ok(Loaded { meta, messages, events })
+    Ok(Loaded {
+        meta,
+        messages,
+        events,
+        checkpoints: checkpoints.into_values().collect(),
+    })
 }
 
 /// Logs from this size on are parsed by two threads.

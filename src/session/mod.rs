@@ -1,6 +1,7 @@
 //! What a session keeps on disk, outside the repository: the conversation log (JSONL, for resume) and large tool
 //! results (so the model gets a preview and a path instead of 100 KB of text in its context).
 
+pub mod checkpoint;
 pub mod list;
 pub mod log;
 pub mod results;

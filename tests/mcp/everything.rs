@@ -176,6 +176,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         log: None,
     });
     agent

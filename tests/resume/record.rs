@@ -57,6 +57,7 @@ async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
             input_tokens: 1_000_000,
             ..Default::default()
         },
+        history_checkpoints: Vec::new(),
         compaction: Default::default(),
         log: Some(SessionLog::create(&path, &meta).unwrap()),
     });

@@ -61,6 +61,7 @@ pub fn config(
         history: vec![],
         history_events: 0,
         history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
         log: None,
     }
 }

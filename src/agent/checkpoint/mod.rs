@@ -10,13 +10,21 @@
 //!   the session, with a notice. The first snapshot, which hashes every file, is indexed in the background when the
 //!   session starts (`prepare`), so a turn start only waits for what changed.
 //!
+//! Each record is written to the session log when its turn begins, when it changes and when the turn ends
+//! (`record_to`), and a resumed session starts with the records it had (`restore`, `restore.rs`), so its earlier turns
+//! stay undoable. Where a turn begins in the conversation is not re-recorded when compaction, a rewind or a new
+//! conversation moves it: the log's own lines for those move it on load, by the same rules (`session::checkpoint`).
+//!
 //! Reverting (`revert.rs`) and the agent's `/undo` and `/rewind` (`ops.rs`) are built on these records. Nothing here
 //! goes through the approval gate: it only reads files the gate already let a tool write, and runs git in a way the
 //! project cannot steer.
 
 mod ops;
+mod restore;
 mod revert;
 pub mod shadow;
+
+pub use restore::restorable;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +33,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::session::checkpoint::{FileAfter, RecordPath, SavedFile, TurnCheckpoint};
 use crate::tools::PathPolicy;
 use crate::tools::file_state::hash_bytes;
 use shadow::Shadow;
@@ -74,6 +83,67 @@ pub(crate) struct TurnRecord {
     pub code: bool,
 }
 
+impl TurnRecord {
+    /// The record as the session log keeps it.
+    fn saved(&self) -> TurnCheckpoint {
+        TurnCheckpoint {
+            turn: self.turn,
+            text: self.text.clone(),
+            messages: self.messages,
+            events: self.events,
+            before: self.before.clone(),
+            after: self.after.clone(),
+            files: self
+                .files
+                .iter()
+                .map(|(path, file)| SavedFile {
+                    path: RecordPath(path.clone()),
+                    display: file.display.clone(),
+                    saved: match &file.before {
+                        Saved::Absent => None,
+                        Saved::Stored(stored) => Some(RecordPath(stored.clone())),
+                    },
+                    after: file.after.map(|after| after.map_or(FileAfter::Absent, FileAfter::Hash)),
+                })
+                .collect(),
+            ran_commands: self.ran_commands,
+            code: self.code,
+        }
+    }
+
+    /// A record read back from the session log.
+    fn restored(saved: TurnCheckpoint) -> Self {
+        Self {
+            turn: saved.turn,
+            text: saved.text,
+            messages: saved.messages,
+            events: saved.events,
+            before: saved.before,
+            after: saved.after,
+            files: saved
+                .files
+                .into_iter()
+                .map(|file| {
+                    let checkpoint = FileCheckpoint {
+                        display: file.display,
+                        before: file.saved.map_or(Saved::Absent, |stored| Saved::Stored(stored.0)),
+                        after: file.after.map(|after| match after {
+                            FileAfter::Absent => None,
+                            FileAfter::Hash(hash) => Some(hash),
+                        }),
+                    };
+                    (file.path.0, checkpoint)
+                })
+                .collect(),
+            ran_commands: saved.ran_commands,
+            code: saved.code,
+        }
+    }
+}
+
+/// Where changed records are written (the session log).
+type RecordSink = Box<dyn Fn(&TurnCheckpoint) + Send + Sync>;
+
 pub struct Checkpoints {
     dir: PathBuf,
     /// Keeps a session without a data directory's checkpoints alive for the session.
@@ -81,6 +151,7 @@ pub struct Checkpoints {
     /// Locked by whoever runs git on it: a turn's snapshot, a revert, or the first indexing in the background.
     shadow: Option<Arc<tokio::sync::Mutex<ShadowSlot>>>,
     turns: Mutex<Vec<TurnRecord>>,
+    sink: Option<RecordSink>,
 }
 
 struct ShadowSlot {
@@ -150,7 +221,59 @@ impl Checkpoints {
             _temp: temp,
             shadow,
             turns: Mutex::new(Vec::new()),
+            sink: None,
         }
+    }
+
+    /// Writes each record with `sink` when its turn begins, when it changes and when the turn ends.
+    pub(crate) fn record_to(&mut self, sink: impl Fn(&TurnCheckpoint) + Send + Sync + 'static) {
+        self.sink = Some(Box::new(sink));
+    }
+
+    /// Starts with the records of a resumed session's earlier runs (see `restorable`).
+    pub fn restore(&mut self, records: Vec<TurnCheckpoint>) {
+        if let Ok(mut turns) = self.turns.lock() {
+            turns.extend(records.into_iter().map(TurnRecord::restored));
+            turns.sort_by_key(|r| r.turn);
+        }
+    }
+
+    /// The highest turn number recorded (0 when none is): the next turn takes the one after.
+    pub fn last_turn(&self) -> u64 {
+        self.turns
+            .lock()
+            .map(|t| t.iter().map(|r| r.turn).max().unwrap_or(0))
+            .unwrap_or(0)
+    }
+
+    /// Writes the records `pick` chooses to the sink (after the lock is released: the sink takes the log's lock).
+    fn save(&self, pick: impl Fn(&TurnRecord) -> bool) {
+        let Some(sink) = &self.sink else {
+            return;
+        };
+        let saved: Vec<TurnCheckpoint> = self
+            .turns
+            .lock()
+            .map(|turns| turns.iter().filter(|r| pick(r)).map(TurnRecord::saved).collect())
+            .unwrap_or_default();
+        saved.iter().for_each(sink);
+    }
+
+    /// Writes the current turn's record.
+    fn save_current(&self) {
+        if let Some(turn) = self.current(|r| r.turn) {
+            self.save(|r| r.turn == turn);
+        }
+    }
+
+    /// Marks `turns` undone and records that.
+    pub(crate) fn mark_undone(&self, turns: &[u64]) {
+        self.update(|all| {
+            for record in all.iter_mut().filter(|r| turns.contains(&r.turn)) {
+                record.code = false;
+            }
+        });
+        self.save(|r| turns.contains(&r.turn));
     }
 
     /// Starts the first snapshot's indexing in the background (hashing every file is the slow part: ~1 s for 10,000
@@ -185,6 +308,8 @@ impl Checkpoints {
                 code: true,
             });
         }
+        // Recorded now: a crash during the turn leaves its snapshot from before it, and its number taken.
+        self.save_current();
         notice
     }
 
@@ -205,6 +330,7 @@ impl Checkpoints {
                 file.after = Some(std::fs::read(path).ok().map(|b| hash_bytes(&b)));
             }
         }
+        self.save_current();
         notice
     }
 
@@ -239,17 +365,26 @@ impl Checkpoints {
         }
     }
 
-    /// Saves the files an approved call of `tool` will write, the first time the turn writes each.
+    /// Saves the files an approved call of `tool` will write, the first time the turn writes each, and records them
+    /// (a crash during the turn keeps them undoable).
     pub(crate) fn before_write(&self, tool: &str, args: &Value, policy: &PathPolicy) {
+        if self.save_files(tool, args, policy) {
+            self.save_current();
+        }
+    }
+
+    /// Saves the files; whether any was new to the turn.
+    fn save_files(&self, tool: &str, args: &Value, policy: &PathPolicy) -> bool {
         if !WRITE_TOOLS.contains(&tool) || args.get("dry_run").and_then(Value::as_bool) == Some(true) {
-            return;
+            return false;
         }
         let Ok(mut turns) = self.turns.lock() else {
-            return;
+            return false;
         };
         let Some(record) = turns.last_mut() else {
-            return;
+            return false;
         };
+        let known = record.files.len();
         for path in crate::agent::approval::edit_paths(tool, args) {
             let Ok(resolved) = policy.resolve(path) else {
                 continue;
@@ -289,14 +424,19 @@ impl Checkpoints {
                 },
             );
         }
+        record.files.len() > known
     }
 
     /// Notes that the turn ran a command (whose changes only a snapshot can undo).
     pub(crate) fn ran_command(&self) {
-        if let Ok(mut turns) = self.turns.lock()
-            && let Some(record) = turns.last_mut()
-        {
-            record.ran_commands = true;
+        let first = self
+            .turns
+            .lock()
+            .ok()
+            .and_then(|mut turns| turns.last_mut().map(|r| !std::mem::replace(&mut r.ran_commands, true)))
+            .unwrap_or(false);
+        if first {
+            self.save_current();
         }
     }
 
@@ -317,11 +457,16 @@ impl Checkpoints {
     pub(crate) fn messages_replaced(&self, from: usize, to: usize, with: usize) {
         self.update(|turns| {
             for record in turns.iter_mut() {
-                record.messages = match record.messages {
-                    Some(m) if m >= to => Some(m - (to - from) + with),
-                    Some(m) if m >= from => None,
-                    other => other,
-                };
+                record.messages = crate::session::checkpoint::after_replace(record.messages, from, to, with);
+            }
+        });
+    }
+
+    /// The conversation kept only its first `keep` messages: turns from there on can no longer be rewound to.
+    pub(crate) fn messages_cut(&self, keep: usize) {
+        self.update(|turns| {
+            for record in turns.iter_mut() {
+                record.messages = crate::session::checkpoint::after_rewind(record.messages, keep);
             }
         });
     }

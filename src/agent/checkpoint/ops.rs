@@ -116,11 +116,8 @@ impl Agent {
             if let Ok(mut record) = self.shared.record.lock() {
                 record.events = chosen.events;
             }
-            self.checkpoints.update(|all| {
-                for r in all.iter_mut().filter(|r| r.turn >= turn) {
-                    r.messages = None;
-                }
-            });
+            // The log's rewind line does the same to the recorded records when they are loaded.
+            self.checkpoints.messages_cut(messages);
             // A note about an undo of a turn that is gone is no longer true.
             self.pending_note = None;
             self.shared.emit(Event::Rewound {

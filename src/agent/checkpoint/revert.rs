@@ -181,11 +181,7 @@ impl Checkpoints {
                 Err(e) => failed.push(format!("{}: {e}", change.display)),
             }
         }
-        self.update(|turns| {
-            for record in turns.iter_mut().filter(|r| revert.turns.contains(&r.turn)) {
-                record.code = false;
-            }
-        });
+        self.mark_undone(&revert.turns);
         (diffs, failed)
     }
 }

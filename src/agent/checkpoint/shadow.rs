@@ -220,6 +220,22 @@ impl Shadow {
     }
 }
 
+/// Lets the shadow repository in `git_dir` read the snapshots of the one in `from` (a forked session's turns from
+/// before the fork) through git's alternates: nothing is copied, and its own snapshots still go to its own objects.
+/// Written before the repository is first initialised is fine: `git init` keeps it.
+pub fn share_objects(git_dir: &Path, from: &Path) -> std::io::Result<()> {
+    let objects = from.join("objects").canonicalize()?;
+    let Some(line) = objects.to_str().filter(|t| !t.contains('\n')) else {
+        return Err(std::io::Error::other(
+            "the original's path cannot be written to an alternates file",
+        ));
+    };
+    crate::session::log::private_dir(git_dir)?;
+    let info = git_dir.join("objects").join("info");
+    std::fs::create_dir_all(&info)?;
+    std::fs::write(info.join("alternates"), format!("{line}\n"))
+}
+
 /// Whether `dir` is inside a git work tree, found by looking for a `.git` entry upwards, without running git (the
 /// user's git reads the repository's config, which may name commands).
 pub fn in_git_work_tree(dir: &Path) -> bool {

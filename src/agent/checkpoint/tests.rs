@@ -263,3 +263,75 @@ async fn a_snapshot_path_through_a_new_symlink_is_not_written() {
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(std::fs::read_to_string(outside.path().join("f.txt")).unwrap(), "two\n");
 }
+
+#[tokio::test]
+async fn records_are_written_as_they_change_and_restore_as_they_were() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let policy = PathPolicy::new(&root).unwrap();
+    let written = Arc::new(Mutex::new(Vec::<TurnCheckpoint>::new()));
+    let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
+    let sink = Arc::clone(&written);
+    checkpoints.record_to(move |r| sink.lock().unwrap().push(r.clone()));
+    checkpoints.begin_turn(4, "go", 2, 5).await;
+    let write = json!({"path": "a.txt", "content": "two\n"});
+    checkpoints.before_write("write_file", &write, &policy);
+    // The same file again is nothing new to record.
+    checkpoints.before_write("write_file", &write, &policy);
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    checkpoints.ran_command();
+    checkpoints.ran_command();
+    checkpoints.end_turn().await;
+    let lines = written.lock().unwrap().clone();
+    let shape: Vec<(usize, bool, bool)> = lines
+        .iter()
+        .map(|r| (r.files.len(), r.ran_commands, r.files.iter().all(|f| f.after.is_some())))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![(0, false, true), (1, false, false), (1, true, false), (1, true, true)]
+    );
+
+    // A new run of the session starts from the last line, and goes on after its turn.
+    let mut resumed = Checkpoints::new(Some(session.path()), &root);
+    resumed.restore(vec![lines.last().unwrap().clone()]);
+    assert_eq!(resumed.last_turn(), 4);
+    let saved: Vec<TurnCheckpoint> = resumed.records().iter().map(TurnRecord::saved).collect();
+    assert_eq!(&saved, &lines[3..]);
+    let revert = resumed.plan(&resumed.records()).await;
+    assert!(revert.conflicts.is_empty());
+    resumed.apply(&revert);
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+    assert!(resumed.records().iter().all(|r| !r.code));
+}
+
+#[test]
+fn a_session_resumed_in_another_directory_restores_no_records_and_says_so() {
+    let record = TurnCheckpoint {
+        turn: 1,
+        text: "t".into(),
+        messages: Some(0),
+        events: 0,
+        before: None,
+        after: None,
+        files: vec![],
+        ran_commands: false,
+        code: true,
+    };
+    let here = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("sessions/s2/session.jsonl");
+    let mut meta = crate::session::SessionMeta::new("s2", "/somewhere/else", "openai", "m");
+    let (kept, notice) = restorable(&meta, vec![record.clone()], &log, here.path());
+    assert!(kept.is_empty());
+    assert!(notice.unwrap().contains("/somewhere/else"));
+    meta.workspace = here.path().display().to_string();
+    // A fork whose original's name would lead elsewhere links to nothing.
+    meta.forked_from = Some("../s1".into());
+    std::fs::create_dir_all(data.path().join("s1/shadow.git/objects")).unwrap();
+    let (kept, notice) = restorable(&meta, vec![record.clone()], &log, here.path());
+    assert_eq!((kept, notice), (vec![record], None));
+    assert!(!data.path().join("sessions/s2/shadow.git").exists());
+}
