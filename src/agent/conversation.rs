@@ -81,7 +81,6 @@ impl Conversation {
     }
 
     /// Keeps the first `len` messages.
-    #[allow(dead_code)] // rewind is being built on it
     pub(crate) fn truncate(&mut self, len: usize) {
         let len = len.min(self.messages.len());
         self.replace(len, self.messages.len(), Vec::new());
