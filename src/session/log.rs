@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{Event, Message};
 
+#[path = "ended_calls.rs"]
+mod ended_calls;
+use ended_calls::EndedCalls;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionMeta {
     pub id: String,
@@ -391,50 +395,6 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
 
 /// The text of a result written without its text whose event cannot be read.
 const MISSING_RESULT: &str = "Error: this tool result's text is missing from the session log.";
-
-/// The `ToolCallEnd` events recorded since the conversation began (or was rewound) whose tool message has not been
-/// recorded yet, by call id, with what the writer needs of them (their text) or the loader (where they are). The
-/// writer and the loader keep it over the same lines in the same way, so a result the writer wrote without its text
-/// finds the very event it was compared with: a later event of the same id replaces an earlier one, a tool message
-/// takes its call's entry (whether it was written whole or not), and a reset or rewind empties it. The writer may
-/// forget entries (`MAX_ENDED`): the result is then written whole. The loader never does.
-struct EndedCalls<T> {
-    calls: std::collections::HashMap<String, T>,
-}
-
-impl<T> Default for EndedCalls<T> {
-    fn default() -> Self {
-        Self {
-            calls: Default::default(),
-        }
-    }
-}
-
-/// Calls whose end was recorded without a result following (the `undo` panes) would otherwise pile up.
-const MAX_ENDED: usize = 1024;
-
-impl<T> EndedCalls<T> {
-    fn insert(&mut self, call_id: &str, value: T) {
-        self.calls.insert(call_id.to_string(), value);
-    }
-
-    /// The writer's insert: forgetting is safe for the writer only (the loader must keep every entry, as it cannot
-    /// know which ones a writer forgot, and a writer that forgot one writes that result whole).
-    fn insert_bounded(&mut self, call_id: &str, value: T) {
-        if self.calls.len() >= MAX_ENDED && !self.calls.contains_key(call_id) {
-            self.calls.clear();
-        }
-        self.insert(call_id, value);
-    }
-
-    fn take(&mut self, call_id: &str) -> Option<T> {
-        self.calls.remove(call_id)
-    }
-
-    fn clear(&mut self) {
-        self.calls.clear();
-    }
-}
 
 /// Logs from this size on are parsed by two threads.
 const PARALLEL_FROM: u64 = 1 << 20;
