@@ -104,6 +104,7 @@ fn summary(path: &Path, workspace: &str) -> Option<SessionSummary> {
         }
         if let Ok(Line::Message {
             message: Message::User { content, .. },
+            ..
         }) = serde_json::from_slice::<Line>(&line)
         {
             title = content

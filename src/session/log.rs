@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{Event, Message};
 
+#[path = "ended_calls.rs"]
+mod ended_calls;
+use ended_calls::EndedCalls;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionMeta {
     pub id: String,
@@ -45,6 +49,10 @@ pub(crate) enum Line {
     Meta(SessionMeta),
     Message {
         message: Message,
+        /// A tool result written without its text (`content` empty), which is the text of the last recorded
+        /// `ToolCallEnd` of the same call: every tool output would otherwise be on disk twice. See `EndedCalls`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        text_in_event: bool,
     },
     /// The user started a new conversation in the same session: what came before is not part of it.
     Reset,
@@ -127,6 +135,8 @@ pub struct SessionLog {
     file: File,
     /// The file's length after the last complete line: a failed write (a full disk) is cut back to it.
     len: u64,
+    /// The texts of the `ToolCallEnd` events this writer recorded whose tool message is not recorded yet.
+    ended: EndedCalls<String>,
 }
 
 impl SessionLog {
@@ -142,6 +152,7 @@ impl SessionLog {
             path: path.to_path_buf(),
             len: file.metadata()?.len(),
             file,
+            ended: EndedCalls::default(),
         };
         log.write(&Line::Meta(meta.clone()))?;
         Ok(log)
@@ -159,6 +170,9 @@ impl SessionLog {
             path: path.to_path_buf(),
             len,
             file,
+            // Events written before this writer opened the log are not known to it: their calls' results are written
+            // whole, which `load` reads as they are.
+            ended: EndedCalls::default(),
         })
     }
 
@@ -166,14 +180,39 @@ impl SessionLog {
         &self.path
     }
 
+    /// Records a message. A tool result whose text is that of the call's recorded `ToolCallEnd` is written without
+    /// it (`load` fills it back from the event); any other message, and a result whose event this writer did not
+    /// record, is written whole.
     pub fn record(&mut self, message: &Message) -> std::io::Result<()> {
+        if let Message::Tool {
+            call_id,
+            name,
+            content,
+            is_error,
+            images,
+        } = message
+            && self.ended.take(call_id).is_some_and(|text| text == *content)
+        {
+            return self.write(&Line::Message {
+                message: Message::Tool {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    content: String::new(),
+                    is_error: *is_error,
+                    images: images.clone(),
+                },
+                text_in_event: true,
+            });
+        }
         self.write(&Line::Message {
             message: message.clone(),
+            text_in_event: false,
         })
     }
 
     /// Marks the start of a new conversation.
     pub fn reset(&mut self) -> std::io::Result<()> {
+        self.ended.clear();
         self.write(&Line::Reset)
     }
 
@@ -182,7 +221,12 @@ impl SessionLog {
         self.write(&Line::Event {
             at,
             event: event.clone(),
-        })
+        })?;
+        // Only once the line is written: a result may point only at an event that is in the file.
+        if let Event::ToolCallEnd { call_id, output, .. } = event {
+            self.ended.insert_bounded(call_id, output.text.clone());
+        }
+        Ok(())
     }
 
     /// Records that messages `from..to` of the conversation were replaced by `with`.
@@ -196,6 +240,7 @@ impl SessionLog {
 
     /// Records a return to an earlier point (see `Line::Rewind`).
     pub fn rewind(&mut self, messages: usize, events: usize) -> std::io::Result<()> {
+        self.ended.clear();
         self.write(&Line::Rewind { messages, events })
     }
 
@@ -306,18 +351,43 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
     };
     let mut meta = None;
     let mut messages = Vec::new();
-    let mut events = Vec::new();
+    let mut events: Vec<(u64, Event)> = Vec::new();
     let mut checkpoints = std::collections::BTreeMap::<u64, super::checkpoint::TurnCheckpoint>::new();
+    // The same bookkeeping as the writer's, over the same lines: the index in `events` of each call's last
+    // `ToolCallEnd` whose result has not come yet.
+    let mut ended: EndedCalls<usize> = EndedCalls::default();
     for line in lines {
         match line {
             Some(Line::Meta(m)) => meta = Some(m),
-            Some(Line::Message { message }) => messages.push(message),
+            Some(Line::Message {
+                mut message,
+                text_in_event,
+            }) => {
+                if let Message::Tool { call_id, content, .. } = &mut message {
+                    let event = ended.take(call_id).and_then(|i| events.get(i));
+                    if text_in_event {
+                        *content = match event {
+                            Some((_, Event::ToolCallEnd { output, .. })) => output.text.clone(),
+                            // Only a log edited by hand (or a line that no longer parses) gets here: say so rather
+                            // than hand the model an empty result.
+                            _ => MISSING_RESULT.to_string(),
+                        };
+                    }
+                }
+                messages.push(message);
+            }
             Some(Line::Reset) => {
                 messages.clear();
                 events.clear();
                 checkpoints.values_mut().for_each(|r| r.messages = None);
+                ended.clear();
             }
-            Some(Line::Event { at, event }) => events.push((at, event)),
+            Some(Line::Event { at, event }) => {
+                if let Event::ToolCallEnd { call_id, .. } = &event {
+                    ended.insert(call_id, events.len());
+                }
+                events.push((at, event));
+            }
             Some(Line::Replace { from, to, with }) => {
                 let to = to.min(messages.len());
                 let from = from.min(to);
@@ -335,6 +405,7 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
                 for r in checkpoints.values_mut() {
                     r.messages = super::checkpoint::after_rewind(r.messages, keep_messages);
                 }
+                ended.clear();
             }
             Some(Line::Checkpoint { record }) => {
                 checkpoints.insert(record.turn, record);
@@ -350,6 +421,9 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         checkpoints: checkpoints.into_values().collect(),
     })
 }
+
+/// The text of a result written without its text whose event cannot be read.
+const MISSING_RESULT: &str = "Error: this tool result's text is missing from the session log.";
 
 /// Logs from this size on are parsed by two threads.
 const PARALLEL_FROM: u64 = 1 << 20;
@@ -395,14 +469,16 @@ fn parse_line(line: &[u8]) -> Option<Line> {
     #[derive(Deserialize)]
     struct MessageLine {
         message: Message,
+        #[serde(default)]
+        text_in_event: bool,
     }
     if line.starts_with(br#"{"type":"event","#) {
         let EventLine { at, event } = serde_json::from_slice(line).ok()?;
         return Some(Line::Event { at, event });
     }
     if line.starts_with(br#"{"type":"message","#) {
-        let MessageLine { message } = serde_json::from_slice(line).ok()?;
-        return Some(Line::Message { message });
+        let MessageLine { message, text_in_event } = serde_json::from_slice(line).ok()?;
+        return Some(Line::Message { message, text_in_event });
     }
     serde_json::from_slice::<Line>(line).ok()
 }
@@ -410,6 +486,10 @@ fn parse_line(line: &[u8]) -> Option<Line> {
 #[cfg(test)]
 #[path = "tests/load_prop.rs"]
 mod load_prop;
+
+#[cfg(test)]
+#[path = "tests/tool_text_once.rs"]
+mod tool_text_once;
 
 #[cfg(test)]
 mod tests {

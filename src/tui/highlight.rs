@@ -1,13 +1,16 @@
 //! Syntax highlighting for code blocks, diffs and file panes: syntect's default grammars and themes, mapped to ratatui
 //! styles (24-bit foreground colours, bold and italic; never a background, so code sits on the terminal's own).
-//! The definitions load once, lazily; `warm_up` does that on a background thread at start-up. Each language's grammar
-//! compiles on first use (tens of milliseconds once, several MB), so a session pays only for what it shows. Work that would not fit a frame — huge inputs,
-//! minified one-line files — falls back to plain lines.
+//! The definitions load once, by `warm_up` on a background thread at start-up (about 14 ms); until they are loaded,
+//! `highlight` returns plain lines rather than make a frame wait, and views re-render their code once `is_ready` (the
+//! UI is woken when warm-up ends). Each language's grammar compiles on first use (tens of milliseconds once, several
+//! MB), so a session pays only for what it shows. Work that would not fit a frame — huge inputs, minified one-line
+//! files — falls back to plain lines.
 
 mod cache;
 mod lang;
 
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -34,19 +37,44 @@ static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
 /// Used when the theme names a syntect theme that does not exist.
 const FALLBACK_THEME: &str = "base16-ocean.dark";
 
-/// Loads the grammar definitions and themes. Call once at start-up on a background thread; highlighting works without
-/// it, only the first code block is slower.
+/// Set once `SYNTAXES` and `THEMES` are loaded: from then on touching them never waits.
+static READY: AtomicBool = AtomicBool::new(false);
+
+/// Loads the grammar definitions and themes. Call once at start-up on a background thread; until it returns, code is
+/// shown plain.
 pub fn warm_up() {
     // Loading the definitions is cheap in memory; each compiled grammar costs several MB, so only the ones a session
     // actually shows get compiled, on first use.
     let _ = (&*SYNTAXES, syntect_theme(&Theme::default()));
+    READY.store(true, Ordering::Release);
+}
+
+/// `warm_up`, then a word on `done` (the UI's wake-up channel), so code drawn plain is redrawn highlighted.
+pub fn warm_up_and_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
+    warm_up();
+    let _ = done.send(());
+}
+
+/// Whether `highlight` highlights (the definitions are loaded) rather than return plain lines. Views that cached plain
+/// code re-render it once this is true.
+pub fn is_ready() -> bool {
+    #[cfg(test)]
+    if tests::COLD.with(std::cell::Cell::get) {
+        return false;
+    }
+    READY.load(Ordering::Acquire)
 }
 
 /// Highlights `code` as `lang` (a fence info string like "rust", "py", "ts", "sh", or a file extension or path) into
 /// styled lines, one per source line (a final newline does not start another). Unknown languages and inputs over
-/// `MAX_HIGHLIGHT_LINES` lines or `MAX_HIGHLIGHT_BYTES` come back as plain lines in the theme's text style. Tabs
-/// are expanded to stops every `TAB_WIDTH` cells.
+/// `MAX_HIGHLIGHT_LINES` lines or `MAX_HIGHLIGHT_BYTES` come back as plain lines in the theme's text style, and so
+/// does everything before `warm_up` has loaded the definitions (see `is_ready`). Tabs are expanded to stops every
+/// `TAB_WIDTH` cells.
 pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {
+    // Loading the definitions here would hold the frame for the whole load.
+    if !is_ready() {
+        return plain_lines(code, theme);
+    }
     let too_big =
         code.len() > MAX_HIGHLIGHT_BYTES || code.bytes().filter(|&b| b == b'\n').count() > MAX_HIGHLIGHT_LINES;
     let syntax = if too_big {
@@ -235,4 +263,4 @@ fn expand_tabs(text: &str, column: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -36,6 +36,7 @@ pub async fn launch(
     signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
+    let highlight_ready = notify_tx.clone();
     let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);
     let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
@@ -54,8 +55,9 @@ pub async fn launch(
         app.state
             .notice(format!("keymap ignored: {error}"), state::Level::Error);
     }
-    // Loading the syntax definitions takes a few milliseconds: do it off the first frame.
-    tokio::task::spawn_blocking(highlight::warm_up);
+    // Loading the syntax definitions takes ~14 ms: frames show code plain until then, and the end of it asks for a
+    // frame that shows it highlighted.
+    tokio::task::spawn_blocking(move || highlight::warm_up_and_notify(&highlight_ready));
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }

@@ -1,4 +1,25 @@
+use std::cell::Cell;
+
 use super::*;
+
+thread_local! {
+    /// Makes `is_ready` false on this thread, as before `warm_up` (which other tests in this process have run).
+    pub(crate) static COLD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` as if the syntax definitions were not loaded yet.
+pub(crate) fn cold<R>(f: impl FnOnce() -> R) -> R {
+    COLD.set(true);
+    let out = f();
+    COLD.set(false);
+    out
+}
+
+/// The highlighter as it is once warmed up, which the tests below are about.
+fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {
+    warm_up();
+    super::highlight(code, lang, theme)
+}
 
 fn text(lines: &[Line]) -> Vec<String> {
     lines
@@ -178,4 +199,22 @@ fn warm_up_is_safe_to_call_repeatedly() {
     warm_up();
     warm_up();
     assert!(has_rgb(&highlight("let a = 1;", Some("rs"), &Theme::default())[0]));
+}
+
+#[test]
+fn before_warm_up_code_is_plain_and_warm_up_wakes_the_ui() {
+    let theme = Theme::default();
+    let code = "fn main() {\n\tlet s = 1;\n}\n";
+    let plain = cold(|| {
+        assert!(!is_ready());
+        super::highlight(code, Some("rust"), &theme)
+    });
+    assert_eq!(plain, plain_lines(code, &theme));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    warm_up_and_notify(&tx);
+    assert_eq!(rx.try_recv(), Ok(()), "the UI is asked for a frame");
+    assert!(is_ready());
+    let lines = super::highlight(code, Some("rust"), &theme);
+    assert_eq!(text(&lines), text(&plain));
+    assert!(has_rgb(&lines[0]));
 }

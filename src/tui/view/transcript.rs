@@ -2,6 +2,8 @@
 //! of the viewport; scrolled up, the view is anchored at a line of a cell and lays out only the cells from there down,
 //! so new output below does not move what you are reading. Each cell's lines are cached per (cell id, revision, width,
 //! selection): a frame while streaming lays out just the streaming cell, and cells never seen keep no layout at all.
+//! A layout made before syntax highlighting was ready (code shown plain, so the first frame never waits for it) is
+//! made again once it is.
 
 use std::collections::HashMap;
 
@@ -11,6 +13,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState};
 
 use super::cells::{GUTTER, frame_lines, is_live, render_cell, stable_split};
+use crate::tui::highlight;
 use crate::tui::markdown::render_markdown;
 use crate::tui::state::{AppState, CellKind};
 use crate::tui::theme::Theme;
@@ -19,6 +22,8 @@ struct Cached {
     rev: u64,
     width: u16,
     selected: Option<usize>,
+    /// Whether code was highlighted when these lines were made (`highlight::is_ready`), or shown plain.
+    highlighted: bool,
     lines: Vec<Line<'static>>,
 }
 
@@ -42,6 +47,7 @@ struct StreamPrefix {
     id: u64,
     width: u16,
     split: usize,
+    highlighted: bool,
     lines: Vec<Line<'static>>,
 }
 
@@ -132,8 +138,11 @@ impl TranscriptView {
             _ => None,
         };
         let live = is_live(cell, &state.calls);
+        let highlighted = highlight::is_ready();
         let fresh = match self.cache.get(&cell.id) {
-            Some(c) => live || c.rev != cell.rev || c.width != width || c.selected != selected,
+            Some(c) => {
+                live || c.rev != cell.rev || c.width != width || c.selected != selected || c.highlighted != highlighted
+            }
             None => true,
         };
         if fresh {
@@ -150,6 +159,7 @@ impl TranscriptView {
                     rev: cell.rev,
                     width,
                     selected,
+                    highlighted,
                     lines,
                 },
             );
@@ -161,15 +171,17 @@ impl TranscriptView {
     fn streaming_lines(&mut self, id: u64, text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let inner = width.saturating_sub(GUTTER).max(8);
         let split = stable_split(text);
+        let highlighted = highlight::is_ready();
         let reuse = self
             .stream_prefix
             .as_ref()
-            .is_some_and(|p| p.id == id && p.width == width && p.split == split);
+            .is_some_and(|p| p.id == id && p.width == width && p.split == split && p.highlighted == highlighted);
         if !reuse {
             self.stream_prefix = Some(StreamPrefix {
                 id,
                 width,
                 split,
+                highlighted,
                 lines: if split == 0 {
                     Vec::new()
                 } else {
@@ -387,3 +399,7 @@ fn estimate(kind: &CellKind) -> usize {
         CellKind::Notice { .. } => 2,
     }
 }
+
+#[cfg(test)]
+#[path = "../tests/code_before_warm_up.rs"]
+mod code_before_warm_up;
