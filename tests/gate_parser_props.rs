@@ -152,7 +152,13 @@ fn looks_literal(text: &str) -> bool {
                 continue;
             }
             '>' | '&' => {
-                // Back up over a descriptor digit, then the rest must be one of the harmless redirections or `&&`.
+                // `&&` first: backing up over a digit could take the last character of a redirection before it
+                // (`2>&1&&x`).
+                if c == '&' && chars.get(i + 1) == Some(&'&') {
+                    i += 2;
+                    continue;
+                }
+                // Back up over a descriptor digit, then the rest must be one of the harmless redirections.
                 let start = if i > 0 && matches!(chars[i - 1], '1' | '2') {
                     i - 1
                 } else {
@@ -160,10 +166,6 @@ fn looks_literal(text: &str) -> bool {
                 };
                 let rest: String = chars[start..].iter().collect();
                 let squeezed: String = rest.chars().filter(|c| *c != ' ').collect();
-                if c == '&' && rest.starts_with("&&") {
-                    i += 2;
-                    continue;
-                }
                 let Some(found) = REDIRECTS.iter().find(|r| squeezed.starts_with(*r)) else {
                     return false;
                 };
@@ -219,6 +221,8 @@ fn the_oracle_tells_literal_from_not() {
         "allowed a 'b c' \"d\" >/dev/null 2>&1 && x || y; z | w",
         "a 2> /dev/null",
         "a\\ b",
+        // Found by the property run: a redirection's digit is not a descriptor of the `&&` after it.
+        "2>&1&&find",
     ] {
         assert!(looks_literal(text), "{text:?}");
     }
