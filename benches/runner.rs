@@ -8,33 +8,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use tern::agent::approval::{ApprovalGate, ApprovalMode};
 use tern::agent::{AgentConfig, spawn};
-use tern::protocol::{Event, FinishReason, Op, ToolCall, ToolOutput, Usage};
+use tern::protocol::{Event, FinishReason, Op, ToolCall, Usage};
 use tern::provider::{ChatRequest, Completion, Provider, ProviderError, ProviderEvent};
 use tern::session::ToolResultStore;
-use tern::tools::{PathPolicy, Tool, ToolContext, ToolError, ToolRegistry};
+use tern::tools::{PathPolicy, ToolRegistry};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-struct Noop;
-
-#[async_trait]
-impl Tool for Noop {
-    fn name(&self) -> &str {
-        "noop"
-    }
-    fn description(&self) -> &str {
-        "does nothing"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"], "additionalProperties": false})
-    }
-    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
-    }
-}
+#[path = "common/noop.rs"]
+mod noop;
+use noop::Noop;
 
 /// Calls `noop` `batch` times per request until `calls` calls were made, then answers.
 struct Scripted {
@@ -89,7 +75,7 @@ impl Provider for Scripted {
 async fn turn(calls: usize, batch: usize) -> Duration {
     let dir = tempfile::tempdir().unwrap();
     let mut tools = ToolRegistry::new();
-    tools.register(Arc::new(Noop));
+    tools.register(Arc::new(Noop("ok")));
     let results = ToolResultStore::new(dir.path().join("results"));
     let mut agent = spawn(AgentConfig {
         provider: Arc::new(Scripted {

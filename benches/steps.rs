@@ -11,34 +11,19 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use tern::agent::approval::{ApprovalGate, ApprovalMode};
 use tern::agent::{AgentConfig, spawn};
-use tern::protocol::{Event, Op, ToolOutput};
+use tern::protocol::{Event, Op};
 use tern::provider::{ProviderConfig, ProviderKind};
 use tern::session::ToolResultStore;
-use tern::tools::{PathPolicy, Tool, ToolContext, ToolError, ToolRegistry};
+use tern::tools::{PathPolicy, ToolRegistry};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-struct Noop;
-
-#[async_trait]
-impl Tool for Noop {
-    fn name(&self) -> &str {
-        "noop"
-    }
-    fn description(&self) -> &str {
-        "does nothing"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"], "additionalProperties": false})
-    }
-    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok: a short result of a few dozen characters"))
-    }
-}
+#[path = "common/noop.rs"]
+mod noop;
+use noop::Noop;
 
 /// When each request arrived whole and when its response was sent whole.
 #[derive(Default)]
@@ -176,7 +161,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
     };
     provider.api_key = Some("bench-key".into());
     let mut tools = ToolRegistry::new();
-    tools.register(Arc::new(Noop));
+    tools.register(Arc::new(Noop("ok: a short result of a few dozen characters")));
     let mut agent = spawn(AgentConfig {
         provider: tern::provider::build(&provider).unwrap(),
         tools,

@@ -144,6 +144,24 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
     })
 }
 
+/// A rewind to before `turn`'s message: its conversation, its code, or both.
+fn rewind(turn: u64, conversation: bool, code: bool) -> Op {
+    Op::Rewind {
+        turn,
+        conversation,
+        code,
+        force: false,
+    }
+}
+
+/// Rewind points as (turn, message, conversation, code).
+fn shown(points: &[RewindPoint]) -> Vec<(u64, String, bool, bool)> {
+    points
+        .iter()
+        .map(|p| (p.turn, p.text.clone(), p.conversation, p.code))
+        .collect()
+}
+
 impl Session {
     fn send(&self, op: Op) {
         self.agent.ops.send(op).unwrap();
@@ -335,22 +353,15 @@ async fn a_file_changed_after_the_turn_is_not_overwritten_without_confirmation()
 #[tokio::test]
 async fn rewind_to_the_first_message_restores_code_and_conversation() {
     let mut s = after_two_turns(true, vec![Reply::text("fresh start")]).await;
-    let points = s.points().await;
-    let shown: Vec<(u64, &str, bool, bool)> = points
-        .iter()
-        .map(|p| (p.turn, p.text.as_str(), p.conversation, p.code))
-        .collect();
-    assert_eq!(shown, vec![(1, "first", true, true), (2, "second", true, true)]);
+    assert_eq!(
+        shown(&s.points().await),
+        vec![
+            (1, "first".to_string(), true, true),
+            (2, "second".to_string(), true, true)
+        ]
+    );
 
-    s.send(Op::Rewind {
-        turn: 1,
-        conversation: true,
-        code: true,
-        force: false,
-    });
-    let events = s
-        .until(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "undo"))
-        .await;
+    let events = s.revert(rewind(1, true, true)).await;
     assert!(
         events.contains(&Event::Rewound {
             turns: 2,
@@ -385,12 +396,7 @@ async fn rewind_to_the_first_message_restores_code_and_conversation() {
 #[tokio::test]
 async fn rewind_only_the_conversation_keeps_the_code() {
     let mut s = after_two_turns(true, vec![Reply::text("ok")]).await;
-    s.send(Op::Rewind {
-        turn: 2,
-        conversation: true,
-        code: false,
-        force: false,
-    });
+    s.send(rewind(2, true, false));
     s.until(|e| matches!(e, Event::Rewound { turns: 1, .. })).await;
     assert_eq!(s.read("c.txt").as_deref(), Some("c\n"), "the code stays");
     s.turn("instead").await;
@@ -406,15 +412,7 @@ async fn rewind_only_the_conversation_keeps_the_code() {
 #[tokio::test]
 async fn rewind_only_the_code_keeps_the_conversation() {
     let mut s = after_two_turns(true, vec![Reply::text("ok")]).await;
-    s.send(Op::Rewind {
-        turn: 1,
-        conversation: false,
-        code: true,
-        force: false,
-    });
-    let events = s
-        .until(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "undo"))
-        .await;
+    let events = s.revert(rewind(1, false, true)).await;
     assert!(!events.iter().any(|e| matches!(e, Event::Rewound { .. })));
     assert_eq!(s.read("a.txt").as_deref(), Some("a one\n"));
     assert_eq!(s.read("c.txt"), None);

@@ -63,22 +63,15 @@ async fn undo_and_rewind_reach_the_turns_of_the_run_before_a_resume() {
     assert_eq!(s.read("c.txt"), None);
     assert_eq!(s.read("a.txt").as_deref(), Some("a two\n"), "only the second turn");
 
-    let points = s.points().await;
-    let shown: Vec<(u64, &str, bool, bool)> = points
-        .iter()
-        .map(|p| (p.turn, p.text.as_str(), p.conversation, p.code))
-        .collect();
-    assert_eq!(shown, vec![(1, "first", true, true), (2, "second", true, false)]);
+    assert_eq!(
+        shown(&s.points().await),
+        vec![
+            (1, "first".to_string(), true, true),
+            (2, "second".to_string(), true, false)
+        ]
+    );
 
-    s.send(Op::Rewind {
-        turn: 1,
-        conversation: true,
-        code: true,
-        force: false,
-    });
-    let events = s
-        .until(|e| matches!(e, Event::ToolCallEnd { name, .. } if name == "undo"))
-        .await;
+    let events = s.revert(rewind(1, true, true)).await;
     assert!(
         events.contains(&Event::Rewound {
             turns: 2,
@@ -181,12 +174,7 @@ async fn after_compaction_and_a_resume_rewind_goes_to_the_right_message() {
         vec![(1, false), (2, false), (3, true)],
         "turns inside the summary can no longer be rewound to"
     );
-    s.send(Op::Rewind {
-        turn: 3,
-        conversation: true,
-        code: false,
-        force: false,
-    });
+    s.send(rewind(3, true, false));
     s.until(|e| matches!(e, Event::Rewound { turns: 1, .. })).await;
     s.turn("three, again").await;
     let request = last_request(&s);
