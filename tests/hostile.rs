@@ -402,3 +402,132 @@ async fn context_files_skills_and_the_session_store_stay_shut() {
         );
     }
 }
+
+/// A third round, on the same three fronts: shell forms not tried above, paths through `/proc` and `/dev/fd` magic
+/// links (file tools run in tern's own process, whose open files include its session log), and the parent's
+/// environment and memory from inside the sandbox.
+#[tokio::test(flavor = "multi_thread")]
+async fn third_round_of_routes_around_the_rules_out_and_to_the_keys() {
+    let w = world();
+    let routes = [
+        "ls\t; touch pwned-32",
+        "ls #\ntouch pwned-33",
+        "ls && \\\ntouch pwned-34",
+        "coproc touch pwned-35",
+        "time touch pwned-36",
+        "function f { touch pwned-37; }; f",
+        "ls; exec 3>pwned-38",
+        "ls --hyperlink=always . && touch\u{00a0}pwned-39",
+    ];
+    let mock = MockLlm::start(script(routes.iter().map(|c| exec(c)).collect())).await;
+    let out = w.run(&mock, "auto-edit").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answered = results(&mock);
+    assert_eq!(answered.len(), routes.len());
+    for (route, result) in routes.iter().zip(&answered) {
+        assert!(!result.contains("Exit code"), "`{route}` ran: {result}");
+    }
+    let pwned: Vec<String> = std::fs::read_dir(w.work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("pwned"))
+        .collect();
+    assert!(pwned.is_empty(), "commands ran that no rule allows: {pwned:?}");
+
+    let outside = w.outside().display().to_string();
+    let calls = vec![
+        ("read_file".to_string(), json!({ "path": "link/../link/secret.txt" })),
+        (
+            "read_file".to_string(),
+            json!({ "path": format!("/proc/self/root{outside}/secret.txt") }),
+        ),
+        (
+            "read_file".to_string(),
+            json!({ "path": format!("file://{outside}/secret.txt") }),
+        ),
+        (
+            "read_file".to_string(),
+            json!({ "path": "/proc/self/cwd/link/secret.txt" }),
+        ),
+        (
+            "grep".to_string(),
+            json!({ "pattern": "TOPSECRET", "path": format!("{outside}/.") }),
+        ),
+        (
+            "edit_file".to_string(),
+            json!({ "path": "/proc/self/cwd/link/secret.txt", "old_text": "TOPSECRET", "new_text": "changed" }),
+        ),
+        ("write_file".to_string(), json!({ "path": "~/pwned-h", "content": "x" })),
+        (
+            "write_file".to_string(),
+            json!({ "path": format!("/proc/self/root{outside}/pwned-i"), "content": "x" }),
+        ),
+    ];
+    // A command may read outside in full-auto (the sandbox reads everywhere); not in auto-edit, even by /proc.
+    let mock = MockLlm::start(script(vec![
+        exec(&format!("cat /proc/self/root{outside}/secret.txt")),
+        exec("cat /proc/self/cwd/link/secret.txt"),
+    ]))
+    .await;
+    let out = w.run(&mock, "auto-edit").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !everything_sent(&mock).contains(SECRET),
+        "a command read outside in auto-edit"
+    );
+    // The file tools stay inside even in full-auto.
+    let count = calls.len();
+    let mock = MockLlm::start(script(calls)).await;
+    let out = w.run(&mock, "full-auto").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(results(&mock).len(), count);
+    let sent = everything_sent(&mock);
+    assert!(
+        !sent.contains(SECRET),
+        "a file outside the workspace reached the model:\n{sent}"
+    );
+    let kept = std::fs::read_to_string(w.outside().join("secret.txt")).unwrap();
+    assert_eq!(kept, format!("{SECRET}\n"));
+    for name in ["pwned-h", "pwned-i"] {
+        assert!(!w.outside().join(name).exists() && !w.home.path().join(name).exists());
+    }
+
+    // tern's own open files and environment, from its file tools and from inside the sandbox.
+    let mut calls: Vec<(String, Value)> = (3..12)
+        .map(|fd| {
+            (
+                "read_file".to_string(),
+                json!({ "path": format!("/proc/self/fd/{fd}") }),
+            )
+        })
+        .collect();
+    calls.extend([
+        ("read_file".to_string(), json!({ "path": "/dev/fd/3" })),
+        ("read_file".to_string(), json!({ "path": "/proc/thread-self/environ" })),
+        ("read_file".to_string(), json!({ "path": "/proc/1/environ" })),
+        exec("cat /proc/$PPID/environ /proc/$PPID/cmdline | base64 -w0"),
+        exec("python3 -c 'import os; print(open(\"/proc/%d/environ\" % os.getppid()).read())'"),
+        (
+            "exec".to_string(),
+            // A pipe among them would block `cat` for good: the call's own timeout ends it.
+            json!({ "command": "for f in /proc/*/fd/*; do timeout 1 cat $f; done 2>/dev/null | base64 -w0", "timeout": 20 }),
+        ),
+        exec("cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -i key"),
+    ]);
+    let mock = MockLlm::start(script(calls)).await;
+    let out = w.run(&mock, "full-auto").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sent = everything_sent(&mock);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for key in [&w.env_key, &w.config_key] {
+        assert!(!sent.contains(key.as_str()), "a key reached the model:\n{sent}");
+        for shift in 0..3 {
+            let encoded = b64(&format!("{}{key}", "x".repeat(shift)));
+            assert!(
+                !sent.contains(&encoded[4..16]),
+                "a key reached the model in base64:\n{sent}"
+            );
+        }
+    }
+}
