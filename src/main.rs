@@ -264,6 +264,7 @@ fn interactive(
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
         let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
+        let mut pending = None;
         let (handle, mut session, context_window, root, start) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
@@ -272,7 +273,18 @@ fn interactive(
             }
             None => {
                 let settings = settings(global, workspace, None)?;
-                let (handle, session) = tern::agent::start(&settings, workspace, resume.as_deref())?;
+                // A long session shows its last turns at once and the rest when its log is loaded.
+                let (handle, session) = match resume.as_deref().map(preview).transpose()?.flatten() {
+                    Some((path, session)) => {
+                        let deferred = tern::agent::start_deferred(settings.clone(), workspace.to_path_buf(), path);
+                        pending = Some(tern::tui::terminal::Pending {
+                            ready: deferred.ready,
+                            go: Some(deferred.go),
+                        });
+                        (deferred.handle, session)
+                    }
+                    None => tern::agent::start(&settings, workspace, resume.as_deref())?,
+                };
                 let window = settings.context_window;
                 let dir = workspace.to_path_buf();
                 // `/resume` and `/fork` start the next session from the same settings.
@@ -282,8 +294,19 @@ fn interactive(
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let mut summary =
-            tern::tui::launch(handle, root, context_window, first, &mut session, start, &mut signals).await?;
+        let mut summary = tern::tui::launch(
+            handle,
+            root,
+            context_window,
+            first,
+            tern::tui::terminal::Sessions {
+                session: &mut session,
+                start,
+                pending,
+            },
+            &mut signals,
+        )
+        .await?;
         if let Some(mcp) = &session.mcp {
             if summary.at_once {
                 mcp.kill_now();
@@ -323,6 +346,26 @@ fn interactive(
         return Ok(101);
     }
     Ok(summary.signal.map_or(0, headless::signal_exit_code))
+}
+
+/// The last turns of the long session logged at `path`, to show while the whole of it loads; `None` for a short one
+/// (it is loaded before the first frame).
+fn preview(path: &std::path::Path) -> anyhow::Result<Option<(PathBuf, tern::agent::SessionInfo)>> {
+    let cannot = || format!("cannot resume {}", path.display());
+    let Some(events) = tern::session::tail::events(path).with_context(cannot)? else {
+        return Ok(None);
+    };
+    let meta = tern::session::log::read_meta(path).with_context(cannot)?;
+    let session = tern::agent::SessionInfo {
+        id: meta.id,
+        history: Vec::new(),
+        events,
+        log_path: Some(path.to_path_buf()),
+        mcp: None,
+        warnings: Vec::new(),
+        notices: Vec::new(),
+    };
+    Ok(Some((path.to_path_buf(), session)))
 }
 
 fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {

@@ -10,6 +10,8 @@ mod support;
 mod datadir;
 #[path = "resume/kill.rs"]
 mod kill;
+#[path = "resume/long.rs"]
+mod long;
 #[path = "resume/picker.rs"]
 mod picker;
 #[path = "resume/record.rs"]

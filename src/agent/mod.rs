@@ -290,6 +290,53 @@ pub fn start(
     Ok((spawn(config), info))
 }
 
+/// Starts resuming the session logged at `path` without waiting for it: the handle takes ops at once (they wait in
+/// its channel); the log is loaded once `go` is sent (or dropped), and `ready` then brings the session's record as
+/// the agent starts. For a day's session the load takes tens of milliseconds, which the first frame need not wait for
+/// (nor share the CPU with).
+pub fn start_deferred(settings: Settings, workspace: PathBuf, path: PathBuf) -> DeferredStart {
+    let (op_tx, op_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ready_tx, ready) = tokio::sync::oneshot::channel();
+    let (go, go_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let _ = go_rx.await;
+        let started = tokio::task::spawn_blocking(move || config_for(&settings, &workspace, Some(&path))).await;
+        match started {
+            Ok(Ok((config, info))) => {
+                let _ = ready_tx.send(Ok(info));
+                runner::run(config, op_rx, ev_tx).await;
+            }
+            Ok(Err(e)) => {
+                let _ = ready_tx.send(Err(e.to_string()));
+            }
+            // A panic while loading is the agent's panic: the frontend learns of it from the task.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => {
+                let _ = ready_tx.send(Err("the session load was cancelled".to_string()));
+            }
+        }
+    });
+    DeferredStart {
+        handle: AgentHandle {
+            ops: op_tx,
+            events: ev_rx,
+            task,
+        },
+        ready,
+        go,
+    }
+}
+
+/// A resume under way (see `start_deferred`).
+pub struct DeferredStart {
+    pub handle: AgentHandle,
+    /// The session's record once loaded, or why it could not be.
+    pub ready: tokio::sync::oneshot::Receiver<Result<SessionInfo, String>>,
+    /// Sent when the first frame is drawn: the load begins.
+    pub go: tokio::sync::oneshot::Sender<()>,
+}
+
 /// Starts the scripted demo agent in `root` (a temporary copy of the sample project). Its large results go to a
 /// sibling `results` directory inside the same temporary directory, so nothing outside it is touched.
 pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError> {

@@ -172,6 +172,16 @@ pub(crate) struct Agent {
 pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    AgentHandle {
+        ops: op_tx,
+        events: ev_rx,
+        task: tokio::spawn(run(config, op_rx, ev_tx)),
+    }
+}
+
+/// The agent of `config` on channels made beforehand: a frontend can take ops and show events before the session is
+/// ready (a long resume), and the ops sent meanwhile wait in the channel.
+pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx: mpsc::UnboundedSender<Event>) {
     // Checkpoints live next to the session log (`<data>/sessions/<id>/`).
     let mut checkpoints = super::checkpoint::Checkpoints::new(
         config.log.as_ref().and_then(|log| log.path().parent()),
@@ -215,12 +225,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         checkpoints,
         pending_note: None,
     };
-    let task = tokio::spawn(agent.run(op_rx));
-    AgentHandle {
-        ops: op_tx,
-        events: ev_rx,
-        task,
-    }
+    agent.run(op_rx).await;
 }
 
 impl Agent {

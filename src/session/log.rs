@@ -460,7 +460,7 @@ fn parse_range(path: &Path, from: u64, to: u64) -> std::io::Result<Vec<Option<Li
 /// One line. Event and message lines (nearly all of them) are read straight into their fields: going through the
 /// tagged `Line` would first copy the whole line into serde's buffer to find the tag, which the writer always puts
 /// first.
-fn parse_line(line: &[u8]) -> Option<Line> {
+pub(super) fn parse_line(line: &[u8]) -> Option<Line> {
     #[derive(Deserialize)]
     struct EventLine {
         at: u64,

@@ -5,6 +5,7 @@ pub mod checkpoint;
 pub mod list;
 pub mod log;
 pub mod results;
+pub mod tail;
 
 pub use log::{SessionLog, SessionMeta};
 pub use results::ToolResultStore;

@@ -24,17 +24,18 @@ use crate::agent::AgentHandle;
 use crate::protocol::Op;
 
 /// Starts the full-screen UI on a running agent and returns when the user quits or a signal in `signals` ends it.
-/// `first_prompt` is sent at once (the demo plays itself). With `start`, `/resume` and `/fork` can switch sessions;
-/// `session` is then the one on screen when the UI ended.
+/// `first_prompt` is sent at once (the demo plays itself). With `sessions.start`, `/resume` and `/fork` can switch
+/// sessions; `sessions.session` is then the one on screen when the UI ended. With `sessions.pending`, the session on
+/// screen is a long one still loading: its events are the last turns (from its log's tail).
 pub async fn launch(
     agent: AgentHandle,
     workspace: PathBuf,
     context_window: u64,
     first_prompt: Option<String>,
-    session: &mut crate::agent::SessionInfo,
-    start: Option<switch::StartSession>,
+    sessions: terminal::Sessions<'_>,
     signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
+    let session = &mut *sessions.session;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
     let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);
@@ -50,10 +51,16 @@ pub async fn launch(
         theme::Theme::dark(),
         context_window,
     );
-    switch::show(&mut app, session);
     if let Some(error) = keymap_error {
-        app.state
-            .notice(format!("keymap ignored: {error}"), state::Level::Error);
+        session.warnings.push(format!("keymap ignored: {error}"));
+    }
+    if sessions.pending.is_some() {
+        app.state.preview(std::mem::take(&mut session.events));
+        for warning in &session.warnings {
+            app.state.notice(warning.clone(), state::Level::Warning);
+        }
+    } else {
+        switch::show(&mut app, session);
     }
     // Loading the syntax definitions takes ~14 ms: frames show code plain until then, and the end of it asks for a
     // frame that shows it highlighted.
@@ -61,5 +68,5 @@ pub async fn launch(
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }
-    terminal::run(app, agent, notify_rx, true, signals, session, start).await
+    terminal::run(app, agent, notify_rx, true, signals, sessions).await
 }

@@ -63,6 +63,16 @@ pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App
     app
 }
 
+/// The whole record of a session whose first frame showed only its last turns (`AppState::preview`): the screen is
+/// rebuilt from it, and the warnings shown so far are kept.
+pub fn loaded(app: &mut App, session: &mut SessionInfo, mut info: SessionInfo) {
+    info.warnings.splice(0..0, std::mem::take(&mut session.warnings));
+    *session = info;
+    app.state = AppState::new();
+    app.transcript = TranscriptView::new();
+    show(app, session);
+}
+
 /// Puts a session on screen: its recorded transcript, what a resume did not restore, and the warnings.
 pub fn show(app: &mut App, session: &mut SessionInfo) {
     // The events are taken, not copied: a day's session holds thousands of them.

@@ -143,6 +143,13 @@ impl Signals {
     }
 }
 
+/// A session still loading (see `agent::start_deferred`): its whole record, or why it could not be loaded, and the
+/// word that lets the load begin, sent once the first frame is drawn.
+pub struct Pending {
+    pub ready: tokio::sync::oneshot::Receiver<Result<SessionInfo, String>>,
+    pub go: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
 /// delivered something.
 pub async fn run(
@@ -151,13 +158,11 @@ pub async fn run(
     notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
     signals: &mut Signals,
-    session: &mut SessionInfo,
-    start: Option<StartSession>,
+    sessions: Sessions<'_>,
 ) -> std::io::Result<Summary> {
     let _ = UI_THREAD.set(std::thread::current().id());
     install_panic_hook();
     UI_ACTIVE.store(true, Ordering::SeqCst);
-    let sessions = Sessions { session, start };
     let result = run_screen(app, agent, notify_rx, mouse, signals, sessions).await;
     UI_ACTIVE.store(false, Ordering::SeqCst);
     restore();
@@ -165,10 +170,11 @@ pub async fn run(
     result
 }
 
-/// The session on screen and how to start another (`/resume`, `/fork`).
-struct Sessions<'a> {
-    session: &'a mut SessionInfo,
-    start: Option<StartSession>,
+/// The session on screen, how to start another (`/resume`, `/fork`), and its whole record while it loads.
+pub struct Sessions<'a> {
+    pub session: &'a mut SessionInfo,
+    pub start: Option<StartSession>,
+    pub pending: Option<Pending>,
 }
 
 async fn run_screen(
@@ -229,9 +235,25 @@ async fn run_screen(
                 }
                 Some(Err(_)) | None => break,
             },
+            loaded = async {
+                match sessions.pending.as_mut() {
+                    Some(pending) => (&mut pending.ready).await,
+                    None => std::future::pending().await,
+                }
+            }, if sessions.pending.is_some() => {
+                sessions.pending = None;
+                dirty = true;
+                match loaded {
+                    Ok(Ok(info)) => super::switch::loaded(&mut app, sessions.session, info),
+                    Ok(Err(e)) => app.state.notice(format!("cannot resume the session: {e}"), Level::Error),
+                    // The loading task ended without a word: it panicked, which the events channel reports.
+                    Err(_) => {}
+                }
+            }
             // While a frame is already due, agent events wait in the channel and are taken just before drawing: a
-            // stream of tokens then costs one wake-up per frame, not one per token.
-            event = events.recv(), if !dirty => match event {
+            // stream of tokens then costs one wake-up per frame, not one per token. A session still loading has no
+            // agent yet: its first events wait until its whole record is on screen.
+            event = events.recv(), if !dirty && sessions.pending.is_none() => match event {
                 Some(event) => {
                     app.on_agent_event(event);
                     dirty = true;
@@ -253,10 +275,13 @@ async fn run_screen(
             },
             Some(()) = notify_rx.recv() => dirty = true,
             _ = sleep_until(deadline), if deadline.is_some() => {
-                while let Ok(event) = events.try_recv() {
+                while sessions.pending.is_none() && let Ok(event) = events.try_recv() {
                     app.on_agent_event(event);
                 }
                 draw(&mut terminal, &mut app)?;
+                if let Some(go) = sessions.pending.as_mut().and_then(|p| p.go.take()) {
+                    let _ = go.send(());
+                }
                 dirty = false;
                 last_draw = Instant::now();
             }
@@ -282,6 +307,8 @@ async fn run_screen(
                         let _ = tokio::time::timeout(SHUTDOWN_WAIT, mcp.shutdown()).await;
                     }
                     app = super::switch::rebuild(app, &handle, sessions.session);
+                    // The record still loading was the old session's.
+                    sessions.pending = None;
                     let AgentHandle {
                         ops: new_ops,
                         events: new_events,

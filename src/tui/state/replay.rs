@@ -20,6 +20,25 @@ impl AppState {
             self.replay_prose(history);
             return;
         }
+        let turns = match self.replay_events(events) {
+            1 => "1 turn".to_string(),
+            n => format!("{n} turns"),
+        };
+        self.notice(
+            format!("resumed a session of {turns}; the model has the whole conversation"),
+            Level::Info,
+        );
+    }
+
+    /// Shows the last turns of a long session (from its log's tail) while the whole of it loads; `replay` of the
+    /// whole record replaces them.
+    pub fn preview(&mut self, events: Vec<(u64, Event)>) {
+        self.replay_events(events);
+        self.notice("loading the whole session…", Level::Info);
+    }
+
+    /// Applies recorded events and ends what they left open; returns how many turns they held.
+    fn replay_events(&mut self, events: Vec<(u64, Event)>) -> usize {
         let mut turns = 0usize;
         for (at, event) in events {
             let begin = matches!(event, Event::ToolCallBegin { .. });
@@ -30,14 +49,7 @@ impl AppState {
             }
         }
         self.settle();
-        let turns = match turns {
-            1 => "1 turn".to_string(),
-            n => format!("{n} turns"),
-        };
-        self.notice(
-            format!("resumed a session of {turns}; the model has the whole conversation"),
-            Level::Info,
-        );
+        turns
     }
 
     /// Ends whatever the recording left open: a turn that never finished, a call that never ended, a prompt nobody
