@@ -438,6 +438,7 @@ impl App {
                 }
                 self.send(Op::NewConversation);
                 self.state.cells.clear();
+                self.state.clear_plan();
                 self.transcript = TranscriptView::new();
                 self.state.flash("new conversation");
             }
@@ -534,13 +535,19 @@ impl App {
             .desired_height(area.width)
             .min(area.height.saturating_sub(3));
         let queued_h = (self.state.queued.len() as u16).min(3);
-        let transcript_h = area.height.saturating_sub(composer_h + queued_h + 1);
+        let plan_h = super::view::plan::height(&self.state.plan, area.height.saturating_sub(composer_h + queued_h + 1));
+        let transcript_h = area.height.saturating_sub(composer_h + queued_h + plan_h + 1);
         let transcript_area = Rect {
             height: transcript_h,
             ..area
         };
-        let queued_area = Rect {
+        let plan_area = Rect {
             y: area.y + transcript_h,
+            height: plan_h,
+            ..area
+        };
+        let queued_area = Rect {
+            y: plan_area.y + plan_h,
             height: queued_h,
             ..area
         };
@@ -555,6 +562,7 @@ impl App {
             ..area
         };
         self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        super::view::plan::render(frame, plan_area, &self.state.plan, &self.theme);
         if queued_h > 0 {
             let lines: Vec<Line> = self
                 .state
