@@ -5,7 +5,8 @@
 
 mod support;
 
-// COMMANDS_MOD
+#[path = "plan/commands.rs"]
+mod commands;
 
 use serde_json::{Value, json};
 
