@@ -296,10 +296,12 @@ impl Printer {
                 output,
                 duration_ms,
                 ..
-            } if name == PLAN_TOOL => match output.is_error {
-                true => format!("● {name}\n{}", summary_line(output, *duration_ms)),
-                false => return,
-            },
+            } if name == PLAN_TOOL => {
+                if !output.is_error {
+                    return;
+                }
+                format!("● {name}\n{}", summary_line(output, *duration_ms))
+            }
             Event::ToolCallBegin { name, args, .. } => format!("● {name} {}", key_argument(args)),
             Event::ToolCallEnd {
                 output, duration_ms, ..

@@ -107,7 +107,11 @@ pub fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
     let mut items = Vec::with_capacity(list.len());
     for (n, entry) in list.iter().enumerate() {
         let content = entry.get("content").and_then(Value::as_str).unwrap_or("");
-        let content = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        // A key the model copied into its plan goes no further: not to the screen, the session or the next request.
+        let content = crate::secrets::mask(content)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         if content.is_empty() {
             return Err(format!("step {} has no content", n + 1));
         }
@@ -257,6 +261,16 @@ mod tests {
             out.text,
             "Plan saved: 0/1 done. Mark the next step in_progress when you start it."
         );
+    }
+
+    #[test]
+    fn a_key_in_a_step_is_masked() {
+        crate::secrets::register("tern-unit-todo-secret-value");
+        let items = parse_plan(&json!({"todos": [
+            {"content": "Use token tern-unit-todo-secret-value", "status": "pending"}
+        ]}))
+        .unwrap();
+        assert_eq!(items[0].content, "Use token [redacted]");
     }
 
     #[test]
