@@ -116,6 +116,35 @@ mod tests {
     }
 
     #[test]
+    fn custom_commands_list_with_their_hints_and_namespaces() {
+        let custom = |name: &str, hint: &str, body: &str| {
+            SlashCommand::custom(&crate::commands::CustomCommand {
+                name: name.into(),
+                description: format!("{name} things"),
+                argument_hint: hint.into(),
+                body: body.into(),
+                scope: crate::commands::Scope::Project,
+                path: format!(".tern/commands/{name}.md").into(),
+            })
+        };
+        let mut commands = COMMANDS.to_vec();
+        commands.push(custom("review", "<path>", "Review $1"));
+        commands.push(custom("frontend:test", "", "Test $ARGUMENTS"));
+        commands.push(custom("frontend:lint", "", "Lint it"));
+        assert_eq!(filter(&commands, "rev"), [5]);
+        assert_eq!(filter(&commands, "frontend:"), [6, 7]);
+        assert!(commands[5].needs_args());
+        assert_eq!(commands[5].help, "review things (project)");
+        assert_eq!((commands[6].args.as_ref(), commands[6].needs_args()), ("[args]", false));
+        assert_eq!(commands[7].args, "");
+        assert_eq!(
+            parse("/frontend:test a b"),
+            Some(("frontend:test".into(), "a b".into()))
+        );
+        assert_eq!(query_at("/frontend:te", 0, 12), Some("frontend:te".into()));
+    }
+
+    #[test]
     fn parses_command_lines() {
         assert_eq!(parse("/mode full-auto"), Some(("mode".into(), "full-auto".into())));
         assert_eq!(parse("/help"), Some(("help".into(), String::new())));

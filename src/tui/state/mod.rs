@@ -193,7 +193,7 @@ impl AppState {
                     self.queued.remove(pos);
                 }
                 self.push(CellKind::User(text));
-                self.plan.turn_started();
+                self.plan.turn_started(self.calls.len());
                 self.status.busy = true;
                 self.status.turn_started = Some(Instant::now());
                 self.status.last_turn_end = None;
@@ -374,8 +374,7 @@ impl AppState {
             Event::ContextReport(report) => self.notice(super::memory::context_table(&report), Level::Info),
             Event::Rewound { turns, .. } => {
                 self.cut_turns(turns);
-                self.plan.rewind(turns);
-                self.plan_changed();
+                self.rewind_plan(turns);
             }
             // The app opens a layer for these.
             Event::RewindPoints { .. } | Event::ConfirmRevert { .. } => {}

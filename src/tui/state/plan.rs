@@ -15,8 +15,8 @@ pub const PLAN_TOOL: &str = "todo_write";
 pub struct PlanState {
     /// `None`: no plan (never written, or cleared with an empty list).
     current: Option<Arc<[PlanItem]>>,
-    /// The plan as each turn found it, oldest turn first.
-    at_turn: Vec<Option<Arc<[PlanItem]>>>,
+    /// The plan as each turn found it, and how many calls came before the turn, oldest turn first.
+    at_turn: Vec<(Option<Arc<[PlanItem]>>, usize)>,
     /// Changes whenever the plan does, so a view can cache its layout.
     pub rev: u64,
 }
@@ -46,19 +46,21 @@ impl PlanState {
         self.set((!items.is_empty()).then(|| items.into()));
     }
 
-    pub(super) fn turn_started(&mut self) {
-        self.at_turn.push(self.current.clone());
+    pub(super) fn turn_started(&mut self, calls: usize) {
+        self.at_turn.push((self.current.clone(), calls));
     }
 
-    /// The last `turns` turns are gone: the plan is the one the first of them started with.
-    pub(super) fn rewind(&mut self, turns: usize) {
+    /// The last `turns` turns are gone: the plan is the one the first of them started with. Returns how many calls
+    /// came before that turn.
+    fn rewind(&mut self, turns: usize) -> Option<usize> {
         if turns == 0 || self.at_turn.is_empty() {
-            return;
+            return None;
         }
         let keep = self.at_turn.len().saturating_sub(turns);
-        let plan = self.at_turn.get(keep).cloned().flatten();
+        let (plan, calls) = self.at_turn.get(keep).cloned()?;
         self.at_turn.truncate(keep);
         self.set(plan);
+        Some(calls)
     }
 
     /// A new conversation starts without a plan.
@@ -87,6 +89,19 @@ impl AppState {
             let cell = self.push(CellKind::Tools(vec![index]));
             self.call_cell.insert(index, cell);
         }
+    }
+
+    /// A rewind of `turns` turns: the plan goes back with them, and so do the calls without a cell that the transcript
+    /// cut (`cut_turns`) cannot see.
+    pub(super) fn rewind_plan(&mut self, turns: usize) {
+        if let Some(calls) = self.plan.rewind(turns)
+            && calls < self.calls.len()
+        {
+            self.calls.truncate(calls);
+            self.call_index.retain(|_, i| *i < calls);
+            self.call_cell.retain(|i, _| *i < calls);
+        }
+        self.plan_changed();
     }
 
     /// The plan changed: the pane and the status bar follow.
@@ -218,6 +233,9 @@ mod tests {
         });
         assert_eq!(state.plan.progress(), Some((0, 4)));
         assert_eq!(state.status.plan, Some((0, 4)));
+        // The rewound turns' calls are gone from the history too, though they had no cells.
+        assert_eq!(state.calls.len(), 1);
+        assert!(state.call("t2").is_none());
         state.apply(Event::Rewound {
             turns: 1,
             text: "turn 1".into(),
