@@ -163,3 +163,65 @@ async fn text_output_prints_the_plan_on_stderr() {
     assert!(err.contains("plan: 0/2 done\n  ◐ Read notes\n  ☐ Summarise\n"), "{err}");
     assert!(!err.contains("● todo_write"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compaction_keeps_the_plan_for_the_model() {
+    use std::time::Duration;
+    use tern::protocol::{ApprovalMode, Op};
+    let mock = MockLlm::start(vec![
+        Reply::tool(
+            "todo_write",
+            todos(&[("Read notes", "completed"), ("Summarise", "in_progress")]),
+        ),
+        Reply::text("A1"),
+        Reply::text("A2"),
+        Reply::text("SUMMARY"),
+        Reply::text("A3"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let provider = support::agent::provider(&mock, tern::provider::ProviderKind::OpenAi);
+    let results = tern::session::ToolResultStore::new(store.path().join("results"));
+    let config = support::agent::config(&provider, dir.path(), results, ApprovalMode::AutoEdit);
+    let mut agent = tern::agent::spawn(config);
+    let mut until = async |agent: &mut tern::agent::AgentHandle, done: fn(&Event) -> bool| loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), agent.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if done(&event) {
+            return;
+        }
+    };
+    let finished = |e: &Event| matches!(e, Event::TurnFinished { .. });
+    for text in ["first", "second"] {
+        agent.ops.send(Op::UserTurn { text: text.into() }).unwrap();
+        until(&mut agent, finished).await;
+    }
+    agent.ops.send(Op::Compact { focus: None }).unwrap();
+    until(
+        &mut agent,
+        |e| matches!(e, Event::Notice { text } if text.starts_with("compacted")),
+    )
+    .await;
+    agent.ops.send(Op::UserTurn { text: "third".into() }).unwrap();
+    until(&mut agent, finished).await;
+    let last = mock.requests().pop().unwrap();
+    let summary = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(summary.contains("SUMMARY"), "{summary}");
+    assert!(
+        summary.ends_with(
+            "Your plan (todo_write) as you last saved it:\n- [completed] Read notes\n- [in_progress] Summarise"
+        ),
+        "{summary}"
+    );
+}

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
-use crate::protocol::{PlanItem, PlanStatus, ToolDetails, ToolOutput};
+use crate::protocol::{Message, PlanItem, PlanStatus, ToolDetails, ToolOutput};
 
 /// More steps than this is not a plan a person can follow.
 pub const MAX_ITEMS: usize = 50;
@@ -150,6 +150,42 @@ pub fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
     Ok(items)
 }
 
+/// The plan as `messages` last saved it: the list of the last `todo_write` call that did not fail.
+pub fn saved_plan(messages: &[Message]) -> Option<Vec<PlanItem>> {
+    let call_id = messages.iter().rev().find_map(|m| match m {
+        Message::Tool {
+            call_id,
+            name,
+            is_error: false,
+            ..
+        } if name == "todo_write" => Some(call_id),
+        _ => None,
+    })?;
+    let args = messages.iter().rev().find_map(|m| match m {
+        Message::Assistant { tool_calls, .. } => tool_calls.iter().find(|c| &c.id == call_id).map(|c| &c.arguments),
+        _ => None,
+    })?;
+    let args = match args {
+        Value::String(raw) => serde_json::from_str(raw).ok()?,
+        other => other.clone(),
+    };
+    parse_plan(&args).ok()
+}
+
+/// What a compaction adds to its summary so the model keeps its plan: the plan saved in the `summarised` messages,
+/// word for word, when the `kept` ones do not save a newer one. `None` when there is nothing to carry.
+pub fn carried_plan(summarised: &[Message], kept: &[Message]) -> Option<String> {
+    if saved_plan(kept).is_some() {
+        return None;
+    }
+    let items = saved_plan(summarised).filter(|items| !items.is_empty())?;
+    let mut note = String::from("\n\nYour plan (todo_write) as you last saved it:\n");
+    for item in &items {
+        note.push_str(&format!("- [{}] {}\n", item.status.as_str(), item.content));
+    }
+    Some(note)
+}
+
 /// What the model reads back: short, with the counts, so it knows the list was taken as sent.
 fn saved_text(items: &[PlanItem]) -> String {
     if items.is_empty() {
@@ -271,6 +307,57 @@ mod tests {
         ]}))
         .unwrap();
         assert_eq!(items[0].content, "Use token [redacted]");
+    }
+
+    fn saved(id: &str, args: Value, is_error: bool) -> [Message; 2] {
+        [
+            Message::Assistant {
+                content: String::new(),
+                reasoning: None,
+                tool_calls: vec![ToolCall {
+                    id: id.into(),
+                    name: "todo_write".into(),
+                    arguments: args,
+                }],
+            },
+            Message::Tool {
+                call_id: id.into(),
+                name: "todo_write".into(),
+                content: String::new(),
+                is_error,
+                images: Vec::new(),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_compaction_carries_the_last_saved_plan() {
+        let mut old = Vec::new();
+        old.extend(saved(
+            "a",
+            json!({"todos": [{"content": "First", "status": "in_progress"}]}),
+            false,
+        ));
+        // Sent as a string of JSON, as some providers do.
+        let later = json!({"todos": [
+            {"content": "First", "status": "completed"},
+            {"content": "Second", "status": "in_progress"}
+        ]});
+        old.extend(saved("b", Value::String(later.to_string()), false));
+        old.extend(saved(
+            "c",
+            json!({"todos": [{"content": "x", "status": "in_progress"}, {"content": "y", "status": "in_progress"}]}),
+            true,
+        ));
+        assert_eq!(
+            carried_plan(&old, &[]).as_deref(),
+            Some("\n\nYour plan (todo_write) as you last saved it:\n- [completed] First\n- [in_progress] Second\n")
+        );
+        let kept = saved("d", json!({"todos": [{"content": "New", "status": "pending"}]}), false);
+        assert_eq!(carried_plan(&old, &kept), None);
+        assert_eq!(carried_plan(&kept[..1], &[]), None);
+        let cleared = saved("e", json!({"todos": []}), false);
+        assert_eq!(carried_plan(&cleared, &[]), None);
     }
 
     #[test]
