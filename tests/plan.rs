@@ -185,7 +185,7 @@ async fn a_compaction_keeps_the_plan_for_the_model() {
     let results = tern::session::ToolResultStore::new(store.path().join("results"));
     let config = support::agent::config(&provider, dir.path(), results, ApprovalMode::AutoEdit);
     let mut agent = tern::agent::spawn(config);
-    let mut until = async |agent: &mut tern::agent::AgentHandle, done: fn(&Event) -> bool| loop {
+    let until = async |agent: &mut tern::agent::AgentHandle, done: fn(&Event) -> bool| loop {
         let event = tokio::time::timeout(Duration::from_secs(20), agent.events.recv())
             .await
             .unwrap()
