@@ -109,7 +109,8 @@ mod tests {
     #[test]
     fn front_matter_is_optional_and_read_when_there() {
         let parsed = parse(
-            "---\ndescription: Review a file\nargument-hint: \"<path> [focus]\"\nallowed-tools: exec\n---\n\nReview $1.\n",
+            "---\ndescription: Review a file\nargument-hint: \"<path> [focus]\"\nallowed-tools: exec\n---\n\n\
+             Review $1.\n",
         );
         assert_eq!(parsed.description.as_deref(), Some("Review a file"));
         assert_eq!(parsed.argument_hint.as_deref(), Some("<path> [focus]"));

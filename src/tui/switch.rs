@@ -47,7 +47,8 @@ pub fn start(
     Ok((handle, old))
 }
 
-/// A fresh screen for the new session: the composer, keymap, theme and custom commands carry over; the transcript is the session's.
+/// A fresh screen for the new session: the composer, keymap, theme and custom commands carry over; the transcript is
+/// the session's.
 pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App {
     let App {
         composer,

@@ -23,7 +23,8 @@ async fn run_expands_a_project_command_with_arguments() {
     write_command(
         &sb,
         "review.md",
-        "---\ndescription: Review a file\nargument-hint: <path> [focus]\n---\nReview $1, focusing on $2.\nAll: $ARGUMENTS\n",
+        "---\ndescription: Review a file\nargument-hint: <path> [focus]\n---\n\
+         Review $1, focusing on $2.\nAll: $ARGUMENTS\n",
     );
     let mock = MockLlm::start(vec![Reply::text("Reviewed.")]).await;
     let out = sb.run(Some(&mock), &["run", "/review notes.txt errors"]).await;
