@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::agent::runner::AgentHandle;
-use crate::protocol::{ApprovalDecision, Event, Op, ToolOutput, TurnEnd, Usage};
+use crate::protocol::{ApprovalDecision, Event, Op, PlanItem, PlanStatus, ToolOutput, TurnEnd, Usage};
 use crate::secrets::MaskingWriter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -148,6 +148,8 @@ struct Printer {
     usage: Usage,
     calls: Vec<serde_json::Value>,
     errors: Vec<String>,
+    /// The model's plan as last printed (`todo_write`); `None` before it has one.
+    plan: Option<Vec<PlanItem>>,
 }
 
 impl Printer {
@@ -161,6 +163,7 @@ impl Printer {
             usage: Usage::default(),
             calls: Vec::new(),
             errors: Vec::new(),
+            plan: None,
         }
     }
 
@@ -169,6 +172,12 @@ impl Printer {
             Event::AssistantMessage { text, .. } => self.answer = text.clone(),
             Event::TokenUsage { total, .. } => self.usage = *total,
             Event::Error { message } => self.errors.push(message.clone()),
+            Event::PlanUpdated { items } if self.plan.as_ref() != Some(items) => {
+                self.plan = Some(items.clone());
+                if self.format != OutputFormat::StreamJson {
+                    let _ = write!(err, "{}", plan_text(items));
+                }
+            }
             Event::ToolCallEnd {
                 call_id,
                 name,
@@ -280,6 +289,19 @@ impl Printer {
     /// Tool activity, notices and errors, on stderr.
     fn print_progress<E: Write>(&self, event: &Event, err: &mut E) {
         let line = match event {
+            // The plan is printed whole when it changes; its calls only when one fails.
+            Event::ToolCallBegin { name, .. } if name == PLAN_TOOL => return,
+            Event::ToolCallEnd {
+                name,
+                output,
+                duration_ms,
+                ..
+            } if name == PLAN_TOOL => {
+                if !output.is_error {
+                    return;
+                }
+                format!("● {name}\n{}", summary_line(output, *duration_ms))
+            }
             Event::ToolCallBegin { name, args, .. } => format!("● {name} {}", key_argument(args)),
             Event::ToolCallEnd {
                 output, duration_ms, ..
@@ -330,6 +352,10 @@ impl Printer {
                     "tool_calls": self.calls,
                     "errors": self.errors,
                 });
+                let mut value = value;
+                if let Some(plan) = &self.plan {
+                    value["plan"] = json!(plan);
+                }
                 let _ = writeln!(out, "{value}");
             }
             _ => {}
@@ -350,6 +376,27 @@ pub fn key_argument(args: &serde_json::Value) -> String {
         }
     }
     String::new()
+}
+
+/// The tool whose calls the plan stands for.
+const PLAN_TOOL: &str = "todo_write";
+
+/// The plan, compactly: a title with the progress, then one line a step.
+pub fn plan_text(items: &[PlanItem]) -> String {
+    if items.is_empty() {
+        return "plan: cleared\n".to_string();
+    }
+    let (done, total) = crate::protocol::plan_progress(items);
+    let mut text = format!("plan: {done}/{total} done\n");
+    for item in items {
+        let mark = match item.status {
+            PlanStatus::Completed => "☑",
+            PlanStatus::InProgress => "◐",
+            PlanStatus::Pending => "☐",
+        };
+        text.push_str(&format!("  {mark} {}\n", item.content));
+    }
+    text
 }
 
 fn summary_line(output: &ToolOutput, duration_ms: u64) -> String {

@@ -2,6 +2,7 @@
 //! between agent and frontends, the tool system, the providers, and the runner.
 
 pub mod agent;
+pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod headless;

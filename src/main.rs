@@ -387,6 +387,11 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         eprintln!("tern: the prompt is empty");
         return Ok(2);
     }
+    // `tern run "/name args"` sends what the command file `name` says, as the TUI would.
+    let (prompt, notices) = tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names());
+    for notice in notices {
+        eprintln!("tern: {notice}");
+    }
     let resume = match (&args.resume, args.continue_session) {
         (Some(id), _) => Some(session_by_id(id, workspace)?),
         (None, true) => Some(tern::session::list::latest(

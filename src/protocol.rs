@@ -292,6 +292,43 @@ pub enum Event {
         id: u64,
         decision: ApprovalDecision,
     },
+    /// The model rewrote its plan (`todo_write`): the whole list, which replaces the one before. Recorded, so a resumed
+    /// session shows the plan it had.
+    PlanUpdated {
+        items: Vec<PlanItem>,
+    },
+}
+
+/// One step of the model's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanItem {
+    pub content: String,
+    pub status: PlanStatus,
+}
+
+/// How many steps of a plan are completed, and how many there are.
+pub fn plan_progress(items: &[PlanItem]) -> (usize, usize) {
+    let done = items.iter().filter(|i| i.status == PlanStatus::Completed).count();
+    (done, items.len())
+}
+
+/// Where a plan step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl PlanStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanStatus::Pending => "pending",
+            PlanStatus::InProgress => "in_progress",
+            PlanStatus::Completed => "completed",
+        }
+    }
 }
 
 /// A turn `/rewind` can go back to.
@@ -468,6 +505,8 @@ pub enum ToolDetails {
         #[serde(default)]
         sandboxed: bool,
     },
+    /// todo_write: the plan as saved.
+    Plan { items: Vec<PlanItem> },
 }
 
 impl ToolDetails {

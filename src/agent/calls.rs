@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::runner::Agent;
 use super::turn::Flow;
-use crate::protocol::{Event, Message, ToolCall, ToolOutput};
+use crate::protocol::{Event, Message, ToolCall, ToolDetails, ToolOutput};
 use crate::tools::registry::execute_prepared;
 use crate::tools::{OutputSink, PreparedCall, ToolContext};
 use approve::{Approved, Gate};
@@ -203,6 +203,12 @@ impl Agent {
             duration_ms: took.as_millis() as u64,
             full_output_path: stored.clone(),
         });
+        // The plan (todo_write) goes to the frontends as an event of its own, recorded so a resume shows it.
+        if let ToolDetails::Plan { items } = &output.details
+            && !output.is_error
+        {
+            self.shared.emit(Event::PlanUpdated { items: items.clone() });
+        }
         (output, stored)
     }
 

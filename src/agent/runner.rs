@@ -135,6 +135,7 @@ fn recorded(event: &Event) -> bool {
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }
             | Event::ApprovalDecided { .. }
+            | Event::PlanUpdated { .. }
     )
 }
 

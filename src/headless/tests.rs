@@ -104,3 +104,77 @@ fn the_next_message_of_the_turn_is_not_matched_against_the_previous_one() {
     ]);
     assert_eq!(out, "Looking.\nLooking. Found it.\n");
 }
+
+fn plan_event(statuses: &[(&str, PlanStatus)]) -> Event {
+    Event::PlanUpdated {
+        items: statuses
+            .iter()
+            .map(|(content, status)| PlanItem {
+                content: content.to_string(),
+                status: *status,
+            })
+            .collect(),
+    }
+}
+
+fn todo_call(id: &str, output: ToolOutput) -> [Event; 2] {
+    [
+        Event::ToolCallBegin {
+            call_id: id.into(),
+            name: PLAN_TOOL.into(),
+            args: serde_json::json!({"todos": []}),
+        },
+        Event::ToolCallEnd {
+            call_id: id.into(),
+            name: PLAN_TOOL.into(),
+            output,
+            duration_ms: 0,
+            full_output_path: None,
+        },
+    ]
+}
+
+#[test]
+fn the_plan_prints_compactly_when_it_changes() {
+    let first = plan_event(&[("Read", PlanStatus::InProgress), ("Fix", PlanStatus::Pending)]);
+    let second = plan_event(&[("Read", PlanStatus::Completed), ("Fix", PlanStatus::InProgress)]);
+    let mut events = Vec::new();
+    events.extend(todo_call("t1", ToolOutput::text("Plan saved: 0/2 done.")));
+    events.push(first.clone());
+    events.extend(todo_call("t2", ToolOutput::text("Plan saved: 0/2 done.")));
+    events.push(first);
+    events.extend(todo_call(
+        "t3",
+        ToolOutput::error("Error: steps 1, 2 are all in_progress"),
+    ));
+    events.push(second);
+    let (out, err) = print(&events);
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        "plan: 0/2 done\n  ◐ Read\n  ☐ Fix\n● todo_write\n  ✗ Error: steps 1, 2 are all in_progress (0.0s)\n\
+         plan: 1/2 done\n  ☑ Read\n  ◐ Fix\n"
+    );
+}
+
+#[test]
+fn json_output_carries_the_last_plan() {
+    let mut printer = Printer::new(OutputFormat::Json);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    printer.print(&plan_event(&[("Read", PlanStatus::Completed)]), &mut out, &mut err);
+    printer.finish(Some(&TurnEnd::Completed), &mut out);
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        value["plan"],
+        serde_json::json!([{"content": "Read", "status": "completed"}])
+    );
+    let mut stream = Printer::new(OutputFormat::StreamJson);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    stream.print(&plan_event(&[("Read", PlanStatus::Pending)]), &mut out, &mut err);
+    assert!(err.is_empty());
+    let line: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        line,
+        serde_json::json!({"event": "plan_updated", "items": [{"content": "Read", "status": "pending"}]})
+    );
+}

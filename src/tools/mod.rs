@@ -12,6 +12,7 @@ pub mod path_policy;
 pub mod registry;
 pub mod schema;
 pub mod search;
+pub mod todo;
 
 use std::sync::Arc;
 
@@ -171,7 +172,7 @@ where
     }
 }
 
-/// The built-in tools that need no configuration (the file, edit and search tools).
+/// The built-in tools that need no configuration (the file, edit and search tools, and the plan).
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     tools.extend(fs::tools());
@@ -179,5 +180,6 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     tools.extend(patch::tools());
     tools.extend(search::tools());
     tools.extend(notebook::tools());
+    tools.extend(todo::tools());
     tools
 }

@@ -33,92 +33,72 @@ const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 
 pub fn slash_commands() -> Vec<SlashCommand> {
     vec![
-        SlashCommand {
-            name: "help",
-            args: "",
-            help: "keys and commands",
-        },
-        SlashCommand {
-            name: "model",
-            args: "[name]",
-            help: "show or switch the model",
-        },
-        SlashCommand {
-            name: "mode",
-            args: "[read-only|ask|auto-edit|full-auto]",
-            help: "show or set what may run without asking",
-        },
-        SlashCommand {
-            name: "history",
-            args: "",
-            help: "browse every tool call and its result",
-        },
-        SlashCommand {
-            name: "diff",
-            args: "",
-            help: "every edit of this session, full screen",
-        },
-        SlashCommand {
-            name: "mcp",
-            args: "",
-            help: "MCP servers, their state and tools",
-        },
-        SlashCommand {
-            name: "remember",
-            args: super::memory::REMEMBER_ARGS,
-            help: "add a fact to AGENTS.md (also: a message starting with # or ##)",
-        },
-        SlashCommand {
-            name: "init",
-            args: "",
-            help: "have the model write a starter AGENTS.md",
-        },
-        SlashCommand {
-            name: "context",
-            args: "[reload]",
-            help: "what the model receives and its share of the window",
-        },
-        SlashCommand {
-            name: "clear",
-            args: "",
-            help: "clear the screen (the model keeps the conversation)",
-        },
-        SlashCommand {
-            name: "compact",
-            args: "[focus]",
-            help: "summarise the older conversation now, optionally focused",
-        },
-        SlashCommand {
-            name: "new",
-            args: "",
-            help: "start a new conversation",
-        },
-        SlashCommand {
-            name: "undo",
-            args: "",
-            help: "revert the file changes of the last turn (again: the turn before)",
-        },
-        SlashCommand {
-            name: "rewind",
-            args: "",
-            help: "go back to an earlier message: code, conversation, or both",
-        },
-        SlashCommand {
-            name: "resume",
-            args: "",
-            help: "switch to another session of this workspace",
-        },
-        SlashCommand {
-            name: "fork",
-            args: "",
-            help: "continue in a copy of this session (the original stays as it is)",
-        },
-        SlashCommand {
-            name: "quit",
-            args: "",
-            help: "leave tern",
-        },
+        SlashCommand::new("help", "", "keys and commands"),
+        SlashCommand::new("model", "[name]", "show or switch the model"),
+        SlashCommand::new(
+            "mode",
+            "[read-only|ask|auto-edit|full-auto]",
+            "show or set what may run without asking",
+        ),
+        SlashCommand::new("history", "", "browse every tool call and its result"),
+        SlashCommand::new("diff", "", "every edit of this session, full screen"),
+        SlashCommand::new("mcp", "", "MCP servers, their state and tools"),
+        SlashCommand::new(
+            "remember",
+            super::memory::REMEMBER_ARGS,
+            "add a fact to AGENTS.md (also: a message starting with # or ##)",
+        ),
+        SlashCommand::new("init", "", "have the model write a starter AGENTS.md"),
+        SlashCommand::new(
+            "context",
+            "[reload]",
+            "what the model receives and its share of the window",
+        ),
+        SlashCommand::new("clear", "", "clear the screen (the model keeps the conversation)"),
+        SlashCommand::new(
+            "compact",
+            "[focus]",
+            "summarise the older conversation now, optionally focused",
+        ),
+        SlashCommand::new("new", "", "start a new conversation"),
+        SlashCommand::new(
+            "undo",
+            "",
+            "revert the file changes of the last turn (again: the turn before)",
+        ),
+        SlashCommand::new(
+            "rewind",
+            "",
+            "go back to an earlier message: code, conversation, or both",
+        ),
+        SlashCommand::new("resume", "", "switch to another session of this workspace"),
+        SlashCommand::new(
+            "fork",
+            "",
+            "continue in a copy of this session (the original stays as it is)",
+        ),
+        SlashCommand::new("quit", "", "leave tern"),
     ]
+}
+
+/// The names the built-in commands keep: a command file of one of these names is not read.
+pub fn builtin_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = slash_commands()
+        .into_iter()
+        .filter_map(|c| match c.name {
+            std::borrow::Cow::Borrowed(name) => Some(name),
+            std::borrow::Cow::Owned(_) => None,
+        })
+        .collect();
+    names.push("exit");
+    names
+}
+
+/// The built-in commands, then the custom ones.
+pub fn all_commands(custom: &crate::commands::CustomCommands) -> Vec<SlashCommand> {
+    let mut commands = slash_commands();
+    commands.extend(custom.iter().map(SlashCommand::custom));
+    commands
 }
 
 /// Everything on screen and how input changes it. Owns no terminal: `run` feeds it and draws it, tests drive it
@@ -140,6 +120,8 @@ pub struct App {
     pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::tools::mcp::ServerStatus>>>,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub switch: Option<super::switch::SessionSwitch>,
+    /// The prompt files that are slash commands too (`crate::commands`).
+    pub custom: crate::commands::CustomCommands,
 }
 
 impl App {
@@ -164,6 +146,7 @@ impl App {
             clipboard: Vec::new(),
             mcp: None,
             switch: None,
+            custom: Default::default(),
         }
     }
 
@@ -339,8 +322,10 @@ impl App {
     }
 
     fn open_help(&mut self) {
-        self.layers
-            .push(Box::new(HelpLayer::new(self.keymap.describe_all(), slash_commands())));
+        self.layers.push(Box::new(HelpLayer::new(
+            self.keymap.describe_all(),
+            all_commands(&self.custom),
+        )));
     }
 
     /// The diff of the selected call (or the last edit), or with `all`, every edit of the session.
@@ -438,6 +423,7 @@ impl App {
                 }
                 self.send(Op::NewConversation);
                 self.state.cells.clear();
+                self.state.clear_plan();
                 self.transcript = TranscriptView::new();
                 self.state.flash("new conversation");
             }
@@ -485,9 +471,13 @@ impl App {
                 self.layers.push(Box::new(super::picker::PickerLayer::new(sessions)));
             }
             "fork" => self.switch = Some(super::switch::SessionSwitch::Fork),
-            other => self
-                .state
-                .notice(format!("unknown command /{other}; /help lists them"), Level::Error),
+            // A custom command sends its prompt, which the transcript shows as the user's message.
+            other => match self.custom.get(other).map(|c| c.expand(args)) {
+                Some(prompt) => self.submit(prompt),
+                None => self
+                    .state
+                    .notice(format!("unknown command /{other}; /help lists them"), Level::Error),
+            },
         }
     }
 
@@ -534,13 +524,19 @@ impl App {
             .desired_height(area.width)
             .min(area.height.saturating_sub(3));
         let queued_h = (self.state.queued.len() as u16).min(3);
-        let transcript_h = area.height.saturating_sub(composer_h + queued_h + 1);
+        let plan_h = super::view::plan::height(&self.state.plan, area.height.saturating_sub(composer_h + queued_h + 1));
+        let transcript_h = area.height.saturating_sub(composer_h + queued_h + plan_h + 1);
         let transcript_area = Rect {
             height: transcript_h,
             ..area
         };
-        let queued_area = Rect {
+        let plan_area = Rect {
             y: area.y + transcript_h,
+            height: plan_h,
+            ..area
+        };
+        let queued_area = Rect {
+            y: plan_area.y + plan_h,
             height: queued_h,
             ..area
         };
@@ -555,6 +551,7 @@ impl App {
             ..area
         };
         self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        super::view::plan::render(frame, plan_area, &self.state.plan, &self.theme);
         if queued_h > 0 {
             let lines: Vec<Line> = self
                 .state

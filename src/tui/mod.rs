@@ -38,7 +38,8 @@ pub async fn launch(
     let session = &mut *sessions.session;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
-    let composer = composer::Composer::new(workspace, app::slash_commands(), notify_tx);
+    let custom = crate::commands::CustomCommands::load(&workspace, &app::builtin_names());
+    let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx);
     let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
         Ok(map) => (map, None),
@@ -51,6 +52,10 @@ pub async fn launch(
         theme::Theme::dark(),
         context_window,
     );
+    for notice in &custom.notices {
+        session.warnings.push(format!("custom commands: {notice}"));
+    }
+    app.custom = custom;
     if let Some(error) = keymap_error {
         session.warnings.push(format!("keymap ignored: {error}"));
     }

@@ -47,16 +47,19 @@ pub fn start(
     Ok((handle, old))
 }
 
-/// A fresh screen for the new session: the composer, keymap and theme carry over; the transcript is the session's.
+/// A fresh screen for the new session: the composer, keymap, theme and custom commands carry over; the transcript is
+/// the session's.
 pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App {
     let App {
         composer,
         keymap,
         theme,
         context_window,
+        custom,
         ..
     } = old;
     let mut app = App::new(handle.ops.clone(), composer, keymap, theme, context_window);
+    app.custom = custom;
     app.state = AppState::new();
     app.transcript = TranscriptView::new();
     show(&mut app, session);

@@ -287,7 +287,13 @@ impl Agent {
         if completion.content.trim().is_empty() {
             return Err("the model returned an empty summary".into());
         }
-        self.replace_messages(0, split, vec![plan::summary_message(&completion.content)]);
+        // The model's plan lives in todo_write calls the summary replaces: it goes on in the summary as it was.
+        let mut summary = completion.content.trim().to_string();
+        summary.extend(crate::tools::todo::carried_plan(
+            &self.messages[..split],
+            &self.messages[split..],
+        ));
+        self.replace_messages(0, split, vec![plan::summary_message(&summary)]);
         self.meter.invalidate();
         self.prompt_tokens(tools_json_len);
         Ok(split)

@@ -148,7 +148,7 @@ pub fn slash_lines(
             let room = width.saturating_sub(1 + column + 2);
             if room > 1 {
                 spans.push(Span::raw(" ".repeat(pad)));
-                spans.push(Span::styled(wrap::truncate(c.help, room), theme.dim));
+                spans.push(Span::styled(wrap::truncate(&c.help, room), theme.dim));
             }
             let line = Line::from(fit(spans, width));
             if i == selected {

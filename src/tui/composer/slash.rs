@@ -2,16 +2,36 @@
 //! submitted line. The composer only recognises the shape `/name args`; what a command does (and whether the name is
 //! known at all) is the app's business, so an unknown name still comes back as a command for the app to refuse.
 
+use std::borrow::Cow;
+
 /// A command the app offers. `args` is shown after the name: `<x>` marks a required argument (Enter in the popup then
 /// completes `/name ` for the user to type it), `[x]` an optional one, `""` none (Enter in the popup runs it).
+/// Built-in commands borrow their texts; custom commands (`crate::commands`, from markdown files) own theirs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlashCommand {
-    pub name: &'static str,
-    pub args: &'static str,
-    pub help: &'static str,
+    pub name: Cow<'static, str>,
+    pub args: Cow<'static, str>,
+    pub help: Cow<'static, str>,
 }
 
 impl SlashCommand {
+    pub const fn new(name: &'static str, args: &'static str, help: &'static str) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            args: Cow::Borrowed(args),
+            help: Cow::Borrowed(help),
+        }
+    }
+
+    /// A custom command's entry: its name, argument hint and description.
+    pub fn custom(command: &crate::commands::CustomCommand) -> Self {
+        Self {
+            name: Cow::Owned(command.name.clone()),
+            args: Cow::Owned(command.args_hint()),
+            help: Cow::Owned(command.help()),
+        }
+    }
+
     /// True when Enter on this command in the popup must wait for an argument.
     pub fn needs_args(&self) -> bool {
         self.args.trim_start().starts_with('<')
@@ -36,7 +56,7 @@ pub fn filter(commands: &[SlashCommand], query: &str) -> Vec<usize> {
     let mut ranked: Vec<(u8, usize)> = commands
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| rank(c.name).map(|r| (r, i)))
+        .filter_map(|(i, c)| rank(&c.name).map(|r| (r, i)))
         .collect();
     ranked.sort();
     ranked.into_iter().map(|(_, i)| i).collect()
@@ -75,31 +95,11 @@ mod tests {
     use super::*;
 
     const COMMANDS: &[SlashCommand] = &[
-        SlashCommand {
-            name: "help",
-            args: "",
-            help: "Show keys and commands",
-        },
-        SlashCommand {
-            name: "model",
-            args: "[name]",
-            help: "Show or switch the model",
-        },
-        SlashCommand {
-            name: "mode",
-            args: "<mode>",
-            help: "Set the approval mode",
-        },
-        SlashCommand {
-            name: "history",
-            args: "",
-            help: "Browse tool results",
-        },
-        SlashCommand {
-            name: "quit",
-            args: "",
-            help: "Leave tern",
-        },
+        SlashCommand::new("help", "", "Show keys and commands"),
+        SlashCommand::new("model", "[name]", "Show or switch the model"),
+        SlashCommand::new("mode", "<mode>", "Set the approval mode"),
+        SlashCommand::new("history", "", "Browse tool results"),
+        SlashCommand::new("quit", "", "Leave tern"),
     ];
 
     #[test]
@@ -113,6 +113,35 @@ mod tests {
         assert!(filter(COMMANDS, "zz").is_empty());
         assert!(COMMANDS[2].needs_args());
         assert!(!COMMANDS[1].needs_args());
+    }
+
+    #[test]
+    fn custom_commands_list_with_their_hints_and_namespaces() {
+        let custom = |name: &str, hint: &str, body: &str| {
+            SlashCommand::custom(&crate::commands::CustomCommand {
+                name: name.into(),
+                description: format!("{name} things"),
+                argument_hint: hint.into(),
+                body: body.into(),
+                scope: crate::commands::Scope::Project,
+                path: format!(".tern/commands/{name}.md").into(),
+            })
+        };
+        let mut commands = COMMANDS.to_vec();
+        commands.push(custom("review", "<path>", "Review $1"));
+        commands.push(custom("frontend:test", "", "Test $ARGUMENTS"));
+        commands.push(custom("frontend:lint", "", "Lint it"));
+        assert_eq!(filter(&commands, "rev"), [5]);
+        assert_eq!(filter(&commands, "frontend:"), [6, 7]);
+        assert!(commands[5].needs_args());
+        assert_eq!(commands[5].help, "review things (project)");
+        assert_eq!((commands[6].args.as_ref(), commands[6].needs_args()), ("[args]", false));
+        assert_eq!(commands[7].args, "");
+        assert_eq!(
+            parse("/frontend:test a b"),
+            Some(("frontend:test".into(), "a b".into()))
+        );
+        assert_eq!(query_at("/frontend:te", 0, 12), Some("frontend:te".into()));
     }
 
     #[test]

@@ -15,46 +15,14 @@ use crate::tui::theme::Theme;
 
 fn commands() -> Vec<SlashCommand> {
     vec![
-        SlashCommand {
-            name: "help",
-            args: "",
-            help: "Show keys and commands",
-        },
-        SlashCommand {
-            name: "model",
-            args: "[name]",
-            help: "Show or switch the model",
-        },
-        SlashCommand {
-            name: "mode",
-            args: "<mode>",
-            help: "Set the approval mode: ask, auto-edit, full-auto",
-        },
-        SlashCommand {
-            name: "clear",
-            args: "",
-            help: "Clear the transcript",
-        },
-        SlashCommand {
-            name: "new",
-            args: "",
-            help: "Start a new session",
-        },
-        SlashCommand {
-            name: "history",
-            args: "",
-            help: "Browse tool results",
-        },
-        SlashCommand {
-            name: "diff",
-            args: "",
-            help: "Show the changes made this session",
-        },
-        SlashCommand {
-            name: "quit",
-            args: "",
-            help: "Leave tern",
-        },
+        SlashCommand::new("help", "", "Show keys and commands"),
+        SlashCommand::new("model", "[name]", "Show or switch the model"),
+        SlashCommand::new("mode", "<mode>", "Set the approval mode: ask, auto-edit, full-auto"),
+        SlashCommand::new("clear", "", "Clear the transcript"),
+        SlashCommand::new("new", "", "Start a new session"),
+        SlashCommand::new("history", "", "Browse tool results"),
+        SlashCommand::new("diff", "", "Show the changes made this session"),
+        SlashCommand::new("quit", "", "Leave tern"),
     ]
 }
 

@@ -320,6 +320,10 @@ fn status_line(call: &ToolCallState, size: Option<u64>, theme: &Theme) -> Line<'
             let files = format::count(diffs.len() as u64, "file", "files", false);
             parts.push(format!("{files} +{added} -{removed}"));
         }
+        Some(ToolDetails::Plan { items }) => {
+            let (done, total) = crate::protocol::plan_progress(items);
+            parts.push(format!("{done}/{total} done"));
+        }
         Some(ToolDetails::None) | None => {}
     }
     parts.push(if call.status == CallStatus::Running {

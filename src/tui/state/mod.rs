@@ -1,6 +1,7 @@
 //! Frontend state: what is shown, built from agent events. No drawing here, and nothing that blocks.
 
 pub mod calls;
+pub mod plan;
 mod replay;
 
 use std::collections::{HashMap, VecDeque};
@@ -65,6 +66,8 @@ pub struct AppState {
     pub agent_gone: bool,
     /// What each approval request asked (by request id), to say what an answer applied to.
     asked: HashMap<u64, String>,
+    /// The model's plan (`todo_write`), shown in one pane.
+    pub plan: plan::PlanState,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -82,6 +85,8 @@ pub struct Status {
     /// A short message for the status line and when it was set.
     pub flash: Option<(String, Instant)>,
     pub last_turn_end: Option<TurnEnd>,
+    /// `(done, total)` steps of the model's plan while it has one.
+    pub plan: Option<(usize, usize)>,
 }
 
 impl AppState {
@@ -188,6 +193,7 @@ impl AppState {
                     self.queued.remove(pos);
                 }
                 self.push(CellKind::User(text));
+                self.plan.turn_started(self.calls.len());
                 self.status.busy = true;
                 self.status.turn_started = Some(Instant::now());
                 self.status.last_turn_end = None;
@@ -280,6 +286,10 @@ impl AppState {
                     None => {}
                 }
             }
+            Event::ToolCallBegin { call_id, name, args } if name == plan::PLAN_TOOL => {
+                self.end_reasoning();
+                self.begin_plan_call(call_id, name, args);
+            }
             Event::ToolCallBegin { call_id, name, args } => {
                 self.end_reasoning();
                 let groupable = GROUPABLE.contains(&name.as_str());
@@ -317,6 +327,7 @@ impl AppState {
                 full_output_path,
                 ..
             } => {
+                self.show_failed_call(&call_id, &output);
                 if let Some(&i) = self.call_index.get(&call_id) {
                     self.calls[i].finish(output, Duration::from_millis(duration_ms), full_output_path);
                     if let Some(&cell) = self.call_cell.get(&i) {
@@ -361,7 +372,10 @@ impl AppState {
             }
             Event::ShutdownComplete => self.agent_gone = true,
             Event::ContextReport(report) => self.notice(super::memory::context_table(&report), Level::Info),
-            Event::Rewound { turns, .. } => self.cut_turns(turns),
+            Event::Rewound { turns, .. } => {
+                self.cut_turns(turns);
+                self.rewind_plan(turns);
+            }
             // The app opens a layer for these.
             Event::RewindPoints { .. } | Event::ConfirmRevert { .. } => {}
             Event::ModeChanged { mode } => self.status.mode = mode,
@@ -371,6 +385,10 @@ impl AppState {
                 let command = self.asked.remove(&id).unwrap_or_default();
                 let (text, level) = decision_notice(&command, &decision);
                 self.notice(text, level);
+            }
+            Event::PlanUpdated { items } => {
+                self.plan.update(items);
+                self.plan_changed();
             }
         }
     }

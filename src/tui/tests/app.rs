@@ -548,3 +548,6 @@ fn home_goes_to_the_first_message() {
     let screen = h.screen(60, 20);
     assert!(screen.lines().next().unwrap().contains("message number 0"), "{screen}");
 }
+
+#[path = "app_plan.rs"]
+mod app_plan;

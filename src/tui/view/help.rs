@@ -58,7 +58,7 @@ impl Layer for HelpLayer {
             let name = format!("/{} {}", c.name, c.args);
             lines.push(Line::from(vec![
                 Span::styled(format!("  {:key_w$}  ", name.trim_end()), theme.accent),
-                Span::raw(c.help),
+                Span::raw(c.help.clone()),
             ]));
         }
         lines.push(Line::default());

@@ -4,6 +4,7 @@ pub mod approval;
 pub mod cells;
 pub mod help;
 pub mod mcp;
+pub mod plan;
 pub mod rewind;
 pub mod status;
 pub mod tool_pane;

@@ -62,6 +62,9 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
         (0, Span::styled(model.clone(), theme.status_bar)),
         (1, Span::styled(format!(" · {}", status.mode), theme.accent)),
     ];
+    if let Some(part) = plan_part(status) {
+        right.push((2, Span::styled(part, theme.accent)));
+    }
     let used = status.last_usage.input_tokens + status.last_usage.output_tokens;
     if used > 0 {
         let left_pct = 100u64.saturating_sub(used.saturating_mul(100) / context_window.max(1));
@@ -105,9 +108,48 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// `· 3/7 done` while the model has a plan.
+fn plan_part(status: &Status) -> Option<String> {
+    let (done, total) = status.plan?;
+    Some(format!(" · {done}/{total} done"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bar(status: &Status, width: u16) -> String {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, 1)).unwrap();
+        terminal
+            .draw(|f| render(f, f.area(), status, 100_000, &Theme::default(), "? help"))
+            .unwrap();
+        terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect()
+    }
+
+    #[test]
+    fn shows_plan_progress_while_a_plan_exists() {
+        let mut status = Status {
+            model: "m1".into(),
+            ..Status::default()
+        };
+        assert!(!bar(&status, 80).contains("done"));
+        status.plan = Some((3, 7));
+        let wide = bar(&status, 80);
+        assert!(
+            wide.trim_end().ends_with("m1 · auto-edit · 3/7 done · ? help"),
+            "{wide}"
+        );
+        // Narrow: the hints go first, the plan stays with the model and mode.
+        let narrow = bar(&status, 30);
+        assert!(narrow.contains("3/7 done"), "{narrow}");
+        assert!(!narrow.contains("help"), "{narrow}");
+    }
 
     #[test]
     fn token_counts_are_short() {

@@ -270,7 +270,7 @@ pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
             let (a, r) = diffs.iter().fold((0, 0), |(a, r), d| (a + d.added, r + d.removed));
             format!("{} +{a} -{r}", plural(diffs.len() as u64, "file", "files"))
         }
-        ToolDetails::None => output
+        ToolDetails::None | ToolDetails::Plan { .. } => output
             .text
             .lines()
             .find(|l| !l.trim().is_empty())

@@ -1,0 +1,112 @@
+//! Flow tests of the plan pane and custom commands, on the app harness of `app.rs`.
+
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::*;
+
+/// A harness whose workspace holds `files` in `.tern/commands/` (name, text).
+fn harness_with_commands(files: &[(&str, &str)]) -> Harness {
+    let mut h = harness();
+    let dir = h._dir.path().join(crate::commands::PROJECT_DIR);
+    for (name, text) in files {
+        std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let custom = crate::commands::CustomCommands::load_from(&dir, Some(h._dir.path()), None, &builtin_names());
+    let (notify, _) = mpsc::unbounded_channel();
+    let (tx, ops) = mpsc::unbounded_channel();
+    let composer = Composer::new(h._dir.path().to_path_buf(), all_commands(&custom), notify);
+    h.app = App::new(tx, composer, Keymap::default(), Theme::dark(), 128_000);
+    h.app.custom = custom;
+    h.ops = ops;
+    h
+}
+
+#[test]
+fn a_custom_command_sends_its_expanded_prompt() {
+    let mut h = harness_with_commands(&[
+        (
+            "review.md",
+            "---\ndescription: Review a file for bugs\nargument-hint: <path>\n---\nReview $1 and report bugs.\n",
+        ),
+        ("help.md", "not the help"),
+    ]);
+    h.keys("/re");
+    let screen = h.screen(80, 12);
+    assert!(screen.contains("/review <path>"), "{screen}");
+    assert!(screen.contains("Review a file for bugs (project)"), "{screen}");
+    h.keys("view src/lib.rs");
+    h.press(key(KeyCode::Enter));
+    let mut sent = h.sent();
+    if sent.is_empty() && !h.app.composer.is_empty() {
+        h.press(key(KeyCode::Enter));
+        sent = h.sent();
+    }
+    assert_eq!(
+        sent,
+        vec![Op::UserTurn {
+            text: "Review src/lib.rs and report bugs.".into()
+        }]
+    );
+    // The built-in wins over help.md.
+    h.keys("/help");
+    h.press(key(KeyCode::Enter));
+    assert!(h.sent().is_empty());
+    assert_eq!(h.app.layers.last().map(|l| l.name()), Some("help"));
+}
+
+#[test]
+fn snapshot_plan_pane_and_status_progress() {
+    use crate::protocol::{PlanItem, PlanStatus};
+    let mut h = harness();
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "add the web tools".into(),
+    });
+    let step = |content: &str, status| PlanItem {
+        content: content.into(),
+        status,
+    };
+    for (done, id) in [(0, "t1"), (1, "t2")] {
+        let items = vec![
+            step(
+                "Read the tool registry",
+                if done >= 1 {
+                    PlanStatus::Completed
+                } else {
+                    PlanStatus::InProgress
+                },
+            ),
+            step(
+                "Add web_fetch",
+                if done >= 1 {
+                    PlanStatus::InProgress
+                } else {
+                    PlanStatus::Pending
+                },
+            ),
+            step("Write the tests", PlanStatus::Pending),
+        ];
+        h.event(Event::ToolCallBegin {
+            call_id: id.into(),
+            name: "todo_write".into(),
+            args: json!({}),
+        });
+        h.event(Event::ToolCallEnd {
+            call_id: id.into(),
+            name: "todo_write".into(),
+            output: ToolOutput::text("Plan saved").with_details(ToolDetails::Plan { items: items.clone() }),
+            duration_ms: 1,
+            full_output_path: None,
+        });
+        h.event(Event::PlanUpdated { items });
+    }
+    h.event(Event::TurnFinished {
+        reason: TurnEnd::Completed,
+    });
+    let screen = h.screen(80, 16);
+    assert_eq!(screen.matches("Plan · 1/3 done").count(), 1, "{screen}");
+    assert!(screen.contains("1/3 done · "), "{screen}");
+    insta::assert_snapshot!(screen);
+}
