@@ -5,6 +5,7 @@ pub mod agent;
 pub mod config;
 pub mod demo;
 pub mod headless;
+pub mod hooks;
 pub mod models;
 pub mod protocol;
 pub mod provider;

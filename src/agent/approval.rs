@@ -151,6 +151,10 @@ impl ApprovalGate {
         self.sandboxed = available;
     }
 
+    pub fn sandboxed(&self) -> bool {
+        self.sandboxed
+    }
+
     pub fn allow_rules(&self) -> &[CommandRule] {
         &self.allow
     }

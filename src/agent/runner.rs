@@ -43,6 +43,8 @@ pub struct AgentConfig {
     pub history_checkpoints: Vec<crate::session::checkpoint::TurnCheckpoint>,
     /// Where every message is appended as it happens; `None` keeps the session in memory only.
     pub log: Option<SessionLog>,
+    /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -164,8 +166,9 @@ pub(crate) struct Agent {
     pub shared: Arc<Shared>,
     /// File checkpoints and work-tree snapshots per turn, for `/undo` and `/rewind`.
     pub checkpoints: super::checkpoint::Checkpoints,
-    /// Told to the model with the next user message (the user undid its changes).
+    /// Told to the model with the next user message (the user undid its changes, a hook's session context).
     pub pending_note: Option<String>,
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// Starts the agent task.
@@ -214,6 +217,7 @@ pub fn spawn(config: AgentConfig) -> AgentHandle {
         shared,
         checkpoints,
         pending_note: None,
+        hooks: config.hooks,
     };
     let task = tokio::spawn(agent.run(op_rx));
     AgentHandle {
@@ -235,6 +239,8 @@ impl Agent {
             workspace: self.policy.root().display().to_string(),
             tools: self.tools.names(),
         });
+        let source = if self.messages.is_empty() { "startup" } else { "resume" };
+        self.session_start_hooks(source).await;
         let mut queue: VecDeque<String> = VecDeque::new();
         // Memory and context ops sent during a turn, done when it ends.
         let mut deferred: Vec<Op> = Vec::new();
@@ -266,6 +272,7 @@ impl Agent {
                         self.files.forget_all();
                         self.checkpoints.forget_conversation();
                         self.pending_note = None;
+                        self.session_start_hooks("clear").await;
                         continue;
                     }
                     Some(Op::Undo { force }) => {
@@ -322,6 +329,10 @@ impl Agent {
             turn: self.turn,
             text: text.clone(),
         });
+        let context = match self.prompt_hooks(&text, &cancel).await {
+            Ok(context) => context,
+            Err(end) => return end,
+        };
         // The work tree as it is before the model touches it (after the user's message shows).
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
@@ -330,11 +341,16 @@ impl Agent {
             Some(note) => format!("{note}\n\n{text}"),
             None => text,
         };
+        let content = match context {
+            Some(context) => format!("{content}\n\n{context}"),
+            None => content,
+        };
         self.push_message(Message::User {
             content,
             images: Vec::new(),
         });
         let end = self.turn_loop(&cancel).await;
+        let end = self.stop_hooks(end, &cancel).await;
         if let Some(text) = self.checkpoints.end_turn().await {
             self.shared.emit(Event::Notice { text });
         }
