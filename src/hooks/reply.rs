@@ -56,7 +56,7 @@ pub(crate) struct Reply {
 pub(super) fn read(event: HookEvent, ran: &Ran) -> Outcome {
     match &ran.ending {
         Ending::Cancelled => Outcome::Cancelled,
-        Ending::TimedOut(after) => Outcome::Failed(format!("timed out after {} s and was killed", after.as_secs())),
+        Ending::TimedOut(after) => Outcome::Failed(format!("timed out after {} and was killed", seconds(*after))),
         Ending::NotStarted(e) => Outcome::Failed(format!("could not start: {e}")),
         Ending::Signal(n) => Outcome::Failed(format!("killed by signal {n}{}", stderr_tail(&ran.stderr))),
         Ending::Exit(0) => Outcome::Replied(exit_0(event, &ran.stdout)),
@@ -147,6 +147,15 @@ fn json_reply(event: HookEvent, object: &Map<String, Value>) -> Reply {
         reply.reason = text(object.get("stopReason")).or(reply.reason);
     }
     reply
+}
+
+/// A timeout as a person reads it: "10 s", "0.5 s".
+fn seconds(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
 }
 
 /// `text`, cut to `max` characters with a mark when longer.
