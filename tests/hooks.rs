@@ -12,6 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
+use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentHandle, spawn};
 use tern::hooks::{Hook, HookEvent, Hooks};
 use tern::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, Event, Op, ToolOutput, TurnEnd};
@@ -64,6 +65,11 @@ fn decide(decision: &str, reason: &str) -> String {
 }
 
 async fn harness(script: Vec<Reply>, mode: ApprovalMode, hooks: Vec<Hook>) -> (Harness, Arc<AtomicUsize>) {
+    harness_with_gate(script, ApprovalGate::new(mode, vec![], vec![]), hooks).await
+}
+
+async fn harness_with_gate(script: Vec<Reply>, gate: ApprovalGate, hooks: Vec<Hook>) -> (Harness, Arc<AtomicUsize>) {
+    let mode = gate.mode();
     let mock = MockLlm::start(script).await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.txt"), "hello world\n").unwrap();
@@ -76,6 +82,7 @@ async fn harness(script: Vec<Reply>, mode: ApprovalMode, hooks: Vec<Hook>) -> (H
         runs: Arc::clone(&runs),
     }));
     config.hooks = Hooks::new(hooks, "hooks-test", dir.path());
+    config.gate = gate;
     let agent = spawn(config);
     let harness = Harness {
         mock,
@@ -200,6 +207,36 @@ async fn a_pre_tool_use_allow_does_not_lift_the_gates_refusal() {
     let result = &tool_results(&h.mock.requests()[1])[0];
     assert!(result.contains("not allowed"), "{result}");
     assert!(notices(&events).iter().any(|n| n.contains("the gate refuses it")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_tool_use_allow_does_not_waive_the_sandbox_the_deny_rules_or_the_workspace() {
+    let hooks = vec![hook(HookEvent::PreToolUse, None, &decide("allow", "anything goes"))];
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec!["git push".parse().unwrap()]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside_file = elsewhere.path().join("written.txt");
+    let script = vec![
+        touch("plain"),
+        Reply::tool(
+            "write_file",
+            json!({"path": outside_file.display().to_string(), "content": "x"}),
+        ),
+        Reply::tool("exec", json!({"command": "touch outside", "unsandboxed": true})),
+        Reply::tool("exec", json!({"command": "run=touch; $run unknown"})),
+        Reply::text("done"),
+    ];
+    let (mut h, _) = harness_with_gate(script, gate, hooks).await;
+    let events = h.turn("go", |_| ApprovalDecision::Deny { feedback: None }).await;
+    assert!(h.path("plain").exists(), "the hook's allow let an ordinary command run");
+    assert!(!h.path("outside").exists() && !h.path("unknown").exists() && !outside_file.exists());
+    let asked = approvals(&events);
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert!(
+        asked
+            .iter()
+            .all(|r| r.reason.contains("a hook cannot waive this question")),
+        "{asked:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

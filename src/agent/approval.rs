@@ -155,6 +155,12 @@ impl ApprovalGate {
         self.sandboxed
     }
 
+    /// Whether a deny rule may block `command` as far as the gate can tell: it matches, or might at run time, or the
+    /// gate cannot read the command well enough to rule it out.
+    pub fn deny_rules_may_match(&self, command: &str) -> bool {
+        self.check_deny(command).is_some()
+    }
+
     pub fn allow_rules(&self) -> &[CommandRule] {
         &self.allow
     }

@@ -1,23 +1,28 @@
 //! The PreToolUse hooks' decision joined with the approval gate's verdict. A hook may refuse any call, may make the
 //! user be asked where the gate would let a call run, and may let a call run where the gate would ask; but it never
-//! lifts the gate's own refusal, and never lets a call leave the floor under the gate (a command outside the OS
-//! sandbox, an edit outside the workspace) without the user's yes.
+//! lifts the gate's own refusal, and never waives a question that guards the floor under the gate or the deny rules:
+//! a command outside the OS sandbox, a command a deny rule may block, an edit outside the workspace.
 
 use serde_json::Value;
 
 use super::Notify;
 use super::reply::{Permission, PreDecision};
-use crate::agent::approval::Verdict;
+use crate::agent::approval::{ApprovalGate, Verdict};
 
-/// Whether a call would run outside the OS sandbox: a command the model asked to run unsandboxed, or any command when
-/// there is no sandbox.
-pub(crate) fn leaves_floor(tool: &str, args: &Value, sandboxed: bool) -> bool {
-    tool == "exec" && (!sandboxed || args.get("unsandboxed").and_then(Value::as_bool) == Some(true))
+/// Whether the gate's question about a call is one no hook may waive: a command that would run outside the OS
+/// sandbox (the model asked for that, or there is no sandbox), or one a deny rule may block where the gate cannot
+/// rule that out. (An edit outside the workspace is the caller's to add: it knows the path policy.)
+pub(crate) fn firm_question(gate: &ApprovalGate, tool: &str, args: &Value) -> bool {
+    if tool != "exec" {
+        return false;
+    }
+    let unsandboxed = args.get("unsandboxed").and_then(Value::as_bool) == Some(true);
+    let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+    unsandboxed || !gate.sandboxed() || gate.deny_rules_may_match(command)
 }
 
-/// The verdict with the hooks' decision in it. `leaves_floor`: the call would run outside the sandbox or write
-/// outside the workspace.
-pub(crate) fn decide(verdict: Verdict, hook: &PreDecision, leaves_floor: bool, notify: &Notify<'_>) -> Verdict {
+/// The verdict with the hooks' decision in it. `firm`: the gate's question may not be waived (`firm_question`).
+pub(crate) fn decide(verdict: Verdict, hook: &PreDecision, firm: bool, notify: &Notify<'_>) -> Verdict {
     let reason = hook.reason.as_deref().unwrap_or("no reason given");
     match (hook.permission, verdict) {
         (Permission::Deny, _) => Verdict::Deny {
@@ -53,10 +58,9 @@ pub(crate) fn decide(verdict: Verdict, hook: &PreDecision, leaves_floor: bool, n
                 reason: gate,
                 proposed_rule,
             },
-        ) if leaves_floor => {
+        ) if firm => {
             notify(format!(
-                "{} allowed the call, but it would run outside the sandbox or write outside the workspace: you are \
-                 asked",
+                "{} allowed the call, but a hook cannot waive this question ({gate}): you are asked",
                 hook.hook
             ));
             Verdict::Ask {
@@ -75,6 +79,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::agent::approval::CommandRule;
+    use crate::protocol::ApprovalMode;
 
     fn hook(permission: Permission) -> PreDecision {
         PreDecision {
@@ -101,7 +107,7 @@ mod tests {
     fn the_hook_decides_within_what_the_gate_allows() {
         let told = Mutex::new(Vec::new());
         let notify = |t: String| told.lock().unwrap().push(t);
-        let run = |p, v, leaves| decide(v, &hook(p), leaves, &notify);
+        let run = |p, v, firm| decide(v, &hook(p), firm, &notify);
         // Deny always wins, and names the hook for the model.
         for verdict in [Verdict::Allow, ask(), deny()] {
             let Verdict::Deny { reason } = run(Permission::Deny, verdict, false) else {
@@ -126,7 +132,7 @@ mod tests {
             "{reason}"
         );
         assert_eq!(run(Permission::Ask, deny(), false), deny());
-        // Leaving the floor still asks.
+        // A firm question stays a question.
         let Verdict::Ask { reason, .. } = run(Permission::Allow, ask(), true) else {
             panic!()
         };
@@ -137,18 +143,19 @@ mod tests {
     }
 
     #[test]
-    fn commands_outside_the_sandbox_leave_the_floor() {
-        assert!(leaves_floor(
-            "exec",
-            &json!({"command": "ls", "unsandboxed": true}),
-            true
-        ));
-        assert!(leaves_floor("exec", &json!({"command": "ls"}), false));
-        assert!(!leaves_floor(
-            "exec",
-            &json!({"command": "ls", "unsandboxed": false}),
-            true
-        ));
-        assert!(!leaves_floor("mcp__github__create_issue", &json!({}), false));
+    fn questions_about_the_sandbox_and_deny_rules_are_firm() {
+        let gate = ApprovalGate::new(ApprovalMode::Ask, vec![], vec![]);
+        let firm = |gate: &ApprovalGate, tool, args| firm_question(gate, tool, &args);
+        assert!(firm(&gate, "exec", json!({"command": "ls", "unsandboxed": true})));
+        assert!(!firm(&gate, "exec", json!({"command": "make", "unsandboxed": false})));
+        assert!(!firm(&gate, "mcp__github__create_issue", json!({})));
+        let mut bare = gate.clone();
+        bare.set_sandboxed(false);
+        assert!(firm(&bare, "exec", json!({"command": "make"})));
+        let rule: CommandRule = "git push".parse().unwrap();
+        let guarded = ApprovalGate::new(ApprovalMode::Ask, vec![], vec![rule]);
+        assert!(!firm(&guarded, "exec", json!({"command": "make test"})));
+        // The gate cannot tell what `$cmd` runs: a hook's allow must not decide it.
+        assert!(firm(&guarded, "exec", json!({"command": "$cmd origin"})));
     }
 }

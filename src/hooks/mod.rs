@@ -24,8 +24,8 @@
 //! is shown to the user and otherwise ignored: the session goes on as if the hook were not there.
 //!
 //! A hook's `allow` never overrides the gate's own refusal (read-only mode, deny rules), and never skips the prompt
-//! for a call that would leave the floor under the gate: a command run outside the OS sandbox or an edit outside the
-//! workspace still asks. `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`.
+//! for a call that would leave the floor under the gate (`gate.rs`): a command run outside the OS sandbox, a command
+//! a deny rule may block, or an edit outside the workspace still asks. `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`.
 //!
 //! Every hook that decided something, added context or failed is told to the user as a notice (recorded in the
 //! session log like other events). Everything a hook prints is masked for secrets before it goes anywhere.
@@ -45,7 +45,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub use agent::MAX_STOP_CONTINUES;
-pub(crate) use gate::{decide, leaves_floor};
+pub(crate) use gate::{decide, firm_question};
 
 /// Where the hook points tell the user what a hook did (the agent sends it as a notice).
 pub(crate) type Notify<'a> = dyn Fn(String) + Sync + 'a;
@@ -115,6 +115,7 @@ impl Hook {
     /// How a notice names the hook: its command on one line, shortened.
     fn label(&self) -> String {
         let line: String = self.command.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = crate::secrets::mask(&line).into_owned();
         let short: String = line.chars().take(60).collect();
         if short.len() < line.len() {
             format!("`{short}…`")
@@ -159,6 +160,21 @@ impl Hooks {
         self
     }
 
+    /// The hooks a subagent runs: the tool-call hooks only (PreToolUse, PostToolUse), so the user's rules on calls
+    /// hold for every call, while session, prompt and stop hooks stay with the session the user drives.
+    pub fn for_subagent(&self) -> Hooks {
+        let list: Vec<Hook> = self
+            .list
+            .iter()
+            .filter(|h| matches!(h.event, HookEvent::PreToolUse | HookEvent::PostToolUse))
+            .cloned()
+            .collect();
+        Hooks {
+            list: list.into(),
+            ..self.clone()
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
@@ -194,7 +210,8 @@ impl Hooks {
         if let Some(object) = input.as_object_mut() {
             object.extend(fields);
         }
-        let stdin = serde_json::to_vec(&input).unwrap_or_default();
+        // A key that reached a prompt, an argument or a result goes no further.
+        let stdin = crate::secrets::mask(&input.to_string()).into_owned().into_bytes();
         let env = self.env();
         let runs = hooks.iter().map(|hook| {
             let (stdin, env) = (&stdin, &env);

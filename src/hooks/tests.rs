@@ -184,3 +184,24 @@ async fn matchers_select_hooks_by_tool_name() {
     lines.sort();
     assert_eq!(lines, ["a", "b", "b"]);
 }
+
+#[test]
+fn a_subagent_keeps_only_the_tool_call_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = hooks(
+        vec![
+            hook(HookEvent::PreToolUse, None, "a"),
+            hook(HookEvent::PostToolUse, None, "b"),
+            hook(HookEvent::UserPromptSubmit, None, "c"),
+            hook(HookEvent::SessionStart, None, "d"),
+            hook(HookEvent::Stop, None, "e"),
+        ],
+        dir.path(),
+    );
+    let sub = set.for_subagent();
+    assert!(sub.wants(HookEvent::PreToolUse, "exec") && sub.wants(HookEvent::PostToolUse, "exec"));
+    assert!(!sub.wants(HookEvent::SessionStart, "startup"));
+    let events: Vec<HookEvent> = sub.list.iter().map(|h| h.event).collect();
+    assert_eq!(events, [HookEvent::PreToolUse, HookEvent::PostToolUse]);
+    assert_eq!(sub.session_id, "session-1");
+}

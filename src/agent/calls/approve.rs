@@ -57,23 +57,23 @@ impl Agent {
         if cancel.is_cancelled() {
             return Gate::Refused(ToolOutput::error(INTERRUPTED));
         }
-        let (verdict, sandboxed) = match self.shared.gate.lock() {
+        let (verdict, firm) = match self.shared.gate.lock() {
             Ok(gate) => (
                 gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
-                gate.sandboxed(),
+                hook.is_some() && crate::hooks::firm_question(&gate, &call.name, &prepared.args),
             ),
             Err(_) => (
                 Verdict::Deny {
                     reason: "internal error: the approval gate is unavailable".into(),
                 },
-                false,
+                true,
             ),
         };
         let verdict = match hook {
             Some(hook) => {
-                let leaves = crate::hooks::leaves_floor(&call.name, &prepared.args, sandboxed)
-                    || !Arc::ptr_eq(&self.widened_policy(&call.name, &prepared.args), &self.policy);
-                crate::hooks::decide(verdict, &hook, leaves, &notify)
+                // An edit outside the workspace needs the user's yes whatever a hook says.
+                let firm = firm || !Arc::ptr_eq(&self.widened_policy(&call.name, &prepared.args), &self.policy);
+                crate::hooks::decide(verdict, &hook, firm, &notify)
             }
             None => verdict,
         };
