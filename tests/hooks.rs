@@ -548,3 +548,23 @@ async fn a_hook_never_sees_the_api_key() {
     assert!(mock.requests()[0].to_string().contains("ctx-from-hook-7"));
     assert!(text(&out.stderr).contains("SessionStart hook"), "{}", text(&out.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupt_ends_a_slow_session_start_hook_and_the_session_goes_on() {
+    let slow = Hook::new(
+        HookEvent::SessionStart,
+        None,
+        "sleep 30; echo late",
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let (mut h, _) = harness(vec![Reply::text("ok")], ApprovalMode::AutoEdit, vec![slow]).await;
+    assert!(matches!(h.next().await, Event::SessionStarted { .. }));
+    let started = std::time::Instant::now();
+    h.agent.ops.send(Op::Interrupt).unwrap();
+    // Sent while the hook runs: it waits for it, then goes.
+    let events = h.turn("hi", any_approval).await;
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(end_of(&events), TurnEnd::Completed);
+    assert_eq!(user_messages(&h.mock.requests()[0]), ["hi"]);
+}

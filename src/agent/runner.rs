@@ -239,12 +239,19 @@ impl Agent {
             workspace: self.policy.root().display().to_string(),
             tools: self.tools.names(),
         });
-        let source = if self.messages.is_empty() { "startup" } else { "resume" };
-        self.session_start_hooks(source).await;
         let mut queue: VecDeque<String> = VecDeque::new();
         // Memory and context ops sent during a turn, done when it ends.
         let mut deferred: Vec<Op> = Vec::new();
         let mut shutting_down = false;
+        // The SessionStart hooks run like a turn: an interrupt ends them, a message sent meanwhile waits for them.
+        let source = if self.messages.is_empty() { "startup" } else { "resume" };
+        if self.hooks.wants(crate::hooks::HookEvent::SessionStart, source) {
+            let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+            let work = self.session_start_hooks(source, &cancel);
+            shutting_down = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred)
+                .await
+                .1;
+        }
         while !shutting_down {
             // What was sent during the last turn, now that it has ended.
             for op in std::mem::take(&mut deferred) {
@@ -272,7 +279,7 @@ impl Agent {
                         self.files.forget_all();
                         self.checkpoints.forget_conversation();
                         self.pending_note = None;
-                        self.session_start_hooks("clear").await;
+                        self.session_start_hooks("clear", &CancellationToken::new()).await;
                         continue;
                     }
                     Some(Op::Undo { force }) => {

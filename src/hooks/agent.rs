@@ -23,15 +23,12 @@ fn notifier(shared: &Arc<Shared>) -> impl Fn(String) + use<> {
 impl Agent {
     /// The SessionStart hooks (`startup` for a new session, `resume` for a resumed one, `clear` after a new
     /// conversation); what they add is told to the model with the next user message.
-    pub(crate) async fn session_start_hooks(&mut self, source: &str) {
+    pub(crate) async fn session_start_hooks(&mut self, source: &str, cancel: &CancellationToken) {
         if !self.hooks.wants(HookEvent::SessionStart, source) {
             return;
         }
         let notify = notifier(&self.shared);
-        let context = self
-            .hooks
-            .session_start(source, &CancellationToken::new(), &notify)
-            .await;
+        let context = self.hooks.session_start(source, cancel, &notify).await;
         if context.is_empty() {
             return;
         }
