@@ -223,14 +223,16 @@ async fn a_pre_tool_use_allow_does_not_waive_the_sandbox_the_deny_rules_or_the_w
         ),
         Reply::tool("exec", json!({"command": "touch outside", "unsandboxed": true})),
         Reply::tool("exec", json!({"command": "run=touch; $run unknown"})),
+        Reply::tool("write_file", json!({"path": ".tern/config.toml", "content": "x"})),
         Reply::text("done"),
     ];
     let (mut h, _) = harness_with_gate(script, gate, hooks).await;
     let events = h.turn("go", |_| ApprovalDecision::Deny { feedback: None }).await;
     assert!(h.path("plain").exists(), "the hook's allow let an ordinary command run");
     assert!(!h.path("outside").exists() && !h.path("unknown").exists() && !outside_file.exists());
+    assert!(!h.path(".tern/config.toml").exists());
     let asked = approvals(&events);
-    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked.len(), 4, "{asked:?}");
     assert!(
         asked
             .iter()

@@ -508,6 +508,17 @@ pub(crate) fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
 }
 
 /// Inside the workspace's `.git/` or `.tern/` (or a `.git` file), at any depth.
+/// Whether an edit writes inside the workspace's `.git/` or `.tern/`, which change what later commands (and tern
+/// itself) run.
+pub fn edits_protected(tool: &str, args: &Value, policy: &PathPolicy) -> bool {
+    EDIT_TOOLS.contains(&tool)
+        && edit_paths(tool, args).into_iter().any(|path| {
+            policy
+                .resolve(path)
+                .is_ok_and(|resolved| is_protected(policy, &resolved))
+        })
+}
+
 fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
     let Ok(relative) = resolved.strip_prefix(policy.root()) else {
         return false;

@@ -1,20 +1,23 @@
 //! The PreToolUse hooks' decision joined with the approval gate's verdict. A hook may refuse any call, may make the
 //! user be asked where the gate would let a call run, and may let a call run where the gate would ask; but it never
 //! lifts the gate's own refusal, and never waives a question that guards the floor under the gate or the deny rules:
-//! a command outside the OS sandbox, a command a deny rule may block, an edit outside the workspace.
+//! a command outside the OS sandbox, a command a deny rule may block, an edit in `.git/` or `.tern/` or outside the
+//! workspace.
 
 use serde_json::Value;
 
 use super::Notify;
 use super::reply::{Permission, PreDecision};
-use crate::agent::approval::{ApprovalGate, Verdict};
+use crate::agent::approval::{ApprovalGate, Verdict, edits_protected};
+use crate::tools::PathPolicy;
 
 /// Whether the gate's question about a call is one no hook may waive: a command that would run outside the OS
-/// sandbox (the model asked for that, or there is no sandbox), or one a deny rule may block where the gate cannot
-/// rule that out. (An edit outside the workspace is the caller's to add: it knows the path policy.)
-pub(crate) fn firm_question(gate: &ApprovalGate, tool: &str, args: &Value) -> bool {
+/// sandbox (the model asked for that, or there is no sandbox), one a deny rule may block where the gate cannot rule
+/// that out, or an edit inside `.git/` or `.tern/` (git hooks and tern's own config, hooks included, run programs
+/// outside the sandbox later). An edit outside the workspace is the caller's to add: it widens the path policy.
+pub(crate) fn firm_question(gate: &ApprovalGate, tool: &str, args: &Value, policy: &PathPolicy) -> bool {
     if tool != "exec" {
-        return false;
+        return edits_protected(tool, args, policy);
     }
     let unsandboxed = args.get("unsandboxed").and_then(Value::as_bool) == Some(true);
     let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
@@ -144,8 +147,10 @@ mod tests {
 
     #[test]
     fn questions_about_the_sandbox_and_deny_rules_are_firm() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = PathPolicy::new(dir.path()).unwrap();
         let gate = ApprovalGate::new(ApprovalMode::Ask, vec![], vec![]);
-        let firm = |gate: &ApprovalGate, tool, args| firm_question(gate, tool, &args);
+        let firm = |gate: &ApprovalGate, tool, args| firm_question(gate, tool, &args, &policy);
         assert!(firm(&gate, "exec", json!({"command": "ls", "unsandboxed": true})));
         assert!(!firm(&gate, "exec", json!({"command": "make", "unsandboxed": false})));
         assert!(!firm(&gate, "mcp__github__create_issue", json!({})));
@@ -157,5 +162,18 @@ mod tests {
         assert!(!firm(&guarded, "exec", json!({"command": "make test"})));
         // The gate cannot tell what `$cmd` runs: a hook's allow must not decide it.
         assert!(firm(&guarded, "exec", json!({"command": "$cmd origin"})));
+        // Edits that change what runs later, outside the sandbox.
+        for path in [".tern/config.toml", ".git/hooks/pre-commit", "sub/.git/config"] {
+            assert!(
+                firm(&gate, "write_file", json!({"path": path, "content": ""})),
+                "{path}"
+            );
+        }
+        assert!(!firm(
+            &gate,
+            "write_file",
+            json!({"path": "src/main.rs", "content": ""})
+        ));
+        assert!(!firm(&gate, "read_file", json!({"path": ".tern/config.toml"})));
     }
 }

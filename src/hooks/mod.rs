@@ -25,7 +25,7 @@
 //!
 //! A hook's `allow` never overrides the gate's own refusal (read-only mode, deny rules), and never skips the prompt
 //! for a call that would leave the floor under the gate (`gate.rs`): a command run outside the OS sandbox, a command
-//! a deny rule may block, or an edit outside the workspace still asks. `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`.
+//! a deny rule may block, an edit in `.git/` or `.tern/`, or an edit outside the workspace still asks. `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`.
 //!
 //! Every hook that decided something, added context or failed is told to the user as a notice (recorded in the
 //! session log like other events). Everything a hook prints is masked for secrets before it goes anywhere.

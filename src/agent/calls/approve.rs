@@ -60,7 +60,7 @@ impl Agent {
         let (verdict, firm) = match self.shared.gate.lock() {
             Ok(gate) => (
                 gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
-                hook.is_some() && crate::hooks::firm_question(&gate, &call.name, &prepared.args),
+                hook.is_some() && crate::hooks::firm_question(&gate, &call.name, &prepared.args, &self.policy),
             ),
             Err(_) => (
                 Verdict::Deny {
