@@ -4,9 +4,9 @@
 //! | event              | when                                   | matcher over      | may                                   |
 //! |--------------------|----------------------------------------|-------------------|---------------------------------------|
 //! | `PreToolUse`       | a prepared call reaches the gate       | tool name         | allow, ask or deny the call           |
-//! | `PostToolUse`      | a call ran                             | tool name         | add feedback, or block (an error note)|
+//! | `PostToolUse`      | a call ran                             | tool name         | add feedback, or flag it (error note) |
 //! | `UserPromptSubmit` | the user sent a prompt                 | –                 | block the prompt, or add context      |
-//! | `SessionStart`     | the session starts, resumes or clears  | `startup` `resume` `clear` | add context                  |
+//! | `SessionStart`     | the session starts, resumes or clears  | start source      | add context                           |
 //! | `Stop`             | a turn ends with the model's answer    | –                 | keep the turn going (3 times at most) |
 //!
 //! Each hook runs with `sh -c` in the workspace, outside the OS sandbox (it is the user's own program), with the
@@ -14,7 +14,7 @@
 //! process group of its own that is killed at its timeout (default 10 s). It gets one JSON object on stdin:
 //! `hook_event_name`, `session_id`, `transcript_path`, `cwd`, and per event `tool_name`, `tool_input`, `tool_use_id`,
 //! `permission_mode` (PreToolUse), `tool_response` `{content, is_error}` (PostToolUse), `prompt` (UserPromptSubmit),
-//! `source` (SessionStart), `stop_hook_active` (Stop).
+//! `source` (SessionStart: `startup`, `resume` or `clear`), `stop_hook_active` (Stop).
 //!
 //! What it answers (`reply.rs`): exit 0 is fine, and stdout may be JSON: `decision: "block"` with `reason`;
 //! `hookSpecificOutput.permissionDecision` `allow`/`ask`/`deny` with `permissionDecisionReason` (PreToolUse; the old
@@ -25,7 +25,9 @@
 //!
 //! A hook's `allow` never overrides the gate's own refusal (read-only mode, deny rules), and never skips the prompt
 //! for a call that would leave the floor under the gate (`gate.rs`): a command run outside the OS sandbox, a command
-//! a deny rule may block, an edit in `.git/` or `.tern/`, or an edit outside the workspace still asks. `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`.
+//! a deny rule may block, an edit in `.git/` or `.tern/`, or an edit outside the workspace still asks.
+//! `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`. A hook's input carries
+//! what the model wrote (arguments, results): a script must treat it as untrusted data, never as code.
 //!
 //! Every hook that decided something, added context or failed is told to the user as a notice (recorded in the
 //! session log like other events). Everything a hook prints is masked for secrets before it goes anywhere.
@@ -46,10 +48,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use agent::MAX_STOP_CONTINUES;
 pub(crate) use gate::{decide, firm_question};
+use reply::{Outcome, Reply};
 
 /// Where the hook points tell the user what a hook did (the agent sends it as a notice).
 pub(crate) type Notify<'a> = dyn Fn(String) + Sync + 'a;
-use reply::{Outcome, Reply};
 
 /// The points of a session where hooks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
