@@ -96,6 +96,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         history_events: 0,
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
+        hooks: Default::default(),
         log: None,
     });
     let start = Instant::now();

@@ -176,6 +176,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
         history_events: 0,
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
+        hooks: Default::default(),
         compaction: Default::default(),
         log: None,
     });

@@ -140,6 +140,7 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
         history_usage: Default::default(),
         history_checkpoints,
         compaction: Default::default(),
+        hooks: Default::default(),
         log: Some(log),
     })
 }

@@ -151,6 +151,16 @@ impl ApprovalGate {
         self.sandboxed = available;
     }
 
+    pub fn sandboxed(&self) -> bool {
+        self.sandboxed
+    }
+
+    /// Whether a deny rule may block `command` as far as the gate can tell: it matches, or might at run time, or the
+    /// gate cannot read the command well enough to rule it out.
+    pub fn deny_rules_may_match(&self, command: &str) -> bool {
+        self.check_deny(command).is_some()
+    }
+
     pub fn allow_rules(&self) -> &[CommandRule] {
         &self.allow
     }
@@ -498,6 +508,17 @@ pub(crate) fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
 }
 
 /// Inside the workspace's `.git/` or `.tern/` (or a `.git` file), at any depth.
+/// Whether an edit writes inside the workspace's `.git/` or `.tern/`, which change what later commands (and tern
+/// itself) run.
+pub fn edits_protected(tool: &str, args: &Value, policy: &PathPolicy) -> bool {
+    EDIT_TOOLS.contains(&tool)
+        && edit_paths(tool, args).into_iter().any(|path| {
+            policy
+                .resolve(path)
+                .is_ok_and(|resolved| is_protected(policy, &resolved))
+        })
+}
+
 fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
     let Ok(relative) = resolved.strip_prefix(policy.root()) else {
         return false;

@@ -227,6 +227,11 @@ impl Agent {
         if call.name == "exec" {
             self.checkpoints.ran_command();
         }
+        // The PostToolUse hooks are told the arguments the call ran with.
+        let hook_input = self
+            .hooks
+            .wants(crate::hooks::HookEvent::PostToolUse, &call.name)
+            .then(|| prepared.args.clone());
         let started = Instant::now();
         // A file left by an earlier call with this id must not pass for this call's output.
         let full_output = self.results.path_for(&call.id, &call.name);
@@ -270,7 +275,7 @@ impl Agent {
                 chunk: crate::secrets::mask(&chunk).into_owned(),
             });
         }
-        let output = if cancel.is_cancelled() && !output.is_error {
+        let mut output = if cancel.is_cancelled() && !output.is_error {
             // It finished, but the user stopped the turn meanwhile: say so, keep what it produced.
             ToolOutput {
                 text: format!("{}\n\n[The user interrupted the turn while this ran.]", output.text),
@@ -279,6 +284,9 @@ impl Agent {
         } else {
             output
         };
+        if let Some(input) = hook_input {
+            self.post_tool_hooks(call, &input, &mut output, cancel).await;
+        }
         let kept = full_output.is_file().then_some(full_output);
         self.end(call, output, started.elapsed(), kept)
     }

@@ -196,6 +196,9 @@ pub fn config_for(
         history_events,
         history_usage,
         history_checkpoints: checkpoints,
+        hooks: crate::hooks::Hooks::new(settings.hooks.clone(), &session_id, workspace)
+            .with_transcript(info.log_path.as_deref())
+            .with_env_allow(settings.env_allow.clone()),
         log,
     };
     Ok((config, info))
@@ -372,6 +375,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
         log: None,
+        hooks: Default::default(),
     };
     let info = SessionInfo {
         id: "demo".into(),

@@ -43,6 +43,8 @@ pub struct AgentConfig {
     pub history_checkpoints: Vec<crate::session::checkpoint::TurnCheckpoint>,
     /// Where every message is appended as it happens; `None` keeps the session in memory only.
     pub log: Option<SessionLog>,
+    /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -165,8 +167,9 @@ pub(crate) struct Agent {
     pub shared: Arc<Shared>,
     /// File checkpoints and work-tree snapshots per turn, for `/undo` and `/rewind`.
     pub checkpoints: super::checkpoint::Checkpoints,
-    /// Told to the model with the next user message (the user undid its changes).
+    /// Told to the model with the next user message (the user undid its changes, a hook's session context).
     pub pending_note: Option<String>,
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// Starts the agent task.
@@ -225,6 +228,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         shared,
         checkpoints,
         pending_note: None,
+        hooks: config.hooks,
     };
     agent.run(op_rx).await;
 }
@@ -245,6 +249,15 @@ impl Agent {
         // Memory and context ops sent during a turn, done when it ends.
         let mut deferred: Vec<Op> = Vec::new();
         let mut shutting_down = false;
+        // The SessionStart hooks run like a turn: an interrupt ends them, a message sent meanwhile waits for them.
+        let source = if self.messages.is_empty() { "startup" } else { "resume" };
+        if self.hooks.wants(crate::hooks::HookEvent::SessionStart, source) {
+            let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+            let work = self.session_start_hooks(source, &cancel);
+            shutting_down = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred)
+                .await
+                .1;
+        }
         while !shutting_down {
             // What was sent during the last turn, now that it has ended.
             for op in std::mem::take(&mut deferred) {
@@ -272,6 +285,7 @@ impl Agent {
                         self.files.forget_all();
                         self.checkpoints.forget_conversation();
                         self.pending_note = None;
+                        self.session_start_hooks("clear", &CancellationToken::new()).await;
                         continue;
                     }
                     Some(Op::Undo { force }) => {
@@ -328,6 +342,10 @@ impl Agent {
             turn: self.turn,
             text: text.clone(),
         });
+        let context = match self.prompt_hooks(&text, &cancel).await {
+            Ok(context) => context,
+            Err(end) => return end,
+        };
         // The work tree as it is before the model touches it (after the user's message shows).
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
@@ -336,11 +354,16 @@ impl Agent {
             Some(note) => format!("{note}\n\n{text}"),
             None => text,
         };
+        let content = match context {
+            Some(context) => format!("{content}\n\n{context}"),
+            None => content,
+        };
         self.push_message(Message::User {
             content,
             images: Vec::new(),
         });
         let end = self.turn_loop(&cancel).await;
+        let end = self.stop_hooks(end, &cancel).await;
         if let Some(text) = self.checkpoints.end_turn().await {
             self.shared.emit(Event::Notice { text });
         }

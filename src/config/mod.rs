@@ -14,8 +14,10 @@ use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 
 mod compaction;
 pub mod detect;
+pub mod hooks;
 
 pub use compaction::Compaction;
+pub use hooks::HooksFile;
 
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -61,6 +63,9 @@ pub struct ConfigFile {
     /// user's config only: a project cannot trust itself.
     #[serde(default)]
     pub trusted_projects: Vec<PathBuf>,
+    /// User commands run at points of a session (`[[hooks.PreToolUse]]`, ...; see `hooks.rs`).
+    #[serde(default)]
+    pub hooks: HooksFile,
     /// A path for `--mcp-config` given as a flag (not read from files).
     #[serde(skip)]
     pub mcp_config: Option<PathBuf>,
@@ -169,6 +174,8 @@ pub struct Settings {
     pub mcp_servers: toml::Table,
     /// A JSON file of `mcpServers` given with `--mcp-config`.
     pub mcp_config: Option<PathBuf>,
+    /// The hooks of the user's config (and a trusted project's), in the order they run.
+    pub hooks: Vec<crate::hooks::Hook>,
     /// Whether the project's own configuration (and its `.mcp.json` servers) counts.
     pub project_trusted: bool,
     /// What was ignored from an untrusted project, for a warning.
@@ -235,13 +242,14 @@ impl ConfigFile {
         self.sandbox.writable_roots.extend(other.sandbox.writable_roots);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
+        self.hooks.extend(other.hooks);
         take!(mcp_config);
         self.trust_project |= other.trust_project;
         self
     }
 
     /// Drops what an untrusted project must not set: anything that would let a cloned repository run commands without
-    /// asking, write outside it, start programs (MCP servers), or send the API key elsewhere. Returns what was dropped.
+    /// asking, write outside it, start programs (MCP servers, hooks), or send the API key elsewhere. Returns what was dropped.
     pub fn without_loosening(mut self) -> (Self, Vec<&'static str>) {
         let mut dropped = Vec::new();
         macro_rules! drop_if {
@@ -265,6 +273,7 @@ impl ConfigFile {
             self.exec.env_allow.clear()
         );
         drop_if!(!self.mcp_servers.is_empty(), "mcp_servers", self.mcp_servers.clear());
+        drop_if!(!self.hooks.is_empty(), "hooks", self.hooks = HooksFile::default());
         // The sandbox may be tightened by a project (enabled = true, network = false, git_read_only = true), never
         // loosened.
         drop_if!(
@@ -519,6 +528,7 @@ fn finish(
     };
     let models = Catalog::builtin().with_overrides(&file.models);
     let compaction = Compaction::from_file(&file)?;
+    let hooks = file.hooks.compile()?;
     let context_window = file
         .context_window
         .or_else(|| models.context_window(&model))
@@ -559,6 +569,7 @@ fn finish(
         },
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,
+        hooks,
         project_trusted: false,
         ignored: Vec::new(),
         sources,

@@ -177,6 +177,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         history_events: 0,
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
+        hooks: Default::default(),
         log: None,
     });
     agent

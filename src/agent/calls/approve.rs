@@ -46,11 +46,36 @@ impl Agent {
         prepared: PreparedCall,
         cancel: &CancellationToken,
     ) -> Gate {
-        let verdict = match self.shared.gate.lock() {
-            Ok(gate) => gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
-            Err(_) => Verdict::Deny {
-                reason: "internal error: the approval gate is unavailable".into(),
-            },
+        // The user's PreToolUse hooks decide with the gate, never around it (see `crate::hooks::decide`).
+        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
+        let shared = Arc::clone(&self.shared);
+        let notify = move |text| shared.emit(Event::Notice { text });
+        let hook = self
+            .hooks
+            .pre_tool_use(call, &prepared.args, mode, cancel, &notify)
+            .await;
+        if cancel.is_cancelled() {
+            return Gate::Refused(ToolOutput::error(INTERRUPTED));
+        }
+        let (verdict, firm) = match self.shared.gate.lock() {
+            Ok(gate) => (
+                gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
+                hook.is_some() && crate::hooks::firm_question(&gate, &call.name, &prepared.args, &self.policy),
+            ),
+            Err(_) => (
+                Verdict::Deny {
+                    reason: "internal error: the approval gate is unavailable".into(),
+                },
+                true,
+            ),
+        };
+        let verdict = match hook {
+            Some(hook) => {
+                // An edit outside the workspace needs the user's yes whatever a hook says.
+                let firm = firm || !Arc::ptr_eq(&self.widened_policy(&call.name, &prepared.args), &self.policy);
+                crate::hooks::decide(verdict, &hook, firm, &notify)
+            }
+            None => verdict,
         };
         let (reason, proposed_rule) = match verdict {
             Verdict::Allow => {

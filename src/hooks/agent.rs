@@ -1,0 +1,104 @@
+//! Where the agent calls its hooks, apart from the gate (`agent/calls/approve.rs`): the session's start, the user's
+//! prompt, a call that ran, and the end of a turn. Each answer worth telling becomes a notice through the agent's
+//! `emit`, so it is shown and recorded like any other event.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::HookEvent;
+use crate::agent::runner::{Agent, Shared};
+use crate::protocol::{Event, Message, ToolCall, ToolOutput, TurnEnd};
+
+/// How many times a turn's Stop hooks may keep it going.
+pub const MAX_STOP_CONTINUES: u32 = 3;
+
+/// The notice sender the hook points are given.
+fn notifier(shared: &Arc<Shared>) -> impl Fn(String) + use<> {
+    let shared = Arc::clone(shared);
+    move |text| shared.emit(Event::Notice { text })
+}
+
+impl Agent {
+    /// The SessionStart hooks (`startup` for a new session, `resume` for a resumed one, `clear` after a new
+    /// conversation); what they add is told to the model with the next user message.
+    pub(crate) async fn session_start_hooks(&mut self, source: &str, cancel: &CancellationToken) {
+        if !self.hooks.wants(HookEvent::SessionStart, source) {
+            return;
+        }
+        let notify = notifier(&self.shared);
+        let context = self.hooks.session_start(source, cancel, &notify).await;
+        if context.is_empty() {
+            return;
+        }
+        let context = context.join("\n\n");
+        self.pending_note = Some(match self.pending_note.take() {
+            Some(note) => format!("{note}\n\n{context}"),
+            None => context,
+        });
+    }
+
+    /// The UserPromptSubmit hooks on the user's prompt: the context they add (`None` for none), or how the turn ends
+    /// when one blocked it (the prompt then never reaches the model).
+    pub(crate) async fn prompt_hooks(
+        &self,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, TurnEnd> {
+        if self.hooks.is_empty() {
+            return Ok(None);
+        }
+        let notify = notifier(&self.shared);
+        let checked = self.hooks.user_prompt_submit(prompt, cancel, &notify).await;
+        if cancel.is_cancelled() {
+            return Err(TurnEnd::Interrupted);
+        }
+        match checked {
+            Err(message) => Err(TurnEnd::Error { message }),
+            Ok(context) if context.is_empty() => Ok(None),
+            Ok(context) => Ok(Some(context.join("\n\n"))),
+        }
+    }
+
+    /// The PostToolUse hooks on a call that ran: their feedback and blocks are appended to its result.
+    pub(crate) async fn post_tool_hooks(
+        &self,
+        call: &ToolCall,
+        input: &Value,
+        output: &mut ToolOutput,
+        cancel: &CancellationToken,
+    ) {
+        if cancel.is_cancelled() {
+            return;
+        }
+        let notify = notifier(&self.shared);
+        let notes = self.hooks.post_tool_use(call, input, output, cancel, &notify).await;
+        notes.apply(output);
+    }
+
+    /// The Stop hooks when the model has answered: while one asks to go on (and at most `MAX_STOP_CONTINUES` times),
+    /// its reason goes to the model and the turn continues. Returns how the turn ends.
+    pub(crate) async fn stop_hooks(&mut self, mut end: TurnEnd, cancel: &CancellationToken) -> TurnEnd {
+        let mut continued = 0;
+        while matches!(end, TurnEnd::Completed) && !cancel.is_cancelled() && !self.hooks.is_empty() {
+            let notify = notifier(&self.shared);
+            let Some(reason) = self.hooks.stop(continued > 0, cancel, &notify).await else {
+                break;
+            };
+            if continued == MAX_STOP_CONTINUES {
+                notify(format!(
+                    "the Stop hooks kept this turn going {MAX_STOP_CONTINUES} times already; it ends now"
+                ));
+                break;
+            }
+            continued += 1;
+            self.push_message(Message::User {
+                content: format!("[The user's Stop hook asks you to go on before you finish:]\n{reason}"),
+                images: Vec::new(),
+            });
+            end = self.turn_loop(cancel).await;
+        }
+        end
+    }
+}

@@ -1,0 +1,261 @@
+//! User hooks: commands from the user's config (or a trusted project's) run at five points of a session. The contract
+//! follows Claude Code's where it makes sense, so the same scripts work:
+//!
+//! | event              | when                                   | matcher over      | may                                   |
+//! |--------------------|----------------------------------------|-------------------|---------------------------------------|
+//! | `PreToolUse`       | a prepared call reaches the gate       | tool name         | allow, ask or deny the call           |
+//! | `PostToolUse`      | a call ran                             | tool name         | add feedback, or flag it (error note) |
+//! | `UserPromptSubmit` | the user sent a prompt                 | –                 | block the prompt, or add context      |
+//! | `SessionStart`     | the session starts, resumes or clears  | start source      | add context                           |
+//! | `Stop`             | a turn ends with the model's answer    | –                 | keep the turn going (3 times at most) |
+//!
+//! Each hook runs with `sh -c` in the workspace, outside the OS sandbox (it is the user's own program), with the
+//! environment commands get (no API keys: `tools::exec::env`) plus `TERN_PROJECT_DIR` and `CLAUDE_PROJECT_DIR`, in a
+//! process group of its own that is killed at its timeout (default 10 s). It gets one JSON object on stdin:
+//! `hook_event_name`, `session_id`, `transcript_path`, `cwd`, and per event `tool_name`, `tool_input`, `tool_use_id`,
+//! `permission_mode` (PreToolUse), `tool_response` `{content, is_error}` (PostToolUse), `prompt` (UserPromptSubmit),
+//! `source` (SessionStart: `startup`, `resume` or `clear`), `stop_hook_active` (Stop).
+//!
+//! What it answers (`reply.rs`): exit 0 is fine, and stdout may be JSON: `decision: "block"` with `reason`;
+//! `hookSpecificOutput.permissionDecision` `allow`/`ask`/`deny` with `permissionDecisionReason` (PreToolUse; the old
+//! `decision: "approve"`/`"block"` too); `hookSpecificOutput.additionalContext`; `systemMessage` (shown to the user);
+//! `continue: false` with `stopReason` (blocks the call or prompt). Plain stdout is context for UserPromptSubmit and
+//! SessionStart and ignored elsewhere. Exit 2 blocks, with stderr as the reason. Any other exit, a crash or a timeout
+//! is shown to the user and otherwise ignored: the session goes on as if the hook were not there.
+//!
+//! A hook's `allow` never overrides the gate's own refusal (read-only mode, deny rules), and never skips the prompt
+//! for a call that would leave the floor under the gate (`gate.rs`): a command run outside the OS sandbox, a command
+//! a deny rule may block, an edit in `.git/` or `.tern/`, or an edit outside the workspace still asks.
+//! `updatedInput` is not supported: a hook that sends it has its `allow` turned into `ask`. A hook's input carries
+//! what the model wrote (arguments, results): a script must treat it as untrusted data, never as code.
+//!
+//! Every hook that decided something, added context or failed is told to the user as a notice (recorded in the
+//! session log like other events). Everything a hook prints is masked for secrets before it goes anywhere.
+
+mod agent;
+mod gate;
+mod points;
+mod reply;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use agent::MAX_STOP_CONTINUES;
+pub(crate) use gate::{decide, firm_question};
+use reply::{Outcome, Reply};
+
+/// Where the hook points tell the user what a hook did (the agent sends it as a notice).
+pub(crate) type Notify<'a> = dyn Fn(String) + Sync + 'a;
+
+/// The points of a session where hooks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    PreToolUse,
+    PostToolUse,
+    UserPromptSubmit,
+    SessionStart,
+    Stop,
+}
+
+impl HookEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::Stop => "Stop",
+        }
+    }
+
+    /// Whether the event has something a matcher can select on (a tool name, a start source).
+    pub fn has_matcher(self) -> bool {
+        matches!(
+            self,
+            HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::SessionStart
+        )
+    }
+}
+
+/// One configured hook.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    pub event: HookEvent,
+    /// Anchored: the whole name must match. `None` matches everything.
+    matcher: Option<regex::Regex>,
+    pub command: String,
+    pub timeout: Duration,
+}
+
+impl Hook {
+    /// `matcher` is a regex over the whole name (`exec|edit_.*`); `None` matches everything.
+    pub fn new(
+        event: HookEvent,
+        matcher: Option<&str>,
+        command: impl Into<String>,
+        timeout: Duration,
+    ) -> Result<Self, regex::Error> {
+        let matcher = matcher.map(|m| regex::Regex::new(&format!("^(?:{m})$"))).transpose()?;
+        Ok(Self {
+            event,
+            matcher,
+            command: command.into(),
+            timeout,
+        })
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        self.matcher.as_ref().is_none_or(|m| m.is_match(name))
+    }
+
+    /// How a notice names the hook: its command on one line, shortened.
+    fn label(&self) -> String {
+        let line: String = self.command.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = crate::secrets::mask(&line).into_owned();
+        let short: String = line.chars().take(60).collect();
+        if short.len() < line.len() {
+            format!("`{short}…`")
+        } else {
+            format!("`{short}`")
+        }
+    }
+}
+
+/// The hooks of one session and what every hook is told about it. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    list: Arc<[Hook]>,
+    session_id: String,
+    cwd: PathBuf,
+    transcript_path: Option<PathBuf>,
+    /// Secret-looking variables the user lets commands (and so hooks) see.
+    env_allow: Vec<String>,
+}
+
+impl Hooks {
+    /// The hooks, for a session in `workspace` (where they run).
+    pub fn new(list: Vec<Hook>, session_id: &str, workspace: &Path) -> Self {
+        Self {
+            list: list.into(),
+            session_id: session_id.to_string(),
+            cwd: workspace.to_path_buf(),
+            transcript_path: None,
+            env_allow: Vec::new(),
+        }
+    }
+
+    /// The session log, named to hooks as `transcript_path`.
+    pub fn with_transcript(mut self, path: Option<&Path>) -> Self {
+        self.transcript_path = path.map(Path::to_path_buf);
+        self
+    }
+
+    /// Secret-looking variables hooks may see, as commands may (`exec.env_allow`).
+    pub fn with_env_allow(mut self, allow: Vec<String>) -> Self {
+        self.env_allow = allow;
+        self
+    }
+
+    /// The hooks a subagent runs: the tool-call hooks only (PreToolUse, PostToolUse), so the user's rules on calls
+    /// hold for every call, while session, prompt and stop hooks stay with the session the user drives.
+    pub fn for_subagent(&self) -> Hooks {
+        let list: Vec<Hook> = self
+            .list
+            .iter()
+            .filter(|h| matches!(h.event, HookEvent::PreToolUse | HookEvent::PostToolUse))
+            .cloned()
+            .collect();
+        Hooks {
+            list: list.into(),
+            ..self.clone()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Whether any hook of `event` matches `subject` (a tool name, a start source).
+    pub fn wants(&self, event: HookEvent, subject: &str) -> bool {
+        self.list.iter().any(|h| h.event == event && h.matches(subject))
+    }
+
+    /// Runs every hook of `event` matching `subject`, at once, with `fields` added to the common input. Returns each
+    /// hook with what it answered, in config order.
+    async fn run_all(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        fields: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Vec<(&Hook, Outcome)> {
+        let hooks: Vec<&Hook> = self
+            .list
+            .iter()
+            .filter(|h| h.event == event && subject.is_none_or(|s| h.matches(s)))
+            .collect();
+        if hooks.is_empty() {
+            return Vec::new();
+        }
+        let mut input = json!({
+            "hook_event_name": event.as_str(),
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "cwd": self.cwd,
+        });
+        if let Some(object) = input.as_object_mut() {
+            object.extend(fields);
+        }
+        // A key that reached a prompt, an argument or a result goes no further.
+        let stdin = crate::secrets::mask(&input.to_string()).into_owned().into_bytes();
+        let env = self.env();
+        let runs = hooks.iter().map(|hook| {
+            let (stdin, env) = (&stdin, &env);
+            async move {
+                let ran = run::run(&hook.command, stdin, &self.cwd, env, hook.timeout, cancel).await;
+                (*hook, reply::read(event, &ran))
+            }
+        });
+        join_all(runs).await
+    }
+
+    fn env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let mut env: Vec<_> = crate::tools::exec::env::child_env(&self.env_allow)
+            .into_iter()
+            .collect();
+        for name in ["TERN_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
+            env.push((name.into(), self.cwd.clone().into_os_string()));
+        }
+        env
+    }
+}
+
+/// Tells the user about one hook's answer, when there is something to tell, and hands back its reply.
+fn told(event: HookEvent, hook: &Hook, outcome: Outcome, notify: &Notify<'_>) -> Option<Reply> {
+    let name = format!("{} hook {}", event.as_str(), hook.label());
+    match outcome {
+        Outcome::Cancelled => None,
+        Outcome::Failed(why) => {
+            notify(format!("{name} failed ({why}); ignored"));
+            None
+        }
+        Outcome::Replied(reply) => {
+            if let Some(message) = &reply.system_message {
+                notify(format!("{name}: {message}"));
+            }
+            if let Some(problem) = &reply.problem {
+                notify(format!("{name}: {problem}"));
+            }
+            Some(reply)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+//! Hooks run as real `sh` processes: input on stdin, the environment, caps, timeouts and process groups.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::reply::Outcome;
+use super::run::{Ending, run};
+use super::*;
+
+fn hooks(list: Vec<Hook>, dir: &Path) -> Hooks {
+    Hooks::new(list, "session-1", dir)
+}
+
+fn hook(event: HookEvent, matcher: Option<&str>, command: &str) -> Hook {
+    Hook::new(event, matcher, command, Duration::from_secs(10)).unwrap()
+}
+
+#[tokio::test]
+async fn a_hook_reads_its_input_and_runs_in_the_workspace_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = "cat > input.json; pwd > cwd.txt; env > env.txt";
+    let set = hooks(vec![hook(HookEvent::Stop, None, command)], dir.path());
+    let mut fields = Map::new();
+    fields.insert("stop_hook_active".into(), json!(true));
+    let ran = set
+        .run_all(HookEvent::Stop, None, fields, &CancellationToken::new())
+        .await;
+    assert_eq!(ran.len(), 1);
+    assert!(
+        matches!(&ran[0].1, Outcome::Replied(r) if r.decision.is_none()),
+        "{:?}",
+        ran[0].1
+    );
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("input.json")).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Stop");
+    assert_eq!(input["session_id"], "session-1");
+    assert_eq!(input["stop_hook_active"], true);
+    assert_eq!(input["cwd"], dir.path().display().to_string());
+    let cwd = std::fs::read_to_string(dir.path().join("cwd.txt")).unwrap();
+    assert_eq!(
+        std::fs::canonicalize(cwd.trim()).unwrap(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+    let env = std::fs::read_to_string(dir.path().join("env.txt")).unwrap();
+    assert!(
+        env.contains(&format!("TERN_PROJECT_DIR={}", dir.path().display())),
+        "{env}"
+    );
+    for line in env.lines() {
+        let name = line.split('=').next().unwrap_or_default();
+        assert!(
+            !crate::tools::exec::env::is_secret_name(std::ffi::OsStr::new(name)) || name == "GIT_CONFIG_KEY_0",
+            "a secret-looking variable reached the hook: {name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_slow_hook_is_killed_with_everything_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    // A background child that would outlive the hook, then a shell that never ends.
+    let command = format!("sleep 60 & echo $! > {}; sleep 60", pid_file.display());
+    let started = Instant::now();
+    let ran = run(
+        &command,
+        b"{}",
+        dir.path(),
+        &[("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
+        Duration::from_millis(300),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(matches!(ran.ending, Ending::TimedOut(_)), "{:?}", ran.ending);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let child: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = || unsafe { libc::kill(child, 0) } == 0 && !zombie(child);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while alive() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "the hook's background child survived");
+}
+
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
+#[tokio::test]
+async fn output_is_capped_and_a_background_child_does_not_hold_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = [("PATH".into(), std::env::var_os("PATH").unwrap_or_default())];
+    let started = Instant::now();
+    // 1 MB on stdout, a child left holding the pipes, exit 0 at once.
+    let command = "head -c 1000000 /dev/zero | tr '\\0' x; (sleep 30 &); exit 0";
+    let ran = run(
+        command,
+        b"",
+        dir.path(),
+        &path,
+        Duration::from_secs(20),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(matches!(ran.ending, Ending::Exit(0)), "{:?}", ran.ending);
+    assert_eq!(ran.stdout.len(), 64 * 1024);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // A hook that ignores a large input is not a problem either.
+    let big = vec![b'a'; 1 << 20];
+    let ran = run(
+        "exit 3",
+        &big,
+        dir.path(),
+        &path,
+        Duration::from_secs(20),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(matches!(ran.ending, Ending::Exit(3)), "{:?}", ran.ending);
+}
+
+#[tokio::test]
+async fn an_interrupt_ends_a_hook_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop.cancel();
+    });
+    let started = Instant::now();
+    let ran = run("sleep 60", b"", dir.path(), &[], Duration::from_secs(60), &cancel).await;
+    assert!(matches!(ran.ending, Ending::Cancelled), "{:?}", ran.ending);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn matchers_select_hooks_by_tool_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = hooks(
+        vec![
+            hook(HookEvent::PreToolUse, Some("exec|mcp__github__.*"), "echo a >> ran.txt"),
+            hook(HookEvent::PreToolUse, None, "echo b >> ran.txt"),
+            hook(HookEvent::PostToolUse, Some("exec"), "echo c >> ran.txt"),
+        ],
+        dir.path(),
+    );
+    assert!(set.wants(HookEvent::PreToolUse, "read_file"));
+    assert!(!set.wants(HookEvent::PostToolUse, "read_file"));
+    assert!(set.wants(HookEvent::PostToolUse, "exec"));
+    assert!(!set.wants(HookEvent::Stop, "exec"));
+    let ran = set
+        .run_all(
+            HookEvent::PreToolUse,
+            Some("mcp__github__list_issues"),
+            Map::new(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(ran.len(), 2);
+    let ran = set
+        .run_all(
+            HookEvent::PreToolUse,
+            Some("mcp__gitlab__list_issues"),
+            Map::new(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(ran.len(), 1);
+    let mut lines: Vec<String> = std::fs::read_to_string(dir.path().join("ran.txt"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, ["a", "b", "b"]);
+}
+
+#[test]
+fn a_subagent_keeps_only_the_tool_call_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = hooks(
+        vec![
+            hook(HookEvent::PreToolUse, None, "a"),
+            hook(HookEvent::PostToolUse, None, "b"),
+            hook(HookEvent::UserPromptSubmit, None, "c"),
+            hook(HookEvent::SessionStart, None, "d"),
+            hook(HookEvent::Stop, None, "e"),
+        ],
+        dir.path(),
+    );
+    let sub = set.for_subagent();
+    assert!(sub.wants(HookEvent::PreToolUse, "exec") && sub.wants(HookEvent::PostToolUse, "exec"));
+    assert!(!sub.wants(HookEvent::SessionStart, "startup"));
+    let events: Vec<HookEvent> = sub.list.iter().map(|h| h.event).collect();
+    assert_eq!(events, [HookEvent::PreToolUse, HookEvent::PostToolUse]);
+    assert_eq!(sub.session_id, "session-1");
+}
