@@ -97,6 +97,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
         log: None,
+        subagents: None,
     });
     let start = Instant::now();
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();

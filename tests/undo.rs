@@ -141,6 +141,7 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
         history_checkpoints,
         compaction: Default::default(),
         log: Some(log),
+        subagents: None,
     })
 }
 

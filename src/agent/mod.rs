@@ -10,6 +10,7 @@ pub(crate) mod conversation;
 pub mod memory;
 pub mod prompt;
 pub mod runner;
+pub mod subagent;
 mod turn;
 
 use std::path::{Path, PathBuf};
@@ -197,6 +198,7 @@ pub fn config_for(
         history_usage,
         history_checkpoints: checkpoints,
         log,
+        subagents: Some(settings.subagents),
     };
     Ok((config, info))
 }
@@ -325,6 +327,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
         log: None,
+        subagents: None,
     };
     let info = SessionInfo {
         id: "demo".into(),

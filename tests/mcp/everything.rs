@@ -178,6 +178,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
         log: None,
+        subagents: None,
     });
     agent
         .ops

@@ -63,5 +63,6 @@ pub fn config(
         history_usage: Default::default(),
         history_checkpoints: Vec::new(),
         log: None,
+        subagents: None,
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod calls;
 mod replay;
+pub mod subagents;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -46,6 +47,8 @@ pub enum CellKind {
         text: String,
         level: Level,
     },
+    /// A subagent's pane with its live progress.
+    Subagent(Box<subagents::SubagentPane>),
 }
 
 /// The session as the UI shows it.
@@ -65,6 +68,10 @@ pub struct AppState {
     pub agent_gone: bool,
     /// What each approval request asked (by request id), to say what an answer applied to.
     asked: HashMap<u64, String>,
+    /// The session's subagents by id.
+    pub subagents: HashMap<String, subagents::Subagent>,
+    /// Which subagent asks each pending approval request (by request id); absent: the main agent.
+    pub approval_from: HashMap<u64, String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -74,6 +81,8 @@ pub struct Status {
     pub mode: ApprovalMode,
     pub workspace: String,
     pub usage: Usage,
+    /// What the session's subagents used (also part of the session's totals).
+    pub subagent_usage: Usage,
     pub last_usage: Usage,
     pub busy: bool,
     pub turn_started: Option<Instant>,
@@ -160,6 +169,7 @@ impl AppState {
     /// True while something on screen moves (a spinner, a running timer).
     pub fn animating(&self) -> bool {
         self.status.busy
+            || self.subagents_running()
             || self
                 .calls
                 .iter()
@@ -353,7 +363,9 @@ impl AppState {
                     }
                     TurnEnd::Completed | TurnEnd::Error { .. } => {}
                 }
-                self.approvals.clear();
+                // The turn's own prompts are over; a background subagent's still waits for its answer.
+                let from = &self.approval_from;
+                self.approvals.retain(|r| from.contains_key(&r.id));
                 self.status.busy = false;
                 self.status.retry = None;
                 self.status.turn_started = None;
@@ -368,9 +380,16 @@ impl AppState {
             Event::ModelChanged { model } => self.status.model = model,
             Event::ApprovalDecided { id, decision } => {
                 self.approvals.retain(|r| r.id != id);
+                self.approval_from.remove(&id);
                 let command = self.asked.remove(&id).unwrap_or_default();
                 let (text, level) = decision_notice(&command, &decision);
                 self.notice(text, level);
+            }
+            event @ (Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentDelivered { .. }) => {
+                self.apply_subagent(event);
             }
         }
     }

@@ -6,5 +6,6 @@ pub mod help;
 pub mod mcp;
 pub mod rewind;
 pub mod status;
+pub mod subagent;
 pub mod tool_pane;
 pub mod transcript;
