@@ -140,6 +140,8 @@ pub struct App {
     pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::tools::mcp::ServerStatus>>>,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub switch: Option<super::switch::SessionSwitch>,
+    /// A subagent's transcript shown in place of the main one.
+    pub viewer: Option<super::view::subagent::SubagentViewer>,
 }
 
 impl App {
@@ -164,6 +166,7 @@ impl App {
             clipboard: Vec::new(),
             mcp: None,
             switch: None,
+            viewer: None,
         }
     }
 
@@ -209,7 +212,9 @@ impl App {
         let showing = self.layers.iter().any(|l| l.name() == "approval");
         if !showing && let Some(request) = self.state.approvals.front().cloned() {
             let queued = self.state.approvals.len() - 1;
-            self.layers.push(Box::new(ApprovalLayer::new(request, queued)));
+            let from = self.state.approval_from.get(&request.id).cloned();
+            self.layers
+                .push(Box::new(ApprovalLayer::new(request, queued).from_subagent(from)));
         }
     }
 
@@ -270,13 +275,18 @@ impl App {
             self.ctrl_c();
             return;
         }
+        if self.viewer_key(key) {
+            return;
+        }
         if self.composer.popup_open() {
             self.composer_key(key);
             return;
         }
         let composer_empty = self.composer.is_empty();
         match self.keymap.action(&key) {
-            Some(Action::Interrupt) if key.code == KeyCode::Esc && self.state.status.busy => {
+            Some(Action::Interrupt)
+                if key.code == KeyCode::Esc && (self.state.status.busy || self.state.subagents_running()) =>
+            {
                 self.send(Op::Interrupt);
                 self.state.flash("interrupting…");
             }
@@ -322,7 +332,9 @@ impl App {
             Action::NextCall => self.transcript.select_call(&self.state, true),
             Action::ToggleCall => {
                 let target = self.transcript.selected_call.or(self.state.calls.len().checked_sub(1));
-                if let Some(call) = target {
+                if let Some(call) = target
+                    && !self.open_subagent(call)
+                {
                     self.state.toggle_call(call);
                 }
             }
@@ -554,7 +566,13 @@ impl App {
             height: 1,
             ..area
         };
-        self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        let viewed = match &mut self.viewer {
+            Some(viewer) => viewer.render(frame, transcript_area, &self.state, &self.theme),
+            None => false,
+        };
+        if !viewed {
+            self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        }
         if queued_h > 0 {
             let lines: Vec<Line> = self
                 .state

@@ -49,6 +49,8 @@ pub struct Subagent {
     cell: usize,
     /// Where its session log is, when it has one.
     pub transcript: Option<String>,
+    /// The `spawn` call that started it (an index into `AppState::calls`).
+    pub call: Option<usize>,
     /// Its transcript as far as this session saw it (empty after a resume until loaded from `transcript`).
     pub view: AppState,
 }
@@ -80,11 +82,13 @@ impl AppState {
                     delivered: false,
                 };
                 let cell = self.push(CellKind::Subagent(Box::new(pane)));
+                let call = self.spawn_call_of_next();
                 self.subagents.insert(
                     id,
                     Subagent {
                         cell,
                         transcript,
+                        call,
                         view: AppState::new(),
                     },
                 );
@@ -186,6 +190,34 @@ impl AppState {
             }
         }
         Some(&subagent.view)
+    }
+
+    /// The `spawn` call a subagent that starts now belongs to. The runner begins the calls of a step in call order
+    /// and starts their subagents in the same order, each before any later one: so it is the first `spawn` call
+    /// still running that has no subagent yet.
+    fn spawn_call_of_next(&self) -> Option<usize> {
+        let taken: std::collections::HashSet<usize> = self.subagents.values().filter_map(|s| s.call).collect();
+        let from = self.calls.len().saturating_sub(64);
+        (from..self.calls.len()).find(|i| {
+            let call = &self.calls[*i];
+            call.name == "spawn" && call.status == super::calls::CallStatus::Running && !taken.contains(i)
+        })
+    }
+
+    /// The subagent that call `index` (a `spawn` call) started.
+    pub fn subagent_of_call(&self, index: usize) -> Option<String> {
+        self.subagents
+            .iter()
+            .find(|(_, s)| s.call == Some(index))
+            .map(|(id, _)| id.clone())
+    }
+
+    /// The most recently started subagent.
+    pub fn last_subagent(&self) -> Option<String> {
+        self.subagents
+            .iter()
+            .max_by_key(|(_, s)| s.cell)
+            .map(|(id, _)| id.clone())
     }
 
     /// The subagent whose pane is cell `index`.

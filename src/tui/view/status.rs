@@ -83,7 +83,13 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
         ));
     }
     // The catalog prices cache reads and writes apart; a model it does not price shows no cost.
-    if let Some(usd) = crate::models::catalog().cost(&model, &status.usage) {
+    // Subagents run on the same model: their tokens cost the same.
+    let mut spent = status.usage;
+    spent.input_tokens += status.subagent_usage.input_tokens;
+    spent.output_tokens += status.subagent_usage.output_tokens;
+    spent.cache_read_tokens += status.subagent_usage.cache_read_tokens;
+    spent.cache_write_tokens += status.subagent_usage.cache_write_tokens;
+    if let Some(usd) = crate::models::catalog().cost(&model, &spent) {
         right.push((4, Span::styled(format!(" · ${usd:.2}"), theme.status_bar)));
     }
     right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));
