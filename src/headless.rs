@@ -93,6 +93,10 @@ pub async fn run<O: Write, E: Write>(
                         interrupted = true;
                         let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
                         let _ = handle.ops.send(Op::Interrupt);
+                        // The turn is over and only background subagents were left: their reports will not come.
+                        if end.is_some() {
+                            let _ = handle.ops.send(Op::Shutdown);
+                        }
                     }
                     Stop::Terminate { signal } => {
                         terminated = Some(signal);
