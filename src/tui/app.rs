@@ -212,7 +212,11 @@ impl App {
         let showing = self.layers.iter().any(|l| l.name() == "approval");
         if !showing && let Some(request) = self.state.approvals.front().cloned() {
             let queued = self.state.approvals.len() - 1;
-            let from = self.state.approval_from.get(&request.id).cloned();
+            let from = self
+                .state
+                .approval_from
+                .get(&request.id)
+                .map(|(_, label)| label.clone());
             self.layers
                 .push(Box::new(ApprovalLayer::new(request, queued).from_subagent(from)));
         }

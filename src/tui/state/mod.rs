@@ -70,8 +70,9 @@ pub struct AppState {
     asked: HashMap<u64, String>,
     /// The session's subagents by id.
     pub subagents: HashMap<String, subagents::Subagent>,
-    /// Which subagent asks each pending approval request (by request id); absent: the main agent.
-    pub approval_from: HashMap<u64, String>,
+    /// Which subagent asks each pending approval request (request id to subagent id and label); absent: the main
+    /// agent.
+    pub approval_from: HashMap<u64, (String, String)>,
 }
 
 #[derive(Debug, Default, Clone)]

@@ -96,7 +96,7 @@ impl AppState {
             Event::Subagent { id, label, inner } => {
                 match &*inner {
                     Event::ApprovalRequest(request) => {
-                        self.approval_from.insert(request.id, label.clone());
+                        self.approval_from.insert(request.id, (id.clone(), label.clone()));
                         self.asked
                             .insert(request.id, format!("{} (subagent {label})", request.command));
                         self.approvals.push_back(request.clone());
@@ -127,18 +127,31 @@ impl AppState {
                 steps,
                 elapsed_ms,
                 ..
-            } => self.update_pane(&id, |pane| {
-                pane.status = match end {
-                    TurnEnd::Completed | TurnEnd::IterationLimit => SubagentStatus::Done,
-                    _ => SubagentStatus::Failed,
-                };
-                pane.tool = None;
-                pane.end = Some(end);
-                pane.result = Some(result);
-                pane.usage = usage;
-                pane.steps = steps;
-                pane.elapsed = Some(Duration::from_millis(elapsed_ms));
-            }),
+            } => {
+                // A prompt it left unanswered (it was interrupted meanwhile) has nobody to answer any more.
+                let gone: Vec<u64> = self
+                    .approval_from
+                    .iter()
+                    .filter(|(_, (from, _))| *from == id)
+                    .map(|(request, _)| *request)
+                    .collect();
+                self.approvals.retain(|r| !gone.contains(&r.id));
+                for request in gone {
+                    self.approval_from.remove(&request);
+                }
+                self.update_pane(&id, |pane| {
+                    pane.status = match end {
+                        TurnEnd::Completed | TurnEnd::IterationLimit => SubagentStatus::Done,
+                        _ => SubagentStatus::Failed,
+                    };
+                    pane.tool = None;
+                    pane.end = Some(end);
+                    pane.result = Some(result);
+                    pane.usage = usage;
+                    pane.steps = steps;
+                    pane.elapsed = Some(Duration::from_millis(elapsed_ms));
+                });
+            }
             Event::SubagentDelivered { id, .. } => self.update_pane(&id, |pane| pane.delivered = true),
             _ => {}
         }

@@ -182,9 +182,26 @@ fn a_background_subagents_prompt_outlives_the_main_turn_and_esc_interrupts_it() 
         reason: TurnEnd::Completed,
     });
     assert_eq!(app.state.approvals.len(), 1, "the subagent still waits for its answer");
+    // Stopped before anyone answered, it takes its prompt with it.
+    app.on_agent_event(Event::SubagentFinished {
+        id: "1-abcd".into(),
+        label: "reader".into(),
+        end: TurnEnd::Interrupted,
+        result: "interrupted".into(),
+        usage: Usage::default(),
+        steps: 0,
+        elapsed_ms: 10,
+    });
+    assert!(app.state.approvals.is_empty() && app.state.approval_from.is_empty());
+    app.on_agent_event(Event::SubagentStarted {
+        id: "2-beef".into(),
+        label: "other".into(),
+        task: "more".into(),
+        wait: false,
+        transcript: None,
+    });
     assert!(app.layers.iter().any(|l| l.name() == "approval"));
     app.layers.clear();
-    app.state.approvals.clear();
     // Idle, with a subagent at work: Esc stops it.
     assert!(!app.state.status.busy && app.state.subagents_running());
     app.on_terminal_event(TermEvent::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
