@@ -90,4 +90,28 @@ mod tests {
         );
         assert!(toml::from_str::<SubagentsFile>("max_depth = 2").is_err());
     }
+
+    #[test]
+    fn a_config_file_sets_them_and_an_untrusted_project_keeps_them() {
+        use crate::config::{ConfigFile, resolve};
+        let path = std::path::Path::new("config.toml");
+        let user = ConfigFile::parse("[subagents]\nmax_concurrent = 5\nmax_iterations = 12\n", path).unwrap();
+        let project = ConfigFile::parse("[subagents]\nmax_concurrent = 2\n", path).unwrap();
+        // Limits only: an untrusted project may set them.
+        let (project, dropped) = project.without_loosening();
+        assert!(dropped.is_empty(), "{dropped:?}");
+        let merged = user.merge(project);
+        let settings = resolve(merged, vec![], |k| (k == "OPENAI_API_KEY").then(|| "k".into()), || None).unwrap();
+        assert_eq!(
+            settings.subagents,
+            SubagentSettings {
+                enabled: true,
+                max_concurrent: 2,
+                max_iterations: 12,
+            }
+        );
+        let off = ConfigFile::parse("[subagents]\nenabled = false\n", path).unwrap();
+        let settings = resolve(off, vec![], |k| (k == "OPENAI_API_KEY").then(|| "k".into()), || None).unwrap();
+        assert!(!settings.subagents.enabled);
+    }
 }

@@ -173,3 +173,33 @@ async fn shutdown_stops_background_subagents_and_waits_for_them() {
     assert_eq!(finished(&events)[0].1, TurnEnd::Interrupted);
     assert!(!alive(pid), "the command outlived the shutdown");
 }
+
+#[tokio::test]
+async fn tern_run_waits_for_a_background_subagents_report_turn_before_it_exits() {
+    let h = harness(
+        vec![
+            Reply::tool("spawn", json!({"task": "TASK-H: count", "label": "counter"})),
+            Reply::for_system(
+                "TASK-H",
+                Reply::delayed(Duration::from_millis(200), Reply::text("counted 9")),
+            ),
+            Reply::text("Started."),
+            Reply::text("The count is 9."),
+        ],
+        ApprovalMode::AutoEdit,
+        3,
+    )
+    .await;
+    let (_stop_tx, mut stops) = tokio::sync::mpsc::unbounded_channel();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let format = tern::headless::OutputFormat::Text;
+    let code = tern::headless::run(h.agent, "count".into(), format, &mut stops, &mut out, &mut err).await;
+    assert_eq!(code, 0);
+    let (out, err) = (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap());
+    assert!(out.contains("Started.") && out.contains("The count is 9."), "{out}");
+    assert!(
+        err.contains("[counter] started in the background: TASK-H: count"),
+        "{err}"
+    );
+    assert_eq!(h.mock.request_count(), 4);
+}
