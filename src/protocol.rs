@@ -326,6 +326,9 @@ pub enum Event {
     },
 }
 
+/// How the notice a subagent sends while it waits for a free slot begins (frontends show it as queued).
+pub const SUBAGENT_QUEUED: &str = "waiting:";
+
 /// A turn `/rewind` can go back to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RewindPoint {

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::{Job, Outcome, Report, SubagentManager};
 use crate::agent::checkpoint::Checkpoints;
 use crate::agent::runner::Agent;
-use crate::protocol::{Event, Message, TurnEnd, Usage};
+use crate::protocol::{Event, Message, SUBAGENT_QUEUED, TurnEnd, Usage};
 use crate::session::{SessionLog, SessionMeta, ToolResultStore};
 use crate::tools::FileTracker;
 
@@ -30,7 +30,7 @@ impl SubagentManager {
             Err(_) => {
                 shared.emit(tag(Event::Notice {
                     text: format!(
-                        "waiting: {} subagents are running, the most at once ([subagents] max_concurrent)",
+                        "{SUBAGENT_QUEUED} {} subagents are running, the most at once ([subagents] max_concurrent)",
                         self.parent.settings.max_concurrent
                     ),
                 }));

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::{AppState, Cell, CellKind};
-use crate::protocol::{Event, TurnEnd, Usage};
+use crate::protocol::{Event, SUBAGENT_QUEUED, TurnEnd, Usage};
 
 /// How a subagent stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +106,7 @@ impl AppState {
                 }
                 self.update_pane(&id, |pane| match &*inner {
                     Event::TurnStarted { .. } => pane.status = SubagentStatus::Running,
-                    Event::Notice { text } if text.starts_with("waiting:") => pane.status = SubagentStatus::Queued,
+                    Event::Notice { text } if text.starts_with(SUBAGENT_QUEUED) => pane.status = SubagentStatus::Queued,
                     Event::ToolCallBegin { name, .. } => pane.tool = Some(name.clone()),
                     Event::ToolCallEnd { .. } => pane.tool = None,
                     Event::TokenUsage { total, .. } => {

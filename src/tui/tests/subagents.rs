@@ -147,6 +147,21 @@ fn the_pane_shows_live_progress_and_the_prompt_says_which_subagent_asks() {
 }
 
 #[test]
+fn a_subagent_waiting_for_a_slot_shows_as_queued_until_it_starts() {
+    let (mut app, _ops, _dir) = app();
+    started(&mut app, true);
+    app.on_agent_event(tagged(Event::Notice {
+        text: format!("{} 3 subagents are running", crate::protocol::SUBAGENT_QUEUED),
+    }));
+    assert!(screen(&mut app).contains("subagent reader  waiting for a slot"));
+    app.on_agent_event(tagged(Event::TurnStarted {
+        turn: 1,
+        text: "read the notes".into(),
+    }));
+    assert!(screen(&mut app).contains("subagent reader  thinking · 0 steps"));
+}
+
+#[test]
 fn ctrl_o_on_the_spawn_call_opens_the_subagents_transcript_and_esc_closes_it() {
     let (mut app, _ops, _dir) = app();
     started(&mut app, true);
