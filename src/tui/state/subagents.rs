@@ -225,14 +225,6 @@ impl AppState {
             .map(|(id, _)| id.clone())
     }
 
-    /// The most recently started subagent.
-    pub fn last_subagent(&self) -> Option<String> {
-        self.subagents
-            .iter()
-            .max_by_key(|(_, s)| s.cell)
-            .map(|(id, _)| id.clone())
-    }
-
     /// The subagent whose pane is cell `index`.
     pub fn subagent_at(&self, index: usize) -> Option<&str> {
         match &self.cells.get(index)?.kind {
