@@ -98,6 +98,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         history_checkpoints: Vec::new(),
         hooks: Default::default(),
         log: None,
+        subagents: None,
     });
     let start = Instant::now();
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();

@@ -179,6 +179,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
         hooks: Default::default(),
         compaction: Default::default(),
         log: None,
+        subagents: None,
     });
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
     while let Some(event) = agent.events.recv().await {

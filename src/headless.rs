@@ -71,6 +71,7 @@ pub async fn run<O: Write, E: Write>(
     let (out, err) = (&mut MaskingWriter::new(out), &mut MaskingWriter::new(err));
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
     let mut printer = Printer::new(format);
+    let mut background = Background::default();
     let mut end: Option<TurnEnd> = None;
     let mut interrupted = false;
     let mut terminated: Option<i32> = None;
@@ -92,6 +93,10 @@ pub async fn run<O: Write, E: Write>(
                         interrupted = true;
                         let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
                         let _ = handle.ops.send(Op::Interrupt);
+                        // The turn is over and only background subagents were left: their reports will not come.
+                        if end.is_some() {
+                            let _ = handle.ops.send(Op::Shutdown);
+                        }
                     }
                     Stop::Terminate { signal } => {
                         terminated = Some(signal);
@@ -104,7 +109,8 @@ pub async fn run<O: Write, E: Write>(
             }
         };
         let Some(event) = event else { break };
-        if let Event::ApprovalRequest(request) = &event {
+        background.track(&event);
+        if let Some(request) = approval_request(&event) {
             let _ = handle.ops.send(Op::Approve {
                 id: request.id,
                 decision: ApprovalDecision::Deny {
@@ -114,7 +120,10 @@ pub async fn run<O: Write, E: Write>(
         }
         if let Event::TurnFinished { reason } = &event {
             end = Some(reason.clone());
-            let _ = handle.ops.send(Op::Shutdown);
+            // A subagent started without waiting reports in a turn of its own: the run ends after that one.
+            if background.outstanding == 0 || *reason == TurnEnd::Interrupted || interrupted {
+                let _ = handle.ops.send(Op::Shutdown);
+            }
         }
         let done = matches!(event, Event::ShutdownComplete);
         printer.print(&event, out, err);
@@ -134,6 +143,31 @@ pub async fn run<O: Write, E: Write>(
     }
 }
 
+/// A prompt to answer: the main agent's, or one of its subagents'.
+fn approval_request(event: &Event) -> Option<&crate::protocol::ApprovalRequest> {
+    match event {
+        Event::ApprovalRequest(request) => Some(request),
+        Event::Subagent { inner, .. } => approval_request(inner),
+        _ => None,
+    }
+}
+
+/// Subagents started without waiting whose reports the main agent has not had yet.
+#[derive(Default)]
+struct Background {
+    outstanding: usize,
+}
+
+impl Background {
+    fn track(&mut self, event: &Event) {
+        match event {
+            Event::SubagentStarted { wait: false, .. } => self.outstanding += 1,
+            Event::SubagentDelivered { .. } => self.outstanding = self.outstanding.saturating_sub(1),
+            _ => {}
+        }
+    }
+}
+
 /// Turns events into output for one format.
 struct Printer {
     format: OutputFormat,
@@ -146,6 +180,8 @@ struct Printer {
     /// After a retry: the new attempt's text so far, while it only repeats what `shown` already holds.
     replaying: Option<String>,
     usage: Usage,
+    /// What subagents used, part of the session's totals.
+    subagent_usage: Usage,
     calls: Vec<serde_json::Value>,
     errors: Vec<String>,
     /// The model's plan as last printed (`todo_write`); `None` before it has one.
@@ -161,6 +197,7 @@ impl Printer {
             shown: String::new(),
             replaying: None,
             usage: Usage::default(),
+            subagent_usage: Usage::default(),
             calls: Vec::new(),
             errors: Vec::new(),
             plan: None,
@@ -171,6 +208,11 @@ impl Printer {
         match event {
             Event::AssistantMessage { text, .. } => self.answer = text.clone(),
             Event::TokenUsage { total, .. } => self.usage = *total,
+            Event::Subagent { inner, .. } => {
+                if let Event::TokenUsage { last, .. } = &**inner {
+                    add_usage(&mut self.subagent_usage, last);
+                }
+            }
             Event::Error { message } => self.errors.push(message.clone()),
             Event::PlanUpdated { items } if self.plan.as_ref() != Some(items) => {
                 self.plan = Some(items.clone());
@@ -286,8 +328,20 @@ impl Printer {
         self.open_line = !text.ends_with('\n');
     }
 
-    /// Tool activity, notices and errors, on stderr.
+    /// Tool activity, notices and errors, on stderr; a subagent's prefixed with its label.
     fn print_progress<E: Write>(&self, event: &Event, err: &mut E) {
+        if let Some(line) = subagent_line(event) {
+            let _ = writeln!(err, "{line}");
+            return;
+        }
+        if let Event::Subagent { label, inner, .. } = event {
+            let mut line = Vec::new();
+            self.print_progress(inner, &mut line);
+            for line in String::from_utf8_lossy(&line).lines() {
+                let _ = writeln!(err, "[{label}] {}", line.trim_start());
+            }
+            return;
+        }
         let line = match event {
             // The plan is printed whole when it changes; its calls only when one fails.
             Event::ToolCallBegin { name, .. } if name == PLAN_TOOL => return,
@@ -348,7 +402,7 @@ impl Printer {
                     "reason": reason,
                     "error": error,
                     "is_error": !matches!(end, Some(TurnEnd::Completed | TurnEnd::IterationLimit)),
-                    "usage": self.usage,
+                    "usage": total_usage(&self.usage, &self.subagent_usage),
                     "tool_calls": self.calls,
                     "errors": self.errors,
                 });
@@ -361,6 +415,50 @@ impl Printer {
             _ => {}
         }
     }
+}
+
+/// The lines for a subagent's start and end.
+fn subagent_line(event: &Event) -> Option<String> {
+    match event {
+        Event::SubagentStarted { label, task, wait, .. } => {
+            let task: String = task.lines().next().unwrap_or_default().chars().take(120).collect();
+            let how = if *wait { "" } else { " in the background" };
+            Some(format!("[{label}] started{how}: {task}"))
+        }
+        Event::SubagentFinished {
+            label,
+            end,
+            steps,
+            elapsed_ms,
+            ..
+        } => {
+            let how = match end {
+                TurnEnd::Completed => "done".to_string(),
+                TurnEnd::IterationLimit => "done at its iteration limit".to_string(),
+                TurnEnd::Interrupted => "interrupted".to_string(),
+                TurnEnd::Aborted => "aborted".to_string(),
+                TurnEnd::Error { message } => format!("failed: {message}"),
+            };
+            Some(format!(
+                "[{label}] {how} ({steps} steps, {:.1}s)",
+                *elapsed_ms as f64 / 1000.0
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn add_usage(total: &mut Usage, more: &Usage) {
+    total.input_tokens += more.input_tokens;
+    total.output_tokens += more.output_tokens;
+    total.cache_read_tokens += more.cache_read_tokens;
+    total.cache_write_tokens += more.cache_write_tokens;
+}
+
+fn total_usage(main: &Usage, subagents: &Usage) -> Usage {
+    let mut total = *main;
+    add_usage(&mut total, subagents);
+    total
 }
 
 /// The argument that says most about a call: the command, path or pattern.

@@ -297,6 +297,38 @@ pub enum Event {
     PlanUpdated {
         items: Vec<PlanItem>,
     },
+    /// A subagent started on `task`; `wait`: the main agent waits for its report. `transcript` is where its own
+    /// session log is, for a frontend to open (also after a resume).
+    SubagentStarted {
+        id: String,
+        label: String,
+        task: String,
+        wait: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transcript: Option<String>,
+    },
+    /// Something subagent `id` did, as its own event (a tool call, a prompt to answer, tokens used ...): a frontend
+    /// shows `inner` with the code it has for the main agent's events, labelled.
+    Subagent {
+        id: String,
+        label: String,
+        inner: Box<Event>,
+    },
+    /// Subagent `id` ended: how, its report for the main agent, the tokens it used and its model requests.
+    SubagentFinished {
+        id: String,
+        label: String,
+        end: TurnEnd,
+        result: String,
+        usage: Usage,
+        steps: u64,
+        elapsed_ms: u64,
+    },
+    /// The report of subagent `id` (started without waiting) was given to the main agent.
+    SubagentDelivered {
+        id: String,
+        label: String,
+    },
 }
 
 /// One step of the model's plan.
@@ -330,6 +362,9 @@ impl PlanStatus {
         }
     }
 }
+
+/// How the notice a subagent sends while it waits for a free slot begins (frontends show it as queued).
+pub const SUBAGENT_QUEUED: &str = "waiting:";
 
 /// A turn `/rewind` can go back to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

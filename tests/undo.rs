@@ -142,6 +142,7 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
         compaction: Default::default(),
         hooks: Default::default(),
         log: Some(log),
+        subagents: None,
     })
 }
 

@@ -125,6 +125,7 @@ impl Harness {
                 CellKind::Tools(group) if group.len() > 1 => "tools: parallel reads".into(),
                 CellKind::Tools(group) => format!("tools: {}", state.calls[group[0]].name),
                 CellKind::Notice { .. } => "notice".into(),
+                CellKind::Subagent(_) => "subagent".into(),
             };
             let clock = Clock::start();
             lines += render_cell(cell, &state.calls, width, &self.app.theme, None).len();

@@ -206,6 +206,8 @@ impl ApprovalGate {
                 }
             }
             name if EDIT_TOOLS.contains(&name) => self.check_edit(name, args, policy),
+            // Starting a subagent changes nothing; each call it makes takes this gate (agent::subagent::tool).
+            crate::agent::subagent::SPAWN_TOOL => Verdict::Allow,
             name => self.check_mcp(name, ToolHints::default()),
         }
     }

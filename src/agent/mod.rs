@@ -10,6 +10,7 @@ pub(crate) mod conversation;
 pub mod memory;
 pub mod prompt;
 pub mod runner;
+pub mod subagent;
 mod turn;
 
 use std::path::{Path, PathBuf};
@@ -200,6 +201,7 @@ pub fn config_for(
             .with_transcript(info.log_path.as_deref())
             .with_env_allow(settings.env_allow.clone()),
         log,
+        subagents: Some(settings.subagents),
     };
     Ok((config, info))
 }
@@ -376,6 +378,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         history_checkpoints: Vec::new(),
         log: None,
         hooks: Default::default(),
+        subagents: None,
     };
     let info = SessionInfo {
         id: "demo".into(),

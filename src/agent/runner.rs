@@ -3,6 +3,7 @@
 //! approvals reach the waiting call, a new user message is queued as the next turn.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -45,6 +46,8 @@ pub struct AgentConfig {
     pub log: Option<SessionLog>,
     /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
     pub hooks: crate::hooks::Hooks,
+    /// Offer the `spawn` tool with these limits (`agent::subagent`); `None` offers no subagents.
+    pub subagents: Option<crate::config::SubagentSettings>,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -55,14 +58,20 @@ pub struct AgentHandle {
 }
 
 /// State shared between the op loop and the running turn. Locks are held only for a map insert, a mode read or one
-/// line written to the session log.
+/// line written to the session log. A subagent's `Shared` holds the same gate, pending prompts, approval ids and model
+/// as its parent's (`child`): one gate and one set of "always" answers per session.
 pub(crate) struct Shared {
-    pub gate: Mutex<ApprovalGate>,
-    pub pending: Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>,
+    pub gate: Arc<Mutex<ApprovalGate>>,
+    pub pending: Arc<Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>>,
+    /// The next approval request id, unique across the session's agents.
+    pub approval_ids: Arc<AtomicU64>,
     /// A model chosen during the session, replacing the configured one.
-    pub model: Mutex<Option<String>>,
+    pub model: Arc<Mutex<Option<String>>>,
     pub events: mpsc::UnboundedSender<Event>,
     pub record: Mutex<Recorder>,
+    /// Cancelled by an interrupt or shutdown, then replaced: work that outlives a turn (subagents started without
+    /// waiting) runs under a child of it.
+    pub background: Mutex<CancellationToken>,
 }
 
 /// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
@@ -73,6 +82,35 @@ pub(crate) struct Recorder {
 }
 
 impl Shared {
+    /// The state of a subagent of this agent: the same gate, prompts, approval ids and model; its own events and log.
+    pub fn child(&self, events: mpsc::UnboundedSender<Event>, log: Option<SessionLog>) -> Shared {
+        Shared {
+            gate: Arc::clone(&self.gate),
+            pending: Arc::clone(&self.pending),
+            approval_ids: Arc::clone(&self.approval_ids),
+            model: Arc::clone(&self.model),
+            events,
+            record: Mutex::new(Recorder { log, events: 0 }),
+            background: Mutex::new(CancellationToken::new()),
+        }
+    }
+
+    pub fn next_approval_id(&self) -> u64 {
+        self.approval_ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A token for background work, cancelled by the next interrupt or shutdown.
+    pub fn background_token(&self) -> CancellationToken {
+        self.background.lock().map(|t| t.child_token()).unwrap_or_default()
+    }
+
+    /// Stops the background work running now; work started later gets a fresh token.
+    pub fn interrupt_background(&self) {
+        if let Ok(mut token) = self.background.lock() {
+            std::mem::take(&mut *token).cancel();
+        }
+    }
+
     /// Sends an event to the frontend, and records it in the session log when a resumed session must show it.
     pub fn emit(&self, event: Event) {
         if recorded(&event) {
@@ -138,7 +176,10 @@ fn recorded(event: &Event) -> bool {
             | Event::ModelChanged { .. }
             | Event::ApprovalDecided { .. }
             | Event::PlanUpdated { .. }
-    )
+            | Event::SubagentStarted { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentDelivered { .. }
+    ) || super::subagent::recorded_in_parent(event)
 }
 
 /// The agent's own state; `turn.rs` runs turns on it.
@@ -160,16 +201,17 @@ pub(crate) struct Agent {
     pub results: ToolResultStore,
     pub messages: super::conversation::Conversation,
     /// A resumed session's messages until the task starts and makes them the conversation.
-    history: Vec<Message>,
+    pub history: Vec<Message>,
     pub total_usage: Usage,
     pub turn: u64,
-    pub next_approval_id: u64,
     pub shared: Arc<Shared>,
     /// File checkpoints and work-tree snapshots per turn, for `/undo` and `/rewind`.
     pub checkpoints: super::checkpoint::Checkpoints,
     /// Told to the model with the next user message (the user undid its changes, a hook's session context).
     pub pending_note: Option<String>,
     pub hooks: crate::hooks::Hooks,
+    /// The session's subagents, when the `spawn` tool is offered.
+    pub subagents: Option<Arc<super::subagent::SubagentManager>>,
 }
 
 /// Starts the agent task.
@@ -193,21 +235,41 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
     );
     checkpoints.restore(config.history_checkpoints);
     let shared = Arc::new(Shared {
-        gate: Mutex::new(config.gate),
-        pending: Mutex::new(HashMap::new()),
-        model: Mutex::new(None),
+        gate: Arc::new(Mutex::new(config.gate)),
+        pending: Arc::default(),
+        approval_ids: Arc::new(AtomicU64::new(1)),
+        model: Arc::default(),
         events: ev_tx,
         record: Mutex::new(Recorder {
             log: config.log,
             events: config.history_events,
         }),
+        background: Mutex::default(),
     });
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
+    let policy = Arc::new(config.policy);
+    let mut tools = config.tools;
+    let subagents = config.subagents.filter(|s| s.enabled).map(|settings| {
+        super::subagent::SubagentManager::attach(
+            &mut tools,
+            super::subagent::Parent {
+                shared: Arc::clone(&shared),
+                provider: Arc::clone(&config.provider),
+                policy: Arc::clone(&policy),
+                results: config.results.clone(),
+                settings,
+                context_window: config.context_window,
+                reserve_tokens: config.reserve_tokens,
+                compaction: config.compaction,
+                hooks: config.hooks.for_subagent(),
+            },
+        )
+    });
     let agent = Agent {
         provider: config.provider,
-        tools: config.tools,
-        policy: Arc::new(config.policy),
+        tools,
+        policy,
         files: Arc::new(FileTracker::default()),
         system_prompt: config.system_prompt.text.clone(),
         prompt: config.system_prompt,
@@ -224,11 +286,11 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         total_usage: config.history_usage,
         // After the resumed session's turns: their checkpoints keep their numbers.
         turn: checkpoints.last_turn(),
-        next_approval_id: 1,
         shared,
         checkpoints,
         pending_note: None,
         hooks: config.hooks,
+        subagents,
     };
     agent.run(op_rx).await;
 }
@@ -265,7 +327,7 @@ impl Agent {
             }
             let text = match queue.pop_front() {
                 Some(text) => text,
-                None => match ops.recv().await {
+                None => match self.next_op(&mut ops).await {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::SetApprovalMode { mode }) => {
                         set_mode(&self.shared, mode);
@@ -317,8 +379,15 @@ impl Agent {
                         shutting_down = stop;
                         continue;
                     }
-                    // Nothing is running: stale interrupts and approvals have nothing to act on.
-                    Some(Op::Interrupt | Op::Approve { .. }) => continue,
+                    // No turn runs: an interrupt stops background subagents, an answer goes to one of them.
+                    Some(Op::Interrupt) => {
+                        self.shared.interrupt_background();
+                        continue;
+                    }
+                    Some(Op::Approve { id, decision }) => {
+                        answer(&self.shared, id, decision);
+                        continue;
+                    }
                     Some(Op::Shutdown) | None => break,
                 },
             };
@@ -331,6 +400,7 @@ impl Agent {
             shutting_down = stop;
             shared.emit(Event::TurnFinished { reason: end });
         }
+        self.stop_subagents().await;
         self.shared.emit(Event::ShutdownComplete);
     }
 
@@ -369,8 +439,9 @@ impl Agent {
         }
         // Whatever happened, every call the model made has an answer before the next request.
         self.messages.ensure_valid();
+        // This turn's prompts are over (their receivers are gone); a background subagent's may still wait.
         if let Ok(mut pending) = self.shared.pending.lock() {
-            pending.clear();
+            pending.retain(|_, waiter| !waiter.is_closed());
         }
         end
     }
@@ -427,7 +498,10 @@ async fn while_busy<F: std::future::Future>(
         tokio::select! {
             output = &mut work => break output,
             op = ops.recv(), if ops_open => match op {
-                Some(Op::Interrupt) => cancel.cancel(),
+                Some(Op::Interrupt) => {
+                    cancel.cancel();
+                    shared.interrupt_background();
+                }
                 Some(Op::UserTurn { text }) => queue.push_back(text),
                 Some(Op::Approve { id, decision }) => answer(shared, id, decision),
                 Some(Op::SetApprovalMode { mode }) => set_mode(shared, mode),
@@ -439,6 +513,7 @@ async fn while_busy<F: std::future::Future>(
                 Some(Op::Shutdown) => {
                     stop = true;
                     cancel.cancel();
+                    shared.interrupt_background();
                 }
                 None => {
                     // Every frontend is gone: nobody can answer or watch, so stop.
@@ -460,7 +535,7 @@ fn set_model(shared: &Shared, model: String) {
     shared.emit(Event::ModelChanged { model });
 }
 
-fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
+pub(crate) fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
     let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
     match waiter {
         Some(tx) => {

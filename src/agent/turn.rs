@@ -51,6 +51,8 @@ impl Agent {
         let mut empty_retried = false;
         let mut continues = 0;
         for _ in 0..self.max_iterations {
+            // What subagents started without waiting found since the last step.
+            self.deliver_subagent_reports();
             let completion = match self.request(cancel, true).await {
                 Ok(c) => c,
                 Err(end) => return end,

@@ -15,9 +15,11 @@ use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 mod compaction;
 pub mod detect;
 pub mod hooks;
+mod subagents;
 
 pub use compaction::Compaction;
 pub use hooks::HooksFile;
+pub use subagents::{SubagentSettings, SubagentsFile};
 
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -53,6 +55,8 @@ pub struct ConfigFile {
     pub approval: ApprovalFile,
     #[serde(default)]
     pub sandbox: SandboxFile,
+    #[serde(default)]
+    pub subagents: SubagentsFile,
     /// Extra directories writes may go to besides the workspace.
     #[serde(default)]
     pub write_roots: Vec<PathBuf>,
@@ -171,6 +175,7 @@ pub struct Settings {
     pub deny: Vec<CommandRule>,
     pub write_roots: Vec<PathBuf>,
     pub sandbox: SandboxSettings,
+    pub subagents: SubagentSettings,
     pub mcp_servers: toml::Table,
     /// A JSON file of `mcpServers` given with `--mcp-config`.
     pub mcp_config: Option<PathBuf>,
@@ -240,6 +245,7 @@ impl ConfigFile {
         take!(sandbox.network);
         take!(sandbox.git_read_only);
         self.sandbox.writable_roots.extend(other.sandbox.writable_roots);
+        self.subagents.merge(other.subagents);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
         self.hooks.extend(other.hooks);
@@ -567,6 +573,7 @@ fn finish(
             writable_roots: file.sandbox.writable_roots,
             git_read_only: file.sandbox.git_read_only.unwrap_or(false),
         },
+        subagents: SubagentSettings::from_file(&file.subagents),
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,
         hooks,

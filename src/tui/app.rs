@@ -122,6 +122,8 @@ pub struct App {
     pub switch: Option<super::switch::SessionSwitch>,
     /// The prompt files that are slash commands too (`crate::commands`).
     pub custom: crate::commands::CustomCommands,
+    /// A subagent's transcript shown in place of the main one.
+    pub viewer: Option<super::view::subagent::SubagentViewer>,
 }
 
 impl App {
@@ -147,6 +149,7 @@ impl App {
             mcp: None,
             switch: None,
             custom: Default::default(),
+            viewer: None,
         }
     }
 
@@ -192,7 +195,13 @@ impl App {
         let showing = self.layers.iter().any(|l| l.name() == "approval");
         if !showing && let Some(request) = self.state.approvals.front().cloned() {
             let queued = self.state.approvals.len() - 1;
-            self.layers.push(Box::new(ApprovalLayer::new(request, queued)));
+            let from = self
+                .state
+                .approval_from
+                .get(&request.id)
+                .map(|(_, label)| label.clone());
+            self.layers
+                .push(Box::new(ApprovalLayer::new(request, queued).from_subagent(from)));
         }
     }
 
@@ -253,13 +262,18 @@ impl App {
             self.ctrl_c();
             return;
         }
+        if self.viewer_key(key) {
+            return;
+        }
         if self.composer.popup_open() {
             self.composer_key(key);
             return;
         }
         let composer_empty = self.composer.is_empty();
         match self.keymap.action(&key) {
-            Some(Action::Interrupt) if key.code == KeyCode::Esc && self.state.status.busy => {
+            Some(Action::Interrupt)
+                if key.code == KeyCode::Esc && (self.state.status.busy || self.state.subagents_running()) =>
+            {
                 self.send(Op::Interrupt);
                 self.state.flash("interrupting…");
             }
@@ -305,7 +319,9 @@ impl App {
             Action::NextCall => self.transcript.select_call(&self.state, true),
             Action::ToggleCall => {
                 let target = self.transcript.selected_call.or(self.state.calls.len().checked_sub(1));
-                if let Some(call) = target {
+                if let Some(call) = target
+                    && !self.open_subagent(call)
+                {
                     self.state.toggle_call(call);
                 }
             }
@@ -550,7 +566,13 @@ impl App {
             height: 1,
             ..area
         };
-        self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        let viewed = match &mut self.viewer {
+            Some(viewer) => viewer.render(frame, transcript_area, &self.state, &self.theme),
+            None => false,
+        };
+        if !viewed {
+            self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+        }
         super::view::plan::render(frame, plan_area, &self.state.plan, &self.theme);
         if queued_h > 0 {
             let lines: Vec<Line> = self

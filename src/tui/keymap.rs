@@ -44,7 +44,7 @@ impl Action {
         (
             Action::ToggleCall,
             "toggle_call",
-            "expand / collapse the selected tool call",
+            "expand / collapse the selected tool call (a spawn call: its subagent's transcript)",
         ),
         (
             Action::ToggleReasoning,

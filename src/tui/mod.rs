@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod memory;
 pub mod picker;
 pub mod state;
+mod subagents;
 pub mod switch;
 pub mod terminal;
 pub mod theme;

@@ -179,6 +179,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         history_checkpoints: Vec::new(),
         hooks: Default::default(),
         log: None,
+        subagents: None,
     });
     agent
         .ops

@@ -64,5 +64,6 @@ pub fn config(
         history_checkpoints: Vec::new(),
         log: None,
         hooks: Default::default(),
+        subagents: None,
     }
 }

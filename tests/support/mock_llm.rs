@@ -90,6 +90,9 @@ pub enum Reply {
         text: String,
         per_second: u32,
     },
+    /// Given only to a request whose system prompt contains the text (agents sharing one server: a subagent's prompt
+    /// holds its task). A request takes the first reply in the script that fits it; other replies fit any request.
+    ForSystem(String, Box<Reply>),
 }
 
 impl Reply {
@@ -123,6 +126,11 @@ impl Reply {
 
     pub fn delayed(delay: Duration, reply: Reply) -> Self {
         Reply::Delay(delay, Box::new(reply))
+    }
+
+    /// `reply`, for the request whose system prompt contains `needle` only.
+    pub fn for_system(needle: impl Into<String>, reply: Reply) -> Self {
+        Reply::ForSystem(needle.into(), Box::new(reply))
     }
 
     /// A 200 `text/event-stream` response whose body is `body`, sent as is.
@@ -396,6 +404,36 @@ enum Format {
     Anthropic,
 }
 
+/// The first reply of the script that fits a request with this system prompt (see `Reply::ForSystem`).
+fn take_reply(script: &mut VecDeque<Reply>, system: &str) -> Reply {
+    let fits = |reply: &Reply| match reply {
+        Reply::ForSystem(needle, _) => system.contains(needle.as_str()),
+        _ => true,
+    };
+    match script.iter().position(fits).and_then(|i| script.remove(i)) {
+        Some(Reply::ForSystem(_, reply)) => *reply,
+        Some(reply) => reply,
+        None => Reply::text("(script exhausted)"),
+    }
+}
+
+/// A request's system prompt: OpenAI's system message, or Anthropic's `system` (text or blocks).
+fn system_prompt(body: &Value) -> String {
+    let openai = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| {
+            m.iter()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        })
+        .and_then(|m| m.get("content"));
+    match openai.or_else(|| body.get("system")) {
+        Some(Value::String(text)) => text.clone(),
+        Some(blocks) => blocks.to_string(),
+        None => String::new(),
+    }
+}
+
 /// Answers one request; returns whether the connection stays open.
 async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Shared) -> bool {
     let format = match (request.method.as_str(), request.path.split('?').next().unwrap_or("")) {
@@ -410,6 +448,7 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
         .unwrap_or("mock")
         .to_string();
     let prompt_tokens = request.body_bytes.div_ceil(4) as u64;
+    let system = system_prompt(&request.body);
     let path = request.path.clone();
     let number = {
         let mut requests = lock(&shared.requests);
@@ -446,9 +485,7 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
         }
         return false;
     }
-    let mut reply = lock(&shared.script)
-        .pop_front()
-        .unwrap_or_else(|| Reply::text("(script exhausted)"));
+    let mut reply = take_reply(&mut lock(&shared.script), &system);
     while let Reply::Delay(delay, inner) = reply {
         tokio::time::sleep(delay).await;
         reply = *inner;

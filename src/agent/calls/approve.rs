@@ -91,8 +91,7 @@ impl Agent {
             }
             Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
         };
-        let id = self.next_approval_id;
-        self.next_approval_id += 1;
+        let id = self.shared.next_approval_id();
         let (tx, rx) = oneshot::channel();
         if let Ok(mut pending) = self.shared.pending.lock() {
             pending.insert(id, tx);

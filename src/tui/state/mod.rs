@@ -3,6 +3,7 @@
 pub mod calls;
 pub mod plan;
 mod replay;
+pub mod subagents;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -47,6 +48,8 @@ pub enum CellKind {
         text: String,
         level: Level,
     },
+    /// A subagent's pane with its live progress.
+    Subagent(Box<subagents::SubagentPane>),
 }
 
 /// The session as the UI shows it.
@@ -68,6 +71,11 @@ pub struct AppState {
     asked: HashMap<u64, String>,
     /// The model's plan (`todo_write`), shown in one pane.
     pub plan: plan::PlanState,
+    /// The session's subagents by id.
+    pub subagents: HashMap<String, subagents::Subagent>,
+    /// Which subagent asks each pending approval request (request id to subagent id and label); absent: the main
+    /// agent.
+    pub approval_from: HashMap<u64, (String, String)>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -77,6 +85,8 @@ pub struct Status {
     pub mode: ApprovalMode,
     pub workspace: String,
     pub usage: Usage,
+    /// What the session's subagents used (also part of the session's totals).
+    pub subagent_usage: Usage,
     pub last_usage: Usage,
     pub busy: bool,
     pub turn_started: Option<Instant>,
@@ -165,6 +175,7 @@ impl AppState {
     /// True while something on screen moves (a spinner, a running timer).
     pub fn animating(&self) -> bool {
         self.status.busy
+            || self.subagents_running()
             || self
                 .calls
                 .iter()
@@ -364,7 +375,9 @@ impl AppState {
                     }
                     TurnEnd::Completed | TurnEnd::Error { .. } => {}
                 }
-                self.approvals.clear();
+                // The turn's own prompts are over; a background subagent's still waits for its answer.
+                let from = &self.approval_from;
+                self.approvals.retain(|r| from.contains_key(&r.id));
                 self.status.busy = false;
                 self.status.retry = None;
                 self.status.turn_started = None;
@@ -382,6 +395,7 @@ impl AppState {
             Event::ModelChanged { model } => self.status.model = model,
             Event::ApprovalDecided { id, decision } => {
                 self.approvals.retain(|r| r.id != id);
+                self.approval_from.remove(&id);
                 let command = self.asked.remove(&id).unwrap_or_default();
                 let (text, level) = decision_notice(&command, &decision);
                 self.notice(text, level);
@@ -389,6 +403,12 @@ impl AppState {
             Event::PlanUpdated { items } => {
                 self.plan.update(items);
                 self.plan_changed();
+            }
+            event @ (Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentDelivered { .. }) => {
+                self.apply_subagent(event);
             }
         }
     }

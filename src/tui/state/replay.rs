@@ -65,7 +65,9 @@ impl AppState {
             }
         }
         self.end_reasoning();
+        self.settle_subagents();
         self.approvals.clear();
+        self.approval_from.clear();
         self.status.busy = false;
         self.status.retry = None;
         self.status.turn_started = None;

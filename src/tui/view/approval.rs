@@ -25,6 +25,8 @@ pub struct ApprovalLayer {
     shown: Instant,
     /// Typing feedback after `n`.
     feedback: Option<String>,
+    /// The subagent that asks, by label; `None`: the main agent.
+    from: Option<String>,
 }
 
 impl ApprovalLayer {
@@ -34,7 +36,14 @@ impl ApprovalLayer {
             queued,
             shown: Instant::now(),
             feedback: None,
+            from: None,
         }
+    }
+
+    /// A prompt from the subagent labelled `label`: the title says which one asks.
+    pub fn from_subagent(mut self, label: Option<String>) -> Self {
+        self.from = label;
+        self
     }
 
     /// For tests: as if the prompt had been on screen for a while.
@@ -177,10 +186,14 @@ impl Layer for ApprovalLayer {
             width,
             height,
         };
+        let asker = match &self.from {
+            Some(label) => format!(" for subagent {label}"),
+            None => String::new(),
+        };
         let title = if self.queued > 0 {
-            format!(" Allow {}? (1 of {}) ", r.tool, self.queued + 1)
+            format!(" Allow {}{asker}? (1 of {}) ", r.tool, self.queued + 1)
         } else {
-            format!(" Allow {}? ", r.tool)
+            format!(" Allow {}{asker}? ", r.tool)
         };
         frame.render_widget(Clear, rect);
         frame.render_widget(

@@ -35,6 +35,7 @@ pub fn render_cell(
         } => reasoning(text, *streaming, *expanded, inner, theme),
         CellKind::Tools(group) => tool_pane::render_group(group, calls, inner, theme, selected_call, Instant::now()),
         CellKind::Notice { text, level } => notice(text, *level, inner, theme),
+        CellKind::Subagent(pane) => super::subagent::render(pane, inner, theme, Instant::now()),
     };
     let marked = match &cell.kind {
         CellKind::Tools(group) => selected_call.is_some_and(|s| group.contains(&s)),
@@ -81,6 +82,11 @@ pub fn is_live(cell: &Cell, calls: &[ToolCallState]) -> bool {
         CellKind::Tools(group) => group
             .iter()
             .any(|&i| calls.get(i).is_some_and(|c| c.status == CallStatus::Running)),
+        CellKind::Subagent(pane) => matches!(
+            pane.status,
+            crate::tui::state::subagents::SubagentStatus::Running
+                | crate::tui::state::subagents::SubagentStatus::Queued
+        ),
         _ => false,
     }
 }

@@ -7,5 +7,6 @@ pub mod mcp;
 pub mod plan;
 pub mod rewind;
 pub mod status;
+pub mod subagent;
 pub mod tool_pane;
 pub mod transcript;

@@ -27,6 +27,17 @@ fn tokens(n: u64) -> String {
     }
 }
 
+/// The session's tokens: the main agent's and its subagents', with the subagents' share said apart.
+fn session_tokens(status: &Status) -> String {
+    let main = status.usage.input_tokens + status.usage.output_tokens;
+    let sub = status.subagent_usage.input_tokens + status.subagent_usage.output_tokens;
+    if sub == 0 {
+        format!(" · {} tokens", tokens(main))
+    } else {
+        format!(" · {} tokens ({} subagents)", tokens(main + sub), tokens(sub))
+    }
+}
+
 pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window: u64, theme: &Theme, hints: &str) {
     let now = Instant::now();
     let mut left: Vec<Span<'static>> = Vec::new();
@@ -68,23 +79,20 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     let used = status.last_usage.input_tokens + status.last_usage.output_tokens;
     if used > 0 {
         let left_pct = 100u64.saturating_sub(used.saturating_mul(100) / context_window.max(1));
-        right.push((
-            3,
-            Span::styled(
-                format!(
-                    " · {} tokens",
-                    tokens(status.usage.input_tokens + status.usage.output_tokens)
-                ),
-                theme.status_bar,
-            ),
-        ));
+        right.push((3, Span::styled(session_tokens(status), theme.status_bar)));
         right.push((
             2,
             Span::styled(format!(" · {left_pct}% context left"), theme.status_bar),
         ));
     }
     // The catalog prices cache reads and writes apart; a model it does not price shows no cost.
-    if let Some(usd) = crate::models::catalog().cost(&model, &status.usage) {
+    // Subagents run on the same model: their tokens cost the same.
+    let mut spent = status.usage;
+    spent.input_tokens += status.subagent_usage.input_tokens;
+    spent.output_tokens += status.subagent_usage.output_tokens;
+    spent.cache_read_tokens += status.subagent_usage.cache_read_tokens;
+    spent.cache_write_tokens += status.subagent_usage.cache_write_tokens;
+    if let Some(usd) = crate::models::catalog().cost(&model, &spent) {
         right.push((4, Span::styled(format!(" · ${usd:.2}"), theme.status_bar)));
     }
     right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));

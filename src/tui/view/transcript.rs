@@ -397,6 +397,7 @@ fn estimate(kind: &CellKind) -> usize {
         CellKind::Reasoning { .. } => 2,
         CellKind::Tools(group) => group.len() + 2,
         CellKind::Notice { .. } => 2,
+        CellKind::Subagent(_) => 3,
     }
 }
 

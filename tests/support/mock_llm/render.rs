@@ -84,7 +84,7 @@ impl Render<'_> {
                 Answer::text(text, "stop")
             }
             Reply::RawBody { body, .. } => Answer::text(String::from_utf8_lossy(&body).into_owned(), "stop"),
-            Reply::Delay(_, inner) => return self.render(*inner),
+            Reply::Delay(_, inner) | Reply::ForSystem(_, inner) => return self.render(*inner),
         };
         self.answer(answer).events
     }

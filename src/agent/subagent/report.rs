@@ -1,0 +1,59 @@
+//! The main agent's side of subagents: reports of those started without waiting go into its conversation at its next
+//! step, or start a turn when it is idle; shutdown stops them; and which of their events its own log keeps.
+
+use tokio::sync::mpsc;
+
+use super::Report;
+use crate::agent::runner::Agent;
+use crate::protocol::{Event, Message, Op};
+
+/// The tagged subagent events the main agent's log keeps, besides `SubagentStarted`/`Finished`/`Delivered`: tokens
+/// (session totals and the pane's step count after a resume) and prompts (so an answer recorded later says what it
+/// answered). The rest is in the subagent's own log.
+pub fn recorded_in_parent(event: &Event) -> bool {
+    matches!(event, Event::Subagent { inner, .. }
+        if matches!(**inner, Event::TokenUsage { .. } | Event::ApprovalRequest(_)))
+}
+
+impl Agent {
+    /// Gives the model the reports that arrived since its last step, as one user message.
+    pub(crate) fn deliver_subagent_reports(&mut self) {
+        let Some(manager) = &self.subagents else {
+            return;
+        };
+        let reports = manager.take_reports(false);
+        if !reports.is_empty() {
+            self.push_message(Message::User {
+                content: joined(&reports),
+                images: Vec::new(),
+            });
+        }
+    }
+
+    /// The next op for an idle agent: the frontend's, or a turn started by subagent reports.
+    pub(crate) async fn next_op(&self, ops: &mut mpsc::UnboundedReceiver<Op>) -> Option<Op> {
+        let Some(manager) = self.subagents.clone() else {
+            return ops.recv().await;
+        };
+        tokio::select! {
+            biased;
+            op = ops.recv() => op,
+            reports = manager.next_reports() => Some(Op::UserTurn { text: joined(&reports) }),
+        }
+    }
+
+    /// Stops the subagents that still run, and waits for them.
+    pub(crate) async fn stop_subagents(&self) {
+        if let Some(manager) = &self.subagents {
+            manager.shutdown().await;
+        }
+    }
+}
+
+fn joined(reports: &[Report]) -> String {
+    reports
+        .iter()
+        .map(|r| r.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n---\n\n")
+}
