@@ -14,8 +14,10 @@ use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 
 mod compaction;
 pub mod detect;
+mod web;
 
 pub use compaction::Compaction;
+pub use web::{WebFile, WebSettings};
 
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -61,6 +63,9 @@ pub struct ConfigFile {
     /// user's config only: a project cannot trust itself.
     #[serde(default)]
     pub trusted_projects: Vec<PathBuf>,
+    /// `[web]`: the web tools (see `web`).
+    #[serde(default)]
+    pub web: WebFile,
     /// A path for `--mcp-config` given as a flag (not read from files).
     #[serde(skip)]
     pub mcp_config: Option<PathBuf>,
@@ -175,6 +180,8 @@ pub struct Settings {
     pub ignored: Vec<String>,
     /// Which files were read, for `--help`-style diagnostics.
     pub sources: Vec<PathBuf>,
+    /// `[web]`: the web tools.
+    pub web: WebSettings,
 }
 
 impl ConfigFile {
@@ -237,6 +244,7 @@ impl ConfigFile {
         self.trusted_projects.extend(other.trusted_projects);
         take!(mcp_config);
         self.trust_project |= other.trust_project;
+        self.web.merge(other.web);
         self
     }
 
@@ -291,6 +299,7 @@ impl ConfigFile {
         drop_if!(self.api_key.is_some(), "api_key", self.api_key = None);
         drop_if!(self.api_key_env.is_some(), "api_key_env", self.api_key_env = None);
         drop_if!(self.provider.is_some(), "provider", self.provider = None);
+        self.web.drop_loosening(&mut dropped);
         self.trusted_projects.clear();
         (self, dropped)
     }
@@ -519,6 +528,7 @@ fn finish(
     };
     let models = Catalog::builtin().with_overrides(&file.models);
     let compaction = Compaction::from_file(&file)?;
+    let web = WebSettings::from_file(&file.web)?;
     let context_window = file
         .context_window
         .or_else(|| models.context_window(&model))
@@ -562,6 +572,7 @@ fn finish(
         project_trusted: false,
         ignored: Vec::new(),
         sources,
+        web,
     })
 }
 

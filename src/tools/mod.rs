@@ -12,6 +12,7 @@ pub mod path_policy;
 pub mod registry;
 pub mod schema;
 pub mod search;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -62,6 +63,12 @@ pub trait Tool: Send + Sync {
     /// closed-world).
     fn stable_result(&self) -> bool {
         self.read_only() && !self.exclusive() && self.hints().is_none()
+    }
+    /// For a tool whose result depends on the outside (a web fetch, a search), what makes two calls the same request
+    /// (the URL, the query): such a request is allowed at most `REPEAT_LIMIT` times a turn, whatever ran in between.
+    /// `None`: the tool has no such limit.
+    fn repeat_key(&self, _args: &Value) -> Option<String> {
+        None
     }
     /// May run in parallel with other concurrency-safe calls.
     fn concurrency_safe(&self) -> bool {
