@@ -64,9 +64,9 @@ pub trait Tool: Send + Sync {
     fn stable_result(&self) -> bool {
         self.read_only() && !self.exclusive() && self.hints().is_none()
     }
-    /// For a tool whose result depends on the outside (a web fetch, a search), what makes two calls the same request
-    /// (the URL, the query): such a request is allowed at most `REPEAT_LIMIT` times a turn, whatever ran in between.
-    /// `None`: the tool has no such limit.
+    /// For a tool that asks the outside for something and changes nothing locally (a web fetch, a search), what makes
+    /// two calls the same request (the URL, the query): the repeat guard allows such a request at most twice a turn,
+    /// whatever ran in between, and does not count it as a change. `None`: an ordinary tool.
     fn repeat_key(&self, _args: &Value) -> Option<String> {
         None
     }

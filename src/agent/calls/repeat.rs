@@ -9,7 +9,8 @@
 //! `web_search`) are counted apart, for the whole turn and whatever runs between: the same URL or query at most
 //! `REPEAT_LIMIT` times a turn. A page or a search rarely changes within a turn, each request costs time and may
 //! carry data out, and a model that fetches the same page a third time is looping. The count lives here, with the
-//! turn's other repeat state, rather than in the tools, because only the runner knows where a turn begins.
+//! turn's other repeat state, rather than in the tools, because only the runner knows where a turn begins. Such
+//! requests change nothing in the workspace, so they do not make the reads seen so far forget.
 
 use std::collections::HashMap;
 
@@ -41,6 +42,8 @@ impl RepeatGuard {
                      different URL or query.\n\n{ERROR_HINT}"
                 ));
             }
+            // A request to the outside changes nothing here: what the reads saw still holds.
+            return None;
         }
         if !tool.stable_result() {
             if !tool.read_only() {
@@ -287,6 +290,14 @@ mod tests {
             text.contains("already called 2 times this turn") && text.contains("\"rust async\""),
             "{text}"
         );
+        // A fetch changes nothing here: a read repeated around it is still a repeat.
+        let calls = [
+            read("a.txt"),
+            read("a.txt"),
+            fetch("https://example.com/c"),
+            read("a.txt"),
+        ];
+        assert_eq!(outcomes(&mut guard, &calls), [false, false, false, true]);
         // A new turn starts with a new guard.
         assert_eq!(
             outcomes(&mut RepeatGuard::default(), &[fetch("https://example.com/a")]),
