@@ -4,6 +4,8 @@
 //! through the runner with the scripted model. No internet is needed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "web/headless.rs"]
+mod headless;
 #[path = "web/server.rs"]
 mod server;
 mod support;
