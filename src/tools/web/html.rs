@@ -209,4 +209,72 @@ mod tests {
         );
         assert_eq!(markdown.text.matches('a').count(), MAX_CHILDREN);
     }
+
+    proptest::proptest! {
+        #![proptest_config(crate::fuzz_config::config(128))]
+
+        /// Tag soup of the elements the converter treats specially never panics it, and always stays within the
+        /// depth it can walk.
+        #[test]
+        fn tag_soup_converts_without_panicking(parts in proptest::collection::vec(0usize..TOKENS.len(), 0..400)) {
+            let page: String = parts.iter().map(|&i| TOKENS[i]).collect();
+            let markdown = convert(&page, Duration::from_secs(60));
+            proptest::prop_assert!(markdown.notes.is_empty(), "{:?}", markdown.notes);
+        }
+    }
+
+    const TOKENS: &[&str] = &[
+        "<div>",
+        "</div>",
+        "<p>",
+        "</p>",
+        "<b>",
+        "</b>",
+        "<strong>",
+        "<i>",
+        "</em>",
+        "<a href=\"x\">",
+        "</a>",
+        "<pre>",
+        "</pre>",
+        "<code>",
+        "</code>",
+        "<ul>",
+        "<ol>",
+        "<li>",
+        "</li>",
+        "</ul>",
+        "<table>",
+        "<tr>",
+        "<td>",
+        "<th>",
+        "</table>",
+        "<h1>",
+        "</h1>",
+        "<blockquote>",
+        "</blockquote>",
+        "<br>",
+        "<hr>",
+        "<img src=y>",
+        "text",
+        " ",
+        "\n",
+        "*",
+        "_",
+        "`",
+        "#",
+        "1.",
+        "&amp;",
+        "<!--",
+        "-->",
+        "<script>",
+        "</script>",
+        "<svg>",
+        "<template>",
+        "</template>",
+        "<select><option>",
+        "<math>",
+        "<![CDATA[",
+        "]]>",
+    ];
 }

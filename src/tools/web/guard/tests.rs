@@ -210,3 +210,26 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(crate::fuzz_config::config(256))]
+
+    /// A URL with an address for its host is refused exactly when the address is special, however the address is
+    /// written (dotted, decimal, hex, bracketed IPv6).
+    #[test]
+    fn literal_hosts_are_judged_by_their_address(bits in any::<u32>(), v6 in any::<u128>(), form in 0usize..4) {
+        let v4 = Ipv4Addr::from(bits);
+        let host = match form {
+            0 => v4.to_string(),
+            1 => bits.to_string(),
+            2 => format!("0x{bits:x}"),
+            _ => format!("[{}]", v4.to_ipv6_mapped()),
+        };
+        let policy = HostPolicy::default();
+        let url = Url::parse(&format!("http://{host}/x")).unwrap();
+        prop_assert_eq!(policy.check_url(&url).is_err(), special_v4(v4).is_some() || is_metadata(IpAddr::V4(v4)));
+        let v6 = Ipv6Addr::from(v6);
+        let url = Url::parse(&format!("https://[{v6}]:8443/")).unwrap();
+        prop_assert_eq!(policy.check_url(&url).is_err(), special(IpAddr::V6(v6)).is_some() || is_metadata(IpAddr::V6(v6)));
+    }
+}
