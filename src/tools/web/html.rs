@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use htmd::HtmlToMarkdown;
 use html5ever::tendril::{StrTendril, TendrilSink};
 use html5ever::{ParseOpts, parse_document};
-use markup5ever_rcdom::{Node, RcDom};
+use markup5ever_rcdom::{Node, NodeData, RcDom};
 use tokio::sync::oneshot;
 
 use crate::tools::ToolError;
@@ -80,10 +80,35 @@ fn convert(html: &str, budget: Duration) -> Markdown {
         ));
     }
     let converter = HtmlToMarkdown::builder().skip_tags(SKIPPED.to_vec()).build();
-    Markdown {
-        text: converter.tree_to_markdown(&tree),
-        notes,
+    let body = converter.tree_to_markdown(&tree);
+    // `<head>` is skipped (scripts, styles, metadata); its title is worth keeping.
+    let text = match title(&tree) {
+        Some(title) => format!("Title: {title}\n\n{body}"),
+        None => body,
+    };
+    Markdown { text, notes }
+}
+
+/// The text of the first `<title>`, with its spacing collapsed.
+fn title(root: &Rc<Node>) -> Option<String> {
+    let mut stack = vec![Rc::clone(root)];
+    while let Some(node) = stack.pop() {
+        if let NodeData::Element { name, .. } = &node.data
+            && &*name.local == "title"
+        {
+            let mut text = String::new();
+            for child in node.children.borrow().iter() {
+                if let NodeData::Text { contents } = &child.data {
+                    text.push_str(&contents.borrow());
+                }
+            }
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            return (!text.is_empty()).then_some(text);
+        }
+        // Children in reverse, so the first title in document order is found first.
+        stack.extend(node.children.borrow().iter().rev().cloned());
     }
+    None
 }
 
 /// Parses slice by slice until the page ends or `budget` runs out; returns the tree and how many bytes it holds.
@@ -143,7 +168,7 @@ mod tests {
         let markdown = to_markdown(page.into()).await.unwrap();
         assert!(markdown.notes.is_empty(), "{:?}", markdown.notes);
         let text = markdown.text;
-        assert!(text.contains("# Title"), "{text}");
+        assert!(text.starts_with("Title: T\n\n# Title"), "{text}");
         assert!(text.contains("**bold**"), "{text}");
         assert!(text.contains("[link](https://example.com/x)"), "{text}");
         assert!(text.contains("one") && text.contains("two"), "{text}");
