@@ -94,7 +94,10 @@ async fn html_is_fetched_from_an_allowed_loopback_host_and_converted() {
         "{text}"
     );
     assert!(text.contains("HTML converted to markdown"), "{text}");
-    assert!(text.contains("Title: Home\n\n# Hello") && text.contains("[docs](/docs)"), "{text}");
+    assert!(
+        text.contains("Title: Home\n\n# Hello") && text.contains("[docs](/docs)"),
+        "{text}"
+    );
     assert!(!text.contains("steal()"), "{text}");
     assert!(text.trim_end().ends_with(">>>"), "{text}");
     let request = &server.requests()[0];

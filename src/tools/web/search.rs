@@ -201,7 +201,7 @@ impl WebSearchTool {
                     "/res/v1/web/search",
                     &[("q", query), ("count", &count.to_string())],
                 )?)
-                .header("X-Subscription-Token", key()?),
+                .header("X-Subscription-Token", sensitive(key()?)?),
             SearchBackend::Tavily => client
                 .post(url("/search", &[])?)
                 .bearer_auth(key()?)
@@ -285,6 +285,15 @@ impl WebSearchTool {
             _ => text.to_string(),
         }
     }
+}
+
+/// The key as a header value marked sensitive, so no debug output of the request shows it (`bearer_auth` does the
+/// same for Tavily's).
+fn sensitive(key: &str) -> Result<reqwest::header::HeaderValue, ToolError> {
+    let mut value = reqwest::header::HeaderValue::from_str(key)
+        .map_err(|_| ToolError::Failed("the search API key holds characters a header cannot carry".into()))?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 const NOT_CONFIGURED: &str = "web_search is not configured: no search backend is set. Set one under [web] in \
