@@ -15,7 +15,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use serde_json::{Value, json};
 
 use super::guard::{Blocked, GuardedResolver, HostPolicy, Lookup, blocked_in};
-use super::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, cut_chars, error_chain, html, untrusted};
+use super::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, charset, cut_chars, error_chain, html, untrusted};
 use crate::protocol::ToolOutput;
 use crate::tools::{Tool, ToolContext, ToolError};
 
@@ -146,7 +146,7 @@ impl WebFetchTool {
                 return Err(binary(&final_url, "no content type"));
             }
         }
-        let text = String::from_utf8_lossy(&body).into_owned();
+        let text = charset::decode(&body, &content_type);
         let (text, converter_notes) = match kind {
             Kind::Html => {
                 let markdown = html::to_markdown(text).await?;

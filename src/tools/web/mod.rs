@@ -6,6 +6,7 @@
 //! content (`untrusted`), between markers the page cannot forge. API keys stay in the search tool: they never reach a
 //! result, an error, a log line or the session.
 
+mod charset;
 mod fetch;
 pub mod guard;
 mod html;
