@@ -10,6 +10,9 @@
 //! | `auto-edit` | run (*)                | ask unless covered               | `readOnlyHint` or allow rule: run    |
 //! | `full-auto` | run                    | run                              | run                                  |
 //!
+//! The web tools (`web_fetch`, `web_search`) reach the network and have their own column (`web`): denied in
+//! `read-only`, asked in `ask` and `auto-edit` unless a rule covers them, run in `full-auto`.
+//!
 //! In every mode an edit whose path resolves outside the workspace asks, and a deny rule refuses what it matches.
 //! (*) In `auto-edit`, an edit inside `.git/` or `.tern/` asks too: git config and hooks make later, vetted commands
 //! run other programs, and `.tern/` holds this program's own settings, rules included.
@@ -35,6 +38,7 @@ mod syntax;
 mod test_attacks;
 #[cfg(test)]
 mod tests;
+mod web;
 mod wrappers;
 
 use std::path::{Component, Path};
@@ -184,6 +188,10 @@ impl ApprovalGate {
     pub fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
         if let Some(hints) = tool.hints() {
             return self.check_mcp(tool.name(), hints);
+        }
+        // The web tools reach the network: their own column (`web`).
+        if let Some(verdict) = web::check(self, tool.name(), args) {
+            return verdict;
         }
         if tool.read_only() {
             return Verdict::Allow;

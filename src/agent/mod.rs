@@ -179,6 +179,9 @@ pub fn config_for(
         sandbox,
         ..ExecConfig::default()
     })));
+    for tool in crate::tools::web::tools(&settings.web, crate::secrets::var) {
+        tools.register(tool);
+    }
     if let Some(manager) = mcp {
         tools.add_source(manager);
     }

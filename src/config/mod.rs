@@ -16,10 +16,12 @@ mod compaction;
 pub mod detect;
 pub mod hooks;
 mod subagents;
+mod web;
 
 pub use compaction::Compaction;
 pub use hooks::HooksFile;
 pub use subagents::{SubagentSettings, SubagentsFile};
+pub use web::{WebFile, WebSettings};
 
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -70,6 +72,9 @@ pub struct ConfigFile {
     /// User commands run at points of a session (`[[hooks.PreToolUse]]`, ...; see `hooks.rs`).
     #[serde(default)]
     pub hooks: HooksFile,
+    /// `[web]`: the web tools (see `web`).
+    #[serde(default)]
+    pub web: WebFile,
     /// A path for `--mcp-config` given as a flag (not read from files).
     #[serde(skip)]
     pub mcp_config: Option<PathBuf>,
@@ -187,6 +192,8 @@ pub struct Settings {
     pub ignored: Vec<String>,
     /// Which files were read, for `--help`-style diagnostics.
     pub sources: Vec<PathBuf>,
+    /// `[web]`: the web tools.
+    pub web: WebSettings,
 }
 
 impl ConfigFile {
@@ -251,6 +258,7 @@ impl ConfigFile {
         self.hooks.extend(other.hooks);
         take!(mcp_config);
         self.trust_project |= other.trust_project;
+        self.web.merge(other.web);
         self
     }
 
@@ -306,6 +314,7 @@ impl ConfigFile {
         drop_if!(self.api_key.is_some(), "api_key", self.api_key = None);
         drop_if!(self.api_key_env.is_some(), "api_key_env", self.api_key_env = None);
         drop_if!(self.provider.is_some(), "provider", self.provider = None);
+        self.web.drop_loosening(&mut dropped);
         self.trusted_projects.clear();
         (self, dropped)
     }
@@ -535,6 +544,7 @@ fn finish(
     let models = Catalog::builtin().with_overrides(&file.models);
     let compaction = Compaction::from_file(&file)?;
     let hooks = file.hooks.compile()?;
+    let web = WebSettings::from_file(&file.web)?;
     let context_window = file
         .context_window
         .or_else(|| models.context_window(&model))
@@ -580,6 +590,7 @@ fn finish(
         project_trusted: false,
         ignored: Vec::new(),
         sources,
+        web,
     })
 }
 

@@ -13,6 +13,7 @@ pub mod registry;
 pub mod schema;
 pub mod search;
 pub mod todo;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -63,6 +64,12 @@ pub trait Tool: Send + Sync {
     /// closed-world).
     fn stable_result(&self) -> bool {
         self.read_only() && !self.exclusive() && self.hints().is_none()
+    }
+    /// For a tool that asks the outside for something and changes nothing locally (a web fetch, a search), what makes
+    /// two calls the same request (the URL, the query): the repeat guard allows such a request at most twice a turn,
+    /// whatever ran in between, and does not count it as a change. `None`: an ordinary tool.
+    fn repeat_key(&self, _args: &Value) -> Option<String> {
+        None
     }
     /// May run in parallel with other concurrency-safe calls.
     fn concurrency_safe(&self) -> bool {

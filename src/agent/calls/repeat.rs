@@ -3,7 +3,14 @@
 //! tools their server marks read-only, idempotent and closed-world) and nothing that could change what it sees ran in
 //! between. Any call that may change something (a write, an edit, a command, an MCP tool not marked read-only) forgets
 //! every call seen so far, so `cargo test` after a fix and `read_file` after an edit always run. Calls whose result
-//! depends on time or the outside (exec, a clock, a web fetch) are never refused.
+//! depends on time or the outside (exec, a clock) are never refused as such.
+//!
+//! Requests to the outside that a tool names with a `Tool::repeat_key` (the URL of `web_fetch`, the query of
+//! `web_search`) are counted apart, for the whole turn and whatever runs between: the same URL or query at most
+//! `REPEAT_LIMIT` times a turn. A page or a search rarely changes within a turn, each request costs time and may
+//! carry data out, and a model that fetches the same page a third time is looping. The count lives here, with the
+//! turn's other repeat state, rather than in the tools, because only the runner knows where a turn begins. Such
+//! requests change nothing in the workspace, so they do not make the reads seen so far forget.
 
 use std::collections::HashMap;
 
@@ -17,12 +24,27 @@ pub(super) const REPEAT_LIMIT: u32 = 2;
 #[derive(Debug, Default)]
 pub(crate) struct RepeatGuard {
     seen: HashMap<String, u32>,
+    /// Requests to the outside this turn, by tool and `repeat_key`; never forgotten within the turn.
+    outside: HashMap<String, u32>,
 }
 
 impl RepeatGuard {
     /// Notes a call about to run in call order, and returns the refusal text when it is a pointless repeat.
     pub(crate) fn check(&mut self, name: &str, prepared: &PreparedCall) -> Option<String> {
         let tool = &prepared.tool;
+        if let Some(key) = tool.repeat_key(&prepared.args) {
+            let count = self.outside.entry(format!("{name}\u{0}{key}")).or_insert(0);
+            *count += 1;
+            if *count > REPEAT_LIMIT {
+                return Some(format!(
+                    "Error: refused: {name} was already called {REPEAT_LIMIT} times this turn for {key:?}; the \
+                     same URL or query is not requested again in one turn. Use the earlier results, or try a \
+                     different URL or query.\n\n{ERROR_HINT}"
+                ));
+            }
+            // A request to the outside changes nothing here: what the reads saw still holds.
+            return None;
+        }
         if !tool.stable_result() {
             if !tool.read_only() {
                 // It may change what any later call sees (conservatively even if it is refused at the gate).
@@ -226,5 +248,60 @@ mod tests {
         let mut guard = RepeatGuard::default();
         let calls = [mcp(true, true), mcp(true, true), mcp(true, true)];
         assert_eq!(outcomes(&mut guard, &calls), [false, false, true]);
+    }
+
+    fn fetch(url: &str) -> PreparedCall {
+        let tool = crate::tools::web::WebFetchTool::new(crate::tools::web::FetchConfig::default());
+        PreparedCall {
+            tool: Arc::new(tool),
+            args: json!({"url": url}),
+        }
+    }
+
+    fn search(query: &str) -> PreparedCall {
+        let tool = crate::tools::web::WebSearchTool::new(crate::tools::web::SearchConfig::default());
+        PreparedCall {
+            tool: Arc::new(tool),
+            args: json!({"query": query}),
+        }
+    }
+
+    #[test]
+    fn the_same_url_or_query_runs_at_most_twice_a_turn_whatever_runs_between() {
+        let mut guard = RepeatGuard::default();
+        let calls = [
+            fetch("https://example.com/a"),
+            fetch("https://example.com/a#section"),
+            edit(),
+            exec("true"),
+            fetch("https://EXAMPLE.com/a"),
+            fetch("https://example.com/b"),
+            search("rust  async"),
+            search("Rust async"),
+            search("rust async"),
+            search("rust async book"),
+        ];
+        assert_eq!(
+            outcomes(&mut guard, &calls),
+            [false, false, false, false, true, false, false, false, true, false]
+        );
+        let text = guard.check("web_search", &search("rust async")).unwrap_or_default();
+        assert!(
+            text.contains("already called 2 times this turn") && text.contains("\"rust async\""),
+            "{text}"
+        );
+        // A fetch changes nothing here: a read repeated around it is still a repeat.
+        let calls = [
+            read("a.txt"),
+            read("a.txt"),
+            fetch("https://example.com/c"),
+            read("a.txt"),
+        ];
+        assert_eq!(outcomes(&mut guard, &calls), [false, false, false, true]);
+        // A new turn starts with a new guard.
+        assert_eq!(
+            outcomes(&mut RepeatGuard::default(), &[fetch("https://example.com/a")]),
+            [false]
+        );
     }
 }
