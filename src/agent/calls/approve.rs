@@ -190,5 +190,14 @@ fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
             .collect();
         return (format!("{tool} {}", shown.join(", ")), root);
     }
+    // The web tools: what leaves the machine is the URL or the query, shown as it is.
+    let web = match tool {
+        "web_fetch" => args.get("url"),
+        "web_search" => args.get("query"),
+        _ => None,
+    };
+    if let Some(text) = web.and_then(Value::as_str) {
+        return (format!("{tool} {text}"), root);
+    }
     (format!("{tool} {args}"), root)
 }
