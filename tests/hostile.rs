@@ -14,6 +14,9 @@ use base64::Engine;
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
 
+#[path = "hostile/round4.rs"]
+mod round4;
+
 /// The content of the file outside the workspace; it must never reach the model.
 const SECRET: &str = "TOPSECRET-4f1c9a";
 
