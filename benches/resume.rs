@@ -203,6 +203,35 @@ fn write_session(data: &Path, workspace: &Path, id: &str, messages: usize, resul
     (written, calls)
 }
 
+/// A directory removed at the end of the run, or kept.
+enum Kept {
+    Temp(tempfile::TempDir),
+    Path(std::path::PathBuf),
+}
+
+impl Kept {
+    fn path(&self) -> &Path {
+        match self {
+            Kept::Temp(dir) => dir.path(),
+            Kept::Path(path) => path,
+        }
+    }
+}
+
+/// The time (ms) of the first draw of `state` at 200x60 in process, on a test backend.
+fn first_draw(state: tern::tui::state::AppState) -> f64 {
+    let (ops, _ops_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (notify, _notify_rx) = tokio::sync::mpsc::unbounded_channel();
+    let composer = tern::tui::composer::Composer::new(std::env::temp_dir(), tern::tui::app::slash_commands(), notify);
+    let keymap = tern::tui::keymap::Keymap::load(None).unwrap_or_default();
+    let mut app = tern::tui::app::App::new(ops, composer, keymap, tern::tui::theme::Theme::dark(), 200_000);
+    app.state = state;
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 60)).unwrap();
+    let t = Instant::now();
+    terminal.draw(|f| app.render(f)).unwrap();
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
@@ -252,6 +281,14 @@ fn main() {
     let results: usize = env_or("TERN_BENCH_RESULTS", 2_000);
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
+    // With TERN_BENCH_KEEP set, the workspace and home stay on disk (their paths are printed) to profile by hand.
+    let (work, home) = if std::env::var_os("TERN_BENCH_KEEP").is_some() {
+        let (work, home) = (work.keep(), home.keep());
+        println!("kept: workspace {} home {}", work.display(), home.display());
+        (Kept::Path(work), Kept::Path(home))
+    } else {
+        (Kept::Temp(work), Kept::Temp(home))
+    };
     let workspace = std::fs::canonicalize(work.path()).unwrap();
     let data = home.path().join("data/tern");
     let id = "20261124-000000-beef";
@@ -279,11 +316,12 @@ fn main() {
     let mut preview = tern::tui::state::AppState::new();
     let tail_events = tail.len();
     preview.preview(tail);
+    let preview_ms = previewed.elapsed().as_secs_f64() * 1000.0;
+    let drawn = first_draw(preview);
     println!(
-        "first frame's part: the log's tail read in {tail_ms:.1} ms ({tail_events} events), previewed in {:.1} ms",
-        previewed.elapsed().as_secs_f64() * 1000.0
+        "first frame's part: the log's tail read in {tail_ms:.1} ms ({tail_events} events), previewed in \
+         {preview_ms:.1} ms, drawn (200x60, in process) in {drawn:.1} ms"
     );
-    drop(preview);
     let replayed = Instant::now();
     let mut state = tern::tui::state::AppState::new();
     state.replay(&[], session.events);

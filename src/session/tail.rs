@@ -13,7 +13,7 @@ use crate::protocol::Event;
 pub const PREVIEW_FROM: u64 = 2 << 20;
 
 /// How much of the log's end is read: far more than a screen of the last turns.
-const TAIL_BYTES: u64 = 512 << 10;
+const TAIL_BYTES: u64 = 256 << 10;
 
 /// The transcript events of the last whole turns in the log's last `TAIL_BYTES`, or `None` when the tail cannot
 /// stand for the end of the transcript: a small log (load it whole), a rewind in the tail (it cuts events that may lie
@@ -118,7 +118,7 @@ mod tests {
         let events = events(&path).unwrap().unwrap();
         let shown = prompts(&events);
         assert_eq!(shown.last().map(String::as_str), Some("prompt 399"));
-        assert!(shown.len() > 20 && shown.len() < 60, "{} turns in 512 KB", shown.len());
+        assert!(shown.len() > 10 && shown.len() < 30, "{} turns in 256 KB", shown.len());
         // Whole turns: the first event is a turn's start, and every turn is there to its end.
         assert!(matches!(events[0].1, Event::TurnStarted { .. }));
         assert_eq!(events.len(), shown.len() * 3);
