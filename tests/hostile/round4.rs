@@ -121,8 +121,7 @@ async fn a_subagent_has_no_door_the_main_agent_lacks() {
     let sub_request = mock
         .requests()
         .into_iter()
-        .filter(|r| r["messages"][0]["content"].to_string().contains("HOSTILE-SUB"))
-        .next_back()
+        .rfind(|r| r["messages"][0]["content"].to_string().contains("HOSTILE-SUB"))
         .unwrap();
     let answered = support::tern::tool_results(&sub_request);
     assert_eq!(answered.len(), calls, "{answered:?}");
