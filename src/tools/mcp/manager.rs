@@ -11,13 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
+use super::instructions::ServerInstructions;
 use super::names::{ItemKind, dedupe};
 use super::tool::{Catalog, McpTool, items};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
 
-/// How long one connection attempt (start, handshake, first listing) may take in the background. Longer than the
-/// start-up wait on purpose: a slow server (an `npx` download) still joins the session late.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a listing may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Quiet time after a list-change notification before listing again, so a burst costs one refresh.
@@ -77,6 +75,11 @@ pub struct ServerStatus {
     pub instructions: Option<String>,
     /// The process id of a running stdio server.
     pub pid: Option<u32>,
+    /// The server was never started: its configuration cannot be used as written (an unset variable), or it comes
+    /// from an untrusted project's `.mcp.json`. Its state is `Failed` with the reason.
+    pub skipped: bool,
+    /// How long one start may take (`startup_timeout_sec`).
+    pub startup_timeout: Duration,
 }
 
 /// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
@@ -88,6 +91,8 @@ pub struct McpManager {
 struct Inner {
     servers: Vec<Arc<Server>>,
     tools: RwLock<Vec<Arc<dyn Tool>>>,
+    /// The instructions of the servers whose tools are offered, for the system prompt.
+    instructions: RwLock<Arc<Vec<ServerInstructions>>>,
     status: watch::Sender<Vec<ServerStatus>>,
     /// `wait_ready` never waits past this.
     deadline: tokio::time::Instant,
@@ -114,14 +119,17 @@ struct Live {
     state: Option<ServerState>,
     server_info: Option<String>,
     instructions: Option<String>,
+    /// `instructions` as they go into the prompt.
+    note: Option<ServerInstructions>,
     failures: u32,
     last_failure: Option<Instant>,
 }
 
 impl McpManager {
     /// Starts connecting every enabled server in the background and returns at once. Must be called inside a tokio
-    /// runtime. `startup_timeout` bounds `wait_ready`.
-    pub fn start(servers: Vec<ServerConfig>, startup_timeout: Duration) -> Arc<Self> {
+    /// runtime. `wait` bounds `wait_ready` (from now): how long a first request may wait for servers still starting.
+    /// Each start is bounded by its server's own `startup_timeout`, after which the server counts as failed.
+    pub fn start(servers: Vec<ServerConfig>, wait: Duration) -> Arc<Self> {
         let http = http_client();
         let shutdown = CancellationToken::new();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
@@ -146,8 +154,9 @@ impl McpManager {
                 })
                 .collect(),
             tools: RwLock::new(Vec::new()),
+            instructions: RwLock::default(),
             status: watch::Sender::new(Vec::new()),
-            deadline: tokio::time::Instant::now() + startup_timeout,
+            deadline: tokio::time::Instant::now() + wait,
             shutdown: shutdown.clone(),
             publishing: Mutex::new(()),
         });
@@ -169,6 +178,28 @@ impl McpManager {
     /// Changes to `statuses()`, for views that follow them.
     pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
         self.inner.status.subscribe()
+    }
+
+    /// The instructions of the servers whose tools are offered now, in configuration order, for the system prompt.
+    pub fn instructions(&self) -> Arc<Vec<ServerInstructions>> {
+        self.inner
+            .instructions
+            .read()
+            .map(|i| Arc::clone(&i))
+            .unwrap_or_default()
+    }
+
+    /// Waits until no server is connecting any more (each start ends, ready or failed, within its own
+    /// `startup_timeout`), but not past `limit`; unlike `wait_ready` it starts no retries. For `tern mcp list`.
+    pub async fn wait_settled(&self, limit: Duration) {
+        let mut rx = self.inner.status.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        while rx.borrow_and_update().iter().any(|s| s.state == ServerState::Connecting) {
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { break },
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
     }
 
     /// Ends every server: stdio servers get a moment to exit after their input closes, then their process groups are
@@ -248,6 +279,11 @@ impl Inner {
             }
         }
         let names = dedupe(&all.iter().map(|(_, item)| item.wrapped.clone()).collect::<Vec<_>>());
+        let notes: Vec<ServerInstructions> = if self.shutdown.is_cancelled() {
+            Vec::new()
+        } else {
+            self.servers.iter().filter_map(|s| s.offered_note()).collect()
+        };
         let tools: Vec<Arc<McpTool>> = all
             .into_iter()
             .zip(names)
@@ -263,6 +299,11 @@ impl Inner {
             .collect();
         if let Ok(mut list) = self.tools.write() {
             *list = tools.into_iter().map(|t| t as Arc<dyn Tool>).collect();
+        }
+        if let Ok(mut current) = self.instructions.write()
+            && **current != notes
+        {
+            *current = Arc::new(notes);
         }
         self.status.send_replace(statuses);
     }
@@ -280,6 +321,20 @@ impl Server {
             live.state = Some(state);
         }
         self.publish();
+    }
+
+    /// The server's instructions while its tools are offered (ready, reconnecting, or disconnected and restarting on
+    /// its next use).
+    fn offered_note(&self) -> Option<ServerInstructions> {
+        if !self.config.enabled {
+            return None;
+        }
+        let live = self.live.lock().ok()?;
+        // A server reconnecting keeps the note of its last connection, so the prompt does not flicker.
+        match live.state {
+            Some(ServerState::Failed { .. } | ServerState::Disabled) | None => None,
+            _ => live.note.clone(),
+        }
     }
 
     fn take_connection(&self) -> Option<Arc<Connection>> {
@@ -324,6 +379,8 @@ impl Server {
             server_info: live.as_ref().and_then(|l| l.server_info.clone()),
             instructions: live.as_ref().and_then(|l| l.instructions.clone()),
             pid: live.as_ref().and_then(|l| l.conn.as_ref()).and_then(|c| c.pid()),
+            skipped: self.config.problem.is_some(),
+            startup_timeout: self.config.startup_timeout,
         }
     }
 
@@ -391,9 +448,13 @@ impl Server {
             let catalog = list(&self.config.name, &conn).await?;
             Ok::<_, String>((conn, catalog))
         };
+        let limit = self.config.startup_timeout;
         let result = tokio::select! {
-            result = tokio::time::timeout(CONNECT_TIMEOUT, attempt) => {
-                result.unwrap_or_else(|_| Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))
+            result = tokio::time::timeout(limit, attempt) => {
+                result.unwrap_or_else(|_| Err(format!(
+                    "did not start within {} (the server's startup_timeout_sec); it is tried again later",
+                    seconds(limit)
+                )))
             }
             () = self.shutdown.cancelled() => Err("tern is shutting down".to_string()),
         };
@@ -415,6 +476,9 @@ impl Server {
                         prompts: 0,
                     });
                     live.server_info = server_info;
+                    live.note = instructions
+                        .as_deref()
+                        .and_then(|text| ServerInstructions::capture(&self.config.name, text));
                     live.instructions = instructions;
                     live.failures = 0;
                     live.last_failure = None;
