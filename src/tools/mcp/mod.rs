@@ -12,6 +12,7 @@ pub mod instructions;
 mod manager;
 pub mod names;
 mod output;
+pub mod report;
 mod stdio;
 mod tool;
 mod transport_sse;
