@@ -421,8 +421,16 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         }
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
-        let code =
-            headless::run_session(handle, session.mcp.clone(), prompt, format, &mut stops, &mut out, &mut err).await;
+        let code = headless::run_session(
+            handle,
+            session.mcp.clone(),
+            prompt,
+            format,
+            &mut stops,
+            &mut out,
+            &mut err,
+        )
+        .await;
         if let Some(mcp) = &session.mcp {
             // A further signal while the servers are asked to exit kills them at once.
             tokio::select! {

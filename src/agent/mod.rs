@@ -302,7 +302,7 @@ fn mcp_servers_from(
         let project = workspace.join(".mcp.json").display().to_string();
         for server in config.servers.iter_mut().filter(|s| s.source == project) {
             server.problem = Some(format!(
-                "defined by the project's .mcp.json, so not started until you trust the project: {}",
+                "defined by the project's .mcp.json, and the project is not trusted: {}",
                 crate::config::TRUST_HINT
             ));
         }

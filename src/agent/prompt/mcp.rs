@@ -21,7 +21,9 @@ pub struct McpSection {
 
 impl std::fmt::Debug for McpSection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpSection").field("built", &self.built).finish_non_exhaustive()
+        f.debug_struct("McpSection")
+            .field("built", &self.built)
+            .finish_non_exhaustive()
     }
 }
 
@@ -66,9 +68,7 @@ impl SystemPrompt {
 
     /// Whether a server's instructions came or went since the prompt was built.
     pub fn mcp_changed(&self) -> bool {
-        self.mcp
-            .as_ref()
-            .is_some_and(|m| *m.manager.instructions() != *m.built)
+        self.mcp.as_ref().is_some_and(|m| *m.manager.instructions() != *m.built)
     }
 
     /// The prompt with the servers' instructions as they are now (the rest as it was).

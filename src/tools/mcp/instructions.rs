@@ -39,7 +39,9 @@ impl ServerInstructions {
         let cut = clean.chars().count() > MAX_INSTRUCTIONS_CHARS;
         let kept: String = clean.chars().take(MAX_INSTRUCTIONS_CHARS).collect();
         // The server must not be able to close its fence and write outside it.
-        let text = kept.replace(CLOSE, "</ mcp-server-instructions>").replace(OPEN, "< mcp-server-instructions");
+        let text = kept
+            .replace(CLOSE, "</ mcp-server-instructions>")
+            .replace(OPEN, "< mcp-server-instructions");
         Some(Self {
             server: server.to_string(),
             text: text.trim_end().to_string(),
@@ -50,9 +52,7 @@ impl ServerInstructions {
     /// This server's part of the section.
     pub fn render(&self) -> String {
         let cut = if self.cut {
-            format!(
-                "\n[… cut: the server sent more; the first {MAX_INSTRUCTIONS_CHARS} characters are kept]"
-            )
+            format!("\n[… cut: the server sent more; the first {MAX_INSTRUCTIONS_CHARS} characters are kept]")
         } else {
             String::new()
         };

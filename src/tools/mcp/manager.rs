@@ -194,7 +194,11 @@ impl McpManager {
     pub async fn wait_settled(&self, limit: Duration) {
         let mut rx = self.inner.status.subscribe();
         let deadline = tokio::time::Instant::now() + limit;
-        while rx.borrow_and_update().iter().any(|s| s.state == ServerState::Connecting) {
+        while rx
+            .borrow_and_update()
+            .iter()
+            .any(|s| s.state == ServerState::Connecting)
+        {
             tokio::select! {
                 changed = rx.changed() => if changed.is_err() { break },
                 () = tokio::time::sleep_until(deadline) => break,

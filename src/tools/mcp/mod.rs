@@ -21,13 +21,12 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 pub use config::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig, Transport, TransportKind,
-    load_servers,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig,
+    Transport, TransportKind, load_servers,
 };
 pub use instructions::ServerInstructions;
 pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
 pub use names::ItemKind;
-
 
 /// How much longer than the slowest server's `startup_timeout` `tern mcp list` waits before it gives up on it.
 const LIST_MARGIN: Duration = Duration::from_secs(5);
@@ -101,6 +100,7 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
                 )
             }
             ServerState::Disconnected { reason } => format!("disconnected: {reason}"),
+            ServerState::Failed { reason } if status.skipped => format!("not started: {reason}"),
             ServerState::Failed { reason } => format!("failed: {reason}"),
         };
         let _ = writeln!(out, "  status: {state}");

@@ -156,7 +156,10 @@ mod tests {
             status("a", ServerState::Connecting, false, &[]),
             status("b", failed("untrusted"), true, &[]),
         ];
-        assert_eq!(lines(watch.failures(&start)), ["MCP server \"b\" not started: untrusted"]);
+        assert_eq!(
+            lines(watch.failures(&start)),
+            ["MCP server \"b\" not started: untrusted"]
+        );
         assert!(watch.failures(&start).is_empty());
         let later = [
             status("a", failed("command not found: x"), false, &[]),
@@ -166,9 +169,16 @@ mod tests {
             lines(watch.failures(&later)),
             ["MCP server \"a\" failed to start: command not found: x"]
         );
-        assert!(watch.failures(&later).is_empty(), "a retry failing the same way says nothing");
+        assert!(
+            watch.failures(&later).is_empty(),
+            "a retry failing the same way says nothing"
+        );
         assert!(watch.failures(&[status("a", ready(), false, &["mcp_a_t"])]).is_empty());
-        assert_eq!(lines(watch.failures(&later)).len(), 1, "failing again after it was ready is news");
+        assert_eq!(
+            lines(watch.failures(&later)).len(),
+            1,
+            "failing again after it was ready is news"
+        );
     }
 
     #[test]

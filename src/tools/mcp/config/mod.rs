@@ -248,7 +248,9 @@ pub fn parse_json(
     lookup: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ServerConfig>, McpConfigError> {
-    parse_entries(text, file, workspace, lookup, warnings)?.into_iter().collect()
+    parse_entries(text, file, workspace, lookup, warnings)?
+        .into_iter()
+        .collect()
 }
 
 /// Parses a JSON config file entry by entry: the outer error is a file that is not a config at all, the inner ones

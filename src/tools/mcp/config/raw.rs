@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, MAX_TOOL_TIMEOUT_SECS, McpConfigError, ServerConfig, StdioConfig, Transport,
-    TransportKind, kind_of,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, MAX_TOOL_TIMEOUT_SECS, McpConfigError, ServerConfig,
+    StdioConfig, Transport, TransportKind, kind_of,
 };
 use crate::tools::mcp::names::ToolFilter;
 

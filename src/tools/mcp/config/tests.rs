@@ -294,16 +294,30 @@ fn a_broken_entry_or_file_is_reported_and_the_rest_load() {
     assert_eq!(names, ["mine", "good"]);
     let errors: Vec<String> = config.errors.iter().map(|e| e.to_string()).collect();
     assert_eq!(errors.len(), 3, "{errors:?}");
-    assert!(errors[0].starts_with("config.toml: MCP server \"broken\": field `url`"), "{errors:?}");
-    assert!(errors.iter().any(|e| e.contains("\"bad\"") && e.contains(".mcp.json")), "{errors:?}");
-    assert!(errors.iter().any(|e| e.contains("unknown transport \"carrier-pigeon\"")), "{errors:?}");
+    assert!(
+        errors[0].starts_with("config.toml: MCP server \"broken\": field `url`"),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("\"bad\"") && e.contains(".mcp.json")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("unknown transport \"carrier-pigeon\"")),
+        "{errors:?}"
+    );
 
     // A .mcp.json that is not JSON costs only itself.
     std::fs::write(dir.path().join(".mcp.json"), "{ not json").unwrap();
     let config = load_servers(&toml, "config.toml", dir.path(), None).unwrap();
     assert_eq!(config.servers.len(), 2);
     assert!(
-        config.errors.iter().any(|e| e.file.ends_with(".mcp.json") && e.message.starts_with("invalid JSON")),
+        config
+            .errors
+            .iter()
+            .any(|e| e.file.ends_with(".mcp.json") && e.message.starts_with("invalid JSON")),
         "{:?}",
         config.errors
     );
