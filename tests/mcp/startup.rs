@@ -373,3 +373,49 @@ async fn mcp_list_needs_no_provider_and_shows_final_states() {
     );
     assert!(!stdout.contains("still connecting"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rebuilt_prompt_keeps_context_files_and_the_servers_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("open");
+    let long = "Prefer ping. ".repeat(400);
+    let entry = scripted(dir.path(), Some(&gate), &long, json!({}));
+    let manager = McpManager::start(
+        servers(&json!({"mcpServers": {"fx": entry}}).to_string()),
+        Duration::ZERO,
+    );
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("AGENTS.md"), "Run the tests.\n").unwrap();
+    let sources = tern::agent::prompt::ContextSources {
+        workspace: work.path().to_path_buf(),
+        user_dir: None,
+    };
+    let prompt = SystemPrompt::build(&sources).with_mcp(manager.clone());
+    assert!(!prompt.mcp_changed() && !prompt.text.contains("MCP server instructions"));
+
+    std::fs::write(&gate, "").unwrap();
+    wait_until(&manager, "the server", |s| {
+        matches!(s[0].state, ServerState::Ready { .. })
+    })
+    .await;
+    assert!(prompt.mcp_changed());
+    // Before each turn the prompt is rebuilt from its files; the servers' section comes back with it.
+    let rebuilt = prompt.rebuilt();
+    assert!(!rebuilt.mcp_changed());
+    let agents = rebuilt.text.find("Run the tests.").unwrap();
+    let mcp = rebuilt.text.find("# MCP server instructions").unwrap();
+    assert!(agents < mcp);
+    assert!(
+        rebuilt
+            .text
+            .contains("[… cut: the server sent more; the first 4000 characters are kept]")
+    );
+    assert_eq!(rebuilt.parts.iter().map(|p| p.chars).sum::<usize>(), rebuilt.text.len());
+    assert_eq!(rebuilt.parts.last().unwrap().label, "MCP instructions: fx, cut");
+    // Renewing only the servers' section gives the same prompt.
+    assert_eq!(prompt.with_current_mcp().text, rebuilt.text);
+    manager.shutdown().await;
+    // A server that is gone takes its instructions with it.
+    assert!(rebuilt.mcp_changed());
+    assert!(!rebuilt.with_current_mcp().text.contains("MCP server instructions"));
+}
