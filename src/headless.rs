@@ -152,7 +152,12 @@ pub async fn run_session<O: Write, E: Write>(
         }
         let done = matches!(event, Event::ShutdownComplete);
         match (&event, servers.as_mut()) {
-            (Event::SessionStarted { .. }, Some(servers)) => servers.start(&event, format, out, err),
+            (Event::SessionStarted { .. }, Some(servers)) => {
+                if format == OutputFormat::StreamJson {
+                    servers.settle().await;
+                }
+                servers.start(&event, format, out, err);
+            }
             _ => printer.print(&event, out, err),
         }
         if done {

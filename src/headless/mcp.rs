@@ -1,7 +1,8 @@
 //! The MCP servers as `tern run` follows them: a stderr line for each server that fails or is not started (in every
-//! format), stream-json's `session_started` with a `mcp_servers` array (name, state, tools), and a `mcp_server` line
-//! whenever a server's state or tools change after it. Nothing is printed before `session_started`, which stays the
-//! first line of stream-json.
+//! format), stream-json's `session_started` with a `mcp_servers` array (name, state, tools) and their tools in its
+//! `tools`, and a `mcp_server` line whenever a server's state or tools change after it. Nothing is printed before
+//! `session_started`, which stays the first line of stream-json; it waits for servers still starting as long as the
+//! first request does (`agent::MCP_STARTUP`), which costs no time since the request waits for them anyway.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -18,8 +19,7 @@ pub(super) struct McpFollower {
     rx: watch::Receiver<Vec<ServerStatus>>,
     watch: ServerWatch,
     started: bool,
-    /// Kept so the servers outlive the run's reading of them.
-    _manager: Arc<McpManager>,
+    manager: Arc<McpManager>,
 }
 
 impl McpFollower {
@@ -28,7 +28,7 @@ impl McpFollower {
             rx: manager.subscribe(),
             watch: ServerWatch::default(),
             started: false,
-            _manager: manager,
+            manager,
         }
     }
 
@@ -44,7 +44,14 @@ impl McpFollower {
         }
     }
 
-    /// Prints `session_started` (stream-json) with the servers' states, and the failures known so far.
+    /// Waits, as the first request does, for the servers still starting (at most the session's start-up wait), so
+    /// `session_started` lists the tools of every server that starts in time.
+    pub(super) async fn settle(&self) {
+        self.manager.wait_started().await;
+    }
+
+    /// Prints `session_started` (stream-json) with the servers' states and their tools among the session's, and the
+    /// failures known so far.
     pub(super) fn start<O: Write, E: Write>(&mut self, event: &Event, format: OutputFormat, out: &mut O, err: &mut E) {
         self.started = true;
         let statuses = self.rx.borrow_and_update().clone();
@@ -52,6 +59,17 @@ impl McpFollower {
         if format == OutputFormat::StreamJson
             && let Ok(mut value) = serde_json::to_value(event)
         {
+            // The agent listed the tools offered when it started; servers that became ready since add theirs.
+            if let Some(tools) = value["tools"].as_array_mut() {
+                for status in &statuses {
+                    for tool in &status.tools {
+                        let name = json!(tool.name);
+                        if !tools.contains(&name) {
+                            tools.push(name);
+                        }
+                    }
+                }
+            }
             value["mcp_servers"] = Value::Array(servers);
             let _ = writeln!(out, "{value}");
             let _ = out.flush();

@@ -311,6 +311,14 @@ async fn tern_run_tells_each_failure_and_skip_on_stderr_while_the_others_work() 
         ["crashy", "everything", "ghost", "project"]
     );
     assert_eq!(last["project"]["state"], "skipped");
+    // The tools of the servers ready by then are among the session's.
+    let tools = events[0]["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("read_file")));
+    for server in last.values() {
+        for tool in server["tools"].as_array().unwrap() {
+            assert!(tools.contains(tool), "{tool} missing from {tools:?}");
+        }
+    }
     for update in events.iter().filter(|e| e["event"] == "mcp_server") {
         last.insert(update["name"].as_str().unwrap().to_string(), update.clone());
     }

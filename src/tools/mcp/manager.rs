@@ -189,6 +189,15 @@ impl McpManager {
             .unwrap_or_default()
     }
 
+    /// Waits until no server is connecting any more, but not past the wait given to `start` (counted from then).
+    pub async fn wait_started(&self) {
+        let remaining = self
+            .inner
+            .deadline
+            .saturating_duration_since(tokio::time::Instant::now());
+        self.wait_settled(remaining).await;
+    }
+
     /// Waits until no server is connecting any more (each start ends, ready or failed, within its own
     /// `startup_timeout`), but not past `limit`; unlike `wait_ready` it starts no retries. For `tern mcp list`.
     pub async fn wait_settled(&self, limit: Duration) {
@@ -242,20 +251,7 @@ impl ToolSource for McpManager {
     }
 
     async fn wait_ready(&self) {
-        let mut rx = self.inner.status.subscribe();
-        loop {
-            let connecting = rx
-                .borrow_and_update()
-                .iter()
-                .any(|s| s.state == ServerState::Connecting);
-            if !connecting {
-                break;
-            }
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { break },
-                () = tokio::time::sleep_until(self.inner.deadline) => break,
-            }
-        }
+        self.wait_started().await;
         // Servers that failed get another chance in the background, less often the more they fail.
         for server in &self.inner.servers {
             if server.due_for_retry() {
@@ -612,7 +608,7 @@ impl Server {
             }
             RequestError::Timeout(after) => ToolError::Failed(format!(
                 "MCP server {name:?} did not finish `{what}` within {} and the call was cancelled; if it needs \
-                 longer, raise the server's toolTimeout",
+                 longer, raise the server's tool_timeout_sec (toolTimeout)",
                 seconds(after)
             )),
             RequestError::Cancelled => ToolError::Cancelled,
