@@ -427,3 +427,39 @@ async fn a_rebuilt_prompt_keeps_context_files_and_the_servers_instructions() {
     assert!(rebuilt.mcp_changed());
     assert!(!rebuilt.with_current_mcp().text.contains("MCP server instructions"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_warns_of_servers_that_fail_before_and_after_it_opens() {
+    if !crate::support::tmux::tmux_available() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let never = scratch.home.path().join("never");
+    let config = json!({"mcpServers": {
+        "ghost": {"command": "tern-no-such-mcp-server-xyz"},
+        // Fails only after a second, when the screen is surely up.
+        "stuck": scripted(scratch.home.path(), Some(&never), "", json!({"startup_timeout_sec": 1})),
+    }});
+    let extra = scratch.home.path().join("servers.json");
+    std::fs::write(&extra, config.to_string()).unwrap();
+    let mock = MockLlm::start(vec![]).await;
+    let command = format!(
+        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {bin} \
+         --provider openai --base-url {url} --model scripted --mcp-config {extra}; sleep 30",
+        work = scratch.work.path().display(),
+        home = scratch.home.path().display(),
+        bin = crate::support::tern::BIN,
+        url = mock.openai_base_url(),
+        extra = extra.display(),
+    );
+    let tmux = crate::support::tmux::Tmux::start("mcp-notices", (140, 30), &command);
+    tmux.wait_for("Ask tern").await;
+    tmux.wait_for("MCP server \"ghost\" failed to start: command not found")
+        .await;
+    let screen = tmux
+        .wait_for("MCP server \"stuck\" failed to start: did not start within 1 s")
+        .await;
+    assert_eq!(screen.matches("MCP server \"ghost\"").count(), 1, "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+}
