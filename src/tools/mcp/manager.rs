@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
-use super::instructions::ServerInstructions;
 use super::names::{ItemKind, dedupe};
 use super::tool::{Catalog, McpTool, items};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
@@ -68,6 +67,11 @@ pub struct ServerStatus {
     /// The config file it came from.
     pub source: String,
     pub state: ServerState,
+    /// The server was never started: its configuration cannot be used as written (an unset variable), or it comes
+    /// from an untrusted project's `.mcp.json`. Its state is `Failed` with the reason.
+    pub skipped: bool,
+    /// How long one start may take (`startup_timeout_sec`).
+    pub startup_timeout: Duration,
     pub tools: Vec<ToolSummary>,
     /// `name version` as the server reported it.
     pub server_info: Option<String>,
@@ -75,11 +79,6 @@ pub struct ServerStatus {
     pub instructions: Option<String>,
     /// The process id of a running stdio server.
     pub pid: Option<u32>,
-    /// The server was never started: its configuration cannot be used as written (an unset variable), or it comes
-    /// from an untrusted project's `.mcp.json`. Its state is `Failed` with the reason.
-    pub skipped: bool,
-    /// How long one start may take (`startup_timeout_sec`).
-    pub startup_timeout: Duration,
 }
 
 /// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
@@ -92,7 +91,7 @@ struct Inner {
     servers: Vec<Arc<Server>>,
     tools: RwLock<Vec<Arc<dyn Tool>>>,
     /// The instructions of the servers whose tools are offered, for the system prompt.
-    instructions: RwLock<Arc<Vec<ServerInstructions>>>,
+    instructions: RwLock<Arc<Vec<super::instructions::ServerInstructions>>>,
     status: watch::Sender<Vec<ServerStatus>>,
     /// `wait_ready` never waits past this.
     deadline: tokio::time::Instant,
@@ -120,16 +119,16 @@ struct Live {
     server_info: Option<String>,
     instructions: Option<String>,
     /// `instructions` as they go into the prompt.
-    note: Option<ServerInstructions>,
+    note: Option<super::instructions::ServerInstructions>,
     failures: u32,
     last_failure: Option<Instant>,
 }
 
 impl McpManager {
     /// Starts connecting every enabled server in the background and returns at once. Must be called inside a tokio
-    /// runtime. `wait` bounds `wait_ready` (from now): how long a first request may wait for servers still starting.
-    /// Each start is bounded by its server's own `startup_timeout`, after which the server counts as failed.
-    pub fn start(servers: Vec<ServerConfig>, wait: Duration) -> Arc<Self> {
+    /// runtime. `startup_timeout` bounds `wait_ready` (from now): how long a first request may wait for servers still
+    /// starting. Each start is bounded by its server's own `ServerConfig::startup_timeout`, after which it has failed.
+    pub fn start(servers: Vec<ServerConfig>, startup_timeout: Duration) -> Arc<Self> {
         let http = http_client();
         let shutdown = CancellationToken::new();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
@@ -156,7 +155,7 @@ impl McpManager {
             tools: RwLock::new(Vec::new()),
             instructions: RwLock::default(),
             status: watch::Sender::new(Vec::new()),
-            deadline: tokio::time::Instant::now() + wait,
+            deadline: tokio::time::Instant::now() + startup_timeout,
             shutdown: shutdown.clone(),
             publishing: Mutex::new(()),
         });
@@ -181,7 +180,7 @@ impl McpManager {
     }
 
     /// The instructions of the servers whose tools are offered now, in configuration order, for the system prompt.
-    pub fn instructions(&self) -> Arc<Vec<ServerInstructions>> {
+    pub fn instructions(&self) -> Arc<Vec<super::instructions::ServerInstructions>> {
         self.inner
             .instructions
             .read()
@@ -279,7 +278,7 @@ impl Inner {
             }
         }
         let names = dedupe(&all.iter().map(|(_, item)| item.wrapped.clone()).collect::<Vec<_>>());
-        let notes: Vec<ServerInstructions> = if self.shutdown.is_cancelled() {
+        let notes: Vec<super::instructions::ServerInstructions> = if self.shutdown.is_cancelled() {
             Vec::new()
         } else {
             self.servers.iter().filter_map(|s| s.offered_note()).collect()
@@ -325,7 +324,7 @@ impl Server {
 
     /// The server's instructions while its tools are offered (ready, reconnecting, or disconnected and restarting on
     /// its next use).
-    fn offered_note(&self) -> Option<ServerInstructions> {
+    fn offered_note(&self) -> Option<super::instructions::ServerInstructions> {
         if !self.config.enabled {
             return None;
         }
@@ -366,6 +365,8 @@ impl Server {
             target: self.config.transport.target(),
             source: self.config.source.clone(),
             state,
+            skipped: self.config.problem.is_some(),
+            startup_timeout: self.config.startup_timeout,
             tools: tools
                 .iter()
                 .map(|t| ToolSummary {
@@ -379,8 +380,6 @@ impl Server {
             server_info: live.as_ref().and_then(|l| l.server_info.clone()),
             instructions: live.as_ref().and_then(|l| l.instructions.clone()),
             pid: live.as_ref().and_then(|l| l.conn.as_ref()).and_then(|c| c.pid()),
-            skipped: self.config.problem.is_some(),
-            startup_timeout: self.config.startup_timeout,
         }
     }
 
@@ -478,7 +477,7 @@ impl Server {
                     live.server_info = server_info;
                     live.note = instructions
                         .as_deref()
-                        .and_then(|text| ServerInstructions::capture(&self.config.name, text));
+                        .and_then(|text| super::instructions::ServerInstructions::capture(&self.config.name, text));
                     live.instructions = instructions;
                     live.failures = 0;
                     live.last_failure = None;

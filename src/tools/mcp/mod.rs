@@ -8,23 +8,24 @@
 
 mod client;
 pub mod config;
-pub mod instructions;
 mod manager;
 pub mod names;
 mod output;
-pub mod report;
 mod stdio;
 mod tool;
 mod transport_sse;
+
+// What servers say to the model (their instructions) and what the user is told about their start.
+pub mod instructions;
+pub mod report;
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 pub use config::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig,
-    Transport, TransportKind, load_servers,
+    DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig, Transport, TransportKind,
+    load_servers,
 };
-pub use instructions::ServerInstructions;
 pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
 pub use names::ItemKind;
 
