@@ -1,8 +1,12 @@
 //! `tern run`: the non-interactive frontend. It sends one prompt, prints what the agent does, and exits with a code
 //! scripts can rely on: 0 done, 1 error, 130 interrupted, 128+N after signal N (SIGTERM, SIGHUP, SIGQUIT). With no
-//! terminal to ask, calls that need approval are denied, and the model is told why.
+//! terminal to ask, calls that need approval are denied, and the model is told why. MCP servers that fail or are not
+//! started are told on stderr as they do (`mcp`).
+
+mod mcp;
 
 use std::io::Write;
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -60,7 +64,21 @@ pub const NO_TERMINAL_FEEDBACK: &str = "This is a non-interactive run (tern run)
 /// also shuts the agent down and waits for it (so running commands end their process groups) before returning
 /// 128 + the signal. Any second stop while stopping returns at once.
 pub async fn run<O: Write, E: Write>(
+    handle: AgentHandle,
+    prompt: String,
+    format: OutputFormat,
+    stops: &mut tokio::sync::mpsc::UnboundedReceiver<Stop>,
+    out: &mut O,
+    err: &mut E,
+) -> i32 {
+    run_session(handle, None, prompt, format, stops, out, err).await
+}
+
+/// `run` for a session with MCP servers (`SessionInfo::mcp`): their failures go to stderr as they happen, and
+/// stream-json shows their states.
+pub async fn run_session<O: Write, E: Write>(
     mut handle: AgentHandle,
+    mcp: Option<Arc<crate::tools::mcp::McpManager>>,
     prompt: String,
     format: OutputFormat,
     stops: &mut tokio::sync::mpsc::UnboundedReceiver<Stop>,
@@ -69,6 +87,7 @@ pub async fn run<O: Write, E: Write>(
 ) -> i32 {
     // Whatever reaches stdout or stderr (text, json, stream-json) is masked: a tool result may show a key.
     let (out, err) = (&mut MaskingWriter::new(out), &mut MaskingWriter::new(err));
+    let mut servers = mcp.map(mcp::McpFollower::new);
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
     let mut printer = Printer::new(format);
     let mut background = Background::default();
@@ -78,6 +97,12 @@ pub async fn run<O: Write, E: Write>(
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
+            () = mcp::McpFollower::changed(&mut servers) => {
+                if let Some(servers) = servers.as_mut() {
+                    servers.report(format, out, err);
+                }
+                continue;
+            }
             Some(stop) = stops.recv() => {
                 let again = interrupted || terminated.is_some();
                 match stop {
@@ -126,7 +151,15 @@ pub async fn run<O: Write, E: Write>(
             }
         }
         let done = matches!(event, Event::ShutdownComplete);
-        printer.print(&event, out, err);
+        match (&event, servers.as_mut()) {
+            (Event::SessionStarted { .. }, Some(servers)) => {
+                if format == OutputFormat::StreamJson {
+                    servers.settle().await;
+                }
+                servers.start(&event, format, out, err);
+            }
+            _ => printer.print(&event, out, err),
+        }
         if done {
             break;
         }

@@ -206,15 +206,16 @@ fn session_by_id(id: &str, workspace: &std::path::Path) -> anyhow::Result<PathBu
     Ok(path)
 }
 
+/// `tern mcp list`: needs the configuration files, not a model provider.
 fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
-    let settings = settings(global, workspace, None)?;
+    let layers = config::load_layers(workspace, flag_layer(global))?;
     let _log = init_logging();
     runtime()?.block_on(async {
-        let config = tern::agent::mcp_servers(&settings, workspace)?;
+        let config = tern::agent::mcp_servers_of(&layers, workspace)?;
         for warning in &config.warnings {
             eprintln!("tern: warning: {warning}");
         }
-        let report = tern::tools::mcp::list_report(config.servers, std::time::Duration::from_secs(30)).await;
+        let report = tern::tools::mcp::list_report(config).await;
         println!("{}", report.trim_end());
         anyhow::Ok(0)
     })
@@ -420,7 +421,16 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         }
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
-        let code = headless::run(handle, prompt, format, &mut stops, &mut out, &mut err).await;
+        let code = headless::run_session(
+            handle,
+            session.mcp.clone(),
+            prompt,
+            format,
+            &mut stops,
+            &mut out,
+            &mut err,
+        )
+        .await;
         if let Some(mcp) = &session.mcp {
             // A further signal while the servers are asked to exit kills them at once.
             tokio::select! {

@@ -12,3 +12,5 @@ mod everything;
 mod harness;
 #[path = "mcp/hostile.rs"]
 mod hostile;
+#[path = "mcp/startup.rs"]
+mod startup;

@@ -132,7 +132,11 @@ pub fn config_for(
             .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
     );
     let context = prompt::ContextSources::for_workspace(workspace);
-    let system_prompt = prompt::SystemPrompt::build(&context);
+    let mut system_prompt = prompt::SystemPrompt::build(&context);
+    if let Some(manager) = &mcp {
+        // The servers' instructions join the prompt as each server becomes ready.
+        system_prompt = system_prompt.with_mcp(Arc::clone(manager));
+    }
     warnings.extend(system_prompt.warnings.iter().cloned());
     let results = ToolResultStore::for_session(&data_dir, &session_id);
     // A read-only or full data directory costs the session its log and its stored results, not the session: large
@@ -255,24 +259,53 @@ fn exec_sandbox(
     sandbox
 }
 
-/// How long a session waits for MCP servers before its first request.
-pub const MCP_STARTUP: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a session's first request waits for MCP servers still starting (from when they were started): a local
+/// server is ready in well under this, and a slow or hanging one costs no more than this once. A server that is
+/// later ready brings its tools and instructions to the next request.
+pub const MCP_STARTUP: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The configured MCP servers, started in the background. A project's own `.mcp.json` servers start only when the
-/// project is trusted: a cloned repository must not run programs just by being opened.
+/// The configured MCP servers. A project's own `.mcp.json` servers start only when the project is trusted: a cloned
+/// repository must not run programs just by being opened. Broken entries are left out and listed in `errors`.
 pub fn mcp_servers(settings: &Settings, workspace: &Path) -> Result<mcp::McpConfig, StartError> {
-    let label = settings
-        .sources
+    mcp_servers_from(
+        &settings.mcp_servers,
+        &settings.sources,
+        settings.mcp_config.as_deref(),
+        settings.project_trusted,
+        workspace,
+    )
+}
+
+/// The configured MCP servers from the merged configuration files, without resolving a model provider (`tern mcp
+/// list` needs none).
+pub fn mcp_servers_of(layers: &crate::config::Layers, workspace: &Path) -> Result<mcp::McpConfig, StartError> {
+    mcp_servers_from(
+        &layers.file.mcp_servers,
+        &layers.sources,
+        layers.file.mcp_config.as_deref(),
+        layers.project_trusted,
+        workspace,
+    )
+}
+
+fn mcp_servers_from(
+    table: &toml::Table,
+    sources: &[PathBuf],
+    extra: Option<&Path>,
+    trusted: bool,
+    workspace: &Path,
+) -> Result<mcp::McpConfig, StartError> {
+    let label = sources
         .iter()
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(" + ");
-    let mut config = mcp::load_servers(&settings.mcp_servers, &label, workspace, settings.mcp_config.as_deref())?;
-    if !settings.project_trusted {
+    let mut config = mcp::load_servers(table, &label, workspace, extra)?;
+    if !trusted {
         let project = workspace.join(".mcp.json").display().to_string();
         for server in config.servers.iter_mut().filter(|s| s.source == project) {
             server.problem = Some(format!(
-                "defined by the project's .mcp.json, so not started until you trust the project: {}",
+                "defined by the project's .mcp.json, and the project is not trusted: {}",
                 crate::config::TRUST_HINT
             ));
         }
@@ -280,12 +313,19 @@ pub fn mcp_servers(settings: &Settings, workspace: &Path) -> Result<mcp::McpConf
     Ok(config)
 }
 
+/// The session's MCP servers, started in the background, and what to tell the user about their configuration (one
+/// line per warning, and per entry left out).
 fn start_mcp(settings: &Settings, workspace: &Path) -> Result<(Option<Arc<McpManager>>, Vec<String>), StartError> {
     let config = mcp_servers(settings, workspace)?;
+    let mut warnings = config.warnings;
+    warnings.extend(config.errors.iter().map(|e| match &e.server {
+        Some(_) => format!("{e}; this MCP server is left out"),
+        None => format!("{e}; the MCP servers of this file are left out"),
+    }));
     if config.servers.is_empty() {
-        return Ok((None, config.warnings));
+        return Ok((None, warnings));
     }
-    Ok((Some(McpManager::start(config.servers, MCP_STARTUP)), config.warnings))
+    Ok((Some(McpManager::start(config.servers, MCP_STARTUP)), warnings))
 }
 
 /// Starts a session's agent task from settings.

@@ -161,6 +161,12 @@ impl Agent {
     /// One model request, with its deltas forwarded as events. On interrupt, what the user already saw of the reply
     /// is kept in the conversation.
     async fn send_request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, Sent> {
+        // An MCP server that became ready (or failed) since the last request brings (or takes) its instructions, as
+        // it does its tools.
+        if self.prompt.mcp_changed() {
+            self.prompt = self.prompt.with_current_mcp();
+            self.system_prompt = self.prompt.text.clone();
+        }
         let tools = if with_tools {
             self.tools.definitions()
         } else {

@@ -419,7 +419,8 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// How to let a project's own configuration count, for messages.
-pub const TRUST_HINT: &str = "trust the project with --trust-project, or add it to trusted_projects in                               ~/.config/tern/config.toml";
+pub const TRUST_HINT: &str =
+    "trust the project with --trust-project, or add it to trusted_projects in ~/.config/tern/config.toml";
 
 /// Loads and resolves everything: the files, the environment, the flags, and (when nothing is configured) Ollama.
 pub fn settings(workspace: &Path, flags: ConfigFile) -> Result<Settings, ConfigError> {

@@ -118,6 +118,8 @@ pub struct App {
     pub clipboard: Vec<String>,
     /// The MCP servers' states, for `/mcp`.
     pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::tools::mcp::ServerStatus>>>,
+    /// Which MCP failures were shown as notices.
+    pub mcp_watch: crate::tools::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub switch: Option<super::switch::SessionSwitch>,
     /// The prompt files that are slash commands too (`crate::commands`).
@@ -147,9 +149,19 @@ impl App {
             quit: false,
             clipboard: Vec::new(),
             mcp: None,
+            mcp_watch: Default::default(),
             switch: None,
             custom: Default::default(),
             viewer: None,
+        }
+    }
+
+    /// Shows a warning for each MCP server that failed or was not started since the last look.
+    pub fn mcp_changed(&mut self) {
+        let Some(rx) = self.mcp.as_mut() else { return };
+        let statuses = rx.borrow_and_update().clone();
+        for failure in self.mcp_watch.failures(&statuses) {
+            self.state.notice(failure.line(), Level::Warning);
         }
     }
 

@@ -274,6 +274,16 @@ async fn run_screen(
                 }
             },
             Some(()) = notify_rx.recv() => dirty = true,
+            // An MCP server failed or was not started: a notice says so.
+            Ok(()) = async {
+                match app.mcp.as_mut() {
+                    Some(rx) => rx.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                app.mcp_changed();
+                dirty = true;
+            }
             _ = sleep_until(deadline), if deadline.is_some() => {
                 while sessions.pending.is_none() && let Ok(event) = events.try_recv() {
                     app.on_agent_event(event);

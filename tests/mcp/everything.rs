@@ -10,7 +10,7 @@ use tern::agent::{AgentConfig, spawn};
 use tern::protocol::{ApprovalMode, Event, Op, ToolCall};
 use tern::provider::{ProviderConfig, ProviderKind};
 use tern::session::ToolResultStore;
-use tern::tools::mcp::{McpManager, ServerState, list_report};
+use tern::tools::mcp::{McpConfig, McpManager, ServerState, list_report};
 use tern::tools::{OutputSink, PathPolicy, ToolContext, ToolRegistry, ToolSource};
 
 use crate::harness::*;
@@ -469,12 +469,16 @@ async fn enabled_and_disabled_tools_filter_tools_resources_and_prompts() {
 #[tokio::test(flavor = "multi_thread")]
 async fn list_report_connects_prints_and_shuts_down() {
     let Some(js) = everything() else { return };
-    let report = list_report(servers(&stdio_everything(&js, json!({}))), STARTUP).await;
+    let report = list_report(McpConfig {
+        servers: servers(&stdio_everything(&js, json!({}))),
+        ..McpConfig::default()
+    })
+    .await;
     assert!(report.starts_with("everything  (stdio: node "), "{report}");
     assert!(report.contains("status: ready: "), "{report}");
     assert!(report.contains("    mcp_everything_get-sum (read-only): "), "{report}");
     assert!(
-        list_report(vec![], STARTUP)
+        list_report(McpConfig::default())
             .await
             .starts_with("No MCP servers are configured.")
     );

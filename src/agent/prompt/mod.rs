@@ -1,9 +1,12 @@
 //! The system prompt: tern's instructions (assets/system_prompt.md) with the environment filled in, then the context
 //! files (the user's AGENTS.md, then the repository's from its root down to the workspace; `files`), then the skills
-//! (`skills`). It is rebuilt when memory changes it and before each turn, so edits to those files reach the next
-//! request. What it holds is text for the model: none of it is configuration or can loosen the approval gate.
+//! (`skills`), then the MCP servers' instructions (`mcp`). It is rebuilt when memory changes it and before each turn,
+//! so edits to those files reach the next request, and its MCP section is renewed before any request after a server's
+//! instructions came or went. What it holds is text for the model: none of it is configuration or can loosen the
+//! approval gate.
 
 pub mod files;
+pub mod mcp;
 pub mod skills;
 
 use std::path::{Path, PathBuf};
@@ -56,6 +59,8 @@ pub struct SystemPrompt {
     pub warnings: Vec<String>,
     /// Where to rebuild it from; `None` for a fixed prompt.
     pub sources: Option<ContextSources>,
+    /// The MCP servers whose instructions end the prompt.
+    pub mcp: Option<mcp::McpSection>,
 }
 
 impl SystemPrompt {
@@ -70,6 +75,7 @@ impl SystemPrompt {
             text,
             warnings: Vec::new(),
             sources: None,
+            mcp: None,
         }
     }
 
@@ -113,14 +119,21 @@ impl SystemPrompt {
             parts,
             warnings,
             sources: Some(sources.clone()),
+            mcp: None,
         }
     }
 
-    /// The same prompt built again from its sources (a fixed prompt stays as it is).
+    /// The same prompt built again from its sources (a fixed prompt keeps its text), with the MCP servers'
+    /// instructions as they are now.
     pub fn rebuilt(&self) -> Self {
-        match &self.sources {
+        let (base, manager) = self.split_mcp();
+        let rebuilt = match &self.sources {
             Some(sources) => Self::build(sources),
-            None => self.clone(),
+            None => base,
+        };
+        match manager {
+            Some(manager) => rebuilt.with_mcp(manager),
+            None => rebuilt,
         }
     }
 }

@@ -15,9 +15,6 @@ use super::names::{ItemKind, dedupe};
 use super::tool::{Catalog, McpTool, items};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
 
-/// How long one connection attempt (start, handshake, first listing) may take in the background. Longer than the
-/// start-up wait on purpose: a slow server (an `npx` download) still joins the session late.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a listing may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Quiet time after a list-change notification before listing again, so a burst costs one refresh.
@@ -70,6 +67,11 @@ pub struct ServerStatus {
     /// The config file it came from.
     pub source: String,
     pub state: ServerState,
+    /// The server was never started: its configuration cannot be used as written (an unset variable), or it comes
+    /// from an untrusted project's `.mcp.json`. Its state is `Failed` with the reason.
+    pub skipped: bool,
+    /// How long one start may take (`startup_timeout_sec`).
+    pub startup_timeout: Duration,
     pub tools: Vec<ToolSummary>,
     /// `name version` as the server reported it.
     pub server_info: Option<String>,
@@ -88,6 +90,8 @@ pub struct McpManager {
 struct Inner {
     servers: Vec<Arc<Server>>,
     tools: RwLock<Vec<Arc<dyn Tool>>>,
+    /// The instructions of the servers whose tools are offered, for the system prompt.
+    instructions: RwLock<Arc<Vec<super::instructions::ServerInstructions>>>,
     status: watch::Sender<Vec<ServerStatus>>,
     /// `wait_ready` never waits past this.
     deadline: tokio::time::Instant,
@@ -114,13 +118,16 @@ struct Live {
     state: Option<ServerState>,
     server_info: Option<String>,
     instructions: Option<String>,
+    /// `instructions` as they go into the prompt.
+    note: Option<super::instructions::ServerInstructions>,
     failures: u32,
     last_failure: Option<Instant>,
 }
 
 impl McpManager {
     /// Starts connecting every enabled server in the background and returns at once. Must be called inside a tokio
-    /// runtime. `startup_timeout` bounds `wait_ready`.
+    /// runtime. `startup_timeout` bounds `wait_ready` (from now): how long a first request may wait for servers still
+    /// starting. Each start is bounded by its server's own `ServerConfig::startup_timeout`, after which it has failed.
     pub fn start(servers: Vec<ServerConfig>, startup_timeout: Duration) -> Arc<Self> {
         let http = http_client();
         let shutdown = CancellationToken::new();
@@ -146,6 +153,7 @@ impl McpManager {
                 })
                 .collect(),
             tools: RwLock::new(Vec::new()),
+            instructions: RwLock::default(),
             status: watch::Sender::new(Vec::new()),
             deadline: tokio::time::Instant::now() + startup_timeout,
             shutdown: shutdown.clone(),
@@ -169,6 +177,41 @@ impl McpManager {
     /// Changes to `statuses()`, for views that follow them.
     pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
         self.inner.status.subscribe()
+    }
+
+    /// The instructions of the servers whose tools are offered now, in configuration order, for the system prompt.
+    pub fn instructions(&self) -> Arc<Vec<super::instructions::ServerInstructions>> {
+        self.inner
+            .instructions
+            .read()
+            .map(|i| Arc::clone(&i))
+            .unwrap_or_default()
+    }
+
+    /// Waits until no server is connecting any more, but not past the wait given to `start` (counted from then).
+    pub async fn wait_started(&self) {
+        let remaining = self
+            .inner
+            .deadline
+            .saturating_duration_since(tokio::time::Instant::now());
+        self.wait_settled(remaining).await;
+    }
+
+    /// Waits until no server is connecting any more (each start ends, ready or failed, within its own
+    /// `startup_timeout`), but not past `limit`; unlike `wait_ready` it starts no retries. For `tern mcp list`.
+    pub async fn wait_settled(&self, limit: Duration) {
+        let mut rx = self.inner.status.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        while rx
+            .borrow_and_update()
+            .iter()
+            .any(|s| s.state == ServerState::Connecting)
+        {
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { break },
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
     }
 
     /// Ends every server: stdio servers get a moment to exit after their input closes, then their process groups are
@@ -207,20 +250,7 @@ impl ToolSource for McpManager {
     }
 
     async fn wait_ready(&self) {
-        let mut rx = self.inner.status.subscribe();
-        loop {
-            let connecting = rx
-                .borrow_and_update()
-                .iter()
-                .any(|s| s.state == ServerState::Connecting);
-            if !connecting {
-                break;
-            }
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { break },
-                () = tokio::time::sleep_until(self.inner.deadline) => break,
-            }
-        }
+        self.wait_started().await;
         // Servers that failed get another chance in the background, less often the more they fail.
         for server in &self.inner.servers {
             if server.due_for_retry() {
@@ -248,6 +278,11 @@ impl Inner {
             }
         }
         let names = dedupe(&all.iter().map(|(_, item)| item.wrapped.clone()).collect::<Vec<_>>());
+        let notes: Vec<super::instructions::ServerInstructions> = if self.shutdown.is_cancelled() {
+            Vec::new()
+        } else {
+            self.servers.iter().filter_map(|s| s.offered_note()).collect()
+        };
         let tools: Vec<Arc<McpTool>> = all
             .into_iter()
             .zip(names)
@@ -263,6 +298,11 @@ impl Inner {
             .collect();
         if let Ok(mut list) = self.tools.write() {
             *list = tools.into_iter().map(|t| t as Arc<dyn Tool>).collect();
+        }
+        if let Ok(mut current) = self.instructions.write()
+            && **current != notes
+        {
+            *current = Arc::new(notes);
         }
         self.status.send_replace(statuses);
     }
@@ -280,6 +320,20 @@ impl Server {
             live.state = Some(state);
         }
         self.publish();
+    }
+
+    /// The server's instructions while its tools are offered (ready, reconnecting, or disconnected and restarting on
+    /// its next use).
+    fn offered_note(&self) -> Option<super::instructions::ServerInstructions> {
+        if !self.config.enabled {
+            return None;
+        }
+        let live = self.live.lock().ok()?;
+        // A server reconnecting keeps the note of its last connection, so the prompt does not flicker.
+        match live.state {
+            Some(ServerState::Failed { .. } | ServerState::Disabled) | None => None,
+            _ => live.note.clone(),
+        }
     }
 
     fn take_connection(&self) -> Option<Arc<Connection>> {
@@ -311,6 +365,8 @@ impl Server {
             target: self.config.transport.target(),
             source: self.config.source.clone(),
             state,
+            skipped: self.config.problem.is_some(),
+            startup_timeout: self.config.startup_timeout,
             tools: tools
                 .iter()
                 .map(|t| ToolSummary {
@@ -391,9 +447,13 @@ impl Server {
             let catalog = list(&self.config.name, &conn).await?;
             Ok::<_, String>((conn, catalog))
         };
+        let limit = self.config.startup_timeout;
         let result = tokio::select! {
-            result = tokio::time::timeout(CONNECT_TIMEOUT, attempt) => {
-                result.unwrap_or_else(|_| Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))
+            result = tokio::time::timeout(limit, attempt) => {
+                result.unwrap_or_else(|_| Err(format!(
+                    "did not start within {} (the server's startup_timeout_sec); it is tried again later",
+                    seconds(limit)
+                )))
             }
             () = self.shutdown.cancelled() => Err("tern is shutting down".to_string()),
         };
@@ -415,6 +475,9 @@ impl Server {
                         prompts: 0,
                     });
                     live.server_info = server_info;
+                    live.note = instructions
+                        .as_deref()
+                        .and_then(|text| super::instructions::ServerInstructions::capture(&self.config.name, text));
                     live.instructions = instructions;
                     live.failures = 0;
                     live.last_failure = None;
@@ -544,7 +607,7 @@ impl Server {
             }
             RequestError::Timeout(after) => ToolError::Failed(format!(
                 "MCP server {name:?} did not finish `{what}` within {} and the call was cancelled; if it needs \
-                 longer, raise the server's toolTimeout",
+                 longer, raise the server's tool_timeout_sec (toolTimeout)",
                 seconds(after)
             )),
             RequestError::Cancelled => ToolError::Cancelled,

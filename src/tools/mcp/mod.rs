@@ -15,6 +15,10 @@ mod stdio;
 mod tool;
 mod transport_sse;
 
+// What servers say to the model (their instructions) and what the user is told about their start.
+pub mod instructions;
+pub mod report;
+
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -25,20 +29,50 @@ pub use config::{
 pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
 pub use names::ItemKind;
 
-use crate::tools::ToolSource;
+/// How much longer than the slowest server's `startup_timeout` `tern mcp list` waits before it gives up on it.
+const LIST_MARGIN: Duration = Duration::from_secs(5);
 
-/// Connects to every server (waiting at most `timeout`), then describes them and their tools, for `tern mcp list`.
-/// The servers are shut down before it returns.
-pub async fn list_report(servers: Vec<ServerConfig>, timeout: Duration) -> String {
-    if servers.is_empty() {
+/// Connects to every server and waits for each to be ready or to fail (each within its own `startup_timeout`), then
+/// describes them and their tools, and the entries that could not be used, for `tern mcp list`. The servers are shut
+/// down before it returns.
+pub async fn list_report(config: McpConfig) -> String {
+    let McpConfig { servers, errors, .. } = config;
+    if servers.is_empty() && errors.is_empty() {
         return "No MCP servers are configured. Add [mcp_servers.NAME] to tern's config, or an `mcpServers` entry to \
                 .mcp.json in the project."
             .to_string();
     }
-    let manager = McpManager::start(servers, timeout);
-    manager.wait_ready().await;
-    let report = render_statuses(&manager.statuses());
+    let limit = servers
+        .iter()
+        .filter(|s| s.enabled)
+        .map(|s| s.startup_timeout)
+        .max()
+        .unwrap_or_default()
+        + LIST_MARGIN;
+    let manager = McpManager::start(servers, Duration::ZERO);
+    manager.wait_settled(limit).await;
+    let statuses: Vec<ServerStatus> = manager
+        .statuses()
+        .into_iter()
+        .map(|mut status| {
+            if status.state == ServerState::Connecting {
+                status.state = ServerState::Failed {
+                    reason: format!("still starting after {} s; gave up waiting", limit.as_secs()),
+                };
+            }
+            status
+        })
+        .collect();
     manager.shutdown().await;
+    let mut report = render_statuses(&statuses);
+    for error in &errors {
+        if !report.is_empty() {
+            report.push('\n');
+        }
+        let name = error.server.as_deref().unwrap_or("(the whole file)");
+        let _ = writeln!(report, "{name}  (not loaded: invalid configuration)");
+        let _ = writeln!(report, "  error:  {error}");
+    }
     report
 }
 
@@ -67,6 +101,7 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
                 )
             }
             ServerState::Disconnected { reason } => format!("disconnected: {reason}"),
+            ServerState::Failed { reason } if status.skipped => format!("not started: {reason}"),
             ServerState::Failed { reason } => format!("failed: {reason}"),
         };
         let _ = writeln!(out, "  status: {state}");

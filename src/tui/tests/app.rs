@@ -551,3 +551,6 @@ fn home_goes_to_the_first_message() {
 
 #[path = "app_plan.rs"]
 mod app_plan;
+
+#[path = "app_mcp.rs"]
+mod app_mcp;

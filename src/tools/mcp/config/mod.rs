@@ -8,6 +8,10 @@
 //! still loads. Later sources replace earlier ones by server name: TOML < `.mcp.json` < `--mcp-config`; a TOML table
 //! with neither `command` nor `url` only adjusts (`enabled`, `toolTimeout`, the tool filters) the server of that name
 //! defined in JSON, so a project's `.mcp.json` server can be switched off without editing that file.
+//!
+//! A broken entry (or a broken `.mcp.json`, or a broken `[mcp_servers]` table) costs only itself: it is left out and
+//! reported in `McpConfig::errors` while the other servers load. Only a `--mcp-config` file that cannot be read or is
+//! not JSON fails the whole load, since the user named it on the command line.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,6 +26,9 @@ use raw::RawServer;
 
 /// How long one MCP call may take unless the server's `toolTimeout` says otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long starting a server (spawn or connect, handshake, first listing) may take unless its `startup_timeout_sec`
+/// says otherwise; codex's default too.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TOOL_TIMEOUT_SECS: f64 = 24.0 * 3600.0;
 
 /// One configured server.
@@ -31,6 +38,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     pub enabled: bool,
     pub tool_timeout: Duration,
+    /// How long one start (spawn or connect, handshake, first listing) may take before the server counts as failed.
+    pub startup_timeout: Duration,
     pub filter: ToolFilter,
     /// The file the server was defined in (for messages and `tern mcp list`).
     pub source: String,
@@ -109,6 +118,8 @@ pub struct McpConfig {
     pub servers: Vec<ServerConfig>,
     /// Unknown or misplaced fields, one line each, naming file, server and field.
     pub warnings: Vec<String>,
+    /// Entries (or whole files) that could not be used and were left out; the other servers still load.
+    pub errors: Vec<McpConfigError>,
 }
 
 /// A configuration that cannot be used: `file: MCP server "name": field `x`: what is wrong`.
@@ -134,7 +145,8 @@ impl std::fmt::Display for McpConfigError {
 }
 
 /// Loads the servers of tern's TOML config (`toml`, read from `toml_source`), of `.mcp.json` in `workspace` (when it
-/// exists) and of `extra_json` (the `--mcp-config` file, which must exist).
+/// exists) and of `extra_json` (the `--mcp-config` file, which must exist and be JSON). A broken entry is left out and
+/// reported in `errors`; only an unreadable or non-JSON `extra_json` is an error.
 pub fn load_servers(
     toml: &toml::Table,
     toml_source: &str,
@@ -144,36 +156,45 @@ pub fn load_servers(
     let lookup = |name: &str| crate::secrets::var(name);
     let mut out = McpConfig::default();
     let mut overrides = Vec::new();
-    let toml_value = serde_json::to_value(toml).map_err(|e| McpConfigError {
-        file: toml_source.to_string(),
-        server: None,
-        field: Some("mcp_servers".into()),
-        message: e.to_string(),
-    })?;
-    let toml_servers = match toml_value {
-        Value::Object(map) => map,
-        _ => Map::new(),
+    let toml_value = match serde_json::to_value(toml) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => Map::new(),
+        Err(e) => {
+            out.errors.push(McpConfigError {
+                file: toml_source.to_string(),
+                server: None,
+                field: Some("mcp_servers".into()),
+                message: e.to_string(),
+            });
+            Map::new()
+        }
     };
-    for (name, value) in &toml_servers {
-        let raw = RawServer::new(toml_source, name, value)?;
+    for (name, value) in &toml_value {
+        let raw = match RawServer::new(toml_source, name, value) {
+            Ok(raw) => raw,
+            Err(e) => {
+                out.errors.push(e);
+                continue;
+            }
+        };
         if raw.is_override() {
             overrides.push(raw);
         } else {
-            let server = raw.parse(workspace, &lookup, &mut out.warnings)?;
-            upsert(&mut out.servers, server);
+            match raw.parse(workspace, &lookup, &mut out.warnings) {
+                Ok(server) => upsert(&mut out.servers, server),
+                Err(e) => out.errors.push(e),
+            }
         }
     }
     let project = workspace.join(".mcp.json");
-    if let Some(text) = read_optional(&project)? {
-        for server in parse_json(
-            &text,
-            &project.display().to_string(),
-            workspace,
-            &lookup,
-            &mut out.warnings,
-        )? {
-            upsert(&mut out.servers, server);
-        }
+    let project_file = project.display().to_string();
+    match read_optional(&project) {
+        Ok(Some(text)) => match parse_entries(&text, &project_file, workspace, &lookup, &mut out.warnings) {
+            Ok(entries) => out.take(entries),
+            Err(e) => out.errors.push(e),
+        },
+        Ok(None) => {}
+        Err(e) => out.errors.push(e),
     }
     if let Some(path) = extra_json {
         let file = path.display().to_string();
@@ -183,20 +204,43 @@ pub fn load_servers(
             field: None,
             message: format!("cannot read the MCP config: {e}"),
         })?;
-        for server in parse_json(&text, &file, workspace, &lookup, &mut out.warnings)? {
-            upsert(&mut out.servers, server);
-        }
+        let entries = parse_entries(&text, &file, workspace, &lookup, &mut out.warnings)?;
+        out.take(entries);
     }
     for raw in overrides {
         let Some(server) = out.servers.iter_mut().find(|s| s.name == raw.name) else {
-            return Err(raw.error(None, "needs `command` (a local server) or `url` (a remote one)"));
+            out.errors
+                .push(raw.error(None, "needs `command` (a local server) or `url` (a remote one)"));
+            continue;
         };
-        raw.apply_overrides(server, &mut out.warnings)?;
+        if let Err(e) = raw.apply_overrides(server, &mut out.warnings) {
+            out.errors.push(e);
+        }
     }
     Ok(out)
 }
 
-/// Parses the `mcpServers` object of a JSON config file (VS Code's `servers` key is accepted too).
+impl McpConfig {
+    /// Adds the servers of one file, later ones replacing earlier ones of the same name, and keeps its errors.
+    fn take(&mut self, entries: Vec<Result<ServerConfig, McpConfigError>>) {
+        for entry in entries {
+            match entry {
+                Ok(server) => upsert(&mut self.servers, server),
+                Err(e) => {
+                    // A broken entry also hides an earlier definition of the same name: starting that one instead
+                    // would run something the newer file did not ask for.
+                    if let Some(name) = &e.server {
+                        self.servers.retain(|s| &s.name != name);
+                    }
+                    self.errors.push(e);
+                }
+            }
+        }
+    }
+}
+
+/// Parses the `mcpServers` object of a JSON config file (VS Code's `servers` key is accepted too); the first broken
+/// entry is the error.
 pub fn parse_json(
     text: &str,
     file: &str,
@@ -204,6 +248,20 @@ pub fn parse_json(
     lookup: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ServerConfig>, McpConfigError> {
+    parse_entries(text, file, workspace, lookup, warnings)?
+        .into_iter()
+        .collect()
+}
+
+/// Parses a JSON config file entry by entry: the outer error is a file that is not a config at all, the inner ones
+/// are entries that cannot be used.
+fn parse_entries(
+    text: &str,
+    file: &str,
+    workspace: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Result<ServerConfig, McpConfigError>>, McpConfigError> {
     let err = |field: Option<&str>, message: String| McpConfigError {
         file: file.to_string(),
         server: None,
@@ -230,12 +288,10 @@ pub fn parse_json(
             format!("expected an object of servers by name, found {}", kind_of(servers)),
         ));
     };
-    let mut out = Vec::new();
-    for (name, value) in servers {
-        let raw = RawServer::new(file, name, value)?;
-        out.push(raw.parse(workspace, lookup, warnings)?);
-    }
-    Ok(out)
+    Ok(servers
+        .iter()
+        .map(|(name, value)| RawServer::new(file, name, value)?.parse(workspace, lookup, warnings))
+        .collect())
 }
 
 fn upsert(servers: &mut Vec<ServerConfig>, server: ServerConfig) {

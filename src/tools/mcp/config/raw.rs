@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{
-    DEFAULT_TOOL_TIMEOUT, HttpConfig, MAX_TOOL_TIMEOUT_SECS, McpConfigError, ServerConfig, StdioConfig, Transport,
-    TransportKind, kind_of,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, MAX_TOOL_TIMEOUT_SECS, McpConfigError, ServerConfig,
+    StdioConfig, Transport, TransportKind, kind_of,
 };
 use crate::tools::mcp::names::ToolFilter;
 
@@ -22,19 +22,26 @@ const BEARER: &[&str] = &["bearerTokenEnvVar", "bearer_token_env_var"];
 const ENABLED: &[&str] = &["enabled"];
 const DISABLED: &[&str] = &["disabled"];
 const TIMEOUT: &[&str] = &["toolTimeout", "tool_timeout", "tool_timeout_sec", "timeout"];
+const STARTUP_TIMEOUT: &[&str] = &["startup_timeout_sec", "startupTimeout", "startup_timeout"];
+/// codex's spelling in milliseconds.
+const STARTUP_TIMEOUT_MS: &[&str] = &["startup_timeout_ms"];
 const ENABLED_TOOLS: &[&str] = &["enabledTools", "enabled_tools"];
 const DISABLED_TOOLS: &[&str] = &["disabledTools", "disabled_tools"];
 /// Fields other clients define that mean nothing here; accepted silently.
-const FOREIGN: &[&str] = &[
-    "autoApprove",
-    "alwaysAllow",
-    "description",
-    "startup_timeout_sec",
-    "startupTimeout",
-];
+const FOREIGN: &[&str] = &["autoApprove", "alwaysAllow", "description"];
 const STDIO_ONLY: &[&[&str]] = &[COMMAND, ARGS, ENV, CWD];
 const HTTP_ONLY: &[&[&str]] = &[URL, HEADERS, BEARER];
-const COMMON: &[&[&str]] = &[TYPE, ENABLED, DISABLED, TIMEOUT, ENABLED_TOOLS, DISABLED_TOOLS, FOREIGN];
+const COMMON: &[&[&str]] = &[
+    TYPE,
+    ENABLED,
+    DISABLED,
+    TIMEOUT,
+    STARTUP_TIMEOUT,
+    STARTUP_TIMEOUT_MS,
+    ENABLED_TOOLS,
+    DISABLED_TOOLS,
+    FOREIGN,
+];
 /// Headers the HTTP transports set themselves.
 const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
 
@@ -173,17 +180,34 @@ impl<'a> RawServer<'a> {
     }
 
     fn timeout(&self) -> Result<Option<Duration>, McpConfigError> {
-        let Some((key, value)) = self.get(TIMEOUT) else {
+        self.seconds(TIMEOUT, 1.0)
+    }
+
+    fn startup_timeout(&self) -> Result<Option<Duration>, McpConfigError> {
+        Ok(match self.seconds(STARTUP_TIMEOUT, 1.0)? {
+            Some(timeout) => Some(timeout),
+            None => self.seconds(STARTUP_TIMEOUT_MS, 0.001)?,
+        })
+    }
+
+    /// A positive duration of at most a day, written in units of `scale` seconds.
+    fn seconds(&self, names: &[&'static str], scale: f64) -> Result<Option<Duration>, McpConfigError> {
+        let Some((key, value)) = self.get(names) else {
             return Ok(None);
         };
         let secs = value
             .as_f64()
+            .map(|v| v * scale)
             .filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_TOOL_TIMEOUT_SECS);
         match secs {
             Some(secs) => Ok(Some(Duration::from_secs_f64(secs))),
             None => Err(self.error(
                 Some(key),
-                format!("expected a number of seconds between 0 and 86400, found {value}"),
+                format!(
+                    "expected a number of {} between 0 and {}, found {value}",
+                    if scale < 1.0 { "milliseconds" } else { "seconds" },
+                    MAX_TOOL_TIMEOUT_SECS / scale
+                ),
             )),
         }
     }
@@ -251,6 +275,7 @@ impl<'a> RawServer<'a> {
             transport,
             enabled: self.enabled()?.unwrap_or(true),
             tool_timeout: self.timeout()?.unwrap_or(DEFAULT_TOOL_TIMEOUT),
+            startup_timeout: self.startup_timeout()?.unwrap_or(DEFAULT_STARTUP_TIMEOUT),
             filter: self.filter()?.unwrap_or_default(),
             source: self.file.to_string(),
             problem: expander.problem,
@@ -395,6 +420,9 @@ impl<'a> RawServer<'a> {
         }
         if let Some(timeout) = self.timeout()? {
             server.tool_timeout = timeout;
+        }
+        if let Some(timeout) = self.startup_timeout()? {
+            server.startup_timeout = timeout;
         }
         if let Some(filter) = self.filter()? {
             server.filter = filter;

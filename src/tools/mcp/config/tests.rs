@@ -241,13 +241,14 @@ fn sources_merge_by_name_and_toml_tables_can_adjust_json_servers() {
     assert_eq!(by("own").tool_timeout, Duration::from_secs(5));
     assert!(!by("own").filter.allows(&["b"]));
 
-    // An adjusting table for a server nobody defines is an error naming it.
+    // An adjusting table for a server nobody defines is reported, naming it, and left out.
     let toml: toml::Table = toml::from_str("[ghost]\nenabled = false\n").unwrap();
-    let err = load_servers(&toml, "config.toml", dir.path(), None).unwrap_err();
+    let config = load_servers(&toml, "config.toml", dir.path(), None).unwrap();
     assert_eq!(
-        err.to_string(),
-        "config.toml: MCP server \"ghost\": needs `command` (a local server) or `url` (a remote one)"
+        config.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        ["config.toml: MCP server \"ghost\": needs `command` (a local server) or `url` (a remote one)"]
     );
+    assert_eq!(config.servers.len(), 2, "the project's servers still load");
     // A --mcp-config file that does not exist is an error; a missing .mcp.json is not.
     let err = load_servers(
         &toml::Table::new(),
@@ -265,5 +266,78 @@ fn sources_merge_by_name_and_toml_tables_can_adjust_json_servers() {
             .unwrap()
             .servers
             .is_empty()
+    );
+}
+
+#[test]
+fn a_broken_entry_or_file_is_reported_and_the_rest_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        r#"{"mcpServers": {"good": {"command": "ok"}, "bad": {"args": 3}, "odd": {"type": "carrier-pigeon"}}}"#,
+    )
+    .unwrap();
+    let toml: toml::Table = toml::from_str(
+        r#"
+        [mine]
+        command = "mine"
+        [broken]
+        url = 42
+        [bad]
+        command = "from-toml"
+        "#,
+    )
+    .unwrap();
+    let config = load_servers(&toml, "config.toml", dir.path(), None).unwrap();
+    let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    // `bad` in .mcp.json is broken, and it hides the TOML server of that name rather than starting something else.
+    assert_eq!(names, ["mine", "good"]);
+    let errors: Vec<String> = config.errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(
+        errors[0].starts_with("config.toml: MCP server \"broken\": field `url`"),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("\"bad\"") && e.contains(".mcp.json")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("unknown transport \"carrier-pigeon\"")),
+        "{errors:?}"
+    );
+
+    // A .mcp.json that is not JSON costs only itself.
+    std::fs::write(dir.path().join(".mcp.json"), "{ not json").unwrap();
+    let config = load_servers(&toml, "config.toml", dir.path(), None).unwrap();
+    assert_eq!(config.servers.len(), 2);
+    assert!(
+        config
+            .errors
+            .iter()
+            .any(|e| e.file.ends_with(".mcp.json") && e.message.starts_with("invalid JSON")),
+        "{:?}",
+        config.errors
+    );
+    // A --mcp-config file that is not JSON fails the load: the user asked for it by name.
+    let extra = dir.path().join("extra.json");
+    std::fs::write(&extra, "[]").unwrap();
+    assert!(load_servers(&toml, "config.toml", dir.path(), Some(&extra)).is_err());
+}
+
+#[test]
+fn startup_timeouts_in_every_spelling() {
+    let s = one(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+    assert_eq!(s.startup_timeout, super::DEFAULT_STARTUP_TIMEOUT);
+    let s = one(r#"{"mcpServers": {"a": {"command": "x", "startup_timeout_sec": 2.5, "tool_timeout_sec": 4}}}"#);
+    assert_eq!(s.startup_timeout, Duration::from_millis(2500));
+    assert_eq!(s.tool_timeout, Duration::from_secs(4));
+    let s = one(r#"{"mcpServers": {"a": {"command": "x", "startup_timeout_ms": 750}}}"#);
+    assert_eq!(s.startup_timeout, Duration::from_millis(750));
+    assert_eq!(
+        error(r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 0}}}"#),
+        "/p/.mcp.json: MCP server \"a\": field `startupTimeout`: expected a number of seconds between 0 and 86400, found 0"
     );
 }
