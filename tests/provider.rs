@@ -39,6 +39,7 @@ fn config(kind: ProviderKind, mock: &MockLlm) -> ProviderConfig {
             connect_timeout: Duration::from_secs(2),
         },
         headers: Vec::new(),
+        ..ProviderConfig::new(kind, "mock-model")
     }
 }
 

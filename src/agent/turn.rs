@@ -218,10 +218,7 @@ impl Agent {
                 if !partial.is_empty() || !partial_reasoning.is_empty() {
                     self.push_message(Message::Assistant {
                         content: format!("{partial}\n\n[interrupted by the user]"),
-                        reasoning: (!partial_reasoning.is_empty()).then_some(Reasoning {
-                            text: partial_reasoning,
-                            signature: None,
-                        }),
+                        reasoning: (!partial_reasoning.is_empty()).then(|| Reasoning::text(partial_reasoning)),
                         tool_calls: Vec::new(),
                     });
                 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::agent::approval::{ApprovalMode, CommandRule};
 use crate::models::{Catalog, ModelEntry};
-use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
+use crate::provider::{ProviderConfig, ProviderKind, ReasoningEffort, RetryPolicy, Thinking, WireApi};
 
 mod compaction;
 pub mod detect;
@@ -44,6 +44,13 @@ pub struct ConfigFile {
     /// The share of the context window the most recent messages may fill and stay verbatim when compacting
     /// (default 0.3).
     pub keep_recent: Option<f64>,
+    /// Anthropic extended thinking: the tokens a model that can think may think for (per model:
+    /// `[models."name"] thinking_budget`). Off when unset.
+    pub thinking_budget: Option<u32>,
+    /// OpenAI reasoning models: "minimal", "low", "medium" or "high" (per model: `[models."name"] reasoning_effort`).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// The OpenAI API to speak: "chat" (Chat Completions, the default) or "responses".
+    pub wire_api: Option<WireApi>,
     /// Per-model catalog overrides and additions: `[models."name"] context_window = 32000` (see assets/models.toml).
     #[serde(default)]
     pub models: BTreeMap<String, ModelEntry>,
@@ -227,6 +234,9 @@ impl ConfigFile {
         take!(context_window);
         take!(compact_at);
         take!(keep_recent);
+        take!(thinking_budget);
+        take!(reasoning_effort);
+        take!(wire_api);
         for (name, entry) in other.models {
             self.models.entry(name).or_default().overlay(&entry);
         }
@@ -555,6 +565,11 @@ fn finish(
             max_tokens: file.max_tokens,
             retry,
             headers: Vec::new(),
+            thinking: Thinking {
+                budget: file.thinking_budget,
+                effort: file.reasoning_effort,
+            },
+            wire_api: file.wire_api.unwrap_or_default(),
         },
         mode: file.mode.unwrap_or_default(),
         max_iterations: file.max_iterations.unwrap_or(100).max(1),

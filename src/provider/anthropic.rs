@@ -1,5 +1,14 @@
 //! The Anthropic Messages wire format: the request body (content blocks, strictly alternating roles, prompt-cache
-//! breakpoints) and the streamed events (`content_block_*`, `message_delta`, `error`) turned into a `Completion`.
+//! breakpoints, extended thinking) and the streamed events (`content_block_*`, `message_delta`, `error`) turned into
+//! a `Completion`.
+//!
+//! Extended thinking follows <https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking>: the request
+//! carries `"thinking": {"type": "enabled", "budget_tokens": N}` with N ≥ 1,024 and `max_tokens` above N; the
+//! answer's `thinking` blocks (their text streamed as `thinking_delta`, then a `signature_delta`) and
+//! `redacted_thinking` blocks are kept unchanged in the assistant message and sent back first in its content, because
+//! "during tool use, you must pass thinking blocks back to the API for the last assistant message" and "the final
+//! assistant message must start with a thinking block". tern never sends `temperature`, `top_p`, `top_k` or a forced
+//! `tool_choice`, so the constraints thinking puts on them always hold.
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -7,11 +16,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::Thinking;
+use super::reasoning::MIN_THINKING_BUDGET;
 use super::transport::{StreamHandler, Transport};
 use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
-use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
+use crate::protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, Usage};
 use crate::sse::SseEvent;
 
 /// Anthropic requires an output limit.
@@ -22,6 +33,7 @@ pub(crate) struct AnthropicProvider {
     transport: Transport,
     model: String,
     max_tokens: Option<u32>,
+    thinking: Thinking,
 }
 
 impl AnthropicProvider {
@@ -41,6 +53,7 @@ impl AnthropicProvider {
             transport: Transport::new(config, "/v1/messages", auth)?,
             model: config.model.clone(),
             max_tokens: config.max_tokens,
+            thinking: config.thinking,
         })
     }
 
@@ -48,37 +61,37 @@ impl AnthropicProvider {
     #[cfg(test)]
     pub(super) fn body(&self, request: &ChatRequest) -> Value {
         let messages = Value::Array(messages(&request.messages));
-        self.skeleton(
-            &request.model,
-            &request.system,
-            &request.tools,
-            request.max_tokens,
-            messages,
-        )
+        self.skeleton(&request.prepared(), messages)
     }
 
     /// The body around `messages` (the whole list, or `wire::messages_slot()` to splice encoded messages into).
-    fn skeleton(
-        &self,
-        model: &str,
-        system: &str,
-        tools: &[ToolDefinition],
-        max_tokens: Option<u32>,
-        messages: Value,
-    ) -> Value {
-        let model = if model.is_empty() { &self.model } else { model };
-        let max_tokens = max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
+    fn skeleton(&self, request: &PreparedRequest<'_>, messages: Value) -> Value {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            request.model
+        };
+        let max_tokens = request.max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
+        let catalog = crate::models::catalog();
+        let budget = catalog
+            .thinking(model, self.thinking)
+            .budget
+            .filter(|_| can_think(request.messages));
+        let (max_tokens, budget) = thinking_limits(max_tokens, budget, catalog.max_output(model));
         let mut body = json!({
             "model": model,
             "max_tokens": max_tokens,
             "stream": true,
             "messages": messages,
         });
-        if !system.is_empty() {
-            body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
+        if let Some(budget) = budget {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
-        if !tools.is_empty() {
-            body["tools"] = self::tools(tools);
+        if !request.system.is_empty() {
+            body["system"] = json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = self::tools(request.tools);
         }
         body
     }
@@ -86,13 +99,7 @@ impl AnthropicProvider {
     /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
     /// Merging, ordering and the cache breakpoint follow `messages` exactly.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
-        let skeleton = self.skeleton(
-            request.model,
-            request.system,
-            request.tools,
-            request.max_tokens,
-            wire::messages_slot(),
-        );
+        let skeleton = self.skeleton(request, wire::messages_slot());
         // Messages without a stored form (none, in a running session) are encoded for this request only.
         let fresh: Vec<(usize, Form)> = request
             .messages
@@ -151,6 +158,54 @@ impl AnthropicProvider {
             start = end;
         }
         Ok(body.finish())
+    }
+}
+
+/// The output limit and thinking budget of a request: the budget at least Anthropic's minimum, `max_tokens` raised
+/// above it (by the answer's own limit) as the API requires, both within the model's output limit when the catalog
+/// knows it. No thinking when the limit leaves no room for the minimum budget.
+fn thinking_limits(max_tokens: u32, budget: Option<u32>, model_limit: Option<u64>) -> (u32, Option<u32>) {
+    let Some(budget) = budget else {
+        return (max_tokens, None);
+    };
+    let budget = budget.max(MIN_THINKING_BUDGET);
+    let mut limit = if max_tokens > budget {
+        max_tokens
+    } else {
+        budget.saturating_add(max_tokens)
+    };
+    if let Some(model_limit) = model_limit {
+        limit = limit.min(u32::try_from(model_limit).unwrap_or(u32::MAX));
+    }
+    // The answer after the thinking keeps at least the minimum budget's worth of room.
+    let budget = budget.min(limit.saturating_sub(MIN_THINKING_BUDGET));
+    if budget < MIN_THINKING_BUDGET {
+        return (max_tokens.min(limit.max(1)), None);
+    }
+    (limit, Some(budget))
+}
+
+/// Whether thinking may be enabled for a request on this conversation. Inside a tool-use loop (the conversation ends
+/// with tool results) the API requires the assistant message that made the calls to start with a thinking block;
+/// one made without thinking (before it was configured, by another provider, or by a resumed older session) cannot
+/// get one, so that request goes without thinking and the next user turn has it again.
+fn can_think(messages: &[Message]) -> bool {
+    if !matches!(messages.last(), Some(Message::Tool { .. })) {
+        return true;
+    }
+    match messages.iter().rev().find(|m| matches!(m, Message::Assistant { .. })) {
+        Some(Message::Assistant {
+            reasoning: Some(reasoning),
+            ..
+        }) => {
+            reasoning.blocks.iter().any(|b| {
+                matches!(
+                    b,
+                    ReasoningBlock::Thinking { .. } | ReasoningBlock::RedactedThinking { .. }
+                )
+            }) || (reasoning.blocks.is_empty() && reasoning.signature.is_some())
+        }
+        _ => false,
     }
 }
 
@@ -297,13 +352,26 @@ fn message_blocks(message: &Message) -> (&'static str, Vec<Value>) {
             tool_calls,
         } => {
             let mut blocks = Vec::new();
-            // Only signed thinking can be sent back; unsigned reasoning came from elsewhere and is dropped.
-            if let Some(Reasoning {
-                text,
-                signature: Some(signature),
-            }) = reasoning
-            {
-                blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
+            // Thinking goes back first and unchanged. Only signed thinking can be sent back; unsigned reasoning came
+            // from elsewhere (a local model, another API) and is dropped.
+            match reasoning {
+                Some(Reasoning { blocks: kept, .. }) if !kept.is_empty() => {
+                    blocks.extend(kept.iter().filter_map(|block| match block {
+                        ReasoningBlock::Thinking { thinking, signature } => {
+                            Some(json!({"type": "thinking", "thinking": thinking, "signature": signature}))
+                        }
+                        ReasoningBlock::RedactedThinking { data } => {
+                            Some(json!({"type": "redacted_thinking", "data": data}))
+                        }
+                        ReasoningBlock::ResponsesReasoning { .. } => None,
+                    }));
+                }
+                Some(Reasoning {
+                    text,
+                    signature: Some(signature),
+                    ..
+                }) => blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature})),
+                _ => {}
             }
             blocks.extend(text_block(content));
             blocks.extend(tool_calls.iter().map(|call| {
@@ -352,7 +420,13 @@ fn tool_input(arguments: &Value) -> Value {
 #[derive(Debug)]
 enum Block {
     Text,
-    Thinking,
+    Thinking {
+        signature: String,
+        text: String,
+    },
+    Redacted {
+        data: String,
+    },
     ToolUse {
         id: String,
         name: String,
@@ -360,7 +434,7 @@ enum Block {
         /// The input given whole in `content_block_start`, used when no deltas follow.
         initial: Value,
     },
-    /// Blocks we do not use (redacted thinking, server tools).
+    /// Blocks we do not use (server tools).
     Other,
 }
 
@@ -371,7 +445,6 @@ pub(crate) struct AnthropicStream {
     blocks: Vec<(u64, Block)>,
     content: String,
     reasoning: String,
-    signature: Option<String>,
     usage: Usage,
     stop_reason: Option<String>,
     /// Whether an event of a message (its start, a content block, its delta) arrived.
@@ -396,9 +469,18 @@ impl AnthropicStream {
                 Block::Text
             }
             "thinking" => {
-                self.push_reasoning(&text("thinking"), events);
-                Block::Thinking
+                // Thinking blocks are shown as one text, a paragraph each.
+                if !self.reasoning.is_empty() {
+                    self.push_reasoning("\n\n", events);
+                }
+                let initial = text("thinking");
+                self.push_reasoning(&initial, events);
+                Block::Thinking {
+                    signature: text("signature"),
+                    text: initial,
+                }
             }
+            "redacted_thinking" => Block::Redacted { data: text("data") },
             "tool_use" => {
                 let (id, name) = (text("id"), text("name"));
                 let id = if id.is_empty() { super::generated_call_id() } else { id };
@@ -435,10 +517,17 @@ impl AnthropicStream {
         let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
         match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
             "text_delta" => self.push_text(field("text"), events),
-            "thinking_delta" => self.push_reasoning(field("thinking"), events),
+            "thinking_delta" => {
+                let piece = field("thinking");
+                if let Some(Block::Thinking { text, .. }) = self.block_mut(index) {
+                    text.push_str(piece);
+                }
+                self.push_reasoning(piece, events);
+            }
             "signature_delta" => {
-                let signature = self.signature.get_or_insert_with(String::new);
-                signature.push_str(field("signature"));
+                if let Some(Block::Thinking { signature, .. }) = self.block_mut(index) {
+                    signature.push_str(field("signature"));
+                }
             }
             "input_json_delta" => {
                 if let Some(Block::ToolUse { json, .. }) = self.block_mut(index) {
@@ -539,20 +628,36 @@ impl StreamHandler for AnthropicStream {
     fn has_output(&self) -> bool {
         !self.content.is_empty()
             || !self.reasoning.is_empty()
-            || self.blocks.iter().any(|(_, b)| matches!(b, Block::ToolUse { .. }))
+            || self
+                .blocks
+                .iter()
+                .any(|(_, b)| matches!(b, Block::ToolUse { .. } | Block::Redacted { .. }))
     }
 
     fn finish(self) -> Completion {
         let mut tool_calls = Vec::new();
+        let mut kept = Vec::new();
         for (_, block) in self.blocks {
-            let Block::ToolUse {
-                id,
-                name,
-                json,
-                initial,
-            } = block
-            else {
-                continue;
+            let (id, name, json, initial) = match block {
+                Block::ToolUse {
+                    id,
+                    name,
+                    json,
+                    initial,
+                } => (id, name, json, initial),
+                // Unsigned thinking (from a compatible server) cannot be sent back, so it is only shown.
+                Block::Thinking { signature, text } if !signature.is_empty() => {
+                    kept.push(ReasoningBlock::Thinking {
+                        thinking: text,
+                        signature,
+                    });
+                    continue;
+                }
+                Block::Redacted { data } => {
+                    kept.push(ReasoningBlock::RedactedThinking { data });
+                    continue;
+                }
+                Block::Text | Block::Thinking { .. } | Block::Other => continue,
             };
             if name.is_empty() {
                 tracing::warn!(%id, "dropping a tool call with no name");
@@ -580,9 +685,10 @@ impl StreamHandler for AnthropicStream {
         };
         Completion {
             content: self.content,
-            reasoning: (!self.reasoning.is_empty() || self.signature.is_some()).then_some(Reasoning {
+            reasoning: (!self.reasoning.is_empty() || !kept.is_empty()).then_some(Reasoning {
                 text: self.reasoning,
-                signature: self.signature,
+                signature: None,
+                blocks: kept,
             }),
             tool_calls,
             finish_reason,
