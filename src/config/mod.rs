@@ -550,11 +550,18 @@ fn finish(
         .or_else(|| models.context_window(&model))
         .unwrap_or(128_000);
     // Most answers are far below a model's largest; reserving all of 64k or 128k would compact far too early.
+    // Thinking comes on top of the answer (and Anthropic refuses a prompt that leaves no room for both).
+    let thinking = Thinking {
+        budget: file.thinking_budget,
+        effort: file.reasoning_effort,
+    };
+    let thinking_budget = models.thinking(&model, thinking).budget.map(u64::from).unwrap_or(0);
     let output_limit = file
         .max_tokens
         .map(u64::from)
         .or_else(|| models.max_output(&model).map(|m| m.min(32_000)))
         .unwrap_or(8_192)
+        .saturating_add(thinking_budget)
         .min(context_window / 2);
     Ok(Settings {
         provider: ProviderConfig {
@@ -565,10 +572,7 @@ fn finish(
             max_tokens: file.max_tokens,
             retry,
             headers: Vec::new(),
-            thinking: Thinking {
-                budget: file.thinking_budget,
-                effort: file.reasoning_effort,
-            },
+            thinking,
             wire_api: file.wire_api.unwrap_or_default(),
         },
         mode: file.mode.unwrap_or_default(),

@@ -196,6 +196,15 @@ fn thinking_settings_and_the_wire_api_reach_the_provider() {
     );
     let per_model = s.models.thinking("claude-opus-4-5", s.provider.thinking);
     assert_eq!(per_model.budget, Some(16_000));
+    // The room kept for the answer includes the thinking (gpt-4.1, the default model, cannot think).
+    assert_eq!(s.output_limit, 32_000);
+    let thinker = ConfigFile::parse(
+        "provider = \"anthropic\"\nthinking_budget = 8000\nmax_tokens = 4000\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let s = resolve(thinker, vec![], env_of(&[("ANTHROPIC_API_KEY", "k")]), || None).unwrap();
+    assert_eq!(s.output_limit, 12_000);
     let err = ConfigFile::parse("reasoning_effort = \"max\"\n", Path::new("c.toml")).unwrap_err();
     assert!(err.to_string().contains("reasoning_effort"), "{err}");
     let err = ConfigFile::parse("wire_api = \"grpc\"\n", Path::new("c.toml")).unwrap_err();

@@ -97,7 +97,7 @@ pub struct Completion {
 
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
-    /// The wire format: "openai" or "anthropic".
+    /// The provider: "openai" (whichever of its APIs is spoken) or "anthropic".
     fn name(&self) -> &str;
     fn model(&self) -> &str;
     /// Streams one completion. Live events go to `events` (a closed receiver is fine); cancelling `cancel` aborts
