@@ -120,7 +120,12 @@ impl Agent {
     fn push_assistant(&mut self, completion: Completion) {
         self.shared.emit(Event::AssistantMessage {
             text: completion.content.clone(),
-            reasoning: completion.reasoning.as_ref().map(|r| r.text.clone()),
+            // Reasoning carried only as encrypted items has nothing to show.
+            reasoning: completion
+                .reasoning
+                .as_ref()
+                .map(|r| r.text.clone())
+                .filter(|t| !t.is_empty()),
         });
         self.push_message(Message::Assistant {
             content: completion.content,

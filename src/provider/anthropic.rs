@@ -185,15 +185,33 @@ fn thinking_limits(max_tokens: u32, budget: Option<u32>, model_limit: Option<u64
     (limit, Some(budget))
 }
 
-/// Whether thinking may be enabled for a request on this conversation. Inside a tool-use loop (the conversation ends
-/// with tool results) the API requires the assistant message that made the calls to start with a thinking block;
-/// one made without thinking (before it was configured, by another provider, or by a resumed older session) cannot
-/// get one, so that request goes without thinking and the next user turn has it again.
+/// Whether thinking may be enabled for a request on this conversation. A tool-use loop is one assistant turn with
+/// one thinking configuration, and with thinking on the API requires the turn's first assistant message to start
+/// with a thinking block (later ones in the loop may have none: without interleaved thinking the model thinks once
+/// per turn). A turn begun without thinking (before it was configured, by another provider, or in an older session)
+/// cannot get one, so it finishes without thinking and the next user turn has it again.
 fn can_think(messages: &[Message]) -> bool {
     if !matches!(messages.last(), Some(Message::Tool { .. })) {
         return true;
     }
-    match messages.iter().rev().find(|m| matches!(m, Message::Assistant { .. })) {
+    // Back from the end: assistant messages separated by groups holding tool results belong to the current turn; a
+    // group of user messages alone is where it began.
+    let mut first = None;
+    let mut results_after = false;
+    for message in messages.iter().rev() {
+        match message {
+            Message::Tool { .. } => results_after = true,
+            Message::User { .. } => {}
+            Message::Assistant { .. } => {
+                if first.is_some() && !results_after {
+                    break;
+                }
+                first = Some(message);
+                results_after = false;
+            }
+        }
+    }
+    match first {
         Some(Message::Assistant {
             reasoning: Some(reasoning),
             ..

@@ -22,6 +22,9 @@
 //! - `MockLlm::start_standalone(script)` runs on its own thread and runtime, for synchronous code: benchmarks, or
 //!   tests that run the binary with `std::process::Command`.
 //!
+//! Like the real APIs, it refuses (400) a request that breaks the rules a client can get wrong across a tool-use
+//! loop (see `rules.rs`): Anthropic thinking blocks not sent back, Responses items with ids under `store: false`.
+//!
 //! Faults: besides the fault `Reply`s, `drop_every_second_connection` makes the server cut every other request
 //! (the first, third, ...) before its response head or halfway through the answer the script has next, without
 //! using that answer up, so the retry gets it whole.
@@ -43,6 +46,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 mod render;
+mod rules;
 use render::{Answer, Render};
 
 /// One scripted answer.
@@ -462,6 +466,7 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
     let prompt_tokens = request.body_bytes.div_ceil(4) as u64;
     let system = system_prompt(&request.body);
     let path = request.path.clone();
+    let violation = format.and_then(|f| rules::violation(f, &request.body));
     let number = {
         let mut requests = lock(&shared.requests);
         requests.push(request);
@@ -471,6 +476,10 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
         let body = json!({"error": {"type": "not_found", "message": format!("no such endpoint: {path}")}});
         return write_plain(socket, 404, None, &body.to_string()).await;
     };
+    if let Some(message) = violation {
+        let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+        return write_plain(socket, 400, None, &body.to_string()).await;
+    }
     let cut = *lock(&shared.drop_every_second);
     if let Some(at) = cut.filter(|_| number % 2 == 1) {
         let mid_stream = match at {

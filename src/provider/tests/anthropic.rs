@@ -445,10 +445,24 @@ fn a_tool_loop_begun_without_thinking_continues_without_it() {
         reasoning: Some(Reasoning::text("unsigned, from elsewhere")),
         tool_calls: vec![call("t1", json!({}))],
     };
-    let mut conversation = vec![user("go"), unsigned, result("t1", "ok", false, Vec::new())];
+    let mut conversation = vec![user("go"), unsigned.clone(), result("t1", "ok", false, Vec::new())];
     let provider = thinking_provider("claude-sonnet-4-5", Some(2048), None);
     assert!(provider.body(&ask(conversation.clone())).get("thinking").is_none());
-    conversation.push(user("and now?"));
+    // Later steps of that turn stay without it, even after a user note among the results.
+    conversation.extend([
+        user("[a note]"),
+        unsigned.clone(),
+        result("t1", "ok", false, Vec::new()),
+    ]);
+    assert!(provider.body(&ask(conversation.clone())).get("thinking").is_none());
+    conversation.extend([
+        Message::Assistant {
+            content: "Done.".into(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+        },
+        user("and now?"),
+    ]);
     assert!(provider.body(&ask(conversation.clone())).get("thinking").is_some());
     // A session recorded before blocks existed kept one signed block as text and signature.
     let legacy = Message::Assistant {
@@ -461,13 +475,33 @@ fn a_tool_loop_begun_without_thinking_continues_without_it() {
         tool_calls: vec![call("t2", json!({}))],
     };
     conversation.extend([legacy, result("t2", "ok", false, Vec::new())]);
-    let body = provider.body(&ask(conversation));
+    let body = provider.body(&ask(conversation.clone()));
     assert!(body.get("thinking").is_some());
-    let last_assistant = &body["messages"][3]["content"][0];
+    let last_assistant = &body["messages"][7]["content"][0];
     assert_eq!(
         *last_assistant,
         json!({"type": "thinking", "thinking": "old", "signature": "old-sig"})
     );
+}
+
+/// Without interleaved thinking the model thinks once per turn: the later steps of a tool loop have no thinking
+/// block of their own, and thinking stays on for the whole turn.
+#[test]
+fn a_turn_that_began_with_thinking_keeps_it_for_every_step() {
+    let unthinking_step = Message::Assistant {
+        content: String::new(),
+        reasoning: None,
+        tool_calls: vec![call("t2", json!({}))],
+    };
+    let conversation = vec![
+        user("go"),
+        thinking_answer(),
+        result("t1", "ok", false, Vec::new()),
+        unthinking_step,
+        result("t2", "ok", false, Vec::new()),
+    ];
+    let body = thinking_provider("claude-sonnet-4-5", Some(2048), None).body(&ask(conversation));
+    assert_eq!(body["thinking"]["budget_tokens"], json!(2048));
 }
 
 #[test]
