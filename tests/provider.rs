@@ -1,5 +1,5 @@
-//! Both providers against the scripted model server over real HTTP on 127.0.0.1: streaming, tool calls, faults,
-//! retries and cancellation.
+//! The providers against the scripted model server over real HTTP on 127.0.0.1: streaming, tool calls, faults,
+//! retries and cancellation; `provider/` holds the Responses API and the models that think.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

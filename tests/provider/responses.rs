@@ -148,6 +148,10 @@ async fn faults_are_survived_as_with_chat_completions() {
             kind: "invalid_prompt".into(),
             message: "no".into(),
         },
+        Reply::StreamError {
+            kind: "context_length_exceeded".into(),
+            message: "Your input exceeds the context window of this model.".into(),
+        },
     ])
     .await;
     let provider = build(&responses(&mock, "gpt-4.1")).unwrap();
@@ -169,6 +173,9 @@ async fn faults_are_survived_as_with_chat_completions() {
         ProviderError::Api { kind, message } => assert_eq!((kind.as_str(), message.as_str()), ("invalid_prompt", "no")),
         other => panic!("{other:?}"),
     }
+    // An overflow is told apart, for the agent to compact and try again.
+    let (result, _) = complete(provider.as_ref()).await;
+    assert!(matches!(result, Err(ProviderError::ContextOverflow(_))), "{result:?}");
     // gpt-4.1 does not reason: nothing about reasoning is asked of it.
     let body = mock.requests().pop().unwrap();
     assert!(

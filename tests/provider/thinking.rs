@@ -197,3 +197,77 @@ async fn no_key_for_a_public_endpoint_stops_before_any_request() {
         assert!(!err.contains("attempt"), "nothing was retried: {err}");
     }
 }
+
+/// The cells the TUI shows for one turn: (kind, text, folded) with tool calls as their names.
+fn cells_of(events: Vec<Event>) -> Vec<(String, String, bool)> {
+    use tern::tui::state::{AppState, CellKind};
+    let mut state = AppState::new();
+    for event in events {
+        state.apply(event);
+    }
+    state
+        .cells
+        .iter()
+        .map(|cell| match &cell.kind {
+            CellKind::User(text) => ("user".into(), text.clone(), false),
+            CellKind::Assistant { text, .. } => ("assistant".into(), text.clone(), false),
+            CellKind::Reasoning { text, expanded, .. } => ("reasoning".into(), text.clone(), !expanded),
+            CellKind::Tools(calls) => {
+                let names: Vec<&str> = calls.iter().map(|&i| state.calls[i].name.as_str()).collect();
+                ("tools".into(), names.join(","), false)
+            }
+            other => ("other".into(), format!("{other:?}"), false),
+        })
+        .collect()
+}
+
+/// Reasoning shows the same, folded, whichever API it came from: Chat Completions' `reasoning_content`, Anthropic's
+/// thinking blocks, or a Responses reasoning summary.
+#[tokio::test]
+async fn reasoning_is_shown_alike_from_every_wire_format() {
+    let mut shown = Vec::new();
+    for (kind, wire_api) in [
+        (ProviderKind::OpenAi, tern::provider::WireApi::Chat),
+        (ProviderKind::OpenAi, tern::provider::WireApi::Responses),
+        (ProviderKind::Anthropic, tern::provider::WireApi::Chat),
+    ] {
+        let mock = MockLlm::start(vec![
+            Reply::ReasoningAndToolCalls(
+                "Look at the file.".into(),
+                vec![("read_file".into(), json!({"path": "hello.txt"}))],
+            ),
+            Reply::Reasoning {
+                reasoning: "It greets.".into(),
+                text: "It says hello.".into(),
+            },
+        ])
+        .await;
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("hello.txt"), "hello world\n").unwrap();
+        let store = tempfile::tempdir().unwrap();
+        let mut provider = support::agent::provider(&mock, kind);
+        provider.wire_api = wire_api;
+        provider.thinking.budget = Some(1024);
+        let results = ToolResultStore::new(store.path().join("results"));
+        let mut agent = spawn(support::agent::config(
+            &provider,
+            work.path(),
+            results,
+            ApprovalMode::AutoEdit,
+        ));
+        let events = turn(&mut agent, "What does it say?").await;
+        shown.push((kind, wire_api, cells_of(events)));
+    }
+    let (_, _, first) = &shown[0];
+    assert!(
+        first
+            .iter()
+            .filter(|(kind, ..)| kind == "reasoning")
+            .map(|(_, text, folded)| (text.as_str(), *folded))
+            .eq([("Look at the file.", true), ("It greets.", true)]),
+        "{first:?}"
+    );
+    for (kind, wire_api, cells) in &shown[1..] {
+        assert_eq!(cells, first, "{kind} {wire_api:?}");
+    }
+}
