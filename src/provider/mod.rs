@@ -11,6 +11,7 @@
 //! This module never logs or displays an API key.
 
 mod anthropic;
+mod anthropic_stream;
 mod openai;
 mod reasoning;
 mod responses;

@@ -1,5 +1,8 @@
 use super::*;
+use crate::protocol::{FinishReason, ToolCall, Usage};
 use crate::provider::ProviderKind;
+use crate::provider::transport::StreamHandler;
+use crate::sse::SseEvent;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
