@@ -49,7 +49,8 @@ pub struct ConfigFile {
     pub thinking_budget: Option<u32>,
     /// OpenAI reasoning models: "minimal", "low", "medium" or "high" (per model: `[models."name"] reasoning_effort`).
     pub reasoning_effort: Option<ReasoningEffort>,
-    /// The OpenAI API to speak: "chat" (Chat Completions, the default) or "responses".
+    /// The OpenAI API to speak: "chat" (Chat Completions, the default) or "responses". Anthropic has one API and
+    /// ignores it.
     pub wire_api: Option<WireApi>,
     /// Per-model catalog overrides and additions: `[models."name"] context_window = 32000` (see assets/models.toml).
     #[serde(default)]

@@ -330,8 +330,8 @@ impl fmt::Debug for ProviderConfig {
 }
 
 /// Builds the provider a configuration describes. Fails on a configuration that cannot work: a malformed base URL or
-/// header, the Responses API asked of Anthropic, or no key for a provider's public endpoint (which would only answer
-/// 401; local and custom servers may go without a key).
+/// header, or no key for a provider's public endpoint (which would only answer 401; local and custom servers may go
+/// without a key).
 pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
     if config.lacks_key() {
         return Err(ProviderError::NoKey {
@@ -341,12 +341,8 @@ pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError
     Ok(match (config.kind, config.wire_api) {
         (ProviderKind::OpenAi, WireApi::Chat) => Arc::new(openai::OpenAiProvider::new(config)?),
         (ProviderKind::OpenAi, WireApi::Responses) => Arc::new(responses::ResponsesProvider::new(config)?),
-        (ProviderKind::Anthropic, WireApi::Chat) => Arc::new(anthropic::AnthropicProvider::new(config)?),
-        (ProviderKind::Anthropic, WireApi::Responses) => {
-            return Err(ProviderError::Config(
-                "wire_api = \"responses\" is an OpenAI API; the anthropic provider speaks only Messages".into(),
-            ));
-        }
+        // `wire_api` chooses between OpenAI's APIs; Anthropic has one.
+        (ProviderKind::Anthropic, _) => Arc::new(anthropic::AnthropicProvider::new(config)?),
     })
 }
 
@@ -481,10 +477,13 @@ mod tests {
             local.base_url = base_url.into();
             assert!(build(&local).is_ok(), "{base_url}");
         }
-        let mut anthropic_responses = ProviderConfig::new(ProviderKind::Anthropic, "m");
-        anthropic_responses.api_key = Some("k".into());
-        anthropic_responses.wire_api = WireApi::Responses;
-        assert!(matches!(build(&anthropic_responses), Err(ProviderError::Config(_))));
+        let mut anthropic = ProviderConfig::new(ProviderKind::Anthropic, "m");
+        anthropic.api_key = Some("k".into());
+        anthropic.wire_api = WireApi::Responses;
+        assert_eq!(
+            build(&anthropic).map(|p| p.name().to_string()).ok().as_deref(),
+            Some("anthropic")
+        );
         assert!(!ProviderError::NoKey { env: "X" }.is_retryable());
         assert!(!ProviderError::Dns("no such host".into()).is_retryable());
     }
