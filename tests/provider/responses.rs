@@ -183,3 +183,31 @@ async fn faults_are_survived_as_with_chat_completions() {
         "{body}"
     );
 }
+
+/// `wire_api = "responses"` in the user's config takes `tern run` to `POST /responses`.
+#[tokio::test]
+async fn the_config_setting_takes_tern_run_to_the_responses_api() {
+    let mock = MockLlm::start(vec![Reply::Reasoning {
+        reasoning: "Short.".into(),
+        text: "Answered through Responses.".into(),
+    }])
+    .await;
+    let scratch = support::tern::Scratch::new();
+    let config = scratch.home.path().join("config/tern");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "wire_api = \"responses\"\nreasoning_effort = \"medium\"\n",
+    )
+    .unwrap();
+    let out = scratch.run(Some(&mock), &["run", "hi"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Answered through Responses."));
+    let recorded = mock.recorded();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].path, "/v1/responses");
+    assert_eq!(
+        recorded[0].body["reasoning"],
+        json!({"effort": "medium", "summary": "auto"})
+    );
+}
