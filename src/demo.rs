@@ -168,10 +168,7 @@ impl Provider for DemoProvider {
         };
         Ok(Completion {
             content: text.to_string(),
-            reasoning: (!reasoning.is_empty()).then(|| Reasoning {
-                text: reasoning.to_string(),
-                signature: None,
-            }),
+            reasoning: (!reasoning.is_empty()).then(|| Reasoning::text(reasoning)),
             tool_calls,
             finish_reason,
             usage: Usage {

@@ -1,6 +1,7 @@
-//! The model catalog: each known model's context window, output limit and prices, shipped in `assets/models.toml`
-//! and overridable per model in config (`[models."name"]`). Compaction asks it for the window and the output limit,
-//! the status bar for the window and the cost. A model is found by the longest matching prefix of its name; a model
+//! The model catalog: each known model's context window, output limit, prices and whether it can think, shipped in
+//! `assets/models.toml` and overridable per model in config (`[models."name"]`, where a thinking budget or reasoning
+//! effort may be set for one model). Compaction asks it for the window and the output limit, the status bar for the
+//! window and the cost, the providers for how much a model should think. A model is found by the longest matching prefix of its name; a model
 //! it does not know has no entry, so no cost is shown and the configured or default window applies.
 //!
 //! The catalog a session uses is installed once settings are loaded (`install`); frontends read it with `catalog()`.
@@ -11,6 +12,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use serde::Deserialize;
 
 use crate::protocol::Usage;
+use crate::provider::{ReasoningEffort, Thinking};
 
 /// The catalog shipped with tern.
 const BUILTIN: &str = include_str!("../assets/models.toml");
@@ -32,6 +34,13 @@ pub struct ModelEntry {
     pub cache_read: Option<f64>,
     /// USD per million input tokens written to the prompt cache (default: the input price).
     pub cache_write: Option<f64>,
+    /// Whether the model accepts thinking settings. `false` keeps the provider-wide `thinking_budget` and
+    /// `reasoning_effort` away from a model that would refuse the request; unknown models are trusted to.
+    pub reasoning: Option<bool>,
+    /// Anthropic: tokens of extended thinking for this model (0 turns it off).
+    pub thinking_budget: Option<u32>,
+    /// OpenAI: the reasoning effort for this model.
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 impl ModelEntry {
@@ -40,7 +49,17 @@ impl ModelEntry {
         macro_rules! take {
             ($($f:ident),+) => { $( if other.$f.is_some() { self.$f = other.$f; } )+ };
         }
-        take!(context_window, max_output, input, output, cache_read, cache_write);
+        take!(
+            context_window,
+            max_output,
+            input,
+            output,
+            cache_read,
+            cache_write,
+            reasoning,
+            thinking_budget,
+            reasoning_effort
+        );
     }
 
     /// The prices, when both the input and the output price are known.
@@ -152,6 +171,27 @@ impl Catalog {
     /// The model's output limit, when the catalog knows it.
     pub fn max_output(&self, model: &str) -> Option<u64> {
         self.lookup(model)?.max_output
+    }
+
+    /// How much `model` should think: its own entry's budget and effort, else the provider-wide `configured` ones
+    /// unless the catalog says the model cannot think. A budget of 0 means none.
+    pub fn thinking(&self, model: &str, configured: Thinking) -> Thinking {
+        let entry = self.lookup(model);
+        let able = entry.and_then(|e| e.reasoning) != Some(false);
+        let general = if able { configured } else { Thinking::default() };
+        Thinking {
+            budget: entry
+                .and_then(|e| e.thinking_budget)
+                .or(general.budget)
+                .filter(|b| *b > 0),
+            effort: entry.and_then(|e| e.reasoning_effort).or(general.effort),
+        }
+    }
+
+    /// Whether the catalog knows `model` to be a reasoning model (for the Responses API, which must ask for a
+    /// reasoning model's encrypted reasoning to carry it between requests, and must not ask other models for it).
+    pub fn is_reasoning(&self, model: &str) -> bool {
+        self.lookup(model).and_then(|e| e.reasoning) == Some(true)
     }
 
     /// What `usage` cost on `model` in USD, when its prices are known.
@@ -305,6 +345,47 @@ mod tests {
             (custom.max_output, custom.context_window, custom.input),
             (Some(1_000), Some(200_000), Some(3.0))
         );
+    }
+
+    #[test]
+    fn thinking_comes_from_the_model_entry_or_the_provider_setting() {
+        let mut overrides = BTreeMap::new();
+        overrides.insert(
+            "claude-opus-4-5".to_string(),
+            ModelEntry {
+                thinking_budget: Some(16_000),
+                ..ModelEntry::default()
+            },
+        );
+        overrides.insert(
+            "claude-haiku-4-5".to_string(),
+            ModelEntry {
+                thinking_budget: Some(0),
+                ..ModelEntry::default()
+            },
+        );
+        let catalog = Catalog::builtin().with_overrides(&overrides);
+        let configured = Thinking {
+            budget: Some(4_000),
+            effort: Some(ReasoningEffort::High),
+        };
+        assert_eq!(
+            catalog.thinking("claude-opus-4-5-20251101", configured).budget,
+            Some(16_000)
+        );
+        assert_eq!(catalog.thinking("claude-sonnet-4-5", configured).budget, Some(4_000));
+        assert_eq!(catalog.thinking("claude-haiku-4-5", configured).budget, None);
+        // Models that cannot think never get the provider-wide setting.
+        assert_eq!(catalog.thinking("gpt-4.1-mini", configured), Thinking::default());
+        assert_eq!(catalog.thinking("claude-3-5-haiku", configured), Thinking::default());
+        assert_eq!(
+            catalog.thinking("o4-mini", configured).effort,
+            Some(ReasoningEffort::High)
+        );
+        assert_eq!(catalog.thinking("my-own-model", configured), configured);
+        assert!(catalog.is_reasoning("gpt-5-mini") && catalog.is_reasoning("o3"));
+        assert!(!catalog.is_reasoning("gpt-5-chat-latest") && !catalog.is_reasoning("gpt-4o"));
+        assert!(!catalog.is_reasoning("my-own-model"));
     }
 
     #[test]

@@ -420,8 +420,8 @@ pub enum Message {
     },
     Assistant {
         content: String,
-        /// The model's visible reasoning, and the provider's signature over it when it gave one (Anthropic needs it
-        /// sent back with tool results).
+        /// The model's visible reasoning, and what the provider needs sent back of it (Anthropic's signed thinking
+        /// blocks, OpenAI's encrypted reasoning items) in later requests of the tool-use loop.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<Reasoning>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -439,11 +439,47 @@ pub enum Message {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {
+    /// What is shown to the user: the thinking text, or the reasoning summary.
     pub text: String,
+    /// The signature of a single thinking block (sessions written before `blocks` existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// The provider's reasoning exactly as it must be sent back in later requests of the same tool-use loop
+    /// (Anthropic thinking blocks with their signatures, OpenAI Responses reasoning items). When present, these,
+    /// not `text` and `signature`, are what goes back to the provider.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<ReasoningBlock>,
+}
+
+impl Reasoning {
+    /// Reasoning text only, with nothing to send back (a local model, an interrupted answer).
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// One piece of reasoning as a provider gave it, kept unchanged so it can be returned verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReasoningBlock {
+    /// An Anthropic `thinking` block and its signature.
+    Thinking { thinking: String, signature: String },
+    /// An Anthropic `redacted_thinking` block: encrypted thinking that is never shown.
+    RedactedThinking { data: String },
+    /// An OpenAI Responses `reasoning` item: its summary parts and, when requested, its encrypted content (with
+    /// `store: false`, the only form in which the reasoning can be carried to the next request).
+    ResponsesReasoning {
+        id: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
 }
 
 /// Tokens one request used, as the provider reported them.

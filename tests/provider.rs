@@ -1,5 +1,5 @@
-//! Both providers against the scripted model server over real HTTP on 127.0.0.1: streaming, tool calls, faults,
-//! retries and cancellation.
+//! The providers against the scripted model server over real HTTP on 127.0.0.1: streaming, tool calls, faults,
+//! retries and cancellation; `provider/` holds the Responses API and the models that think.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -39,6 +39,7 @@ fn config(kind: ProviderKind, mock: &MockLlm) -> ProviderConfig {
             connect_timeout: Duration::from_secs(2),
         },
         headers: Vec::new(),
+        ..ProviderConfig::new(kind, "mock-model")
     }
 }
 
@@ -160,10 +161,10 @@ async fn text_reasoning_and_usage_stream_in_both_formats() {
                 assert_eq!(body["tools"][0]["function"]["name"], json!("read_file"));
             }
             ProviderKind::Anthropic => {
-                assert_eq!(
-                    completion.reasoning.unwrap().signature.as_deref(),
-                    Some("mock-signature")
-                );
+                assert!(matches!(
+                    completion.reasoning.unwrap().blocks.as_slice(),
+                    [tern::protocol::ReasoningBlock::Thinking { signature, .. }] if signature == "mock-signature"
+                ));
                 assert_eq!(recorded[0].path, "/v1/messages");
                 assert_eq!(recorded[0].header("x-api-key"), Some(KEY));
                 assert_eq!(recorded[0].header("anthropic-version"), Some("2023-06-01"));
@@ -564,3 +565,8 @@ fn the_standalone_server_serves_synchronous_callers() {
     assert_eq!(result.unwrap().content, "from another thread");
     assert_eq!(mock.request_count(), 1);
 }
+
+#[path = "provider/responses.rs"]
+mod responses;
+#[path = "provider/thinking.rs"]
+mod thinking;

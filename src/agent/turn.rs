@@ -120,7 +120,12 @@ impl Agent {
     fn push_assistant(&mut self, completion: Completion) {
         self.shared.emit(Event::AssistantMessage {
             text: completion.content.clone(),
-            reasoning: completion.reasoning.as_ref().map(|r| r.text.clone()),
+            // Reasoning carried only as encrypted items has nothing to show.
+            reasoning: completion
+                .reasoning
+                .as_ref()
+                .map(|r| r.text.clone())
+                .filter(|t| !t.is_empty()),
         });
         self.push_message(Message::Assistant {
             content: completion.content,
@@ -224,10 +229,7 @@ impl Agent {
                 if !partial.is_empty() || !partial_reasoning.is_empty() {
                     self.push_message(Message::Assistant {
                         content: format!("{partial}\n\n[interrupted by the user]"),
-                        reasoning: (!partial_reasoning.is_empty()).then_some(Reasoning {
-                            text: partial_reasoning,
-                            signature: None,
-                        }),
+                        reasoning: (!partial_reasoning.is_empty()).then(|| Reasoning::text(partial_reasoning)),
                         tool_calls: Vec::new(),
                     });
                 }

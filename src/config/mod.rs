@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::agent::approval::{ApprovalMode, CommandRule};
 use crate::models::{Catalog, ModelEntry};
-use crate::provider::{ProviderConfig, ProviderKind, RetryPolicy};
+use crate::provider::{ProviderConfig, ProviderKind, ReasoningEffort, RetryPolicy, Thinking, WireApi};
 
 mod compaction;
 pub mod detect;
@@ -46,6 +46,14 @@ pub struct ConfigFile {
     /// The share of the context window the most recent messages may fill and stay verbatim when compacting
     /// (default 0.3).
     pub keep_recent: Option<f64>,
+    /// Anthropic extended thinking: the tokens a model that can think may think for (per model:
+    /// `[models."name"] thinking_budget`). Off when unset.
+    pub thinking_budget: Option<u32>,
+    /// OpenAI reasoning models: "minimal", "low", "medium" or "high" (per model: `[models."name"] reasoning_effort`).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// The OpenAI API to speak: "chat" (Chat Completions, the default) or "responses". Anthropic has one API and
+    /// ignores it.
+    pub wire_api: Option<WireApi>,
     /// Per-model catalog overrides and additions: `[models."name"] context_window = 32000` (see assets/models.toml).
     #[serde(default)]
     pub models: BTreeMap<String, ModelEntry>,
@@ -234,6 +242,9 @@ impl ConfigFile {
         take!(context_window);
         take!(compact_at);
         take!(keep_recent);
+        take!(thinking_budget);
+        take!(reasoning_effort);
+        take!(wire_api);
         for (name, entry) in other.models {
             self.models.entry(name).or_default().overlay(&entry);
         }
@@ -551,11 +562,18 @@ fn finish(
         .or_else(|| models.context_window(&model))
         .unwrap_or(128_000);
     // Most answers are far below a model's largest; reserving all of 64k or 128k would compact far too early.
+    // Thinking comes on top of the answer (and Anthropic refuses a prompt that leaves no room for both).
+    let thinking = Thinking {
+        budget: file.thinking_budget,
+        effort: file.reasoning_effort,
+    };
+    let thinking_budget = models.thinking(&model, thinking).budget.map(u64::from).unwrap_or(0);
     let output_limit = file
         .max_tokens
         .map(u64::from)
         .or_else(|| models.max_output(&model).map(|m| m.min(32_000)))
         .unwrap_or(8_192)
+        .saturating_add(thinking_budget)
         .min(context_window / 2);
     Ok(Settings {
         provider: ProviderConfig {
@@ -566,6 +584,8 @@ fn finish(
             max_tokens: file.max_tokens,
             retry,
             headers: Vec::new(),
+            thinking,
+            wire_api: file.wire_api.unwrap_or_default(),
         },
         mode: file.mode.unwrap_or_default(),
         max_iterations: file.max_iterations.unwrap_or(100).max(1),

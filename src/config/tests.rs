@@ -165,3 +165,59 @@ fn model_overrides_merge_field_by_field_and_shares_are_checked() {
         assert!(err.contains("compact_at") || err.contains("keep_recent"), "{err}");
     }
 }
+
+#[test]
+fn thinking_settings_and_the_wire_api_reach_the_provider() {
+    let user = ConfigFile::parse(
+        "provider = \"openai\"\nthinking_budget = 8000\nreasoning_effort = \"low\"\n\
+         [models.\"claude-opus-4-5\"]\nthinking_budget = 16000\n",
+        Path::new("user.toml"),
+    )
+    .unwrap();
+    let project = ConfigFile::parse(
+        "wire_api = \"responses\"\nreasoning_effort = \"high\"\n",
+        Path::new("p.toml"),
+    )
+    .unwrap();
+    let s = resolve(
+        user.merge(project),
+        vec![],
+        env_of(&[("OPENAI_API_KEY", "sk-1")]),
+        || None,
+    )
+    .unwrap();
+    assert_eq!(s.provider.wire_api, WireApi::Responses);
+    assert_eq!(
+        s.provider.thinking,
+        Thinking {
+            budget: Some(8000),
+            effort: Some(ReasoningEffort::High)
+        }
+    );
+    let per_model = s.models.thinking("claude-opus-4-5", s.provider.thinking);
+    assert_eq!(per_model.budget, Some(16_000));
+    // The room kept for the answer includes the thinking (gpt-4.1, the default model, cannot think).
+    assert_eq!(s.output_limit, 32_000);
+    let thinker = ConfigFile::parse(
+        "provider = \"anthropic\"\nthinking_budget = 8000\nmax_tokens = 4000\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let s = resolve(thinker, vec![], env_of(&[("ANTHROPIC_API_KEY", "k")]), || None).unwrap();
+    assert_eq!(s.output_limit, 12_000);
+    let err = ConfigFile::parse("reasoning_effort = \"max\"\n", Path::new("c.toml")).unwrap_err();
+    assert!(err.to_string().contains("reasoning_effort"), "{err}");
+    let err = ConfigFile::parse("wire_api = \"grpc\"\n", Path::new("c.toml")).unwrap_err();
+    assert!(err.to_string().contains("wire_api"), "{err}");
+    let defaults = resolve(
+        ConfigFile::default(),
+        vec![],
+        env_of(&[("OPENAI_API_KEY", "sk-1")]),
+        || None,
+    )
+    .unwrap();
+    assert_eq!(
+        (defaults.provider.wire_api, defaults.provider.thinking),
+        (WireApi::Chat, Thinking::default())
+    );
+}

@@ -1,5 +1,13 @@
 //! The Anthropic Messages wire format: the request body (content blocks, strictly alternating roles, prompt-cache
-//! breakpoints) and the streamed events (`content_block_*`, `message_delta`, `error`) turned into a `Completion`.
+//! breakpoints, extended thinking). The streamed answer is read in `anthropic_stream.rs`.
+//!
+//! Extended thinking follows <https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking>: the request
+//! carries `"thinking": {"type": "enabled", "budget_tokens": N}` with N ≥ 1,024 and `max_tokens` above N; the
+//! answer's `thinking` blocks (their text streamed as `thinking_delta`, then a `signature_delta`) and
+//! `redacted_thinking` blocks are kept unchanged in the assistant message and sent back first in its content, because
+//! "during tool use, you must pass thinking blocks back to the API for the last assistant message" and "the final
+//! assistant message must start with a thinking block". tern never sends `temperature`, `top_p`, `top_k` or a forced
+//! `tool_choice`, so the constraints thinking puts on them always hold.
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -7,12 +15,14 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::transport::{StreamHandler, Transport};
+use super::Thinking;
+use super::anthropic_stream::AnthropicStream;
+use super::reasoning::MIN_THINKING_BUDGET;
+use super::transport::Transport;
 use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
-use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
-use crate::sse::SseEvent;
+use crate::protocol::{Image, Message, Reasoning, ReasoningBlock};
 
 /// Anthropic requires an output limit.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -22,6 +32,7 @@ pub(crate) struct AnthropicProvider {
     transport: Transport,
     model: String,
     max_tokens: Option<u32>,
+    thinking: Thinking,
 }
 
 impl AnthropicProvider {
@@ -41,6 +52,7 @@ impl AnthropicProvider {
             transport: Transport::new(config, "/v1/messages", auth)?,
             model: config.model.clone(),
             max_tokens: config.max_tokens,
+            thinking: config.thinking,
         })
     }
 
@@ -48,37 +60,37 @@ impl AnthropicProvider {
     #[cfg(test)]
     pub(super) fn body(&self, request: &ChatRequest) -> Value {
         let messages = Value::Array(messages(&request.messages));
-        self.skeleton(
-            &request.model,
-            &request.system,
-            &request.tools,
-            request.max_tokens,
-            messages,
-        )
+        self.skeleton(&request.prepared(), messages)
     }
 
     /// The body around `messages` (the whole list, or `wire::messages_slot()` to splice encoded messages into).
-    fn skeleton(
-        &self,
-        model: &str,
-        system: &str,
-        tools: &[ToolDefinition],
-        max_tokens: Option<u32>,
-        messages: Value,
-    ) -> Value {
-        let model = if model.is_empty() { &self.model } else { model };
-        let max_tokens = max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
+    fn skeleton(&self, request: &PreparedRequest<'_>, messages: Value) -> Value {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            request.model
+        };
+        let max_tokens = request.max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
+        let catalog = crate::models::catalog();
+        let budget = catalog
+            .thinking(model, self.thinking)
+            .budget
+            .filter(|_| can_think(request.messages));
+        let (max_tokens, budget) = thinking_limits(max_tokens, budget, catalog.max_output(model));
         let mut body = json!({
             "model": model,
             "max_tokens": max_tokens,
             "stream": true,
             "messages": messages,
         });
-        if !system.is_empty() {
-            body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
+        if let Some(budget) = budget {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
-        if !tools.is_empty() {
-            body["tools"] = self::tools(tools);
+        if !request.system.is_empty() {
+            body["system"] = json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = self::tools(request.tools);
         }
         body
     }
@@ -86,13 +98,7 @@ impl AnthropicProvider {
     /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
     /// Merging, ordering and the cache breakpoint follow `messages` exactly.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
-        let skeleton = self.skeleton(
-            request.model,
-            request.system,
-            request.tools,
-            request.max_tokens,
-            wire::messages_slot(),
-        );
+        let skeleton = self.skeleton(request, wire::messages_slot());
         // Messages without a stored form (none, in a running session) are encoded for this request only.
         let fresh: Vec<(usize, Form)> = request
             .messages
@@ -151,6 +157,72 @@ impl AnthropicProvider {
             start = end;
         }
         Ok(body.finish())
+    }
+}
+
+/// The output limit and thinking budget of a request: the budget at least Anthropic's minimum, `max_tokens` raised
+/// above it (by the answer's own limit) as the API requires, both within the model's output limit when the catalog
+/// knows it. No thinking when the limit leaves no room for the minimum budget.
+fn thinking_limits(max_tokens: u32, budget: Option<u32>, model_limit: Option<u64>) -> (u32, Option<u32>) {
+    let Some(budget) = budget else {
+        return (max_tokens, None);
+    };
+    let budget = budget.max(MIN_THINKING_BUDGET);
+    let mut limit = if max_tokens > budget {
+        max_tokens
+    } else {
+        budget.saturating_add(max_tokens)
+    };
+    if let Some(model_limit) = model_limit {
+        limit = limit.min(u32::try_from(model_limit).unwrap_or(u32::MAX));
+    }
+    // The answer after the thinking keeps at least the minimum budget's worth of room.
+    let budget = budget.min(limit.saturating_sub(MIN_THINKING_BUDGET));
+    if budget < MIN_THINKING_BUDGET {
+        return (max_tokens.min(limit.max(1)), None);
+    }
+    (limit, Some(budget))
+}
+
+/// Whether thinking may be enabled for a request on this conversation. A tool-use loop is one assistant turn with
+/// one thinking configuration, and with thinking on the API requires the turn's first assistant message to start
+/// with a thinking block (later ones in the loop may have none: without interleaved thinking the model thinks once
+/// per turn). A turn begun without thinking (before it was configured, by another provider, or in an older session)
+/// cannot get one, so it finishes without thinking and the next user turn has it again.
+fn can_think(messages: &[Message]) -> bool {
+    if !matches!(messages.last(), Some(Message::Tool { .. })) {
+        return true;
+    }
+    // Back from the end: assistant messages separated by groups holding tool results belong to the current turn; a
+    // group of user messages alone is where it began.
+    let mut first = None;
+    let mut results_after = false;
+    for message in messages.iter().rev() {
+        match message {
+            Message::Tool { .. } => results_after = true,
+            Message::User { .. } => {}
+            Message::Assistant { .. } => {
+                if first.is_some() && !results_after {
+                    break;
+                }
+                first = Some(message);
+                results_after = false;
+            }
+        }
+    }
+    match first {
+        Some(Message::Assistant {
+            reasoning: Some(reasoning),
+            ..
+        }) => {
+            reasoning.blocks.iter().any(|b| {
+                matches!(
+                    b,
+                    ReasoningBlock::Thinking { .. } | ReasoningBlock::RedactedThinking { .. }
+                )
+            }) || (reasoning.blocks.is_empty() && reasoning.signature.is_some())
+        }
+        _ => false,
     }
 }
 
@@ -297,13 +369,26 @@ fn message_blocks(message: &Message) -> (&'static str, Vec<Value>) {
             tool_calls,
         } => {
             let mut blocks = Vec::new();
-            // Only signed thinking can be sent back; unsigned reasoning came from elsewhere and is dropped.
-            if let Some(Reasoning {
-                text,
-                signature: Some(signature),
-            }) = reasoning
-            {
-                blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
+            // Thinking goes back first and unchanged. Only signed thinking can be sent back; unsigned reasoning came
+            // from elsewhere (a local model, another API) and is dropped.
+            match reasoning {
+                Some(Reasoning { blocks: kept, .. }) if !kept.is_empty() => {
+                    blocks.extend(kept.iter().filter_map(|block| match block {
+                        ReasoningBlock::Thinking { thinking, signature } => {
+                            Some(json!({"type": "thinking", "thinking": thinking, "signature": signature}))
+                        }
+                        ReasoningBlock::RedactedThinking { data } => {
+                            Some(json!({"type": "redacted_thinking", "data": data}))
+                        }
+                        ReasoningBlock::ResponsesReasoning { .. } => None,
+                    }));
+                }
+                Some(Reasoning {
+                    text,
+                    signature: Some(signature),
+                    ..
+                }) => blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature})),
+                _ => {}
             }
             blocks.extend(text_block(content));
             blocks.extend(tool_calls.iter().map(|call| {
@@ -346,248 +431,6 @@ fn tool_input(arguments: &Value) -> Value {
             _ => Value::Object(Map::new()),
         },
         _ => Value::Object(Map::new()),
-    }
-}
-
-#[derive(Debug)]
-enum Block {
-    Text,
-    Thinking,
-    ToolUse {
-        id: String,
-        name: String,
-        json: String,
-        /// The input given whole in `content_block_start`, used when no deltas follow.
-        initial: Value,
-    },
-    /// Blocks we do not use (redacted thinking, server tools).
-    Other,
-}
-
-/// Assembles one streamed answer.
-#[derive(Debug, Default)]
-pub(crate) struct AnthropicStream {
-    /// Blocks by the stream's block index.
-    blocks: Vec<(u64, Block)>,
-    content: String,
-    reasoning: String,
-    signature: Option<String>,
-    usage: Usage,
-    stop_reason: Option<String>,
-    /// Whether an event of a message (its start, a content block, its delta) arrived.
-    seen_message: bool,
-}
-
-impl AnthropicStream {
-    fn block_mut(&mut self, index: u64) -> Option<&mut Block> {
-        self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
-    }
-
-    fn on_block_start(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) {
-        let index = event
-            .get("index")
-            .and_then(Value::as_u64)
-            .unwrap_or(self.blocks.len() as u64);
-        let block = event.get("content_block").cloned().unwrap_or(Value::Null);
-        let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        let block = match block.get("type").and_then(Value::as_str).unwrap_or_default() {
-            "text" => {
-                self.push_text(&text("text"), events);
-                Block::Text
-            }
-            "thinking" => {
-                self.push_reasoning(&text("thinking"), events);
-                Block::Thinking
-            }
-            "tool_use" => {
-                let (id, name) = (text("id"), text("name"));
-                let id = if id.is_empty() { super::generated_call_id() } else { id };
-                if !name.is_empty() {
-                    let ordinal = self
-                        .blocks
-                        .iter()
-                        .filter(|(_, b)| matches!(b, Block::ToolUse { name, .. } if !name.is_empty()))
-                        .count();
-                    let _ = events.send(ProviderEvent::ToolCallStarted {
-                        index: ordinal,
-                        id: id.clone(),
-                        name: name.clone(),
-                    });
-                }
-                Block::ToolUse {
-                    id,
-                    name,
-                    json: String::new(),
-                    initial: block.get("input").cloned().unwrap_or(Value::Null),
-                }
-            }
-            other => {
-                tracing::debug!(kind = other, "ignoring a content block");
-                Block::Other
-            }
-        };
-        self.blocks.push((index, block));
-    }
-
-    fn on_block_delta(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) {
-        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let Some(delta) = event.get("delta") else { return };
-        let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
-        match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
-            "text_delta" => self.push_text(field("text"), events),
-            "thinking_delta" => self.push_reasoning(field("thinking"), events),
-            "signature_delta" => {
-                let signature = self.signature.get_or_insert_with(String::new);
-                signature.push_str(field("signature"));
-            }
-            "input_json_delta" => {
-                if let Some(Block::ToolUse { json, .. }) = self.block_mut(index) {
-                    json.push_str(field("partial_json"));
-                }
-            }
-            other => tracing::debug!(kind = other, "ignoring a content delta"),
-        }
-    }
-
-    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
-        if !text.is_empty() {
-            self.content.push_str(text);
-            let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
-        }
-    }
-
-    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
-        if !text.is_empty() {
-            self.reasoning.push_str(text);
-            let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
-        }
-    }
-
-    /// Usage numbers arrive in `message_start` and (cumulatively) in `message_delta`; later values win.
-    fn update_usage(&mut self, usage: &Value) {
-        let number = |key: &str| usage.get(key).and_then(Value::as_u64);
-        if let Some(n) = number("input_tokens") {
-            self.usage.input_tokens = n;
-        }
-        if let Some(n) = number("output_tokens") {
-            self.usage.output_tokens = n;
-        }
-        if let Some(n) = number("cache_read_input_tokens") {
-            self.usage.cache_read_tokens = n;
-        }
-        if let Some(n) = number("cache_creation_input_tokens") {
-            self.usage.cache_write_tokens = n;
-        }
-    }
-}
-
-impl StreamHandler for AnthropicStream {
-    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
-        let data: Value = match serde_json::from_str(&event.data) {
-            Ok(data) => data,
-            Err(e) => {
-                tracing::warn!(error = %e, data = %super::sse_excerpt(&event.data), "skipping an unreadable event");
-                return Ok(false);
-            }
-        };
-        // The payload's own type is authoritative; the `event:` line is a fallback for payloads without one.
-        let kind = data.get("type").and_then(Value::as_str).unwrap_or(&event.event);
-        self.seen_message |= matches!(
-            kind,
-            "message_start" | "content_block_start" | "content_block_delta" | "message_delta"
-        );
-        match kind {
-            "message_start" => {
-                if let Some(usage) = data.pointer("/message/usage") {
-                    self.update_usage(usage);
-                }
-            }
-            "content_block_start" => self.on_block_start(&data, events),
-            "content_block_delta" => self.on_block_delta(&data, events),
-            "message_delta" => {
-                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_string());
-                }
-                if let Some(usage) = data.get("usage") {
-                    self.update_usage(usage);
-                }
-            }
-            "message_stop" => return Ok(true),
-            "error" => {
-                let error = data.get("error").unwrap_or(&Value::Null);
-                let field =
-                    |key: &str, default: &str| error.get(key).and_then(Value::as_str).unwrap_or(default).to_string();
-                return Err(ProviderError::Api {
-                    kind: field("type", "error"),
-                    message: field("message", "unknown error"),
-                });
-            }
-            // ping, content_block_stop, and event types added after this was written.
-            _ => {}
-        }
-        Ok(false)
-    }
-
-    fn is_complete(&self) -> bool {
-        self.stop_reason.is_some()
-    }
-
-    fn has_message(&self) -> bool {
-        self.seen_message
-    }
-
-    fn has_output(&self) -> bool {
-        !self.content.is_empty()
-            || !self.reasoning.is_empty()
-            || self.blocks.iter().any(|(_, b)| matches!(b, Block::ToolUse { .. }))
-    }
-
-    fn finish(self) -> Completion {
-        let mut tool_calls = Vec::new();
-        for (_, block) in self.blocks {
-            let Block::ToolUse {
-                id,
-                name,
-                json,
-                initial,
-            } = block
-            else {
-                continue;
-            };
-            if name.is_empty() {
-                tracing::warn!(%id, "dropping a tool call with no name");
-                continue;
-            }
-            let arguments = if json.trim().is_empty() && initial.is_object() {
-                initial
-            } else {
-                super::parse_arguments(&json)
-            };
-            tool_calls.push(ToolCall { id, name, arguments });
-        }
-        let finish_reason = match self.stop_reason.as_deref() {
-            Some("end_turn" | "stop_sequence") | None if !tool_calls.is_empty() => FinishReason::ToolCalls,
-            Some("end_turn" | "stop_sequence") | None => FinishReason::Stop,
-            Some("tool_use") => FinishReason::ToolCalls,
-            Some("max_tokens") => FinishReason::Length,
-            Some("refusal") => FinishReason::ContentFilter,
-            Some(other) => FinishReason::Other(other.to_string()),
-        };
-        // Anthropic's input_tokens leaves out the cached part; ours counts the whole prompt.
-        let usage = Usage {
-            input_tokens: self.usage.input_tokens + self.usage.cache_read_tokens + self.usage.cache_write_tokens,
-            ..self.usage
-        };
-        Completion {
-            content: self.content,
-            reasoning: (!self.reasoning.is_empty() || self.signature.is_some()).then_some(Reasoning {
-                text: self.reasoning,
-                signature: self.signature,
-            }),
-            tool_calls,
-            finish_reason,
-            usage,
-        }
     }
 }
 

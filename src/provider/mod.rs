@@ -11,7 +11,10 @@
 //! This module never logs or displays an API key.
 
 mod anthropic;
+mod anthropic_stream;
 mod openai;
+mod reasoning;
+mod responses;
 pub mod retry;
 mod transport;
 mod wire;
@@ -29,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
 
+pub use reasoning::{ReasoningEffort, Thinking, WireApi};
 pub use retry::RetryPolicy;
 pub use wire::{Encoded, PreparedRequest};
 
@@ -94,7 +98,7 @@ pub struct Completion {
 
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
-    /// The wire format: "openai" or "anthropic".
+    /// The provider: "openai" (whichever of its APIs is spoken) or "anthropic".
     fn name(&self) -> &str;
     fn model(&self) -> &str;
     /// Streams one completion. Live events go to `events` (a closed receiver is fine); cancelling `cancel` aborts
@@ -164,6 +168,13 @@ pub enum ProviderError {
     RetriesExhausted { attempts: u32, last: Box<ProviderError> },
     #[error("invalid provider configuration: {0}")]
     Config(String),
+    /// The provider's public endpoint was configured with no key: nothing is sent.
+    #[error("no API key: set {env} or api_key in config, or use --demo")]
+    NoKey { env: &'static str },
+    /// The provider's host name does not resolve. Not retried: a name that does not resolve now will not in a
+    /// second either, and five attempts only delay the message.
+    #[error("cannot resolve the provider's host name (check base_url and the network): {0}")]
+    Dns(String),
 }
 
 impl ProviderError {
@@ -194,7 +205,9 @@ impl ProviderError {
             | ProviderError::ContextOverflow(_)
             | ProviderError::Decode(_)
             | ProviderError::RetriesExhausted { .. }
-            | ProviderError::Config(_) => false,
+            | ProviderError::Config(_)
+            | ProviderError::NoKey { .. }
+            | ProviderError::Dns(_) => false,
         }
     }
 }
@@ -264,6 +277,11 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// Extra request headers (e.g. OpenRouter's `HTTP-Referer`); they override the defaults.
     pub headers: Vec<(String, String)>,
+    /// How much the model should think, for every model of this provider that can (the model catalog may say
+    /// otherwise per model; see `crate::models::Catalog::thinking`).
+    pub thinking: Thinking,
+    /// Which OpenAI API to speak: Chat Completions (the default) or Responses.
+    pub wire_api: WireApi,
 }
 
 impl ProviderConfig {
@@ -277,7 +295,19 @@ impl ProviderConfig {
             max_tokens: None,
             retry: RetryPolicy::default(),
             headers: Vec::new(),
+            thinking: Thinking::default(),
+            wire_api: WireApi::default(),
         }
+    }
+
+    /// Whether requests would go to the provider's public endpoint without a key: refused before any is sent.
+    fn lacks_key(&self) -> bool {
+        let keyed = self.api_key.as_deref().is_some_and(|k| !k.trim().is_empty())
+            || self
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("x-api-key"));
+        !keyed && reasoning::is_public_endpoint(&self.base_url)
     }
 }
 
@@ -293,16 +323,26 @@ impl fmt::Debug for ProviderConfig {
             .field("max_tokens", &self.max_tokens)
             .field("retry", &self.retry)
             .field("headers", &headers)
+            .field("thinking", &self.thinking)
+            .field("wire_api", &self.wire_api)
             .finish()
     }
 }
 
-/// Builds the provider a configuration describes. Fails only on a configuration that cannot work (a malformed base
-/// URL or header); a missing key is reported by the server's 401, with a hint.
+/// Builds the provider a configuration describes. Fails on a configuration that cannot work: a malformed base URL or
+/// header, or no key for a provider's public endpoint (which would only answer 401; local and custom servers may go
+/// without a key).
 pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
-    Ok(match config.kind {
-        ProviderKind::OpenAi => Arc::new(openai::OpenAiProvider::new(config)?),
-        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(config)?),
+    if config.lacks_key() {
+        return Err(ProviderError::NoKey {
+            env: config.kind.api_key_env(),
+        });
+    }
+    Ok(match (config.kind, config.wire_api) {
+        (ProviderKind::OpenAi, WireApi::Chat) => Arc::new(openai::OpenAiProvider::new(config)?),
+        (ProviderKind::OpenAi, WireApi::Responses) => Arc::new(responses::ResponsesProvider::new(config)?),
+        // `wire_api` chooses between OpenAI's APIs; Anthropic has one.
+        (ProviderKind::Anthropic, _) => Arc::new(anthropic::AnthropicProvider::new(config)?),
     })
 }
 
@@ -408,6 +448,47 @@ mod tests {
     }
 
     #[test]
+    fn no_request_to_a_public_endpoint_without_a_key() {
+        for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+            let err = build(&ProviderConfig::new(kind, "m")).err().map(|e| e.to_string());
+            let expected = format!(
+                "no API key: set {} or api_key in config, or use --demo",
+                kind.api_key_env()
+            );
+            assert_eq!(err.as_deref(), Some(expected.as_str()));
+        }
+        let mut responses = ProviderConfig::new(ProviderKind::OpenAi, "gpt-5");
+        responses.wire_api = WireApi::Responses;
+        assert!(matches!(build(&responses), Err(ProviderError::NoKey { .. })));
+        // A blank key is no key; a key in a configured header is one.
+        let mut blank = ProviderConfig::new(ProviderKind::OpenAi, "m");
+        blank.api_key = Some("  ".into());
+        assert!(matches!(build(&blank), Err(ProviderError::NoKey { .. })));
+        let mut header = ProviderConfig::new(ProviderKind::Anthropic, "m");
+        header.headers.push(("X-Api-Key".into(), "k".into()));
+        assert!(build(&header).is_ok());
+        // Local servers and other hosts may go without a key.
+        for base_url in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080/v1",
+            "https://llm.example.com/v1",
+        ] {
+            let mut local = ProviderConfig::new(ProviderKind::OpenAi, "m");
+            local.base_url = base_url.into();
+            assert!(build(&local).is_ok(), "{base_url}");
+        }
+        let mut anthropic = ProviderConfig::new(ProviderKind::Anthropic, "m");
+        anthropic.api_key = Some("k".into());
+        anthropic.wire_api = WireApi::Responses;
+        assert_eq!(
+            build(&anthropic).map(|p| p.name().to_string()).ok().as_deref(),
+            Some("anthropic")
+        );
+        assert!(!ProviderError::NoKey { env: "X" }.is_retryable());
+        assert!(!ProviderError::Dns("no such host".into()).is_retryable());
+    }
+
+    #[test]
     fn build_rejects_a_bad_base_url() {
         let mut config = ProviderConfig::new(ProviderKind::OpenAi, "m");
         config.base_url = "not a url".into();
@@ -415,7 +496,9 @@ mod tests {
         assert!(err.contains("not a url"), "{err}");
         config.base_url = "ftp://example.com".into();
         assert!(build(&config).is_err());
-        let ok = build(&ProviderConfig::new(ProviderKind::Anthropic, "claude")).unwrap();
+        let mut keyed = ProviderConfig::new(ProviderKind::Anthropic, "claude");
+        keyed.api_key = Some("sk-ant-test".into());
+        let ok = build(&keyed).unwrap();
         assert_eq!((ok.name(), ok.model()), ("anthropic", "claude"));
     }
 }

@@ -1,5 +1,9 @@
 //! The OpenAI Chat Completions wire format, spoken by OpenAI and most other servers (OpenRouter, Ollama, vLLM,
 //! llama.cpp, LM Studio, DeepSeek): the request body, and the streamed chunks turned into a `Completion`.
+//!
+//! A reasoning model's effort goes out as `"reasoning_effort": "low" | "medium" | "high"` (and gpt-5's "minimal"),
+//! the Chat Completions parameter documented at <https://platform.openai.com/docs/api-reference/chat/create>; only
+//! for models that can reason (see `crate::models::Catalog::thinking`), since other models refuse it.
 
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -9,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::transport::{StreamHandler, Transport};
 use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, PreparedRequest};
-use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
+use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
 use crate::sse::SseEvent;
@@ -21,6 +25,7 @@ pub(crate) struct OpenAiProvider {
     /// api.openai.com wants `max_completion_tokens` (its reasoning models refuse `max_tokens`); compatible servers
     /// mostly know only `max_tokens`.
     completion_tokens_field: bool,
+    thinking: Thinking,
 }
 
 impl OpenAiProvider {
@@ -38,6 +43,7 @@ impl OpenAiProvider {
             model: config.model.clone(),
             max_tokens: config.max_tokens,
             completion_tokens_field: config.base_url.contains("api.openai.com"),
+            thinking: config.thinking,
         })
     }
 
@@ -59,6 +65,9 @@ impl OpenAiProvider {
         });
         if !tools.is_empty() {
             body["tools"] = self::tools(tools);
+        }
+        if let Some(effort) = crate::models::catalog().thinking(model, self.thinking).effort {
+            body["reasoning_effort"] = json!(effort.as_str());
         }
         if let Some(max) = max_tokens.or(self.max_tokens) {
             let field = if self.completion_tokens_field {
@@ -459,10 +468,7 @@ impl StreamHandler for OpenAiStream {
         };
         Completion {
             content: self.content,
-            reasoning: (!self.reasoning.is_empty()).then_some(Reasoning {
-                text: self.reasoning,
-                signature: None,
-            }),
+            reasoning: (!self.reasoning.is_empty()).then(|| Reasoning::text(self.reasoning)),
             tool_calls,
             finish_reason,
             usage: self.usage.unwrap_or_default(),

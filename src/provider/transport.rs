@@ -151,6 +151,8 @@ impl Transport {
             .headers(self.headers.clone())
             .body(body);
         let mut response = match limits.wait(request.send()).await? {
+            // A host name that does not resolve fails at once: retrying it only delays the message.
+            Err(e) if e.is_dns() => return Err(ProviderError::Dns(error_chain(&e)).into()),
             Err(e) => return Err(ProviderError::Connect(error_chain(&e)).into()),
             Ok(response) => response,
         };

@@ -24,6 +24,8 @@ pub(super) enum Form {
     },
     /// Anthropic: the role and the content blocks; adjacent messages of one role merge at request time.
     Anthropic { role: &'static str, blocks: Vec<Block> },
+    /// OpenAI Responses: the input items one message becomes (reasoning, message, function calls, outputs).
+    Responses { items: Vec<Vec<u8>> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +40,7 @@ impl Encoded {
         match &self.0 {
             Form::OpenAi { message, tool_images } => message.len() + tool_images.iter().map(Vec::len).sum::<usize>(),
             Form::Anthropic { blocks, .. } => blocks.iter().map(|b| b.bytes.len()).sum(),
+            Form::Responses { items } => items.iter().map(Vec::len).sum(),
         }
     }
 }
@@ -62,6 +65,14 @@ impl PreparedRequest<'_> {
         match self.encoded.get(i)?.as_ref().map(|e| &e.0)? {
             form @ Form::OpenAi { .. } if openai => Some(form),
             form @ Form::Anthropic { .. } if !openai => Some(form),
+            _ => None,
+        }
+    }
+
+    /// The stored Responses items of message `i`, if it has them.
+    pub(super) fn stored_items(&self, i: usize) -> Option<&[Vec<u8>]> {
+        match self.encoded.get(i)?.as_ref().map(|e| &e.0)? {
+            Form::Responses { items } => Some(items),
             _ => None,
         }
     }

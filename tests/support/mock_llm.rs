@@ -1,5 +1,6 @@
-//! A scripted model server for tests and benchmarks: a minimal HTTP/1.1 server on 127.0.0.1 that speaks both
-//! OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`) streaming. It
+//! A scripted model server for tests and benchmarks: a minimal HTTP/1.1 server on 127.0.0.1 that speaks OpenAI Chat
+//! Completions (`POST /v1/chat/completions`), OpenAI Responses (`POST /v1/responses`) and Anthropic Messages
+//! (`POST /v1/messages`) streaming. It
 //! answers from one shared script of `Reply`s, in order, in the format of the endpoint hit, and records every request.
 //!
 //! Replies stream in small pieces: text split into words, each event split across two HTTP chunks (inside a UTF-8
@@ -7,7 +8,11 @@
 //! `call_2`, ... in the order the server sends them. When the script runs out the server answers
 //! "(script exhausted)" so a test fails readably instead of hanging.
 //!
-//! Usage reported (both formats, so the mapped `Usage` is the same): the prompt is `ceil(body bytes / 4)` tokens of
+//! Reasoning goes out as each format has it: `reasoning_content` deltas (Chat Completions), a `thinking` block signed
+//! `mock-signature` (Anthropic), a `reasoning` item with its summary streamed and `encrypted_content` set to
+//! `enc:` + the reasoning text (Responses).
+//!
+//! Usage reported (every format, so the mapped `Usage` is the same): the prompt is `ceil(body bytes / 4)` tokens of
 //! which half (rounded down) were cache reads; the output is `ceil(output chars / 4)` tokens, at least 1.
 //!
 //! Two ways to run it:
@@ -16,6 +21,9 @@
 //!   `#[tokio::test(flavor = "multi_thread")]` when blocking on something else.
 //! - `MockLlm::start_standalone(script)` runs on its own thread and runtime, for synchronous code: benchmarks, or
 //!   tests that run the binary with `std::process::Command`.
+//!
+//! Like the real APIs, it refuses (400) a request that breaks the rules a client can get wrong across a tool-use
+//! loop (see `rules.rs`): Anthropic thinking blocks not sent back, Responses items with ids under `store: false`.
 //!
 //! Faults: besides the fault `Reply`s, `drop_every_second_connection` makes the server cut every other request
 //! (the first, third, ...) before its response head or halfway through the answer the script has next, without
@@ -38,6 +46,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 mod render;
+mod rules;
 use render::{Answer, Render};
 
 /// One scripted answer.
@@ -48,6 +57,8 @@ pub enum Reply {
         reasoning: String,
         text: String,
     },
+    /// Reasoning, then tool calls (name, arguments).
+    ReasoningAndToolCalls(String, Vec<(String, Value)>),
     /// Tool calls (name, arguments), streamed in parallel: argument pieces of the calls interleave (OpenAI).
     ToolCalls(Vec<(String, Value)>),
     TextAndToolCalls(String, Vec<(String, Value)>),
@@ -402,6 +413,7 @@ async fn read_more(socket: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
 enum Format {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 /// The first reply of the script that fits a request with this system prompt (see `Reply::ForSystem`).
@@ -427,7 +439,10 @@ fn system_prompt(body: &Value) -> String {
                 .find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
         })
         .and_then(|m| m.get("content"));
-    match openai.or_else(|| body.get("system")) {
+    match openai
+        .or_else(|| body.get("system"))
+        .or_else(|| body.get("instructions"))
+    {
         Some(Value::String(text)) => text.clone(),
         Some(blocks) => blocks.to_string(),
         None => String::new(),
@@ -439,6 +454,7 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
     let format = match (request.method.as_str(), request.path.split('?').next().unwrap_or("")) {
         ("POST", path) if path.ends_with("/chat/completions") => Some(Format::OpenAi),
         ("POST", path) if path.ends_with("/v1/messages") => Some(Format::Anthropic),
+        ("POST", path) if path.ends_with("/responses") => Some(Format::Responses),
         _ => None,
     };
     let model = request
@@ -450,6 +466,7 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
     let prompt_tokens = request.body_bytes.div_ceil(4) as u64;
     let system = system_prompt(&request.body);
     let path = request.path.clone();
+    let violation = format.and_then(|f| rules::violation(f, &request.body));
     let number = {
         let mut requests = lock(&shared.requests);
         requests.push(request);
@@ -459,6 +476,10 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
         let body = json!({"error": {"type": "not_found", "message": format!("no such endpoint: {path}")}});
         return write_plain(socket, 404, None, &body.to_string()).await;
     };
+    if let Some(message) = violation {
+        let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+        return write_plain(socket, 400, None, &body.to_string()).await;
+    }
     let cut = *lock(&shared.drop_every_second);
     if let Some(at) = cut.filter(|_| number % 2 == 1) {
         let mid_stream = match at {
@@ -521,7 +542,7 @@ async fn handle(socket: &mut TcpStream, request: RecordedRequest, shared: &Share
             let stream = ctx.answer(Answer::text(text, "stop"));
             if write_stream(socket, &stream.events[..stream.content_end]).await {
                 let ping = match format {
-                    Format::OpenAi => ": keep-alive\n\n\n",
+                    Format::OpenAi | Format::Responses => ": keep-alive\n\n\n",
                     Format::Anthropic => "event: ping\ndata: {\"type\": \"ping\"}\n\n: keep-alive\n\n",
                 };
                 while write_event(socket, ping).await {

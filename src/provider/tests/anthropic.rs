@@ -1,5 +1,8 @@
 use super::*;
+use crate::protocol::{FinishReason, ToolCall, Usage};
 use crate::provider::ProviderKind;
+use crate::provider::transport::StreamHandler;
+use crate::sse::SseEvent;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
@@ -98,6 +101,7 @@ fn conversation_alternates_and_results_come_first() {
             reasoning: Some(Reasoning {
                 text: "plan".into(),
                 signature: Some("sig".into()),
+                ..Default::default()
             }),
             tool_calls: vec![
                 call("t1", json!({"path": "x"})),
@@ -116,6 +120,7 @@ fn conversation_alternates_and_results_come_first() {
             reasoning: Some(Reasoning {
                 text: "unsigned".into(),
                 signature: None,
+                ..Default::default()
             }),
             tool_calls: Vec::new(),
         },
@@ -225,7 +230,11 @@ fn assembles_thinking_text_tools_and_usage() {
         completion.reasoning,
         Some(Reasoning {
             text: "let me see".into(),
-            signature: Some("EqQB".into())
+            signature: None,
+            blocks: vec![ReasoningBlock::Thinking {
+                thinking: "let me see".into(),
+                signature: "EqQB".into()
+            }],
         })
     );
     let calls: Vec<(&str, &str, Value)> = completion
@@ -317,4 +326,233 @@ fn stop_reasons_errors_and_junk() {
     let err = s.on_event(error, &tx).unwrap_err();
     assert!(err.is_retryable() && err.to_string().contains("Overloaded"), "{err}");
     assert!(s.finish().tool_calls.is_empty());
+}
+
+fn thinking_provider(model: &str, budget: Option<u32>, max_tokens: Option<u32>) -> AnthropicProvider {
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, model);
+    config.max_tokens = max_tokens;
+    config.thinking.budget = budget;
+    AnthropicProvider::new(&config).unwrap()
+}
+
+fn ask(messages: Vec<Message>) -> ChatRequest {
+    ChatRequest {
+        model: String::new(),
+        system: String::new(),
+        messages,
+        tools: Vec::new(),
+        max_tokens: None,
+    }
+}
+
+fn user(text: &str) -> Message {
+    Message::User {
+        content: text.into(),
+        images: Vec::new(),
+    }
+}
+
+/// <https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking>: `"thinking": {"type": "enabled",
+/// "budget_tokens": N}`, N at least 1,024, and `max_tokens` greater than N.
+#[test]
+fn thinking_is_requested_with_max_tokens_above_the_budget() {
+    let body = thinking_provider("claude-sonnet-4-5", Some(10_000), None).body(&ask(vec![user("hi")]));
+    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 10_000}));
+    assert_eq!(body["max_tokens"], json!(18_192));
+    // A configured limit above the budget stays; a budget below the minimum is raised to it.
+    let body = thinking_provider("claude-test", Some(100), Some(20_000)).body(&ask(vec![user("hi")]));
+    assert_eq!(body["thinking"]["budget_tokens"], json!(1024));
+    assert_eq!(body["max_tokens"], json!(20_000));
+    // Within the model's output limit (claude-3-5-haiku cannot think at all; opus 4.1 answers at most 32,000).
+    let body = thinking_provider("claude-opus-4-1", Some(40_000), None).body(&ask(vec![user("hi")]));
+    assert_eq!(body["max_tokens"], json!(32_000));
+    assert_eq!(body["thinking"]["budget_tokens"], json!(32_000 - 1024));
+    let body = thinking_provider("claude-3-5-haiku", Some(4_000), None).body(&ask(vec![user("hi")]));
+    assert!(
+        body.get("thinking").is_none() && body["max_tokens"] == json!(8192),
+        "{body}"
+    );
+    // Off unless configured.
+    let body = thinking_provider("claude-sonnet-4-5", None, None).body(&ask(vec![user("hi")]));
+    assert!(body.get("thinking").is_none(), "{body}");
+}
+
+#[test]
+fn thinking_limits_leave_room_for_the_answer() {
+    assert_eq!(thinking_limits(8192, None, Some(64_000)), (8192, None));
+    assert_eq!(thinking_limits(8192, Some(2048), None), (8192, Some(2048)));
+    // The answer keeps at least 1,024 tokens of room after the thinking.
+    assert_eq!(thinking_limits(1000, Some(1500), None), (2500, Some(1476)));
+    // No room for the smallest budget and an answer: no thinking, and the limit stays within the model's.
+    assert_eq!(thinking_limits(8192, Some(4096), Some(2000)), (2000, None));
+}
+
+fn thinking_answer() -> Message {
+    Message::Assistant {
+        content: "Checking.".into(),
+        reasoning: Some(Reasoning {
+            text: "first\n\nsecond".into(),
+            signature: None,
+            blocks: vec![
+                ReasoningBlock::Thinking {
+                    thinking: "first".into(),
+                    signature: "sig-1".into(),
+                },
+                ReasoningBlock::RedactedThinking {
+                    data: "EmwKAhgB".into(),
+                },
+                ReasoningBlock::Thinking {
+                    thinking: "second".into(),
+                    signature: "sig-2".into(),
+                },
+                ReasoningBlock::ResponsesReasoning {
+                    id: "rs_1".into(),
+                    summary: Vec::new(),
+                    encrypted_content: Some("not for anthropic".into()),
+                },
+            ],
+        }),
+        tool_calls: vec![call("t1", json!({"path": "x"}))],
+    }
+}
+
+/// "During tool use, you must pass thinking blocks back to the API for the last assistant message ... the complete
+/// unmodified block": every thinking and redacted block goes back first, in order, with its signature.
+#[test]
+fn thinking_blocks_go_back_unchanged_in_the_tool_loop() {
+    let request = ask(vec![
+        user("go"),
+        thinking_answer(),
+        result("t1", "contents", false, Vec::new()),
+    ]);
+    let body = thinking_provider("claude-sonnet-4-5", Some(2048), None).body(&request);
+    assert_eq!(body["thinking"]["budget_tokens"], json!(2048));
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "first", "signature": "sig-1"},
+            {"type": "redacted_thinking", "data": "EmwKAhgB"},
+            {"type": "thinking", "thinking": "second", "signature": "sig-2"},
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "x"}},
+        ]})
+    );
+}
+
+/// "When thinking is enabled, a final assistant message must start with a thinking block": a tool loop whose calls
+/// were made without thinking continues without it; the next user turn thinks again.
+#[test]
+fn a_tool_loop_begun_without_thinking_continues_without_it() {
+    let unsigned = Message::Assistant {
+        content: String::new(),
+        reasoning: Some(Reasoning::text("unsigned, from elsewhere")),
+        tool_calls: vec![call("t1", json!({}))],
+    };
+    let mut conversation = vec![user("go"), unsigned.clone(), result("t1", "ok", false, Vec::new())];
+    let provider = thinking_provider("claude-sonnet-4-5", Some(2048), None);
+    assert!(provider.body(&ask(conversation.clone())).get("thinking").is_none());
+    // Later steps of that turn stay without it, even after a user note among the results.
+    conversation.extend([
+        user("[a note]"),
+        unsigned.clone(),
+        result("t1", "ok", false, Vec::new()),
+    ]);
+    assert!(provider.body(&ask(conversation.clone())).get("thinking").is_none());
+    conversation.extend([
+        Message::Assistant {
+            content: "Done.".into(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+        },
+        user("and now?"),
+    ]);
+    assert!(provider.body(&ask(conversation.clone())).get("thinking").is_some());
+    // A session recorded before blocks existed kept one signed block as text and signature.
+    let legacy = Message::Assistant {
+        content: String::new(),
+        reasoning: Some(Reasoning {
+            text: "old".into(),
+            signature: Some("old-sig".into()),
+            blocks: Vec::new(),
+        }),
+        tool_calls: vec![call("t2", json!({}))],
+    };
+    conversation.extend([legacy, result("t2", "ok", false, Vec::new())]);
+    let body = provider.body(&ask(conversation.clone()));
+    assert!(body.get("thinking").is_some());
+    let last_assistant = &body["messages"][7]["content"][0];
+    assert_eq!(
+        *last_assistant,
+        json!({"type": "thinking", "thinking": "old", "signature": "old-sig"})
+    );
+}
+
+/// Without interleaved thinking the model thinks once per turn: the later steps of a tool loop have no thinking
+/// block of their own, and thinking stays on for the whole turn.
+#[test]
+fn a_turn_that_began_with_thinking_keeps_it_for_every_step() {
+    let unthinking_step = Message::Assistant {
+        content: String::new(),
+        reasoning: None,
+        tool_calls: vec![call("t2", json!({}))],
+    };
+    let conversation = vec![
+        user("go"),
+        thinking_answer(),
+        result("t1", "ok", false, Vec::new()),
+        unthinking_step,
+        result("t2", "ok", false, Vec::new()),
+    ];
+    let body = thinking_provider("claude-sonnet-4-5", Some(2048), None).body(&ask(conversation));
+    assert_eq!(body["thinking"]["budget_tokens"], json!(2048));
+}
+
+#[test]
+fn redacted_and_several_thinking_blocks_are_kept_in_order() {
+    let (tx, mut rx) = unbounded_channel();
+    let mut s = AnthropicStream::default();
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "one"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "s1"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking",
+            "data": "EmwKAhgB"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "thinking", "thinking": ""}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "thinking_delta", "thinking": "two"}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "signature_delta", "signature": "s2"}}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+    ];
+    for event in events {
+        send(&mut s, &tx, event);
+    }
+    let reasoning = s.finish().reasoning.unwrap();
+    assert_eq!(reasoning.text, "one\n\ntwo");
+    assert_eq!(
+        reasoning.blocks,
+        vec![
+            ReasoningBlock::Thinking {
+                thinking: "one".into(),
+                signature: "s1".into()
+            },
+            ReasoningBlock::RedactedThinking {
+                data: "EmwKAhgB".into()
+            },
+            ReasoningBlock::Thinking {
+                thinking: "two".into(),
+                signature: "s2".into()
+            },
+        ]
+    );
+    let shown: String = drain(&mut rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            ProviderEvent::ReasoningDelta(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "one\n\ntwo");
 }

@@ -49,6 +49,7 @@ fn request_body_maps_every_message_kind() {
             reasoning: Some(Reasoning {
                 text: "hmm".into(),
                 signature: None,
+                ..Default::default()
             }),
             tool_calls: vec![
                 ToolCall {

@@ -5,9 +5,10 @@ use serde_json::json;
 
 use super::super::anthropic::AnthropicProvider;
 use super::super::openai::OpenAiProvider;
+use super::super::responses::ResponsesProvider;
 use super::*;
 use crate::agent::conversation::Conversation;
-use crate::protocol::{Image, Reasoning, ToolCall};
+use crate::protocol::{Image, Reasoning, ReasoningBlock, ToolCall};
 use crate::provider::{ChatRequest, Provider, ProviderConfig, ProviderKind};
 
 fn image() -> Image {
@@ -30,6 +31,23 @@ fn calls(ids: &[&str], text: &str, signed: bool) -> Message {
         reasoning: Some(Reasoning {
             text: "thinking \"quoted\" é".into(),
             signature: signed.then(|| "sig".to_string()),
+            // Signed reasoning as each provider keeps it; every provider sends back only its own kinds.
+            blocks: if signed {
+                vec![
+                    ReasoningBlock::Thinking {
+                        thinking: "thinking \"quoted\" é".into(),
+                        signature: "sig".into(),
+                    },
+                    ReasoningBlock::RedactedThinking { data: "EmwK".into() },
+                    ReasoningBlock::ResponsesReasoning {
+                        id: "rs_1".into(),
+                        summary: vec!["**Plan**".into()],
+                        encrypted_content: Some("gAAAA".into()),
+                    },
+                ]
+            } else {
+                Vec::new()
+            },
         }),
         tool_calls: ids
             .iter()
@@ -124,6 +142,33 @@ fn anthropic() -> (Box<dyn Provider>, Bodies) {
     (Box::new(provider), bodies)
 }
 
+fn responses() -> (Box<dyn Provider>, Bodies) {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-5");
+    config.base_url = "http://127.0.0.1:1/v1".into();
+    config.max_tokens = Some(300);
+    let provider = ResponsesProvider::new(&config).unwrap();
+    let again = ResponsesProvider::new(&config).unwrap();
+    let bodies: Bodies = Box::new(move |c: &Conversation| {
+        let whole = ChatRequest {
+            model: String::new(),
+            system: "be brief".into(),
+            messages: c.to_vec(),
+            tools: tools(),
+            max_tokens: None,
+        };
+        let definitions = tools();
+        let stored = PreparedRequest {
+            encoded: c.encoded(),
+            tools: &definitions,
+            ..whole.prepared()
+        };
+        let spliced = again.body_bytes(&stored).unwrap().to_vec();
+        assert_eq!(spliced, again.body_bytes(&whole.prepared()).unwrap().to_vec());
+        (spliced, serde_json::to_vec(&again.body(&whole)).unwrap())
+    });
+    (Box::new(provider), bodies)
+}
+
 fn check(conversation: &mut Conversation, provider: &dyn Provider, bodies: &Bodies, step: &str) {
     conversation.ensure_valid();
     conversation.encode_with(provider);
@@ -185,6 +230,12 @@ fn openai_bodies_from_stored_forms_match_whole_bodies() {
 #[test]
 fn anthropic_bodies_from_stored_forms_match_whole_bodies() {
     let (provider, bodies) = anthropic();
+    exercise(provider.as_ref(), &bodies);
+}
+
+#[test]
+fn responses_bodies_from_stored_forms_match_whole_bodies() {
+    let (provider, bodies) = responses();
     exercise(provider.as_ref(), &bodies);
 }
 

@@ -1,5 +1,5 @@
-//! How the scripted server writes an answer in each wire format: OpenAI chunks or Anthropic events, text split
-//! into words, tool arguments into pieces, junk interleaved for `Reply::Garbage`.
+//! How the scripted server writes an answer in each wire format: OpenAI chunks, Responses events or Anthropic
+//! events, text split into words, tool arguments into pieces, junk interleaved for `Reply::Garbage`.
 
 use std::sync::atomic::Ordering;
 
@@ -69,6 +69,10 @@ impl Render<'_> {
                 ..Answer::text(text, "stop")
             },
             Reply::ToolCalls(calls) => Answer::with_calls(String::new(), calls),
+            Reply::ReasoningAndToolCalls(reasoning, calls) => Answer {
+                reasoning,
+                ..Answer::with_calls(String::new(), calls)
+            },
             Reply::TextAndToolCalls(text, calls) => Answer::with_calls(text, calls),
             Reply::RawToolArgs(name, raw) => Answer {
                 calls: vec![(name, raw)],
@@ -101,7 +105,92 @@ impl Render<'_> {
         match self.format {
             Format::OpenAi => self.openai(answer),
             Format::Anthropic => self.anthropic(answer),
+            Format::Responses => self.responses(answer),
         }
+    }
+
+    /// The events of <https://platform.openai.com/docs/api-reference/responses-streaming>: one output item per part
+    /// of the answer (reasoning, message, each function call), each added, filled by deltas, and done.
+    fn responses(&self, answer: Answer) -> Stream {
+        let mut events = vec![event(&json!({"type": "response.created",
+            "response": {"id": "resp_mock", "status": "in_progress", "model": self.model}}))];
+        let mut index = 0;
+        let mut item = |events: &mut Vec<String>, added: Value, deltas: Vec<Value>, done: Value| {
+            events.push(event(
+                &json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+            ));
+            for mut delta in deltas {
+                delta["output_index"] = json!(index);
+                events.push(event(&delta));
+            }
+            events.push(event(
+                &json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+            ));
+            index += 1;
+        };
+        if !answer.reasoning.is_empty() {
+            let mut deltas = vec![
+                json!({"type": "response.reasoning_summary_part.added", "summary_index": 0,
+                "part": {"type": "summary_text", "text": ""}}),
+            ];
+            deltas.extend(
+                words(&answer.reasoning)
+                    .into_iter()
+                    .map(|w| json!({"type": "response.reasoning_summary_text.delta", "summary_index": 0, "delta": w})),
+            );
+            let done = json!({"type": "reasoning", "id": "rs_mock", "summary": [{"type": "summary_text",
+                "text": answer.reasoning}], "encrypted_content": format!("enc:{}", answer.reasoning)});
+            item(
+                &mut events,
+                json!({"type": "reasoning", "id": "rs_mock", "summary": []}),
+                deltas,
+                done,
+            );
+        }
+        if !answer.text.is_empty() {
+            let deltas = words(&answer.text)
+                .into_iter()
+                .map(|w| json!({"type": "response.output_text.delta", "content_index": 0, "delta": w}))
+                .collect();
+            let done = json!({"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": answer.text}]});
+            item(
+                &mut events,
+                json!({"type": "message", "id": "msg_mock", "role": "assistant", "content": []}),
+                deltas,
+                done,
+            );
+        }
+        for (n, (name, args)) in answer.calls.iter().enumerate() {
+            let call_id = self.next_call_id();
+            let fc = |arguments: &str| {
+                json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": call_id,
+                "name": name, "arguments": arguments})
+            };
+            let mut deltas: Vec<Value> = thirds(args)
+                .into_iter()
+                .map(|p| json!({"type": "response.function_call_arguments.delta", "delta": p}))
+                .collect();
+            deltas.push(json!({"type": "response.function_call_arguments.done", "arguments": args}));
+            item(&mut events, fc(""), deltas, fc(args));
+        }
+        let content_end = events.len();
+        let (input, cached, output) = self.usage(&answer);
+        let usage = json!({"input_tokens": input, "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input + output});
+        events.push(if answer.finish == "length" {
+            event(
+                &json!({"type": "response.incomplete", "response": {"id": "resp_mock", "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"}, "usage": usage}}),
+            )
+        } else {
+            event(
+                &json!({"type": "response.completed", "response": {"id": "resp_mock", "status": "completed",
+                "usage": usage}}),
+            )
+        });
+        Stream { events, content_end }
     }
 
     fn openai(&self, answer: Answer) -> Stream {
@@ -209,6 +298,7 @@ impl Render<'_> {
             Format::Anthropic => vec![event(
                 &json!({"type": "error", "error": {"type": kind, "message": message}}),
             )],
+            Format::Responses => vec![event(&json!({"type": "error", "code": kind, "message": message}))],
         }
     }
 }
