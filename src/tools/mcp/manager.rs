@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
 use super::names::{ItemKind, dedupe};
-use super::tool::{Catalog, McpTool, items};
+use super::tool::{Catalog, McpTool, items, problems};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
 
 /// How long one connection attempt (start, handshake, first listing) may take in the background. Longer than the
@@ -77,6 +77,8 @@ pub struct ServerStatus {
     pub instructions: Option<String>,
     /// The process id of a running stdio server.
     pub pid: Option<u32>,
+    /// What the server lists but tern does not offer, and why.
+    pub problems: Vec<String>,
 }
 
 /// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
@@ -324,6 +326,10 @@ impl Server {
             server_info: live.as_ref().and_then(|l| l.server_info.clone()),
             instructions: live.as_ref().and_then(|l| l.instructions.clone()),
             pid: live.as_ref().and_then(|l| l.conn.as_ref()).and_then(|c| c.pid()),
+            problems: live
+                .as_ref()
+                .map(|l| problems(&self.config, &l.catalog))
+                .unwrap_or_default(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod config;
 mod manager;
 pub mod names;
 mod output;
+mod sanitize;
 mod stdio;
 mod tool;
 mod transport_sse;
@@ -81,6 +82,9 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
                 format!(": {}", tool.summary)
             };
             let _ = writeln!(out, "    {}{flags}{summary}", tool.name);
+        }
+        for problem in &status.problems {
+            let _ = writeln!(out, "  problem: {problem}");
         }
     }
     out
