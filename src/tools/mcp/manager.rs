@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
+use super::elicit::ClientSetup;
 use super::names::{ItemKind, dedupe};
 use super::tool::{Catalog, McpTool, items, problems};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
@@ -103,6 +104,7 @@ pub(crate) struct Server {
     pub config: ServerConfig,
     inner: Weak<Inner>,
     http: Result<reqwest::Client, String>,
+    setup: ClientSetup,
     shutdown: CancellationToken,
     /// Serialises connection attempts so concurrent calls start one process, not several.
     connecting: tokio::sync::Mutex<()>,
@@ -124,6 +126,11 @@ impl McpManager {
     /// Starts connecting every enabled server in the background and returns at once. Must be called inside a tokio
     /// runtime. `startup_timeout` bounds `wait_ready`.
     pub fn start(servers: Vec<ServerConfig>, startup_timeout: Duration) -> Arc<Self> {
+        Self::start_with(servers, startup_timeout, ClientSetup::default())
+    }
+
+    /// `start`, declaring to every server what `setup` offers (roots, elicitation).
+    pub fn start_with(servers: Vec<ServerConfig>, startup_timeout: Duration, setup: ClientSetup) -> Arc<Self> {
         let http = http_client();
         let shutdown = CancellationToken::new();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
@@ -133,6 +140,7 @@ impl McpManager {
                     Arc::new(Server {
                         inner: weak.clone(),
                         http: http.clone(),
+                        setup: setup.clone(),
                         shutdown: shutdown.clone(),
                         connecting: tokio::sync::Mutex::new(()),
                         live: Mutex::new(Live {
@@ -393,7 +401,7 @@ impl Server {
         self.set_state(ServerState::Connecting);
         let attempt = async {
             let http = self.http.clone()?;
-            let conn = Connection::open(&self.config, &http).await?;
+            let conn = Connection::open(&self.config, &http, &self.setup).await?;
             let catalog = list(&self.config.name, &conn).await?;
             Ok::<_, String>((conn, catalog))
         };

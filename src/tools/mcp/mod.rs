@@ -8,6 +8,7 @@
 
 mod client;
 pub mod config;
+pub mod elicit;
 mod manager;
 pub mod names;
 mod output;
@@ -23,6 +24,7 @@ pub use config::{
     DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig, Transport, TransportKind,
     load_servers,
 };
+pub use elicit::{ClientSetup, ElicitationInbox, ElicitationRequest};
 pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
 pub use names::ItemKind;
 
@@ -36,7 +38,9 @@ pub async fn list_report(servers: Vec<ServerConfig>, timeout: Duration) -> Strin
                 .mcp.json in the project."
             .to_string();
     }
-    let manager = McpManager::start(servers, timeout);
+    // The same capabilities as a session (servers list tools by what the client declares), with no one to answer.
+    let workspace = std::env::current_dir().unwrap_or_default();
+    let manager = McpManager::start_with(servers, timeout, ClientSetup::listing(&workspace));
     manager.wait_ready().await;
     let report = render_statuses(&manager.statuses());
     manager.shutdown().await;

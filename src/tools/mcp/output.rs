@@ -8,6 +8,7 @@ use base64::Engine;
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, ResourceContents, Role};
 use serde_json::{Map, Value};
 
+use super::client::NOTES_KEY;
 use crate::protocol::{Image, ToolOutput};
 
 /// Media types every provider accepts as images.
@@ -39,6 +40,16 @@ pub(crate) fn call_output(result: CallToolResult) -> ToolOutput {
     if let Some(structured) = structured.filter(|_| replace_texts) {
         let json = serde_json::to_string_pretty(structured).unwrap_or_default();
         out.texts.insert(0, json);
+    }
+    // What tern has to say about the call (a request for input that was not answered), after what the server said.
+    if let Some(notes) = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(NOTES_KEY))
+        .and_then(Value::as_array)
+    {
+        out.texts
+            .extend(notes.iter().filter_map(Value::as_str).map(str::to_string));
     }
     out.finish(result.is_error == Some(true))
 }
