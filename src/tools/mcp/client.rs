@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
 use super::elicit::{ClientSetup, file_uri, note_for_model};
 use super::stdio::{ChildProcess, LogLimiter};
+use super::tasks::{TaskOnly, TaskTap};
 use super::transport_sse::{SseTransport, error_chain};
 use crate::tools::OutputSink;
 
@@ -241,6 +242,7 @@ pub(crate) struct Connection {
     pub changed: Arc<Notify>,
     progress: ProgressRoutes,
     notes: CallNotes,
+    task_only: TaskOnly,
 }
 
 impl Connection {
@@ -252,6 +254,7 @@ impl Connection {
         let changed = Arc::new(Notify::new());
         let progress: ProgressRoutes = Arc::default();
         let notes: CallNotes = Arc::default();
+        let task_only = TaskOnly::default();
         let handler = Handler {
             server: config.name.clone(),
             changed: Arc::clone(&changed),
@@ -266,6 +269,7 @@ impl Connection {
         let (service, child) = match &config.transport {
             TransportConfig::Stdio(stdio) => {
                 let (child, stdout, stdin) = ChildProcess::spawn(&config.name, stdio)?;
+                let stdout = TaskTap::new(stdout, Arc::clone(&task_only));
                 let transport = Observed {
                     inner: AsyncRwTransport::new_client(stdout, stdin),
                     closed: closed.clone(),
@@ -324,7 +328,13 @@ impl Connection {
             changed,
             progress,
             notes,
+            task_only,
         })
+    }
+
+    /// The tools the server's last tool list marked task-only (stdio servers; see `tasks.rs`).
+    pub fn task_only_tools(&self) -> std::collections::HashSet<String> {
+        self.task_only.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {

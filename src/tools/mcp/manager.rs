@@ -587,6 +587,7 @@ async fn list(server: &str, conn: &Connection) -> Result<Catalog, String> {
     let mut catalog = Catalog::default();
     if capabilities.tools.is_some() {
         catalog.tools = bounded("tools/list", peer.list_all_tools()).await?;
+        catalog.task_only = conn.task_only_tools();
     }
     if capabilities.resources.is_some() {
         match bounded("resources/list", peer.list_all_resources()).await {

@@ -14,6 +14,7 @@ pub mod names;
 mod output;
 mod sanitize;
 mod stdio;
+mod tasks;
 mod tool;
 mod transport_sse;
 
