@@ -6,6 +6,8 @@
 
 mod support;
 
+#[path = "mcp/caps.rs"]
+mod caps;
 #[path = "mcp/everything.rs"]
 mod everything;
 #[path = "mcp/harness.rs"]
