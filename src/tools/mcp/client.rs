@@ -37,7 +37,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
-use super::elicit::{ClientSetup, file_uri, note_for_model};
+use super::elicit::{Asking, ClientSetup, file_uri, note_for_model};
 use super::stdio::{ChildProcess, LogLimiter};
 use super::tasks::{TaskOnly, TaskTap};
 use super::transport_sse::{SseTransport, error_chain};
@@ -64,6 +64,7 @@ pub(crate) struct Handler {
     log: LogLimiter,
     setup: ClientSetup,
     notes: CallNotes,
+    asking: Asking,
 }
 
 impl ClientHandler for Handler {
@@ -111,10 +112,12 @@ impl ClientHandler for Handler {
             // URL mode is not declared; a server that asks anyway is told no.
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
+        let asking = self.asking.start();
         let answer = match &self.setup.elicitor {
             Some(elicitor) => elicitor.ask(&self.server, &message, schema).await,
             None => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
+        drop(asking);
         if let Some(note) = note_for_model(&self.server, &message, &answer)
             && let Ok(mut notes) = self.notes.lock()
         {
@@ -243,6 +246,7 @@ pub(crate) struct Connection {
     progress: ProgressRoutes,
     notes: CallNotes,
     task_only: TaskOnly,
+    asking: Asking,
 }
 
 impl Connection {
@@ -255,6 +259,7 @@ impl Connection {
         let progress: ProgressRoutes = Arc::default();
         let notes: CallNotes = Arc::default();
         let task_only = TaskOnly::default();
+        let asking = Asking::default();
         let handler = Handler {
             server: config.name.clone(),
             changed: Arc::clone(&changed),
@@ -262,6 +267,7 @@ impl Connection {
             log: LogLimiter::default(),
             setup: setup.clone(),
             notes: Arc::clone(&notes),
+            asking: asking.clone(),
         };
         let closed = CancellationToken::new();
         let broken = Arc::new(Mutex::new(None));
@@ -329,6 +335,7 @@ impl Connection {
             progress,
             notes,
             task_only,
+            asking,
         })
     }
 
@@ -394,7 +401,8 @@ impl Connection {
         }
     }
 
-    /// Sends one request and waits for its answer, at most `timeout`, stopping early when `cancel` fires. On a timeout
+    /// Sends one request and waits for its answer, at most `timeout` (not counting the time the user takes to answer
+    /// the server's requests for input), stopping early when `cancel` fires. On a timeout
     /// or cancellation the server is told with `notifications/cancelled`.
     pub async fn request(
         &self,
@@ -427,7 +435,7 @@ impl Connection {
             answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
             () = cancel.cancelled() => Outcome::Cancelled,
             () = self.closed.cancelled() => Outcome::Ended,
-            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
+            () = self.asking.sleep(timeout) => Outcome::TimedOut,
         };
         if routed && let Ok(mut routes) = self.progress.lock() {
             routes.remove(&token);

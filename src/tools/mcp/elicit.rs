@@ -6,9 +6,12 @@
 //! with a reason the model is told.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{self, AtomicUsize};
+use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::protocol::ElicitationAnswer;
 
@@ -128,6 +131,49 @@ pub fn note_for_model(server: &str, message: &str, answer: &ElicitationAnswer) -
     }
 }
 
+/// How many requests for input of a server wait for the user; a call's timeout does not run out while one does.
+#[derive(Clone, Default)]
+pub(crate) struct Asking {
+    count: Arc<AtomicUsize>,
+    answered: Arc<Notify>,
+}
+
+/// Counts one request for input while it waits (also when the wait is dropped).
+pub(crate) struct AskingGuard(Asking);
+
+impl Asking {
+    pub fn start(&self) -> AskingGuard {
+        self.count.fetch_add(1, atomic::Ordering::SeqCst);
+        AskingGuard(self.clone())
+    }
+
+    fn waiting(&self) -> bool {
+        self.count.load(atomic::Ordering::SeqCst) > 0
+    }
+
+    /// Sleeps `timeout`, and then for as long as the user is being asked, then `timeout` again from their answer.
+    pub async fn sleep(&self, timeout: Duration) {
+        tokio::time::sleep(timeout).await;
+        while self.waiting() {
+            let answered = self.answered.notified();
+            if !self.waiting() {
+                break;
+            }
+            answered.await;
+            if !self.waiting() {
+                tokio::time::sleep(timeout).await;
+            }
+        }
+    }
+}
+
+impl Drop for AskingGuard {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, atomic::Ordering::SeqCst);
+        self.0.answered.notify_waiters();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +218,22 @@ mod tests {
             })
             .unwrap();
         assert_eq!(asking.await.unwrap(), ElicitationAnswer::Accept { content });
+    }
+
+    #[tokio::test]
+    async fn a_call_timeout_waits_while_the_user_is_asked() {
+        let asking = Asking::default();
+        let start = std::time::Instant::now();
+        let guard = asking.start();
+        let sleeping = tokio::spawn({
+            let asking = asking.clone();
+            async move { asking.sleep(Duration::from_millis(50)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!sleeping.is_finished(), "timed out while the user was asked");
+        drop(guard);
+        sleeping.await.unwrap();
+        // The full timeout again from the answer: never less than the wait plus one timeout.
+        assert!(start.elapsed() >= Duration::from_millis(350));
     }
 }
