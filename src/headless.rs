@@ -387,7 +387,11 @@ impl Printer {
             Event::Error { message } => format!("tern: error: {message}"),
             Event::Elicitation { server, message, .. } => format!(
                 "tern: MCP server {server} asked for input ({}); declined: nobody can answer in tern run",
-                message.chars().take(200).collect::<String>()
+                message
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect::<String>()
             ),
             Event::TurnFinished {
                 reason: TurnEnd::Interrupted,

@@ -545,6 +545,7 @@ impl App {
             }
         }
         self.raise_approval();
+        self.raise_elicitation();
     }
 
     /// Draws everything.

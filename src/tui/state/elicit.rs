@@ -123,8 +123,8 @@ impl ElicitForm {
             .unwrap_or_default();
         Self {
             id: request.id,
-            server: request.server.clone(),
-            message: request.message.clone(),
+            server: printable(&request.server),
+            message: printable(&request.message),
             fields,
             focus: 0,
             error: None,
@@ -258,8 +258,8 @@ fn value(field: &Field) -> Result<Option<Value>, String> {
 
 /// One property of the requested schema as a field, its default filled in.
 fn field(name: &str, schema: &Value, required: bool) -> Field {
-    let title = schema["title"].as_str().unwrap_or(name).to_string();
-    let description = schema["description"].as_str().map(str::to_string);
+    let title = printable(schema["title"].as_str().unwrap_or(name));
+    let description = schema["description"].as_str().map(printable);
     let default = &schema["default"];
     let kind = match schema["type"].as_str() {
         Some("array") => FieldKind::Multi(options(&schema["items"])),
@@ -313,7 +313,7 @@ fn options(schema: &Value) -> Vec<(Value, String)> {
                 let label = names
                     .and_then(|n| n.get(i))
                     .and_then(Value::as_str)
-                    .map(str::to_string)
+                    .map(printable)
                     .unwrap_or_else(|| label_of(v));
                 (v.clone(), label)
             })
@@ -327,7 +327,7 @@ fn options(schema: &Value) -> Vec<(Value, String)> {
                 .map(|o| {
                     let label = o["title"]
                         .as_str()
-                        .map(str::to_string)
+                        .map(printable)
                         .unwrap_or_else(|| label_of(&o["const"]));
                     (o["const"].clone(), label)
                 })
@@ -339,9 +339,15 @@ fn options(schema: &Value) -> Vec<(Value, String)> {
 
 fn label_of(value: &Value) -> String {
     match value {
-        Value::String(s) => s.clone(),
+        Value::String(s) => printable(s),
         other => other.to_string(),
     }
+}
+
+/// What a server wrote, without control characters (a server must not move the cursor or recolour the screen); line
+/// breaks stay.
+pub fn printable(text: &str) -> String {
+    text.chars().filter(|c| *c == '\n' || !c.is_control()).collect()
 }
 
 #[cfg(test)]
@@ -357,6 +363,16 @@ mod tests {
             message: "m".into(),
             schema,
         })
+    }
+
+    #[test]
+    fn control_characters_from_the_server_are_not_shown() {
+        let f = form(json!({"properties": {"a": {"type": "string", "title": "A\u{1b}[2J", "description": "x\ry"}}}));
+        assert_eq!(
+            (f.fields[0].title.as_str(), f.fields[0].description.as_deref()),
+            ("A[2J", Some("xy"))
+        );
+        assert_eq!(printable("line\u{7}\nnext"), "line\nnext");
     }
 
     #[test]
