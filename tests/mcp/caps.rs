@@ -65,6 +65,13 @@ async fn roots_elicitation_and_task_only_tools_with_the_fixture() {
         matches!(status.state, ServerState::Ready { tools: 7, .. }),
         "{status:?}"
     );
+    let report = tern::tools::mcp::list_report(servers(&caps_config(dir.path())), STARTUP).await;
+    assert!(
+        report.contains(
+            "  problem: tool `research` is not offered: it can only run as a task, which tern does not support"
+        ),
+        "{report}"
+    );
 
     // A request for input reaches the inbox and the answer reaches the server.
     let s = std::sync::Arc::new(s);
