@@ -99,6 +99,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         hooks: Default::default(),
         log: None,
         subagents: None,
+        mcp_elicitations: None,
     });
     let start = Instant::now();
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();

@@ -180,6 +180,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
         compaction: Default::default(),
         log: None,
         subagents: None,
+        mcp_elicitations: None,
     });
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
     while let Some(event) = agent.events.recv().await {

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::agent::runner::AgentHandle;
-use crate::protocol::{ApprovalDecision, Event, Op, PlanItem, PlanStatus, ToolOutput, TurnEnd, Usage};
+use crate::protocol::{
+    ApprovalDecision, ElicitationAnswer, Event, Op, PlanItem, PlanStatus, ToolOutput, TurnEnd, Usage,
+};
 use crate::secrets::MaskingWriter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,6 +61,9 @@ pub fn signal_name(signal: i32) -> &'static str {
 pub const NO_TERMINAL_FEEDBACK: &str = "This is a non-interactive run (tern run) and nobody can approve this call, so \
      it was not run. It needs `--mode full-auto` or an allow rule in the config ([approval] allow = [\"...\"]). \
      Continue without it if you can, and mention what was not run.";
+
+/// Why a headless run declines an MCP server's request for input (the model reads it in the call's result).
+pub const NO_TERMINAL_ELICITATION: &str = "this is a non-interactive run (tern run) and nobody can answer";
 
 /// Drives one turn to its end and prints it. `Stop::Interrupt` (SIGINT) stops the turn cleanly; `Stop::Terminate`
 /// also shuts the agent down and waits for it (so running commands end their process groups) before returning
@@ -140,6 +145,14 @@ pub async fn run_session<O: Write, E: Write>(
                 id: request.id,
                 decision: ApprovalDecision::Deny {
                     feedback: Some(NO_TERMINAL_FEEDBACK.to_string()),
+                },
+            });
+        }
+        if let Event::Elicitation { id, .. } = &event {
+            let _ = handle.ops.send(Op::Elicit {
+                id: *id,
+                answer: ElicitationAnswer::Decline {
+                    reason: Some(NO_TERMINAL_ELICITATION.to_string()),
                 },
             });
         }
@@ -405,6 +418,14 @@ impl Printer {
             ),
             Event::Notice { text } => format!("tern: {text}"),
             Event::Error { message } => format!("tern: error: {message}"),
+            Event::Elicitation { server, message, .. } => format!(
+                "tern: MCP server {server} asked for input ({}); declined: nobody can answer in tern run",
+                message
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect::<String>()
+            ),
             Event::TurnFinished {
                 reason: TurnEnd::Interrupted,
             } => "tern: interrupted".to_string(),

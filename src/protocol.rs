@@ -138,6 +138,26 @@ pub enum Op {
         #[serde(default)]
         force: bool,
     },
+    /// The answer to an `Event::Elicitation`.
+    Elicit {
+        id: u64,
+        answer: ElicitationAnswer,
+    },
+}
+
+/// The user's answer to an MCP server's request for input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ElicitationAnswer {
+    /// The values of the requested fields, by field name.
+    Accept { content: serde_json::Map<String, Value> },
+    /// Not given; `reason` (when tern declined on its own, e.g. headless) is told to the model.
+    Decline {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Dismissed: the server should stop what asked.
+    Cancel,
 }
 
 /// Whose AGENTS.md a remembered fact goes to.
@@ -328,6 +348,14 @@ pub enum Event {
     SubagentDelivered {
         id: String,
         label: String,
+    },
+    /// MCP server `server` asks the user for input during a call: `message` says what for, `schema` is the requested
+    /// object schema (flat: string, number, integer, boolean and enum fields). Answer with `Op::Elicit { id, .. }`.
+    Elicitation {
+        id: u64,
+        server: String,
+        message: String,
+        schema: Value,
     },
 }
 

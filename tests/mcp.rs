@@ -6,6 +6,10 @@
 
 mod support;
 
+#[path = "mcp/caps.rs"]
+mod caps;
+#[path = "mcp/caps_terminal.rs"]
+mod caps_terminal;
 #[path = "mcp/everything.rs"]
 mod everything;
 #[path = "mcp/harness.rs"]

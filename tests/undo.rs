@@ -143,6 +143,7 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
         hooks: Default::default(),
         log: Some(log),
         subagents: None,
+        mcp_elicitations: None,
     })
 }
 

@@ -122,7 +122,8 @@ pub fn config_for(
             (provider, id, Vec::new(), Vec::new(), Vec::new(), log)
         }
     };
-    let (mcp, mcp_warnings) = start_mcp(settings, workspace)?;
+    let (mcp_setup, mcp_elicitations) = mcp::ClientSetup::session(workspace);
+    let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
     warnings.extend(mcp_warnings);
     let sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
     warnings.extend(
@@ -209,6 +210,7 @@ pub fn config_for(
             .with_env_allow(settings.env_allow.clone()),
         log,
         subagents: Some(settings.subagents),
+        mcp_elicitations: Some(mcp_elicitations),
     };
     Ok((config, info))
 }
@@ -315,7 +317,11 @@ fn mcp_servers_from(
 
 /// The session's MCP servers, started in the background, and what to tell the user about their configuration (one
 /// line per warning, and per entry left out).
-fn start_mcp(settings: &Settings, workspace: &Path) -> Result<(Option<Arc<McpManager>>, Vec<String>), StartError> {
+fn start_mcp(
+    settings: &Settings,
+    workspace: &Path,
+    setup: mcp::ClientSetup,
+) -> Result<(Option<Arc<McpManager>>, Vec<String>), StartError> {
     let config = mcp_servers(settings, workspace)?;
     let mut warnings = config.warnings;
     warnings.extend(config.errors.iter().map(|e| match &e.server {
@@ -325,7 +331,7 @@ fn start_mcp(settings: &Settings, workspace: &Path) -> Result<(Option<Arc<McpMan
     if config.servers.is_empty() {
         return Ok((None, warnings));
     }
-    Ok((Some(McpManager::start(config.servers, MCP_STARTUP)), warnings))
+    Ok((Some(McpManager::start_with(config.servers, MCP_STARTUP, setup)), warnings))
 }
 
 /// Starts a session's agent task from settings.
@@ -422,6 +428,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         log: None,
         hooks: Default::default(),
         subagents: None,
+        mcp_elicitations: None,
     };
     let info = SessionInfo {
         id: "demo".into(),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalGate;
 use super::prompt::SystemPrompt;
-use crate::protocol::{ApprovalDecision, Event, Message, Op, TurnEnd, Usage};
+use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Message, Op, TurnEnd, Usage};
 use crate::provider::Provider;
 use crate::session::{SessionLog, ToolResultStore};
 use crate::tools::{FileTracker, PathPolicy, ToolRegistry};
@@ -48,6 +48,9 @@ pub struct AgentConfig {
     pub hooks: crate::hooks::Hooks,
     /// Offer the `spawn` tool with these limits (`agent::subagent`); `None` offers no subagents.
     pub subagents: Option<crate::config::SubagentSettings>,
+    /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
+    /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
+    pub mcp_elicitations: Option<crate::tools::mcp::ElicitationInbox>,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -63,6 +66,8 @@ pub struct AgentHandle {
 pub(crate) struct Shared {
     pub gate: Arc<Mutex<ApprovalGate>>,
     pub pending: Arc<Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>>,
+    /// MCP servers' requests for input waiting for the user, by the id of their `Event::Elicitation`.
+    pub elicitations: Arc<Mutex<HashMap<u64, oneshot::Sender<ElicitationAnswer>>>>,
     /// The next approval request id, unique across the session's agents.
     pub approval_ids: Arc<AtomicU64>,
     /// A model chosen during the session, replacing the configured one.
@@ -87,6 +92,7 @@ impl Shared {
         Shared {
             gate: Arc::clone(&self.gate),
             pending: Arc::clone(&self.pending),
+            elicitations: Arc::clone(&self.elicitations),
             approval_ids: Arc::clone(&self.approval_ids),
             model: Arc::clone(&self.model),
             events,
@@ -237,6 +243,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
     let shared = Arc::new(Shared {
         gate: Arc::new(Mutex::new(config.gate)),
         pending: Arc::default(),
+        elicitations: Arc::default(),
         approval_ids: Arc::new(AtomicU64::new(1)),
         model: Arc::default(),
         events: ev_tx,
@@ -246,6 +253,9 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         }),
         background: Mutex::default(),
     });
+    if let Some(inbox) = config.mcp_elicitations {
+        forward_elicitations(inbox, Arc::downgrade(&shared));
+    }
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let policy = Arc::new(config.policy);
@@ -382,10 +392,15 @@ impl Agent {
                     // No turn runs: an interrupt stops background subagents, an answer goes to one of them.
                     Some(Op::Interrupt) => {
                         self.shared.interrupt_background();
+                        cancel_elicitations(&self.shared);
                         continue;
                     }
                     Some(Op::Approve { id, decision }) => {
                         answer(&self.shared, id, decision);
+                        continue;
+                    }
+                    Some(Op::Elicit { id, answer }) => {
+                        answer_elicitation(&self.shared, id, answer);
                         continue;
                     }
                     Some(Op::Shutdown) | None => break,
@@ -501,9 +516,11 @@ async fn while_busy<F: std::future::Future>(
                 Some(Op::Interrupt) => {
                     cancel.cancel();
                     shared.interrupt_background();
+                    cancel_elicitations(shared);
                 }
                 Some(Op::UserTurn { text }) => queue.push_back(text),
                 Some(Op::Approve { id, decision }) => answer(shared, id, decision),
+                Some(Op::Elicit { id, answer }) => answer_elicitation(shared, id, answer),
                 Some(Op::SetApprovalMode { mode }) => set_mode(shared, mode),
                 Some(Op::SetModel { model }) => set_model(shared, model),
                 Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
@@ -549,5 +566,45 @@ pub(crate) fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
         None => shared.emit(Event::Notice {
             text: format!("approval {id} is no longer pending"),
         }),
+    }
+}
+
+/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
+fn forward_elicitations(mut inbox: crate::tools::mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
+    tokio::spawn(async move {
+        while let Some(request) = inbox.recv().await {
+            let Some(shared) = shared.upgrade() else { break };
+            let id = shared.next_approval_id();
+            if let Ok(mut pending) = shared.elicitations.lock() {
+                pending.insert(id, request.reply);
+            }
+            shared.emit(Event::Elicitation {
+                id,
+                server: request.server,
+                message: request.message,
+                schema: request.schema,
+            });
+        }
+    });
+}
+
+pub(crate) fn answer_elicitation(shared: &Shared, id: u64, answer: ElicitationAnswer) {
+    let waiter = shared.elicitations.lock().ok().and_then(|mut p| p.remove(&id));
+    match waiter {
+        Some(tx) => {
+            let _ = tx.send(answer);
+        }
+        None => shared.emit(Event::Notice {
+            text: format!("the request for input {id} is no longer pending"),
+        }),
+    }
+}
+
+/// An interrupt cancels every request for input still waiting (the server hears "cancel").
+fn cancel_elicitations(shared: &Shared) {
+    if let Ok(mut pending) = shared.elicitations.lock() {
+        for (_, tx) in pending.drain() {
+            let _ = tx.send(ElicitationAnswer::Cancel);
+        }
     }
 }

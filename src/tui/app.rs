@@ -197,6 +197,7 @@ impl App {
             self.composer.set_text(&text);
         }
         self.raise_approval();
+        self.raise_elicitation();
     }
 
     fn raise_approval(&mut self) {
@@ -214,6 +215,19 @@ impl App {
                 .map(|(_, label)| label.clone());
             self.layers
                 .push(Box::new(ApprovalLayer::new(request, queued).from_subagent(from)));
+        }
+    }
+
+    /// Opens the form of the oldest request for input, and closes a form whose request went away (interrupted).
+    fn raise_elicitation(&mut self) {
+        let pending = &self.state.elicitations;
+        self.layers.retain(|l| {
+            l.name() != "elicitation" || l.elicitation().is_some_and(|id| pending.iter().any(|p| p.id == id))
+        });
+        let showing = self.layers.iter().any(|l| l.name() == "elicitation");
+        if !showing && let Some(request) = self.state.elicitations.front() {
+            self.layers
+                .push(Box::new(super::view::elicit::ElicitLayer::new(request)));
         }
     }
 
@@ -520,6 +534,9 @@ impl App {
                     if let Op::Approve { id, .. } = &op {
                         self.state.approvals.retain(|r| r.id != *id);
                     }
+                    if let Op::Elicit { id, .. } = &op {
+                        self.state.elicitations.retain(|r| r.id != *id);
+                    }
                     self.send(op);
                 }
                 Effect::JumpToCall(call_id) => {
@@ -540,6 +557,7 @@ impl App {
             }
         }
         self.raise_approval();
+        self.raise_elicitation();
     }
 
     /// Draws everything.

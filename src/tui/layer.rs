@@ -75,4 +75,8 @@ pub trait Layer: Send {
     fn animating(&self) -> bool {
         false
     }
+    /// The id of the request for input this layer answers, if it is such a form.
+    fn elicitation(&self) -> Option<u64> {
+        None
+    }
 }

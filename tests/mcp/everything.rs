@@ -180,6 +180,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         hooks: Default::default(),
         log: None,
         subagents: None,
+        mcp_elicitations: None,
     });
     agent
         .ops

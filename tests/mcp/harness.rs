@@ -60,7 +60,12 @@ pub struct Session {
 }
 
 pub async fn session(json: &str) -> Session {
-    let manager = McpManager::start(servers(json), STARTUP);
+    session_with(json, tern::tools::mcp::ClientSetup::default()).await
+}
+
+/// A session whose servers are told what `setup` offers (roots, elicitation).
+pub async fn session_with(json: &str, setup: tern::tools::mcp::ClientSetup) -> Session {
+    let manager = McpManager::start_with(servers(json), STARTUP, setup);
     let mut registry = ToolRegistry::new();
     registry.add_source(manager.clone());
     registry.wait_ready().await;

@@ -73,6 +73,7 @@ fn agent(mock: &MockLlm, manager: &Arc<McpManager>) -> Agent {
         hooks: Default::default(),
         log: None,
         subagents: None,
+        mcp_elicitations: None,
     });
     Agent {
         handle,

@@ -65,5 +65,6 @@ pub fn config(
         log: None,
         hooks: Default::default(),
         subagents: None,
+        mcp_elicitations: None,
     }
 }

@@ -4,6 +4,10 @@
 //! Notifications never do work in place: a list change only sets a flag the refresher waits on (so a flood of them
 //! costs one refresh), progress goes to the calling tool's live output at a bounded rate, and log messages go to the
 //! tracing log.
+//!
+//! The client declares what the session's `ClientSetup` offers: `roots` (the workspace, answered on `roots/list`) and
+//! form `elicitation` (a server's request for input goes to the agent and the user; when the answer is not values, the
+//! model reads a note about it in the result of the call that was running).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Once};
@@ -11,9 +15,13 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
-    ClientCapabilities, ClientRequest, Implementation, InitializeRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerResult,
+    ClientCapabilities, ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, Implementation, InitializeRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ServerResult,
 };
+// Roots are deprecated from protocol 2026-07-28 on (SEP-2577); the servers of today still ask for them.
+#[allow(deprecated)]
+use rmcp::model::{ListRootsResult, Root, RootsCapabilities};
 // Logging is deprecated from protocol 2026-07-28 on, but the servers of today (2025-11-25) still send it.
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -29,7 +37,9 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
+use super::elicit::{Asking, ClientSetup, file_uri, note_for_model};
 use super::stdio::{ChildProcess, LogLimiter};
+use super::tasks::{TaskOnly, TaskTap};
 use super::transport_sse::{SseTransport, error_chain};
 use crate::tools::OutputSink;
 
@@ -40,6 +50,10 @@ const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Progress routes: which running call's live output a progress token belongs to.
 type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, (OutputSink, Option<Instant>)>>>;
+/// Where a call's notes travel in its result's `_meta`, to `output::call_output`.
+pub(crate) const NOTES_KEY: &str = "tern/notes";
+/// Notes for the model, per running call (by progress token), added to its result when it ends.
+type CallNotes = Arc<Mutex<HashMap<ProgressToken, Vec<String>>>>;
 
 /// Receives what the server sends on its own.
 pub(crate) struct Handler {
@@ -48,15 +62,77 @@ pub(crate) struct Handler {
     changed: Arc<Notify>,
     progress: ProgressRoutes,
     log: LogLimiter,
+    setup: ClientSetup,
+    notes: CallNotes,
+    asking: Asking,
 }
 
 impl ClientHandler for Handler {
+    #[allow(deprecated)]
     fn get_info(&self) -> InitializeRequestParams {
-        InitializeRequestParams::new(
-            ClientCapabilities::default(),
-            Implementation::new("tern", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        let mut capabilities = ClientCapabilities::default();
+        if !self.setup.roots.is_empty() {
+            capabilities.roots = Some(RootsCapabilities::default());
+        }
+        if self.setup.elicitor.is_some() {
+            capabilities.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
+        InitializeRequestParams::new(capabilities, Implementation::new("tern", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, rmcp::ErrorData> {
+        let roots = self
+            .setup
+            .roots
+            .iter()
+            .map(|path| {
+                let root = Root::new(file_uri(path));
+                match path.file_name() {
+                    Some(name) => root.with_name(name.to_string_lossy()),
+                    None => root,
+                }
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let (message, schema) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (message, serde_json::to_value(&requested_schema).unwrap_or_default()),
+            // URL mode is not declared; a server that asks anyway is told no.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        let asking = self.asking.start();
+        let answer = match &self.setup.elicitor {
+            Some(elicitor) => elicitor.ask(&self.server, &message, schema).await,
+            None => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        drop(asking);
+        if let Some(note) = note_for_model(&self.server, &message, &answer)
+            && let Ok(mut notes) = self.notes.lock()
+        {
+            // The request does not say which call it belongs to; every call running on this server gets the note.
+            for pending in notes.values_mut() {
+                pending.push(note.clone());
+            }
+        }
+        Ok(match answer {
+            crate::protocol::ElicitationAnswer::Accept { content } => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::Value::Object(content))
+            }
+            crate::protocol::ElicitationAnswer::Decline { .. } => ElicitResult::new(ElicitationAction::Decline),
+            crate::protocol::ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -168,21 +244,30 @@ pub(crate) struct Connection {
     child: Option<ChildProcess>,
     pub changed: Arc<Notify>,
     progress: ProgressRoutes,
+    notes: CallNotes,
+    task_only: TaskOnly,
+    asking: Asking,
 }
 
 impl Connection {
     /// Connects and runs the MCP handshake. The caller bounds how long this may take (dropping the future cleans up).
-    pub async fn open(config: &ServerConfig, http: &reqwest::Client) -> Result<Self, String> {
+    pub async fn open(config: &ServerConfig, http: &reqwest::Client, setup: &ClientSetup) -> Result<Self, String> {
         if let Some(problem) = &config.problem {
             return Err(problem.clone());
         }
         let changed = Arc::new(Notify::new());
         let progress: ProgressRoutes = Arc::default();
+        let notes: CallNotes = Arc::default();
+        let task_only = TaskOnly::default();
+        let asking = Asking::default();
         let handler = Handler {
             server: config.name.clone(),
             changed: Arc::clone(&changed),
             progress: Arc::clone(&progress),
             log: LogLimiter::default(),
+            setup: setup.clone(),
+            notes: Arc::clone(&notes),
+            asking: asking.clone(),
         };
         let closed = CancellationToken::new();
         let broken = Arc::new(Mutex::new(None));
@@ -190,6 +275,7 @@ impl Connection {
         let (service, child) = match &config.transport {
             TransportConfig::Stdio(stdio) => {
                 let (child, stdout, stdin) = ChildProcess::spawn(&config.name, stdio)?;
+                let stdout = TaskTap::new(stdout, Arc::clone(&task_only));
                 let transport = Observed {
                     inner: AsyncRwTransport::new_client(stdout, stdin),
                     closed: closed.clone(),
@@ -247,7 +333,15 @@ impl Connection {
             child,
             changed,
             progress,
+            notes,
+            task_only,
+            asking,
         })
+    }
+
+    /// The tools the server's last tool list marked task-only (stdio servers; see `tasks.rs`).
+    pub fn task_only_tools(&self) -> std::collections::HashSet<String> {
+        self.task_only.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {
@@ -307,7 +401,8 @@ impl Connection {
         }
     }
 
-    /// Sends one request and waits for its answer, at most `timeout`, stopping early when `cancel` fires. On a timeout
+    /// Sends one request and waits for its answer, at most `timeout` (not counting the time the user takes to answer
+    /// the server's requests for input), stopping early when `cancel` fires. On a timeout
     /// or cancellation the server is told with `notifications/cancelled`.
     pub async fn request(
         &self,
@@ -326,6 +421,9 @@ impl Connection {
         if routed && let Ok(mut routes) = self.progress.lock() {
             routes.insert(token.clone(), (live.clone(), None));
         }
+        if let Ok(mut notes) = self.notes.lock() {
+            notes.insert(token.clone(), Vec::new());
+        }
         enum Outcome {
             Answer(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
             Ended,
@@ -337,13 +435,24 @@ impl Connection {
             answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
             () = cancel.cancelled() => Outcome::Cancelled,
             () = self.closed.cancelled() => Outcome::Ended,
-            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
+            () = self.asking.sleep(timeout) => Outcome::TimedOut,
         };
         if routed && let Ok(mut routes) = self.progress.lock() {
             routes.remove(&token);
         }
+        let notes = self
+            .notes
+            .lock()
+            .ok()
+            .and_then(|mut n| n.remove(&token))
+            .unwrap_or_default();
         match outcome {
             Outcome::Answer(answer) => match *answer {
+                Ok(Ok(ServerResult::CallToolResult(mut result))) if !notes.is_empty() => {
+                    let meta = result.meta.get_or_insert_with(Default::default);
+                    meta.0.insert(NOTES_KEY.into(), serde_json::json!(notes));
+                    Ok(ServerResult::CallToolResult(result))
+                }
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(e)) => Err(RequestError::from(e)),
                 Err(_) => Err(RequestError::Closed),

@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
+use super::elicit::ClientSetup;
 use super::names::{ItemKind, dedupe};
-use super::tool::{Catalog, McpTool, items};
+use super::tool::{Catalog, McpTool, items, problems};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
 
 /// How long a listing may take.
@@ -79,6 +80,8 @@ pub struct ServerStatus {
     pub instructions: Option<String>,
     /// The process id of a running stdio server.
     pub pid: Option<u32>,
+    /// What the server lists but tern does not offer, and why.
+    pub problems: Vec<String>,
 }
 
 /// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
@@ -105,6 +108,7 @@ pub(crate) struct Server {
     pub config: ServerConfig,
     inner: Weak<Inner>,
     http: Result<reqwest::Client, String>,
+    setup: ClientSetup,
     shutdown: CancellationToken,
     /// Serialises connection attempts so concurrent calls start one process, not several.
     connecting: tokio::sync::Mutex<()>,
@@ -129,6 +133,11 @@ impl McpManager {
     /// runtime. `startup_timeout` bounds `wait_ready` (from now): how long a first request may wait for servers still
     /// starting. Each start is bounded by its server's own `ServerConfig::startup_timeout`, after which it has failed.
     pub fn start(servers: Vec<ServerConfig>, startup_timeout: Duration) -> Arc<Self> {
+        Self::start_with(servers, startup_timeout, ClientSetup::default())
+    }
+
+    /// `start`, declaring to every server what `setup` offers (roots, elicitation).
+    pub fn start_with(servers: Vec<ServerConfig>, startup_timeout: Duration, setup: ClientSetup) -> Arc<Self> {
         let http = http_client();
         let shutdown = CancellationToken::new();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
@@ -138,6 +147,7 @@ impl McpManager {
                     Arc::new(Server {
                         inner: weak.clone(),
                         http: http.clone(),
+                        setup: setup.clone(),
                         shutdown: shutdown.clone(),
                         connecting: tokio::sync::Mutex::new(()),
                         live: Mutex::new(Live {
@@ -380,6 +390,10 @@ impl Server {
             server_info: live.as_ref().and_then(|l| l.server_info.clone()),
             instructions: live.as_ref().and_then(|l| l.instructions.clone()),
             pid: live.as_ref().and_then(|l| l.conn.as_ref()).and_then(|c| c.pid()),
+            problems: live
+                .as_ref()
+                .map(|l| problems(&self.config, &l.catalog))
+                .unwrap_or_default(),
         }
     }
 
@@ -443,7 +457,7 @@ impl Server {
         self.set_state(ServerState::Connecting);
         let attempt = async {
             let http = self.http.clone()?;
-            let conn = Connection::open(&self.config, &http).await?;
+            let conn = Connection::open(&self.config, &http, &self.setup).await?;
             let catalog = list(&self.config.name, &conn).await?;
             Ok::<_, String>((conn, catalog))
         };
@@ -636,6 +650,7 @@ async fn list(server: &str, conn: &Connection) -> Result<Catalog, String> {
     let mut catalog = Catalog::default();
     if capabilities.tools.is_some() {
         catalog.tools = bounded("tools/list", peer.list_all_tools()).await?;
+        catalog.task_only = conn.task_only_tools();
     }
     if capabilities.resources.is_some() {
         match bounded("resources/list", peer.list_all_resources()).await {

@@ -8,10 +8,13 @@
 
 mod client;
 pub mod config;
+pub mod elicit;
 mod manager;
 pub mod names;
 mod output;
+mod sanitize;
 mod stdio;
+mod tasks;
 mod tool;
 mod transport_sse;
 
@@ -26,6 +29,7 @@ pub use config::{
     DEFAULT_TOOL_TIMEOUT, HttpConfig, McpConfig, McpConfigError, ServerConfig, StdioConfig, Transport, TransportKind,
     load_servers,
 };
+pub use elicit::{ClientSetup, ElicitationInbox, ElicitationRequest};
 pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
 pub use names::ItemKind;
 
@@ -49,7 +53,9 @@ pub async fn list_report(config: McpConfig) -> String {
         .max()
         .unwrap_or_default()
         + LIST_MARGIN;
-    let manager = McpManager::start(servers, Duration::ZERO);
+    // The same capabilities as a session (servers list tools by what the client declares), with no one to answer.
+    let workspace = std::env::current_dir().unwrap_or_default();
+    let manager = McpManager::start_with(servers, Duration::ZERO, ClientSetup::listing(&workspace));
     manager.wait_settled(limit).await;
     let statuses: Vec<ServerStatus> = manager
         .statuses()
@@ -116,6 +122,9 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
                 format!(": {}", tool.summary)
             };
             let _ = writeln!(out, "    {}{flags}{summary}", tool.name);
+        }
+        for problem in &status.problems {
+            let _ = writeln!(out, "  problem: {problem}");
         }
     }
     out

@@ -1,12 +1,14 @@
 //! Turning what an MCP server returns into a `ToolOutput`: text blocks as they are, images as image attachments
 //! (placeholders in the text when a provider could not take them), embedded resources inline, resource links and
-//! audio described, and structured content appended as JSON unless a text block already carries it. Also the RFC 6570
-//! expansion that turns a resource template and the model's arguments into a URI.
+//! audio described, structured content given once (the text blocks when they carry the same data, else the JSON in
+//! their place), text blobs decoded and binary blobs described (type and size), never pasted as base64. Also the
+//! RFC 6570 expansion that turns a resource template and the model's arguments into a URI.
 
 use base64::Engine;
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, ResourceContents, Role};
 use serde_json::{Map, Value};
 
+use super::client::NOTES_KEY;
 use crate::protocol::{Image, ToolOutput};
 
 /// Media types every provider accepts as images.
@@ -14,22 +16,70 @@ const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/we
 /// Larger images are refused by providers; they are described instead.
 const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
 
-/// A `tools/call` result. `isError` makes an error result the model reads as such.
+/// A `tools/call` result. `isError` makes an error result the model reads as such. When the server sends
+/// `structuredContent` the model gets it once: as the text blocks when they carry the same data (the JSON itself, or
+/// the strings inside it), else as the JSON in place of the text blocks; other blocks (images, resources) stay.
 pub(crate) fn call_output(result: CallToolResult) -> ToolOutput {
     let mut out = Collector::default();
+    let structured = result.structured_content.as_ref().filter(|s| !s.is_null());
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let replace_texts = structured.is_some_and(|s| texts.is_empty() || !same_data(&texts, s));
     for block in &result.content {
+        if replace_texts && matches!(block, ContentBlock::Text(_)) {
+            continue;
+        }
         out.block(block);
     }
-    if let Some(structured) = &result.structured_content
-        && !out
-            .texts
-            .iter()
-            .any(|t| serde_json::from_str::<Value>(t).is_ok_and(|v| &v == structured))
-    {
+    if let Some(structured) = structured.filter(|_| replace_texts) {
         let json = serde_json::to_string_pretty(structured).unwrap_or_default();
-        out.push(format!("Structured content:\n{json}"));
+        out.texts.insert(0, json);
+    }
+    // What tern has to say about the call (a request for input that was not answered), after what the server said.
+    if let Some(notes) = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(NOTES_KEY))
+        .and_then(Value::as_array)
+    {
+        out.texts
+            .extend(notes.iter().filter_map(Value::as_str).map(str::to_string));
     }
     out.finish(result.is_error == Some(true))
+}
+
+/// Whether text blocks say what the structured content says: one of them is the same JSON, or each is a string
+/// found in it (a file's text next to `{"content": text}`).
+fn same_data(texts: &[&str], structured: &Value) -> bool {
+    if texts
+        .iter()
+        .any(|t| serde_json::from_str::<Value>(t).is_ok_and(|v| &v == structured))
+    {
+        return true;
+    }
+    let mut strings = Vec::new();
+    collect_strings(structured, &mut strings, 0);
+    texts
+        .iter()
+        .all(|t| t.trim().is_empty() || strings.iter().any(|s| s.trim() == t.trim()))
+}
+
+fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(list) => list.iter().for_each(|v| collect_strings(v, out, depth + 1)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out, depth + 1)),
+        _ => {}
+    }
 }
 
 /// A `resources/read` result.
@@ -117,13 +167,28 @@ impl Collector {
                 uri, mime_type, blob, ..
             } => {
                 let mime = mime_type.as_deref().unwrap_or("application/octet-stream");
-                if mime.starts_with("image/") {
+                if mime.starts_with("image/") && !is_text_type(mime) {
                     self.image(mime, blob, Some(uri));
-                } else {
-                    self.push(format!(
+                    return;
+                }
+                let decoded = base64::engine::general_purpose::STANDARD.decode(blob.trim());
+                match decoded {
+                    Ok(bytes) if is_text_type(mime) => match String::from_utf8(bytes) {
+                        Ok(text) if labelled => self.push(format!("[resource {uri}]\n{text}")),
+                        Ok(text) => self.push(text),
+                        Err(e) => self.push(format!(
+                            "[binary resource {uri}: {mime}, {} bytes; not shown: not UTF-8 text]",
+                            e.as_bytes().len()
+                        )),
+                    },
+                    Ok(bytes) => self.push(format!(
                         "[binary resource {uri}: {mime}, {} bytes; not shown]",
+                        bytes.len()
+                    )),
+                    Err(_) => self.push(format!(
+                        "[binary resource {uri}: {mime}, about {} bytes; not shown: invalid base64]",
                         decoded_len(blob)
-                    ));
+                    )),
                 }
             }
             other => self.push(format!(
@@ -172,6 +237,30 @@ impl Collector {
         output.images = self.images;
         output
     }
+}
+
+/// Media types whose bytes are text the model can read.
+fn is_text_type(mime: &str) -> bool {
+    let essence = mime.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || [
+            "application/json",
+            "application/xml",
+            "application/javascript",
+            "application/ecmascript",
+            "application/x-javascript",
+            "application/yaml",
+            "application/x-yaml",
+            "application/toml",
+            "application/sql",
+            "application/graphql",
+            "application/x-sh",
+            "application/x-ndjson",
+            "application/jsonl",
+        ]
+        .contains(&essence.as_str())
 }
 
 fn decoded_len(base64: &str) -> usize {
@@ -320,8 +409,7 @@ mod tests {
                 {"type": "resource", "resource": {"uri": "demo://a", "text": "embedded text"}},
                 {"type": "resource", "resource": {"uri": "demo://b", "blob": "AAAA", "mimeType": "application/pdf"}},
                 {"type": "resource_link", "uri": "demo://c", "name": "c.md", "mimeType": "text/markdown"}
-            ],
-            "structuredContent": {"temperature": 21}
+            ]
         }))
         .unwrap();
         let out = call_output(result);
@@ -336,7 +424,6 @@ mod tests {
             "[resource demo://a]\nembedded text",
             "[binary resource demo://b: application/pdf, 3 bytes; not shown]",
             "[resource link: c.md <demo://c>, text/markdown]",
-            "Structured content:\n{\n  \"temperature\": 21\n}",
         ] {
             assert!(out.text.contains(part), "missing {part:?} in:\n{}", out.text);
         }
@@ -350,6 +437,55 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(call_output(result).text, "{\"a\": 1}");
+    }
+
+    #[test]
+    fn structured_content_replaces_text_that_says_something_else() {
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "It is warm."}, {"type": "resource_link", "uri": "w://x", "name": "x"}],
+            "structuredContent": {"temperature": 21}
+        }))
+        .unwrap();
+        assert_eq!(
+            call_output(result).text,
+            "{\n  \"temperature\": 21\n}\n[resource link: x <w://x>]"
+        );
+        let only: CallToolResult =
+            serde_json::from_value(json!({"content": [], "structuredContent": {"a": [1]}})).unwrap();
+        assert_eq!(call_output(only).text, "{\n  \"a\": [\n    1\n  ]\n}");
+    }
+
+    #[test]
+    fn a_file_and_its_structured_copy_arrive_once() {
+        let file = "line one\nline two\n".repeat(1000);
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": file}],
+            "structuredContent": {"content": file}
+        }))
+        .unwrap();
+        assert_eq!(call_output(result).text, file);
+    }
+
+    #[test]
+    fn text_blobs_are_decoded_and_binary_blobs_described() {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let result: ReadResourceResult = serde_json::from_value(json!({"contents": [
+            {"uri": "r://t", "mimeType": "text/plain", "blob": b64(b"plain words")},
+            {"uri": "r://j", "mimeType": "application/json; charset=utf-8", "blob": b64(b"{\"k\": 1}")},
+            {"uri": "r://g", "mimeType": "application/gzip", "blob": b64(&[0x1f, 0x8b, 8, 0, 0, 0])},
+            {"uri": "r://bad", "mimeType": "text/plain", "blob": b64(&[0xff, 0xfe, 0])},
+            {"uri": "r://x", "blob": "!!!"}
+        ]}))
+        .unwrap();
+        let out = resource_output(result);
+        assert_eq!(
+            out.text,
+            "[resource r://t]\nplain words\n[resource r://j]\n{\"k\": 1}\n\
+             [binary resource r://g: application/gzip, 6 bytes; not shown]\n\
+             [binary resource r://bad: text/plain, 3 bytes; not shown: not UTF-8 text]\n\
+             [binary resource r://x: application/octet-stream, about 2 bytes; not shown: invalid base64]"
+        );
+        assert!(!out.text.contains(&b64(b"plain words")));
     }
 
     #[test]

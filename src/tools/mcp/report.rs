@@ -133,6 +133,7 @@ mod tests {
             pid: None,
             skipped,
             startup_timeout: Duration::from_secs(10),
+            problems: Vec::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! MCP tools, resources and prompts as tern `Tool`s: what the model sees (name, description, an object schema) and
 //! what a call sends (the original name or URI on the wire).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -15,6 +16,7 @@ use super::config::ServerConfig;
 use super::manager::Server;
 use super::names::{ItemKind, sanitize, wrapped_name};
 use super::output::{call_output, expand_template, prompt_output, resource_output, template_variables};
+use super::sanitize::{log_once, sanitize_schema};
 use crate::protocol::ToolOutput;
 use crate::tools::{Tool, ToolContext, ToolError, ToolHints};
 
@@ -30,6 +32,8 @@ pub(crate) struct Catalog {
     pub resources: Vec<Resource>,
     pub templates: Vec<ResourceTemplate>,
     pub prompts: Vec<Prompt>,
+    /// Tools the server says can only run as tasks (`execution.taskSupport: "required"`), which tern does not offer.
+    pub task_only: HashSet<String>,
 }
 
 /// What a call is sent as.
@@ -59,8 +63,36 @@ pub(crate) struct Item {
     pub target: Target,
 }
 
-/// The items a server's catalog yields after its filter, in a stable order. Tools whose schema is not an object
-/// schema are left out (with a log line): no model could call them correctly.
+/// The schema a listed tool is offered with, or why it is not offered. Also says, once per tool, in the log, what
+/// its schema needed changed.
+fn offered_schema(config: &ServerConfig, catalog: &Catalog, tool: &rmcp::model::Tool) -> Result<Value, String> {
+    if catalog.task_only.contains(tool.name.as_ref()) {
+        return Err("it can only run as a task, which tern does not support".to_string());
+    }
+    let outcome = sanitize_schema(&tool.input_schema);
+    log_once(&config.name, &tool.name, &outcome);
+    outcome.map(|s| s.schema)
+}
+
+/// The tools a server lists that are not offered, each with why, for `/mcp` and `tern mcp list`.
+pub(crate) fn problems(config: &ServerConfig, catalog: &Catalog) -> Vec<String> {
+    catalog
+        .tools
+        .iter()
+        .filter(|tool| {
+            let wrapped = wrapped_name(&config.name, ItemKind::Tool, &tool.name);
+            config.filter.allows(&[&tool.name, &wrapped])
+        })
+        .filter_map(|tool| {
+            let why = offered_schema(config, catalog, tool).err()?;
+            Some(format!("tool `{}` is not offered: {why}", tool.name))
+        })
+        .collect()
+}
+
+/// The items a server's catalog yields after its filter, in a stable order. Each tool's schema is sanitised for the
+/// providers; a tool whose schema cannot be made an object schema, or that only runs as a task, is left out (the log
+/// and `problems` say so): no model could call it correctly.
 pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
     let server = config.name.as_str();
     let mut out = Vec::new();
@@ -69,8 +101,7 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
         if !config.filter.allows(&[&tool.name, &wrapped]) {
             continue;
         }
-        let Some(schema) = object_schema(&tool.input_schema) else {
-            tracing::warn!(server, tool = %tool.name, "MCP tool skipped: its input schema is not an object schema");
+        let Ok(schema) = offered_schema(config, catalog, tool) else {
             continue;
         };
         let description = tool
@@ -237,28 +268,6 @@ fn describe(text: &str, fallback: impl FnOnce() -> String) -> String {
     cut
 }
 
-/// The tool's input schema as an object schema: a missing `type` becomes `"object"`, `["object", "null"]` becomes
-/// `"object"`, missing `properties` become `{}`, and the `$schema` marker is dropped (it only costs tokens). `None`
-/// for a schema of another type.
-pub(crate) fn object_schema(schema: &Map<String, Value>) -> Option<Value> {
-    let mut schema = schema.clone();
-    schema.remove("$schema");
-    let is_object = match schema.get("type") {
-        None => true,
-        Some(Value::String(t)) => t == "object",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
-        Some(_) => false,
-    };
-    if !is_object {
-        return None;
-    }
-    schema.insert("type".into(), Value::String("object".into()));
-    if !schema.get("properties").is_some_and(Value::is_object) {
-        schema.insert("properties".into(), json!({}));
-    }
-    Some(Value::Object(schema))
-}
-
 /// A server's item as a tool.
 pub(crate) struct McpTool {
     pub name: String,
@@ -355,25 +364,6 @@ fn reread<T: DeserializeOwned>(result: ServerResult) -> Result<T, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schemas_become_object_schemas() {
-        let s = |v: Value| object_schema(v.as_object().unwrap());
-        assert_eq!(s(json!({})), Some(json!({"type": "object", "properties": {}})));
-        assert_eq!(
-            s(json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"a": {}}})),
-            Some(json!({"type": "object", "properties": {"a": {}}}))
-        );
-        assert_eq!(
-            s(json!({"type": ["object", "null"], "required": ["a"]})),
-            Some(json!({"type": "object", "required": ["a"], "properties": {}}))
-        );
-        // $ref and anyOf pass through untouched for the validator.
-        let with_ref = json!({"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {
-            "anyOf": [{"type": "string"}, {"type": "null"}]}}});
-        assert_eq!(s(with_ref.clone()), Some(with_ref));
-        assert_eq!(s(json!({"type": "string"})), None);
-    }
 
     #[test]
     fn only_a_closed_world_idempotent_read_counts_as_a_stable_result() {

@@ -1,6 +1,7 @@
 //! Frontend state: what is shown, built from agent events. No drawing here, and nothing that blocks.
 
 pub mod calls;
+pub mod elicit;
 pub mod plan;
 mod replay;
 pub mod subagents;
@@ -76,6 +77,8 @@ pub struct AppState {
     /// Which subagent asks each pending approval request (request id to subagent id and label); absent: the main
     /// agent.
     pub approval_from: HashMap<u64, (String, String)>,
+    /// MCP servers' requests for input waiting for the user, oldest first.
+    pub elicitations: VecDeque<elicit::PendingElicitation>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -350,6 +353,17 @@ impl AppState {
                 self.asked.insert(request.id, request.command.clone());
                 self.approvals.push_back(request);
             }
+            Event::Elicitation {
+                id,
+                server,
+                message,
+                schema,
+            } => self.elicitations.push_back(elicit::PendingElicitation {
+                id,
+                server,
+                message,
+                schema,
+            }),
             Event::TokenUsage { last, total } => {
                 self.status.usage = total;
                 self.status.last_usage = last;
@@ -378,6 +392,10 @@ impl AppState {
                 // The turn's own prompts are over; a background subagent's still waits for its answer.
                 let from = &self.approval_from;
                 self.approvals.retain(|r| from.contains_key(&r.id));
+                // An interrupt cancels the requests for input waiting (the agent tells the servers).
+                if reason == TurnEnd::Interrupted {
+                    self.elicitations.clear();
+                }
                 self.status.busy = false;
                 self.status.retry = None;
                 self.status.turn_started = None;

@@ -549,6 +549,8 @@ fn home_goes_to_the_first_message() {
     assert!(screen.lines().next().unwrap().contains("message number 0"), "{screen}");
 }
 
+#[path = "app_elicit.rs"]
+mod app_elicit;
 #[path = "app_plan.rs"]
 mod app_plan;
 

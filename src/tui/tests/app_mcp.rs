@@ -19,6 +19,7 @@ fn server(name: &str, state: ServerState, skipped: bool) -> ServerStatus {
         pid: None,
         skipped,
         startup_timeout: Duration::from_secs(10),
+        problems: Vec::new(),
     }
 }
 

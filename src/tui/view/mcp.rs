@@ -64,6 +64,8 @@ impl Layer for McpLayer {
             .map(|l| {
                 let style = if l.starts_with("  status: failed") || l.starts_with("  status: disconnected") {
                     theme.error
+                } else if l.starts_with("  problem: ") {
+                    theme.warning
                 } else if l.starts_with("  status: ready") {
                     theme.success
                 } else if !l.starts_with(' ') {

@@ -2,6 +2,7 @@
 
 pub mod approval;
 pub mod cells;
+pub mod elicit;
 pub mod help;
 pub mod mcp;
 pub mod plan;
