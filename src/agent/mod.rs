@@ -331,7 +331,10 @@ fn start_mcp(
     if config.servers.is_empty() {
         return Ok((None, warnings));
     }
-    Ok((Some(McpManager::start_with(config.servers, MCP_STARTUP, setup)), warnings))
+    Ok((
+        Some(McpManager::start_with(config.servers, MCP_STARTUP, setup)),
+        warnings,
+    ))
 }
 
 /// Starts a session's agent task from settings.
