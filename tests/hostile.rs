@@ -16,6 +16,8 @@ use support::mock_llm::{MockLlm, Reply};
 
 #[path = "hostile/round4.rs"]
 mod round4;
+#[path = "hostile/round5.rs"]
+mod round5;
 
 /// The content of the file outside the workspace; it must never reach the model.
 const SECRET: &str = "TOPSECRET-4f1c9a";
