@@ -17,6 +17,7 @@ pub mod detect;
 pub mod hooks;
 mod subagents;
 mod web;
+pub mod write;
 
 pub use compaction::Compaction;
 pub use hooks::HooksFile;

@@ -1,0 +1,157 @@
+//! Changing a config file in place (the user's or a project's): the change is made on the parsed document, so the
+//! user's comments, order and formatting survive; the result must still load as a config before it replaces the
+//! file; and it replaces it atomically (a temporary file in the same directory, renamed over), so a crash never
+//! leaves half a config. `tern mcp add/remove` and the project trust prompt write through here.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use toml_edit::{Array, DocumentMut, Item, Value};
+
+use super::{ConfigError, ConfigFile};
+
+/// Reads `path` (an absent file is an empty document), applies `change`, checks the result is a valid config and
+/// writes it back atomically. A new file (and its directory) is created readable by the user only.
+pub fn update(
+    path: &Path,
+    change: impl FnOnce(&mut DocumentMut) -> Result<(), ConfigError>,
+) -> Result<(), ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string().trim().to_string(),
+    })?;
+    change(&mut doc)?;
+    let new = doc.to_string();
+    // Never write a file tern would then refuse to start with.
+    ConfigFile::parse(&new, path)?;
+    write_atomic(path, new.as_bytes()).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Adds `workspace` to the user config's `trusted_projects` (once; an existing entry for the same directory is
+/// kept as it is).
+pub fn trust_project(user_config: &Path, workspace: &Path) -> Result<(), ConfigError> {
+    let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    update(user_config, |doc| {
+        let item = doc
+            .entry("trusted_projects")
+            .or_insert_with(|| Item::Value(Value::Array(Array::new())));
+        let Some(list) = item.as_array_mut() else {
+            return Err(ConfigError::Invalid(format!(
+                "{}: `trusted_projects` is not a list",
+                user_config.display()
+            )));
+        };
+        let known = list
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|p| super::same_dir(Path::new(p), &workspace));
+        if !known {
+            list.push(workspace.display().to_string());
+        }
+        Ok(())
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    if !dir.as_os_str().is_empty() {
+        create_private_dir(&dir)?;
+    }
+    let mut tmp = tempfile::Builder::new().prefix(".config-").tempfile_in(&dir)?;
+    // Keep the mode of the file being replaced; a new one is the user's alone (tempfile makes it 0600).
+    if let Ok(meta) = std::fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn trusting_keeps_comments_and_adds_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, "# my settings\nmode = \"ask\" # keep asking\n").unwrap();
+        let project = dir.path().join("proj");
+        std::fs::create_dir(&project).unwrap();
+        trust_project(&config, &project).unwrap();
+        trust_project(&config, &project).unwrap();
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            text.starts_with("# my settings\nmode = \"ask\" # keep asking\n"),
+            "{text}"
+        );
+        let loaded = ConfigFile::load(&config).unwrap().unwrap();
+        assert_eq!(loaded.trusted_projects, vec![std::fs::canonicalize(&project).unwrap()]);
+    }
+
+    #[test]
+    fn a_new_file_and_directory_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("tern/config.toml");
+        trust_project(&config, dir.path()).unwrap();
+        let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let mode = std::fs::metadata(config.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn a_change_that_breaks_the_config_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, "mode = \"ask\"\n").unwrap();
+        let err = update(&config, |doc| {
+            doc["mode"] = toml_edit::value("sometimes");
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("config.toml"), "{err}");
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), "mode = \"ask\"\n");
+    }
+
+    #[test]
+    fn a_list_that_is_not_a_list_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, "trusted_projects = \"/x\"\n").unwrap();
+        // The file does not load as a config in the first place; the error names it rather than overwriting it.
+        assert!(trust_project(&config, dir.path()).is_err());
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), "trusted_projects = \"/x\"\n");
+    }
+}
