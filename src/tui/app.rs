@@ -126,6 +126,8 @@ pub struct App {
     pub custom: crate::commands::CustomCommands,
     /// A subagent's transcript shown in place of the main one.
     pub viewer: Option<super::view::subagent::SubagentViewer>,
+    /// What the start screen shows beyond the state (the instruction files loaded).
+    pub start: super::view::start::StartInfo,
 }
 
 impl App {
@@ -153,6 +155,7 @@ impl App {
             switch: None,
             custom: Default::default(),
             viewer: None,
+            start: Default::default(),
         }
     }
 
@@ -561,6 +564,27 @@ impl App {
     }
 
     /// Draws everything.
+    /// The start screen at the top of `area` while there is no conversation yet; returns what is left for the
+    /// transcript (its notices).
+    fn render_start(&self, frame: &mut Frame<'_>, area: Rect) -> Rect {
+        use super::view::start;
+        if !start::shown(&self.state) {
+            return area;
+        }
+        let servers = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
+        let lines = start::lines(&self.state.status, &self.start, &servers, &self.keymap, area.width, &self.theme);
+        // Notices (warnings at start-up) keep a few rows below it.
+        let notices = self.state.cells.len() as u16;
+        let keep = if notices > 0 { notices.saturating_mul(2).min(6) } else { 0 };
+        let height = (lines.len() as u16).min(area.height.saturating_sub(keep));
+        frame.render_widget(Paragraph::new(lines), Rect { height, ..area });
+        Rect {
+            y: area.y + height,
+            height: area.height - height,
+            ..area
+        }
+    }
+
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         #[cfg(debug_assertions)]
         test_panic_in_view(&self.state);
@@ -601,6 +625,7 @@ impl App {
             None => false,
         };
         if !viewed {
+            let transcript_area = self.render_start(frame, transcript_area);
             self.transcript.render(frame, transcript_area, &self.state, &self.theme);
         }
         super::view::plan::render(frame, plan_area, &self.state.plan, &self.theme);

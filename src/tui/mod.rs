@@ -40,6 +40,7 @@ pub async fn launch(
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
     let custom = crate::commands::CustomCommands::load(&workspace, &app::builtin_names());
+    let start = view::start::StartInfo::for_workspace(&workspace);
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx);
     let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
@@ -57,6 +58,7 @@ pub async fn launch(
         session.warnings.push(format!("custom commands: {notice}"));
     }
     app.custom = custom;
+    app.start = start;
     if let Some(error) = keymap_error {
         session.warnings.push(format!("keymap ignored: {error}"));
     }

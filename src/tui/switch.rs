@@ -56,10 +56,12 @@ pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App
         theme,
         context_window,
         custom,
+        start,
         ..
     } = old;
     let mut app = App::new(handle.ops.clone(), composer, keymap, theme, context_window);
     app.custom = custom;
+    app.start = start;
     app.state = AppState::new();
     app.transcript = TranscriptView::new();
     show(&mut app, session);

@@ -333,6 +333,12 @@ fn status_line(call: &ToolCallState, size: Option<u64>, theme: &Theme) -> Line<'
     });
     parts.push(size.map_or_else(|| "…".to_string(), format::size));
     parts.push(format!("{} UTC", format::utc_clock(call.started_at)));
+    // A command's or a failure's summary (its error line, its line count) as the pane shows it; last, as the longest.
+    if let Some(output) = &call.output
+        && (output.is_error || matches!(output.details, ToolDetails::Exec { .. }))
+    {
+        parts.push(crate::tui::view::summary::summary(call, output));
+    }
     Line::from(vec![
         Span::raw(" "),
         Span::styled(mark, mark_style),

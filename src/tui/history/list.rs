@@ -267,7 +267,7 @@ fn row_line(call: &ToolCallState, size: Option<u64>, selected: bool, cols: &Colu
         theme.tool_name,
     ));
     spans.push(Span::raw("  "));
-    let arg = call.key_arg.replace(['\t', '\r', '\n'], " ");
+    let arg = crate::tui::view::summary::call_label(call).replace(['\t', '\r', '\n'], " ");
     spans.push(Span::styled(pad(&wrap::truncate(&arg, cols.arg), cols.arg), theme.text));
     if cols.duration {
         let took = if call.status == CallStatus::Running {

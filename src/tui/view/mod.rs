@@ -8,6 +8,8 @@ pub mod mcp;
 pub mod plan;
 pub mod rewind;
 pub mod status;
+pub mod start;
 pub mod subagent;
+pub mod summary;
 pub mod tool_pane;
 pub mod transcript;

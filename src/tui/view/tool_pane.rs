@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
+use super::summary::{call_label, exec_tail, more_lines};
+pub use super::summary::summary;
 use crate::protocol::{ToolDetails, ToolOutput};
 use crate::tui::diff::{DiffOptions, render_diff};
 use crate::tui::state::calls::{CallStatus, ToolCallState};
@@ -59,7 +61,7 @@ pub fn render_group(
             Span::raw(" "),
             Span::styled(call.name.clone(), theme.tool_name),
             Span::raw(" "),
-            Span::styled(call.key_arg.clone(), theme.text),
+            Span::styled(call_label(call), theme.text),
         ];
         if let Some(summary) = call.output.as_ref().map(|o| summary(call, o)) {
             line.push(Span::styled(format!(" — {summary}"), theme.dim));
@@ -130,7 +132,8 @@ fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<
     }
     let name_w = text_width(&call.name) + 4;
     let room = usize::from(width).saturating_sub(name_w + text_width(&right) + 1);
-    let arg = truncate(call.key_arg.lines().next().unwrap_or(""), room);
+    let label = call_label(call);
+    let arg = truncate(label.lines().next().unwrap_or(""), room);
     let pad = usize::from(width).saturating_sub(name_w + text_width(&arg) + text_width(&right));
     vec![Line::from(vec![
         mark,
@@ -199,84 +202,27 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         return out;
     }
     let style = if output.is_error { theme.error } else { theme.dim };
-    let text = format!("  └ {}", summary(call, output));
-    out.push(Line::from(Span::styled(truncate(&text, usize::from(width)), style)));
+    let room = usize::from(width);
+    let mut rows: Vec<(String, ratatui::style::Style)> = Vec::new();
+    match exec_tail(output) {
+        // A long output folds as Claude Code's does: what was left out, then the last lines. A failure leads with
+        // its error line.
+        Some((hidden, tail)) => {
+            if output.is_error {
+                rows.push((summary(call, output), style));
+            }
+            if hidden > 0 {
+                rows.push((format!("{} (Ctrl+O expands)", more_lines(hidden)), theme.dim));
+            }
+            rows.extend(tail.iter().map(|l| (expand_tabs(l), theme.dim)));
+        }
+        None => rows.push((summary(call, output), style)),
+    }
+    for (i, (text, style)) in rows.into_iter().enumerate() {
+        let lead = if i == 0 { "  └ " } else { "    " };
+        out.push(Line::from(Span::styled(truncate(&format!("{lead}{text}"), room), style)));
+    }
     out
-}
-
-/// The one-line summary of a finished call.
-pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
-    if output.is_error {
-        let first = output
-            .text
-            .lines()
-            .map(|l| l.trim_start_matches("Error: "))
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("failed");
-        return first.to_string();
-    }
-    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    match &output.details {
-        ToolDetails::Read {
-            first_line,
-            last_line,
-            total_lines,
-            ..
-        } => {
-            let n = last_line.saturating_sub(*first_line) + 1;
-            match total_lines {
-                Some(t) if *t == n => format!("read {}", plural(n, "line", "lines")),
-                Some(t) => format!("read lines {first_line}–{last_line} of {t}"),
-                None => format!("read lines {first_line}–{last_line}"),
-            }
-        }
-        ToolDetails::Search {
-            matches,
-            files,
-            truncated,
-            ..
-        } => {
-            let more = if *truncated { "+" } else { "" };
-            if call.name == "find_files" || matches == files {
-                format!("{}{more}", plural(*files, "file", "files"))
-            } else {
-                format!(
-                    "{}{more} in {}",
-                    plural(*matches, "match", "matches"),
-                    plural(*files, "file", "files")
-                )
-            }
-        }
-        ToolDetails::List { entries, truncated } => {
-            format!(
-                "{}{}",
-                plural(*entries, "entry", "entries"),
-                if *truncated { "+" } else { "" }
-            )
-        }
-        ToolDetails::Exec { exit_code, .. } => {
-            let last = output
-                .text
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty() && !l.starts_with("Exit code:"))
-                .unwrap_or("");
-            match exit_code {
-                Some(0) if !last.is_empty() => last.trim().to_string(),
-                _ => format!("{} lines of output", output.text.lines().count()),
-            }
-        }
-        ToolDetails::Diffs { diffs } => {
-            let (a, r) = diffs.iter().fold((0, 0), |(a, r), d| (a + d.added, r + d.removed));
-            format!("{} +{a} -{r}", plural(diffs.len() as u64, "file", "files"))
-        }
-        ToolDetails::None | ToolDetails::Plan { .. } => output
-            .text
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("done")
-            .to_string(),
-    }
 }
 
 fn expand_tabs(s: &str) -> String {

@@ -66,11 +66,40 @@ pub struct TranscriptView {
     height: u16,
     /// The tool call picked with next/previous (index into `AppState::calls`).
     pub selected_call: Option<usize>,
+    /// The end of the transcript as it was when the view stopped following: (cells, last cell's id and revision).
+    seen_end: Option<(usize, u64, u64)>,
+    /// Output arrived below since the view stopped following: the "new output below" marker shows until the user
+    /// is back at the bottom.
+    new_below: bool,
 }
 
 impl TranscriptView {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// True when output arrived below a scrolled-up view (the marker is on screen).
+    pub fn new_output_below(&self) -> bool {
+        self.new_below
+    }
+
+    /// Notes whether the end of the transcript changed while the view is scrolled up.
+    fn track_end(&mut self, state: &AppState) {
+        if self.position == Position::Follow {
+            self.seen_end = None;
+            self.new_below = false;
+            return;
+        }
+        let end = (
+            state.cells.len(),
+            state.cells.last().map_or(0, |c| c.id),
+            state.cells.last().map_or(0, |c| c.rev),
+        );
+        match self.seen_end {
+            None => self.seen_end = Some(end),
+            Some(seen) if seen != end => self.new_below = true,
+            Some(_) => {}
+        }
     }
 
     /// True when the view follows new output.
@@ -296,6 +325,10 @@ impl TranscriptView {
         }
         frame.render_widget(Paragraph::new(collected), Rect { width, ..area });
         self.render_scrollbar(frame, area, start_cell, start_line, height, theme);
+        self.track_end(state);
+        if self.new_below {
+            render_marker(frame, Rect { width, ..area }, theme);
+        }
         self.evict(state, start_cell);
     }
 
@@ -383,6 +416,25 @@ impl TranscriptView {
     pub fn clear_cache(&mut self) {
         self.cache.clear();
     }
+}
+
+/// "new output below ↓" on the bottom edge of the transcript, right-aligned so it covers as little as it can.
+fn render_marker(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    const MARKER: &str = " new output below ↓ End ";
+    let w = crate::tui::wrap::width(MARKER) as u16;
+    if area.height == 0 || area.width < w {
+        return;
+    }
+    let at = Rect {
+        x: area.x + area.width - w,
+        y: area.y + area.height - 1,
+        width: w,
+        height: 1,
+    };
+    frame.render_widget(
+        Paragraph::new(Line::styled(MARKER, theme.accent.add_modifier(ratatui::style::Modifier::REVERSED))),
+        at,
+    );
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,198 @@
+//! The start screen: what a person sees before the first message — the workspace, the model, the approval mode, the
+//! instruction files and MCP servers the session loaded, and the keys to begin with. It gives way to the transcript
+//! with the first message. Drawing only: what it shows is gathered at start-up (`StartInfo`) and from the state.
+
+use ratatui::text::{Line, Span};
+
+use crate::protocol::ApprovalMode;
+use crate::tools::mcp::{ServerState, ServerStatus};
+use crate::tui::keymap::{Action, Keymap};
+use crate::tui::state::{AppState, CellKind, Status};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{truncate, width as text_width};
+
+/// What the start screen knows beyond the state: gathered once when the UI starts.
+#[derive(Debug, Clone, Default)]
+pub struct StartInfo {
+    /// The instruction files (AGENTS.md, CLAUDE.md) the session's prompt carries, as paths.
+    pub context_files: Vec<String>,
+}
+
+impl StartInfo {
+    /// The instruction files a session in `workspace` loads (the same search the agent's prompt makes).
+    pub fn for_workspace(workspace: &std::path::Path) -> Self {
+        let sources = crate::agent::prompt::ContextSources::for_workspace(workspace);
+        let (files, _) = crate::agent::prompt::files::collect(workspace, sources.user_dir.as_deref());
+        Self {
+            context_files: files.into_iter().map(|f| f.path.display().to_string()).collect(),
+        }
+    }
+}
+
+/// Whether the screen shows the start screen: nothing of a conversation yet (notices may be there), and nothing asks.
+pub fn shown(state: &AppState) -> bool {
+    !state.status.busy
+        && state.approvals.is_empty()
+        && state.elicitations.is_empty()
+        && state
+            .cells
+            .iter()
+            .all(|c| matches!(c.kind, CellKind::Notice { .. }))
+}
+
+/// The label column's width.
+const LABEL_W: usize = 11;
+
+/// The start screen's lines for `width` cells.
+pub fn lines(
+    status: &Status,
+    info: &StartInfo,
+    servers: &[ServerStatus],
+    keymap: &Keymap,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let room = usize::from(width).saturating_sub(2 + LABEL_W + 1).max(10);
+    let mut out = vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled("  tern", theme.heading),
+            Span::styled("  a coding assistant in your terminal", theme.dim),
+        ]),
+        Line::default(),
+    ];
+    let row = |label: &str, value: Vec<Span<'static>>| {
+        let mut spans = vec![Span::styled(format!("  {label:<LABEL_W$} "), theme.dim)];
+        spans.extend(value);
+        Line::from(spans)
+    };
+    let home = std::env::home_dir().map(|h| h.display().to_string());
+    let short = |path: &str| -> String {
+        let path = match path.strip_prefix(&format!("{}/", status.workspace)) {
+            Some(inside) if !status.workspace.is_empty() => inside.to_string(),
+            _ => match home.as_deref().and_then(|h| path.strip_prefix(h)) {
+                Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+                _ => path.to_string(),
+            },
+        };
+        path
+    };
+    out.push(row(
+        "workspace",
+        vec![Span::styled(truncate(&status.workspace, room), theme.text)],
+    ));
+    if status.model.is_empty() {
+        out.push(row("model", vec![Span::styled("none configured", theme.warning)]));
+        for hint in [
+            "try it with `tern --demo` (a scripted model, no key needed), or",
+            "export OPENAI_API_KEY or ANTHROPIC_API_KEY, or set provider and",
+            "model in ~/.config/tern/config.toml, or run `ollama serve`",
+        ] {
+            out.push(row("", vec![Span::styled(truncate(hint, room), theme.dim)]));
+        }
+    } else {
+        let provider = if status.provider.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", status.provider)
+        };
+        out.push(row(
+            "model",
+            vec![
+                Span::styled(truncate(&status.model, room), theme.text),
+                Span::styled(provider, theme.dim),
+            ],
+        ));
+    }
+    out.push(row(
+        "mode",
+        vec![
+            Span::styled(status.mode.to_string(), theme.text),
+            Span::styled(format!("  {}", mode_words(status.mode)), theme.dim),
+        ],
+    ));
+    let files = if info.context_files.is_empty() {
+        vec![Span::styled("no AGENTS.md (/init writes one)", theme.dim)]
+    } else {
+        let names: Vec<String> = info.context_files.iter().map(|f| short(f)).collect();
+        vec![Span::styled(truncate(&names.join(", "), room), theme.text)]
+    };
+    out.push(row("context", files));
+    out.push(row("MCP", mcp_spans(servers, room, theme)));
+    out.push(Line::default());
+    let hints = [
+        ("Enter".to_string(), "send"),
+        ("Shift+Enter".to_string(), "newline"),
+        ("/".to_string(), "commands"),
+        ("@".to_string(), "files"),
+        (keymap.hint(Action::History), "history"),
+        (keymap.hint(Action::Help), "help"),
+        (keymap.hint(Action::Quit), "quit"),
+    ];
+    out.extend(hint_lines(&hints, usize::from(width), theme));
+    out
+}
+
+/// What each mode means, in a few words.
+fn mode_words(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::ReadOnly => "reads only; nothing is changed or run",
+        ApprovalMode::Ask => "edits and commands ask first",
+        ApprovalMode::AutoEdit => "edits apply, commands ask",
+        ApprovalMode::FullAuto => "nothing asks",
+    }
+}
+
+/// The servers, each with a mark for its state: `docs ✓ 3 tools · web … starting · fs ✗ failed`.
+fn mcp_spans(servers: &[ServerStatus], room: usize, theme: &Theme) -> Vec<Span<'static>> {
+    if servers.is_empty() {
+        return vec![Span::styled("none", theme.dim)];
+    }
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (i, server) in servers.iter().enumerate() {
+        let (mark, words, style) = match &server.state {
+            ServerState::Ready { tools, .. } => (
+                "✓",
+                format!("{tools} {}", if *tools == 1 { "tool" } else { "tools" }),
+                theme.success,
+            ),
+            ServerState::Connecting => ("…", "starting".to_string(), theme.dim),
+            ServerState::Disabled => ("-", "disabled".to_string(), theme.dim),
+            ServerState::Disconnected { .. } => ("!", "disconnected".to_string(), theme.warning),
+            ServerState::Failed { .. } if server.skipped => ("✗", "not started".to_string(), theme.warning),
+            ServerState::Failed { .. } => ("✗", "failed".to_string(), theme.error),
+        };
+        let sep = if i == 0 { "" } else { " · " };
+        let piece = format!("{sep}{} {mark} {words}", server.name);
+        if used + text_width(&piece) > room {
+            spans.push(Span::styled(format!(" +{} more (/mcp)", servers.len() - i), theme.dim));
+            break;
+        }
+        used += text_width(&piece);
+        spans.push(Span::styled(format!("{sep}{} ", server.name), theme.text));
+        spans.push(Span::styled(format!("{mark} {words}"), style));
+    }
+    spans
+}
+
+/// Key hints laid out over as many lines as `width` needs.
+fn hint_lines(hints: &[(String, &str)], width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let mut spans: Vec<Span<'static>> = vec![Span::raw("  ")];
+    let mut used = 2;
+    for (key, what) in hints {
+        let w = text_width(key) + 1 + text_width(what) + 3;
+        if used + w > width && spans.len() > 1 {
+            out.push(Line::from(std::mem::replace(&mut spans, vec![Span::raw("  ")])));
+            used = 2;
+        }
+        spans.push(Span::styled(key.clone(), theme.accent));
+        spans.push(Span::styled(format!(" {what}   "), theme.dim));
+        used += w;
+    }
+    if spans.len() > 1 {
+        out.push(Line::from(spans));
+    }
+    out
+}
