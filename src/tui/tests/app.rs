@@ -556,3 +556,6 @@ mod app_plan;
 
 #[path = "app_mcp.rs"]
 mod app_mcp;
+
+#[path = "app_screens.rs"]
+mod app_screens;

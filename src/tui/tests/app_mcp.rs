@@ -6,7 +6,7 @@ use super::*;
 use crate::tools::mcp::{ServerState, ServerStatus, TransportKind};
 use crate::tui::state::{CellKind, Level};
 
-fn server(name: &str, state: ServerState, skipped: bool) -> ServerStatus {
+pub(super) fn server(name: &str, state: ServerState, skipped: bool) -> ServerStatus {
     ServerStatus {
         name: name.into(),
         transport: TransportKind::Stdio,

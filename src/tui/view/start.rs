@@ -130,6 +130,8 @@ pub fn lines(
         (keymap.hint(Action::Quit), "quit"),
     ];
     out.extend(hint_lines(&hints, usize::from(width), theme));
+    // A gap before the notices below.
+    out.push(Line::default());
     out
 }
 

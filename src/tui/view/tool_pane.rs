@@ -208,13 +208,19 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         // A long output folds as Claude Code's does: what was left out, then the last lines. A failure leads with
         // its error line.
         Some((hidden, tail)) => {
-            if output.is_error {
-                rows.push((summary(call, output), style));
-            }
+            let lead = output.is_error.then(|| summary(call, output));
             if hidden > 0 {
                 rows.push((format!("{} (Ctrl+O expands)", more_lines(hidden)), theme.dim));
             }
-            rows.extend(tail.iter().map(|l| (expand_tabs(l), theme.dim)));
+            // The error line leads; the tail does not say it twice.
+            rows.extend(
+                tail.iter()
+                    .filter(|l| lead.as_deref() != Some(l.trim()))
+                    .map(|l| (expand_tabs(l), theme.dim)),
+            );
+            if let Some(lead) = lead {
+                rows.insert(0, (lead, style));
+            }
         }
         None => rows.push((summary(call, output), style)),
     }

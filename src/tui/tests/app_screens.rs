@@ -1,0 +1,138 @@
+//! Snapshots of the start screen, the new pane summaries and the "new output below" marker, on the app harness of
+//! `app.rs`, at 80x24 and 120x40.
+
+use super::app_mcp::server;
+use super::*;
+use crate::tools::mcp::ServerState;
+
+fn with_start_info(h: &mut Harness) {
+    h.app.start.context_files = vec!["/work/demo/AGENTS.md".into(), "/work/demo/crates/core/AGENTS.md".into()];
+    let (_tx, rx) = tokio::sync::watch::channel(vec![
+        server(
+            "docs",
+            ServerState::Ready {
+                tools: 3,
+                resources: 0,
+                prompts: 0,
+            },
+            false,
+        ),
+        server("github", ServerState::Connecting, false),
+    ]);
+    h.app.mcp = Some(rx);
+}
+
+#[test]
+fn snapshot_start_screen() {
+    let mut h = harness();
+    with_start_info(&mut h);
+    let small = h.screen(80, 24);
+    assert!(small.contains("/work/demo") && small.contains("gpt-4.1") && small.contains("auto-edit"));
+    assert!(small.contains("docs ✓ 3 tools") && small.contains("crates/core/AGENTS.md"));
+    assert!(small.contains("Ctrl+T history") && small.contains("Ctrl+Q quit"));
+    insta::assert_snapshot!("start_80x24", small);
+    insta::assert_snapshot!("start_120x40", h.screen(120, 40));
+    // The first message replaces it.
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "hello".into(),
+    });
+    assert!(!h.screen(80, 24).contains("Shift+Enter newline"));
+}
+
+#[test]
+fn snapshot_start_screen_without_a_model() {
+    let mut h = harness();
+    h.event(Event::SessionStarted {
+        provider: String::new(),
+        model: String::new(),
+        mode: ApprovalMode::Ask,
+        workspace: "/work/demo".into(),
+        tools: vec![],
+    });
+    h.app.state.notice("a warning from start-up", Level::Warning);
+    let small = h.screen(80, 24);
+    assert!(small.contains("tern --demo") && small.contains("a warning from start-up"));
+    insta::assert_snapshot!("start_no_model_80x24", small);
+    insta::assert_snapshot!("start_no_model_120x40", h.screen(120, 40));
+}
+
+fn exec_output(text: &str, code: i32) -> ToolOutput {
+    let output = if code == 0 {
+        ToolOutput::text(text)
+    } else {
+        ToolOutput::error(text)
+    };
+    output.with_details(ToolDetails::Exec {
+        exit_code: Some(code),
+        duration_ms: 900,
+        timed_out: false,
+        sandboxed: true,
+    })
+}
+
+/// A failed build, a long listing and a patch, finished.
+fn summaries() -> Harness {
+    let mut h = harness();
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "build it".into(),
+    });
+    begin(&mut h, "b", "exec", json!({"command": "cargo build"}));
+    end(
+        &mut h,
+        "b",
+        exec_output(
+            "STDERR:\n   Compiling calc v0.1.0\nerror[E0425]: cannot find value `x` in this scope\n --> src/lib.rs:3:5\n\
+             error: could not compile `calc`\nExit code: 101 (took 0.90s)",
+            101,
+        ),
+    );
+    begin(&mut h, "s", "exec", json!({"command": "seq 1 500"}));
+    let numbers: String = (1..=500).map(|i| format!("{i}\n")).collect();
+    end(&mut h, "s", exec_output(&format!("{numbers}Exit code: 0 (took 0.01s)"), 0));
+    begin(
+        &mut h,
+        "p",
+        "apply_patch",
+        json!({"edits": [{"path": "src/lib.rs", "old_text": "x", "new_text": "y"}, {"path": "README.md", "action": "add", "new_text": "hi"}]}),
+    );
+    h
+}
+
+#[test]
+fn snapshot_panes_with_summaries() {
+    let mut h = summaries();
+    let small = h.screen(80, 24);
+    assert!(small.contains("└ error[E0425]: cannot find value `x`"), "{small}");
+    assert!(small.contains("… +496 lines") && !small.contains("STDERR"), "{small}");
+    assert!(small.contains("src/lib.rs, README.md (2 files)"), "{small}");
+    insta::assert_snapshot!("summaries_80x24", small);
+    insta::assert_snapshot!("summaries_120x40", h.screen(120, 40));
+}
+
+#[test]
+fn snapshot_new_output_below_marker() {
+    let mut h = harness();
+    for i in 0..30 {
+        h.event(Event::TurnStarted {
+            turn: i,
+            text: format!("message number {i}"),
+        });
+    }
+    let _ = h.screen(80, 24);
+    h.press(key(KeyCode::PageUp));
+    let scrolled = h.screen(80, 24);
+    assert!(!scrolled.contains("new output below"), "nothing new yet:\n{scrolled}");
+    h.event(Event::AssistantDelta {
+        text: "an answer arriving below".into(),
+    });
+    let small = h.screen(80, 24);
+    assert!(h.app.transcript.new_output_below());
+    insta::assert_snapshot!("new_output_below_80x24", small);
+    insta::assert_snapshot!("new_output_below_120x40", h.screen(120, 40));
+    // Back at the bottom, it goes.
+    h.press(key(KeyCode::End));
+    assert!(!h.screen(80, 24).contains("new output below"));
+    assert!(!h.app.transcript.new_output_below());
+}
