@@ -266,14 +266,15 @@ fn interactive(
     let summary = runtime.block_on(async {
         let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
         let mut pending = None;
-        let (handle, mut session, context_window, root, start) = match &demo_dir {
+        let (handle, mut session, context_window, root, start, trust) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
                 let (handle, session) = tern::agent::start_demo(&root)?;
-                (handle, session, 128_000, root, None)
+                (handle, session, 128_000, root, None, None)
             }
             None => {
                 let settings = settings(global, workspace, None)?;
+                let trust = tern::tui::state::trust::offer(&settings, workspace);
                 // A long session shows its last turns at once and the rest when its log is loaded.
                 let (handle, session) = match resume.as_deref().map(preview).transpose()?.flatten() {
                     Some((path, session)) => {
@@ -288,10 +289,14 @@ fn interactive(
                 };
                 let window = settings.context_window;
                 let dir = workspace.to_path_buf();
-                // `/resume` and `/fork` start the next session from the same settings.
-                let start: tern::tui::switch::StartSession =
-                    Box::new(move |path| tern::agent::start(&settings, &dir, Some(path)).map_err(|e| e.to_string()));
-                (handle, session, window, workspace.to_path_buf(), Some(start))
+                // `/resume`, `/fork` and a reload after trusting the project start the next session from the
+                // configuration as it is then.
+                let flags = flag_layer(global);
+                let start: tern::tui::switch::StartSession = Box::new(move |path| {
+                    let settings = config::settings(&dir, flags.clone()).map_err(|e| e.to_string())?;
+                    tern::agent::start(&settings, &dir, Some(path)).map_err(|e| e.to_string())
+                });
+                (handle, session, window, workspace.to_path_buf(), Some(start), trust)
             }
         };
         let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
@@ -304,6 +309,7 @@ fn interactive(
                 session: &mut session,
                 start,
                 pending,
+                trust,
             },
             &mut signals,
         )

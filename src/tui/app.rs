@@ -557,6 +557,7 @@ impl App {
                 }
                 Effect::Notice(text) => self.state.flash(text),
                 Effect::Switch(path) => self.switch = Some(super::switch::SessionSwitch::Resume(path)),
+                Effect::Reload => self.switch = Some(super::switch::SessionSwitch::Reload),
             }
         }
         self.raise_approval();
@@ -572,10 +573,21 @@ impl App {
             return area;
         }
         let servers = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
-        let lines = start::lines(&self.state.status, &self.start, &servers, &self.keymap, area.width, &self.theme);
+        let lines = start::lines(
+            &self.state.status,
+            &self.start,
+            &servers,
+            &self.keymap,
+            area.width,
+            &self.theme,
+        );
         // Notices (warnings at start-up) keep a few rows below it.
         let notices = self.state.cells.len() as u16;
-        let keep = if notices > 0 { notices.saturating_mul(2).min(6) } else { 0 };
+        let keep = if notices > 0 {
+            notices.saturating_mul(2).min(6)
+        } else {
+            0
+        };
         let height = (lines.len() as u16).min(area.height.saturating_sub(keep));
         frame.render_widget(Paragraph::new(lines), Rect { height, ..area });
         Rect {

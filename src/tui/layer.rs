@@ -33,6 +33,8 @@ pub enum Effect {
     Notice(String),
     /// Switch the UI to the session logged at this path (`/resume`).
     Switch(std::path::PathBuf),
+    /// Restart the agent on this session with the configuration read again (after trusting the project).
+    Reload,
 }
 
 /// What layers may read while handling input or drawing.

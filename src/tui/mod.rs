@@ -33,9 +33,10 @@ pub async fn launch(
     workspace: PathBuf,
     context_window: u64,
     first_prompt: Option<String>,
-    sessions: terminal::Sessions<'_>,
+    mut sessions: terminal::Sessions<'_>,
     signals: &mut terminal::Signals,
 ) -> std::io::Result<terminal::Summary> {
+    let trust = sessions.trust.take();
     let session = &mut *sessions.session;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
@@ -73,6 +74,10 @@ pub async fn launch(
     // Loading the syntax definitions takes ~14 ms: frames show code plain until then, and the end of it asks for a
     // frame that shows it highlighted.
     tokio::task::spawn_blocking(move || highlight::warm_up_and_notify(&highlight_ready));
+    // Asked before anything else: the answer decides which configuration the session runs on.
+    if let Some(offer) = trust {
+        app.layers.push(Box::new(view::trust::TrustLayer::new(offer)));
+    }
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }

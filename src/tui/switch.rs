@@ -1,6 +1,7 @@
 //! Switching the running UI to another session (`/resume`, `/fork`): the new session's agent is started first (a
 //! failure leaves the current one running), then the old agent is shut down cleanly, its MCP servers stopped, and the
-//! screen rebuilt from the new session's record.
+//! screen rebuilt from the new session's record. A reload (after the project was trusted) restarts the agent on the
+//! same session with the configuration read again; the old agent stops first, as both would write the same log.
 
 use std::path::{Path, PathBuf};
 
@@ -16,9 +17,18 @@ pub enum SessionSwitch {
     Resume(PathBuf),
     /// Copy the current session to a new one and continue the copy.
     Fork,
+    /// Continue this same session on the configuration as it is now (the project was just trusted).
+    Reload,
 }
 
-/// Starts an agent on a session's log, from the settings tern was started with.
+impl SessionSwitch {
+    /// Whether the old agent must stop before the new one starts (it would write the same log).
+    pub fn stops_first(&self) -> bool {
+        matches!(self, SessionSwitch::Reload)
+    }
+}
+
+/// Starts an agent on a session's log, from the configuration as it is when called.
 pub type StartSession = Box<dyn FnMut(&Path) -> Result<(AgentHandle, SessionInfo), String> + Send>;
 
 /// Starts the agent `switch` asks for and makes `session` the new session; returns the old session (for its servers
@@ -29,6 +39,15 @@ pub fn start(
     session: &mut SessionInfo,
 ) -> Result<(AgentHandle, SessionInfo), String> {
     let path = match switch {
+        SessionSwitch::Reload => {
+            let path = session
+                .log_path
+                .clone()
+                .ok_or("this session has no log to continue from (it is kept in memory only)")?;
+            let (handle, info) = start(&path)?;
+            let old = std::mem::replace(session, info);
+            return Ok((handle, old));
+        }
         SessionSwitch::Resume(path) => path,
         SessionSwitch::Fork => {
             let current = session

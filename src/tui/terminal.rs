@@ -170,11 +170,14 @@ pub async fn run(
     result
 }
 
-/// The session on screen, how to start another (`/resume`, `/fork`), and its whole record while it loads.
+/// The session on screen, how to start another (`/resume`, `/fork`, a reload after trust), its whole record while
+/// it loads, and the trust prompt to open.
 pub struct Sessions<'a> {
     pub session: &'a mut SessionInfo,
     pub start: Option<StartSession>,
     pub pending: Option<Pending>,
+    /// The project's configuration waits to be trusted: the prompt opens at start.
+    pub trust: Option<super::state::trust::TrustOffer>,
 }
 
 async fn run_screen(
@@ -305,7 +308,24 @@ async fn run_screen(
                 app.state.notice("this session cannot switch to another", Level::Error);
                 continue;
             };
+            let reload = switch == super::switch::SessionSwitch::Reload;
+            if switch.stops_first() {
+                let _ = ops.send(Op::Shutdown);
+                if let Some(old_task) = task.take() {
+                    let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
+                }
+                if let Some(mcp) = &sessions.session.mcp {
+                    let _ = tokio::time::timeout(SHUTDOWN_WAIT, mcp.shutdown()).await;
+                }
+            }
             match super::switch::start(switch, start, sessions.session) {
+                Err(e) if reload => {
+                    app.state.agent_gone = true;
+                    app.state.notice(
+                        format!("the project is trusted, but the session could not restart: {e}. Start tern again."),
+                        Level::Error,
+                    );
+                }
                 Ok((handle, old)) => {
                     // The old agent ends cleanly (its running commands end their process groups) before the new
                     // one is shown.
@@ -326,6 +346,12 @@ async fn run_screen(
                     } = handle;
                     (ops, events, task) = (new_ops, new_events, Some(new_task));
                     agent_panicked = false;
+                    if reload {
+                        app.state.notice(
+                            "project trusted: its configuration and MCP servers apply from now on",
+                            Level::Info,
+                        );
+                    }
                 }
                 Err(e) => app.state.notice(e, Level::Error),
             }

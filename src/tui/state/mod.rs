@@ -5,6 +5,7 @@ pub mod elicit;
 pub mod plan;
 mod replay;
 pub mod subagents;
+pub mod trust;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};

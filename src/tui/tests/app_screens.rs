@@ -90,7 +90,11 @@ fn summaries() -> Harness {
     );
     begin(&mut h, "s", "exec", json!({"command": "seq 1 500"}));
     let numbers: String = (1..=500).map(|i| format!("{i}\n")).collect();
-    end(&mut h, "s", exec_output(&format!("{numbers}Exit code: 0 (took 0.01s)"), 0));
+    end(
+        &mut h,
+        "s",
+        exec_output(&format!("{numbers}Exit code: 0 (took 0.01s)"), 0),
+    );
     begin(
         &mut h,
         "p",
@@ -135,4 +139,86 @@ fn snapshot_new_output_below_marker() {
     h.press(key(KeyCode::End));
     assert!(!h.screen(80, 24).contains("new output below"));
     assert!(!h.app.transcript.new_output_below());
+}
+
+fn offer(workspace: &std::path::Path, user_config: &std::path::Path) -> crate::tui::state::trust::TrustOffer {
+    crate::tui::state::trust::TrustOffer {
+        workspace: workspace.to_path_buf(),
+        user_config: user_config.to_path_buf(),
+        files: vec![".tern/config.toml".into(), ".mcp.json".into()],
+        servers: vec![
+            ("db".into(), "db-server --port 5432".into()),
+            ("docs".into(), "npx -y @acme/docs-mcp --token ${DOCS_TOKEN}".into()),
+        ],
+        changes: vec![
+            "commands run without asking: cargo test, make".into(),
+            "its hooks run commands at points of the session".into(),
+        ],
+    }
+}
+
+#[test]
+fn snapshot_trust_prompt() {
+    let mut h = harness();
+    let offer = offer(
+        std::path::Path::new("/work/proj"),
+        std::path::Path::new("/home/u/.config/tern/config.toml"),
+    );
+    h.app
+        .layers
+        .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer)));
+    let small = h.screen(80, 24);
+    assert!(small.contains("Trust this project?") && small.contains("t trust") && small.contains("n not now"));
+    assert!(small.contains("npx -y @acme/docs-mcp") && small.contains("cargo test, make"));
+    insta::assert_snapshot!("trust_80x24", small);
+    insta::assert_snapshot!("trust_120x40", h.screen(120, 40));
+}
+
+#[test]
+fn trusting_writes_the_user_config_and_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("config/tern/config.toml");
+    let mut h = harness();
+    h.app
+        .layers
+        .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer(
+            dir.path(),
+            &user,
+        ))));
+    // Other keys wait for the answer.
+    h.keys("x");
+    assert_eq!(h.app.layers.len(), 1);
+    assert!(h.app.switch.is_none());
+    h.keys("t");
+    assert!(h.app.layers.is_empty());
+    assert_eq!(h.app.switch, Some(crate::tui::switch::SessionSwitch::Reload));
+    let written = crate::config::ConfigFile::load(&user).unwrap().unwrap();
+    assert_eq!(written.trusted_projects, [std::fs::canonicalize(dir.path()).unwrap()]);
+}
+
+#[test]
+fn not_now_leaves_everything_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("config.toml");
+    for answer in [key(KeyCode::Char('n')), key(KeyCode::Esc)] {
+        let mut h = harness();
+        h.app
+            .layers
+            .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer(
+                dir.path(),
+                &user,
+            ))));
+        h.press(answer);
+        assert!(h.app.layers.is_empty());
+        assert!(h.app.switch.is_none());
+        assert!(!user.exists(), "nothing is written when not trusted");
+        assert!(
+            h.app
+                .state
+                .status
+                .flash
+                .as_ref()
+                .is_some_and(|(f, _)| f.contains("asked again next start"))
+        );
+    }
 }

@@ -34,10 +34,7 @@ pub fn shown(state: &AppState) -> bool {
     !state.status.busy
         && state.approvals.is_empty()
         && state.elicitations.is_empty()
-        && state
-            .cells
-            .iter()
-            .all(|c| matches!(c.kind, CellKind::Notice { .. }))
+        && state.cells.iter().all(|c| matches!(c.kind, CellKind::Notice { .. }))
 }
 
 /// The label column's width.

@@ -30,7 +30,8 @@ async fn failed_command_shows_its_error_line_not_the_stderr_label() {
     assert!(!s.contains("STDERR"), "{s}");
 
     // Progress on stderr first, the error after: the error line wins.
-    let call = run("echo '   Compiling foo v0.1.0' >&2; echo 'error[E0425]: cannot find value `x`' >&2; exit 101").await;
+    let call =
+        run("echo '   Compiling foo v0.1.0' >&2; echo 'error[E0425]: cannot find value `x`' >&2; exit 101").await;
     assert_eq!(summary_of(&call), "error[E0425]: cannot find value `x`");
 
     // Nothing on stderr: the last stdout line says what happened.

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
-use super::summary::{call_label, exec_tail, more_lines};
 pub use super::summary::summary;
+use super::summary::{call_label, exec_tail, more_lines};
 use crate::protocol::{ToolDetails, ToolOutput};
 use crate::tui::diff::{DiffOptions, render_diff};
 use crate::tui::state::calls::{CallStatus, ToolCallState};
@@ -226,7 +226,10 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     for (i, (text, style)) in rows.into_iter().enumerate() {
         let lead = if i == 0 { "  └ " } else { "    " };
-        out.push(Line::from(Span::styled(truncate(&format!("{lead}{text}"), room), style)));
+        out.push(Line::from(Span::styled(
+            truncate(&format!("{lead}{text}"), room),
+            style,
+        )));
     }
     out
 }

@@ -432,7 +432,10 @@ fn render_marker(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         height: 1,
     };
     frame.render_widget(
-        Paragraph::new(Line::styled(MARKER, theme.accent.add_modifier(ratatui::style::Modifier::REVERSED))),
+        Paragraph::new(Line::styled(
+            MARKER,
+            theme.accent.add_modifier(ratatui::style::Modifier::REVERSED),
+        )),
         at,
     );
 }

@@ -233,6 +233,7 @@ pub fn describe(effects: &[Effect]) -> Vec<String> {
             Effect::Copy(text) => format!("copy {} bytes", text.len()),
             Effect::Notice(text) => format!("notice {text}"),
             Effect::Switch(path) => format!("switch {}", path.display()),
+            Effect::Reload => "reload".to_string(),
         })
         .collect()
 }
