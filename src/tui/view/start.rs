@@ -65,14 +65,13 @@ pub fn lines(
     };
     let home = std::env::home_dir().map(|h| h.display().to_string());
     let short = |path: &str| -> String {
-        let path = match path.strip_prefix(&format!("{}/", status.workspace)) {
+        match path.strip_prefix(&format!("{}/", status.workspace)) {
             Some(inside) if !status.workspace.is_empty() => inside.to_string(),
             _ => match home.as_deref().and_then(|h| path.strip_prefix(h)) {
                 Some(rest) if rest.starts_with('/') => format!("~{rest}"),
                 _ => path.to_string(),
             },
-        };
-        path
+        }
     };
     out.push(row(
         "workspace",
