@@ -98,7 +98,7 @@ impl Layer for TrustLayer {
             KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
                 ctx.effect(Effect::Close);
                 ctx.effect(Effect::Notice(
-                    "project not trusted: its config and .mcp.json stay ignored (asked again next start)".into(),
+                    "project not trusted: its config stays ignored (asked again next start)".into(),
                 ));
             }
             KeyCode::Down | KeyCode::Char('j') => self.scroll += 1,
