@@ -422,3 +422,25 @@ fn thousands_of_calls() {
     let screen = h.screen_text(100, 20);
     assert!(screen.contains("src/file_41.rs"), "{screen}");
 }
+
+#[test]
+fn patch_rows_name_the_files_they_touch() {
+    use crate::protocol::{FileDiff, ToolDetails};
+    let mut h = Harness::new();
+    let args = json!({"edits": [
+        {"path": "src/parser.rs", "old_text": "a", "new_text": "b"},
+        {"path": "docs/guide.md", "old_text": "c", "new_text": "d"}
+    ]});
+    // One still running (named from its arguments), one done (named from its diffs).
+    h.calls.push(call("call_patch_running", "apply_patch", args, 40));
+    h.calls.push(done(
+        call("call_patch_done", "apply_patch", json!({"edits": []}), 41),
+        ToolOutput::text("applied").with_details(ToolDetails::Diffs {
+            diffs: vec![FileDiff::new("src/lexer.rs", Some("x\n".into()), Some("y\n".into()))],
+        }),
+        3,
+    ));
+    let screen = h.screen_text(100, 20);
+    assert!(screen.contains("apply_patch  src/parser.rs, docs/guide.md (2 files)"), "{screen}");
+    assert!(screen.contains("apply_patch  src/lexer.rs"), "{screen}");
+}
