@@ -627,7 +627,7 @@ pub fn no_provider_help() -> String {
          export OPENAI_API_KEY=sk-...          # OpenAI (or OPENAI_BASE_URL for any OpenAI-compatible server)\n  \
          export ANTHROPIC_API_KEY=sk-ant-...   # Anthropic\n  \
          ollama serve                          # a local model through Ollama\n\
-         or write {user} (or .tern/config.toml in the project), for example:\n  \
+         or write {user} (or .tern/config.toml in a trusted project), for example:\n  \
          provider = \"openai\"\n  base_url = \"http://127.0.0.1:8080/v1\"\n  model = \"qwen2.5-coder\"\n\
          Flags override everything: --provider, --model, --base-url.\n\
          To look around first, `tern --demo` plays a scripted session with no key or network."

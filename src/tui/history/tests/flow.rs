@@ -441,6 +441,9 @@ fn patch_rows_name_the_files_they_touch() {
         3,
     ));
     let screen = h.screen_text(100, 20);
-    assert!(screen.contains("apply_patch  src/parser.rs, docs/guide.md (2 files)"), "{screen}");
+    assert!(
+        screen.contains("apply_patch  src/parser.rs, docs/guide.md (2 files)"),
+        "{screen}"
+    );
     assert!(screen.contains("apply_patch  src/lexer.rs"), "{screen}");
 }
