@@ -222,3 +222,26 @@ fn not_now_leaves_everything_as_it_was() {
         );
     }
 }
+
+#[test]
+fn a_long_trust_prompt_scrolls_within_a_small_screen() {
+    let mut h = harness();
+    let mut offer = offer(
+        std::path::Path::new("/work/proj"),
+        std::path::Path::new("/home/u/.config/tern/config.toml"),
+    );
+    offer.servers = (0..30)
+        .map(|i| (format!("server{i}"), format!("run-server-{i}")))
+        .collect();
+    h.app
+        .layers
+        .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer)));
+    let first = h.screen(80, 24);
+    assert!(first.contains("t trust") && first.contains("↑↓ more"), "{first}");
+    assert!(!first.contains("server29"), "{first}");
+    for _ in 0..40 {
+        h.press(key(KeyCode::Down));
+    }
+    let last = h.screen(80, 24);
+    assert!(last.contains("server29") && last.contains("t trust"), "{last}");
+}

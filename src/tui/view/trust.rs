@@ -114,7 +114,10 @@ impl Layer for TrustLayer {
         let width = area.width.saturating_sub(4).min(96);
         let inner = width.saturating_sub(4);
         let lines = wrap_lines(self.lines(theme), inner, "  ");
-        let footer = Line::from(vec![
+        // Borders, a blank and the keys around the text; taller text scrolls (↑↓).
+        let room = usize::from(area.height.saturating_sub(5));
+        let visible = lines.len().min(room);
+        let mut footer = Line::from(vec![
             Span::styled(" t", theme.accent),
             Span::styled(" trust   ", theme.dim),
             Span::styled("n", theme.accent),
@@ -122,9 +125,10 @@ impl Layer for TrustLayer {
             Span::styled("Esc", theme.accent),
             Span::styled(" not now", theme.dim),
         ]);
-        // Borders, a blank and the keys around the text; taller text scrolls (↑↓).
-        let room = usize::from(area.height.saturating_sub(5));
-        let visible = lines.len().min(room);
+        if visible < lines.len() {
+            footer.spans.push(Span::styled("   ↑↓", theme.accent));
+            footer.spans.push(Span::styled(" more", theme.dim));
+        }
         self.scroll = self.scroll.min(lines.len() - visible);
         let mut shown: Vec<Line<'static>> = lines.into_iter().skip(self.scroll).take(visible).collect();
         shown.push(Line::default());
