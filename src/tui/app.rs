@@ -24,6 +24,8 @@ use super::view::help::HelpLayer;
 use super::view::{status, transcript::TranscriptView};
 use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
 
+mod reveal;
+
 /// The shortest time between two frames (~60 per second).
 pub const FRAME: Duration = Duration::from_millis(16);
 /// The frame interval while only an animation (spinner, timer) moves.
@@ -126,6 +128,8 @@ pub struct App {
     pub custom: crate::commands::CustomCommands,
     /// A subagent's transcript shown in place of the main one.
     pub viewer: Option<super::view::subagent::SubagentViewer>,
+    /// A slash command waits for the agent's answer, to be scrolled into view (`reveal.rs`).
+    awaiting_reply: bool,
 }
 
 impl App {
@@ -153,6 +157,7 @@ impl App {
             switch: None,
             custom: Default::default(),
             viewer: None,
+            awaiting_reply: false,
         }
     }
 
@@ -190,7 +195,11 @@ impl App {
             Event::Rewound { text, .. } => Some(text.clone()),
             _ => None,
         };
+        let answer = reveal::is_answer(&event);
+        self.awaiting_reply &= !matches!(event, Event::TurnStarted { .. });
+        let before = self.state.cells.len();
         self.state.apply(event);
+        self.reveal_reply(answer, before);
         if let Some(text) = rewound {
             // The cut transcript starts afresh, and the message is back in the composer for editing.
             self.transcript = TranscriptView::new();
@@ -233,6 +242,11 @@ impl App {
 
     pub fn animating(&self) -> bool {
         self.state.animating() || self.layers.iter().any(|l| l.animating())
+    }
+
+    /// When to draw again with nothing happening (a status message's deadline), for a loop that is otherwise idle.
+    pub fn wake_at(&self) -> Option<Instant> {
+        self.state.wake_at()
     }
 
     pub fn on_terminal_event(&mut self, event: TermEvent) {
@@ -301,7 +315,7 @@ impl App {
                 if key.code == KeyCode::Esc && (self.state.status.busy || self.state.subagents_running()) =>
             {
                 self.send(Op::Interrupt);
-                self.state.flash("interrupting…");
+                self.state.flash_while_turn("interrupting…");
             }
             Some(Action::Interrupt) => self.composer_key(key),
             Some(Action::Help) if key.code == KeyCode::Char('?') && !composer_empty => self.composer_key(key),
@@ -316,7 +330,7 @@ impl App {
     fn ctrl_c(&mut self) {
         if self.state.status.busy {
             self.send(Op::Interrupt);
-            self.state.flash("interrupting… (Ctrl+C again to quit)");
+            self.state.flash_while_turn("interrupting… (Ctrl+C again to quit)");
         } else if !self.composer.is_empty() {
             self.composer.set_text("");
             return;
@@ -326,7 +340,8 @@ impl App {
             _ => {
                 self.last_ctrl_c = Some(Instant::now());
                 if !self.state.status.busy {
-                    self.state.flash("press Ctrl+C again to quit");
+                    // True only as long as a second press would quit.
+                    self.state.flash_for("press Ctrl+C again to quit", DOUBLE_CTRL_C);
                 }
             }
         }
@@ -360,6 +375,15 @@ impl App {
             Action::History => self.layers.push(Box::new(HistoryLayer::new())),
             Action::Help => self.open_help(),
             Action::Quit => self.quit = true,
+            Action::ToggleMouse => {
+                let off = !self.state.status.mouse_off;
+                self.state.status.mouse_off = off;
+                self.state.flash(if off {
+                    "mouse capture off: select text with the mouse"
+                } else {
+                    "mouse capture on: the wheel scrolls"
+                });
+            }
         }
     }
 
@@ -406,7 +430,7 @@ impl App {
     fn composer_key(&mut self, key: KeyEvent) {
         match self.composer.handle_key(key) {
             ComposerAction::Submit(text) => self.submit(text),
-            ComposerAction::Command { name, args } => self.command(&name, args.trim()),
+            ComposerAction::Command { name, args } => self.run_command(&name, args.trim()),
             ComposerAction::Consumed | ComposerAction::Ignored => {}
         }
     }
@@ -464,6 +488,7 @@ impl App {
                     return;
                 }
                 self.send(Op::NewConversation);
+                self.state.forget_usage();
                 self.state.cells.clear();
                 self.state.clear_plan();
                 self.transcript = TranscriptView::new();
@@ -564,6 +589,7 @@ impl App {
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         #[cfg(debug_assertions)]
         test_panic_in_view(&self.state);
+        self.state.expire_flash(Instant::now());
         let area = frame.area();
         let composer_h = self
             .composer

@@ -24,6 +24,7 @@ pub enum Action {
     History,
     Help,
     Quit,
+    ToggleMouse,
 }
 
 impl Action {
@@ -55,6 +56,11 @@ impl Action {
         (Action::History, "history", "browse every tool result"),
         (Action::Help, "help", "this help"),
         (Action::Quit, "quit", "quit"),
+        (
+            Action::ToggleMouse,
+            "toggle_mouse",
+            "mouse capture off / on (off: the terminal selects text)",
+        ),
     ];
 
     fn from_name(name: &str) -> Option<Action> {

@@ -40,6 +40,7 @@ pub async fn launch(
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
     let custom = crate::commands::CustomCommands::load(&workspace, &app::builtin_names());
+    let mouse = crate::config::tui::load(&workspace).mouse();
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx);
     let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
@@ -74,5 +75,5 @@ pub async fn launch(
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }
-    terminal::run(app, agent, notify_rx, true, signals, sessions).await
+    terminal::run(app, agent, notify_rx, mouse, signals, sessions).await
 }

@@ -556,3 +556,6 @@ mod app_plan;
 
 #[path = "app_mcp.rs"]
 mod app_mcp;
+
+#[path = "app_keys.rs"]
+mod app_keys;

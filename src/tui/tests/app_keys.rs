@@ -1,0 +1,139 @@
+//! Flow tests of the keys and rough edges of issue 11 item 5 (status messages, slash output, `/new`, mouse, help,
+//! reasoning), on the app harness of `app.rs`.
+
+use std::time::Instant;
+
+use super::*;
+use crate::protocol::Usage;
+
+fn typed_command(h: &mut Harness, line: &str) {
+    h.keys(line);
+    h.press(key(KeyCode::Enter));
+}
+
+/// Fifty turns, then scrolled up well away from the end.
+fn scrolled_up(h: &mut Harness) {
+    for i in 0..50 {
+        h.event(Event::TurnStarted {
+            turn: i,
+            text: format!("message number {i}"),
+        });
+        h.event(Event::TurnFinished {
+            reason: TurnEnd::Completed,
+        });
+    }
+    let _ = h.screen(80, 24);
+    h.press(key(KeyCode::PageUp));
+    h.press(key(KeyCode::PageUp));
+    let screen = h.screen(80, 24);
+    assert!(!screen.contains("message number 49"), "{screen}");
+}
+
+#[test]
+fn slash_output_printed_at_once_scrolls_into_view() {
+    let mut h = harness();
+    scrolled_up(&mut h);
+    typed_command(&mut h, "/model");
+    let screen = h.screen(80, 24);
+    assert!(screen.contains("model: gpt-4.1 (switch with /model NAME)"), "{screen}");
+}
+
+#[test]
+fn slash_output_answered_later_scrolls_into_view_when_it_arrives() {
+    let mut h = harness();
+    scrolled_up(&mut h);
+    typed_command(&mut h, "/context");
+    assert_eq!(h.sent(), vec![Op::ShowContext]);
+    let _ = h.screen(80, 24);
+    h.event(Event::Notice {
+        text: "context reloaded: 3 files".into(),
+    });
+    let screen = h.screen(80, 24);
+    assert!(screen.contains("context reloaded: 3 files"), "{screen}");
+    // Answered: a later notice leaves a scrolled-up view where it is.
+    h.press(key(KeyCode::PageUp));
+    h.press(key(KeyCode::PageUp));
+    let _ = h.screen(80, 24);
+    h.event(Event::Notice {
+        text: "a notice nobody asked for".into(),
+    });
+    let screen = h.screen(80, 24);
+    assert!(!screen.contains("a notice nobody asked for"), "{screen}");
+}
+
+#[test]
+fn new_conversation_resets_the_token_count_and_context_meter() {
+    let mut h = harness();
+    h.event(Event::TokenUsage {
+        last: Usage {
+            input_tokens: 64_000,
+            output_tokens: 1_000,
+            ..Usage::default()
+        },
+        total: Usage {
+            input_tokens: 90_000,
+            output_tokens: 2_345,
+            ..Usage::default()
+        },
+    });
+    let screen = h.screen(120, 10);
+    assert!(
+        screen.contains("92.3k tokens") && screen.contains("50% context left"),
+        "{screen}"
+    );
+    typed_command(&mut h, "/new");
+    assert_eq!(h.sent(), vec![Op::NewConversation]);
+    let screen = h.screen(120, 10);
+    assert!(
+        !screen.contains("tokens") && !screen.contains("context left"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn ctrl_c_hint_lasts_as_long_as_a_second_press_quits() {
+    let mut h = harness();
+    h.press(ctrl('c'));
+    let screen = h.screen(80, 5);
+    assert!(screen.contains("press Ctrl+C again to quit"), "{screen}");
+    let deadline = h.app.wake_at().unwrap();
+    let lasts = deadline - Instant::now();
+    assert!(lasts <= DOUBLE_CTRL_C, "{lasts:?}");
+    assert!(!h.app.quit);
+    // Drawn at the deadline (the loop's one wake-up), the message is gone and nothing more is scheduled.
+    h.app.state.expire_flash(deadline);
+    assert_eq!(h.app.state.flash_text(deadline), None);
+    assert_eq!(h.app.wake_at(), None);
+}
+
+#[test]
+fn interrupting_goes_away_when_the_turn_ends() {
+    let mut h = harness();
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "go".into(),
+    });
+    h.press(key(KeyCode::Esc));
+    assert_eq!(h.sent(), vec![Op::Interrupt]);
+    assert!(h.screen(100, 5).contains("interrupting…"));
+    h.event(Event::TurnFinished {
+        reason: TurnEnd::Interrupted,
+    });
+    let screen = h.screen(100, 5);
+    assert!(!screen.contains("interrupting"), "{screen}");
+}
+
+#[test]
+fn f2_turns_mouse_capture_off_and_on_and_the_status_bar_says_so() {
+    let mut h = harness();
+    assert!(!h.screen(100, 5).contains("mouse off"));
+    h.press(key(KeyCode::F(2)));
+    assert!(h.app.state.status.mouse_off);
+    let screen = h.screen(100, 5);
+    assert!(screen.contains("mouse off"), "{screen}");
+    h.press(key(KeyCode::F(2)));
+    assert!(!h.app.state.status.mouse_off);
+    let _ = h.screen(100, 5);
+    h.app.state.status.flash = None;
+    assert!(!h.screen(100, 5).contains("mouse off"));
+}
