@@ -431,6 +431,7 @@ impl App {
         match self.composer.handle_key(key) {
             ComposerAction::Submit(text) => self.submit(text),
             ComposerAction::Command { name, args } => self.run_command(&name, args.trim()),
+            ComposerAction::Notice(text) => self.state.flash(text),
             ComposerAction::Consumed | ComposerAction::Ignored => {}
         }
     }

@@ -547,7 +547,8 @@ impl AppState {
                 _ => None,
             })
             .collect();
-        Some((question.clone(), answer.join("\n\n")))
+        let question = crate::tui::composer::attach::strip_blocks(question).to_string();
+        Some((question, answer.join("\n\n")))
     }
 }
 

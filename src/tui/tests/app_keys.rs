@@ -137,3 +137,29 @@ fn f2_turns_mouse_capture_off_and_on_and_the_status_bar_says_so() {
     h.app.state.status.flash = None;
     assert!(!h.screen(100, 5).contains("mouse off"));
 }
+
+#[test]
+fn an_attached_file_goes_to_the_model_and_the_transcript_shows_its_chip() {
+    let mut h = harness();
+    std::fs::write(h._dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let policy = crate::tools::path_policy::PathPolicy::new(h._dir.path()).unwrap();
+    let file = crate::tui::composer::attach::read_file(&policy, "notes.txt").unwrap();
+    h.keys("sum up ");
+    h.app.composer.attach(file);
+    h.press(key(KeyCode::Enter));
+    let sent = h.sent();
+    let [Op::UserTurn { text }] = &sent[..] else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(
+        text,
+        "sum up @notes.txt (11 B) \n\n<attachment source=\"notes.txt\">\nalpha\nbeta\n</attachment>"
+    );
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: text.clone(),
+    });
+    let screen = h.screen(80, 12);
+    assert!(screen.contains("› sum up @notes.txt (11 B)"), "{screen}");
+    assert!(!screen.contains("alpha") && !screen.contains("attachment"), "{screen}");
+}

@@ -7,6 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::tool_pane;
+use crate::tui::composer::attach::strip_blocks;
 use crate::tui::markdown::render_markdown;
 use crate::tui::state::calls::{CallStatus, ToolCallState};
 use crate::tui::state::{Cell, CellKind, Level};
@@ -26,7 +27,8 @@ pub fn render_cell(
 ) -> Vec<Line<'static>> {
     let inner = width.saturating_sub(GUTTER).max(8);
     let mut lines = match &cell.kind {
-        CellKind::User(text) => user(text, inner, theme),
+        // Attached files show as their chips in the text, not whole.
+        CellKind::User(text) => user(strip_blocks(text), inner, theme),
         CellKind::Assistant { text, .. } => render_markdown(text, inner, theme),
         CellKind::Reasoning {
             text,
