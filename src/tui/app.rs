@@ -367,7 +367,10 @@ impl App {
                 }
             }
             Action::ToggleReasoning => {
-                if !self.state.toggle_reasoning() {
+                let near = (self.transcript.selected_call)
+                    .and_then(|i| self.state.calls.get(i))
+                    .and_then(|call| self.state.cell_of_call(&call.call_id));
+                if !self.state.toggle_reasoning(near) {
                     self.state.flash("no reasoning to show");
                 }
             }

@@ -55,6 +55,15 @@ use paste::PasteStore;
 use popup::{Anchor, Popup};
 pub use slash::SlashCommand;
 
+/// Which keys the composer takes, for checks of the help screen's table.
+#[cfg(test)]
+pub mod keys_for_help {
+    /// True when the composer uses `key` (as opposed to leaving it to the app).
+    pub fn consumes(key: &crossterm::event::KeyEvent) -> bool {
+        super::keys::intent(key) != super::keys::Intent::Ignore
+    }
+}
+
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ComposerAction {

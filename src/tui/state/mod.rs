@@ -4,6 +4,7 @@ pub mod calls;
 pub mod elicit;
 pub mod flash;
 pub mod plan;
+mod reasoning;
 mod replay;
 pub mod subagents;
 
@@ -199,22 +200,6 @@ impl AppState {
         if let Some(&cell) = self.call_cell.get(&call) {
             self.touch(cell);
         }
-    }
-
-    /// Flips the last reasoning cell open or closed.
-    pub fn toggle_reasoning(&mut self) -> bool {
-        let Some(index) = self
-            .cells
-            .iter()
-            .rposition(|c| matches!(c.kind, CellKind::Reasoning { .. }))
-        else {
-            return false;
-        };
-        if let CellKind::Reasoning { expanded, .. } = &mut self.cells[index].kind {
-            *expanded = !*expanded;
-        }
-        self.touch(index);
-        true
     }
 
     /// True while something on screen moves (a spinner, a running timer).

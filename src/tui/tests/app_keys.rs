@@ -163,3 +163,44 @@ fn an_attached_file_goes_to_the_model_and_the_transcript_shows_its_chip() {
     assert!(screen.contains("› sum up @notes.txt (11 B)"), "{screen}");
     assert!(!screen.contains("alpha") && !screen.contains("attachment"), "{screen}");
 }
+
+/// A turn whose reasoning is markdown, then an answer.
+fn reasoned_turn(h: &mut Harness) {
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "why does the parser panic?".into(),
+    });
+    h.event(Event::ReasoningDelta {
+        text: "## Plan\n\n1. Read `parse()` in **src/parser.rs**.\n2. Check the empty-input path:\n\n```rust\nlet first = tokens[0];\n```\n\nThat indexes without a check.".into(),
+    });
+    h.event(Event::AssistantMessage {
+        text: "`parse(\"\")` indexes `tokens[0]` on empty input.".into(),
+        reasoning: None,
+    });
+    h.event(Event::TurnFinished {
+        reason: TurnEnd::Completed,
+    });
+}
+
+#[test]
+fn ctrl_r_shows_reasoning_as_markdown_and_folds_it_again() {
+    let mut h = harness();
+    reasoned_turn(&mut h);
+    let folded = h.screen(80, 24);
+    assert!(folded.contains("▸ Thought") && !folded.contains("Plan"), "{folded}");
+    h.press(ctrl('r'));
+    insta::assert_snapshot!("expanded_reasoning_80x24", h.screen(80, 24));
+    insta::assert_snapshot!("expanded_reasoning_120x40", h.screen(120, 40));
+    let shown = h.screen(80, 24);
+    // Markdown, not its source: no `##`, no `**`, the code block without fences.
+    assert!(
+        shown.contains("Plan") && !shown.contains("##") && !shown.contains("**"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("let first = tokens[0];") && !shown.contains("```"),
+        "{shown}"
+    );
+    h.press(ctrl('r'));
+    assert_eq!(h.screen(80, 24), folded);
+}

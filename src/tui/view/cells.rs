@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::tool_pane;
@@ -121,12 +121,13 @@ fn reasoning(text: &str, streaming: bool, expanded: bool, width: u16, theme: &Th
         ),
     ])];
     if expanded {
-        for line in text.lines() {
-            out.extend(wrap_line(
-                Line::from(Span::styled(format!("  {line}"), theme.reasoning)),
-                width,
-                "  ",
-            ));
+        // Markdown, as the model wrote it, behind a dim bar that says whose thoughts these are.
+        for mut line in render_markdown(text, width.saturating_sub(2).max(8), theme) {
+            for span in &mut line.spans {
+                span.style = span.style.add_modifier(Modifier::ITALIC);
+            }
+            line.spans.insert(0, Span::styled("│ ", theme.reasoning));
+            out.push(line);
         }
     }
     out
