@@ -91,6 +91,14 @@ pub const COMPOSER_KEYS: &[(&str, &str, &str)] = &[
     ("ctrl+a", "Ctrl+A, Ctrl+E", "line start, line end"),
 ];
 
+/// How to get Shift+Enter in a terminal that does not report it, for the help screen (and the README).
+pub const SHIFT_ENTER_SETUP: &str = "tern turns on the kitty keyboard protocol where the terminal has it (kitty, \
+foot, Ghostty, Alacritty; WezTerm with enable_kitty_keyboard = true), and Shift+Enter then inserts a new line; so \
+does iTerm2 with \"Report keys using CSI u\" on. Elsewhere use Alt+Enter or Ctrl+J, or end the line with \\ and \
+press Enter, or have the terminal send ESC Enter for Shift+Enter (VS Code: a keybinding for shift+enter running \
+workbench.action.terminal.sendSequence with text \"\\u001b\\r\"; Windows Terminal: a sendInput action with \
+input \"\\u001b\\r\").";
+
 #[derive(Debug, Clone)]
 pub struct Keymap {
     bindings: HashMap<Action, Vec<KeyBinding>>,

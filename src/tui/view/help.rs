@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use crate::tui::composer::SlashCommand;
-use crate::tui::keymap::COMPOSER_KEYS;
+use crate::tui::keymap::{COMPOSER_KEYS, SHIFT_ENTER_SETUP};
 use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{width as text_width, wrap_line};
@@ -69,7 +69,11 @@ impl HelpLayer {
                 })
                 .collect(),
         };
-        (vec![keys, composer], vec![commands])
+        let terminals = Section {
+            heading: "Shift+Enter in your terminal",
+            entries: vec![(String::new(), SHIFT_ENTER_SETUP.to_string())],
+        };
+        (vec![keys, composer], vec![commands, terminals])
     }
 
     /// The rows of the help for an inner width: two columns side by side, or one after the other.
@@ -124,7 +128,10 @@ fn column(sections: &[Section], width: u16, theme: &Theme) -> Vec<Line<'static>>
         }
         out.push(Line::from(Span::styled(section.heading, theme.heading)));
         for (keys, help) in &section.entries {
-            if text_width(keys) > key_w {
+            if keys.is_empty() {
+                // Prose.
+                out.extend(wrap_line(Line::from(format!("  {help}")), width, "  "));
+            } else if text_width(keys) > key_w {
                 out.extend(wrap_line(
                     Line::from(Span::styled(format!("  {keys}"), theme.accent)),
                     width,
