@@ -29,8 +29,9 @@ pub const KITTY_FLAGS: KeyboardEnhancementFlags = KeyboardEnhancementFlags::DISA
 static KITTY_PUSHED: AtomicBool = AtomicBool::new(false);
 
 /// Whether the terminal speaks the kitty keyboard protocol, asked in raw mode and waited for at most
-/// `KITTY_QUERY_WAIT`. crossterm's own query waits up to two seconds for a silent terminal; it runs on a thread of
-/// its own, and a late answer is simply not used.
+/// `KITTY_QUERY_WAIT`. crossterm's own query waits up to two seconds for a terminal that answers neither it nor the
+/// device-attributes query sent with it (every common terminal answers the latter at once); it runs on a thread of
+/// its own, a late answer is not used, and until it gives up, keys wait in crossterm's queue (none is lost).
 pub fn kitty_supported() -> bool {
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
