@@ -31,7 +31,7 @@ use super::switch::StartSession;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::protocol::Op;
 
-mod modes;
+pub mod modes;
 
 /// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);

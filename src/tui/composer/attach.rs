@@ -1,4 +1,5 @@
-//! Attachments: content sent with a message, shown in the composer as one chip (`@src/main.rs (12.3 KB)`) and in the
+//! Attachments: content sent with a message, shown in the composer as one chip (`@src/main.rs (12.3 KB)`, or
+//! `(120.0 KB, cut)` when only its start is sent) and in the
 //! transcript as that chip only. Choosing a file in the `@` popup attaches it; other sources (an MCP resource) make an
 //! [`Attachment`] of their own and hand it to `Composer::attach`.
 //!
@@ -118,8 +119,9 @@ pub fn read_file(policy: &PathPolicy, path: &str) -> Result<Attachment, AttachEr
         Err(_) => return Err(AttachError::Binary(path.to_string())),
     };
     let (content, note) = cap(text, cut_bytes, meta.len());
+    let cut = if note.is_some() { ", cut" } else { "" };
     Ok(Attachment {
-        label: format!("@{path} ({})", human_size(meta.len())),
+        label: format!("@{path} ({}{cut})", human_size(meta.len())),
         source: path.to_string(),
         content,
         note,
@@ -300,7 +302,7 @@ mod tests {
             a.note.as_deref(),
             Some(format!("cut: the first 2,000 lines of a {size} file").as_str())
         );
-        assert_eq!(a.label, format!("@many.txt ({size})"));
+        assert_eq!(a.label, format!("@many.txt ({size}, cut)"), "the chip says it was cut");
 
         // 1,000 lines of 100 bytes: over the byte cap before the line cap; the half line at the cut is left out.
         let wide = format!("{}\n", "é".repeat(50) + "x").repeat(1_000);

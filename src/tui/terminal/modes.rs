@@ -5,7 +5,8 @@
 //! tell apart (Shift+Enter arrives as `CSI 13;2u` instead of a bare `\r`), which is what Shift+Enter in the composer
 //! needs. Support is asked once at start-up, and the answer is waited for only briefly: a terminal that never answers
 //! must not hold up the first frame. The flags are popped only if they were pushed, so a parent program's own flags
-//! (tern run inside another full-screen program) stay as they were.
+//! (tern run inside another full-screen program) stay as they were. A program run in the middle (`$EDITOR`) gets the
+//! terminal with `leave` and gives it back with `resume`.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,8 @@ pub const KITTY_FLAGS: KeyboardEnhancementFlags = KeyboardEnhancementFlags::DISA
 
 /// The flags are pushed now, so every way out pops them (once).
 static KITTY_PUSHED: AtomicBool = AtomicBool::new(false);
+/// The terminal said it has the protocol (asked once, at start-up), for `resume`.
+static KITTY_SUPPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Whether the terminal speaks the kitty keyboard protocol, asked in raw mode and waited for at most
 /// `KITTY_QUERY_WAIT`. crossterm's own query waits up to two seconds for a terminal that answers neither it nor the
@@ -53,12 +56,18 @@ pub fn enter(out: &mut impl Write, kitty: bool, mouse: bool) -> std::io::Result<
         cursor::Hide,
         Clear(ClearType::All)
     )?;
-    if kitty {
+    KITTY_SUPPORTED.store(kitty, Ordering::SeqCst);
+    if kitty && !KITTY_PUSHED.swap(true, Ordering::SeqCst) {
         queue!(out, PushKeyboardEnhancementFlags(KITTY_FLAGS))?;
-        KITTY_PUSHED.store(true, Ordering::SeqCst);
     }
     set_mouse(out, mouse)?;
     out.flush()
+}
+
+/// Enters the full screen again after `leave` (a program such as `$EDITOR` had the terminal meanwhile), with the
+/// keyboard flags if the terminal had them at start-up. Raw mode is the caller's.
+pub fn resume(out: &mut impl Write, mouse: bool) -> std::io::Result<()> {
+    enter(out, KITTY_SUPPORTED.load(Ordering::SeqCst), mouse)
 }
 
 /// Turns mouse capture on or off.
@@ -122,5 +131,14 @@ mod tests {
         let mut out = Vec::new();
         leave(&mut out).unwrap();
         assert!(!text(out).contains(pop), "a second restore pops nothing");
+
+        // Back from an editor: pushed again, once, and popped again on the way out.
+        let mut out = Vec::new();
+        resume(&mut out, true).unwrap();
+        resume(&mut out, true).unwrap();
+        assert_eq!(text(out).matches(push).count(), 1);
+        let mut out = Vec::new();
+        leave(&mut out).unwrap();
+        assert!(text(out).contains(pop));
     }
 }

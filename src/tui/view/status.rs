@@ -60,7 +60,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     }
     if status.mouse_off {
         // Said on the left, which never gives way: the wheel does nothing until capture is back on.
-        left.push(Span::styled("mouse off: select with the mouse ", theme.dim));
+        left.push(Span::styled("mouse off ", theme.accent));
     }
     let model = if status.model.is_empty() {
         "connecting…".to_string()
