@@ -19,7 +19,8 @@
 //! Choosing a file in the `@` popup attaches its contents (see `attach.rs`): the box shows a chip
 //! (`@src/main.rs (12.3 KB)`) that Backspace or Delete removes whole, and the submitted message carries the file in a
 //! delimited block after the text. A file that cannot be attached (binary, outside the workspace) stays a plain path
-//! mention, and [`ComposerAction::Notice`] says why.
+//! mention, and [`ComposerAction::Notice`] says why. A message recalled from history brings its attachments back
+//! (those of the last `RECALLED_ATTACHMENTS` messages sent with some).
 //!
 //! Large pastes (see `paste.rs`) show as `[pasted 2,345 chars, 40 lines]`; [`Composer::text`] and submits expand
 //! them back to exactly what was pasted. [`Composer::set_text`] takes text literally (never collapsed), and history
@@ -64,6 +65,9 @@ pub mod keys_for_help {
     }
 }
 
+/// How many recent messages keep their attachments for history recall (each at most `attach::MAX_BYTES` a file).
+const RECALLED_ATTACHMENTS: usize = 20;
+
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ComposerAction {
@@ -87,6 +91,9 @@ pub struct Composer {
     pastes: PasteStore,
     /// What the chips in the text stand for.
     attachments: Attachments,
+    /// The attachments of the recent messages sent with some, by their text as history recalls it, so a recalled
+    /// message sends its files again.
+    sent_attachments: std::collections::VecDeque<(String, Vec<Attachment>)>,
     /// Which files may be attached (the agent's read policy for the workspace), made on the first attach.
     policy: Option<crate::tools::path_policy::PathPolicy>,
     history: InputHistory,
@@ -114,6 +121,7 @@ impl Composer {
             notify,
             pastes: PasteStore::default(),
             attachments: Attachments::default(),
+            sent_attachments: Default::default(),
             policy: None,
             history: InputHistory::default(),
             popup: None,
@@ -246,6 +254,13 @@ impl Composer {
             return ComposerAction::Consumed;
         }
         self.history.push(text.clone());
+        let sent = self.attachments.present(&text);
+        if !sent.is_empty() {
+            self.sent_attachments.push_back((text.clone(), sent));
+            if self.sent_attachments.len() > RECALLED_ATTACHMENTS {
+                self.sent_attachments.pop_front();
+            }
+        }
         // A custom command's arguments carry the attachments too (`/review @src/lib.rs (4 KB)`).
         let message = self.attachments.message(&text);
         self.clear();
@@ -315,6 +330,15 @@ impl Composer {
         }
     }
 
+    /// Puts a history entry in the box, with the attachments it was sent with.
+    fn recall(&mut self, text: &str) {
+        if let Some((_, sent)) = self.sent_attachments.iter().rev().find(|(t, _)| t == text) {
+            let sent = sent.clone();
+            self.attachments.restore(&sent);
+        }
+        self.load(text);
+    }
+
     /// Up: the previous row, or (on the first row) the previous history entry.
     fn up(&mut self) {
         let before = cursor(&self.textarea);
@@ -322,7 +346,7 @@ impl Composer {
         if cursor(&self.textarea) == before
             && let Some(text) = self.history.older(&self.raw_text())
         {
-            self.load(&text);
+            self.recall(&text);
         }
     }
 
@@ -333,7 +357,7 @@ impl Composer {
         if cursor(&self.textarea) == before
             && let Some(text) = self.history.newer(&self.raw_text())
         {
-            self.load(&text);
+            self.recall(&text);
         }
     }
 

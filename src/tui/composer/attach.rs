@@ -212,10 +212,28 @@ impl Attachments {
             .max()
     }
 
+    /// The attachments whose chips are in `text`.
+    pub fn present(&self, text: &str) -> Vec<Attachment> {
+        self.entries
+            .iter()
+            .filter(|a| contains_chip(text, &a.label))
+            .cloned()
+            .collect()
+    }
+
+    /// Adds those of `others` whose chip is not known yet (a recalled message's, next to the draft's).
+    pub fn restore(&mut self, others: &[Attachment]) {
+        for a in others {
+            if !self.entries.iter().any(|e| e.label == a.label) {
+                self.entries.push(a.clone());
+            }
+        }
+    }
+
     /// `text` with the block of every attachment whose chip is still in `text` (removed chips are not sent).
     pub fn message(&self, text: &str) -> String {
         let mut out = text.to_string();
-        for attachment in self.entries.iter().filter(|a| contains_chip(text, &a.label)) {
+        for attachment in &self.present(text) {
             out.push_str("\n\n");
             out.push_str(&attachment.block());
         }

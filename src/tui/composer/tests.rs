@@ -561,3 +561,19 @@ fn snapshot_composer_with_a_chip() {
     keys(&mut c, "exit at once?");
     snapshot("composer_with_chip", &draw(&mut c, true));
 }
+
+#[test]
+fn a_recalled_message_sends_its_files_again() {
+    let ws = workspace();
+    let (mut c, mut rx) = composer_in(ws.path());
+    keys(&mut c, "explain ");
+    pick(&mut c, &mut rx, "main", "src/main.rs");
+    let first = keys(&mut c, "<enter>");
+    let [ComposerAction::Submit(sent)] = &first[..] else {
+        panic!("{first:?}")
+    };
+    assert!(sent.contains("fn main() {}"), "{sent}");
+    keys(&mut c, "<up>");
+    assert_eq!(c.text(), "explain @src/main.rs (13 B) ");
+    assert_eq!(keys(&mut c, "<enter>"), first);
+}
