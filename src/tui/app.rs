@@ -25,6 +25,7 @@ use super::view::{status, transcript::TranscriptView};
 use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
 
 mod reveal;
+mod toggles;
 
 /// The shortest time between two frames (~60 per second).
 pub const FRAME: Duration = Duration::from_millis(16);
@@ -366,27 +367,12 @@ impl App {
                     self.state.toggle_call(call);
                 }
             }
-            Action::ToggleReasoning => {
-                let near = (self.transcript.selected_call)
-                    .and_then(|i| self.state.calls.get(i))
-                    .and_then(|call| self.state.cell_of_call(&call.call_id));
-                if !self.state.toggle_reasoning(near) {
-                    self.state.flash("no reasoning to show");
-                }
-            }
+            Action::ToggleReasoning => self.toggle_reasoning(),
             Action::Diff => self.open_diff(false),
             Action::History => self.layers.push(Box::new(HistoryLayer::new())),
             Action::Help => self.open_help(),
             Action::Quit => self.quit = true,
-            Action::ToggleMouse => {
-                let off = !self.state.status.mouse_off;
-                self.state.status.mouse_off = off;
-                self.state.flash(if off {
-                    "mouse capture off: select text with the mouse"
-                } else {
-                    "mouse capture on: the wheel scrolls"
-                });
-            }
+            Action::ToggleMouse => self.toggle_mouse(),
         }
     }
 

@@ -204,3 +204,29 @@ fn ctrl_r_shows_reasoning_as_markdown_and_folds_it_again() {
     h.press(ctrl('r'));
     assert_eq!(h.screen(80, 24), folded);
 }
+
+#[test]
+fn ctrl_r_on_a_selected_call_opens_the_reasoning_that_led_to_it() {
+    let mut h = harness();
+    for turn in 1..=2u64 {
+        h.event(Event::TurnStarted {
+            turn,
+            text: format!("q{turn}"),
+        });
+        h.event(Event::ReasoningDelta {
+            text: format!("reasoning of turn {turn}"),
+        });
+        begin(&mut h, &format!("c{turn}"), "exec", json!({"command": "ls"}));
+        end(&mut h, &format!("c{turn}"), ToolOutput::text("ok"));
+        h.event(Event::TurnFinished {
+            reason: TurnEnd::Completed,
+        });
+    }
+    // Ctrl+P twice: the first turn's call.
+    h.press(ctrl('p'));
+    h.press(ctrl('p'));
+    h.press(ctrl('r'));
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("reasoning of turn 1"), "{screen}");
+    assert!(!screen.contains("reasoning of turn 2"), "{screen}");
+}
