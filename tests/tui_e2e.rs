@@ -153,3 +153,6 @@ async fn a_session_resumes_with_its_conversation() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("SECOND-EXITED").await;
 }
+
+#[path = "tui_e2e/keys.rs"]
+mod keys;

@@ -16,6 +16,7 @@ mod compaction;
 pub mod detect;
 pub mod hooks;
 mod subagents;
+pub mod tui;
 mod web;
 pub mod write;
 
@@ -84,6 +85,9 @@ pub struct ConfigFile {
     /// `[web]`: the web tools (see `web`).
     #[serde(default)]
     pub web: WebFile,
+    /// `[tui]`: the full-screen frontend (see `tui`).
+    #[serde(default)]
+    pub tui: tui::TuiFile,
     /// A path for `--mcp-config` given as a flag (not read from files).
     #[serde(skip)]
     pub mcp_config: Option<PathBuf>,
@@ -271,6 +275,7 @@ impl ConfigFile {
         take!(mcp_config);
         self.trust_project |= other.trust_project;
         self.web.merge(other.web);
+        self.tui.merge(other.tui);
         self
     }
 

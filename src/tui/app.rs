@@ -24,6 +24,9 @@ use super::view::help::HelpLayer;
 use super::view::{status, transcript::TranscriptView};
 use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
 
+mod reveal;
+mod toggles;
+
 /// The shortest time between two frames (~60 per second).
 pub const FRAME: Duration = Duration::from_millis(16);
 /// The frame interval while only an animation (spinner, timer) moves.
@@ -128,6 +131,8 @@ pub struct App {
     pub viewer: Option<super::view::subagent::SubagentViewer>,
     /// What the start screen shows beyond the state (the instruction files loaded).
     pub start: super::view::start::StartInfo,
+    /// A slash command waits for the agent's answer, to be scrolled into view (`reveal.rs`).
+    awaiting_reply: bool,
 }
 
 impl App {
@@ -156,6 +161,7 @@ impl App {
             custom: Default::default(),
             viewer: None,
             start: Default::default(),
+            awaiting_reply: false,
         }
     }
 
@@ -193,7 +199,11 @@ impl App {
             Event::Rewound { text, .. } => Some(text.clone()),
             _ => None,
         };
+        let answer = reveal::is_answer(&event);
+        self.awaiting_reply &= !matches!(event, Event::TurnStarted { .. });
+        let before = self.state.cells.len();
         self.state.apply(event);
+        self.reveal_reply(answer, before);
         if let Some(text) = rewound {
             // The cut transcript starts afresh, and the message is back in the composer for editing.
             self.transcript = TranscriptView::new();
@@ -236,6 +246,11 @@ impl App {
 
     pub fn animating(&self) -> bool {
         self.state.animating() || self.layers.iter().any(|l| l.animating())
+    }
+
+    /// When to draw again with nothing happening (a status message's deadline), for a loop that is otherwise idle.
+    pub fn wake_at(&self) -> Option<Instant> {
+        self.state.wake_at()
     }
 
     pub fn on_terminal_event(&mut self, event: TermEvent) {
@@ -304,7 +319,7 @@ impl App {
                 if key.code == KeyCode::Esc && (self.state.status.busy || self.state.subagents_running()) =>
             {
                 self.send(Op::Interrupt);
-                self.state.flash("interrupting…");
+                self.state.flash_while_turn("interrupting…");
             }
             Some(Action::Interrupt) => self.composer_key(key),
             Some(Action::Help) if key.code == KeyCode::Char('?') && !composer_empty => self.composer_key(key),
@@ -319,7 +334,7 @@ impl App {
     fn ctrl_c(&mut self) {
         if self.state.status.busy {
             self.send(Op::Interrupt);
-            self.state.flash("interrupting… (Ctrl+C again to quit)");
+            self.state.flash_while_turn("interrupting… (Ctrl+C again to quit)");
         } else if !self.composer.is_empty() {
             self.composer.set_text("");
             return;
@@ -329,7 +344,8 @@ impl App {
             _ => {
                 self.last_ctrl_c = Some(Instant::now());
                 if !self.state.status.busy {
-                    self.state.flash("press Ctrl+C again to quit");
+                    // True only as long as a second press would quit.
+                    self.state.flash_for("press Ctrl+C again to quit", DOUBLE_CTRL_C);
                 }
             }
         }
@@ -354,15 +370,12 @@ impl App {
                     self.state.toggle_call(call);
                 }
             }
-            Action::ToggleReasoning => {
-                if !self.state.toggle_reasoning() {
-                    self.state.flash("no reasoning to show");
-                }
-            }
+            Action::ToggleReasoning => self.toggle_reasoning(),
             Action::Diff => self.open_diff(false),
             Action::History => self.layers.push(Box::new(HistoryLayer::new())),
             Action::Help => self.open_help(),
             Action::Quit => self.quit = true,
+            Action::ToggleMouse => self.toggle_mouse(),
         }
     }
 
@@ -409,7 +422,8 @@ impl App {
     fn composer_key(&mut self, key: KeyEvent) {
         match self.composer.handle_key(key) {
             ComposerAction::Submit(text) => self.submit(text),
-            ComposerAction::Command { name, args } => self.command(&name, args.trim()),
+            ComposerAction::Command { name, args } => self.run_command(&name, args.trim()),
+            ComposerAction::Notice(text) => self.state.flash(text),
             ComposerAction::Consumed | ComposerAction::Ignored => {}
         }
     }
@@ -467,6 +481,7 @@ impl App {
                     return;
                 }
                 self.send(Op::NewConversation);
+                self.state.forget_usage();
                 self.state.cells.clear();
                 self.state.clear_plan();
                 self.transcript = TranscriptView::new();
@@ -600,6 +615,7 @@ impl App {
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         #[cfg(debug_assertions)]
         test_panic_in_view(&self.state);
+        self.state.expire_flash(Instant::now());
         let area = frame.area();
         let composer_h = self
             .composer

@@ -16,10 +16,17 @@
 //! Not consumed: Esc (without a popup), Ctrl+C, Tab (without a popup), PageUp/PageDown, Ctrl+Home/End, modified
 //! Up/Down, F-keys, key releases, and any other Ctrl/Alt chord (Ctrl+O, Ctrl+L, Ctrl+T, Ctrl+R, ...).
 //!
+//! Choosing a file in the `@` popup attaches its contents (see `attach.rs`): the box shows a chip
+//! (`@src/main.rs (12.3 KB)`) that Backspace or Delete removes whole, and the submitted message carries the file in a
+//! delimited block after the text. A file that cannot be attached (binary, outside the workspace) stays a plain path
+//! mention, and [`ComposerAction::Notice`] says why. A message recalled from history brings its attachments back
+//! (those of the last `RECALLED_ATTACHMENTS` messages sent with some).
+//!
 //! Large pastes (see `paste.rs`) show as `[pasted 2,345 chars, 40 lines]`; [`Composer::text`] and submits expand
 //! them back to exactly what was pasted. [`Composer::set_text`] takes text literally (never collapsed), and history
 //! entries hold the expanded text, so recalling one shows it in full.
 
+pub mod attach;
 mod file_index;
 mod fuzzy;
 mod history;
@@ -40,12 +47,26 @@ use ratatui::style::Style;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use tokio::sync::mpsc::UnboundedSender;
 
+pub use attach::Attachment;
+use attach::Attachments;
 use file_index::{FileIndex, IndexReply};
 use history::InputHistory;
 use keys::Intent;
 use paste::PasteStore;
 use popup::{Anchor, Popup};
 pub use slash::SlashCommand;
+
+/// Which keys the composer takes, for checks of the help screen's table.
+#[cfg(test)]
+pub mod keys_for_help {
+    /// True when the composer uses `key` (as opposed to leaving it to the app).
+    pub fn consumes(key: &crossterm::event::KeyEvent) -> bool {
+        super::keys::intent(key) != super::keys::Intent::Ignore
+    }
+}
+
+/// How many recent messages keep their attachments for history recall (each at most `attach::MAX_BYTES` a file).
+const RECALLED_ATTACHMENTS: usize = 20;
 
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +77,8 @@ pub enum ComposerAction {
     Command { name: String, args: String },
     /// The composer used the key.
     Consumed,
+    /// The composer used the key and has something to say on the status line (a file it could not attach).
+    Notice(String),
     /// Not the composer's key: the app should handle it.
     Ignored,
 }
@@ -66,6 +89,13 @@ pub struct Composer {
     commands: Vec<SlashCommand>,
     notify: UnboundedSender<()>,
     pastes: PasteStore,
+    /// What the chips in the text stand for.
+    attachments: Attachments,
+    /// The attachments of the recent messages sent with some, by their text as history recalls it, so a recalled
+    /// message sends its files again.
+    sent_attachments: std::collections::VecDeque<(String, Vec<Attachment>)>,
+    /// Which files may be attached (the agent's read policy for the workspace), made on the first attach.
+    policy: Option<crate::tools::path_policy::PathPolicy>,
     history: InputHistory,
     popup: Option<Popup>,
     /// The popup the user closed with Esc; it stays closed while that token is edited.
@@ -90,6 +120,9 @@ impl Composer {
             commands,
             notify,
             pastes: PasteStore::default(),
+            attachments: Attachments::default(),
+            sent_attachments: Default::default(),
+            policy: None,
             history: InputHistory::default(),
             popup: None,
             dismissed: None,
@@ -163,6 +196,7 @@ impl Composer {
     pub fn set_text(&mut self, text: &str) {
         let text = paste::normalize_newlines(text);
         self.pastes.clear();
+        self.attachments.clear();
         self.history.reset();
         self.dismissed = None;
         self.load(&text);
@@ -198,6 +232,7 @@ impl Composer {
     fn clear(&mut self) {
         self.textarea = new_textarea(Vec::new());
         self.pastes.clear();
+        self.attachments.clear();
         self.dismissed = None;
         self.popup = None;
     }
@@ -219,10 +254,19 @@ impl Composer {
             return ComposerAction::Consumed;
         }
         self.history.push(text.clone());
+        let sent = self.attachments.present(&text);
+        if !sent.is_empty() {
+            self.sent_attachments.push_back((text.clone(), sent));
+            if self.sent_attachments.len() > RECALLED_ATTACHMENTS {
+                self.sent_attachments.pop_front();
+            }
+        }
+        // A custom command's arguments carry the attachments too (`/review @src/lib.rs (4 KB)`).
+        let message = self.attachments.message(&text);
         self.clear();
-        match slash::parse(&text) {
+        match slash::parse(&message) {
             Some((name, args)) => ComposerAction::Command { name, args },
-            None => ComposerAction::Submit(text),
+            None => ComposerAction::Submit(message),
         }
     }
 
@@ -234,7 +278,11 @@ impl Composer {
             Intent::Backspace => {
                 let (row, col) = cursor(ta);
                 let before: String = ta.lines()[row].chars().take(col).collect();
-                match self.pastes.label_ending(&before) {
+                match self
+                    .pastes
+                    .label_ending(&before)
+                    .or_else(|| self.attachments.label_ending(&before))
+                {
                     Some(n) => {
                         jump(ta, row, col - n);
                         ta.delete_str(n);
@@ -247,7 +295,11 @@ impl Composer {
             Intent::Delete | Intent::DeleteOrEof => {
                 let (row, col) = cursor(ta);
                 let after: String = ta.lines()[row].chars().skip(col).collect();
-                match self.pastes.label_starting(&after) {
+                match self
+                    .pastes
+                    .label_starting(&after)
+                    .or_else(|| self.attachments.label_starting(&after))
+                {
                     Some(n) => ta.delete_str(n),
                     None => ta.delete_next_char(),
                 };
@@ -278,6 +330,15 @@ impl Composer {
         }
     }
 
+    /// Puts a history entry in the box, with the attachments it was sent with.
+    fn recall(&mut self, text: &str) {
+        if let Some((_, sent)) = self.sent_attachments.iter().rev().find(|(t, _)| t == text) {
+            let sent = sent.clone();
+            self.attachments.restore(&sent);
+        }
+        self.load(text);
+    }
+
     /// Up: the previous row, or (on the first row) the previous history entry.
     fn up(&mut self) {
         let before = cursor(&self.textarea);
@@ -285,7 +346,7 @@ impl Composer {
         if cursor(&self.textarea) == before
             && let Some(text) = self.history.older(&self.raw_text())
         {
-            self.load(&text);
+            self.recall(&text);
         }
     }
 
@@ -296,7 +357,7 @@ impl Composer {
         if cursor(&self.textarea) == before
             && let Some(text) = self.history.newer(&self.raw_text())
         {
-            self.load(&text);
+            self.recall(&text);
         }
     }
 
@@ -341,6 +402,7 @@ impl Composer {
     /// Tab (`enter == false`) or Enter on the popup selection. `None` when there is nothing to accept, so Enter
     /// submits as usual.
     fn accept(&mut self, enter: bool) -> Option<ComposerAction> {
+        let mut notice = None;
         match self.popup.clone()? {
             Popup::Slash { items, selected } => {
                 let command = self.commands.get(*items.get(selected)?)?.clone();
@@ -364,6 +426,12 @@ impl Composer {
                     return Some(ComposerAction::Consumed);
                 }
                 let mut text = popup::mention_text(&chosen.path);
+                if !chosen.is_dir() {
+                    match self.attach_file(&chosen.path) {
+                        Ok(chip) => text = chip,
+                        Err(e) => notice = Some(e.to_string()),
+                    }
+                }
                 let followed_by_space = self.textarea.lines()[row].chars().nth(mention.end).is_some();
                 if !chosen.is_dir() && !followed_by_space {
                     text.push(' ');
@@ -375,7 +443,29 @@ impl Composer {
             }
         }
         self.refresh_popup();
-        Some(ComposerAction::Consumed)
+        Some(notice.map_or(ComposerAction::Consumed, ComposerAction::Notice))
+    }
+
+    /// Reads a workspace file for attaching and keeps it; returns its chip.
+    fn attach_file(&mut self, path: &str) -> Result<String, attach::AttachError> {
+        if self.policy.is_none() {
+            let policy = crate::tools::path_policy::PathPolicy::new(&self.workspace)
+                .map_err(|e| attach::AttachError::Refused(e.to_string()))?;
+            self.policy = Some(policy);
+        }
+        let Some(policy) = self.policy.as_ref() else {
+            return Err(attach::AttachError::Refused("no workspace".into()));
+        };
+        let attachment = attach::read_file(policy, path)?;
+        Ok(self.attachments.add(attachment))
+    }
+
+    /// Inserts an attachment's chip at the cursor (followed by a space); the next submit sends its content.
+    pub fn attach(&mut self, attachment: Attachment) {
+        self.poll_index();
+        let chip = self.attachments.add(attachment);
+        self.textarea.insert_str(format!("{chip} "));
+        self.refresh_popup();
     }
 
     /// Opens, updates or closes the popup for the text and cursor as they are now.

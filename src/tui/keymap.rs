@@ -24,6 +24,7 @@ pub enum Action {
     History,
     Help,
     Quit,
+    ToggleMouse,
 }
 
 impl Action {
@@ -49,18 +50,54 @@ impl Action {
         (
             Action::ToggleReasoning,
             "toggle_reasoning",
-            "show / fold the model's reasoning",
+            "show / fold the selected call's reasoning (no call selected: all of it)",
         ),
         (Action::Diff, "diff", "full-screen diff of the selected edit"),
         (Action::History, "history", "browse every tool result"),
         (Action::Help, "help", "this help"),
         (Action::Quit, "quit", "quit"),
+        (
+            Action::ToggleMouse,
+            "toggle_mouse",
+            "mouse capture off / on (off: the terminal selects text)",
+        ),
     ];
 
     fn from_name(name: &str) -> Option<Action> {
         Self::ALL.iter().find(|(_, n, _)| *n == name).map(|(a, _, _)| *a)
     }
 }
+
+/// The composer's own keys (fixed, see `composer/keys.rs`), for the help screen: the keys as written for
+/// `parse_key` (the first of each is checked against the composer in the tests), how help shows them, and what
+/// they do.
+pub const COMPOSER_KEYS: &[(&str, &str, &str)] = &[
+    ("enter", "Enter", "send (queued while the agent works)"),
+    (
+        "shift+enter",
+        "Shift+Enter, Alt+Enter, Ctrl+J",
+        "new line (Shift+Enter where the terminal reports it; \\ then Enter anywhere)",
+    ),
+    ("up", "Up / Down", "history (on the first / last line)"),
+    ("@", "@", "attach a file (Backspace removes its chip)"),
+    ("/", "/", "commands"),
+    (
+        "ctrl+w",
+        "Ctrl+W, Ctrl+U, Ctrl+K",
+        "delete a word, to line start, to line end",
+    ),
+    ("ctrl+y", "Ctrl+Y", "paste what was deleted last"),
+    ("ctrl+z", "Ctrl+Z, Ctrl+Shift+Z", "undo, redo"),
+    ("ctrl+a", "Ctrl+A, Ctrl+E", "line start, line end"),
+];
+
+/// How to get Shift+Enter in a terminal that does not report it, for the help screen (and the README).
+pub const SHIFT_ENTER_SETUP: &str = "tern turns on the kitty keyboard protocol where the terminal has it (kitty, \
+foot, Ghostty, Alacritty; WezTerm with enable_kitty_keyboard = true), and Shift+Enter then inserts a new line; so \
+does iTerm2 with \"Report keys using CSI u\" on. Elsewhere use Alt+Enter or Ctrl+J, or end the line with \\ and \
+press Enter, or have the terminal send ESC Enter for Shift+Enter (VS Code: a keybinding for shift+enter running \
+workbench.action.terminal.sendSequence with text \"\\u001b\\r\"; Windows Terminal: a sendInput action with \
+input \"\\u001b\\r\").";
 
 #[derive(Debug, Clone)]
 pub struct Keymap {
@@ -285,6 +322,18 @@ mod tests {
             err.contains("unknown action 'histroy'") && err.contains("keymap.toml"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn composer_keys_in_help_are_the_composers_and_free_of_actions() {
+        use crate::tui::composer::keys_for_help::consumes;
+        let map = Keymap::default();
+        for (key, shown, _) in COMPOSER_KEYS {
+            let b = parse_key(key).unwrap_or_else(|| panic!("{key}"));
+            let event = KeyEvent::new(b.code, b.modifiers);
+            assert!(consumes(&event), "{shown}: not a composer key");
+            assert_eq!(map.action(&event), None, "{shown} is also an action");
+        }
     }
 
     #[test]

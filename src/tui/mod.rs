@@ -42,6 +42,7 @@ pub async fn launch(
     let highlight_ready = notify_tx.clone();
     let custom = crate::commands::CustomCommands::load(&workspace, &app::builtin_names());
     let start = view::start::StartInfo::for_workspace(&workspace);
+    let mouse = crate::config::tui::load(&workspace).mouse();
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx);
     let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
@@ -81,5 +82,5 @@ pub async fn launch(
     if let Some(prompt) = first_prompt {
         let _ = agent.ops.send(Op::UserTurn { text: prompt });
     }
-    terminal::run(app, agent, notify_rx, true, signals, sessions).await
+    terminal::run(app, agent, notify_rx, mouse, signals, sessions).await
 }

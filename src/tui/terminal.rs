@@ -1,5 +1,5 @@
-//! The real terminal: raw mode, alternate screen, bracketed paste and mouse, restored on every way out (return, panic,
-//! SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
+//! The real terminal: raw mode, alternate screen, bracketed paste, mouse and the kitty keyboard protocol (`modes.rs`),
+//! restored on every way out (return, panic, SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
 //! together; with nothing changing and nothing animating it sleeps without a timer.
 //!
 //! On SIGTERM, SIGHUP or SIGQUIT the loop ends and the agent is shut down and waited for, so a running command ends
@@ -16,14 +16,9 @@ use std::sync::{Mutex, OnceLock};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, EventStream,
-};
-use crossterm::terminal::{
-    BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
-    disable_raw_mode, enable_raw_mode,
-};
-use crossterm::{cursor, execute};
+use crossterm::event::EventStream;
+use crossterm::execute;
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate, disable_raw_mode, enable_raw_mode};
 use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -35,6 +30,8 @@ use super::state::Level;
 use super::switch::StartSession;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::protocol::Op;
+
+pub mod modes;
 
 /// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
@@ -60,15 +57,7 @@ static DEFERRED_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Puts the terminal back as it was. Safe to call more than once.
 pub fn restore() {
-    let mut out = stdout();
-    let _ = execute!(
-        out,
-        EndSynchronizedUpdate,
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        cursor::Show
-    );
+    let _ = modes::leave(&mut stdout());
     let _ = disable_raw_mode();
 }
 
@@ -151,7 +140,7 @@ pub struct Pending {
 }
 
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
-/// delivered something.
+/// delivered something. `mouse`: whether mouse capture starts on (the user toggles it with a key).
 pub async fn run(
     app: App,
     agent: AgentHandle,
@@ -191,18 +180,11 @@ async fn run_screen(
     enable_raw_mode()?;
     let _guard = Guard;
     let mut out = stdout();
-    // Clearing directly (not with ratatui's `clear`, which first asks the terminal where its cursor is: a round trip
-    // before the first frame, and a hang on terminals that never answer).
-    execute!(
-        out,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        cursor::Hide,
-        Clear(ClearType::All)
-    )?;
-    if mouse {
-        execute!(out, EnableMouseCapture)?;
-    }
+    // Asked before the event stream starts reading input, which would otherwise take the terminal's answer.
+    let kitty = modes::kitty_supported();
+    modes::enter(&mut out, kitty, mouse)?;
+    app.state.status.mouse_off = !mouse;
+    let mut mouse_on = mouse;
     // Buffered, so a frame reaches the terminal as one write.
     let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
     let mut ended_by: Option<i32> = None;
@@ -223,7 +205,8 @@ async fn run_screen(
         } else if app.animating() {
             Some((last_draw + ANIMATION).max(now))
         } else {
-            None
+            // A status message's deadline: one wake-up to clear it, no ticking.
+            app.wake_at().map(|at| at.max(now))
         };
         tokio::select! {
             biased;
@@ -247,7 +230,10 @@ async fn run_screen(
                 sessions.pending = None;
                 dirty = true;
                 match loaded {
-                    Ok(Ok(info)) => super::switch::loaded(&mut app, sessions.session, info),
+                    Ok(Ok(info)) => {
+                        super::switch::loaded(&mut app, sessions.session, info);
+                        app.state.status.mouse_off = !mouse_on;
+                    }
                     Ok(Err(e)) => app.state.notice(format!("cannot resume the session: {e}"), Level::Error),
                     // The loading task ended without a word: it panicked, which the events channel reports.
                     Err(_) => {}
@@ -302,6 +288,10 @@ async fn run_screen(
         if app.quit {
             break;
         }
+        if mouse_on == app.state.status.mouse_off {
+            mouse_on = !app.state.status.mouse_off;
+            modes::set_mouse(&mut out, mouse_on)?;
+        }
         if let Some(switch) = app.switch.take() {
             dirty = true;
             let Some(start) = sessions.start.as_mut() else {
@@ -337,6 +327,7 @@ async fn run_screen(
                         let _ = tokio::time::timeout(SHUTDOWN_WAIT, mcp.shutdown()).await;
                     }
                     app = super::switch::rebuild(app, &handle, sessions.session);
+                    app.state.status.mouse_off = !mouse_on;
                     // The record still loading was the old session's.
                     sessions.pending = None;
                     let AgentHandle {

@@ -302,13 +302,15 @@ fn file_popup_offers_fuzzy_matches_and_respects_gitignore() {
     keys(&mut c, "@key");
     wait_for_index(&mut c, &mut rx, "key");
     assert!(offered(&c).is_empty(), "offered {:?}", offered(&c));
-    // Down selects, Tab accepts: the mention becomes the path plus a space, and the popup closes.
+    // Down selects, Tab accepts: a file becomes its chip (path and size) plus a space, and the popup closes.
     c.set_text("look at ");
     keys(&mut c, "@rs");
     wait_for_index(&mut c, &mut rx, "rs");
     let second = offered(&c)[1].clone();
+    let size = crate::units::human_size(std::fs::metadata(ws.path().join(&second)).unwrap().len());
     assert_eq!(keys(&mut c, "<down><tab>"), []);
-    assert_eq!(c.text(), format!("look at @{second} "));
+    let chip = format!("@{second} ({size})");
+    assert_eq!(c.text(), format!("look at {chip} "));
     assert!(!c.popup_open());
     // Enter on a directory completes it and keeps completing inside it.
     keys(&mut c, "and @sr");
@@ -323,9 +325,12 @@ fn file_popup_offers_fuzzy_matches_and_respects_gitignore() {
     keys(&mut c, "x");
     assert!(!c.popup_open());
     assert_eq!(c.handle_key(key_named("esc")), ComposerAction::Ignored);
+    let body = std::fs::read_to_string(ws.path().join(&second)).unwrap();
     assert_eq!(
         keys(&mut c, "<enter>"),
-        submit(&format!("look at @{second} and @src/x"))
+        submit(&format!(
+            "look at {chip} and @src/x\n\n<attachment source=\"{second}\">\n{body}</attachment>"
+        ))
     );
 }
 
@@ -488,4 +493,87 @@ fn snapshot_file_popup() {
     assert_eq!((buf[(10, 4)].symbol(), buf[(11, 4)].symbol()), ("r", "s"));
     assert_eq!((buf[(10, 4)].fg, buf[(11, 4)].fg), (accent.unwrap(), accent.unwrap()));
     assert_ne!(Some(buf[(3, 4)].fg), accent);
+}
+
+/// Picks `path` in the `@` popup with Enter, after typing `@query`.
+fn pick(c: &mut Composer, rx: &mut UnboundedReceiver<()>, query: &str, path: &str) -> Vec<ComposerAction> {
+    keys(c, &format!("@{query}"));
+    wait_for_index(c, rx, query);
+    let at = offered(c).iter().position(|p| p == path).unwrap();
+    for _ in 0..at {
+        keys(c, "<down>");
+    }
+    keys(c, "<enter>")
+}
+
+#[test]
+fn a_picked_file_is_a_chip_that_backspace_removes_whole() {
+    let ws = workspace();
+    let (mut c, mut rx) = composer_in(ws.path());
+    keys(&mut c, "explain ");
+    assert_eq!(pick(&mut c, &mut rx, "main", "src/main.rs"), []);
+    assert_eq!(c.text(), "explain @src/main.rs (13 B) ");
+    // Backspace takes the space, then the whole chip; nothing is sent for it.
+    keys(&mut c, "<bs><bs>");
+    assert_eq!(c.text(), "explain ");
+    assert_eq!(keys(&mut c, "it<enter>"), submit("explain it"));
+    // Delete in front of a chip removes it whole too.
+    assert_eq!(pick(&mut c, &mut rx, "main", "src/main.rs"), []);
+    keys(&mut c, "<home><del>");
+    assert_eq!(c.text(), " ");
+}
+
+#[test]
+fn a_binary_file_is_refused_with_a_notice_and_stays_a_path() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    let (mut c, mut rx) = composer_in(ws.path());
+    assert_eq!(
+        pick(&mut c, &mut rx, "logo", "logo.png"),
+        [ComposerAction::Notice("not attached: logo.png is a binary file".into())]
+    );
+    assert_eq!(c.text(), "@logo.png ");
+    assert_eq!(keys(&mut c, "<enter>"), submit("@logo.png "));
+}
+
+#[test]
+fn attach_inserts_a_chip_from_any_source() {
+    let (mut c, _rx) = composer();
+    keys(&mut c, "summarise ");
+    c.attach(Attachment {
+        label: "@docs://readme (2.0 KB)".into(),
+        source: "docs://readme".into(),
+        content: "# Readme\n".into(),
+        note: None,
+    });
+    assert_eq!(
+        keys(&mut c, "<enter>"),
+        submit("summarise @docs://readme (2.0 KB) \n\n<attachment source=\"docs://readme\">\n# Readme\n</attachment>")
+    );
+}
+
+#[test]
+fn snapshot_composer_with_a_chip() {
+    let ws = workspace();
+    let (mut c, mut rx) = composer_in(ws.path());
+    keys(&mut c, "why does ");
+    pick(&mut c, &mut rx, "main", "src/main.rs");
+    keys(&mut c, "exit at once?");
+    snapshot("composer_with_chip", &draw(&mut c, true));
+}
+
+#[test]
+fn a_recalled_message_sends_its_files_again() {
+    let ws = workspace();
+    let (mut c, mut rx) = composer_in(ws.path());
+    keys(&mut c, "explain ");
+    pick(&mut c, &mut rx, "main", "src/main.rs");
+    let first = keys(&mut c, "<enter>");
+    let [ComposerAction::Submit(sent)] = &first[..] else {
+        panic!("{first:?}")
+    };
+    assert!(sent.contains("fn main() {}"), "{sent}");
+    keys(&mut c, "<up>");
+    assert_eq!(c.text(), "explain @src/main.rs (13 B) ");
+    assert_eq!(keys(&mut c, "<enter>"), first);
 }

@@ -2,7 +2,9 @@
 
 pub mod calls;
 pub mod elicit;
+pub mod flash;
 pub mod plan;
+mod reasoning;
 mod replay;
 pub mod subagents;
 pub mod trust;
@@ -96,11 +98,13 @@ pub struct Status {
     pub turn_started: Option<Instant>,
     /// A retry in progress: what failed and when the next attempt starts.
     pub retry: Option<(String, Instant)>,
-    /// A short message for the status line and when it was set.
-    pub flash: Option<(String, Instant)>,
+    /// A short message for the status line, until its deadline (see `flash.rs`).
+    pub flash: Option<flash::Flash>,
     pub last_turn_end: Option<TurnEnd>,
     /// `(done, total)` steps of the model's plan while it has one.
     pub plan: Option<(usize, usize)>,
+    /// Mouse capture is off (the terminal selects text; the wheel does not scroll).
+    pub mouse_off: bool,
 }
 
 impl AppState {
@@ -132,7 +136,46 @@ impl AppState {
     }
 
     pub fn flash(&mut self, text: impl Into<String>) {
-        self.status.flash = Some((text.into(), Instant::now()));
+        self.flash_for(text, flash::FLASH);
+    }
+
+    /// A status-line message that lasts `lasts`.
+    pub fn flash_for(&mut self, text: impl Into<String>, lasts: Duration) {
+        self.status.flash = Some(flash::Flash::new(text, lasts, flash::Until::Deadline));
+    }
+
+    /// A status-line message about the running turn: it goes when the turn ends, or after the usual time.
+    pub fn flash_while_turn(&mut self, text: impl Into<String>) {
+        self.status.flash = Some(flash::Flash::new(text, flash::FLASH, flash::Until::TurnEnds));
+    }
+
+    /// Starts the token count and the context meter afresh (a new conversation).
+    pub fn forget_usage(&mut self) {
+        self.status.usage = Usage::default();
+        self.status.last_usage = Usage::default();
+        self.status.subagent_usage = Usage::default();
+    }
+
+    /// The status-line message still true at `now`.
+    pub fn flash_text(&self, now: Instant) -> Option<&str> {
+        self.status
+            .flash
+            .as_ref()
+            .filter(|f| f.live(now))
+            .map(|f| f.text.as_str())
+    }
+
+    /// Drops the message once its deadline has passed.
+    pub fn expire_flash(&mut self, now: Instant) {
+        if self.status.flash.as_ref().is_some_and(|f| !f.live(now)) {
+            self.status.flash = None;
+        }
+    }
+
+    /// When the screen must be drawn again with nothing else happening: a message's deadline. The loop sleeps until
+    /// then instead of ticking.
+    pub fn wake_at(&self) -> Option<Instant> {
+        self.status.flash.as_ref().map(|f| f.deadline)
     }
 
     /// The cell showing a call, for jumps from the history browser.
@@ -158,22 +201,6 @@ impl AppState {
         if let Some(&cell) = self.call_cell.get(&call) {
             self.touch(cell);
         }
-    }
-
-    /// Flips the last reasoning cell open or closed.
-    pub fn toggle_reasoning(&mut self) -> bool {
-        let Some(index) = self
-            .cells
-            .iter()
-            .rposition(|c| matches!(c.kind, CellKind::Reasoning { .. }))
-        else {
-            return false;
-        };
-        if let CellKind::Reasoning { expanded, .. } = &mut self.cells[index].kind {
-            *expanded = !*expanded;
-        }
-        self.touch(index);
-        true
     }
 
     /// True while something on screen moves (a spinner, a running timer).
@@ -400,6 +427,14 @@ impl AppState {
                 self.status.busy = false;
                 self.status.retry = None;
                 self.status.turn_started = None;
+                if self
+                    .status
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| f.until == flash::Until::TurnEnds)
+                {
+                    self.status.flash = None;
+                }
                 self.status.last_turn_end = Some(reason);
             }
             Event::ShutdownComplete => self.agent_gone = true,
@@ -498,7 +533,8 @@ impl AppState {
                 _ => None,
             })
             .collect();
-        Some((question.clone(), answer.join("\n\n")))
+        let question = crate::tui::composer::attach::strip_blocks(question).to_string();
+        Some((question, answer.join("\n\n")))
     }
 }
 

@@ -557,5 +557,7 @@ mod app_plan;
 #[path = "app_mcp.rs"]
 mod app_mcp;
 
+#[path = "app_keys.rs"]
+mod app_keys;
 #[path = "app_screens.rs"]
 mod app_screens;

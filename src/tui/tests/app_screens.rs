@@ -218,7 +218,7 @@ fn not_now_leaves_everything_as_it_was() {
                 .status
                 .flash
                 .as_ref()
-                .is_some_and(|(f, _)| f.contains("asked again next start"))
+                .is_some_and(|f| f.text.contains("asked again next start"))
         );
     }
 }

@@ -3,10 +3,11 @@
 
 use std::time::Instant;
 
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::tool_pane;
+use crate::tui::composer::attach::strip_blocks;
 use crate::tui::markdown::render_markdown;
 use crate::tui::state::calls::{CallStatus, ToolCallState};
 use crate::tui::state::{Cell, CellKind, Level};
@@ -26,7 +27,8 @@ pub fn render_cell(
 ) -> Vec<Line<'static>> {
     let inner = width.saturating_sub(GUTTER).max(8);
     let mut lines = match &cell.kind {
-        CellKind::User(text) => user(text, inner, theme),
+        // Attached files show as their chips in the text, not whole.
+        CellKind::User(text) => user(strip_blocks(text), inner, theme),
         CellKind::Assistant { text, .. } => render_markdown(text, inner, theme),
         CellKind::Reasoning {
             text,
@@ -119,12 +121,13 @@ fn reasoning(text: &str, streaming: bool, expanded: bool, width: u16, theme: &Th
         ),
     ])];
     if expanded {
-        for line in text.lines() {
-            out.extend(wrap_line(
-                Line::from(Span::styled(format!("  {line}"), theme.reasoning)),
-                width,
-                "  ",
-            ));
+        // Markdown, as the model wrote it, behind a dim bar that says whose thoughts these are.
+        for mut line in render_markdown(text, width.saturating_sub(2).max(8), theme) {
+            for span in &mut line.spans {
+                span.style = span.style.add_modifier(Modifier::ITALIC);
+            }
+            line.spans.insert(0, Span::styled("│ ", theme.reasoning));
+            out.push(line);
         }
     }
     out

@@ -1,7 +1,7 @@
 //! The status bar: model, mode, tokens used and context left, cost where the model catalog (`crate::models`) knows
 //! the price, what is running, and key hints. Prices live in the catalog, not here.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -13,9 +13,6 @@ use crate::tui::state::Status;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::width as text_width;
 use crate::units::{duration, elapsed};
-
-/// How long a flash message stays.
-const FLASH: Duration = Duration::from_secs(4);
 
 fn tokens(n: u64) -> String {
     if n >= 1_000_000 {
@@ -58,10 +55,12 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
             )),
         }
     }
-    if let Some((text, at)) = &status.flash
-        && now.saturating_duration_since(*at) < FLASH
-    {
-        left.push(Span::styled(format!("{text} "), theme.warning));
+    if let Some(flash) = status.flash.as_ref().filter(|f| f.live(now)) {
+        left.push(Span::styled(format!("{} ", flash.text), theme.warning));
+    }
+    if status.mouse_off {
+        // Said on the left, which never gives way: the wheel does nothing until capture is back on.
+        left.push(Span::styled("mouse off ", theme.accent));
     }
     let model = if status.model.is_empty() {
         "connecting…".to_string()

@@ -1,0 +1,144 @@
+//! The terminal modes tern sets on entry and undoes on every way out: the alternate screen, bracketed paste, mouse
+//! capture (optional, toggled at run time) and the kitty keyboard protocol where the terminal has it.
+//!
+//! The kitty protocol's "disambiguate escape codes" level makes a terminal report modified keys it otherwise cannot
+//! tell apart (Shift+Enter arrives as `CSI 13;2u` instead of a bare `\r`), which is what Shift+Enter in the composer
+//! needs. Support is asked once at start-up, and the answer is waited for only briefly: a terminal that never answers
+//! must not hold up the first frame. The flags are popped only if they were pushed, so a parent program's own flags
+//! (tern run inside another full-screen program) stay as they were. A program run in the middle (`$EDITOR`) gets the
+//! terminal with `leave` and gives it back with `resume`.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::{cursor, queue};
+
+/// How long start-up waits for the terminal to say whether it speaks the kitty keyboard protocol.
+pub const KITTY_QUERY_WAIT: Duration = Duration::from_millis(250);
+
+/// The kitty flags tern asks for: enough for Shift+Enter (and Ctrl+J, Alt+Enter) to arrive as themselves, without
+/// release events or alternate keys that the rest of the UI does not expect.
+pub const KITTY_FLAGS: KeyboardEnhancementFlags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+
+/// The flags are pushed now, so every way out pops them (once).
+static KITTY_PUSHED: AtomicBool = AtomicBool::new(false);
+/// The terminal said it has the protocol (asked once, at start-up), for `resume`.
+static KITTY_SUPPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the terminal speaks the kitty keyboard protocol, asked in raw mode and waited for at most
+/// `KITTY_QUERY_WAIT`. crossterm's own query waits up to two seconds for a terminal that answers neither it nor the
+/// device-attributes query sent with it (every common terminal answers the latter at once); it runs on a thread of
+/// its own, a late answer is not used, and until it gives up, keys wait in crossterm's queue (none is lost).
+pub fn kitty_supported() -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("tern-kitty-query".into())
+        .spawn(move || {
+            let _ = tx.send(crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false));
+        });
+    spawned.is_ok() && rx.recv_timeout(KITTY_QUERY_WAIT).unwrap_or(false)
+}
+
+/// Writes what entering the full screen takes. `kitty`: push the keyboard flags (the terminal said it has them).
+pub fn enter(out: &mut impl Write, kitty: bool, mouse: bool) -> std::io::Result<()> {
+    // Clearing directly (not with ratatui's `clear`, which first asks the terminal where its cursor is: a round trip
+    // before the first frame, and a hang on terminals that never answer).
+    queue!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        cursor::Hide,
+        Clear(ClearType::All)
+    )?;
+    KITTY_SUPPORTED.store(kitty, Ordering::SeqCst);
+    if kitty && !KITTY_PUSHED.swap(true, Ordering::SeqCst) {
+        queue!(out, PushKeyboardEnhancementFlags(KITTY_FLAGS))?;
+    }
+    set_mouse(out, mouse)?;
+    out.flush()
+}
+
+/// Enters the full screen again after `leave` (a program such as `$EDITOR` had the terminal meanwhile), with the
+/// keyboard flags if the terminal had them at start-up. Raw mode is the caller's.
+pub fn resume(out: &mut impl Write, mouse: bool) -> std::io::Result<()> {
+    enter(out, KITTY_SUPPORTED.load(Ordering::SeqCst), mouse)
+}
+
+/// Turns mouse capture on or off.
+pub fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
+    if on {
+        queue!(out, EnableMouseCapture)?;
+    } else {
+        queue!(out, DisableMouseCapture)?;
+    }
+    out.flush()
+}
+
+/// Writes what puts the terminal back (everything but raw mode). Safe to call more than once: the keyboard flags are
+/// popped only by the first call after they were pushed.
+pub fn leave(out: &mut impl Write) -> std::io::Result<()> {
+    queue!(out, EndSynchronizedUpdate, DisableMouseCapture)?;
+    if KITTY_PUSHED.swap(false, Ordering::SeqCst) {
+        queue!(out, PopKeyboardEnhancementFlags)?;
+    }
+    queue!(out, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show)?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test, since the pushed flag is process-wide.
+    #[test]
+    fn kitty_flags_are_pushed_when_supported_and_popped_once() {
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        let push = "\x1b[>1u";
+        let pop = "\x1b[<1u";
+
+        let mut out = Vec::new();
+        enter(&mut out, false, true).unwrap();
+        let entered = text(out);
+        assert!(!entered.contains(push), "{entered:?}");
+        assert!(
+            entered.contains("\x1b[?1049h") && entered.contains("\x1b[?2004h"),
+            "{entered:?}"
+        );
+        assert!(entered.contains("\x1b[?1000h"), "mouse capture on: {entered:?}");
+        let mut out = Vec::new();
+        leave(&mut out).unwrap();
+        let left = text(out);
+        assert!(!left.contains(pop), "never pushed, never popped: {left:?}");
+        assert!(left.contains("\x1b[?1049l") && left.contains("\x1b[?1000l"), "{left:?}");
+
+        let mut out = Vec::new();
+        enter(&mut out, true, false).unwrap();
+        let entered = text(out);
+        assert!(entered.contains(push), "{entered:?}");
+        assert!(entered.contains("\x1b[?1000l"), "mouse capture off: {entered:?}");
+        let mut out = Vec::new();
+        leave(&mut out).unwrap();
+        let left = text(out);
+        assert!(left.contains(pop), "{left:?}");
+        // The pop comes before leaving the alternate screen, where the flags were pushed.
+        assert!(left.find(pop) < left.find("\x1b[?1049l"), "{left:?}");
+        let mut out = Vec::new();
+        leave(&mut out).unwrap();
+        assert!(!text(out).contains(pop), "a second restore pops nothing");
+
+        // Back from an editor: pushed again, once, and popped again on the way out.
+        let mut out = Vec::new();
+        resume(&mut out, true).unwrap();
+        resume(&mut out, true).unwrap();
+        assert_eq!(text(out).matches(push).count(), 1);
+        let mut out = Vec::new();
+        leave(&mut out).unwrap();
+        assert!(text(out).contains(pop));
+    }
+}
