@@ -26,7 +26,14 @@ fn numbered(n: usize) -> String {
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgSign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgSign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -172,7 +179,10 @@ async fn review_of_the_session_reverts_one_hunk_of_the_first_turn_and_tells_the_
         .collect();
     assert_eq!(
         names,
-        vec![("a.txt", ReviewChange::Modified, 2), ("new.txt", ReviewChange::Created, 1)]
+        vec![
+            ("a.txt", ReviewChange::Modified, 2),
+            ("new.txt", ReviewChange::Created, 1)
+        ]
     );
     let Event::ReviewApplied { summary, refused, .. } = s.apply(id, vec![HunkRef { file: 0, hunk: 0 }]).await else {
         unreachable!()
@@ -221,7 +231,11 @@ async fn a_review_answered_after_the_file_changed_reverts_nothing_and_says_where
         Some("a.txt: lines 13-19 changed after the review began, so the revert no longer applies there")
     );
     assert_eq!(s.read("a.txt"), later);
-    assert_eq!(s.read("new.txt"), "fresh\n", "atomic: the other file is not reverted either");
+    assert_eq!(
+        s.read("new.txt"),
+        "fresh\n",
+        "atomic: the other file is not reverted either"
+    );
 }
 
 #[tokio::test]

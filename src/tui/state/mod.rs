@@ -4,6 +4,7 @@ pub mod calls;
 pub mod elicit;
 pub mod plan;
 mod replay;
+pub mod review;
 pub mod subagents;
 
 use std::collections::{HashMap, VecDeque};
