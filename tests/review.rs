@@ -8,7 +8,6 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;

@@ -87,13 +87,10 @@ impl<'a> FileHunks<'a> {
             undo
         };
         let mut out = String::with_capacity(self.seen.len());
-        let mut change = 0;
+        // One flag per changed op, in order: taken only as changed ops come.
+        let mut flags = undo.iter();
         for op in &self.ops {
-            let from_base = changed(op) && {
-                let take = undo.get(change).copied().unwrap_or(false);
-                change += 1;
-                take
-            };
+            let from_base = changed(op) && flags.next().copied().unwrap_or(false);
             let lines = if from_base {
                 &base[op.old_range()]
             } else {
