@@ -193,6 +193,9 @@ pub struct ReviewFile {
     pub path: String,
     pub change: ReviewChange,
     pub hunks: Vec<ReviewHunk>,
+    /// Someone else (the user, a command) also changed the file after the turns: its hunks may hold their changes too.
+    #[serde(default)]
+    pub changed_outside: bool,
 }
 
 /// One hunk as a frontend shows it.

@@ -186,6 +186,7 @@ async fn review_of_the_session_reverts_one_hunk_of_the_first_turn_and_tells_the_
     let Event::ReviewApplied { summary, refused, .. } = s.apply(id, vec![HunkRef { file: 0, hunk: 0 }]).await else {
         unreachable!()
     };
+    assert!(files.iter().all(|f| !f.changed_outside));
     assert_eq!((summary.as_str(), refused), ("reverted 1 hunk in 1 file", None));
     assert_eq!(s.read("a.txt"), numbered(20).replace("line 16\n", "line sixteen\n"));
     assert_eq!(s.read("new.txt"), "fresh\n");
@@ -249,4 +250,15 @@ async fn nothing_to_review_says_so() {
         s.review(ReviewSince::Turn).await.unwrap_err(),
         "no changes by the agent since turn 1"
     );
+}
+
+#[tokio::test]
+async fn a_file_also_changed_by_hand_after_the_turn_is_flagged() {
+    let mut s = session(script()).await;
+    s.turn("first").await;
+    let by_hand = s.read("a.txt").replace("line 10\n", "line ten\n");
+    std::fs::write(s.work.path().join("a.txt"), by_hand).unwrap();
+    let (_, files) = s.review(ReviewSince::Turn).await.unwrap();
+    let flags: Vec<(&str, bool)> = files.iter().map(|f| (f.path.as_str(), f.changed_outside)).collect();
+    assert_eq!(flags, vec![("a.txt", true), ("new.txt", false)]);
 }

@@ -37,6 +37,7 @@ struct Reviewed {
     change: ReviewChange,
     base: Option<Vec<u8>>,
     seen: Option<Vec<u8>>,
+    changed_outside: bool,
 }
 
 impl Reviewed {
@@ -79,6 +80,7 @@ impl Reviewed {
             path: self.display.clone(),
             change: self.change,
             hunks,
+            changed_outside: self.changed_outside,
         }
     }
 
@@ -145,6 +147,7 @@ impl Agent {
         };
         let edited: BTreeSet<PathBuf> = chosen.iter().flat_map(|r| r.edited().cloned()).collect();
         let plan = self.checkpoints.plan(&chosen).await;
+        let outside = plan.conflicts;
         let mut files: Vec<Reviewed> = plan
             .changes
             .into_iter()
@@ -158,6 +161,7 @@ impl Agent {
                     _ => ReviewChange::Modified,
                 };
                 Reviewed {
+                    changed_outside: outside.contains(&c.display),
                     path: c.path,
                     confine: c.confine,
                     display: c.display,

@@ -38,6 +38,7 @@ fn reviewed(dir: &Path, name: &str, base: Option<&[u8]>, seen: Option<&[u8]>) ->
         change,
         base: base.map(<[u8]>::to_vec),
         seen: seen.map(<[u8]>::to_vec),
+        changed_outside: false,
     }
 }
 

@@ -134,6 +134,7 @@ mod tests {
                     diff: FileDiff::new(path, Some("a\n".into()), Some("b\n".into())),
                 })
                 .collect(),
+            changed_outside: false,
         }
     }
 

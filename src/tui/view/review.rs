@@ -166,12 +166,16 @@ impl ReviewLayer {
             Some(false) => Span::styled("  [keep]", theme.success),
             None => Span::raw(""),
         };
+        let mut first = vec![
+            Span::styled(format!("file {}/{} ", file + 1, self.walk.files.len()), theme.dim),
+            Span::styled(reviewed.path.clone(), theme.accent),
+            Span::styled(what, theme.dim),
+        ];
+        if reviewed.changed_outside {
+            first.push(Span::styled("  also changed since, not by the agent", theme.warning));
+        }
         vec![
-            Line::from(vec![
-                Span::styled(format!("file {}/{} ", file + 1, self.walk.files.len()), theme.dim),
-                Span::styled(reviewed.path.clone(), theme.accent),
-                Span::styled(what, theme.dim),
-            ]),
+            Line::from(first),
             Line::from(vec![
                 Span::styled(format!("hunk {}/{}", hunk + 1, reviewed.hunks.len()), theme.text),
                 Span::styled(format!(" · {lines} · {nth} of {total} in all"), theme.dim),

@@ -34,6 +34,7 @@ fn files() -> Vec<ReviewFile> {
                     diff: FileDiff::new("src/a.txt", Some(second), Some(now)),
                 },
             ],
+            changed_outside: true,
         },
         ReviewFile {
             path: "new.txt".into(),
@@ -42,6 +43,7 @@ fn files() -> Vec<ReviewFile> {
                 lines: "whole file (created)".into(),
                 diff: FileDiff::new("new.txt", None, Some("fresh\n".into())),
             }],
+            changed_outside: false,
         },
     ]
 }
@@ -175,6 +177,7 @@ fn a_long_hunk_says_how_much_is_below_and_scrolls() {
                 lines: "whole file (created)".into(),
                 diff: FileDiff::new("big.txt", None, Some(long)),
             }],
+            changed_outside: false,
         }],
     );
     let screen = format!("{:?}", draw(&mut layer, (80, 24)));
