@@ -211,6 +211,8 @@ async fn review_of_the_session_reverts_one_hunk_of_the_first_turn_and_tells_the_
     // The outcome is in the session log, as the transcript showed it.
     let log = std::fs::read_to_string(&s.log).unwrap();
     assert!(log.contains("\"event\":\"review_applied\""), "{log}");
+    // The pane showing the diff written is there too, as `/undo` shows its own.
+    assert!(log.contains("\"name\":\"review\""), "{log}");
 }
 
 #[tokio::test]

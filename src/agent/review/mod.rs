@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agent::runner::Agent;
-use crate::protocol::{Event, FileDiff, HunkRef, ReviewChange, ReviewFile, ReviewHunk, ReviewSince};
+use crate::protocol::{
+    Event, FileDiff, HunkRef, ReviewChange, ReviewFile, ReviewHunk, ReviewSince, ToolDetails, ToolOutput,
+};
 use commit::Planned;
 use hunks::FileHunks;
 
@@ -219,6 +221,9 @@ impl Agent {
                 }
                 let hunks: usize = done.iter().map(|d| d.lines.len()).sum();
                 let files: Vec<String> = done.iter().map(|d| review.files[d.index].display.clone()).collect();
+                if !done.is_empty() {
+                    self.show_reverted(id, &files, done.into_iter().map(|d| d.diff).collect());
+                }
                 let summary = if hunks == 0 {
                     "review finished: every change kept".to_string()
                 } else {
@@ -248,10 +253,37 @@ impl Agent {
     }
 }
 
+impl Agent {
+    /// Shows what the review wrote as a pane with its diff, as `/undo` does.
+    fn show_reverted(&self, id: u64, files: &[String], diffs: Vec<FileDiff>) {
+        // Unique across runs of a resumed session (review ids start again at 1 in each).
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let call_id = format!("review-{id}-{millis}");
+        self.shared.emit(Event::ToolCallBegin {
+            call_id: call_id.clone(),
+            name: "review".into(),
+            args: serde_json::json!({ "path": files.join(", ") }),
+        });
+        self.shared.emit(Event::ToolCallEnd {
+            call_id,
+            name: "review".into(),
+            output: ToolOutput::text(format!("review: reverted hunks in {}", files.join(", ")))
+                .with_details(ToolDetails::Diffs { diffs }),
+            duration_ms: 0,
+            full_output_path: None,
+        });
+    }
+}
+
 /// One file reverted: which of the review's files, and the lines of each hunk put back.
 struct Done {
     index: usize,
     lines: Vec<String>,
+    /// The change written, as a pane shows it.
+    diff: FileDiff,
 }
 
 /// Computes every file's new content, checks them all against what the review saw, then writes them all or none.
@@ -277,14 +309,20 @@ fn apply(review: &PendingReview, reverted: &[HunkRef], write: Writer<'_>) -> Res
         if lines.is_empty() {
             continue;
         }
+        let new = file.reverted(chosen);
+        let diff = FileDiff::new(
+            file.display.clone(),
+            file.seen.as_deref().map(shown),
+            new.as_deref().map(shown),
+        );
         planned.push(Planned {
             path: file.path.clone(),
             confine: file.confine.clone(),
             display: file.display.clone(),
             seen: file.seen.clone(),
-            new: file.reverted(chosen),
+            new,
         });
-        done.push(Done { index, lines });
+        done.push(Done { index, lines, diff });
     }
     let conflicts: Vec<String> = commit::changed_since(&planned)
         .into_iter()
