@@ -143,6 +143,68 @@ pub enum Op {
         id: u64,
         answer: ElicitationAnswer,
     },
+    /// `/review`: list the hunks the agent changed since `since` (answered with `Event::ReviewHunks`, or a notice when
+    /// there are none). Between turns only.
+    ReviewStart {
+        #[serde(default)]
+        since: ReviewSince,
+    },
+    /// The end of review `id`: revert the hunks listed, all or none (answered with `Event::ReviewApplied`).
+    ReviewApply {
+        id: u64,
+        reverted: Vec<HunkRef>,
+    },
+}
+
+/// Which of the agent's changes `/review` walks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewSince {
+    /// The last turn's.
+    #[default]
+    Turn,
+    /// Every turn's of the session (not undone).
+    Session,
+}
+
+/// One hunk of a review: file `file` of `Event::ReviewHunks`, its hunk `hunk`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HunkRef {
+    pub file: usize,
+    pub hunk: usize,
+}
+
+/// How a reviewed file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewChange {
+    Modified,
+    /// Reverting it deletes it.
+    Created,
+    /// Reverting it restores it.
+    Deleted,
+    /// Offered whole: keep or revert, no hunks.
+    Binary,
+}
+
+/// A file `/review` offers, with its hunks. A created, deleted or binary file has one hunk: the whole file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewFile {
+    pub path: String,
+    pub change: ReviewChange,
+    pub hunks: Vec<ReviewHunk>,
+    /// Someone else (the user, a command) also changed the file after the turns: its hunks may hold their changes too.
+    #[serde(default)]
+    pub changed_outside: bool,
+}
+
+/// One hunk as a frontend shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewHunk {
+    /// Where it is, e.g. "lines 3-7" (in the file as it is now), or "whole file".
+    pub lines: String,
+    /// The file with only this hunk reverted (`old`) against the file now (`new`): a diff renderer draws just it.
+    pub diff: FileDiff,
 }
 
 /// The user's answer to an MCP server's request for input.
@@ -356,6 +418,24 @@ pub enum Event {
         server: String,
         message: String,
         schema: Value,
+    },
+    /// The hunks review `id` offers (the answer to `Op::ReviewStart`), file by file. `from` says since when, e.g.
+    /// "turn 3". Answer with `Op::ReviewApply { id, .. }`. Not recorded: it is a question, the answer is.
+    ReviewHunks {
+        id: u64,
+        since: ReviewSince,
+        from: String,
+        files: Vec<ReviewFile>,
+    },
+    /// Review `id` ended: `reverted` hunks in `files` were put back; `refused` says why nothing was (a file changed
+    /// since the review began, a write failed), naming the file and lines. `summary` is the line a frontend shows.
+    ReviewApplied {
+        id: u64,
+        reverted: usize,
+        files: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refused: Option<String>,
+        summary: String,
     },
 }
 

@@ -34,7 +34,7 @@ async fn a_custom_command_with_arguments_and_the_plan_pane() {
     let commands = work.path().join(".tern/commands");
     std::fs::create_dir_all(&commands).unwrap();
     std::fs::write(
-        commands.join("review.md"),
+        commands.join("audit.md"),
         "---\ndescription: Review a file for risky lines\nargument-hint: <path> [focus]\n---\n\
          Review $1 with a focus on $2. Everything asked: $ARGUMENTS\n",
     )
@@ -50,13 +50,13 @@ async fn a_custom_command_with_arguments_and_the_plan_pane() {
     let tmux = Tmux::start("commands", (100, 30), &command);
     tmux.wait_for("Ask tern").await;
 
-    tmux.keys(&["/rev"]);
+    tmux.keys(&["/aud"]);
     let screen = tmux.wait_for("Review a file for risky lines (project)").await;
-    assert!(screen.contains("/review <path> [focus]"), "{screen}");
+    assert!(screen.contains("/audit <path> [focus]"), "{screen}");
     // Tab completes the name from the popup; the arguments follow.
     tmux.keys(&["Tab"]);
     tmux.keys(&["notes.txt errors"]);
-    tmux.wait_for("/review notes.txt errors").await;
+    tmux.wait_for("/audit notes.txt errors").await;
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("Reviewed the notes.").await;
     // The transcript shows what the model was sent; the plan is one pane, with its progress in the status bar.

@@ -9,6 +9,7 @@ pub mod context;
 pub(crate) mod conversation;
 pub mod memory;
 pub mod prompt;
+pub mod review;
 pub mod runner;
 pub mod subagent;
 mod turn;

@@ -185,6 +185,7 @@ fn recorded(event: &Event) -> bool {
             | Event::SubagentStarted { .. }
             | Event::SubagentFinished { .. }
             | Event::SubagentDelivered { .. }
+            | Event::ReviewApplied { .. }
     ) || super::subagent::recorded_in_parent(event)
 }
 
@@ -218,6 +219,8 @@ pub(crate) struct Agent {
     pub hooks: crate::hooks::Hooks,
     /// The session's subagents, when the `spawn` tool is offered.
     pub subagents: Option<Arc<super::subagent::SubagentManager>>,
+    /// The `/review` waiting for the user's answer.
+    pub review: Option<super::review::PendingReview>,
 }
 
 /// Starts the agent task.
@@ -301,6 +304,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         pending_note: None,
         hooks: config.hooks,
         subagents,
+        review: None,
     };
     agent.run(op_rx).await;
 }
@@ -401,6 +405,14 @@ impl Agent {
                     }
                     Some(Op::Elicit { id, answer }) => {
                         answer_elicitation(&self.shared, id, answer);
+                        continue;
+                    }
+                    Some(Op::ReviewStart { since }) => {
+                        self.review_start(since).await;
+                        continue;
+                    }
+                    Some(Op::ReviewApply { id, reverted }) => {
+                        self.review_apply(id, &reverted);
                         continue;
                     }
                     Some(Op::Shutdown) | None => break,
@@ -527,6 +539,7 @@ async fn while_busy<F: std::future::Future>(
                 Some(Op::NewConversation) => refuse("start a new conversation"),
                 Some(Op::Compact { .. }) => refuse("/compact"),
                 Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => refuse("undo or rewind"),
+                Some(Op::ReviewStart { .. } | Op::ReviewApply { .. }) => refuse("/review"),
                 Some(Op::Shutdown) => {
                     stop = true;
                     cancel.cancel();

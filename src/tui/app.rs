@@ -74,6 +74,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             "",
             "go back to an earlier message: code, conversation, or both",
         ),
+        SlashCommand::new(
+            "review",
+            "[turn|session]",
+            "keep or revert each hunk the agent changed: this turn or this session",
+        ),
         SlashCommand::new("resume", "", "switch to another session of this workspace"),
         SlashCommand::new(
             "fork",
@@ -190,6 +195,9 @@ impl App {
                 self.layers
                     .push(Box::new(super::view::rewind::RewindLayer::new(points.clone())));
             }
+            Event::ReviewHunks { id, since, from, files } => self.layers.push(Box::new(
+                super::view::review::ReviewLayer::new(*id, *since, from.clone(), files.clone()),
+            )),
             Event::ConfirmRevert { files, retry } => self.layers.push(Box::new(
                 super::view::rewind::ConfirmRevertLayer::new(files.clone(), retry.clone()),
             )),
@@ -487,12 +495,27 @@ impl App {
                 self.transcript = TranscriptView::new();
                 self.state.flash("new conversation");
             }
-            "undo" | "rewind" if self.state.status.busy => {
+            "undo" | "rewind" | "review" if self.state.status.busy => {
                 self.state
                     .flash("a turn is running: wait for it to end, or interrupt it (Esc) first");
             }
             "undo" => self.send(Op::Undo { force: false }),
             "rewind" => self.send(Op::ListRewindPoints),
+            "review" => match args.trim() {
+                "" => self
+                    .layers
+                    .push(Box::new(super::view::review::ReviewChooseLayer::new())),
+                "turn" => self.send(Op::ReviewStart {
+                    since: crate::protocol::ReviewSince::Turn,
+                }),
+                "session" => self.send(Op::ReviewStart {
+                    since: crate::protocol::ReviewSince::Session,
+                }),
+                other => self.state.notice(
+                    format!("unknown /review '{other}': expected /review, /review turn or /review session"),
+                    Level::Error,
+                ),
+            },
             "mode" if args.is_empty() => {
                 let mode = self.state.status.mode;
                 self.state.notice(

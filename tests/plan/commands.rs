@@ -22,12 +22,12 @@ async fn run_expands_a_project_command_with_arguments() {
     let sb = Scratch::new();
     write_command(
         &sb,
-        "review.md",
+        "audit.md",
         "---\ndescription: Review a file\nargument-hint: <path> [focus]\n---\n\
          Review $1, focusing on $2.\nAll: $ARGUMENTS\n",
     );
     let mock = MockLlm::start(vec![Reply::text("Reviewed.")]).await;
-    let out = sb.run(Some(&mock), &["run", "/review notes.txt errors"]).await;
+    let out = sb.run(Some(&mock), &["run", "/audit notes.txt errors"]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Reviewed.\n");
     assert_eq!(

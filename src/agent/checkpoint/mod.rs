@@ -25,6 +25,7 @@ mod revert;
 pub mod shadow;
 
 pub use restore::restorable;
+pub(crate) use revert::stays_inside;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +85,11 @@ pub(crate) struct TurnRecord {
 }
 
 impl TurnRecord {
+    /// The files the turn's edit tools wrote (`/review` offers only these).
+    pub(crate) fn edited(&self) -> impl Iterator<Item = &PathBuf> {
+        self.files.keys()
+    }
+
     /// The record as the session log keeps it.
     fn saved(&self) -> TurnCheckpoint {
         TurnCheckpoint {

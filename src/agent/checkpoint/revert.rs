@@ -199,7 +199,7 @@ fn shown(bytes: &[u8]) -> String {
 }
 
 /// Whether the nearest existing directory of `path` is inside `root` once symlinks are followed.
-fn stays_inside(path: &std::path::Path, root: &std::path::Path) -> bool {
+pub(crate) fn stays_inside(path: &std::path::Path, root: &std::path::Path) -> bool {
     let Ok(root) = root.canonicalize() else {
         return false;
     };

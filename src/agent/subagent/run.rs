@@ -123,6 +123,7 @@ impl SubagentManager {
             pending_note: None,
             hooks: parent.hooks.clone(),
             subagents: None,
+            review: None,
         };
         let work = async {
             let end = one_turn(&mut agent, &job.task, &job.cancel).await;

@@ -6,6 +6,7 @@ pub mod flash;
 pub mod plan;
 mod reasoning;
 mod replay;
+pub mod review;
 pub mod subagents;
 pub mod trust;
 
@@ -444,7 +445,11 @@ impl AppState {
                 self.rewind_plan(turns);
             }
             // The app opens a layer for these.
-            Event::RewindPoints { .. } | Event::ConfirmRevert { .. } => {}
+            Event::RewindPoints { .. } | Event::ConfirmRevert { .. } | Event::ReviewHunks { .. } => {}
+            Event::ReviewApplied { summary, refused, .. } => {
+                let level = if refused.is_some() { Level::Warning } else { Level::Info };
+                self.notice(summary, level);
+            }
             Event::ModeChanged { mode } => self.status.mode = mode,
             Event::ModelChanged { model } => self.status.model = model,
             Event::ApprovalDecided { id, decision } => {

@@ -27,16 +27,16 @@ fn harness_with_commands(files: &[(&str, &str)]) -> Harness {
 fn a_custom_command_sends_its_expanded_prompt() {
     let mut h = harness_with_commands(&[
         (
-            "review.md",
+            "audit.md",
             "---\ndescription: Review a file for bugs\nargument-hint: <path>\n---\nReview $1 and report bugs.\n",
         ),
         ("help.md", "not the help"),
     ]);
-    h.keys("/re");
+    h.keys("/au");
     let screen = h.screen(80, 12);
-    assert!(screen.contains("/review <path>"), "{screen}");
+    assert!(screen.contains("/audit <path>"), "{screen}");
     assert!(screen.contains("Review a file for bugs (project)"), "{screen}");
-    h.keys("view src/lib.rs");
+    h.keys("dit src/lib.rs");
     h.press(key(KeyCode::Enter));
     let mut sent = h.sent();
     if sent.is_empty() && !h.app.composer.is_empty() {

@@ -6,6 +6,7 @@ pub mod elicit;
 pub mod help;
 pub mod mcp;
 pub mod plan;
+pub mod review;
 pub mod rewind;
 pub mod start;
 pub mod status;

@@ -1,0 +1,137 @@
+//! Hunks of one file's change and putting some of them back: the diff between what a file was before the reviewed
+//! turns (`base`) and what the review saw (`seen`), grouped into hunks as `git add -p` shows them, and the content the
+//! file gets when a chosen set of hunks is reverted. Pure: no I/O. The same line diff serves both, so a hunk shown is
+//! exactly the hunk reverted.
+
+use std::ops::Range;
+
+use similar::{DiffOp, DiffTag, TextDiff};
+
+use crate::protocol::FileDiff;
+
+/// Unchanged lines shown (and required to still match) around each change.
+pub const CONTEXT: usize = 3;
+
+/// One hunk: the lines it spans in `base` and in `seen` (context included, 0-based), and which of the diff's changes
+/// it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hunk {
+    pub old: Range<usize>,
+    pub new: Range<usize>,
+    /// Indexes into the diff's changed ops (equal ops left out), in order.
+    changes: Range<usize>,
+}
+
+impl Hunk {
+    /// "lines 3-7" (1-based, in the file as the review saw it); a hunk that only removed lines names where they were.
+    pub fn lines(&self) -> String {
+        let (start, end) = (self.new.start + 1, self.new.end.max(self.new.start + 1));
+        if start == end {
+            format!("line {start}")
+        } else {
+            format!("lines {start}-{end}")
+        }
+    }
+}
+
+/// The changes between `base` and `seen`, as hunks.
+pub struct FileHunks<'a> {
+    base: &'a str,
+    seen: &'a str,
+    ops: Vec<DiffOp>,
+    pub hunks: Vec<Hunk>,
+}
+
+fn changed(op: &DiffOp) -> bool {
+    op.tag() != DiffTag::Equal
+}
+
+impl<'a> FileHunks<'a> {
+    pub fn new(base: &'a str, seen: &'a str) -> Self {
+        let diff = TextDiff::configure()
+            .timeout(std::time::Duration::from_secs(2))
+            .diff_lines(base, seen);
+        let ops: Vec<DiffOp> = diff.ops().to_vec();
+        let mut hunks = Vec::new();
+        let mut next_change = 0;
+        for group in diff.grouped_ops(CONTEXT) {
+            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+                continue;
+            };
+            let count = group.iter().filter(|op| changed(op)).count();
+            if count == 0 {
+                continue;
+            }
+            hunks.push(Hunk {
+                old: first.old_range().start..last.old_range().end,
+                new: first.new_range().start..last.new_range().end,
+                changes: next_change..next_change + count,
+            });
+            next_change += count;
+        }
+        Self { base, seen, ops, hunks }
+    }
+
+    /// The file's content with the hunks `reverted` (indexes into `hunks`) put back as they were in `base`.
+    pub fn revert(&self, reverted: &[usize]) -> String {
+        let base: Vec<&str> = split_lines(self.base);
+        let seen: Vec<&str> = split_lines(self.seen);
+        let undo: Vec<bool> = {
+            let total = self.hunks.last().map_or(0, |h| h.changes.end);
+            let mut undo = vec![false; total];
+            for &k in reverted {
+                if let Some(hunk) = self.hunks.get(k) {
+                    undo[hunk.changes.clone()].iter_mut().for_each(|u| *u = true);
+                }
+            }
+            undo
+        };
+        let mut out = String::with_capacity(self.seen.len());
+        // One flag per changed op, in order: taken only as changed ops come.
+        let mut flags = undo.iter();
+        for op in &self.ops {
+            let from_base = changed(op) && flags.next().copied().unwrap_or(false);
+            let lines = if from_base {
+                &base[op.old_range()]
+            } else {
+                &seen[op.new_range()]
+            };
+            lines.iter().for_each(|l| out.push_str(l));
+        }
+        out
+    }
+
+    /// What the view shows for hunk `k`: the file with only that hunk reverted against the file as seen, so the
+    /// renderer draws exactly that hunk, with the seen file's line numbers on its new side.
+    pub fn shown(&self, path: &str, k: usize) -> FileDiff {
+        FileDiff::new(path, Some(self.revert(&[k])), Some(self.seen.to_string()))
+    }
+}
+
+/// Lines with their endings, as `similar` splits them (the last may lack one).
+fn split_lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// Where `now` differs from `seen` that the `hunks` need unchanged (their lines in `seen`, context included): the
+/// first such hunk, if any. A line inserted right at a hunk's edge counts as touching it.
+pub fn overlapping<'h>(seen: &str, now: &str, hunks: &[&'h Hunk]) -> Option<&'h Hunk> {
+    let diff = TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(seen, now);
+    let touched: Vec<Range<usize>> = diff
+        .ops()
+        .iter()
+        .filter(|op| changed(op))
+        .map(|op| op.old_range())
+        .collect();
+    hunks.iter().copied().find(|hunk| {
+        touched.iter().any(|t| {
+            if t.is_empty() {
+                hunk.new.start <= t.start && t.start <= hunk.new.end
+            } else {
+                t.start < hunk.new.end && hunk.new.start < t.end
+            }
+        })
+    })
+}
