@@ -8,6 +8,7 @@
 //! simple command in the gate's literal subset of bash (`syntax`).
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use super::syntax;
@@ -117,6 +118,35 @@ impl<'de> serde::Deserialize<'de> for CommandRule {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// "Always for this session" for edits: edits to exactly one file, or to anything under one directory. Paths are
+/// real paths (symlinks followed, as `PathPolicy::resolve` gives them), and a rule is only consulted for edits the
+/// path policy already allows, so it never widens what may be written; it only stops the asking. Never a command.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EditRule {
+    File(PathBuf),
+    Dir(PathBuf),
+}
+
+impl EditRule {
+    /// Whether an edit of `resolved` (a real path) is covered: the same file, or a path strictly under the directory,
+    /// compared component by component (so `/w/src` does not cover `/w/src2`).
+    pub fn covers(&self, resolved: &Path) -> bool {
+        match self {
+            EditRule::File(file) => resolved == file,
+            EditRule::Dir(dir) => resolved != dir && resolved.starts_with(dir),
+        }
+    }
+}
+
+impl fmt::Display for EditRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EditRule::File(file) => write!(f, "edits to {}", file.display()),
+            EditRule::Dir(dir) => write!(f, "edits under {}/", dir.display()),
+        }
     }
 }
 
