@@ -432,7 +432,7 @@ pub struct RewindPoint {
 }
 
 /// A call waiting for the user. Answer with `Op::Approve { id, .. }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     pub id: u64,
     pub call_id: String,

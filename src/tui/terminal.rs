@@ -299,6 +299,16 @@ async fn run_screen(
         if app.quit {
             break;
         }
+        if let Some(text) = app.edit_request.take() {
+            // The editor gets the real terminal and every key: stop reading input, leave the full screen, and take
+            // both back afterwards with a full redraw.
+            drop(input);
+            let result = run_editor(&text, mouse);
+            input = EventStream::new();
+            terminal.clear()?;
+            app.edited(result);
+            dirty = true;
+        }
         if let Some(switch) = app.switch.take() {
             dirty = true;
             let Some(start) = sessions.start.as_mut() else {
@@ -350,6 +360,20 @@ async fn run_screen(
         at_once,
         agent_panicked,
     })
+}
+
+/// Hands the terminal to `$EDITOR` for `text` and takes it back.
+fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
+    let mut out = stdout();
+    let _ = execute!(out, DisableMouseCapture, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show);
+    let _ = disable_raw_mode();
+    let result = super::hunks::edit(text);
+    let _ = enable_raw_mode();
+    let _ = execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide, Clear(ClearType::All));
+    if mouse {
+        let _ = execute!(out, EnableMouseCapture);
+    }
+    result
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

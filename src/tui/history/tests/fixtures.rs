@@ -233,6 +233,7 @@ pub fn describe(effects: &[Effect]) -> Vec<String> {
             Effect::Copy(text) => format!("copy {} bytes", text.len()),
             Effect::Notice(text) => format!("notice {text}"),
             Effect::Switch(path) => format!("switch {}", path.display()),
+            Effect::EditText(text) => format!("edit {} bytes", text.len()),
         })
         .collect()
 }
