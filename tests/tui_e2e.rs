@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+#[path = "tui_e2e/approve.rs"]
+mod approve;
 
 use std::process::Command;
 use std::time::Duration;

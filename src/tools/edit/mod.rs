@@ -14,6 +14,9 @@ mod text;
 #[path = "tests/engine.rs"]
 mod engine_tests;
 #[cfg(test)]
+#[path = "tests/hunks.rs"]
+mod hunks_tests;
+#[cfg(test)]
 #[path = "tests/prop.rs"]
 mod prop_tests;
 #[cfg(test)]
