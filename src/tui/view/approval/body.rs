@@ -1,6 +1,6 @@
 //! What the approval prompt shows, as lines for its scrollable body: the whole command (every line, wrapped), or the
 //! proposed change as diffs (the content of a new file shows as added lines), with the hunk under review marked; then
-//! where it runs and why it asks. Pure: request in, lines out.
+//! where a command runs; and, under it, why the call asks. Pure: request in, lines out.
 
 use ratatui::text::{Line, Span};
 
@@ -70,13 +70,17 @@ pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, 
             }
         }
     }
-    lines.extend(wrap_line(
+    Body { lines, focus }
+}
+
+/// Why the call asks: one line under the body, always in sight.
+pub fn why(request: &ApprovalRequest, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    wrap_line(
         Line::from(vec![
             Span::styled("why: ", theme.dim),
             Span::styled(request.reason.clone(), theme.warning),
         ]),
         width,
         "     ",
-    ));
-    Body { lines, focus }
+    )
 }

@@ -142,8 +142,14 @@ impl ApprovalLayer {
         Line::from(keys)
     }
 
-    /// Everything under the scrolling body: the feedback line while denying, else the keys.
+    /// Everything under the scrolling body: why it asks, then the feedback line while denying, else the keys.
     fn footer(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let mut lines = body::why(&self.request, width, theme);
+        lines.extend(self.answer_lines(width, theme));
+        lines
+    }
+
+    fn answer_lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         match &self.feedback {
             Some(text) => {
                 let mut lines = vec![Line::from(Span::styled(
