@@ -3,9 +3,9 @@
 //! restored. Needs tmux (`.ci/run` installs it); without it the test is skipped outside CI and fails in CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "tui_e2e/approve.rs"]
 mod approve;
+mod support;
 
 use std::process::Command;
 use std::time::Duration;

@@ -302,7 +302,9 @@ impl ApprovalGate {
                 "writes {}, which can change what later commands run",
                 summary(&protected)
             )),
-            ApprovalMode::Ask if protected.is_empty() && !inside.is_empty() && self.edit_rules_cover(name, args, policy) => {
+            ApprovalMode::Ask
+                if protected.is_empty() && !inside.is_empty() && self.edit_rules_cover(name, args, policy) =>
+            {
                 Verdict::Allow
             }
             ApprovalMode::Ask | ApprovalMode::ReadOnly => {

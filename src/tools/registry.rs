@@ -198,10 +198,7 @@ pub async fn apply_prepared(name: &str, change: crate::tools::edit::ProposedChan
 }
 
 /// A tool's outcome as the result the model reads: errors and panics become error results.
-fn settle(
-    name: &str,
-    outcome: Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>,
-) -> ToolOutput {
+fn settle(name: &str, outcome: Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>) -> ToolOutput {
     match outcome {
         Ok(Ok(output)) => output,
         Ok(Err(ToolError::Cancelled)) => ToolOutput::error(format!("Error: {name} was interrupted.")),

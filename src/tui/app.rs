@@ -588,7 +588,12 @@ impl App {
             .iter_mut()
             .enumerate()
             .find_map(|(i, l)| l.dock_height(area.width, theme).map(|h| (i, h)));
-        let dock_room = area.height.saturating_sub(composer_h + queued_h + 1 + MIN_TRANSCRIPT_ROWS);
+        // On a very short screen the prompt still gets a few rows, taken from the transcript.
+        let below = composer_h + queued_h + 1;
+        let dock_room = area
+            .height
+            .saturating_sub(below + MIN_TRANSCRIPT_ROWS)
+            .max(MIN_DOCK_ROWS.min(area.height.saturating_sub(below)));
         let dock_h = docked.map_or(0, |(_, h)| h.min(dock_room));
         let plan_h = super::view::plan::height(
             &self.state.plan,
@@ -676,8 +681,10 @@ impl App {
     }
 }
 
-/// Transcript rows a docked prompt always leaves on screen.
+/// Transcript rows a docked prompt always leaves on screen (when the screen has room for the prompt too).
 const MIN_TRANSCRIPT_ROWS: u16 = 3;
+/// Rows a docked prompt gets at least, when the screen has them.
+const MIN_DOCK_ROWS: u16 = 5;
 
 impl App {
     /// The editor the event loop ran for `Effect::EditText` returned: hand its result to the top layer.

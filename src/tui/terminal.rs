@@ -365,11 +365,23 @@ async fn run_screen(
 /// Hands the terminal to `$EDITOR` for `text` and takes it back.
 fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
     let mut out = stdout();
-    let _ = execute!(out, DisableMouseCapture, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show);
+    let _ = execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
     let _ = disable_raw_mode();
     let result = super::hunks::edit(text);
     let _ = enable_raw_mode();
-    let _ = execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide, Clear(ClearType::All));
+    let _ = execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        cursor::Hide,
+        Clear(ClearType::All)
+    );
     if mouse {
         let _ = execute!(out, EnableMouseCapture);
     }

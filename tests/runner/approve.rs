@@ -30,11 +30,17 @@ async fn an_edit_that_cannot_apply_fails_without_asking() {
         Reply::text("it failed"),
     ];
     let mut h = openai(script, ApprovalMode::Ask).await;
-    let events = h.turn("edit", |_| panic!("an edit that cannot apply must not ask")).await;
+    let events = h
+        .turn("edit", |_| panic!("an edit that cannot apply must not ask"))
+        .await;
     assert_eq!(end_of(&events), TurnEnd::Completed);
     let results = tool_results(&h.mock.requests()[1]);
     assert!(results[0].1.starts_with("Error: hello.txt:"), "{}", results[0].1);
-    assert!(results[0].1.contains("no such text") || results[0].1.contains("not found"), "{}", results[0].1);
+    assert!(
+        results[0].1.contains("no such text") || results[0].1.contains("not found"),
+        "{}",
+        results[0].1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -91,7 +97,9 @@ async fn a_file_changed_between_the_ask_and_the_yes_is_not_overwritten() {
     );
     let results = tool_results(&h.mock.requests()[1]);
     assert!(
-        results[0].1.contains("hello.txt changed on disk after this change was computed"),
+        results[0]
+            .1
+            .contains("hello.txt changed on disk after this change was computed"),
         "{}",
         results[0].1
     );
@@ -159,9 +167,17 @@ async fn an_edited_hunk_is_applied_and_all_rejected_is_a_denial() {
     let expected = numbered().replace("line 2\n", "line 2, edited\n");
     assert_eq!(std::fs::read_to_string(h.dir.path().join("n.txt")).unwrap(), expected);
     let results = tool_results(&h.mock.requests()[2]);
-    assert!(results[0].1.contains("Applied as the user rewrote them"), "{}", results[0].1);
+    assert!(
+        results[0].1.contains("Applied as the user rewrote them"),
+        "{}",
+        results[0].1
+    );
     assert_eq!(asked, 2);
-    assert!(results[1].1.contains("rejected every hunk; nothing was written"), "{}", results[1].1);
+    assert!(
+        results[1].1.contains("rejected every hunk; nothing was written"),
+        "{}",
+        results[1].1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -185,6 +201,12 @@ async fn always_for_this_file_stops_asking_for_that_file_only() {
         .await;
     assert_eq!(end_of(&events), TurnEnd::Completed);
     assert_eq!(asked.len(), 2, "{asked:?}");
-    assert!(asked[0].contains("hello.txt") && asked[1].contains("lib.rs"), "{asked:?}");
-    assert_eq!(std::fs::read_to_string(h.dir.path().join("hello.txt")).unwrap(), "hi world\n2nd line\n");
+    assert!(
+        asked[0].contains("hello.txt") && asked[1].contains("lib.rs"),
+        "{asked:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("hello.txt")).unwrap(),
+        "hi world\n2nd line\n"
+    );
 }

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::BIN;
 use super::support::mock_llm::{MockLlm, Reply};
 use super::support::tmux::{Tmux, tmux_available};
-use super::BIN;
 
 fn numbered() -> String {
     (1..=40).map(|i| format!("row {i}\n")).collect()

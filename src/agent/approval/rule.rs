@@ -271,9 +271,18 @@ mod tests {
             assert!(allowed(&gate, &policy, "src/deep/c.rs"));
             assert!(!allowed(&gate, &policy, "src/../top.rs"));
             assert!(!allowed(&gate, &policy, "src/deep/../../src2/x.rs"));
-            assert!(!allowed(&gate, &policy, "src2/x.rs"), "a sibling with the same prefix is another directory");
-            assert!(!allowed(&gate, &policy, "src/side/x.rs"), "a symlink out of the directory leads elsewhere");
-            assert!(!allowed(&gate, &policy, "src/out/x.rs"), "a symlink out of the workspace still asks");
+            assert!(
+                !allowed(&gate, &policy, "src2/x.rs"),
+                "a sibling with the same prefix is another directory"
+            );
+            assert!(
+                !allowed(&gate, &policy, "src/side/x.rs"),
+                "a symlink out of the directory leads elsewhere"
+            );
+            assert!(
+                !allowed(&gate, &policy, "src/out/x.rs"),
+                "a symlink out of the workspace still asks"
+            );
             // Never a command.
             assert_ne!(gate.check_command("touch src/x.rs"), Verdict::Allow);
         }
@@ -283,8 +292,14 @@ mod tests {
             let ws = tempfile::tempdir().unwrap();
             let policy = PathPolicy::new(ws.path()).unwrap();
             let gate = ApprovalGate::new(ApprovalMode::Ask, Vec::new(), Vec::new());
-            assert_eq!(gate.edit_scopes("edit_file", &edit(".git/config"), &policy), (None, None));
-            assert_eq!(gate.edit_scopes("edit_file", &edit("/etc/passwd"), &policy), (None, None));
+            assert_eq!(
+                gate.edit_scopes("edit_file", &edit(".git/config"), &policy),
+                (None, None)
+            );
+            assert_eq!(
+                gate.edit_scopes("edit_file", &edit("/etc/passwd"), &policy),
+                (None, None)
+            );
             let (file, dir) = gate.edit_scopes("edit_file", &edit("top.txt"), &policy);
             assert!(matches!(file, Some(EditRule::File(_))));
             assert_eq!(dir, None, "the workspace root as a directory rule would be every edit");

@@ -10,9 +10,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
+use crate::agent::approval::EditRule;
 use crate::agent::approval::{Verdict, edit_paths};
 use crate::agent::runner::Agent;
-use crate::agent::approval::EditRule;
 use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, ToolCall, ToolOutput};
 use crate::tools::edit::ProposedChange;
 use crate::tools::registry::propose_prepared;
@@ -121,7 +121,9 @@ impl Agent {
             reason,
             proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
             diffs: change.as_ref().map(|c| c.diffs().to_vec()).unwrap_or_default(),
-            hunk_review: change.as_ref().is_some_and(ProposedChange::reviewable),
+            hunk_review: change
+                .as_ref()
+                .is_some_and(|c| c.reviewable() && !crate::tools::edit::hunks::hunks(c.diffs()).is_empty()),
             always_file: always_file.as_ref().map(|r| self.policy.display(rule_path(r))),
             always_dir: always_dir.as_ref().map(|r| self.policy.display(rule_path(r))),
         }));

@@ -113,7 +113,10 @@ fn rebuild(diff: &FileDiff, hunks: &[(&Hunk, Choice<'_>)]) -> Option<String> {
             Choice::Edited(text) => {
                 out.push_str(text);
                 // A hunk that ended a line keeps ending one, whether or not the editor saved a final newline.
-                let ended = new.get(hunk.new.clone()).and_then(|l| l.last()).is_some_and(|l| l.ends_with('\n'));
+                let ended = new
+                    .get(hunk.new.clone())
+                    .and_then(|l| l.last())
+                    .is_some_and(|l| l.ends_with('\n'));
                 if ended && !text.is_empty() && !text.ends_with('\n') {
                     out.push('\n');
                 }
@@ -135,8 +138,15 @@ impl ProposedChange {
         }
         let diffs = self.diffs().to_vec();
         let all = hunks(&diffs);
-        if let Some(bad) = accepted.iter().chain(edited.iter().map(|e| &e.hunk)).find(|&&k| k >= all.len()) {
-            return Err(format!("hunk {bad} does not exist (the change has {} hunks)", all.len()));
+        if let Some(bad) = accepted
+            .iter()
+            .chain(edited.iter().map(|e| &e.hunk))
+            .find(|&&k| k >= all.len())
+        {
+            return Err(format!(
+                "hunk {bad} does not exist (the change has {} hunks)",
+                all.len()
+            ));
         }
         let choice = |k: usize| match edited.iter().find(|e| e.hunk == k) {
             Some(e) => Choice::Edited(&e.text),
@@ -168,7 +178,10 @@ impl ProposedChange {
         );
         let rejected: Vec<String> = (0..all.len())
             .filter(|&k| matches!(choice(k), Choice::Reject))
-            .filter_map(|k| all.get(k).map(|h| format!("- {} {} (hunk {} of {})", h.path, h.location(), k + 1, all.len())))
+            .filter_map(|k| {
+                all.get(k)
+                    .map(|h| format!("- {} {} (hunk {} of {})", h.path, h.location(), k + 1, all.len()))
+            })
             .collect();
         if !rejected.is_empty() {
             text.push_str("\nRejected by the user and NOT applied (do not redo them unless asked):\n");
@@ -176,7 +189,10 @@ impl ProposedChange {
         }
         let rewritten: Vec<String> = edited
             .iter()
-            .filter_map(|e| all.get(e.hunk).map(|h| format!("- {} {} (hunk {})", h.path, h.location(), e.hunk + 1)))
+            .filter_map(|e| {
+                all.get(e.hunk)
+                    .map(|h| format!("- {} {} (hunk {})", h.path, h.location(), e.hunk + 1))
+            })
             .collect();
         if !rewritten.is_empty() {
             text.push_str("\nApplied as the user rewrote them (read the file to see the result):\n");

@@ -5,8 +5,8 @@
 pub mod change;
 mod diagnose;
 mod engine;
-pub mod hunks;
 pub(crate) mod file;
+pub mod hunks;
 mod matching;
 mod text;
 

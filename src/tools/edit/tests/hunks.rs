@@ -35,7 +35,11 @@ async fn a_proposal_writes_nothing_until_applied() {
     assert!(!ws.path("new.txt").exists());
     let out = change.apply(&ws.ctx).await.unwrap();
     assert!(out.text.starts_with("Patch applied:"), "{}", out.text);
-    assert!(std::fs::read_to_string(ws.path("n.txt")).unwrap().contains("line two and a half\n"));
+    assert!(
+        std::fs::read_to_string(ws.path("n.txt"))
+            .unwrap()
+            .contains("line two and a half\n")
+    );
     assert_eq!(std::fs::read_to_string(ws.path("new.txt")).unwrap(), "fresh\n");
 }
 
@@ -56,7 +60,11 @@ async fn only_the_accepted_hunks_are_applied_exactly() {
     assert_eq!(std::fs::read_to_string(ws.path("n.txt")).unwrap(), expected);
     assert!(!ws.path("new.txt").exists(), "a rejected new file is not created");
     assert!(out.text.contains("- n.txt line 15 (hunk 2 of 4)"), "{}", out.text);
-    assert!(out.text.contains("- new.txt at the start (hunk 4 of 4)"), "{}", out.text);
+    assert!(
+        out.text.contains("- new.txt at the start (hunk 4 of 4)"),
+        "{}",
+        out.text
+    );
 }
 
 #[tokio::test]
@@ -96,7 +104,10 @@ async fn a_file_changed_after_the_proposal_is_left_alone() {
     let change = propose(&ws.ctx).await;
     ws.write("n.txt", "someone else's\n");
     let err = change.apply(&ws.ctx).await.unwrap_err().to_string();
-    assert!(err.contains("n.txt changed on disk after this change was computed"), "{err}");
+    assert!(
+        err.contains("n.txt changed on disk after this change was computed"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(ws.path("n.txt")).unwrap(), "someone else's\n");
     assert!(!ws.path("new.txt").exists());
 }

@@ -37,7 +37,11 @@ pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, 
         ]));
     } else {
         // A gutter column marks the hunk under review.
-        let diff_width = if review.is_some() { width.saturating_sub(2) } else { width };
+        let diff_width = if review.is_some() {
+            width.saturating_sub(2)
+        } else {
+            width
+        };
         let current = review.and_then(HunkReview::current);
         for (file, diff) in request.diffs.iter().enumerate() {
             let (rendered, starts) = render_diff_with_hunks(diff, diff_width, theme, &DiffOptions::default());

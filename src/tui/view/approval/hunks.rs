@@ -32,7 +32,11 @@ impl HunkReview {
 
     /// "hunk 2/5".
     pub fn counter(&self) -> String {
-        format!("hunk {}/{}", (self.choices.len() + 1).min(self.hunks.len()), self.hunks.len())
+        format!(
+            "hunk {}/{}",
+            (self.choices.len() + 1).min(self.hunks.len()),
+            self.hunks.len()
+        )
     }
 
     /// Records a choice for the hunk under review; the answer once every hunk has one.
@@ -83,7 +87,9 @@ mod tests {
 
     fn two_hunks() -> Vec<FileDiff> {
         let old: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        let new = old.replace("line 2\n", "line two\n").replace("line 18\n", "line eighteen\n");
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 18\n", "line eighteen\n");
         vec![FileDiff::new("a.txt", Some(old), Some(new))]
     }
 

@@ -282,12 +282,9 @@ impl Layer for ApprovalLayer {
             KeyCode::Char('a') | KeyCode::Char('A') if r.proposed_rule.is_some() => {
                 self.decide(ApprovalDecision::Always, ctx)
             }
-            KeyCode::Char('f') | KeyCode::Char('F') if r.always_file.is_some() => self.decide(
-                ApprovalDecision::AlwaysEdits {
-                    scope: EditScope::File,
-                },
-                ctx,
-            ),
+            KeyCode::Char('f') | KeyCode::Char('F') if r.always_file.is_some() => {
+                self.decide(ApprovalDecision::AlwaysEdits { scope: EditScope::File }, ctx)
+            }
             KeyCode::Char('d') | KeyCode::Char('D') if r.always_dir.is_some() => self.decide(
                 ApprovalDecision::AlwaysEdits {
                     scope: EditScope::Directory,
@@ -322,7 +319,9 @@ impl Layer for ApprovalLayer {
 
     fn dock_height(&mut self, width: u16, theme: &Theme) -> Option<u16> {
         let inner = Self::inner_width(width);
-        let body = body::body(&self.request, self.review.as_ref(), inner, theme).lines.len();
+        let body = body::body(&self.request, self.review.as_ref(), inner, theme)
+            .lines
+            .len();
         let footer = self.footer(inner, theme).len();
         let body_rows = (body as u16).min(MAX_BODY_ROWS);
         Some(body_rows + footer as u16 + 2)
