@@ -210,3 +210,27 @@ async fn always_for_this_file_stops_asking_for_that_file_only() {
         "hi world\n2nd line\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_call_does_not_report_the_wait_as_its_duration() {
+    let script = vec![
+        Reply::tool("exec", json!({"command": "echo hi > out.txt"})),
+        Reply::text("ok"),
+    ];
+    let mut h = openai(script, ApprovalMode::Ask).await;
+    let events = h
+        .turn("run it", |_| {
+            // The user takes a while to decide.
+            std::thread::sleep(Duration::from_millis(400));
+            ApprovalDecision::Deny { feedback: None }
+        })
+        .await;
+    let took = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolCallEnd { duration_ms, .. } => Some(*duration_ms),
+            _ => None,
+        })
+        .unwrap();
+    assert!(took < 400, "the wait counted: {took} ms");
+}
