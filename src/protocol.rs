@@ -270,6 +270,31 @@ pub enum ApprovalDecision {
     Deny { feedback: Option<String> },
     /// Do not run it, and end the turn.
     Abort,
+    /// Apply only these hunks of the proposed change (numbered as `tools::edit::hunks::hunks` numbers the request's
+    /// diffs); an edited hunk is applied with the user's text as its new side. None kept: a denial.
+    Hunks {
+        accepted: Vec<usize>,
+        #[serde(default)]
+        edited: Vec<EditedHunk>,
+    },
+    /// Run it, and allow edits to this file (`scope: file`) or under its directory (`scope: directory`) for the rest
+    /// of the session: the request's `always_file` / `always_dir`.
+    AlwaysEdits { scope: EditScope },
+}
+
+/// A hunk the user rewrote before accepting it: `text` replaces the hunk's new side (context lines included).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditedHunk {
+    pub hunk: usize,
+    pub text: String,
+}
+
+/// How far an "always" for an edit reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditScope {
+    File,
+    Directory,
 }
 
 /// What the agent tells frontends. Every tool call gets a `ToolCallBegin` and a `ToolCallEnd`, whatever happens.
@@ -487,7 +512,7 @@ pub struct RewindPoint {
 }
 
 /// A call waiting for the user. Answer with `Op::Approve { id, .. }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     pub id: u64,
     pub call_id: String,
@@ -499,6 +524,18 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// The rule "always" would add, as the user would type it; `None` when "always" is not offered.
     pub proposed_rule: Option<String>,
+    /// For an edit: the change it would make, computed before asking (what a yes writes, exactly).
+    #[serde(default)]
+    pub diffs: Vec<FileDiff>,
+    /// The change may be answered hunk by hunk (`ApprovalDecision::Hunks`).
+    #[serde(default)]
+    pub hunk_review: bool,
+    /// For an edit: the file "always for this file" would allow edits to, if offered.
+    #[serde(default)]
+    pub always_file: Option<String>,
+    /// For an edit: the directory "always for this directory" would allow edits under, if offered.
+    #[serde(default)]
+    pub always_dir: Option<String>,
 }
 
 /// Why a turn ended.

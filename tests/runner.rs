@@ -2,6 +2,8 @@
 //! received checked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "runner/approve.rs"]
+mod approve;
 #[path = "runner/road.rs"]
 mod road;
 mod support;

@@ -3,6 +3,8 @@
 //! restored. Needs tmux (`.ci/run` installs it); without it the test is skipped outside CI and fails in CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "tui_e2e/approve.rs"]
+mod approve;
 #[path = "tui_e2e/review.rs"]
 mod review;
 mod support;

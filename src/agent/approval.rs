@@ -46,7 +46,7 @@ use std::path::{Component, Path};
 use serde_json::Value;
 
 pub use crate::protocol::{ApprovalMode, ParseModeError};
-pub use rule::{CommandRule, RuleError};
+pub use rule::{CommandRule, EditRule, RuleError};
 
 use crate::tools::{PathPolicy, Tool, ToolHints};
 use propose::NoRule;
@@ -112,6 +112,8 @@ pub struct ApprovalGate {
     allow: Vec<CommandRule>,
     deny: Vec<CommandRule>,
     session: Vec<CommandRule>,
+    /// "Always" for edits: files and directories whose edits run without asking in `ask` mode this session.
+    session_edits: Vec<EditRule>,
     sandboxed: bool,
 }
 
@@ -138,6 +140,7 @@ impl ApprovalGate {
             allow,
             deny,
             session: Vec::new(),
+            session_edits: Vec::new(),
             sandboxed: true,
         }
     }
@@ -182,6 +185,49 @@ impl ApprovalGate {
 
     pub fn session_rules(&self) -> &[CommandRule] {
         &self.session
+    }
+
+    /// "Always for this file / directory": edits it covers (inside the workspace, outside `.git/` and `.tern/`) run
+    /// without asking in `ask` mode until the session ends.
+    pub fn add_session_edit_rule(&mut self, rule: EditRule) {
+        if !self.session_edits.contains(&rule) {
+            self.session_edits.push(rule);
+        }
+    }
+
+    pub fn session_edit_rules(&self) -> &[EditRule] {
+        &self.session_edits
+    }
+
+    /// The "always" rules an edit that asks may offer: (this file, this directory). The file rule when the call
+    /// writes exactly one file, the directory rule when every file it writes is directly in one directory; neither
+    /// when a path lies outside the workspace or inside `.git/` or `.tern/` (those ask every time), or the workspace
+    /// root itself would be the directory (that would be all edits: the `auto-edit` mode's job).
+    pub fn edit_scopes(&self, tool: &str, args: &Value, policy: &PathPolicy) -> (Option<EditRule>, Option<EditRule>) {
+        if !EDIT_TOOLS.contains(&tool) || self.mode != ApprovalMode::Ask {
+            return (None, None);
+        }
+        let mut files = Vec::new();
+        for path in edit_paths(tool, args) {
+            match policy.resolve(path) {
+                Ok(resolved) if policy.writable(&resolved) && !is_protected(policy, &resolved) => {
+                    if !files.contains(&resolved) {
+                        files.push(resolved);
+                    }
+                }
+                _ => return (None, None),
+            }
+        }
+        let file = match files.as_slice() {
+            [one] => Some(EditRule::File(one.clone())),
+            _ => None,
+        };
+        let parent = files.first().and_then(|f| f.parent()).map(Path::to_path_buf);
+        let dir = parent
+            .filter(|p| files.iter().all(|f| f.parent() == Some(p.as_path())))
+            .filter(|p| p.starts_with(policy.root()) && p != policy.root())
+            .map(EditRule::Dir);
+        (file, dir)
     }
 
     /// `tool` gives name, read_only and MCP hints; `args` are the prepared (validated) arguments.
@@ -256,6 +302,11 @@ impl ApprovalGate {
                 "writes {}, which can change what later commands run",
                 summary(&protected)
             )),
+            ApprovalMode::Ask
+                if protected.is_empty() && !inside.is_empty() && self.edit_rules_cover(name, args, policy) =>
+            {
+                Verdict::Allow
+            }
             ApprovalMode::Ask | ApprovalMode::ReadOnly => {
                 protected.extend(inside);
                 if protected.is_empty() {
@@ -265,6 +316,17 @@ impl ApprovalGate {
                 }
             }
         }
+    }
+
+    /// Whether session edit rules cover every path the edit writes (each resolved to its real path).
+    fn edit_rules_cover(&self, name: &str, args: &Value, policy: &PathPolicy) -> bool {
+        let paths = edit_paths(name, args);
+        !paths.is_empty()
+            && paths.into_iter().all(|path| {
+                policy
+                    .resolve(path)
+                    .is_ok_and(|resolved| self.session_edits.iter().any(|rule| rule.covers(&resolved)))
+            })
     }
 
     /// The verdict for a shell command run the ordinary way (inside the OS sandbox when there is one), with no

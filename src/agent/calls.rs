@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::runner::Agent;
 use super::turn::Flow;
 use crate::protocol::{Event, Message, ToolCall, ToolDetails, ToolOutput};
-use crate::tools::registry::execute_prepared;
+use crate::tools::registry::{apply_prepared, execute_prepared};
 use crate::tools::{OutputSink, PreparedCall, ToolContext};
 use approve::{Approved, Gate};
 pub(crate) use repeat::RepeatGuard;
@@ -93,7 +93,6 @@ impl Agent {
         for (k, planned) in batch {
             let call = &calls[k];
             self.begin(call);
-            let started = Instant::now();
             let refused = if matches!(flow, Flow::Aborted) {
                 ToolOutput::error(ABORTED)
             } else if cancel.is_cancelled() {
@@ -114,7 +113,8 @@ impl Agent {
                     },
                 }
             };
-            answered.push((k, self.end(call, refused, started.elapsed(), None).0));
+            // Durations count from the approval: a refused call ran for no time, however long the prompt waited.
+            answered.push((k, self.end(call, refused, Duration::ZERO, None).0));
         }
         // A call approved earlier in the batch does not run once a later prompt stopped the turn.
         let stopped = match flow {
@@ -221,7 +221,7 @@ impl Agent {
         approved: Approved,
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
-        let (prepared, policy) = approved.into_parts();
+        let (prepared, policy, change) = approved.into_parts();
         // Approved and about to run: what it will write is saved first, so /undo can put it back.
         self.checkpoints.before_write(&call.name, &prepared.args, &policy);
         if call.name == "exec" {
@@ -245,7 +245,13 @@ impl Agent {
             full_output: Some(full_output.clone()),
         };
         let output = {
-            let fut = execute_prepared(prepared, &ctx);
+            // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
+            let fut = async {
+                match change {
+                    Some(change) => apply_prepared(&call.name, change, &ctx).await,
+                    None => execute_prepared(prepared, &ctx).await,
+                }
+            };
             tokio::pin!(fut);
             let mut deadline: Option<tokio::time::Instant> = None;
             loop {

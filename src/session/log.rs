@@ -121,7 +121,8 @@ impl Loaded {
                 matches!(
                     e,
                     Event::ApprovalDecided {
-                        decision: crate::protocol::ApprovalDecision::Always,
+                        decision: crate::protocol::ApprovalDecision::Always
+                            | crate::protocol::ApprovalDecision::AlwaysEdits { .. },
                         ..
                     }
                 )

@@ -76,6 +76,11 @@ pub trait Tool: Send + Sync {
         self.read_only() && !self.exclusive()
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// For a tool that changes files: the change it would make, computed without writing (`execute` is this and
+    /// `ProposedChange::apply`, so a dry run and a real run share every step). `None`: not such a tool.
+    async fn propose(&self, _args: Value, _ctx: &ToolContext) -> Option<Result<edit::ProposedChange, ToolError>> {
+        None
+    }
 }
 
 /// Tools that come and go during a session: MCP servers connecting, failing, or changing their lists. The registry

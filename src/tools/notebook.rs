@@ -12,7 +12,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::file_state::{FileTracker, atomic_write};
+use super::edit::ProposedChange;
+use super::edit::file::PlannedFile;
 use super::fs::{int_arg, opt_str_arg, run_blocking, str_arg};
 use super::{Tool, ToolContext, ToolError};
 use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
@@ -75,49 +76,57 @@ impl Tool for NotebookEditTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = str_arg(&args, "path")?;
-        // No default: editing cell 0 because the index went missing would hit the wrong cell.
-        if args.get("cell_index").is_none_or(Value::is_null) {
-            return Err(ToolError::Invalid("missing required argument 'cell_index'".into()));
-        }
-        let index = usize::try_from(int_arg(&args, "cell_index", 0, 0, u64::MAX)?).unwrap_or(usize::MAX);
-        let source = opt_str_arg(&args, "new_source")?.map(str::to_string);
-        let cell_type = match opt_str_arg(&args, "cell_type")? {
-            None => None,
-            Some(t @ ("code" | "markdown")) => Some(t.to_string()),
-            Some(other) => {
-                return Err(ToolError::Invalid(format!(
-                    "cell_type must be \"code\" or \"markdown\", got \"{other}\""
-                )));
-            }
-        };
-        let edit = match opt_str_arg(&args, "edit_mode")?.unwrap_or("replace") {
-            "replace" => Edit::Replace {
-                source: source.ok_or_else(|| need_source("replace"))?,
-                cell_type,
-            },
-            "insert" => Edit::Insert {
-                source: source.ok_or_else(|| need_source("insert"))?,
-                cell_type: cell_type.ok_or_else(|| {
-                    ToolError::Invalid("edit_mode \"insert\" needs cell_type (\"code\" or \"markdown\")".into())
-                })?,
-            },
-            "delete" => Edit::Delete,
-            other => {
-                return Err(ToolError::Invalid(format!(
-                    "edit_mode must be \"replace\", \"insert\" or \"delete\", got \"{other}\""
-                )));
-            }
-        };
-        let resolved = ctx.policy.resolve_write(path)?;
-        let job = Job {
-            display: ctx.policy.display(&resolved),
-            resolved,
-            index,
-            files: Arc::clone(&ctx.files),
-        };
-        run_blocking(move || job.run(edit)).await
+        propose_notebook(&args, ctx).await?.apply(ctx).await
     }
+
+    async fn propose(&self, args: Value, ctx: &ToolContext) -> Option<Result<ProposedChange, ToolError>> {
+        Some(propose_notebook(&args, ctx).await)
+    }
+}
+
+/// The cell edit computed in memory; nothing written.
+async fn propose_notebook(args: &Value, ctx: &ToolContext) -> Result<ProposedChange, ToolError> {
+    let path = str_arg(args, "path")?;
+    // No default: editing cell 0 because the index went missing would hit the wrong cell.
+    if args.get("cell_index").is_none_or(Value::is_null) {
+        return Err(ToolError::Invalid("missing required argument 'cell_index'".into()));
+    }
+    let index = usize::try_from(int_arg(args, "cell_index", 0, 0, u64::MAX)?).unwrap_or(usize::MAX);
+    let source = opt_str_arg(args, "new_source")?.map(str::to_string);
+    let cell_type = match opt_str_arg(args, "cell_type")? {
+        None => None,
+        Some(t @ ("code" | "markdown")) => Some(t.to_string()),
+        Some(other) => {
+            return Err(ToolError::Invalid(format!(
+                "cell_type must be \"code\" or \"markdown\", got \"{other}\""
+            )));
+        }
+    };
+    let edit = match opt_str_arg(args, "edit_mode")?.unwrap_or("replace") {
+        "replace" => Edit::Replace {
+            source: source.ok_or_else(|| need_source("replace"))?,
+            cell_type,
+        },
+        "insert" => Edit::Insert {
+            source: source.ok_or_else(|| need_source("insert"))?,
+            cell_type: cell_type.ok_or_else(|| {
+                ToolError::Invalid("edit_mode \"insert\" needs cell_type (\"code\" or \"markdown\")".into())
+            })?,
+        },
+        "delete" => Edit::Delete,
+        other => {
+            return Err(ToolError::Invalid(format!(
+                "edit_mode must be \"replace\", \"insert\" or \"delete\", got \"{other}\""
+            )));
+        }
+    };
+    let resolved = ctx.policy.resolve_write(path)?;
+    let job = Job {
+        display: ctx.policy.display(&resolved),
+        resolved,
+        index,
+    };
+    run_blocking(move || job.plan(edit)).await
 }
 
 fn need_source(mode: &str) -> ToolError {
@@ -136,11 +145,10 @@ struct Job {
     resolved: PathBuf,
     display: String,
     index: usize,
-    files: Arc<FileTracker>,
 }
 
 impl Job {
-    fn run(&self, edit: Edit) -> Result<ToolOutput, ToolError> {
+    fn plan(&self, edit: Edit) -> Result<ProposedChange, ToolError> {
         let display = &self.display;
         if self.resolved.extension().and_then(|e| e.to_str()) != Some("ipynb") {
             return Err(ToolError::Invalid(format!(
@@ -178,10 +186,11 @@ impl Job {
                 match replace(cell, &source, cell_type.as_deref()) {
                     Some(summary) => format!("Updated cell {} in {display}: {summary}.", self.index),
                     None => {
-                        return Ok(ToolOutput::text(format!(
+                        let text = format!(
                             "Cell {} of {display} already has this source and type; nothing changed.",
                             self.index
-                        )));
+                        );
+                        return Ok(ProposedChange::new(Vec::new(), ToolOutput::text(text)));
                     }
                 }
             }
@@ -216,11 +225,11 @@ impl Job {
         let new_text = JsonStyle::detect(&text)
             .render(&doc)
             .map_err(|e| ToolError::Failed(format!("could not serialise '{display}': {e}")))?;
-        atomic_write(&self.resolved, new_text.as_bytes(), Some(text.as_bytes()))
-            .map_err(|e| ToolError::io(display.clone(), e))?;
-        self.files.forget(&self.resolved);
-        let diff = FileDiff::new(display.clone(), Some(text), Some(new_text));
-        Ok(ToolOutput::text(summary).with_details(ToolDetails::Diffs { diffs: vec![diff] }))
+        let diff = FileDiff::new(display.clone(), Some(text.clone()), Some(new_text.clone()));
+        let mut file = PlannedFile::new(self.resolved.clone(), display.clone(), Some(text));
+        file.new = Some(new_text);
+        let output = ToolOutput::text(summary).with_details(ToolDetails::Diffs { diffs: vec![diff] });
+        Ok(ProposedChange::new(vec![file], output))
     }
 
     /// The target cell, as an object, or an error naming the valid range.

@@ -10,8 +10,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+#[cfg(test)]
+use super::edit::change::{commit, commit_with};
 use super::edit::file::{self, PlannedFile};
-use super::edit::{EditRequest, apply_edit, edit_error};
+use super::edit::{EditRequest, ProposedChange, apply_edit, edit_error};
 use super::{Tool, ToolContext, ToolError};
 use crate::protocol::{ToolDetails, ToolOutput};
 
@@ -106,22 +108,28 @@ impl Tool for ApplyPatchTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let edits = parse_edits(&args)?;
-        let dry_run = args.get("dry_run").and_then(Value::as_bool).unwrap_or(false);
-        let ctx = ctx.clone();
-        super::run_blocking(move || {
-            let mut files = plan_patch(&ctx, &edits)?;
-            if dry_run {
-                return Ok(output(&files, true));
-            }
-            commit(&mut files)?;
-            for f in &files {
-                ctx.files.forget(&f.path);
-            }
-            Ok(output(&files, false))
-        })
-        .await
+        let change = propose_patch(&args, ctx).await?;
+        if args.get("dry_run").and_then(Value::as_bool).unwrap_or(false) {
+            return Ok(output(&change.files, true));
+        }
+        change.apply(ctx).await
     }
+
+    async fn propose(&self, args: Value, ctx: &ToolContext) -> Option<Result<ProposedChange, ToolError>> {
+        Some(propose_patch(&args, ctx).await)
+    }
+}
+
+/// Every edit applied in memory; nothing written.
+async fn propose_patch(args: &Value, ctx: &ToolContext) -> Result<ProposedChange, ToolError> {
+    let edits = parse_edits(args)?;
+    let ctx = ctx.clone();
+    super::run_blocking(move || {
+        let files = plan_patch(&ctx, &edits)?;
+        let output = output(&files, false);
+        Ok(ProposedChange::new(files, output))
+    })
+    .await
 }
 
 fn parse_edits(args: &Value) -> Result<Vec<PatchEdit>, ToolError> {
@@ -247,57 +255,6 @@ fn prefixed(i: usize, err: ToolError) -> ToolError {
         },
         other => other,
     }
-}
-
-/// Writes every changed file. On the first failure the files already written are undone, newest first, and the
-/// error says what happened to each.
-fn commit(files: &mut [PlannedFile]) -> Result<(), ToolError> {
-    commit_with(files, |_| {})
-}
-
-/// `commit`, calling `before_write` with each file's index just before writing it (tests use it to interfere).
-fn commit_with(files: &mut [PlannedFile], mut before_write: impl FnMut(usize)) -> Result<(), ToolError> {
-    let mut written: Vec<usize> = Vec::new();
-    for k in 0..files.len() {
-        let Some(file) = files.get_mut(k) else { break };
-        if !file.changed() {
-            continue;
-        }
-        before_write(k);
-        if let Err(err) = file.write() {
-            let mut msg = format!("writing {} failed: {err}. ", file.display);
-            let mut failed_undo = Vec::new();
-            for &w in written.iter().rev() {
-                if let Some(done) = files.get(w)
-                    && let Err(e) = done.undo()
-                {
-                    failed_undo.push(format!("{} ({e})", done.display));
-                }
-            }
-            let restored: Vec<&str> = written
-                .iter()
-                .filter_map(|&w| files.get(w))
-                .map(|f| f.display.as_str())
-                .collect();
-            if written.is_empty() {
-                msg.push_str("Nothing was written.");
-            } else if failed_undo.is_empty() {
-                msg.push_str(&format!(
-                    "The files already written were restored to their original content: {}. Nothing was changed.",
-                    restored.join(", ")
-                ));
-            } else {
-                msg.push_str(&format!(
-                    "Some files already written could NOT be restored and now hold the patched content: {}. Check \
-                     them before retrying.",
-                    failed_undo.join(", ")
-                ));
-            }
-            return Err(ToolError::Failed(msg));
-        }
-        written.push(k);
-    }
-    Ok(())
 }
 
 /// `Patch applied:` (or `Dry run — nothing written:`) and one line per file, with the diffs as details. A dry run

@@ -173,7 +173,33 @@ fn ordered(tools: &BTreeMap<String, Arc<dyn Tool>>) -> impl Iterator<Item = &Arc
 pub async fn execute_prepared(call: PreparedCall, ctx: &ToolContext) -> ToolOutput {
     let name = call.tool.name().to_string();
     let fut = call.tool.execute(call.args, ctx);
+    settle(&name, AssertUnwindSafe(fut).catch_unwind().await)
+}
+
+/// An edit tool's proposed change (`Tool::propose`), or its failure as the result the model reads, exactly as a run
+/// would have reported it. `None`: the tool proposes no changes.
+pub async fn propose_prepared(
+    call: &PreparedCall,
+    ctx: &ToolContext,
+) -> Option<Result<crate::tools::edit::ProposedChange, ToolOutput>> {
+    let name = call.tool.name().to_string();
+    let fut = call.tool.propose(call.args.clone(), ctx);
     match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(None) => None,
+        Ok(Some(Ok(change))) => Some(Ok(change)),
+        Ok(Some(Err(err))) => Some(Err(settle(&name, Ok(Err(err))))),
+        Err(panic) => Some(Err(settle(&name, Err(panic)))),
+    }
+}
+
+/// Writes an approved change, reporting failures as `execute_prepared` does.
+pub async fn apply_prepared(name: &str, change: crate::tools::edit::ProposedChange, ctx: &ToolContext) -> ToolOutput {
+    settle(name, AssertUnwindSafe(change.apply(ctx)).catch_unwind().await)
+}
+
+/// A tool's outcome as the result the model reads: errors and panics become error results.
+fn settle(name: &str, outcome: Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>) -> ToolOutput {
+    match outcome {
         Ok(Ok(output)) => output,
         Ok(Err(ToolError::Cancelled)) => ToolOutput::error(format!("Error: {name} was interrupted.")),
         Ok(Err(err)) => ToolOutput::error(format!("Error: {err}\n\n{ERROR_HINT}")),

@@ -130,6 +130,8 @@ pub struct App {
     pub mcp_watch: crate::tools::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub switch: Option<super::switch::SessionSwitch>,
+    /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
+    pub edit_request: Option<String>,
     /// The prompt files that are slash commands too (`crate::commands`).
     pub custom: crate::commands::CustomCommands,
     /// A subagent's transcript shown in place of the main one.
@@ -163,6 +165,7 @@ impl App {
             mcp: None,
             mcp_watch: Default::default(),
             switch: None,
+            edit_request: None,
             custom: Default::default(),
             viewer: None,
             start: Default::default(),
@@ -302,6 +305,13 @@ impl App {
             let effects = ctx.effects;
             self.apply_effects(effects);
             if handled == Handled::Consumed {
+                return;
+            }
+            // The call's pane and the diff view stay at hand while the prompt is open (it sits below the pane).
+            if guarded && matches!(self.keymap.action(&key), Some(Action::ToggleCall | Action::Diff)) {
+                if let Some(action) = self.keymap.action(&key) {
+                    self.on_action(action);
+                }
                 return;
             }
             // An approval prompt that just appeared lets keys pass to the composer (typed before it was seen).
@@ -596,6 +606,7 @@ impl App {
                 Effect::Notice(text) => self.state.flash(text),
                 Effect::Switch(path) => self.switch = Some(super::switch::SessionSwitch::Resume(path)),
                 Effect::Reload => self.switch = Some(super::switch::SessionSwitch::Reload),
+                Effect::EditText(text) => self.edit_request = Some(text),
             }
         }
         self.raise_approval();
@@ -645,8 +656,25 @@ impl App {
             .desired_height(area.width)
             .min(area.height.saturating_sub(3));
         let queued_h = (self.state.queued.len() as u16).min(3);
-        let plan_h = super::view::plan::height(&self.state.plan, area.height.saturating_sub(composer_h + queued_h + 1));
-        let transcript_h = area.height.saturating_sub(composer_h + queued_h + plan_h + 1);
+        // A docked layer (the approval prompt) gets rows above the composer, leaving a few transcript rows.
+        let theme = &self.theme;
+        let docked = self
+            .layers
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, l)| l.dock_height(area.width, theme).map(|h| (i, h)));
+        // On a very short screen the prompt still gets a few rows, taken from the transcript.
+        let below = composer_h + queued_h + 1;
+        let dock_room = area
+            .height
+            .saturating_sub(below + MIN_TRANSCRIPT_ROWS)
+            .max(MIN_DOCK_ROWS.min(area.height.saturating_sub(below)));
+        let dock_h = docked.map_or(0, |(_, h)| h.min(dock_room));
+        let plan_h = super::view::plan::height(
+            &self.state.plan,
+            area.height.saturating_sub(composer_h + queued_h + dock_h + 1),
+        );
+        let transcript_h = area.height.saturating_sub(composer_h + queued_h + dock_h + plan_h + 1);
         let transcript_area = Rect {
             height: transcript_h,
             ..area
@@ -656,8 +684,13 @@ impl App {
             height: plan_h,
             ..area
         };
-        let queued_area = Rect {
+        let dock_area = Rect {
             y: plan_area.y + plan_h,
+            height: dock_h,
+            ..area
+        };
+        let queued_area = Rect {
+            y: dock_area.y + dock_h,
             height: queued_h,
             ..area
         };
@@ -717,8 +750,29 @@ impl App {
             calls: &self.state.calls,
             theme: &self.theme,
         };
-        for layer in &mut self.layers {
-            layer.render(frame, area, &view);
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            let docked_here = docked.is_some_and(|(d, _)| d == i);
+            layer.render(frame, if docked_here { dock_area } else { area }, &view);
+        }
+    }
+}
+
+/// Transcript rows a docked prompt always leaves on screen (when the screen has room for the prompt too).
+const MIN_TRANSCRIPT_ROWS: u16 = 3;
+/// Rows a docked prompt gets at least, when the screen has them.
+const MIN_DOCK_ROWS: u16 = 5;
+
+impl App {
+    /// The editor the event loop ran for `Effect::EditText` returned: hand its result to the top layer.
+    pub fn edited(&mut self, result: Result<String, String>) {
+        if let Some(layer) = self.layers.last_mut() {
+            let mut ctx = Ctx::new(View {
+                calls: &self.state.calls,
+                theme: &self.theme,
+            });
+            layer.edited(result, &mut ctx);
+            let effects = ctx.effects;
+            self.apply_effects(effects);
         }
     }
 }

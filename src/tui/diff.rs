@@ -12,6 +12,18 @@ pub use model::unified_text;
 pub use render::{DiffOptions, render_diff};
 pub use view::DiffLayer;
 
+/// `render_diff`, plus the index of each hunk's first line in the result (the approval prompt highlights the hunk
+/// under review).
+pub fn render_diff_with_hunks(
+    diff: &crate::protocol::FileDiff,
+    width: u16,
+    theme: &crate::tui::theme::Theme,
+    opts: &DiffOptions,
+) -> (Vec<ratatui::text::Line<'static>>, Vec<usize>) {
+    let rendered = render::render_marked(diff, width, theme, opts);
+    (rendered.lines, rendered.hunks)
+}
+
 #[cfg(test)]
 mod tests {
     //! Snapshots of what a person sees (colours are checked in `render::tests`).

@@ -35,6 +35,9 @@ pub enum Effect {
     Switch(std::path::PathBuf),
     /// Restart the agent on this session with the configuration read again (after trusting the project).
     Reload,
+    /// Open this text in the user's `$EDITOR` (the TUI steps aside meanwhile); the result goes back to the top layer
+    /// through `Layer::edited`.
+    EditText(String),
 }
 
 /// What layers may read while handling input or drawing.
@@ -77,6 +80,14 @@ pub trait Layer: Send {
     fn animating(&self) -> bool {
         false
     }
+    /// A layer docked above the composer (the approval prompt) says how many rows it wants at `width`; the app gives
+    /// it rows between the transcript and the composer (as many as fit) and draws it there. `None`: drawn over the
+    /// whole screen.
+    fn dock_height(&mut self, _width: u16, _theme: &Theme) -> Option<u16> {
+        None
+    }
+    /// The text the user saved in `$EDITOR` after this layer asked with `Effect::EditText` (`Err`: why not).
+    fn edited(&mut self, _result: Result<String, String>, _ctx: &mut Ctx<'_>) {}
     /// The id of the request for input this layer answers, if it is such a form.
     fn elicitation(&self) -> Option<u64> {
         None

@@ -6,6 +6,7 @@ pub mod composer;
 pub mod diff;
 pub mod highlight;
 pub mod history;
+pub mod hunks;
 pub mod keymap;
 pub mod layer;
 pub mod markdown;

@@ -292,6 +292,16 @@ async fn run_screen(
             mouse_on = !app.state.status.mouse_off;
             modes::set_mouse(&mut out, mouse_on)?;
         }
+        if let Some(text) = app.edit_request.take() {
+            // The editor gets the real terminal and every key: stop reading input, leave the full screen, and take
+            // both back afterwards with a full redraw.
+            drop(input);
+            let result = run_editor(&text, mouse_on);
+            input = EventStream::new();
+            terminal.clear()?;
+            app.edited(result);
+            dirty = true;
+        }
         if let Some(switch) = app.switch.take() {
             dirty = true;
             let Some(start) = sessions.start.as_mut() else {
@@ -367,6 +377,17 @@ async fn run_screen(
         at_once,
         agent_panicked,
     })
+}
+
+/// Hands the terminal to `$EDITOR` for `text` and takes it back.
+fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
+    let mut out = stdout();
+    let _ = modes::leave(&mut out);
+    let _ = disable_raw_mode();
+    let result = super::hunks::edit(text);
+    let _ = enable_raw_mode();
+    let _ = modes::resume(&mut out, mouse);
+    result
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

@@ -8,6 +8,7 @@
 //! simple command in the gate's literal subset of bash (`syntax`).
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use super::syntax;
@@ -120,6 +121,35 @@ impl<'de> serde::Deserialize<'de> for CommandRule {
     }
 }
 
+/// "Always for this session" for edits: edits to exactly one file, or to anything under one directory. Paths are
+/// real paths (symlinks followed, as `PathPolicy::resolve` gives them), and a rule is only consulted for edits the
+/// path policy already allows, so it never widens what may be written; it only stops the asking. Never a command.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EditRule {
+    File(PathBuf),
+    Dir(PathBuf),
+}
+
+impl EditRule {
+    /// Whether an edit of `resolved` (a real path) is covered: the same file, or a path strictly under the directory,
+    /// compared component by component (so `/w/src` does not cover `/w/src2`).
+    pub fn covers(&self, resolved: &Path) -> bool {
+        match self {
+            EditRule::File(file) => resolved == file,
+            EditRule::Dir(dir) => resolved != dir && resolved.starts_with(dir),
+        }
+    }
+}
+
+impl fmt::Display for EditRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EditRule::File(file) => write!(f, "edits to {}", file.display()),
+            EditRule::Dir(dir) => write!(f, "edits under {}/", dir.display()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +210,100 @@ mod tests {
         assert!(!rule.covers(&argv("./git status")));
         assert!(!rule.covers(&argv("/usr/bin/git status")));
         assert!(!rule.covers(&argv("git -C x status")));
+    }
+
+    mod edit_rules {
+        use std::os::unix::fs::symlink;
+
+        use serde_json::json;
+
+        use super::super::EditRule;
+        use crate::agent::approval::{ApprovalGate, Verdict};
+        use crate::protocol::ApprovalMode;
+        use crate::tools::PathPolicy;
+
+        fn edit(path: &str) -> serde_json::Value {
+            json!({"path": path, "old_text": "a", "new_text": "b"})
+        }
+
+        /// A gate in ask mode with the rules "always" offered for `path` (file and/or directory).
+        fn gate_for(policy: &PathPolicy, path: &str, file: bool, dir: bool) -> ApprovalGate {
+            let mut gate = ApprovalGate::new(ApprovalMode::Ask, Vec::new(), Vec::new());
+            let (f, d) = gate.edit_scopes("edit_file", &edit(path), policy);
+            if file {
+                gate.add_session_edit_rule(f.unwrap());
+            }
+            if dir {
+                gate.add_session_edit_rule(d.unwrap());
+            }
+            gate
+        }
+
+        fn allowed(gate: &ApprovalGate, policy: &PathPolicy, path: &str) -> bool {
+            let tool = crate::tools::edit::EditFileTool;
+            gate.check(&tool, &edit(path), policy) == Verdict::Allow
+        }
+
+        #[test]
+        fn a_file_rule_allows_that_file_only() {
+            let ws = tempfile::tempdir().unwrap();
+            std::fs::create_dir(ws.path().join("src")).unwrap();
+            let policy = PathPolicy::new(ws.path()).unwrap();
+            let gate = gate_for(&policy, "src/a.rs", true, false);
+            assert!(allowed(&gate, &policy, "src/a.rs"));
+            assert!(allowed(&gate, &policy, "./src/../src/a.rs"));
+            assert!(!allowed(&gate, &policy, "src/b.rs"));
+            assert!(!allowed(&gate, &policy, "src/a.rs.bak"));
+            assert!(!allowed(&gate, &policy, "src"));
+        }
+
+        #[test]
+        fn a_directory_rule_stays_under_its_directory() {
+            let ws = tempfile::tempdir().unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(ws.path().join("src/deep")).unwrap();
+            std::fs::create_dir(ws.path().join("src2")).unwrap();
+            symlink(outside.path(), ws.path().join("src/out")).unwrap();
+            symlink(ws.path().join("src2"), ws.path().join("src/side")).unwrap();
+            let policy = PathPolicy::new(ws.path()).unwrap();
+            let gate = gate_for(&policy, "src/a.rs", false, true);
+            assert!(allowed(&gate, &policy, "src/b.rs"));
+            assert!(allowed(&gate, &policy, "src/deep/c.rs"));
+            assert!(!allowed(&gate, &policy, "src/../top.rs"));
+            assert!(!allowed(&gate, &policy, "src/deep/../../src2/x.rs"));
+            assert!(
+                !allowed(&gate, &policy, "src2/x.rs"),
+                "a sibling with the same prefix is another directory"
+            );
+            assert!(
+                !allowed(&gate, &policy, "src/side/x.rs"),
+                "a symlink out of the directory leads elsewhere"
+            );
+            assert!(
+                !allowed(&gate, &policy, "src/out/x.rs"),
+                "a symlink out of the workspace still asks"
+            );
+            // Never a command.
+            assert_ne!(gate.check_command("touch src/x.rs"), Verdict::Allow);
+        }
+
+        #[test]
+        fn nothing_is_offered_for_protected_or_outside_paths_or_the_root() {
+            let ws = tempfile::tempdir().unwrap();
+            let policy = PathPolicy::new(ws.path()).unwrap();
+            let gate = ApprovalGate::new(ApprovalMode::Ask, Vec::new(), Vec::new());
+            assert_eq!(
+                gate.edit_scopes("edit_file", &edit(".git/config"), &policy),
+                (None, None)
+            );
+            assert_eq!(
+                gate.edit_scopes("edit_file", &edit("/etc/passwd"), &policy),
+                (None, None)
+            );
+            let (file, dir) = gate.edit_scopes("edit_file", &edit("top.txt"), &policy);
+            assert!(matches!(file, Some(EditRule::File(_))));
+            assert_eq!(dir, None, "the workspace root as a directory rule would be every edit");
+        }
     }
 
     proptest::proptest! {

@@ -10,21 +10,26 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
+use crate::agent::approval::EditRule;
 use crate::agent::approval::{Verdict, edit_paths};
 use crate::agent::runner::Agent;
-use crate::protocol::{ApprovalDecision, ApprovalRequest, Event, ToolCall, ToolOutput};
-use crate::tools::{PathPolicy, PreparedCall};
+use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, ToolCall, ToolOutput};
+use crate::tools::edit::ProposedChange;
+use crate::tools::registry::propose_prepared;
+use crate::tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
 
 /// Proof that the gate (and the user, when it asked) allowed one prepared call, with the path policy it may use.
 /// Its fields are private to this module: `Agent::approve` is the only place one is made.
 pub(crate) struct Approved {
     prepared: PreparedCall,
     policy: Arc<PathPolicy>,
+    /// The change the user was shown (or the accepted part of it): what the run writes, exactly.
+    change: Option<ProposedChange>,
 }
 
 impl Approved {
-    pub(super) fn into_parts(self) -> (PreparedCall, Arc<PathPolicy>) {
-        (self.prepared, self.policy)
+    pub(super) fn into_parts(self) -> (PreparedCall, Arc<PathPolicy>, Option<ProposedChange>) {
+        (self.prepared, self.policy, self.change)
     }
 }
 
@@ -82,6 +87,7 @@ impl Agent {
                 return Gate::Run(Approved {
                     prepared,
                     policy: Arc::clone(&self.policy),
+                    change: None,
                 });
             }
             Verdict::Deny { reason } => {
@@ -90,6 +96,15 @@ impl Agent {
                 )));
             }
             Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
+        };
+        // An edit is computed before asking: one that cannot apply fails now, and the prompt shows the change.
+        let change = match self.preview(call, &prepared, cancel).await {
+            Ok(change) => change,
+            Err(output) => return Gate::Refused(output),
+        };
+        let (always_file, always_dir) = match self.shared.gate.lock() {
+            Ok(gate) => gate.edit_scopes(&call.name, &prepared.args, &self.policy),
+            Err(_) => (None, None),
         };
         let id = self.shared.next_approval_id();
         let (tx, rx) = oneshot::channel();
@@ -105,6 +120,12 @@ impl Agent {
             cwd,
             reason,
             proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
+            diffs: change.as_ref().map(|c| c.diffs().to_vec()).unwrap_or_default(),
+            hunk_review: change
+                .as_ref()
+                .is_some_and(|c| c.reviewable() && !crate::tools::edit::hunks::hunks(c.diffs()).is_empty()),
+            always_file: always_file.as_ref().map(|r| self.policy.display(rule_path(r))),
+            always_dir: always_dir.as_ref().map(|r| self.policy.display(rule_path(r))),
         }));
         let decision = tokio::select! {
             d = rx => d.unwrap_or(ApprovalDecision::Abort),
@@ -113,7 +134,53 @@ impl Agent {
         match decision {
             ApprovalDecision::Once => {
                 let policy = self.widened_policy(&call.name, &prepared.args);
-                Gate::Run(Approved { prepared, policy })
+                Gate::Run(Approved {
+                    prepared,
+                    policy,
+                    change,
+                })
+            }
+            ApprovalDecision::Hunks { accepted, edited } => {
+                let Some(change) = change else {
+                    return Gate::Refused(ToolOutput::error(
+                        "Error: not run: the answer chose hunks, but this call proposed no change to choose from.",
+                    ));
+                };
+                match change.select(&accepted, &edited) {
+                    Ok(Some(change)) => {
+                        let policy = self.widened_policy(&call.name, &prepared.args);
+                        Gate::Run(Approved {
+                            prepared,
+                            policy,
+                            change: Some(change),
+                        })
+                    }
+                    Ok(None) => Gate::Refused(ToolOutput::error(
+                        "The user reviewed this change hunk by hunk and rejected every hunk; nothing was written. \
+                         Do not retry it; ask or take another approach.",
+                    )),
+                    Err(why) => Gate::Refused(ToolOutput::error(format!("Error: not run: {why}."))),
+                }
+            }
+            ApprovalDecision::AlwaysEdits { scope } => {
+                let rule = match scope {
+                    EditScope::File => always_file,
+                    EditScope::Directory => always_dir,
+                };
+                if let Some(rule) = rule
+                    && let Ok(mut gate) = self.shared.gate.lock()
+                {
+                    self.shared.emit(Event::Notice {
+                        text: format!("allowed for this session: {rule}"),
+                    });
+                    gate.add_session_edit_rule(rule);
+                }
+                let policy = self.widened_policy(&call.name, &prepared.args);
+                Gate::Run(Approved {
+                    prepared,
+                    policy,
+                    change,
+                })
             }
             ApprovalDecision::Always => {
                 if let Some(rule) = proposed_rule
@@ -125,7 +192,11 @@ impl Agent {
                     gate.add_session_rule(rule);
                 }
                 let policy = self.widened_policy(&call.name, &prepared.args);
-                Gate::Run(Approved { prepared, policy })
+                Gate::Run(Approved {
+                    prepared,
+                    policy,
+                    change,
+                })
             }
             ApprovalDecision::Deny { feedback } => {
                 let text = match feedback.as_deref().map(str::trim) {
@@ -136,6 +207,27 @@ impl Agent {
             }
             ApprovalDecision::Abort => Gate::Abort,
         }
+    }
+
+    /// The change an edit tool would make, computed with the policy a yes would give it, writing nothing. `Ok(None)`:
+    /// not an edit tool. `Err`: the edit cannot apply, with the tool's usual error.
+    async fn preview(
+        &self,
+        call: &ToolCall,
+        prepared: &PreparedCall,
+        cancel: &CancellationToken,
+    ) -> Result<Option<ProposedChange>, ToolOutput> {
+        if edit_paths(&call.name, &prepared.args).is_empty() {
+            return Ok(None);
+        }
+        let ctx = ToolContext {
+            policy: self.widened_policy(&call.name, &prepared.args),
+            cancel: cancel.child_token(),
+            output: OutputSink::none(),
+            files: Arc::clone(&self.files),
+            full_output: None,
+        };
+        propose_prepared(prepared, &ctx).await.transpose()
     }
 
     /// The user approved writes outside the workspace: allow exactly the directories those paths go to, for this
@@ -161,6 +253,12 @@ impl Agent {
             }
         }
         policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
+    }
+}
+
+fn rule_path(rule: &EditRule) -> &Path {
+    match rule {
+        EditRule::File(p) | EditRule::Dir(p) => p,
     }
 }
 

@@ -108,6 +108,10 @@ pub(crate) struct PlannedFile {
     pub original: Option<String>,
     /// The content to write; `None`: remove the file.
     pub new: Option<String>,
+    /// Whether `original` and `new` are the whole texts, so the change can be reviewed hunk by hunk.
+    pub reviewable: bool,
+    /// What the file must still hold when it is written.
+    pub guard: Guard,
     /// Set by `write`: directories it created (outermost first) and the permissions of a file it removed.
     created_dirs: Vec<PathBuf>,
     removed_mode: Option<std::fs::Permissions>,
@@ -120,26 +124,58 @@ impl PlannedFile {
             display,
             new: original.clone(),
             original,
+            reviewable: true,
+            guard: Guard::Original,
             created_dirs: Vec::new(),
             removed_mode: None,
         }
     }
 
     pub fn changed(&self) -> bool {
-        self.original != self.new
+        match self.guard {
+            Guard::Original => self.original != self.new,
+            // The original is only a stand-in (shown lossily, or a placeholder): the caller decided it changes.
+            Guard::Bytes(_) | Guard::Unchecked => true,
+        }
     }
 
     pub fn diff(&self) -> FileDiff {
         FileDiff::new(self.display.clone(), self.original.clone(), self.new.clone())
     }
 
+    /// The bytes the file must hold for the write to go ahead; `None`: not checked (too large to hold).
+    fn expected(&self) -> Option<&[u8]> {
+        match &self.guard {
+            Guard::Original => Some(self.original.as_deref().unwrap_or("").as_bytes()),
+            Guard::Bytes(bytes) => Some(bytes),
+            Guard::Unchecked => None,
+        }
+    }
+
+    /// Whether the file still holds what was read (a missing file is still missing).
+    pub fn still_as_read(&self) -> bool {
+        let current = match std::fs::read(&self.path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(_) => return false,
+        };
+        match (&self.guard, &self.original, current) {
+            (Guard::Unchecked, _, current) => current.is_some(),
+            (Guard::Bytes(bytes), _, Some(current)) => *bytes == current,
+            (Guard::Original, Some(original), Some(current)) => original.as_bytes() == current.as_slice(),
+            (Guard::Original, None, None) => true,
+            _ => false,
+        }
+    }
+
     /// Writes the change. Refused when the file no longer holds what was read (someone else changed it meanwhile).
     pub fn write(&mut self) -> io::Result<()> {
-        let expected = self.original.as_deref().unwrap_or("").as_bytes();
+        // Owned, since creating directories below records them in `self`.
+        let expected = self.expected().map(<[u8]>::to_vec);
         match &self.new {
             Some(new) => {
                 self.created_dirs = missing_dirs(&self.path);
-                let written = atomic_write(&self.path, new.as_bytes(), Some(expected));
+                let written = atomic_write(&self.path, new.as_bytes(), expected.as_deref());
                 if written.is_err() {
                     self.remove_created_dirs();
                 }
@@ -147,7 +183,7 @@ impl PlannedFile {
             }
             None => {
                 let current = std::fs::read(&self.path)?;
-                if current != expected {
+                if expected.is_some_and(|e| current != e) {
                     return Err(io::Error::other(
                         "the file changed on disk while it was being edited; read it again and redo the edit",
                     ));
@@ -180,6 +216,17 @@ impl PlannedFile {
             (None, None) => Ok(()),
         }
     }
+}
+
+/// What a planned file must still hold when it is written.
+#[derive(Debug, Clone)]
+pub(crate) enum Guard {
+    /// The original text (or nothing, for a file that did not exist).
+    Original,
+    /// These bytes (the original was not text).
+    Bytes(Vec<u8>),
+    /// Not checked: the original was too large to hold.
+    Unchecked,
 }
 
 impl PlannedFile {

@@ -2,15 +2,20 @@
 //! apply_patch; this module adds the file around it: path policy, reading (UTF-8 text only), a checked atomic write,
 //! and a result with the changed lines and a diff for the UI.
 
+pub mod change;
 mod diagnose;
 mod engine;
 pub(crate) mod file;
+pub mod hunks;
 mod matching;
 mod text;
 
 #[cfg(test)]
 #[path = "tests/engine.rs"]
 mod engine_tests;
+#[cfg(test)]
+#[path = "tests/hunks.rs"]
+mod hunks_tests;
 #[cfg(test)]
 #[path = "tests/prop.rs"]
 mod prop_tests;
@@ -24,6 +29,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+pub use change::ProposedChange;
 pub use engine::{EditError, EditOutcome, EditRequest, apply_edit};
 pub use matching::Strategy;
 
@@ -90,6 +96,16 @@ impl Tool for EditFileTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.propose_edit(args, ctx).await?.apply(ctx).await
+    }
+
+    async fn propose(&self, args: Value, ctx: &ToolContext) -> Option<Result<ProposedChange, ToolError>> {
+        Some(self.propose_edit(args, ctx).await)
+    }
+}
+
+impl EditFileTool {
+    async fn propose_edit(&self, args: Value, ctx: &ToolContext) -> Result<ProposedChange, ToolError> {
         let path = args
             .get("path")
             .and_then(Value::as_str)
@@ -100,13 +116,9 @@ impl Tool for EditFileTool {
         let display = ctx.policy.display(&resolved);
         let ctx = ctx.clone();
         crate::tools::run_blocking(move || {
-            let (mut plan, outcome) = plan_edit(&ctx, resolved, display, &req)?;
-            if ctx.cancel.is_cancelled() {
-                return Err(ToolError::Cancelled);
-            }
-            plan.write().map_err(|e| ToolError::io(plan.display.clone(), e))?;
-            ctx.files.forget(&plan.path);
-            Ok(result(&plan, &outcome))
+            let (plan, outcome) = plan_edit(&ctx, resolved, display, &req)?;
+            let output = result(&plan, &outcome);
+            Ok(ProposedChange::new(vec![plan], output))
         })
         .await
     }

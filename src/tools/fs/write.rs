@@ -1,14 +1,14 @@
 //! write_file: creates a file or replaces its whole content, atomically, and returns the change as a diff.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{human_size, run_blocking, str_arg};
 use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
-use crate::tools::file_state::{FileTracker, atomic_write};
+use crate::tools::edit::ProposedChange;
+use crate::tools::edit::file::{Guard, PlannedFile};
 use crate::tools::{Tool, ToolContext, ToolError};
 
 /// Old content up to this size goes into the diff; a larger file is shown as a one-line placeholder, because diffing
@@ -52,13 +52,20 @@ impl Tool for WriteFileTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = str_arg(&args, "path")?;
-        let content = str_arg(&args, "content")?.to_string();
-        let resolved = ctx.policy.resolve_write(path)?;
-        let display = ctx.policy.display(&resolved);
-        let files = Arc::clone(&ctx.files);
-        run_blocking(move || write(resolved, display, content, &files)).await
+        propose_write(&args, ctx).await?.apply(ctx).await
     }
+
+    async fn propose(&self, args: Value, ctx: &ToolContext) -> Option<Result<ProposedChange, ToolError>> {
+        Some(propose_write(&args, ctx).await)
+    }
+}
+
+async fn propose_write(args: &Value, ctx: &ToolContext) -> Result<ProposedChange, ToolError> {
+    let path = str_arg(args, "path")?;
+    let content = str_arg(args, "content")?.to_string();
+    let resolved = ctx.policy.resolve_write(path)?;
+    let display = ctx.policy.display(&resolved);
+    run_blocking(move || plan(resolved, display, content)).await
 }
 
 /// What was there before.
@@ -69,7 +76,8 @@ enum Previous {
     Large(u64),
 }
 
-fn write(resolved: PathBuf, display: String, content: String, files: &FileTracker) -> Result<ToolOutput, ToolError> {
+/// The write as a proposed change: what the file held, what it will hold, the diff and the result text.
+fn plan(resolved: PathBuf, display: String, content: String) -> Result<ProposedChange, ToolError> {
     let io = |e| ToolError::io(display.clone(), e);
     let previous = match std::fs::metadata(&resolved) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Previous::Missing,
@@ -86,40 +94,51 @@ fn write(resolved: PathBuf, display: String, content: String, files: &FileTracke
     if let Previous::Read(old) = &previous
         && old.as_slice() == content.as_bytes()
     {
-        return Ok(ToolOutput::text(format!(
-            "'{display}' already has exactly this content; nothing was written."
-        )));
+        let text = format!("'{display}' already has exactly this content; nothing was written.");
+        return Ok(ProposedChange::new(Vec::new(), ToolOutput::text(text)));
     }
-    let expected = match &previous {
-        Previous::Read(old) => Some(old.as_slice()),
-        Previous::Missing | Previous::Large(_) => None,
-    };
-    atomic_write(&resolved, content.as_bytes(), expected).map_err(io)?;
-    files.forget(&resolved);
 
     let lines = content.lines().count();
     let plural = |n: usize| if n == 1 { "line" } else { "lines" };
+    let mut file = PlannedFile::new(resolved, display.clone(), None);
     let (diff, text) = match previous {
         Previous::Missing => (
-            FileDiff::new(&display, None, Some(content)),
+            FileDiff::new(&display, None, Some(content.clone())),
             format!("Created {display} ({lines} {})", plural(lines)),
         ),
         Previous::Read(old) if old.len() as u64 <= MAX_DIFF_BYTES => {
-            let old = String::from_utf8_lossy(&old).into_owned();
-            let diff = FileDiff::new(&display, Some(old), Some(content));
+            let shown = String::from_utf8_lossy(&old).into_owned();
+            if shown.as_bytes() != old.as_slice() {
+                // Not UTF-8: shown lossily, checked byte for byte.
+                file.guard = Guard::Bytes(old);
+                file.reviewable = false;
+            }
+            file.original = Some(shown.clone());
+            let diff = FileDiff::new(&display, Some(shown), Some(content.clone()));
             let text = format!("Updated {display} (+{} -{} lines)", diff.added, diff.removed);
             (diff, text)
         }
-        Previous::Read(old) => replaced(&display, old.len() as u64, content, lines),
-        Previous::Large(len) => replaced(&display, len, content, lines),
+        Previous::Read(old) => {
+            let len = old.len() as u64;
+            file.guard = Guard::Bytes(old);
+            replaced(&mut file, &display, len, content.clone(), lines)
+        }
+        Previous::Large(len) => {
+            file.guard = Guard::Unchecked;
+            replaced(&mut file, &display, len, content.clone(), lines)
+        }
     };
-    Ok(ToolOutput::text(text).with_details(ToolDetails::Diffs { diffs: vec![diff] }))
+    file.new = Some(content);
+    let output = ToolOutput::text(text).with_details(ToolDetails::Diffs { diffs: vec![diff] });
+    Ok(ProposedChange::new(vec![file], output))
 }
 
 /// A large old file: the diff holds a placeholder for it instead of its text.
-fn replaced(display: &str, old_len: u64, content: String, lines: usize) -> (FileDiff, String) {
+fn replaced(file: &mut PlannedFile, display: &str, old_len: u64, content: String, lines: usize) -> (FileDiff, String) {
     let size = human_size(old_len);
     let placeholder = format!("[previous content: {size}, not shown]\n");
+    file.original = Some(placeholder.clone());
+    file.reviewable = false;
     (
         FileDiff::new(display, Some(placeholder), Some(content)),
         format!(

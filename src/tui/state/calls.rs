@@ -43,6 +43,8 @@ pub struct ToolCallState {
     /// Live output bytes seen in all.
     pub live_bytes: usize,
     pub expanded: bool,
+    /// The approval request this call waits on; while set the pane says "waiting for approval", not a timer.
+    pub waiting: Option<u64>,
 }
 
 impl ToolCallState {
@@ -63,7 +65,19 @@ impl ToolCallState {
             live_partial: String::new(),
             live_bytes: 0,
             expanded: false,
+            waiting: None,
         }
+    }
+
+    /// The call waits for the user to answer approval request `id`.
+    pub fn wait_for_approval(&mut self, id: u64) {
+        self.waiting = Some(id);
+    }
+
+    /// The user answered: the call's time counts from now, so the wait is not part of its duration.
+    pub fn approval_answered(&mut self) {
+        self.waiting = None;
+        self.started = Instant::now();
     }
 
     /// Adds a chunk of live output, keeping only the last `LIVE_TAIL_LINES` lines.
@@ -89,6 +103,7 @@ impl ToolCallState {
             CallStatus::Done
         };
         self.duration = Some(duration);
+        self.waiting = None;
         self.output = Some(output);
         // The result replaces the live tail on screen; thousands of finished calls should not each keep 200 lines.
         self.live = VecDeque::new();

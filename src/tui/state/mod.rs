@@ -379,6 +379,11 @@ impl AppState {
                 }
             }
             Event::ApprovalRequest(request) => {
+                if let Some(&i) = self.call_index.get(&request.call_id)
+                    && let Some(call) = self.calls.get_mut(i)
+                {
+                    call.wait_for_approval(request.id);
+                }
                 self.asked.insert(request.id, request.command.clone());
                 self.approvals.push_back(request);
             }
@@ -453,6 +458,9 @@ impl AppState {
             Event::ModeChanged { mode } => self.status.mode = mode,
             Event::ModelChanged { model } => self.status.model = model,
             Event::ApprovalDecided { id, decision } => {
+                if let Some(call) = self.calls.iter_mut().rev().find(|c| c.waiting == Some(id)) {
+                    call.approval_answered();
+                }
                 self.approvals.retain(|r| r.id != id);
                 self.approval_from.remove(&id);
                 let command = self.asked.remove(&id).unwrap_or_default();
@@ -554,6 +562,15 @@ fn decision_notice(command: &str, decision: &crate::protocol::ApprovalDecision) 
             _ => (format!("denied: {command}"), Level::Warning),
         },
         ApprovalDecision::Abort => (format!("denied and stopped the turn: {command}"), Level::Warning),
+        ApprovalDecision::Hunks { accepted, edited } => (
+            format!(
+                "approved {} hunk(s) ({} edited): {command}",
+                accepted.len() + edited.iter().filter(|e| !accepted.contains(&e.hunk)).count(),
+                edited.len()
+            ),
+            Level::Info,
+        ),
+        ApprovalDecision::AlwaysEdits { .. } => (format!("approved for the session: {command}"), Level::Info),
     }
 }
 

@@ -146,6 +146,7 @@ mod tests {
                 cwd: "/w".into(),
                 reason: "runs a command".into(),
                 proposed_rule: None,
+                ..Default::default()
             }),
             Event::ApprovalDecided {
                 id: 1,
@@ -200,6 +201,7 @@ mod tests {
                 cwd: "/w".into(),
                 reason: "runs a command".into(),
                 proposed_rule: None,
+                ..Default::default()
             }),
         ];
         events

@@ -132,6 +132,7 @@ fn approvals_queue_and_clear_at_turn_end() {
             cwd: "/w".into(),
             reason: "runs a shell command".into(),
             proposed_rule: Some("ls".into()),
+            ..Default::default()
         }));
     }
     assert_eq!(s.approvals.len(), 2);

@@ -82,6 +82,7 @@ impl Harness {
             cwd: "/work/demo".into(),
             reason: "runs a shell command".into(),
             proposed_rule: Some("cargo test".into()),
+            ..Default::default()
         }));
     }
 

@@ -84,6 +84,7 @@ fn prompt(id: u64) -> Event {
         cwd: "/work/demo".into(),
         reason: "runs a command".into(),
         proposed_rule: None,
+        ..Default::default()
     }))
 }
 

@@ -106,9 +106,11 @@ pub fn render_call(
 
 fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
     let mark = status_mark(call, theme, now);
-    let elapsed = match call.duration {
-        Some(d) => duration(d),
-        None => elapsed(now.saturating_duration_since(call.started)),
+    let elapsed = match (call.duration, call.waiting) {
+        (Some(d), _) => duration(d),
+        // No timer while the user decides: the call's time starts with the answer.
+        (None, Some(_)) => "waiting for approval".to_string(),
+        (None, None) => elapsed(now.saturating_duration_since(call.started)),
     };
     let mut right = format!(" {elapsed}");
     if let Some(ToolOutput {

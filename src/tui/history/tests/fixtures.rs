@@ -234,6 +234,7 @@ pub fn describe(effects: &[Effect]) -> Vec<String> {
             Effect::Notice(text) => format!("notice {text}"),
             Effect::Switch(path) => format!("switch {}", path.display()),
             Effect::Reload => "reload".to_string(),
+            Effect::EditText(text) => format!("edit {} bytes", text.len()),
         })
         .collect()
 }

@@ -1,0 +1,90 @@
+//! What the approval prompt shows, as lines for its scrollable body: the whole command (every line, wrapped), or the
+//! proposed change as diffs (the content of a new file shows as added lines), with the hunk under review marked; then
+//! where a command runs; and, under it, why the call asks. Pure: request in, lines out.
+
+use ratatui::text::{Line, Span};
+
+use super::hunks::{Choice, HunkReview};
+use crate::protocol::ApprovalRequest;
+use crate::tui::diff::{DiffOptions, render_diff_with_hunks};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap_line;
+
+/// The body's lines, and the line the view should keep in sight (the hunk under review).
+pub struct Body {
+    pub lines: Vec<Line<'static>>,
+    pub focus: Option<usize>,
+}
+
+pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, theme: &Theme) -> Body {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut focus = None;
+    if request.diffs.is_empty() {
+        for (i, line) in request.command.lines().enumerate() {
+            let prefix = if i == 0 { "$ " } else { "  " };
+            lines.extend(wrap_line(
+                Line::from(vec![
+                    Span::styled(prefix, theme.accent),
+                    Span::styled(line.to_string(), theme.text),
+                ]),
+                width,
+                "  ",
+            ));
+        }
+        lines.push(Line::from(vec![
+            Span::styled("in ", theme.dim),
+            Span::styled(request.cwd.clone(), theme.dim),
+        ]));
+    } else {
+        // A gutter column marks the hunk under review.
+        let diff_width = if review.is_some() {
+            width.saturating_sub(2)
+        } else {
+            width
+        };
+        let current = review.and_then(HunkReview::current);
+        for (file, diff) in request.diffs.iter().enumerate() {
+            let (rendered, starts) = render_diff_with_hunks(diff, diff_width, theme, &DiffOptions::default());
+            let mine: Vec<usize> = review
+                .map(|r| (0..r.hunks.len()).filter(|&k| r.hunks[k].file == file).collect())
+                .unwrap_or_default();
+            // The marks only when the view's hunks are the review's hunks (they come from the same diff).
+            let marked = review.is_some() && mine.len() == starts.len();
+            for (i, line) in rendered.into_iter().enumerate() {
+                let Some(r) = review else {
+                    lines.push(line);
+                    continue;
+                };
+                let local = starts.iter().rposition(|&s| s <= i);
+                let k = local.and_then(|l| mine.get(l).copied()).filter(|_| marked);
+                let is_current = k.is_some() && k.and_then(|k| r.hunks.get(k)) == current;
+                let mark = match k.map(|k| r.choices.get(k)) {
+                    _ if is_current => Span::styled("▌ ", theme.accent),
+                    Some(Some(Choice::Accept)) => Span::styled("✓ ", theme.success),
+                    Some(Some(Choice::Edited(_))) => Span::styled("✎ ", theme.success),
+                    Some(Some(Choice::Reject)) => Span::styled("✗ ", theme.error),
+                    _ => Span::raw("  "),
+                };
+                if is_current && focus.is_none() {
+                    focus = Some(lines.len());
+                }
+                let mut spans = vec![mark];
+                spans.extend(line.spans);
+                lines.push(Line::from(spans));
+            }
+        }
+    }
+    Body { lines, focus }
+}
+
+/// Why the call asks: one line under the body, always in sight.
+pub fn why(request: &ApprovalRequest, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    wrap_line(
+        Line::from(vec![
+            Span::styled("why: ", theme.dim),
+            Span::styled(request.reason.clone(), theme.warning),
+        ]),
+        width,
+        "     ",
+    )
+}

@@ -1,0 +1,232 @@
+//! Snapshots of the docked approval prompt as a person sees it (at 80x24 and 120x40: a command, an edit's diff, a
+//! hunk-by-hunk review), and its keys.
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::ApprovalLayer;
+use crate::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, EditedHunk, Event, FileDiff, Op};
+use crate::tui::app::{App, slash_commands};
+use crate::tui::composer::Composer;
+use crate::tui::keymap::Keymap;
+use crate::tui::theme::Theme;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+struct Harness {
+    app: App,
+    ops: mpsc::UnboundedReceiver<Op>,
+    _dir: tempfile::TempDir,
+}
+
+fn harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, ops) = mpsc::unbounded_channel();
+    let (notify, _) = mpsc::unbounded_channel();
+    let composer = Composer::new(dir.path().to_path_buf(), slash_commands(), notify);
+    let mut app = App::new(tx, composer, Keymap::default(), Theme::dark(), 128_000);
+    app.on_agent_event(Event::SessionStarted {
+        provider: "openai".into(),
+        model: "gpt-4.1".into(),
+        mode: ApprovalMode::Ask,
+        workspace: "/work/demo".into(),
+        tools: vec![],
+    });
+    app.on_agent_event(Event::TurnStarted {
+        turn: 1,
+        text: "tidy the greeting".into(),
+    });
+    Harness { app, ops, _dir: dir }
+}
+
+impl Harness {
+    /// A call that asks: its pane, then the prompt (settled past the guard time).
+    fn ask(&mut self, tool: &str, args: serde_json::Value, request: ApprovalRequest) {
+        self.app.on_agent_event(Event::ToolCallBegin {
+            call_id: "call_1".into(),
+            name: tool.into(),
+            args,
+        });
+        self.app.on_agent_event(Event::ApprovalRequest(request.clone()));
+        let top = self.app.layers.pop().unwrap();
+        assert_eq!(top.name(), "approval");
+        self.app.layers.push(Box::new(ApprovalLayer::new(request, 0).settled()));
+    }
+
+    fn press(&mut self, code: KeyCode) {
+        self.app
+            .on_terminal_event(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    fn screen(&mut self, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| self.app.render(f)).unwrap();
+        let text = format!("{}", terminal.backend());
+        // The spinner moves: one glyph for all its frames.
+        text.chars()
+            .map(|c| if ('⠀'..='⣿').contains(&c) { '⠿' } else { c })
+            .collect()
+    }
+
+    fn answers(&mut self) -> Vec<ApprovalDecision> {
+        let mut out = Vec::new();
+        while let Ok(op) = self.ops.try_recv() {
+            if let Op::Approve { decision, .. } = op {
+                out.push(decision);
+            }
+        }
+        out
+    }
+}
+
+fn long_command() -> String {
+    let mut script = String::from("set -e\n");
+    for i in 1..=20 {
+        script.push_str(&format!("echo step {i} && cargo build -p crate{i} --release\n"));
+    }
+    script
+}
+
+fn command_request() -> ApprovalRequest {
+    ApprovalRequest {
+        id: 1,
+        call_id: "call_1".into(),
+        tool: "exec".into(),
+        command: long_command(),
+        cwd: "/work/demo".into(),
+        reason: "runs a shell command".into(),
+        proposed_rule: None,
+        ..Default::default()
+    }
+}
+
+fn greet_diff() -> FileDiff {
+    let old: String = [
+        "use std::io;",
+        "",
+        "/// Greets someone.",
+        "pub fn greet(name: &str) -> String {",
+        "    let greeting = \"Hello\";",
+        "    format!(\"{greeting}, {name}!\")",
+        "}",
+        "",
+        "/// Reads a name.",
+        "fn read_name() -> io::Result<String> {",
+        "    let mut name = String::new();",
+        "    io::stdin().read_line(&mut name)?;",
+        "    Ok(name.trim().to_string())",
+        "}",
+        "",
+        "fn main() {",
+        "    let name = read_name().unwrap_or_default();",
+        "    println!(\"{}\", greet(\"world\"));",
+        "}",
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect();
+    let new = old
+        .replace("\"Hello\"", "\"Welcome\"")
+        .replace("greet(\"world\")", "greet(&name)");
+    FileDiff::new("src/greet.rs", Some(old), Some(new))
+}
+
+fn edit_request() -> ApprovalRequest {
+    ApprovalRequest {
+        id: 1,
+        call_id: "call_1".into(),
+        tool: "apply_patch".into(),
+        command: "apply_patch /work/demo/src/greet.rs".into(),
+        cwd: "/work/demo".into(),
+        reason: "edits src/greet.rs".into(),
+        proposed_rule: None,
+        diffs: vec![greet_diff()],
+        hunk_review: true,
+        always_file: Some("src/greet.rs".into()),
+        always_dir: Some("src".into()),
+    }
+}
+
+#[test]
+fn a_long_command_is_whole_and_scrolls_in_the_docked_prompt() {
+    for (w, h) in SIZES {
+        let mut t = harness();
+        t.ask("exec", json!({"command": long_command()}), command_request());
+        let first = t.screen(w, h);
+        assert!(first.contains("waiting for approval"), "{first}");
+        assert!(!first.contains("more lines"), "{first}");
+        // The pane it asks about and the composer's border stay in sight.
+        assert!(first.contains("⠿ exec"), "{first}");
+        assert!(first.contains("│› Ask tern"), "{first}");
+        insta::assert_snapshot!(format!("command_{w}x{h}"), first);
+        t.press(KeyCode::PageDown);
+        t.press(KeyCode::PageDown);
+        t.press(KeyCode::PageDown);
+        let end = t.screen(w, h);
+        assert!(end.contains("step 20"), "{end}");
+    }
+}
+
+#[test]
+fn an_edit_shows_its_diff() {
+    for (w, h) in SIZES {
+        let mut t = harness();
+        t.ask("apply_patch", json!({"edits": []}), edit_request());
+        insta::assert_snapshot!(format!("edit_{w}x{h}"), t.screen(w, h));
+    }
+}
+
+#[test]
+fn hunk_review_marks_the_hunk_and_answers_with_the_choices() {
+    for (w, h) in SIZES {
+        let mut t = harness();
+        t.ask("apply_patch", json!({"edits": []}), edit_request());
+        t.press(KeyCode::Char('r'));
+        t.press(KeyCode::Char('n'));
+        let screen = t.screen(w, h);
+        assert!(screen.contains("hunk 2/2"), "{screen}");
+        insta::assert_snapshot!(format!("review_{w}x{h}"), screen);
+        t.press(KeyCode::Char('y'));
+        assert_eq!(
+            t.answers(),
+            [ApprovalDecision::Hunks {
+                accepted: vec![1],
+                edited: vec![]
+            }]
+        );
+    }
+}
+
+#[test]
+fn always_for_the_file_or_directory_and_an_edited_hunk() {
+    let mut t = harness();
+    t.ask("apply_patch", json!({"edits": []}), edit_request());
+    t.press(KeyCode::Char('d'));
+    assert_eq!(
+        t.answers(),
+        [ApprovalDecision::AlwaysEdits {
+            scope: crate::protocol::EditScope::Directory
+        }]
+    );
+    let mut t = harness();
+    t.ask("apply_patch", json!({"edits": []}), edit_request());
+    t.press(KeyCode::Char('r'));
+    t.press(KeyCode::Char('e'));
+    let text = t.app.edit_request.take().expect("e asks for the editor");
+    assert!(text.contains("\"Welcome\""), "{text}");
+    t.app.edited(Ok("    let greeting = \"Hi\";\n".into()));
+    t.press(KeyCode::Char('a'));
+    assert_eq!(
+        t.answers(),
+        [ApprovalDecision::Hunks {
+            accepted: vec![1],
+            edited: vec![EditedHunk {
+                hunk: 0,
+                text: "    let greeting = \"Hi\";\n".into()
+            }]
+        }]
+    );
+}
