@@ -13,7 +13,7 @@ use super::INTERRUPTED;
 use crate::agent::approval::EditRule;
 use crate::agent::approval::{Verdict, edit_paths};
 use crate::agent::runner::Agent;
-use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, ToolCall, ToolOutput};
+use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use crate::tools::edit::ProposedChange;
 use crate::tools::registry::propose_prepared;
 use crate::tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
@@ -100,6 +100,10 @@ impl Agent {
         // An edit is computed before asking: one that cannot apply fails now, and the prompt shows the change.
         let change = match self.preview(call, &prepared, cancel).await {
             Ok(change) => change,
+            // Outside the workspace the model may not read, so a failure it sees before the user answers would tell
+            // it about a file it cannot read (whether it exists, whether a text is in it, its lines near a miss). The
+            // user is asked as before, without a diff; after a yes the tool runs and reports its own error.
+            Err(_) if !Arc::ptr_eq(&self.widened_policy(&call.name, &prepared.args), &self.policy) => None,
             Err(output) => return Gate::Refused(output),
         };
         let (always_file, always_dir) = match self.shared.gate.lock() {
@@ -112,6 +116,11 @@ impl Agent {
             pending.insert(id, tx);
         }
         let (command, cwd) = describe(&call.name, &prepared.args, &self.policy);
+        // The prompt shows what a file holds, and a file (outside the workspace, say) may hold a key.
+        let shown: Vec<FileDiff> = change
+            .as_ref()
+            .map(|c| c.diffs().iter().map(masked).collect())
+            .unwrap_or_default();
         self.shared.emit(Event::ApprovalRequest(ApprovalRequest {
             id,
             call_id: call.id.clone(),
@@ -120,10 +129,12 @@ impl Agent {
             cwd,
             reason,
             proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
-            diffs: change.as_ref().map(|c| c.diffs().to_vec()).unwrap_or_default(),
-            hunk_review: change
-                .as_ref()
-                .is_some_and(|c| c.reviewable() && !crate::tools::edit::hunks::hunks(c.diffs()).is_empty()),
+            hunk_review: change.as_ref().is_some_and(|c| {
+                let hunks = crate::tools::edit::hunks::hunks(c.diffs()).len();
+                // The prompt numbers hunks from the masked diffs: review by hunk only where masking kept them all.
+                c.reviewable() && hunks > 0 && crate::tools::edit::hunks::hunks(&shown).len() == hunks
+            }),
+            diffs: shown,
             always_file: always_file.as_ref().map(|r| self.policy.display(rule_path(r))),
             always_dir: always_dir.as_ref().map(|r| self.policy.display(rule_path(r))),
         }));
@@ -253,6 +264,18 @@ impl Agent {
             }
         }
         policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
+    }
+}
+
+/// A diff with every known key masked on both sides.
+fn masked(diff: &FileDiff) -> FileDiff {
+    let mask = |side: &Option<String>| side.as_deref().map(|t| crate::secrets::mask(t).into_owned());
+    FileDiff {
+        path: diff.path.clone(),
+        old: mask(&diff.old),
+        new: mask(&diff.new),
+        added: diff.added,
+        removed: diff.removed,
     }
 }
 
