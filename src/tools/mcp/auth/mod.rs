@@ -1,0 +1,162 @@
+//! OAuth for remote MCP servers (streamable HTTP and SSE), on rmcp's `auth` support: `tern mcp login NAME` runs the
+//! browser flow once and stores the tokens; every later connection to that server sends them as
+//! `Authorization: Bearer ...`, refreshing them (and saving the refreshed ones) when they expire.
+//!
+//! A server that answers 401 when tern has no usable login fails with a reason that starts "needs login:" and names
+//! the command to run; such a server is not retried on its own (no loop against a server that will keep saying no),
+//! only once a login was saved after the failure.
+//!
+//! A server whose config already carries credentials (an `Authorization` header, `bearer_token_env_var`) keeps using
+//! them: a stored login is only used when the config has none.
+//!
+//! Tokens live only in the token files (0600) and in memory; they are registered for masking the moment they are read
+//! or written, and never logged, shown or written to a session.
+
+mod callback;
+mod command;
+mod login;
+mod store;
+
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
+
+use rmcp::transport::auth::{AuthorizationManager, OAuthClientConfig};
+
+pub use command::{AuthCommand, run_command};
+pub use login::{LoginError, login};
+pub use store::token_path;
+
+use super::config::{ServerConfig, Transport};
+use super::{ServerStatus, TransportKind};
+
+/// How every "needs login" reason starts.
+const NEEDS_LOGIN: &str = "needs login: ";
+
+/// The failure reason of a server that wants a login: `had_login` says the stored one was refused or could not be
+/// refreshed.
+pub fn needs_login(name: &str, had_login: bool) -> String {
+    let command = format!(
+        "`tern mcp login {}`",
+        shlex::try_quote(name).unwrap_or_else(|_| name.into())
+    );
+    if had_login {
+        format!("{NEEDS_LOGIN}the stored login was refused or has expired; run {command}")
+    } else {
+        format!("{NEEDS_LOGIN}run {command}")
+    }
+}
+
+/// Whether a server's failure reason is `needs_login`'s.
+pub fn is_needs_login(reason: &str) -> bool {
+    reason.starts_with(NEEDS_LOGIN)
+}
+
+/// The URL of a remote server; an error naming the server otherwise.
+pub(crate) fn remote_url(server: &ServerConfig) -> Result<String, String> {
+    match &server.transport {
+        Transport::Http(h) | Transport::Sse(h) => Ok(h.url.clone()),
+        Transport::Stdio(_) => Err(format!(
+            "MCP server {:?} is a local (stdio) server; only remote (http or sse) servers log in",
+            server.name
+        )),
+    }
+}
+
+/// Whether the server's config brings its own credentials, which then take precedence over a stored login.
+pub(crate) fn has_static_credentials(server: &ServerConfig) -> bool {
+    match &server.transport {
+        Transport::Http(h) | Transport::Sse(h) => {
+            h.bearer_token_env.is_some() || h.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        }
+        Transport::Stdio(_) => false,
+    }
+}
+
+/// An authorization manager holding the server's stored login, ready to hand out (and refresh) its access token; `None`
+/// when there is no login for this server and URL. Reads only the token file: no network.
+pub(crate) async fn stored_login(name: &str, url: &str) -> Result<Option<AuthorizationManager>, String> {
+    let record = store::read(name, url)
+        .map_err(|e| format!("cannot read the stored login ({e}); run `tern mcp logout {name}` and log in again"))?;
+    let Some(record) = record else { return Ok(None) };
+    let Some(credentials) = &record.credentials else {
+        return Ok(None);
+    };
+    let client_id = credentials.client_id.clone();
+    super::client::install_crypto();
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("cannot use the stored login: {e}"))?;
+    manager.set_metadata(record.metadata.clone());
+    manager.set_credential_store(store::TokenFile::new(
+        name,
+        url,
+        record.metadata.clone(),
+        record.client_secret.clone(),
+    ));
+    let ready = manager
+        .initialize_from_store()
+        .await
+        .map_err(|e| format!("cannot use the stored login: {e}"))?;
+    if !ready {
+        return Ok(None);
+    }
+    if let Some(secret) = &record.client_secret {
+        manager
+            .configure_client(OAuthClientConfig::new(client_id, url).with_client_secret(secret.clone()))
+            .map_err(|e| format!("cannot use the stored login: {e}"))?;
+    }
+    Ok(Some(manager))
+}
+
+/// Forgets the login of `server`; whether there was one.
+pub fn logout(server: &ServerConfig) -> Result<bool, String> {
+    let url = remote_url(server)?;
+    store::remove(&server.name, &url)
+        .map_err(|e| format!("cannot remove {}: {e}", token_path(&server.name, &url).display()))
+}
+
+/// Whether a login for `server` was saved after `since` (so a server that needed one is worth trying again).
+pub(crate) fn login_saved_since(server: &ServerConfig, since: Instant) -> bool {
+    let Ok(url) = remote_url(server) else { return false };
+    let Some(since) = SystemTime::now().checked_sub(since.elapsed()) else {
+        return false;
+    };
+    std::fs::metadata(token_path(&server.name, &url))
+        .and_then(|m| m.modified())
+        .is_ok_and(|modified| modified >= since)
+}
+
+/// Whether a remote server has a stored login, for `tern mcp list`; `None` for local servers.
+pub fn logged_in(status: &ServerStatus) -> Option<bool> {
+    if status.transport == TransportKind::Stdio {
+        return None;
+    }
+    Some(
+        store::read(&status.name, &status.target)
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.credentials.is_some()),
+    )
+}
+
+/// Where `tern mcp login` keeps the token file of `server`.
+pub fn token_file(server: &ServerConfig) -> Option<PathBuf> {
+    remote_url(server).ok().map(|url| token_path(&server.name, &url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_names_the_command_and_is_recognised() {
+        assert_eq!(needs_login("github", false), "needs login: run `tern mcp login github`");
+        assert_eq!(
+            needs_login("my server", false),
+            "needs login: run `tern mcp login 'my server'`"
+        );
+        assert!(is_needs_login(&needs_login("x", true)));
+        assert!(needs_login("x", true).contains("refused or has expired"));
+        assert!(!is_needs_login("the connection to the server closed"));
+    }
+}
