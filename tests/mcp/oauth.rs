@@ -34,11 +34,21 @@ struct Setup {
 
 impl Setup {
     fn new(first_lifetime: u64) -> Self {
+        Self::with(first_lifetime, "http")
+    }
+
+    /// `transport`: "http" (streamable HTTP) or "sse" (legacy HTTP+SSE).
+    fn with(first_lifetime: u64, transport: &str) -> Self {
         let fake = FakeOAuth::start(first_lifetime);
         let scratch = Scratch::new();
         let home = scratch.home.path();
         let config = home.join("mcp.json");
-        let servers = json!({"mcpServers": {"remote": {"type": "http", "url": fake.mcp_url()}}});
+        let url = if transport == "sse" {
+            fake.sse_url()
+        } else {
+            fake.mcp_url()
+        };
+        let servers = json!({"mcpServers": {"remote": {"type": transport, "url": url}}});
         std::fs::write(&config, servers.to_string()).unwrap();
         let opened = home.join("opened-url");
         let browser = home.join("browser.sh");
@@ -70,6 +80,12 @@ impl Setup {
 
     async fn run(&self, args: &[&str]) -> Output {
         output(self.command(None, args), LIMIT).await
+    }
+
+    /// `login` once more (the browser script writes the URL anew).
+    async fn login_again(&self) -> Output {
+        std::fs::remove_file(&self.opened).unwrap();
+        self.login().await
     }
 
     /// `tern mcp login remote`, with the test as the browser; what it printed.
@@ -347,4 +363,51 @@ async fn tokens_never_reach_the_log_the_session_or_the_output() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoked_login_needs_a_new_one() {
+    let setup = Setup::new(3600);
+    assert!(setup.login().await.status.success());
+    setup.fake.revoke_all();
+    let list = setup.run(&["mcp", "list"]).await;
+    let listed = text(&list);
+    assert!(
+        listed
+            .contains("status: needs login: the stored login was refused or has expired; run `tern mcp login remote`"),
+        "{listed}"
+    );
+    // The refresh was tried once and refused.
+    let grants: Vec<String> = setup
+        .fake
+        .seen(|s| s.token_requests.iter().map(|f| f["grant_type"].clone()).collect());
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    // Logging in again replaces the login, and the server lists its tool again.
+    assert!(setup.login_again().await.status.success());
+    assert!(text(&setup.run(&["mcp", "list"]).await).contains("status: ready: 1 tool"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_legacy_sse_transport_logs_in_and_sends_the_token() {
+    let setup = Setup::with(3600, "sse");
+    let list = setup.run(&["mcp", "list"]).await;
+    assert!(
+        text(&list).contains("status: needs login: run `tern mcp login remote`"),
+        "{}",
+        text(&list)
+    );
+    let login = setup.login().await;
+    assert!(login.status.success(), "{}", text(&login));
+    let authorization = setup.fake.seen(|s| s.authorizations[0].clone());
+    assert_eq!(authorization["resource"], setup.fake.sse_url());
+    let list = setup.run(&["mcp", "list"]).await;
+    let listed = text(&list);
+    assert!(listed.contains("status: ready: 1 tool"), "{listed}");
+    assert!(listed.contains("login:  logged in"), "{listed}");
+    let issued = setup.fake.seen(|s| s.issued.clone());
+    assert!(
+        setup
+            .fake
+            .seen(|s| s.mcp_tokens.iter().all(|t| *t == issued[0]) && s.mcp_tokens.len() >= 3)
+    );
 }

@@ -1,16 +1,16 @@
 //! A fake OAuth authorization server and the MCP server it protects, on one port of 127.0.0.1 (plain HTTP/1.1, one
 //! request per connection), for the OAuth tests.
 //!
-//! - `GET /.well-known/oauth-protected-resource[/mcp]`: RFC 9728 metadata naming this origin as the authorization
+//! - `GET /.well-known/oauth-protected-resource/{mcp,sse}`: RFC 9728 metadata naming this origin as the authorization
 //!   server; `GET /.well-known/oauth-authorization-server`: RFC 8414 metadata (S256 only, a registration endpoint).
 //! - `POST /register`: dynamic client registration; issues `client-N` for the redirect URIs given.
 //! - `GET /authorize`: checks the client, redirect URI and the S256 challenge, then redirects (302) to the redirect URI
 //!   with a code and the state, as a browser would be sent.
 //! - `POST /token`: the code (with the PKCE verifier checked against the challenge) or a refresh token for new tokens;
 //!   refresh tokens rotate, and a used one is `invalid_grant`.
-//! - `/mcp`: streamable HTTP (JSON answers, no session) for `initialize`, `tools/list` and `tools/call`, only with a
-//!   bearer token this server issued and that has not expired; otherwise 401 with a `WWW-Authenticate` pointing at
-//!   the resource metadata.
+//! - `/mcp`: streamable HTTP (JSON answers, no session) for `initialize`, `tools/list` and `tools/call`; `GET /sse`
+//!   and `POST /messages`: the same over legacy HTTP+SSE. Each only with a bearer token this server issued and that
+//!   has not expired; otherwise 401 with a `WWW-Authenticate` pointing at the resource metadata.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -51,6 +51,8 @@ struct State {
     refresh: HashMap<String, String>,
     /// `expires_in` of the tokens the code exchange issues (refreshes issue an hour).
     first_lifetime: u64,
+    /// The open SSE streams, by session.
+    sse: HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>,
 }
 
 pub struct FakeOAuth {
@@ -106,6 +108,17 @@ impl FakeOAuth {
 
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.base())
+    }
+
+    pub fn sse_url(&self) -> String {
+        format!("{}/sse", self.base())
+    }
+
+    /// Forgets every token issued, as a server does when access is revoked.
+    pub fn revoke_all(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.access.clear();
+        state.refresh.clear();
     }
 
     pub fn seen<T>(&self, f: impl FnOnce(&Seen) -> T) -> T {
@@ -188,7 +201,14 @@ async fn serve(mut stream: TcpStream, addr: SocketAddr, state: Arc<Mutex<State>>
     let Some(request) = read_request(&mut stream).await else {
         return;
     };
+    if request.method == "GET" && request.path == "/sse" {
+        return sse_stream(stream, request, addr, state).await;
+    }
     let response = route(&request, &format!("http://{addr}"), &state);
+    write_response(&mut stream, &response).await;
+}
+
+async fn write_response(stream: &mut TcpStream, response: &Response) {
     let mut out = format!("HTTP/1.1 {}\r\n", response.status);
     for (k, v) in &response.headers {
         out.push_str(&format!("{k}: {v}\r\n"));
@@ -205,10 +225,11 @@ async fn serve(mut stream: TcpStream, addr: SocketAddr, state: Arc<Mutex<State>>
 fn route(request: &Request, base: &str, state: &Mutex<State>) -> Response {
     let mut state = state.lock().unwrap();
     match (request.method.as_str(), request.path.as_str()) {
-        ("GET", "/.well-known/oauth-protected-resource/mcp" | "/.well-known/oauth-protected-resource") => {
+        ("GET", "/.well-known/oauth-protected-resource/mcp" | "/.well-known/oauth-protected-resource/sse") => {
+            let resource = request.path.rsplit('/').next().unwrap_or_default();
             json_response(
                 "200 OK",
-                json!({"resource": format!("{base}/mcp"), "authorization_servers": [base], "scopes_supported": ["mcp:tools"]}),
+                json!({"resource": format!("{base}/{resource}"), "authorization_servers": [base], "scopes_supported": ["mcp:tools"]}),
             )
         }
         ("GET", "/.well-known/oauth-authorization-server") => json_response(
@@ -242,6 +263,7 @@ fn route(request: &Request, base: &str, state: &Mutex<State>) -> Response {
         ("GET", "/authorize") => authorize(&request.query, &mut state),
         ("POST", "/token") => token(&request.body, &mut state),
         (_, "/mcp") => mcp(request, base, &mut state),
+        ("POST", "/messages") => sse_message(request, base, &mut state),
         _ => empty("404 Not Found"),
     }
 }
@@ -320,7 +342,9 @@ fn token(body: &[u8], state: &mut State) -> Response {
     )
 }
 
-fn mcp(request: &Request, base: &str, state: &mut State) -> Response {
+/// The bearer token of `request` when this server issued it and it has not expired; else the 401 to answer.
+fn authorized(request: &Request, base: &str, state: &mut State) -> Result<(), Response> {
+    let resource = if request.path == "/mcp" { "mcp" } else { "sse" };
     let bearer = request
         .headers
         .get("authorization")
@@ -330,27 +354,93 @@ fn mcp(request: &Request, base: &str, state: &mut State) -> Response {
         .as_ref()
         .and_then(|t| state.access.get(t))
         .is_some_and(|until| Instant::now() < *until);
-    let Some(token) = bearer.filter(|_| valid) else {
-        state.seen.mcp_refused += 1;
-        return Response {
-            status: "401 Unauthorized",
-            headers: vec![(
-                "WWW-Authenticate".into(),
-                format!(
-                    r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#
-                ),
-            )],
-            body: String::new(),
-        };
-    };
-    state.seen.mcp_tokens.push(token);
+    match bearer.filter(|_| valid) {
+        Some(token) => {
+            state.seen.mcp_tokens.push(token);
+            Ok(())
+        }
+        None => {
+            state.seen.mcp_refused += 1;
+            Err(Response {
+                status: "401 Unauthorized",
+                headers: vec![(
+                    "WWW-Authenticate".into(),
+                    format!(
+                        r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/{resource}", scope="mcp:tools""#
+                    ),
+                )],
+                body: String::new(),
+            })
+        }
+    }
+}
+
+/// Streamable HTTP: the answer comes back in the POST's response.
+fn mcp(request: &Request, base: &str, state: &mut State) -> Response {
+    if let Err(refused) = authorized(request, base, state) {
+        return refused;
+    }
     if request.method != "POST" {
         return empty("405 Method Not Allowed");
     }
-    let message: Value = serde_json::from_slice(&request.body).unwrap_or_default();
-    let Some(id) = message.get("id").cloned() else {
-        return empty("202 Accepted");
+    match answer(&request.body) {
+        Some(reply) => json_response("200 OK", reply),
+        None => empty("202 Accepted"),
+    }
+}
+
+/// Legacy SSE: the POST only hands the message over; the answer goes out on the session's open stream.
+fn sse_message(request: &Request, base: &str, state: &mut State) -> Response {
+    if let Err(refused) = authorized(request, base, state) {
+        return refused;
+    }
+    let session = request.query.get("session").cloned().unwrap_or_default();
+    let Some(stream) = state.sse.get(&session) else {
+        return empty("404 Not Found");
     };
+    if let Some(reply) = answer(&request.body) {
+        let _ = stream.send(reply.to_string());
+    }
+    empty("202 Accepted")
+}
+
+/// `GET /sse`: opens the event stream, announces the endpoint, then sends each answer as a `message` event.
+async fn sse_stream(mut stream: TcpStream, request: Request, addr: SocketAddr, state: Arc<Mutex<State>>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let opened = {
+        let mut state = state.lock().unwrap();
+        authorized(&request, &format!("http://{addr}"), &mut state).map(|()| {
+            let session = format!("s{}", state.sse.len() + 1);
+            state.sse.insert(session.clone(), tx);
+            session
+        })
+    };
+    let session = match opened {
+        Ok(session) => session,
+        Err(refused) => return write_response(&mut stream, &refused).await,
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n\
+         event: endpoint\ndata: /messages?session={session}\n\n"
+    );
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    while let Some(message) = rx.recv().await {
+        if stream
+            .write_all(format!("event: message\ndata: {message}\n\n").as_bytes())
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The JSON-RPC answer to one message; `None` for a notification.
+fn answer(body: &[u8]) -> Option<Value> {
+    let message: Value = serde_json::from_slice(body).unwrap_or_default();
+    let id = message.get("id").cloned()?;
     let result = match message["method"].as_str().unwrap_or_default() {
         "initialize" => json!({
             "protocolVersion": message["params"]["protocolVersion"],
@@ -364,11 +454,10 @@ fn mcp(request: &Request, base: &str, state: &mut State) -> Response {
         }]}),
         "tools/call" => json!({"content": [{"type": "text", "text": "you are logged in"}]}),
         other => {
-            return json_response(
-                "200 OK",
+            return Some(
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("no method {other}")}}),
             );
         }
     };
-    json_response("200 OK", json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }

@@ -30,7 +30,7 @@ use rmcp::service::{
     serve_client_with_ct,
 };
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::auth::{AuthClient, AuthError};
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
@@ -335,21 +335,9 @@ impl Connection {
                 (service, None)
             }
             TransportConfig::Sse(h) => {
-                let (mut headers, mut token) = headers(h)?;
-                let mut had_login = false;
-                if !auth::has_static_credentials(config)
-                    && let Some(manager) = auth::stored_login(&config.name, &h.url).await?
-                {
-                    had_login = true;
-                    // The legacy transport is tern's own: the token is fetched (and refreshed if due) once per
-                    // connection; a reconnection fetches it again.
-                    match manager.get_access_token().await {
-                        Ok(access) => token = Some(access),
-                        Err(AuthError::AuthorizationRequired) => {}
-                        Err(e) => return Err(format!("cannot use the stored login: {e}")),
-                    }
-                }
-                if let Some(token) = token {
+                let (mut headers, token) = headers(h)?;
+                let (login_token, had_login) = auth::sse_token(config, &h.url).await?;
+                if let Some(token) = token.or(login_token) {
                     let value = HeaderValue::from_str(&format!("Bearer {token}"))
                         .map_err(|_| "the bearer token is not a valid header value".to_string())?;
                     headers.insert(AUTHORIZATION, value);

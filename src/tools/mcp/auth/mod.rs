@@ -20,7 +20,7 @@ mod store;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
-use rmcp::transport::auth::{AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 pub use command::{AuthCommand, run_command};
 pub use login::{LoginError, login};
@@ -106,6 +106,23 @@ pub(crate) async fn stored_login(name: &str, url: &str) -> Result<Option<Authori
             .map_err(|e| format!("cannot use the stored login: {e}"))?;
     }
     Ok(Some(manager))
+}
+
+/// For the legacy SSE transport (tern's own, without rmcp's `AuthClient`): the access token of the server's stored
+/// login, fetched (and refreshed if due) once per connection, and whether there is a login at all.
+pub(crate) async fn sse_token(server: &ServerConfig, url: &str) -> Result<(Option<String>, bool), String> {
+    if has_static_credentials(server) {
+        return Ok((None, false));
+    }
+    let Some(manager) = stored_login(&server.name, url).await? else {
+        return Ok((None, false));
+    };
+    match manager.get_access_token().await {
+        Ok(token) => Ok((Some(token), true)),
+        // Expired and not refreshable: connect without it and let the server's 401 say "needs login".
+        Err(AuthError::AuthorizationRequired) => Ok((None, true)),
+        Err(e) => Err(format!("cannot use the stored login: {e}")),
+    }
 }
 
 /// Forgets the login of `server`; whether there was one.
