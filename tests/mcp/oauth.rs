@@ -377,6 +377,7 @@ async fn a_revoked_login_needs_a_new_one() {
             .contains("status: needs login: the stored login was refused or has expired; run `tern mcp login remote`"),
         "{listed}"
     );
+    assert!(!listed.contains("logged in"), "{listed}");
     // The refresh was tried once and refused.
     let grants: Vec<String> = setup
         .fake

@@ -121,8 +121,9 @@ fn render_with_logins(statuses: &[ServerStatus], logins: &[Option<bool>]) -> Str
             ServerState::Failed { reason } => format!("failed: {reason}"),
         };
         let _ = writeln!(out, "  status: {state}");
-        // Whether a server needs a login shows in its status; that it has one shows here.
-        if logins.get(i).copied().flatten() == Some(true) {
+        // Whether a server needs a login shows in its status; that it has one (still accepted) shows here.
+        let refused = matches!(&status.state, ServerState::Failed { reason } if auth::is_needs_login(reason));
+        if logins.get(i).copied().flatten() == Some(true) && !refused {
             let _ = writeln!(
                 out,
                 "  login:  logged in (OAuth; `tern mcp logout {}` forgets it)",

@@ -124,6 +124,17 @@ pub fn parse_callback(target: &str, state: &str) -> Option<Outcome> {
     })
 }
 
+/// The outcome of a redirect address the user pasted (from a browser on another machine, which could not reach this
+/// listener), when it is this login's callback.
+pub fn parse_pasted(line: &str, state: &str) -> Option<Outcome> {
+    let url = reqwest::Url::parse(line.trim()).ok()?;
+    let target = match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_string(),
+    };
+    parse_callback(&target, state)
+}
+
 fn page(title: &str, text: &str) -> String {
     format!("<!doctype html><title>tern: {title}</title><h1>{title}</h1><p>{text}</p>\n")
 }
@@ -169,6 +180,23 @@ mod tests {
                 issuer: Some("https://as.example".into())
             })
         );
+    }
+
+    #[test]
+    fn a_pasted_redirect_address_counts_when_it_is_this_logins() {
+        assert_eq!(
+            parse_pasted("  http://127.0.0.1:4321/callback?code=abc&state=s1\n", "s1"),
+            Some(Outcome::Code {
+                code: "abc".into(),
+                issuer: None
+            })
+        );
+        assert_eq!(
+            parse_pasted("http://127.0.0.1:4321/callback?code=abc&state=s2", "s1"),
+            None
+        );
+        assert_eq!(parse_pasted("abc", "s1"), None);
+        assert_eq!(parse_pasted("", "s1"), None);
     }
 
     #[tokio::test]

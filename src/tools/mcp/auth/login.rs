@@ -56,7 +56,8 @@ pub async fn login(
     crate::tools::mcp::client::install_crypto();
     let mut manager = AuthorizationManager::new(url.as_str()).await.map_err(discovery)?;
     let resolution = manager.resolve_metadata().await.map_err(discovery)?;
-    if !resolution.source.is_discovered() {
+    let guessed = !resolution.source.is_discovered();
+    if guessed {
         tell(&format!(
             "{url} publishes no OAuth metadata; trying the default endpoints (/authorize, /token, /register)"
         ));
@@ -70,7 +71,16 @@ pub async fn login(
     let client = manager
         .register_client(CLIENT_NAME, &callback.redirect_uri, &scope_refs)
         .await
-        .map_err(|e| LoginError::Registration(e.to_string()))?;
+        .map_err(|e| {
+            LoginError::Registration(if guessed {
+                format!(
+                    "{e}; the server publishes no OAuth metadata, so it may not use OAuth at all (a token in its \
+                     `headers` or `bearer_token_env_var` may be what it needs)"
+                )
+            } else {
+                e.to_string()
+            })
+        })?;
     manager.set_credential_store(TokenFile::new(
         &server.name,
         &url,
@@ -105,7 +115,21 @@ pub async fn login(
             timeout.as_secs()
         )),
     }
-    let outcome = match tokio::time::timeout(timeout, callback.wait(&state)).await {
+    let mut pasted = pasted_lines(tell);
+    let waiting = async {
+        let callback = callback.wait(&state);
+        tokio::pin!(callback);
+        loop {
+            tokio::select! {
+                outcome = &mut callback => return outcome,
+                Some(line) = pasted.recv() => match super::callback::parse_pasted(&line, &state) {
+                    Some(outcome) => return Ok(outcome),
+                    None => tell("That is not the address this login's redirect ended on; still waiting..."),
+                },
+            }
+        }
+    };
+    let outcome = match tokio::time::timeout(timeout, waiting).await {
         Ok(outcome) => outcome.map_err(LoginError::Listen)?,
         Err(_) => return Err(LoginError::TimedOut(timeout)),
     };
@@ -118,6 +142,25 @@ pub async fn login(
         .await
         .map_err(|e| LoginError::Exchange(e.to_string()))?;
     Ok(token_path(&server.name, &url))
+}
+
+/// Lines typed on a terminal stdin, for a login whose browser runs on another machine (over SSH the redirect to this
+/// machine's 127.0.0.1 fails, but the address it ended on can be pasted). Nothing when stdin is not a terminal.
+fn pasted_lines(tell: &(dyn Fn(&str) + Sync)) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        tell("If the browser runs on another machine, paste the address it ended on here and press Enter.");
+        // A blocked read cannot be cancelled; the thread ends with the process, right after the login.
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    rx
 }
 
 /// Starts the browser on `url`; how, or why not.

@@ -176,4 +176,36 @@ mod tests {
         assert!(needs_login("x", true).contains("refused or has expired"));
         assert!(!is_needs_login("the connection to the server closed"));
     }
+
+    #[test]
+    fn a_server_needing_login_shows_the_command_in_mcp_views() {
+        let status = ServerStatus {
+            name: "linear".into(),
+            transport: TransportKind::Http,
+            target: "https://mcp.linear.example/mcp".into(),
+            source: "config.toml".into(),
+            state: crate::tools::mcp::ServerState::Failed {
+                reason: needs_login("linear", false),
+            },
+            tools: Vec::new(),
+            server_info: None,
+            instructions: None,
+            pid: None,
+            skipped: false,
+            startup_timeout: std::time::Duration::from_secs(10),
+            problems: Vec::new(),
+        };
+        // What `/mcp` in the TUI shows (and `tern mcp list`, which adds the login line for servers that have one).
+        assert_eq!(
+            crate::tools::mcp::render_statuses(&[status.clone()]),
+            "linear  (http: https://mcp.linear.example/mcp)\n  from:   config.toml\n  status: needs login: run `tern \
+             mcp login linear`\n"
+        );
+        // The headless run's stderr and the TUI's notice.
+        let failure = crate::tools::mcp::report::ServerWatch::default().failures(&[status]);
+        assert_eq!(
+            failure[0].line(),
+            "MCP server \"linear\" failed to start: needs login: run `tern mcp login linear`"
+        );
+    }
 }
