@@ -197,7 +197,7 @@ mod tests {
         };
         // What `/mcp` in the TUI shows (and `tern mcp list`, which adds the login line for servers that have one).
         assert_eq!(
-            crate::tools::mcp::render_statuses(&[status.clone()]),
+            crate::tools::mcp::render_statuses(std::slice::from_ref(&status)),
             "linear  (http: https://mcp.linear.example/mcp)\n  from:   config.toml\n  status: needs login: run `tern \
              mcp login linear`\n"
         );
