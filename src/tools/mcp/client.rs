@@ -327,7 +327,7 @@ impl Connection {
                 };
                 let service = started.map_err(|e| {
                     if e.is_authorization_required() {
-                        auth::needs_login(&config.name, had_login)
+                        auth::unauthorized(config, had_login)
                     } else {
                         init_error(&e)
                     }
@@ -344,7 +344,7 @@ impl Connection {
                 }
                 let inner = match SseTransport::connect(http.clone(), &h.url, headers).await {
                     Ok(inner) => inner,
-                    Err(e) if e == UNAUTHORIZED => return Err(auth::needs_login(&config.name, had_login)),
+                    Err(e) if e == UNAUTHORIZED => return Err(auth::unauthorized(config, had_login)),
                     Err(e) => return Err(e),
                 };
                 let transport = Observed {

@@ -46,6 +46,17 @@ pub fn needs_login(name: &str, had_login: bool) -> String {
     }
 }
 
+/// Why a server answered 401: `needs_login`, unless its config brings credentials, which it then refused (logging in
+/// would not help while they are configured).
+pub(crate) fn unauthorized(server: &ServerConfig, had_login: bool) -> String {
+    if has_static_credentials(server) {
+        "the server refused the configured credentials (HTTP 401; the Authorization header or bearer_token_env_var)"
+            .to_string()
+    } else {
+        needs_login(&server.name, had_login)
+    }
+}
+
 /// Whether a server's failure reason is `needs_login`'s.
 pub fn is_needs_login(reason: &str) -> bool {
     reason.starts_with(NEEDS_LOGIN)
@@ -175,6 +186,43 @@ mod tests {
         assert!(is_needs_login(&needs_login("x", true)));
         assert!(needs_login("x", true).contains("refused or has expired"));
         assert!(!is_needs_login("the connection to the server closed"));
+    }
+
+    #[test]
+    fn a_401_with_configured_credentials_does_not_ask_for_a_login() {
+        let server = |headers: Vec<(String, String)>, bearer: Option<&str>| ServerConfig {
+            name: "remote".into(),
+            transport: Transport::Http(crate::tools::mcp::HttpConfig {
+                url: "https://mcp.example/mcp".into(),
+                headers,
+                bearer_token_env: bearer.map(String::from),
+            }),
+            enabled: true,
+            tool_timeout: std::time::Duration::from_secs(30),
+            startup_timeout: std::time::Duration::from_secs(10),
+            filter: Default::default(),
+            source: "config.toml".into(),
+            problem: None,
+        };
+        assert_eq!(
+            unauthorized(&server(Vec::new(), None), false),
+            needs_login("remote", false)
+        );
+        assert_eq!(
+            unauthorized(&server(Vec::new(), None), true),
+            needs_login("remote", true)
+        );
+        for configured in [
+            server(vec![("authorization".into(), "Bearer abcdefghij".into())], None),
+            server(Vec::new(), Some("REMOTE_TOKEN")),
+        ] {
+            assert!(has_static_credentials(&configured));
+            let reason = unauthorized(&configured, false);
+            assert!(
+                !is_needs_login(&reason) && reason.contains("configured credentials"),
+                "{reason}"
+            );
+        }
     }
 
     #[test]
