@@ -30,6 +30,8 @@ struct Setup {
     config: PathBuf,
     browser: PathBuf,
     opened: PathBuf,
+    /// The page tern's callback showed the browser last.
+    page: std::sync::Mutex<String>,
 }
 
 impl Setup {
@@ -64,6 +66,7 @@ impl Setup {
             config,
             browser,
             opened,
+            page: std::sync::Mutex::default(),
         }
     }
 
@@ -99,7 +102,7 @@ impl Setup {
         assert_eq!(status, 302, "the authorization server redirects back");
         let (status, _, page) = http_get(&headers["location"]).await;
         assert_eq!(status, 200, "{page}");
-        assert!(page.contains("Login complete"), "{page}");
+        *self.page.lock().unwrap() = page;
         tokio::time::timeout(LIMIT, child.wait_with_output())
             .await
             .unwrap()
@@ -201,6 +204,7 @@ async fn login_stores_tokens_the_server_accepts_and_logout_forgets_them() {
     let printed = text(&login);
     assert!(login.status.success(), "{printed}");
     assert!(printed.contains("Logged in to MCP server \"remote\""), "{printed}");
+    assert!(setup.page.lock().unwrap().contains("Login complete"));
     assert!(
         printed.contains(&std::fs::read_to_string(&setup.opened).unwrap()),
         "the URL is shown: {printed}"
@@ -411,4 +415,26 @@ async fn the_legacy_sse_transport_logs_in_and_sends_the_token() {
             .fake
             .seen(|s| s.mcp_tokens.iter().all(|t| *t == issued[0]) && s.mcp_tokens.len() >= 3)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_or_abandoned_login_stores_nothing() {
+    let setup = Setup::new(3600);
+    setup.fake.deny_access();
+    let refused = setup.login().await;
+    let printed = text(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{printed}");
+    assert!(
+        printed.contains("tern: the authorization server refused the login: access_denied (The user said no)"),
+        "{printed}"
+    );
+    assert!(setup.page.lock().unwrap().contains("Login refused"));
+    assert!(setup.token_files().is_empty());
+
+    // Nobody comes back from the browser: the login gives up after its timeout.
+    let abandoned = setup.run(&["mcp", "login", "remote", "--timeout", "1"]).await;
+    let printed = text(&abandoned);
+    assert_eq!(abandoned.status.code(), Some(1), "{printed}");
+    assert!(printed.contains("no answer from the browser within 1 s"), "{printed}");
+    assert!(setup.token_files().is_empty());
 }

@@ -51,6 +51,8 @@ struct State {
     refresh: HashMap<String, String>,
     /// `expires_in` of the tokens the code exchange issues (refreshes issue an hour).
     first_lifetime: u64,
+    /// `/authorize` answers `error=access_denied`, as when the user clicks "Deny".
+    deny: bool,
     /// The open SSE streams, by session.
     sse: HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>,
 }
@@ -112,6 +114,11 @@ impl FakeOAuth {
 
     pub fn sse_url(&self) -> String {
         format!("{}/sse", self.base())
+    }
+
+    /// From now on the user refuses access on the authorization page.
+    pub fn deny_access(&self) {
+        self.state.lock().unwrap().deny = true;
     }
 
     /// Forgets every token issued, as a server does when access is revoked.
@@ -276,13 +283,21 @@ fn authorize(query: &HashMap<String, String>, state: &mut State) -> Response {
     if get("response_type") != "code" || get("code_challenge_method") != "S256" || challenge.is_empty() || !known {
         return empty("400 Bad Request");
     }
-    let code = format!("code-{}", fastrand::u64(..));
-    state.codes.insert(code.clone(), (client, redirect.clone(), challenge));
     let mut location = reqwest::Url::parse(&redirect).unwrap();
-    location
-        .query_pairs_mut()
-        .append_pair("code", &code)
-        .append_pair("state", &get("state"));
+    if state.deny {
+        location
+            .query_pairs_mut()
+            .append_pair("error", "access_denied")
+            .append_pair("error_description", "The user said no")
+            .append_pair("state", &get("state"));
+    } else {
+        let code = format!("code-{}", fastrand::u64(..));
+        state.codes.insert(code.clone(), (client, redirect.clone(), challenge));
+        location
+            .query_pairs_mut()
+            .append_pair("code", &code)
+            .append_pair("state", &get("state"));
+    }
     Response {
         status: "302 Found",
         headers: vec![("Location".into(), location.to_string())],
