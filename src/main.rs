@@ -10,7 +10,7 @@ use tern::config::{self, ConfigFile};
 use tern::headless::{self, OutputFormat};
 use tern::protocol::ApprovalMode;
 use tern::provider::ProviderKind;
-use tern::tools::mcp::auth::AuthCommand;
+use tern::tools::mcp::auth::{AuthCommand, LoginOptions};
 
 #[derive(Parser)]
 #[command(
@@ -116,6 +116,18 @@ enum McpCommand {
         /// How long to wait for the browser to come back, in seconds.
         #[arg(long, value_name = "SECS", default_value_t = 300)]
         timeout: u64,
+        /// A client id registered with the authorization server beforehand (when it has no dynamic registration).
+        #[arg(long, value_name = "ID")]
+        client_id: Option<String>,
+        /// The environment variable holding that client's secret.
+        #[arg(long, value_name = "VAR", requires = "client_id")]
+        client_secret_env: Option<String>,
+        /// A scope to ask for instead of those the server advertises (repeat for several).
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+        /// The port of the redirect to 127.0.0.1 (for a client registered with a fixed redirect URI).
+        #[arg(long, value_name = "PORT")]
+        callback_port: Option<u16>,
     },
     /// Forget the stored login of a remote server (delete its tokens).
     Logout {
@@ -195,9 +207,22 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
         }
         Some(Command::Mcp(McpCommand::List)) => mcp_list(&cli.global, &workspace),
-        Some(Command::Mcp(McpCommand::Login { server, timeout })) => {
-            let timeout = std::time::Duration::from_secs(timeout);
-            mcp_auth(&cli.global, &workspace, AuthCommand::Login { server, timeout })
+        Some(Command::Mcp(McpCommand::Login {
+            server,
+            timeout,
+            client_id,
+            client_secret_env,
+            scopes,
+            callback_port,
+        })) => {
+            let options = LoginOptions {
+                timeout: std::time::Duration::from_secs(timeout),
+                client_id,
+                client_secret_env,
+                scopes,
+                callback_port,
+            };
+            mcp_auth(&cli.global, &workspace, AuthCommand::Login { server, options })
         }
         Some(Command::Mcp(McpCommand::Logout { server })) => {
             mcp_auth(&cli.global, &workspace, AuthCommand::Logout { server })

@@ -19,7 +19,7 @@ use crate::support::tern::{Scratch, output, tool_results};
 #[path = "oauth_server.rs"]
 mod oauth_server;
 
-use oauth_server::FakeOAuth;
+use oauth_server::{FakeOAuth, PRESET_CLIENT};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -93,10 +93,14 @@ impl Setup {
 
     /// `tern mcp login remote`, with the test as the browser; what it printed.
     async fn login(&self) -> Output {
-        let child = self
-            .command(None, &["mcp", "login", "remote", "--timeout", "60"])
-            .spawn()
-            .unwrap();
+        self.login_with(&[], &[]).await
+    }
+
+    /// `login` with more arguments and environment variables.
+    async fn login_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = self.command(None, &["mcp", "login", "remote", "--timeout", "60"]);
+        cmd.args(args).envs(env.iter().copied());
+        let child = cmd.spawn().unwrap();
         let url = wait_for_file(&self.opened).await;
         let (status, headers, _) = http_get(&url).await;
         assert_eq!(status, 302, "the authorization server redirects back");
@@ -437,4 +441,62 @@ async fn a_refused_or_abandoned_login_stores_nothing() {
     assert_eq!(abandoned.status.code(), Some(1), "{printed}");
     assert!(printed.contains("no answer from the browser within 1 s"), "{printed}");
     assert!(setup.token_files().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_preregistered_client_skips_registration() {
+    // Tokens about to expire, so the list below refreshes them as this client too.
+    let setup = Setup::new(5);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret = "tern-test-client-secret-7f3a";
+    let login = setup
+        .login_with(
+            &[
+                "--client-id",
+                PRESET_CLIENT,
+                "--client-secret-env",
+                "PRESET_CLIENT_SECRET",
+                "--scope",
+                "mcp:tools",
+                "--scope",
+                "extra",
+                "--callback-port",
+                &port.to_string(),
+            ],
+            &[("PRESET_CLIENT_SECRET", secret)],
+        )
+        .await;
+    let printed = text(&login);
+    assert!(login.status.success(), "{printed}");
+    assert!(
+        setup.fake.seen(|s| s.registrations.is_empty()),
+        "no dynamic registration"
+    );
+    let authorization = setup.fake.seen(|s| s.authorizations[0].clone());
+    assert_eq!(authorization["client_id"], PRESET_CLIENT);
+    assert_eq!(
+        authorization["redirect_uri"],
+        format!("http://127.0.0.1:{port}/callback")
+    );
+    assert_eq!(authorization["scope"], "mcp:tools extra");
+    let exchange = setup.fake.seen(|s| s.token_requests[0].clone());
+    assert_eq!(
+        (exchange["client_id"].as_str(), exchange["client_secret"].as_str()),
+        (PRESET_CLIENT, secret)
+    );
+    assert!(text(&setup.run(&["mcp", "list"]).await).contains("status: ready: 1 tool"));
+    let refresh = setup.fake.seen(|s| s.token_requests[1].clone());
+    assert_eq!(refresh["grant_type"], "refresh_token");
+    assert_eq!(
+        (refresh["client_id"].as_str(), refresh["client_secret"].as_str()),
+        (PRESET_CLIENT, secret)
+    );
+    for (path, content) in setup.data_except_tokens() {
+        assert!(!content.contains(secret), "the client secret is in {}", path.display());
+    }
+    assert!(!printed.contains(secret));
 }

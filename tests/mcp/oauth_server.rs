@@ -24,6 +24,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 /// What the fake server saw and issued.
+/// The client id the fake server knows without registration.
+pub const PRESET_CLIENT: &str = "preset-client";
+
 #[derive(Default)]
 pub struct Seen {
     /// Registration requests, as sent.
@@ -268,7 +271,7 @@ fn route(request: &Request, base: &str, state: &Mutex<State>) -> Response {
             )
         }
         ("GET", "/authorize") => authorize(&request.query, &mut state),
-        ("POST", "/token") => token(&request.body, &mut state),
+        ("POST", "/token") => token(request, &mut state),
         (_, "/mcp") => mcp(request, base, &mut state),
         ("POST", "/messages") => sse_message(request, base, &mut state),
         _ => empty("404 Not Found"),
@@ -279,7 +282,9 @@ fn authorize(query: &HashMap<String, String>, state: &mut State) -> Response {
     state.seen.authorizations.push(query.clone());
     let get = |k: &str| query.get(k).cloned().unwrap_or_default();
     let (client, redirect, challenge) = (get("client_id"), get("redirect_uri"), get("code_challenge"));
-    let known = state.clients.get(&client).is_some_and(|uris| uris.contains(&redirect));
+    // `preset-client` stands for a client registered by hand: any loopback port (RFC 8252), no registration.
+    let known = state.clients.get(&client).is_some_and(|uris| uris.contains(&redirect))
+        || (client == PRESET_CLIENT && redirect.starts_with("http://127.0.0.1:"));
     if get("response_type") != "code" || get("code_challenge_method") != "S256" || challenge.is_empty() || !known {
         return empty("400 Bad Request");
     }
@@ -315,12 +320,29 @@ fn s256(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
 }
 
-fn token(body: &[u8], state: &mut State) -> Response {
-    let form: HashMap<String, String> = reqwest::Url::parse(&format!("http://x/?{}", String::from_utf8_lossy(body)))
-        .unwrap()
-        .query_pairs()
-        .into_owned()
-        .collect();
+fn token(request: &Request, state: &mut State) -> Response {
+    let body = &request.body;
+    let mut form: HashMap<String, String> =
+        reqwest::Url::parse(&format!("http://x/?{}", String::from_utf8_lossy(body)))
+            .unwrap()
+            .query_pairs()
+            .into_owned()
+            .collect();
+    // A confidential client authenticates with HTTP Basic: its id and secret join the form as seen.
+    if let Some(basic) = request
+        .headers
+        .get("authorization")
+        .and_then(|v| v.strip_prefix("Basic "))
+    {
+        let decoded = base64::engine::general_purpose::STANDARD.decode(basic).unwrap();
+        let (id, secret) = String::from_utf8(decoded)
+            .unwrap()
+            .split_once(':')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .unwrap();
+        form.insert("client_id".into(), id);
+        form.insert("client_secret".into(), secret);
+    }
     state.seen.token_requests.push(form.clone());
     let get = |k: &str| form.get(k).cloned().unwrap_or_default();
     let invalid = || json_response("400 Bad Request", json!({"error": "invalid_grant"}));

@@ -33,8 +33,9 @@ pub struct Callback {
 }
 
 impl Callback {
-    pub async fn bind() -> std::io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    /// Listens on `port`, or on one the OS picks.
+    pub async fn bind(port: Option<u16>) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).await?;
         let port = listener.local_addr()?.port();
         Ok(Self {
             listener,
@@ -201,7 +202,7 @@ mod tests {
 
     #[tokio::test]
     async fn serves_strays_and_returns_the_real_callback() {
-        let callback = Callback::bind().await.unwrap();
+        let callback = Callback::bind(None).await.unwrap();
         let base = callback.redirect_uri.trim_end_matches(CALLBACK_PATH).to_string();
         let waiting = tokio::spawn(callback.wait("st"));
         let get = |path: String| async move {

@@ -1,21 +1,14 @@
 //! The `tern mcp login` and `tern mcp logout` commands: find the named server in the loaded configuration, then log
 //! in or out. What they print is returned (or told through `tell`), never printed here.
 
-use std::time::Duration;
-
+use super::LoginOptions;
 use crate::tools::mcp::config::{McpConfig, ServerConfig};
 
 /// What to do for one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthCommand {
-    /// Log in, waiting at most this long for the browser.
-    Login {
-        server: String,
-        timeout: Duration,
-    },
-    Logout {
-        server: String,
-    },
+    Login { server: String, options: LoginOptions },
+    Logout { server: String },
 }
 
 /// Runs `command` against the servers of `config`; the line to print when it worked, the error otherwise.
@@ -25,7 +18,7 @@ pub async fn run_command(
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<String, String> {
     match command {
-        AuthCommand::Login { server, timeout } => {
+        AuthCommand::Login { server, options } => {
             let server = find(config, server)?;
             if let Some(problem) = &server.problem {
                 return Err(format!("MCP server {:?} cannot be used: {problem}", server.name));
@@ -37,7 +30,7 @@ pub async fn run_command(
                     server.name
                 ));
             }
-            let path = super::login(server, *timeout, tell).await.map_err(|e| e.to_string())?;
+            let path = super::login(server, options, tell).await.map_err(|e| e.to_string())?;
             Ok(format!(
                 "Logged in to MCP server {:?}. The tokens are in {} (readable only by you).",
                 server.name,

@@ -41,14 +41,49 @@ pub enum LoginError {
     Exchange(String),
 }
 
+/// How to log in, beyond the defaults (dynamic registration, the scopes the server asks for, any free port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginOptions {
+    /// How long to wait for the browser to come back.
+    pub timeout: Duration,
+    /// A client registered with the authorization server beforehand, for servers without dynamic registration.
+    pub client_id: Option<String>,
+    /// The variable holding that client's secret (never the secret itself, which would show in `ps` and history).
+    pub client_secret_env: Option<String>,
+    /// The scopes to ask for instead of those the server advertises.
+    pub scopes: Vec<String>,
+    /// The loopback port of the redirect, for a client registered with a fixed redirect URI.
+    pub callback_port: Option<u16>,
+}
+
 /// Logs in to `server` and saves its tokens; the token file's path. `tell` receives what the user must see (the URL
 /// to open, whether the browser was started), one line at a time.
 pub async fn login(
     server: &ServerConfig,
-    timeout: Duration,
+    options: &LoginOptions,
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<PathBuf, LoginError> {
+    let timeout = options.timeout;
     let url = super::remote_url(server).map_err(LoginError::NotRemote)?;
+    let preset_secret = match &options.client_secret_env {
+        Some(var) => match crate::secrets::var(var).filter(|v| !v.trim().is_empty()) {
+            Some(secret) => {
+                crate::secrets::register(&secret);
+                Some(secret.trim().to_string())
+            }
+            None => {
+                return Err(LoginError::Start(format!(
+                    "environment variable {var} (the client secret) is not set"
+                )));
+            }
+        },
+        None => None,
+    };
+    if preset_secret.is_some() && options.client_id.is_none() {
+        return Err(LoginError::Start(
+            "a client secret needs its client id (--client-id)".into(),
+        ));
+    }
     let discovery = |e: AuthError| LoginError::Discovery {
         url: url.clone(),
         message: e.to_string(),
@@ -64,33 +99,37 @@ pub async fn login(
     }
     let metadata = resolution.metadata.clone();
     manager.set_metadata(resolution.metadata);
-    let callback = Callback::bind().await.map_err(LoginError::Listen)?;
-    let scopes = manager.select_initial_scopes(&[]).await;
+    let callback = Callback::bind(options.callback_port)
+        .await
+        .map_err(LoginError::Listen)?;
+    let scopes = match options.scopes.is_empty() {
+        true => manager.select_initial_scopes(&[]).await,
+        false => options.scopes.clone(),
+    };
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     // Registering here rather than inside rmcp's session keeps the client secret (when one is issued) for refreshes.
-    let client = manager
-        .register_client(CLIENT_NAME, &callback.redirect_uri, &scope_refs)
-        .await
-        .map_err(|e| {
-            LoginError::Registration(if guessed {
-                format!(
-                    "{e}; the server publishes no OAuth metadata, so it may not use OAuth at all (a token in its \
+    let registered = match &options.client_id {
+        Some(id) => Ok((id.clone(), preset_secret)),
+        None => manager
+            .register_client(CLIENT_NAME, &callback.redirect_uri, &scope_refs)
+            .await
+            .map(|client| (client.client_id, client.client_secret)),
+    };
+    let (client_id, client_secret) = registered.map_err(|e| {
+        LoginError::Registration(if guessed {
+            format!(
+                "{e}; the server publishes no OAuth metadata, so it may not use OAuth at all (a token in its \
                      `headers` or `bearer_token_env_var` may be what it needs)"
-                )
-            } else {
-                e.to_string()
-            })
-        })?;
-    manager.set_credential_store(TokenFile::new(
-        &server.name,
-        &url,
-        metadata,
-        client.client_secret.clone(),
-    ));
+            )
+        } else {
+            e.to_string()
+        })
+    })?;
+    manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
     let mut request = AuthorizationRequest::new(callback.redirect_uri.clone())
         .with_scopes(scopes)
-        .with_preregistered_client(client.client_id.clone());
-    if let Some(secret) = &client.client_secret {
+        .with_preregistered_client(client_id);
+    if let Some(secret) = &client_secret {
         request = request.with_client_secret(secret.clone());
     }
     let session = AuthorizationSession::new(manager, request)

@@ -23,7 +23,7 @@ use std::time::{Instant, SystemTime};
 use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 pub use command::{AuthCommand, run_command};
-pub use login::{LoginError, login};
+pub use login::{LoginError, LoginOptions, login};
 pub use store::token_path;
 
 use super::config::{ServerConfig, Transport};
