@@ -300,9 +300,11 @@ impl Connection {
                 if let Some(token) = token {
                     transport_config = transport_config.auth_header(token);
                 }
-                let login = match auth::has_static_credentials(config) {
-                    true => None,
-                    false => auth::stored_login(&config.name, &h.url).await?,
+                // Credentials in the config win; a stored OAuth login is used only without them.
+                let login = if auth::has_static_credentials(config) {
+                    None
+                } else {
+                    auth::stored_login(&config.name, &h.url).await?
                 };
                 let had_login = login.is_some();
                 let started = match login {

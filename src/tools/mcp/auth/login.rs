@@ -102,9 +102,10 @@ pub async fn login(
     let callback = Callback::bind(options.callback_port)
         .await
         .map_err(LoginError::Listen)?;
-    let scopes = match options.scopes.is_empty() {
-        true => manager.select_initial_scopes(&[]).await,
-        false => options.scopes.clone(),
+    let scopes = if options.scopes.is_empty() {
+        manager.select_initial_scopes(&[]).await
+    } else {
+        options.scopes.clone()
     };
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     // Registering here rather than inside rmcp's session keeps the client secret (when one is issued) for refreshes.
