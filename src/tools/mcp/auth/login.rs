@@ -4,7 +4,9 @@
 //! metadata, as rmcp does), register tern as a public client (dynamic client registration, RFC 7591) with a loopback
 //! redirect URI on a port the OS picks, show the authorization URL and open it in the browser (`$BROWSER`, else
 //! `xdg-open` when there is a display, `open` on macOS), wait for the redirect, exchange the code with the PKCE
-//! verifier, and save the tokens in the server's token file (see `store.rs`).
+//! verifier, and save the tokens in the server's token file (see `store.rs`). For an authorization server without
+//! dynamic registration, `LoginOptions` names a client registered by hand (its secret read from a variable), and can
+//! fix the scopes and the redirect's port.
 //!
 //! The browser command is run without a shell, with the URL as its last argument (or in place of `%s`).
 
@@ -16,6 +18,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationReques
 use super::callback::{Callback, Outcome};
 use super::store::{TokenFile, token_path};
 use crate::tools::mcp::config::ServerConfig;
+use crate::tools::mcp::transport_sse::error_chain;
 
 /// The client name tern registers under (shown by the authorization server on its consent page).
 const CLIENT_NAME: &str = "tern";
@@ -86,7 +89,7 @@ pub async fn login(
     }
     let discovery = |e: AuthError| LoginError::Discovery {
         url: url.clone(),
-        message: e.to_string(),
+        message: error_chain(&e),
     };
     crate::tools::mcp::client::install_crypto();
     let mut manager = AuthorizationManager::new(url.as_str()).await.map_err(discovery)?;
@@ -120,10 +123,10 @@ pub async fn login(
         LoginError::Registration(if guessed {
             format!(
                 "{e}; the server publishes no OAuth metadata, so it may not use OAuth at all (a token in its \
-                     `headers` or `bearer_token_env_var` may be what it needs)"
+                 `headers` or `bearer_token_env_var` may be what it needs)"
             )
         } else {
-            e.to_string()
+            error_chain(&e)
         })
     })?;
     manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
@@ -135,7 +138,7 @@ pub async fn login(
     }
     let session = AuthorizationSession::new(manager, request)
         .await
-        .map_err(|(_, e)| LoginError::Start(e.to_string()))?;
+        .map_err(|(_, e)| LoginError::Start(error_chain(&e)))?;
     let auth_url = session.get_authorization_url().to_string();
     let state = reqwest::Url::parse(&auth_url)
         .ok()
@@ -180,7 +183,7 @@ pub async fn login(
     session
         .handle_callback_with_issuer(&code, &state, issuer.as_deref())
         .await
-        .map_err(|e| LoginError::Exchange(e.to_string()))?;
+        .map_err(|e| LoginError::Exchange(error_chain(&e)))?;
     Ok(token_path(&server.name, &url))
 }
 
