@@ -10,6 +10,7 @@ use tern::config::{self, ConfigFile};
 use tern::headless::{self, OutputFormat};
 use tern::protocol::ApprovalMode;
 use tern::provider::ProviderKind;
+use tern::tools::mcp::auth::{AuthCommand, LoginOptions};
 
 #[derive(Parser)]
 #[command(
@@ -108,6 +109,31 @@ enum Command {
 enum McpCommand {
     /// Connect to every configured server and list its status and tools.
     List,
+    /// Log in to a remote server with OAuth in the browser; the tokens are kept in tern's data directory.
+    Login {
+        /// The server's name in the configuration.
+        server: String,
+        /// How long to wait for the browser to come back, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        timeout: u64,
+        /// A client id registered with the authorization server beforehand (when it has no dynamic registration).
+        #[arg(long, value_name = "ID")]
+        client_id: Option<String>,
+        /// The environment variable holding that client's secret.
+        #[arg(long, value_name = "VAR", requires = "client_id")]
+        client_secret_env: Option<String>,
+        /// A scope to ask for instead of those the server advertises (repeat for several).
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+        /// The port of the redirect to 127.0.0.1 (for a client registered with a fixed redirect URI).
+        #[arg(long, value_name = "PORT")]
+        callback_port: Option<u16>,
+    },
+    /// Forget the stored login of a remote server (delete its tokens).
+    Logout {
+        /// The server's name in the configuration.
+        server: String,
+    },
 }
 
 #[derive(Args)]
@@ -181,6 +207,26 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
         }
         Some(Command::Mcp(McpCommand::List)) => mcp_list(&cli.global, &workspace),
+        Some(Command::Mcp(McpCommand::Login {
+            server,
+            timeout,
+            client_id,
+            client_secret_env,
+            scopes,
+            callback_port,
+        })) => {
+            let options = LoginOptions {
+                timeout: std::time::Duration::from_secs(timeout),
+                client_id,
+                client_secret_env,
+                scopes,
+                callback_port,
+            };
+            mcp_auth(&cli.global, &workspace, AuthCommand::Login { server, options })
+        }
+        Some(Command::Mcp(McpCommand::Logout { server })) => {
+            mcp_auth(&cli.global, &workspace, AuthCommand::Logout { server })
+        }
         None if cli.continue_session => {
             let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;
             interactive(&cli.global, &workspace, Some(path), false)
@@ -218,6 +264,26 @@ fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<
         let report = tern::tools::mcp::list_report(config).await;
         println!("{}", report.trim_end());
         anyhow::Ok(0)
+    })
+}
+
+/// `tern mcp login` and `tern mcp logout`: need the configuration files, not a model provider.
+fn mcp_auth(global: &GlobalArgs, workspace: &std::path::Path, command: AuthCommand) -> anyhow::Result<i32> {
+    let layers = config::load_layers(workspace, flag_layer(global))?;
+    let _log = init_logging();
+    runtime()?.block_on(async {
+        let config = tern::agent::mcp_servers_of(&layers, workspace)?;
+        let tell = |line: &str| eprintln!("{line}");
+        match tern::tools::mcp::auth::run_command(&config, &command, &tell).await {
+            Ok(done) => {
+                println!("{done}");
+                anyhow::Ok(0)
+            }
+            Err(e) => {
+                eprintln!("tern: {e}");
+                anyhow::Ok(1)
+            }
+        }
     })
 }
 

@@ -16,5 +16,7 @@ mod everything;
 mod harness;
 #[path = "mcp/hostile.rs"]
 mod hostile;
+#[path = "mcp/oauth.rs"]
+mod oauth;
 #[path = "mcp/startup.rs"]
 mod startup;

@@ -30,17 +30,19 @@ use rmcp::service::{
     serve_client_with_ct,
 };
 use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::auth;
 use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
 use super::elicit::{Asking, ClientSetup, file_uri, note_for_model};
 use super::stdio::{ChildProcess, LogLimiter};
 use super::tasks::{TaskOnly, TaskTap};
-use super::transport_sse::{SseTransport, error_chain};
+use super::transport_sse::{SseTransport, UNAUTHORIZED, error_chain};
 use crate::tools::OutputSink;
 
 /// The shortest gap between two progress lines sent to a tool's live output.
@@ -298,25 +300,57 @@ impl Connection {
                 if let Some(token) = token {
                     transport_config = transport_config.auth_header(token);
                 }
-                let transport = Observed {
-                    inner: StreamableHttpClientTransport::with_client(http.clone(), transport_config),
-                    closed: closed.clone(),
-                    broken: Arc::clone(&broken),
+                // Credentials in the config win; a stored OAuth login is used only without them.
+                let login = if auth::has_static_credentials(config) {
+                    None
+                } else {
+                    auth::stored_login(&config.name, &h.url).await?
                 };
-                let service = serve_client_with_ct(handler, transport, ct)
-                    .await
-                    .map_err(|e| init_error(&e))?;
+                let had_login = login.is_some();
+                let started = match login {
+                    // rmcp's AuthClient adds the bearer token to every request, refreshing it when it expires.
+                    Some(manager) => {
+                        let client = AuthClient::new(http.clone(), manager);
+                        let transport = Observed {
+                            inner: StreamableHttpClientTransport::with_client(client, transport_config),
+                            closed: closed.clone(),
+                            broken: Arc::clone(&broken),
+                        };
+                        serve_client_with_ct(handler, transport, ct).await
+                    }
+                    None => {
+                        let transport = Observed {
+                            inner: StreamableHttpClientTransport::with_client(http.clone(), transport_config),
+                            closed: closed.clone(),
+                            broken: Arc::clone(&broken),
+                        };
+                        serve_client_with_ct(handler, transport, ct).await
+                    }
+                };
+                let service = started.map_err(|e| {
+                    if e.is_authorization_required() {
+                        auth::unauthorized(config, had_login)
+                    } else {
+                        init_error(&e)
+                    }
+                })?;
                 (service, None)
             }
             TransportConfig::Sse(h) => {
                 let (mut headers, token) = headers(h)?;
-                if let Some(token) = token {
+                let (login_token, had_login) = auth::sse_token(config, &h.url).await?;
+                if let Some(token) = token.or(login_token) {
                     let value = HeaderValue::from_str(&format!("Bearer {token}"))
                         .map_err(|_| "the bearer token is not a valid header value".to_string())?;
                     headers.insert(AUTHORIZATION, value);
                 }
+                let inner = match SseTransport::connect(http.clone(), &h.url, headers).await {
+                    Ok(inner) => inner,
+                    Err(e) if e == UNAUTHORIZED => return Err(auth::unauthorized(config, had_login)),
+                    Err(e) => return Err(e),
+                };
                 let transport = Observed {
-                    inner: SseTransport::connect(http.clone(), &h.url, headers).await?,
+                    inner,
                     closed: closed.clone(),
                     broken: Arc::clone(&broken),
                 };
@@ -561,13 +595,18 @@ fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
     Ok((map, token))
 }
 
-/// The HTTP client all remote servers share, with the crypto provider the rest of tern uses.
-pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+/// Installs the crypto provider the rest of tern uses, before any HTTP client (ours or rmcp's OAuth client) is built.
+pub(crate) fn install_crypto() {
     static CRYPTO: Once = Once::new();
     CRYPTO.call_once(|| {
         // Fails only when a provider is already installed, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+/// The HTTP client all remote servers share, with the crypto provider the rest of tern uses.
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    install_crypto();
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         // A redirect could carry the bearer token to another host.

@@ -405,6 +405,14 @@ impl Server {
         if !matches!(live.state, Some(ServerState::Failed { .. })) || live.conn.is_some() {
             return false;
         }
+        // A server that wants a login keeps refusing until there is one: tried again only once one was saved.
+        if let Some(ServerState::Failed { reason }) = &live.state
+            && super::auth::is_needs_login(reason)
+        {
+            return live
+                .last_failure
+                .is_some_and(|failed| super::auth::login_saved_since(&self.config, failed));
+        }
         let wait = RETRY_BASE
             .saturating_mul(1 << live.failures.saturating_sub(1).min(5))
             .min(RETRY_MAX);

@@ -6,6 +6,8 @@
 //! registry's `ToolSource`; `list_report` is `tern mcp list`. Nothing here blocks a caller for longer than the
 //! start-up timeout, and no server process outlives the manager.
 
+// OAuth for remote servers: `tern mcp login`, the token files, the bearer token on each connection.
+pub mod auth;
 mod client;
 pub mod config;
 pub mod elicit;
@@ -70,7 +72,8 @@ pub async fn list_report(config: McpConfig) -> String {
         })
         .collect();
     manager.shutdown().await;
-    let mut report = render_statuses(&statuses);
+    let logins: Vec<Option<bool>> = statuses.iter().map(auth::logged_in).collect();
+    let mut report = render_with_logins(&statuses, &logins);
     for error in &errors {
         if !report.is_empty() {
             report.push('\n');
@@ -84,6 +87,12 @@ pub async fn list_report(config: McpConfig) -> String {
 
 /// Servers, their state and their tools as plain text, one server per block.
 pub fn render_statuses(statuses: &[ServerStatus]) -> String {
+    render_with_logins(statuses, &[])
+}
+
+/// `render_statuses`, with a `login:` line for each remote server whose entry in `logins` (same order) says whether
+/// it has a stored OAuth login.
+fn render_with_logins(statuses: &[ServerStatus], logins: &[Option<bool>]) -> String {
     let mut out = String::new();
     for (i, status) in statuses.iter().enumerate() {
         if i > 0 {
@@ -108,9 +117,19 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
             }
             ServerState::Disconnected { reason } => format!("disconnected: {reason}"),
             ServerState::Failed { reason } if status.skipped => format!("not started: {reason}"),
+            ServerState::Failed { reason } if auth::is_needs_login(reason) => reason.clone(),
             ServerState::Failed { reason } => format!("failed: {reason}"),
         };
         let _ = writeln!(out, "  status: {state}");
+        // Whether a server needs a login shows in its status; that it has one (still accepted) shows here.
+        let refused = matches!(&status.state, ServerState::Failed { reason } if auth::is_needs_login(reason));
+        if logins.get(i).copied().flatten() == Some(true) && !refused {
+            let _ = writeln!(
+                out,
+                "  login:  logged in (OAuth; `tern mcp logout {}` forgets it)",
+                status.name
+            );
+        }
         if let Some(info) = &status.server_info {
             let _ = writeln!(out, "  server: {info}");
         }

@@ -21,6 +21,8 @@ use crate::sse::{SseDecoder, SseEvent};
 const CHANNEL_CAPACITY: usize = 64;
 /// A POST only hands a message over (the answer comes on the stream), so it is quick or broken.
 const POST_TIMEOUT: Duration = Duration::from_secs(60);
+/// What `connect` answers when the server wants credentials (HTTP 401), so the caller can say how to log in.
+pub const UNAUTHORIZED: &str = "the server requires authorization (HTTP 401)";
 /// How much of an error body is quoted.
 const MAX_ERROR_BODY: usize = 400;
 
@@ -54,6 +56,9 @@ impl SseTransport {
             .await
             .map_err(|e| format!("cannot connect to {url}: {}", error_chain(&e)))?;
         let status = response.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            return Err(UNAUTHORIZED.to_string());
+        }
         if !status.is_success() {
             let body = error_body(response).await;
             return Err(format!("GET {url} answered {status}{body}"));

@@ -1,0 +1,293 @@
+//! `tern mcp login NAME`: the OAuth 2.1 authorization-code flow with PKCE on rmcp's `AuthorizationManager`.
+//!
+//! Steps: discover the authorization server (protected-resource metadata per RFC 9728, then RFC 8414 / OpenID
+//! metadata, as rmcp does), register tern as a public client (dynamic client registration, RFC 7591) with a loopback
+//! redirect URI on a port the OS picks, show the authorization URL and open it in the browser (`$BROWSER`, else
+//! `xdg-open` when there is a display, `open` on macOS), wait for the redirect, exchange the code with the PKCE
+//! verifier, and save the tokens in the server's token file (see `store.rs`). For an authorization server without
+//! dynamic registration, `LoginOptions` names a client registered by hand (its secret read from a variable), and can
+//! fix the scopes and the redirect's port.
+//!
+//! The browser command is run without a shell, with the URL as its last argument (or in place of `%s`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession};
+
+use super::callback::{Callback, Outcome};
+use super::store::{TokenFile, token_path};
+use crate::tools::mcp::config::ServerConfig;
+use crate::tools::mcp::transport_sse::error_chain;
+
+/// The client name tern registers under (shown by the authorization server on its consent page).
+const CLIENT_NAME: &str = "tern";
+
+/// Why a login did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("{0}")]
+    NotRemote(String),
+    #[error("cannot find the authorization server of {url}: {message}")]
+    Discovery { url: String, message: String },
+    #[error("cannot register tern with the authorization server: {0}")]
+    Registration(String),
+    #[error("cannot start the login: {0}")]
+    Start(String),
+    #[error("cannot listen for the browser's redirect on 127.0.0.1: {0}")]
+    Listen(std::io::Error),
+    #[error("no answer from the browser within {} s; run the login again", .0.as_secs())]
+    TimedOut(Duration),
+    #[error("the authorization server refused the login: {error}{}", .description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    Refused { error: String, description: Option<String> },
+    #[error("cannot exchange the authorization code for tokens: {0}")]
+    Exchange(String),
+}
+
+/// How to log in, beyond the defaults (dynamic registration, the scopes the server asks for, any free port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginOptions {
+    /// How long to wait for the browser to come back.
+    pub timeout: Duration,
+    /// A client registered with the authorization server beforehand, for servers without dynamic registration.
+    pub client_id: Option<String>,
+    /// The variable holding that client's secret (never the secret itself, which would show in `ps` and history).
+    pub client_secret_env: Option<String>,
+    /// The scopes to ask for instead of those the server advertises.
+    pub scopes: Vec<String>,
+    /// The loopback port of the redirect, for a client registered with a fixed redirect URI.
+    pub callback_port: Option<u16>,
+}
+
+/// Logs in to `server` and saves its tokens; the token file's path. `tell` receives what the user must see (the URL
+/// to open, whether the browser was started), one line at a time.
+pub async fn login(
+    server: &ServerConfig,
+    options: &LoginOptions,
+    tell: &(dyn Fn(&str) + Sync),
+) -> Result<PathBuf, LoginError> {
+    let timeout = options.timeout;
+    let url = super::remote_url(server).map_err(LoginError::NotRemote)?;
+    let preset_secret = match &options.client_secret_env {
+        Some(var) => match crate::secrets::var(var).filter(|v| !v.trim().is_empty()) {
+            Some(secret) => {
+                crate::secrets::register(&secret);
+                Some(secret.trim().to_string())
+            }
+            None => {
+                return Err(LoginError::Start(format!(
+                    "environment variable {var} (the client secret) is not set"
+                )));
+            }
+        },
+        None => None,
+    };
+    if preset_secret.is_some() && options.client_id.is_none() {
+        return Err(LoginError::Start(
+            "a client secret needs its client id (--client-id)".into(),
+        ));
+    }
+    let discovery = |e: AuthError| LoginError::Discovery {
+        url: url.clone(),
+        message: error_chain(&e),
+    };
+    crate::tools::mcp::client::install_crypto();
+    let mut manager = AuthorizationManager::new(url.as_str()).await.map_err(discovery)?;
+    let resolution = manager.resolve_metadata().await.map_err(discovery)?;
+    let guessed = !resolution.source.is_discovered();
+    if guessed {
+        tell(&format!(
+            "{url} publishes no OAuth metadata; trying the default endpoints (/authorize, /token, /register)"
+        ));
+    }
+    let metadata = resolution.metadata.clone();
+    manager.set_metadata(resolution.metadata);
+    let callback = Callback::bind(options.callback_port)
+        .await
+        .map_err(LoginError::Listen)?;
+    let scopes = if options.scopes.is_empty() {
+        manager.select_initial_scopes(&[]).await
+    } else {
+        options.scopes.clone()
+    };
+    let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    // Registering here rather than inside rmcp's session keeps the client secret (when one is issued) for refreshes.
+    let registered = match &options.client_id {
+        Some(id) => Ok((id.clone(), preset_secret)),
+        None => manager
+            .register_client(CLIENT_NAME, &callback.redirect_uri, &scope_refs)
+            .await
+            .map(|client| (client.client_id, client.client_secret)),
+    };
+    let (client_id, client_secret) = registered.map_err(|e| {
+        LoginError::Registration(if guessed {
+            format!(
+                "{e}; the server publishes no OAuth metadata, so it may not use OAuth at all (a token in its \
+                 `headers` or `bearer_token_env_var` may be what it needs)"
+            )
+        } else {
+            error_chain(&e)
+        })
+    })?;
+    manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
+    let mut request = AuthorizationRequest::new(callback.redirect_uri.clone())
+        .with_scopes(scopes)
+        .with_preregistered_client(client_id);
+    if let Some(secret) = &client_secret {
+        request = request.with_client_secret(secret.clone());
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| LoginError::Start(error_chain(&e)))?;
+    let auth_url = session.get_authorization_url().to_string();
+    let state = reqwest::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
+        .ok_or_else(|| LoginError::Start("the authorization URL carries no state".into()))?;
+    tell(&format!(
+        "To log in to MCP server {:?}, open this URL in a browser:\n\n  {auth_url}\n",
+        server.name
+    ));
+    match open_browser(&auth_url) {
+        Ok(how) => tell(&format!(
+            "Opened it with {how}. Waiting for the browser (at most {} s)...",
+            timeout.as_secs()
+        )),
+        Err(why) => tell(&format!(
+            "{why}. Waiting for the browser (at most {} s)...",
+            timeout.as_secs()
+        )),
+    }
+    let mut pasted = pasted_lines(tell);
+    let waiting = async {
+        let callback = callback.wait(&state);
+        tokio::pin!(callback);
+        loop {
+            tokio::select! {
+                outcome = &mut callback => return outcome,
+                Some(line) = pasted.recv() => match super::callback::parse_pasted(&line, &state) {
+                    Some(outcome) => return Ok(outcome),
+                    None => tell("That is not the address this login's redirect ended on; still waiting..."),
+                },
+            }
+        }
+    };
+    let outcome = match tokio::time::timeout(timeout, waiting).await {
+        Ok(outcome) => outcome.map_err(LoginError::Listen)?,
+        Err(_) => return Err(LoginError::TimedOut(timeout)),
+    };
+    let (code, issuer) = match outcome {
+        Outcome::Code { code, issuer } => (code, issuer),
+        Outcome::Refused { error, description } => return Err(LoginError::Refused { error, description }),
+    };
+    session
+        .handle_callback_with_issuer(&code, &state, issuer.as_deref())
+        .await
+        .map_err(|e| LoginError::Exchange(error_chain(&e)))?;
+    Ok(token_path(&server.name, &url))
+}
+
+/// Lines typed on a terminal stdin, for a login whose browser runs on another machine (over SSH the redirect to this
+/// machine's 127.0.0.1 fails, but the address it ended on can be pasted). Nothing when stdin is not a terminal.
+fn pasted_lines(tell: &(dyn Fn(&str) + Sync)) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        tell("If the browser runs on another machine, paste the address it ended on here and press Enter.");
+        // A blocked read cannot be cancelled; the thread ends with the process, right after the login.
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    rx
+}
+
+/// Starts the browser on `url`; how, or why not.
+fn open_browser(url: &str) -> Result<String, String> {
+    let browser = std::env::var("BROWSER").ok();
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()));
+    let (program, args) = browser_command(url, browser.as_deref(), display)?;
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    match command.spawn() {
+        Ok(mut child) => {
+            // Reaped in the background; a browser launcher that stays running is left alone.
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+            Ok(program)
+        }
+        Err(e) => Err(format!("Could not start {program}: {e}")),
+    }
+}
+
+/// The command that opens `url`: `$BROWSER` (with `%s` replaced by the URL, else the URL appended), else the
+/// platform's opener when there is a display.
+fn browser_command(url: &str, browser: Option<&str>, display: bool) -> Result<(String, Vec<String>), String> {
+    if let Some(browser) = browser.filter(|b| !b.trim().is_empty()) {
+        let mut words = shlex::split(browser).ok_or_else(|| format!("Cannot parse $BROWSER ({browser:?})"))?;
+        if words.is_empty() {
+            return Err("$BROWSER is empty".into());
+        }
+        let program = words.remove(0);
+        let mut replaced = false;
+        for word in &mut words {
+            if word.contains("%s") {
+                *word = word.replace("%s", url);
+                replaced = true;
+            }
+        }
+        if !replaced {
+            words.push(url.to_string());
+        }
+        return Ok((program, words));
+    }
+    if cfg!(target_os = "macos") {
+        return Ok(("open".into(), vec![url.into()]));
+    }
+    if display {
+        Ok(("xdg-open".into(), vec![url.into()]))
+    } else {
+        Err("No display to open a browser on (and $BROWSER is not set)".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_browser_command_comes_from_browser_then_the_display() {
+        let url = "http://as.example/authorize?a=1&b=2";
+        assert_eq!(
+            browser_command(url, Some("firefox --new-tab"), false),
+            Ok(("firefox".into(), vec!["--new-tab".into(), url.into()]))
+        );
+        assert_eq!(
+            browser_command(url, Some("'/opt/my browser' --url=%s --x"), false),
+            Ok(("/opt/my browser".into(), vec![format!("--url={url}"), "--x".into()]))
+        );
+        if !cfg!(target_os = "macos") {
+            assert_eq!(
+                browser_command(url, None, true),
+                Ok(("xdg-open".into(), vec![url.into()]))
+            );
+            assert_eq!(
+                browser_command(url, Some("  "), true),
+                Ok(("xdg-open".into(), vec![url.into()]))
+            );
+            assert!(browser_command(url, None, false).is_err());
+        }
+        assert!(browser_command(url, Some("'unclosed"), true).is_err());
+    }
+}
