@@ -579,9 +579,8 @@ pub(crate) fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
     paths
 }
 
-/// Inside the workspace's `.git/` or `.tern/` (or a `.git` file), at any depth.
-/// Whether an edit writes inside the workspace's `.git/` or `.tern/`, which change what later commands (and tern
-/// itself) run.
+/// Whether an edit writes inside the workspace's `.git/` or `.tern/` (at any depth) or its `.mcp.json`, which change
+/// what later commands (and tern itself) run.
 pub fn edits_protected(tool: &str, args: &Value, policy: &PathPolicy) -> bool {
     EDIT_TOOLS.contains(&tool)
         && edit_paths(tool, args).into_iter().any(|path| {
@@ -595,9 +594,11 @@ fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
     let Ok(relative) = resolved.strip_prefix(policy.root()) else {
         return false;
     };
-    relative
-        .components()
-        .any(|c| matches!(c, Component::Normal(name) if PROTECTED_DIRS.iter().any(|p| name == *p)))
+    // The project's `.mcp.json` starts servers outside the sandbox once the project is trusted.
+    relative == Path::new(".mcp.json")
+        || relative
+            .components()
+            .any(|c| matches!(c, Component::Normal(name) if PROTECTED_DIRS.iter().any(|p| name == *p)))
 }
 
 /// `a`, or `a (and 2 more)`.

@@ -16,6 +16,7 @@ mod compaction;
 pub mod detect;
 pub mod hooks;
 mod subagents;
+pub mod trust;
 pub mod tui;
 mod web;
 pub mod write;
@@ -75,10 +76,11 @@ pub struct ConfigFile {
     /// MCP servers, kept raw here and parsed by the MCP client.
     #[serde(default)]
     pub mcp_servers: toml::Table,
-    /// Projects whose own configuration (`.tern/config.toml`, `.mcp.json`) may loosen what tern does. Read from the
-    /// user's config only: a project cannot trust itself.
+    /// Projects whose own configuration (`.tern/config.toml`, `.mcp.json`) may loosen what tern does, each as a bare
+    /// path or bound to the files the user saw (see `trust`). Read from the user's config only: a project cannot
+    /// trust itself.
     #[serde(default)]
-    pub trusted_projects: Vec<PathBuf>,
+    pub trusted_projects: Vec<trust::TrustedProject>,
     /// User commands run at points of a session (`[[hooks.PreToolUse]]`, ...; see `hooks.rs`).
     #[serde(default)]
     pub hooks: HooksFile,
@@ -392,6 +394,8 @@ pub struct Layers {
     pub sources: Vec<PathBuf>,
     /// Whether the project's own configuration may loosen settings (see `ConfigFile::without_loosening`).
     pub project_trusted: bool,
+    /// The project was trusted, but its files changed since the user looked at them.
+    pub trust_changed: bool,
     /// What an untrusted project tried to set and was ignored, for a warning.
     pub ignored: Vec<String>,
 }
@@ -407,8 +411,17 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         merged = merged.merge(layer);
         sources.push(path);
     }
-    let project_trusted = flags.trust_project || merged.trusted_projects.iter().any(|p| same_dir(p, workspace));
+    let standing = trust::standing(&merged.trusted_projects, workspace);
+    let project_trusted = flags.trust_project || standing == trust::Standing::Trusted;
+    let trust_changed = !project_trusted && standing == trust::Standing::Changed;
     let mut ignored = Vec::new();
+    if trust_changed {
+        ignored.push(format!(
+            "{}: the project's .tern/config.toml or .mcp.json changed since you trusted it; its settings and servers are \
+             ignored until you trust it again",
+            workspace.display()
+        ));
+    }
     let project = workspace.join(".tern/config.toml");
     if let Some(layer) = ConfigFile::load(&project)? {
         let layer = if project_trusted {
@@ -426,6 +439,7 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         file: merged.merge(env).merge(flags),
         sources,
         project_trusted,
+        trust_changed,
         ignored,
     })
 }

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use toml_edit::{Array, DocumentMut, Item, Value};
+use toml_edit::{Array, DocumentMut, InlineTable, Item, Value};
 
 use super::{ConfigError, ConfigFile};
 
@@ -40,9 +40,10 @@ pub fn update(
     })
 }
 
-/// Adds `workspace` to the user config's `trusted_projects` (once; an existing entry for the same directory is
-/// kept as it is).
-pub fn trust_project(user_config: &Path, workspace: &Path) -> Result<(), ConfigError> {
+/// Trusts `workspace` with the files the user saw, by their `digest` (`super::trust::digest`, taken before the files
+/// were read for the user: if they changed since, the next start asks again). Its entry in the user config's
+/// `trusted_projects` replaces an earlier digest for the same directory; a bare-path entry already trusts it.
+pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Result<(), ConfigError> {
     let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     update(user_config, |doc| {
         let item = doc
@@ -54,13 +55,15 @@ pub fn trust_project(user_config: &Path, workspace: &Path) -> Result<(), ConfigE
                 user_config.display()
             )));
         };
-        let known = list
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|p| super::same_dir(Path::new(p), &workspace));
-        if !known {
-            list.push(workspace.display().to_string());
+        let here = |path: Option<&str>| path.is_some_and(|p| super::same_dir(Path::new(p), &workspace));
+        if list.iter().any(|v| here(v.as_str())) {
+            return Ok(());
         }
+        list.retain(|v| !here(v.as_inline_table().and_then(|t| t.get("path")).and_then(Value::as_str)));
+        let mut entry = InlineTable::new();
+        entry.insert("path", workspace.display().to_string().into());
+        entry.insert("digest", digest.into());
+        list.push(entry);
         Ok(())
     })
 }
@@ -105,22 +108,38 @@ mod tests {
         std::fs::write(&config, "# my settings\nmode = \"ask\" # keep asking\n").unwrap();
         let project = dir.path().join("proj");
         std::fs::create_dir(&project).unwrap();
-        trust_project(&config, &project).unwrap();
-        trust_project(&config, &project).unwrap();
+        trust_project(&config, &project, &super::super::trust::digest(&project)).unwrap();
+        trust_project(&config, &project, &super::super::trust::digest(&project)).unwrap();
         let text = std::fs::read_to_string(&config).unwrap();
         assert!(
             text.starts_with("# my settings\nmode = \"ask\" # keep asking\n"),
             "{text}"
         );
         let loaded = ConfigFile::load(&config).unwrap().unwrap();
-        assert_eq!(loaded.trusted_projects, vec![std::fs::canonicalize(&project).unwrap()]);
+        let project = std::fs::canonicalize(&project).unwrap();
+        assert_eq!(
+            loaded.trusted_projects,
+            vec![super::super::trust::TrustedProject::Seen {
+                digest: super::super::trust::digest(&project),
+                path: project.clone(),
+            }]
+        );
+        // Trusting again after the files changed records the new digest in place of the old.
+        std::fs::write(project.join(".mcp.json"), "{}").unwrap();
+        trust_project(&config, &project, &super::super::trust::digest(&project)).unwrap();
+        let loaded = ConfigFile::load(&config).unwrap().unwrap();
+        assert_eq!(loaded.trusted_projects.len(), 1);
+        assert_eq!(
+            super::super::trust::standing(&loaded.trusted_projects, &project),
+            super::super::trust::Standing::Trusted
+        );
     }
 
     #[test]
     fn a_new_file_and_directory_are_private() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("tern/config.toml");
-        trust_project(&config, dir.path()).unwrap();
+        trust_project(&config, dir.path(), "sha256:0").unwrap();
         let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let mode = std::fs::metadata(config.parent().unwrap())
@@ -151,7 +170,7 @@ mod tests {
         let config = dir.path().join("config.toml");
         std::fs::write(&config, "trusted_projects = \"/x\"\n").unwrap();
         // The file does not load as a config in the first place; the error names it rather than overwriting it.
-        assert!(trust_project(&config, dir.path()).is_err());
+        assert!(trust_project(&config, dir.path(), "sha256:0").is_err());
         assert_eq!(std::fs::read_to_string(&config).unwrap(), "trusted_projects = \"/x\"\n");
     }
 }

@@ -22,6 +22,8 @@ pub struct TrustOffer {
     pub servers: Vec<(String, String)>,
     /// What else would change, one line each (allow rules, hooks, mode, sandbox ...).
     pub changes: Vec<String>,
+    /// The digest of the project's files, taken before they were read for the prompt: trust is bound to it.
+    pub digest: String,
 }
 
 /// The offer for a session in `workspace`, or `None` when there is nothing to ask: the project is trusted (in the
@@ -35,6 +37,7 @@ pub fn offer(settings: &Settings, workspace: &Path) -> Option<TrustOffer> {
 
 /// `offer` without the settings: the project files and what they would change.
 pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
+    let digest = crate::config::trust::digest(workspace);
     let config_path = workspace.join(".tern/config.toml");
     let json_path = workspace.join(".mcp.json");
     let mut files = Vec::new();
@@ -65,6 +68,7 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
         files,
         servers,
         changes,
+        digest,
     })
 }
 

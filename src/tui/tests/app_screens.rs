@@ -145,6 +145,7 @@ fn offer(workspace: &std::path::Path, user_config: &std::path::Path) -> crate::t
     crate::tui::state::trust::TrustOffer {
         workspace: workspace.to_path_buf(),
         user_config: user_config.to_path_buf(),
+        digest: crate::config::trust::digest(workspace),
         files: vec![".tern/config.toml".into(), ".mcp.json".into()],
         servers: vec![
             ("db".into(), "db-server --port 5432".into()),
@@ -193,7 +194,13 @@ fn trusting_writes_the_user_config_and_reloads() {
     assert!(h.app.layers.is_empty());
     assert_eq!(h.app.switch, Some(crate::tui::switch::SessionSwitch::Reload));
     let written = crate::config::ConfigFile::load(&user).unwrap().unwrap();
-    assert_eq!(written.trusted_projects, [std::fs::canonicalize(dir.path()).unwrap()]);
+    let trusted = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(written.trusted_projects.len(), 1);
+    assert_eq!(written.trusted_projects[0].path(), trusted);
+    assert_eq!(
+        crate::config::trust::standing(&written.trusted_projects, &trusted),
+        crate::config::trust::Standing::Trusted
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ impl TrustLayer {
     }
 
     fn trust(&mut self, ctx: &mut Ctx<'_>) {
-        match crate::config::write::trust_project(&self.offer.user_config, &self.offer.workspace) {
+        match crate::config::write::trust_project(&self.offer.user_config, &self.offer.workspace, &self.offer.digest) {
             Ok(()) => {
                 ctx.effect(Effect::Close);
                 ctx.effect(Effect::Reload);

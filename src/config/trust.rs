@@ -1,0 +1,125 @@
+//! Which projects the user trusts, and with what. A project's own files (`.tern/config.toml`, `.mcp.json`) can start
+//! MCP servers and hooks outside the sandbox, so trusting a project means trusting what those files say. The trust
+//! prompt records a digest of exactly the files the user saw; when they change (a command the model ran, a `git pull`
+//! of someone else's commit), the project is untrusted until the user looks again. An entry written by hand as a
+//! bare path trusts the project whatever its files say.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+/// The files whose content trust is bound to, relative to the workspace.
+pub const PROJECT_FILES: [&str; 2] = [".tern/config.toml", ".mcp.json"];
+
+/// One entry of the user config's `trusted_projects`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum TrustedProject {
+    /// `"/path"`: trusted whatever its files say.
+    Path(PathBuf),
+    /// `{ path = "/path", digest = "sha256:…" }`: trusted while its files are the ones the user saw.
+    Seen { path: PathBuf, digest: String },
+}
+
+impl TrustedProject {
+    pub fn path(&self) -> &Path {
+        match self {
+            TrustedProject::Path(path) | TrustedProject::Seen { path, .. } => path,
+        }
+    }
+}
+
+/// How the user's entries stand for one workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    Trusted,
+    /// Trusted once, but its files changed since.
+    Changed,
+    Untrusted,
+}
+
+/// How `entries` stand for `workspace` as its files are now.
+pub fn standing(entries: &[TrustedProject], workspace: &Path) -> Standing {
+    let mut now: Option<String> = None;
+    let mut changed = false;
+    for entry in entries.iter().filter(|e| super::same_dir(e.path(), workspace)) {
+        match entry {
+            TrustedProject::Path(_) => return Standing::Trusted,
+            TrustedProject::Seen { digest, .. } => {
+                let now = now.get_or_insert_with(|| self::digest(workspace));
+                if digest == now {
+                    return Standing::Trusted;
+                }
+                changed = true;
+            }
+        }
+    }
+    if changed {
+        Standing::Changed
+    } else {
+        Standing::Untrusted
+    }
+}
+
+/// A digest of the project's own files as they are now (an absent file counts as absent, not as empty).
+pub fn digest(workspace: &Path) -> String {
+    let mut hash = Sha256::new();
+    for name in PROJECT_FILES {
+        hash.update(name.as_bytes());
+        match std::fs::read(workspace.join(name)) {
+            Ok(bytes) => {
+                hash.update([1]);
+                hash.update((bytes.len() as u64).to_le_bytes());
+                hash.update(&bytes);
+            }
+            Err(_) => hash.update([0]),
+        }
+    }
+    let bytes = hash.finalize();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_follows_the_files_the_user_saw() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path();
+        std::fs::create_dir(work.join(".tern")).unwrap();
+        std::fs::write(work.join(".tern/config.toml"), "mode = \"ask\"\n").unwrap();
+        let seen = vec![TrustedProject::Seen {
+            path: work.to_path_buf(),
+            digest: digest(work),
+        }];
+        assert_eq!(standing(&seen, work), Standing::Trusted);
+        // A new `.mcp.json` (which would start a server outside the sandbox) is a change.
+        std::fs::write(work.join(".mcp.json"), "{\"mcpServers\":{}}").unwrap();
+        assert_eq!(standing(&seen, work), Standing::Changed);
+        std::fs::remove_file(work.join(".mcp.json")).unwrap();
+        assert_eq!(standing(&seen, work), Standing::Trusted);
+        std::fs::write(work.join(".tern/config.toml"), "mode = \"full-auto\"\n").unwrap();
+        assert_eq!(standing(&seen, work), Standing::Changed);
+        // A bare path trusts whatever the files say; another directory's entry says nothing about this one.
+        assert_eq!(
+            standing(&[TrustedProject::Path(work.to_path_buf())], work),
+            Standing::Trusted
+        );
+        let other = tempfile::tempdir().unwrap();
+        assert_eq!(
+            standing(&[TrustedProject::Path(other.path().to_path_buf())], work),
+            Standing::Untrusted
+        );
+    }
+
+    #[test]
+    fn an_absent_file_differs_from_an_empty_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let before = digest(dir.path());
+        std::fs::write(dir.path().join(".mcp.json"), "").unwrap();
+        assert_ne!(before, digest(dir.path()));
+    }
+}
