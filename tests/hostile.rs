@@ -18,6 +18,8 @@ use support::mock_llm::{MockLlm, Reply};
 mod round4;
 #[path = "hostile/round5.rs"]
 mod round5;
+#[path = "hostile/round6.rs"]
+mod round6;
 
 /// The content of the file outside the workspace; it must never reach the model.
 const SECRET: &str = "TOPSECRET-4f1c9a";
