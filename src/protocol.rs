@@ -208,6 +208,9 @@ pub enum ApprovalDecision {
     Deny { feedback: Option<String> },
     /// Do not run it, and end the turn.
     Abort,
+    /// Not run because `frontend` has no one to ask (`tern run`): the agent words the refusal by what asked (the
+    /// mode, a hook) and what would let the call run, never as the user's answer.
+    Unattended { frontend: String },
 }
 
 /// What the agent tells frontends. Every tool call gets a `ToolCallBegin` and a `ToolCallEnd`, whatever happens.

@@ -84,11 +84,7 @@ impl Agent {
                     policy: Arc::clone(&self.policy),
                 });
             }
-            Verdict::Deny { reason } => {
-                return Gate::Refused(ToolOutput::error(format!(
-                    "Error: not allowed: {reason}. Do not retry this call; tell the user if it is needed."
-                )));
-            }
+            Verdict::Deny { reason } => return Gate::Refused(ToolOutput::error(super::refusal::by_gate(&reason))),
             Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
         };
         let id = self.shared.next_approval_id();
@@ -135,6 +131,12 @@ impl Agent {
                 Gate::Refused(ToolOutput::error(text))
             }
             ApprovalDecision::Abort => Gate::Abort,
+            ApprovalDecision::Unattended { frontend } => {
+                let gate = self.shared.gate.lock().map(|g| g.clone()).unwrap_or_default();
+                let text =
+                    super::refusal::unattended(&gate, prepared.tool.as_ref(), &prepared.args, &self.policy, &frontend);
+                Gate::Refused(ToolOutput::error(text))
+            }
         }
     }
 

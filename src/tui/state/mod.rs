@@ -512,6 +512,10 @@ fn decision_notice(command: &str, decision: &crate::protocol::ApprovalDecision) 
             _ => (format!("denied: {command}"), Level::Warning),
         },
         ApprovalDecision::Abort => (format!("denied and stopped the turn: {command}"), Level::Warning),
+        ApprovalDecision::Unattended { frontend } => (
+            format!("not run (no one to approve in {frontend}): {command}"),
+            Level::Warning,
+        ),
     }
 }
 
