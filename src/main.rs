@@ -143,8 +143,8 @@ struct RunArgs {
     /// How to print the run.
     #[arg(long, value_enum, default_value = "text")]
     output_format: FormatArg,
-    /// Model requests allowed in the turn before the model must summarise.
-    #[arg(long, value_name = "N")]
+    /// Model requests allowed in the turn before the model must summarise (1 to 10000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(iterations_range()))]
     max_iterations: Option<u32>,
     /// Continue the last session of this workspace with this prompt.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
@@ -152,6 +152,11 @@ struct RunArgs {
     /// Continue the session with this id (a unique prefix is enough) with this prompt.
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
+}
+
+/// `--max-iterations`' bounds, the same as the `max_iterations` config key's.
+fn iterations_range() -> std::ops::RangeInclusive<i64> {
+    i64::from(*config::MAX_ITERATIONS.start())..=i64::from(*config::MAX_ITERATIONS.end())
 }
 
 fn main() -> ExitCode {
@@ -493,9 +498,12 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         }
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
+        // The id `tern resume` and `tern run --resume` take, when the session has a log to resume from.
+        let session_id = session.log_path.is_some().then(|| session.id.clone());
         let code = headless::run_session(
             handle,
             session.mcp.clone(),
+            session_id,
             prompt,
             format,
             &mut stops,

@@ -280,6 +280,9 @@ pub enum ApprovalDecision {
     /// Run it, and allow edits to this file (`scope: file`) or under its directory (`scope: directory`) for the rest
     /// of the session: the request's `always_file` / `always_dir`.
     AlwaysEdits { scope: EditScope },
+    /// Not run because `frontend` has no one to ask (`tern run`): the agent words the refusal by what asked (the
+    /// mode, a hook) and what would let the call run, never as the user's answer.
+    Unattended { frontend: String },
 }
 
 /// A hunk the user rewrote before accepting it: `text` replaces the hunk's new side (context lines included).

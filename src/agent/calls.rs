@@ -5,6 +5,7 @@
 //! nothing skips the gate. Every call gets `ToolCallBegin` and `ToolCallEnd`, whatever happens.
 
 mod approve;
+mod refusal;
 mod repeat;
 
 use std::path::PathBuf;

@@ -26,6 +26,10 @@ pub use hooks::HooksFile;
 pub use subagents::{SubagentSettings, SubagentsFile};
 pub use web::{WebFile, WebSettings};
 
+/// The bounds of `max_iterations` (and of `tern run --max-iterations`, which mirrors it): a turn needs at least one
+/// request, and more than ten thousand is a runaway, not a budget.
+pub const MAX_ITERATIONS: std::ops::RangeInclusive<u32> = 1..=10_000;
+
 /// Where Ollama listens when nothing else is configured.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 
@@ -227,10 +231,27 @@ impl ConfigFile {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
+        let file: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string().trim().to_string(),
-        })
+        })?;
+        file.check_bounds().map_err(|message| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(file)
+    }
+
+    /// Numbers out of their range are an error naming the key and the range, as the flags that mirror them are.
+    fn check_bounds(&self) -> Result<(), String> {
+        match self.max_iterations {
+            Some(n) if !MAX_ITERATIONS.contains(&n) => Err(format!(
+                "max_iterations = {n} is out of range: it must be from {} to {}",
+                MAX_ITERATIONS.start(),
+                MAX_ITERATIONS.end()
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Layer `other` over `self`: every field `other` sets wins; lists and tables are extended.

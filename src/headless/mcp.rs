@@ -52,7 +52,14 @@ impl McpFollower {
 
     /// Prints `session_started` (stream-json) with the servers' states and their tools among the session's, and the
     /// failures known so far.
-    pub(super) fn start<O: Write, E: Write>(&mut self, event: &Event, format: OutputFormat, out: &mut O, err: &mut E) {
+    pub(super) fn start<O: Write, E: Write>(
+        &mut self,
+        event: &Event,
+        session_id: Option<&str>,
+        format: OutputFormat,
+        out: &mut O,
+        err: &mut E,
+    ) {
         self.started = true;
         let statuses = self.rx.borrow_and_update().clone();
         let servers = self.watch.changed_json(&statuses);
@@ -71,6 +78,7 @@ impl McpFollower {
                 }
             }
             value["mcp_servers"] = Value::Array(servers);
+            value["session_id"] = json!(session_id);
             let _ = writeln!(out, "{value}");
             let _ = out.flush();
         }

@@ -24,12 +24,12 @@ fn message(text: &str) -> Event {
 
 /// Prints `events` in text format; (stdout, stderr).
 fn print(events: &[Event]) -> (String, String) {
-    let mut printer = Printer::new(OutputFormat::Text);
+    let mut printer = Printer::new(OutputFormat::Text, None);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     for event in events {
         printer.print(event, &mut out, &mut err);
     }
-    printer.finish(Some(&TurnEnd::Completed), &mut out);
+    printer.finish(Some(&TurnEnd::Completed), &mut out, &mut err);
     (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
@@ -102,7 +102,7 @@ fn the_next_message_of_the_turn_is_not_matched_against_the_previous_one() {
         delta(" Found it."),
         message("Looking. Found it."),
     ]);
-    assert_eq!(out, "Looking.\nLooking. Found it.\n");
+    assert_eq!(out, "Looking.\n\nLooking. Found it.\n");
 }
 
 fn plan_event(statuses: &[(&str, PlanStatus)]) -> Event {
@@ -159,16 +159,16 @@ fn the_plan_prints_compactly_when_it_changes() {
 
 #[test]
 fn json_output_carries_the_last_plan() {
-    let mut printer = Printer::new(OutputFormat::Json);
+    let mut printer = Printer::new(OutputFormat::Json, None);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     printer.print(&plan_event(&[("Read", PlanStatus::Completed)]), &mut out, &mut err);
-    printer.finish(Some(&TurnEnd::Completed), &mut out);
+    printer.finish(Some(&TurnEnd::Completed), &mut out, &mut err);
     let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         value["plan"],
         serde_json::json!([{"content": "Read", "status": "completed"}])
     );
-    let mut stream = Printer::new(OutputFormat::StreamJson);
+    let mut stream = Printer::new(OutputFormat::StreamJson, None);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     stream.print(&plan_event(&[("Read", PlanStatus::Pending)]), &mut out, &mut err);
     assert!(err.is_empty());

@@ -4,10 +4,14 @@
 //! `highlight` returns plain lines rather than make a frame wait, and views re-render their code once `is_ready` (the
 //! UI is woken when warm-up ends). Each language's grammar compiles on first use (tens of milliseconds once, several
 //! MB), so a session pays only for what it shows. Work that would not fit a frame — huge inputs, minified one-line
-//! files — falls back to plain lines.
+//! files — falls back to plain lines. A large block is drawn plain once and highlighted by a worker thread
+//! (`background`); views that lay code out wrap it in `track` and lay it out again when `epoch` moves.
 
+mod background;
 mod cache;
 mod lang;
+
+pub use background::{epoch, mark_provisional, track};
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,12 +51,14 @@ pub fn warm_up() {
     // actually shows get compiled, on first use.
     let _ = (&*SYNTAXES, syntect_theme(&Theme::default()));
     READY.store(true, Ordering::Release);
+    background::advance();
 }
 
-/// `warm_up`, then a word on `done` (the UI's wake-up channel), so code drawn plain is redrawn highlighted.
+/// `warm_up`, then a word on `done` (the UI's wake-up channel), so code drawn plain is redrawn highlighted. Blocks
+/// highlighted in the background later say so on the same channel.
 pub fn warm_up_and_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
+    background::set_notify(done);
     warm_up();
-    let _ = done.send(());
 }
 
 /// Whether `highlight` highlights (the definitions are loaded) rather than return plain lines. Views that cached plain
@@ -73,6 +79,7 @@ pub fn is_ready() -> bool {
 pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {
     // Loading the definitions here would hold the frame for the whole load.
     if !is_ready() {
+        background::mark_provisional();
         return plain_lines(code, theme);
     }
     let too_big =
@@ -83,8 +90,50 @@ pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'sta
         lang.and_then(|lang| lang::find_syntax(&SYNTAXES, lang))
     };
     match (syntax, syntect_theme(theme)) {
-        (Some(syntax), Some(syn_theme)) => highlight_with(code, syntax, syn_theme, theme, true),
+        (Some(syntax), Some(syn_theme)) => highlight_or_submit(code, syntax, syn_theme, theme),
         _ => plain_lines(code, theme),
+    }
+}
+
+/// Highlights `code` here when what the cache lacks of it fits a frame; otherwise returns the cached part coloured
+/// and the rest plain, and has the worker highlight it (`background`).
+fn highlight_or_submit(
+    code: &str,
+    syntax: &'static SyntaxReference,
+    syn_theme: &'static syn::Theme,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let resumed = cache::resume(&cache_key(syntax, theme), code);
+    let done = resumed.as_ref().map_or(0, |c| c.text.len());
+    let rest = &code[done..];
+    if rest.bytes().filter(|&b| b == b'\n').count() > background::SYNC_LINES {
+        let job = background::Job {
+            code: code.to_string(),
+            syntax,
+            syn_theme,
+            theme: theme.clone(),
+        };
+        if background::submit(job) {
+            background::mark_provisional();
+            let mut lines = resumed.map(|c| c.lines).unwrap_or_default();
+            lines.extend(source_lines(rest).map(|line| plain_line(line, theme)));
+            return lines;
+        }
+    }
+    highlight_from(code, syntax, syn_theme, theme, resumed, true)
+}
+
+/// The worker's part: highlights `code` into the cache.
+fn highlight_cached(code: &str, syntax: &'static SyntaxReference, syn_theme: &'static syn::Theme, theme: &Theme) {
+    let resumed = cache::resume(&cache_key(syntax, theme), code);
+    highlight_from(code, syntax, syn_theme, theme, resumed, true);
+}
+
+fn cache_key(syntax: &'static SyntaxReference, theme: &Theme) -> cache::Key {
+    cache::Key {
+        syntax: &syntax.name,
+        syntax_theme: theme.syntax_theme,
+        text_style: theme.text,
     }
 }
 
@@ -117,6 +166,7 @@ fn source_lines(code: &str) -> impl Iterator<Item = &str> {
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
 }
 
+#[cfg(test)]
 fn highlight_with(
     code: &str,
     syntax: &'static SyntaxReference,
@@ -124,12 +174,25 @@ fn highlight_with(
     theme: &Theme,
     use_cache: bool,
 ) -> Vec<Line<'static>> {
-    let key = cache::Key {
-        syntax: &syntax.name,
-        syntax_theme: theme.syntax_theme,
-        text_style: theme.text,
+    let resumed = if use_cache {
+        cache::resume(&cache_key(syntax, theme), code)
+    } else {
+        None
     };
-    let resumed = if use_cache { cache::resume(&key, code) } else { None };
+    highlight_from(code, syntax, syn_theme, theme, resumed, use_cache)
+}
+
+/// Highlights `code` from `resumed` (a cached checkpoint it starts with) on, storing the new checkpoint when
+/// `use_cache`.
+fn highlight_from(
+    code: &str,
+    syntax: &'static SyntaxReference,
+    syn_theme: &'static syn::Theme,
+    theme: &Theme,
+    resumed: Option<cache::Checkpoint>,
+    use_cache: bool,
+) -> Vec<Line<'static>> {
+    let key = cache_key(syntax, theme);
     let superseded = resumed.as_ref().map(|c| c.text.clone());
     let (mut lines, done, mut highlighter) = match resumed {
         Some(c) => (
@@ -262,5 +325,7 @@ fn expand_tabs(text: &str, column: usize) -> String {
     out
 }
 
+#[cfg(test)]
+pub(crate) mod test_background;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -6,7 +6,10 @@
 use super::*;
 
 fn edit(path: &str, old: &str) -> (String, Value) {
-    ("edit_file".to_string(), json!({ "path": path, "old_text": old, "new_text": "pwned" }))
+    (
+        "edit_file".to_string(),
+        json!({ "path": path, "old_text": old, "new_text": "pwned" }),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -37,7 +40,10 @@ async fn a_dry_run_outside_the_workspace_is_no_oracle() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let answered = results(&mock);
         assert_eq!(answered.len(), 6, "{mode}");
-        assert!(!everything_sent(&mock).contains(SECRET), "{mode}: the secret reached the model: {answered:?}");
+        assert!(
+            !everything_sent(&mock).contains(SECRET),
+            "{mode}: the secret reached the model: {answered:?}"
+        );
         // A miss, a hit and a missing file read the same: nobody was there to answer, and nothing else was said.
         assert_eq!(answered[0], answered[1], "{mode}: a miss and a hit differ");
         assert_eq!(answered[1], answered[2].replace("missing.txt", "secret.txt"), "{mode}");
@@ -68,9 +74,15 @@ async fn a_planted_project_config_untrusts_the_project() {
     );
     let calls = vec![
         exec(&format!("printf '%s' '{server}' > .mcp.json")),
-        ("write_file".to_string(), json!({ "path": ".mcp.json", "content": server })),
+        (
+            "write_file".to_string(),
+            json!({ "path": ".mcp.json", "content": server }),
+        ),
         exec(&format!("mkdir -p .tern && printf '%s' '{hook}' > .tern/config.toml")),
-        ("write_file".to_string(), json!({ "path": ".tern/config.toml", "content": hook })),
+        (
+            "write_file".to_string(),
+            json!({ "path": ".tern/config.toml", "content": hook }),
+        ),
     ];
     let mock = MockLlm::start(script(calls)).await;
     let out = w.run(&mock, "full-auto").await;
@@ -86,7 +98,11 @@ async fn a_planted_project_config_untrusts_the_project() {
     assert!(stderr.contains("changed since you trusted it"), "{stderr}");
     // The control: the planted files are live, and a bare-path entry (written by hand: trust whatever the files
     // say) would start them; the digest is what stopped them above.
-    std::fs::write(&user_config, format!("trusted_projects = [{:?}]\n{user}", work.display().to_string())).unwrap();
+    std::fs::write(
+        &user_config,
+        format!("trusted_projects = [{:?}]\n{user}", work.display().to_string()),
+    )
+    .unwrap();
     let mock = MockLlm::start(vec![Reply::text("Hello.")]).await;
     w.run(&mock, "full-auto").await;
     let started = (0..50).any(|_| {

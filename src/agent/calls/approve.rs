@@ -90,11 +90,7 @@ impl Agent {
                     change: None,
                 });
             }
-            Verdict::Deny { reason } => {
-                return Gate::Refused(ToolOutput::error(format!(
-                    "Error: not allowed: {reason}. Do not retry this call; tell the user if it is needed."
-                )));
-            }
+            Verdict::Deny { reason } => return Gate::Refused(ToolOutput::error(super::refusal::by_gate(&reason))),
             Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
         };
         // An edit is computed before asking: one that cannot apply fails now, and the prompt shows the change.
@@ -217,6 +213,12 @@ impl Agent {
                 Gate::Refused(ToolOutput::error(text))
             }
             ApprovalDecision::Abort => Gate::Abort,
+            ApprovalDecision::Unattended { frontend } => {
+                let gate = self.shared.gate.lock().map(|g| g.clone()).unwrap_or_default();
+                let text =
+                    super::refusal::unattended(&gate, prepared.tool.as_ref(), &prepared.args, &self.policy, &frontend);
+                Gate::Refused(ToolOutput::error(text))
+            }
         }
     }
 

@@ -21,14 +21,14 @@ fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'static>
     super::highlight(code, lang, theme)
 }
 
-fn text(lines: &[Line]) -> Vec<String> {
+pub(super) fn text(lines: &[Line]) -> Vec<String> {
     lines
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
         .collect()
 }
 
-fn has_rgb(line: &Line) -> bool {
+pub(super) fn has_rgb(line: &Line) -> bool {
     line.spans.iter().any(|s| matches!(s.style.fg, Some(Color::Rgb(..))))
 }
 

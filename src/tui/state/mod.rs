@@ -571,6 +571,10 @@ fn decision_notice(command: &str, decision: &crate::protocol::ApprovalDecision) 
             Level::Info,
         ),
         ApprovalDecision::AlwaysEdits { .. } => (format!("approved for the session: {command}"), Level::Info),
+        ApprovalDecision::Unattended { frontend } => (
+            format!("not run (no one to approve in {frontend}): {command}"),
+            Level::Warning,
+        ),
     }
 }
 

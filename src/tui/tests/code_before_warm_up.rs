@@ -47,3 +47,23 @@ fn code_drawn_plain_before_warm_up_is_redrawn_highlighted_after() {
     assert!(coloured, "highlighted once they are loaded:\n{after}");
     assert_eq!(before, after, "the same text in the same place");
 }
+
+#[test]
+fn a_large_block_is_drawn_plain_at_once_and_coloured_once_the_worker_is_done() {
+    crate::tui::highlight::warm_up();
+    let theme = Theme::dark();
+    let mut state = AppState::new();
+    let body: String = (0..300).map(|i| format!("let transcript_block_{i} = {i};\n")).collect();
+    state.apply(Event::AssistantMessage {
+        text: format!("Here:\n\n```rust\n{body}fn main() {{ let answer = 42; }}\n```\n"),
+        reasoning: None,
+    });
+    let mut view = TranscriptView::new();
+    let (before, coloured) = draw(&mut view, &state, &theme);
+    assert!(!coloured, "the frame did not wait for the block:\n{before}");
+    crate::tui::highlight::test_background::wait_for_worker();
+    // The cell did not change; its provisional layout must not stay.
+    let (after, coloured) = draw(&mut view, &state, &theme);
+    assert!(coloured, "coloured once the worker is done:\n{after}");
+    assert_eq!(before, after, "the same text in the same place");
+}

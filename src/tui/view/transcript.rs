@@ -2,8 +2,8 @@
 //! of the viewport; scrolled up, the view is anchored at a line of a cell and lays out only the cells from there down,
 //! so new output below does not move what you are reading. Each cell's lines are cached per (cell id, revision, width,
 //! selection): a frame while streaming lays out just the streaming cell, and cells never seen keep no layout at all.
-//! A layout made before syntax highlighting was ready (code shown plain, so the first frame never waits for it) is
-//! made again once it is.
+//! A layout that drew code plain for now (before syntax highlighting was ready, or while a large block is highlighted
+//! in the background, so no frame waits for it) is made again once `highlight::epoch` moves.
 
 use std::collections::HashMap;
 
@@ -22,8 +22,8 @@ struct Cached {
     rev: u64,
     width: u16,
     selected: Option<usize>,
-    /// Whether code was highlighted when these lines were made (`highlight::is_ready`), or shown plain.
-    highlighted: bool,
+    /// The `highlight::epoch` at which these lines drew code plain for now; `None` when they drew it finished.
+    provisional: Option<u64>,
     lines: Vec<Line<'static>>,
 }
 
@@ -47,7 +47,7 @@ struct StreamPrefix {
     id: u64,
     width: u16,
     split: usize,
-    highlighted: bool,
+    provisional: Option<u64>,
     lines: Vec<Line<'static>>,
 }
 
@@ -167,18 +167,22 @@ impl TranscriptView {
             _ => None,
         };
         let live = is_live(cell, &state.calls);
-        let highlighted = highlight::is_ready();
+        let epoch = highlight::epoch();
         let fresh = match self.cache.get(&cell.id) {
             Some(c) => {
-                live || c.rev != cell.rev || c.width != width || c.selected != selected || c.highlighted != highlighted
+                live || c.rev != cell.rev
+                    || c.width != width
+                    || c.selected != selected
+                    || c.provisional.is_some_and(|e| e != epoch)
             }
             None => true,
         };
         if fresh {
-            let lines = match &cell.kind {
+            let (lines, provisional) = highlight::track(|| match &cell.kind {
                 CellKind::Assistant { text, streaming: true } => self.streaming_lines(cell.id, text, width, theme),
                 _ => render_cell(cell, &state.calls, width, theme, self.selected_call),
-            };
+            });
+            let provisional = provisional.then_some(epoch);
             if let Some(h) = self.heights.get_mut(index) {
                 h.1 = lines.len();
             }
@@ -188,7 +192,7 @@ impl TranscriptView {
                     rev: cell.rev,
                     width,
                     selected,
-                    highlighted,
+                    provisional,
                     lines,
                 },
             );
@@ -200,23 +204,28 @@ impl TranscriptView {
     fn streaming_lines(&mut self, id: u64, text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let inner = width.saturating_sub(GUTTER).max(8);
         let split = stable_split(text);
-        let highlighted = highlight::is_ready();
-        let reuse = self
-            .stream_prefix
-            .as_ref()
-            .is_some_and(|p| p.id == id && p.width == width && p.split == split && p.highlighted == highlighted);
+        let epoch = highlight::epoch();
+        let reuse = self.stream_prefix.as_ref().is_some_and(|p| {
+            p.id == id && p.width == width && p.split == split && p.provisional.is_none_or(|e| e == epoch)
+        });
         if !reuse {
+            let (lines, provisional) = highlight::track(|| {
+                if split == 0 {
+                    Vec::new()
+                } else {
+                    render_markdown(&text[..split], inner, theme)
+                }
+            });
             self.stream_prefix = Some(StreamPrefix {
                 id,
                 width,
                 split,
-                highlighted,
-                lines: if split == 0 {
-                    Vec::new()
-                } else {
-                    render_markdown(&text[..split], inner, theme)
-                },
+                provisional: provisional.then_some(epoch),
+                lines,
             });
+        } else if self.stream_prefix.as_ref().is_some_and(|p| p.provisional.is_some()) {
+            // The reused prefix still shows code plain: so does the cell's layout made from it.
+            highlight::mark_provisional();
         }
         let mut lines = self.stream_prefix.as_ref().map(|p| p.lines.clone()).unwrap_or_default();
         let tail = &text[split..];

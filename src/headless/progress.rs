@@ -1,0 +1,218 @@
+//! `tern run`'s tool activity, notices and errors on stderr (text and json formats): "● tool argument" as a call
+//! begins, "✓"/"✗" with the result's first line as it ends, in call order (`order`). A result printed right under its
+//! own begin line needs no label; one that follows other lines (calls run together) names its tool and argument. A
+//! subagent's lines carry its label.
+
+use std::io::Write;
+
+use super::order::AgentKey;
+use super::printer::Printer;
+use crate::protocol::{Event, PlanItem, PlanStatus, TurnEnd};
+
+/// The tool whose calls the plan stands for.
+pub(super) const PLAN_TOOL: &str = "todo_write";
+
+/// What a result line needs of an ended call.
+pub(super) struct Ended {
+    name: String,
+    is_error: bool,
+    first_line: String,
+    duration_ms: u64,
+}
+
+/// The agent an event is about and the event itself: a subagent's is wrapped in `Event::Subagent`.
+pub(super) fn agent_of(event: &Event) -> (AgentKey, &Event) {
+    match event {
+        Event::Subagent { label, inner, .. } => (Some(label.clone()), inner),
+        _ => (None, event),
+    }
+}
+
+impl Printer {
+    /// Tool activity, notices and errors, on stderr; a subagent's prefixed with its label.
+    pub(super) fn print_progress<E: Write>(&mut self, event: &Event, err: &mut E) {
+        if let Some(line) = subagent_line(event) {
+            self.last_begin = None;
+            let _ = writeln!(err, "{line}");
+            return;
+        }
+        let (agent, inner) = agent_of(event);
+        let lines = self.progress_lines(&agent, inner);
+        write_lines(&agent, &lines, err);
+    }
+
+    /// Results still held when the run ends (a batch cut short), in call order.
+    pub(super) fn print_held<E: Write>(&mut self, err: &mut E) {
+        for released in self.held.drain() {
+            let line = result_line(&released.item, Some(&released.label));
+            let _ = writeln!(err, "{line}");
+        }
+    }
+
+    fn progress_lines(&mut self, agent: &AgentKey, event: &Event) -> Vec<String> {
+        let line = match event {
+            Event::ToolCallBegin { call_id, name, args } => {
+                let label = format!("{name} {}", key_argument(args)).trim_end().to_string();
+                self.held.begin(agent, call_id, label.clone());
+                // The plan is printed whole when it changes; its calls only when one fails.
+                if name == PLAN_TOOL {
+                    return Vec::new();
+                }
+                self.last_begin = Some((agent.clone(), call_id.clone()));
+                return vec![format!("● {label}")];
+            }
+            Event::ToolCallEnd {
+                call_id,
+                name,
+                output,
+                duration_ms,
+                ..
+            } => {
+                let limit = if output.is_error { 400 } else { 160 };
+                let ended = Ended {
+                    name: name.clone(),
+                    is_error: output.is_error,
+                    first_line: output.text.lines().next().unwrap_or("").chars().take(limit).collect(),
+                    duration_ms: *duration_ms,
+                };
+                return self.released(agent, call_id, ended);
+            }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => format!(
+                "tern: {reason}; retrying in {:.1}s ({attempt}/{max_attempts})",
+                *delay_ms as f64 / 1000.0
+            ),
+            Event::Notice { text } => format!("tern: {text}"),
+            Event::Error { message } => format!("tern: error: {message}"),
+            Event::Elicitation { server, message, .. } => format!(
+                "tern: MCP server {server} asked for input ({}); declined: nobody can answer in tern run",
+                message
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect::<String>()
+            ),
+            Event::TurnFinished {
+                reason: TurnEnd::Interrupted,
+            } => "tern: interrupted".to_string(),
+            Event::TurnFinished {
+                reason: TurnEnd::Aborted,
+            } => "tern: turn aborted".to_string(),
+            _ => return Vec::new(),
+        };
+        self.last_begin = None;
+        vec![line]
+    }
+
+    /// The result lines a call's end lets out: its own once the calls before it have theirs, and any later ones that
+    /// waited for it.
+    fn released(&mut self, agent: &AgentKey, call_id: &str, ended: Ended) -> Vec<String> {
+        let mut lines = Vec::new();
+        for released in self.held.end(agent, call_id, ended) {
+            let ended = &released.item;
+            if ended.name == PLAN_TOOL {
+                if ended.is_error {
+                    lines.push(format!("● {}", ended.name));
+                    lines.push(result_line(ended, None));
+                    self.last_begin = None;
+                }
+                continue;
+            }
+            let right_under = self
+                .last_begin
+                .as_ref()
+                .is_some_and(|(a, id)| a == agent && *id == released.call_id);
+            let label = (!right_under).then_some(released.label.as_str());
+            lines.push(result_line(ended, label));
+            self.last_begin = None;
+        }
+        lines
+    }
+}
+
+fn write_lines<E: Write>(agent: &AgentKey, lines: &[String], err: &mut E) {
+    for line in lines {
+        let _ = match agent {
+            Some(label) => writeln!(err, "[{label}] {}", line.trim_start()),
+            None => writeln!(err, "{line}"),
+        };
+    }
+}
+
+/// "  ✓ first line (0.1s)", or with the call's label when it does not stand right under its begin line.
+fn result_line(ended: &Ended, label: Option<&str>) -> String {
+    let mark = if ended.is_error { "✗" } else { "✓" };
+    let seconds = ended.duration_ms as f64 / 1000.0;
+    match label.filter(|l| !l.is_empty()) {
+        Some(label) => format!("  {mark} {label} — {} ({seconds:.1}s)", ended.first_line),
+        None => format!("  {mark} {} ({seconds:.1}s)", ended.first_line),
+    }
+}
+
+/// The lines for a subagent's start and end.
+fn subagent_line(event: &Event) -> Option<String> {
+    match event {
+        Event::SubagentStarted { label, task, wait, .. } => {
+            let task: String = task.lines().next().unwrap_or_default().chars().take(120).collect();
+            let how = if *wait { "" } else { " in the background" };
+            Some(format!("[{label}] started{how}: {task}"))
+        }
+        Event::SubagentFinished {
+            label,
+            end,
+            steps,
+            elapsed_ms,
+            ..
+        } => {
+            let how = match end {
+                TurnEnd::Completed => "done".to_string(),
+                TurnEnd::IterationLimit => "done at its iteration limit".to_string(),
+                TurnEnd::Interrupted => "interrupted".to_string(),
+                TurnEnd::Aborted => "aborted".to_string(),
+                TurnEnd::Error { message } => format!("failed: {message}"),
+            };
+            Some(format!(
+                "[{label}] {how} ({steps} steps, {:.1}s)",
+                *elapsed_ms as f64 / 1000.0
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The argument that says most about a call: the command, path or pattern.
+pub fn key_argument(args: &serde_json::Value) -> String {
+    let args = match args {
+        serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
+        other => other.clone(),
+    };
+    for key in ["command", "pattern", "query", "glob", "path", "url"] {
+        if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
+            let one_line: String = v.split('\n').next().unwrap_or("").chars().take(120).collect();
+            return one_line;
+        }
+    }
+    String::new()
+}
+
+/// The plan, compactly: a title with the progress, then one line a step.
+pub fn plan_text(items: &[PlanItem]) -> String {
+    if items.is_empty() {
+        return "plan: cleared\n".to_string();
+    }
+    let (done, total) = crate::protocol::plan_progress(items);
+    let mut text = format!("plan: {done}/{total} done\n");
+    for item in items {
+        let mark = match item.status {
+            PlanStatus::Completed => "☑",
+            PlanStatus::InProgress => "◐",
+            PlanStatus::Pending => "☐",
+        };
+        text.push_str(&format!("  {mark} {}\n", item.content));
+    }
+    text
+}
