@@ -127,7 +127,7 @@ async fn a_subagent_has_no_door_the_main_agent_lacks() {
     assert_eq!(answered.len(), calls, "{answered:?}");
     for result in &answered {
         assert!(
-            result.contains("Error") || result.contains("it was not run"),
+            result.contains("Error") || result.to_lowercase().contains("it was not run"),
             "a subagent's call got through: {result}"
         );
     }

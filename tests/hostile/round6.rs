@@ -40,9 +40,10 @@ async fn a_dry_run_outside_the_workspace_is_no_oracle() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let answered = results(&mock);
         assert_eq!(answered.len(), 6, "{mode}");
+        // The model guessed SECRET itself in one call; no result may carry it or any other line of the file.
         assert!(
-            !everything_sent(&mock).contains(SECRET),
-            "{mode}: the secret reached the model: {answered:?}"
+            !answered.iter().any(|r| r.contains("TOPSECRET")),
+            "{mode}: the file reached the model: {answered:?}"
         );
         // A miss, a hit and a missing file read the same: nobody was there to answer, and nothing else was said.
         assert_eq!(answered[0], answered[1], "{mode}: a miss and a hit differ");

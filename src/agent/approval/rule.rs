@@ -61,6 +61,8 @@ impl fmt::Display for CommandRule {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ',' | ':' | '=' | '+'))
                 && !word.is_empty()
+                // tree-sitter-bash reads a word starting with `=` (`==`) as an operator, not a plain word.
+                && !word.starts_with('=')
                 && !(i == 0 && (syntax::RESERVED.contains(&word.as_str()) || word.contains('=')));
             if bare {
                 f.write_str(word)?;
