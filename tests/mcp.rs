@@ -16,5 +16,7 @@ mod everything;
 mod harness;
 #[path = "mcp/hostile.rs"]
 mod hostile;
+#[path = "mcp/manage.rs"]
+mod manage;
 #[path = "mcp/startup.rs"]
 mod startup;
