@@ -211,7 +211,7 @@ pub async fn get_report(config: McpConfig, name: &str, files: &[PathBuf]) -> Res
         .filter(|f| defines(f, name))
         .map(|f| f.display().to_string())
         .collect();
-    if !defined.is_empty() && !defined.iter().any(|d| *d == server.source) {
+    if !defined.is_empty() && !defined.contains(&server.source) {
         let _ = writeln!(out, "  defined in: {}", defined.join(", "));
     }
     match &server.transport {
