@@ -12,6 +12,8 @@ pub mod elicit;
 mod manager;
 pub mod names;
 mod output;
+pub mod prompts;
+pub mod resources;
 mod sanitize;
 mod stdio;
 mod tasks;
@@ -33,7 +35,9 @@ pub use config::{
     load_servers,
 };
 pub use elicit::{ClientSetup, ElicitationInbox, ElicitationRequest};
-pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
+pub use manager::{ControlError, McpManager, ServerState, ServerStatus, ToolSummary};
+pub use prompts::PromptSummary;
+pub use resources::ResourceSummary;
 pub use names::ItemKind;
 
 /// How much longer than the slowest server's `startup_timeout` `tern mcp list` waits before it gives up on it.
@@ -95,6 +99,7 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
         let _ = writeln!(out, "{}  ({}: {})", status.name, status.transport, status.target);
         let _ = writeln!(out, "  from:   {}", status.source);
         let state = match &status.state {
+            ServerState::Disabled if status.switched == Some(false) => "turned off for this session".to_string(),
             ServerState::Disabled => "disabled".to_string(),
             ServerState::Connecting => "still connecting".to_string(),
             ServerState::Ready {
@@ -125,6 +130,15 @@ pub fn render_statuses(statuses: &[ServerStatus]) -> String {
                 format!(": {}", tool.summary)
             };
             let _ = writeln!(out, "    {}{flags}{summary}", tool.name);
+        }
+        for resource in &status.resources {
+            let kind = if resource.template { "template" } else { "resource" };
+            let _ = writeln!(out, "    {kind} {}  ({})", resource.uri, resource.name);
+        }
+        for prompt in &status.prompts {
+            let usage = prompt.usage();
+            let space = if usage.is_empty() { "" } else { " " };
+            let _ = writeln!(out, "    /{}{space}{usage}", prompt.command(&status.name));
         }
         for problem in &status.problems {
             let _ = writeln!(out, "  problem: {problem}");

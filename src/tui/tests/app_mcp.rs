@@ -20,6 +20,9 @@ fn server(name: &str, state: ServerState, skipped: bool) -> ServerStatus {
         skipped,
         startup_timeout: Duration::from_secs(10),
         problems: Vec::new(),
+        resources: Vec::new(),
+        prompts: Vec::new(),
+        switched: None,
     }
 }
 
