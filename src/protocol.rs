@@ -143,6 +143,32 @@ pub enum Op {
         id: u64,
         answer: ElicitationAnswer,
     },
+    /// Act on an MCP server for this session (`/mcp`). The servers' states show the outcome; a failure comes back as
+    /// a notice.
+    McpServer {
+        name: String,
+        action: McpAction,
+    },
+    /// Run an MCP server's prompt as the user's turn (`/mcp__server__prompt args`): it is fetched with
+    /// `prompts/get` and its messages are the turn's text. Refused while a turn runs.
+    McpPrompt {
+        server: String,
+        prompt: String,
+        #[serde(default)]
+        arguments: serde_json::Map<String, Value>,
+    },
+}
+
+/// What `/mcp` does to a server, for this session only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpAction {
+    /// Connect it, and offer its tools once it is ready.
+    Enable,
+    /// Close it and stop offering its tools.
+    Disable,
+    /// Close its connection and connect again.
+    Reconnect,
 }
 
 /// The user's answer to an MCP server's request for input.

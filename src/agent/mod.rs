@@ -3,6 +3,7 @@
 
 pub mod approval;
 mod calls;
+mod mcp_ops;
 pub mod checkpoint;
 pub mod compact;
 pub mod context;

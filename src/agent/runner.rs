@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     /// Cancelled by an interrupt or shutdown, then replaced: work that outlives a turn (subagents started without
     /// waiting) runs under a child of it.
     pub background: Mutex<CancellationToken>,
+    /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
+    pub mcp: Option<Arc<crate::tools::mcp::McpManager>>,
 }
 
 /// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
@@ -98,6 +100,7 @@ impl Shared {
             events,
             record: Mutex::new(Recorder { log, events: 0 }),
             background: Mutex::new(CancellationToken::new()),
+            mcp: self.mcp.clone(),
         }
     }
 
@@ -252,6 +255,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
             events: config.history_events,
         }),
         background: Mutex::default(),
+        mcp: config.tools.mcp(),
     });
     if let Some(inbox) = config.mcp_elicitations {
         forward_elicitations(inbox, Arc::downgrade(&shared));
@@ -403,6 +407,25 @@ impl Agent {
                         answer_elicitation(&self.shared, id, answer);
                         continue;
                     }
+                    Some(Op::McpServer { name, action }) => {
+                        super::mcp_ops::server_action(&self.shared, &name, action);
+                        continue;
+                    }
+                    Some(Op::McpPrompt {
+                        server,
+                        prompt,
+                        arguments,
+                    }) => {
+                        // Fetched like a turn's work: an interrupt stops it, a message sent meanwhile waits.
+                        let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+                        let work = self.mcp_prompt_text(&server, &prompt, arguments, &cancel);
+                        let (text, stop) = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
+                        shutting_down = stop;
+                        match text {
+                            Some(text) if !stop => text,
+                            _ => continue,
+                        }
+                    }
                     Some(Op::Shutdown) | None => break,
                 },
             };
@@ -527,6 +550,8 @@ async fn while_busy<F: std::future::Future>(
                 Some(Op::NewConversation) => refuse("start a new conversation"),
                 Some(Op::Compact { .. }) => refuse("/compact"),
                 Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => refuse("undo or rewind"),
+                Some(Op::McpServer { name, action }) => super::mcp_ops::server_action(shared, &name, action),
+                Some(Op::McpPrompt { .. }) => refuse("run an MCP prompt"),
                 Some(Op::Shutdown) => {
                     stop = true;
                     cancel.cancel();
