@@ -3,11 +3,11 @@
 
 pub mod approval;
 mod calls;
-mod mcp_ops;
 pub mod checkpoint;
 pub mod compact;
 pub mod context;
 pub(crate) mod conversation;
+mod mcp_ops;
 pub mod memory;
 pub mod prompt;
 pub mod runner;

@@ -419,7 +419,8 @@ impl Agent {
                         // Fetched like a turn's work: an interrupt stops it, a message sent meanwhile waits.
                         let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
                         let work = self.mcp_prompt_text(&server, &prompt, arguments, &cancel);
-                        let (text, stop) = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
+                        let (text, stop) =
+                            while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
                         shutting_down = stop;
                         match text {
                             Some(text) if !stop => text,

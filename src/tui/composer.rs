@@ -158,6 +158,11 @@ impl Composer {
         self.popup.is_some()
     }
 
+    /// Replaces the commands the slash popup offers (MCP prompt commands come and go with their servers).
+    pub fn set_commands(&mut self, commands: Vec<SlashCommand>) {
+        self.commands = commands;
+    }
+
     /// Replaces the input with `text`, literally (no placeholder collapsing), cursor at the end; drops collapsed
     /// pastes and leaves history browsing.
     pub fn set_text(&mut self, text: &str) {

@@ -371,7 +371,12 @@ async fn a_missing_command_fails_alone() {
         }
     );
     assert!(matches!(s.status("everything").state, ServerState::Ready { .. }));
-    assert!(s.registry.names().iter().all(|n| n.starts_with("mcp_everything_") || n.ends_with("_resource") || n.ends_with("_resources")));
+    assert!(
+        s.registry
+            .names()
+            .iter()
+            .all(|n| n.starts_with("mcp_everything_") || n.ends_with("_resource") || n.ends_with("_resources"))
+    );
     assert!(matches!(s.status("everything").state, ServerState::Ready { .. }));
     assert_eq!(
         s.ok("mcp_everything_echo", json!({"message": "fine"})).await,
@@ -456,7 +461,9 @@ async fn enabled_and_disabled_tools_filter_tools_resources_and_prompts() {
         "disabled wins: {names:?}"
     );
     assert!(
-        !names.iter().any(|n| n == "mcp_list_resources" || n == "mcp_read_resource"),
+        !names
+            .iter()
+            .any(|n| n == "mcp_list_resources" || n == "mcp_read_resource"),
         "resources matched by URI are disabled, so no resource tools: {names:?}"
     );
     assert!(

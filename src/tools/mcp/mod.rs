@@ -36,9 +36,9 @@ pub use config::{
 };
 pub use elicit::{ClientSetup, ElicitationInbox, ElicitationRequest};
 pub use manager::{ControlError, McpManager, ServerState, ServerStatus, ToolSummary};
+pub use names::ItemKind;
 pub use prompts::PromptSummary;
 pub use resources::ResourceSummary;
-pub use names::ItemKind;
 
 /// How much longer than the slowest server's `startup_timeout` `tern mcp list` waits before it gives up on it.
 const LIST_MARGIN: Duration = Duration::from_secs(5);

@@ -39,7 +39,12 @@ pub struct ResourceSummary {
 /// The resources and templates of a catalog that the server's filter lets through, in the server's order.
 pub(crate) fn offered(config: &ServerConfig, catalog: &Catalog) -> Vec<ResourceSummary> {
     let server = config.name.as_str();
-    let first_line = |d: &Option<String>| d.as_deref().and_then(|d| d.lines().next()).unwrap_or_default().to_string();
+    let first_line = |d: &Option<String>| {
+        d.as_deref()
+            .and_then(|d| d.lines().next())
+            .unwrap_or_default()
+            .to_string()
+    };
     let resources = catalog
         .resources
         .iter()

@@ -113,10 +113,13 @@ impl McpManager {
         }
         let offered = super::super::resources::offered(&found.config, &found.catalog());
         if !offered.iter().any(|r| !r.template && r.uri == uri) {
-            return Err(ControlError::Failed(format!("MCP server {server:?} does not offer {uri:?}")));
+            return Err(ControlError::Failed(format!(
+                "MCP server {server:?} does not offer {uri:?}"
+            )));
         }
-        let request =
-            rmcp::model::ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)));
+        let request = rmcp::model::ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri),
+        ));
         let result = found
             .call(request, uri, ctx)
             .await
