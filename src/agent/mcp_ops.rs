@@ -1,6 +1,7 @@
 //! The agent's side of what the user does to MCP servers: `Op::McpServer` (turn a server off or on for the session,
 //! reconnect it) is done at once, even during a turn, since the next request picks up the tool list as it is then;
-//! `Op::McpPrompt` fetches a prompt whose messages become the user's turn.
+//! `Op::McpPrompt` fetches a prompt whose messages become the user's turn; `@server:uri` in a user's message attaches
+//! that resource's text to it (the user chose it in the composer's `@` popup).
 
 use std::sync::Arc;
 
@@ -59,5 +60,39 @@ impl Agent {
                 None
             }
         }
+    }
+
+    /// The resources a user's message mentions (`@server:uri`, offered by a running server), read as text. A mention
+    /// that cannot be read is attached as the reason, so the model is not left guessing.
+    pub(crate) async fn mcp_attachments(
+        &self,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Vec<crate::tools::mcp::resources::Attachment> {
+        let Some(mcp) = self.shared.mcp.as_ref() else {
+            return Vec::new();
+        };
+        let statuses = mcp.statuses();
+        let names: Vec<&str> = statuses.iter().map(|s| s.name.as_str()).collect();
+        let mentions = crate::tools::mcp::resources::mentions(text, &names);
+        let mut out = Vec::new();
+        for (server, uri) in mentions {
+            let ctx = ToolContext {
+                policy: Arc::clone(&self.policy),
+                cancel: cancel.clone(),
+                output: OutputSink::none(),
+                files: Arc::clone(&self.files),
+                full_output: None,
+            };
+            let content = match mcp.resource_text(&server, &uri, &ctx).await {
+                Ok(text) => text,
+                Err(e) => format!("[not attached: {e}]"),
+            };
+            out.push(crate::tools::mcp::resources::Attachment {
+                label: format!("@{server}:{uri}"),
+                content,
+            });
+        }
+        out
     }
 }

@@ -455,6 +455,7 @@ impl Agent {
             Ok(context) => context,
             Err(end) => return end,
         };
+        let attachments = self.mcp_attachments(&text, &cancel).await;
         // The work tree as it is before the model touches it (after the user's message shows).
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
@@ -467,6 +468,7 @@ impl Agent {
             Some(context) => format!("{content}\n\n{context}"),
             None => content,
         };
+        let content = crate::tools::mcp::resources::with_attachments(content, &attachments);
         self.push_message(Message::User {
             content,
             images: Vec::new(),

@@ -171,6 +171,8 @@ impl App {
                 .map(SlashCommand::mcp_prompt),
         );
         self.composer.set_commands(commands);
+        self.composer
+            .set_mcp_resources(super::composer::mcp_mentions::entries(&statuses));
     }
 
     fn send(&mut self, op: Op) {

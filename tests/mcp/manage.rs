@@ -217,6 +217,7 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
         Reply::text("Answered the prompt."),
         Reply::text("No MCP tools now."),
         Reply::text("They are back."),
+        Reply::text("Summarised."),
     ])
     .await;
     let work = tempfile::tempdir().unwrap();
@@ -335,6 +336,21 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+
+    // `@server:uri` (as the composer's `@` popup writes it) attaches the resource's text to the message.
+    let mention = "@everything:demo://resource/static/document/architecture.md";
+    agent
+        .ops
+        .send(Op::UserTurn {
+            text: format!("summarise {mention} please"),
+        })
+        .unwrap();
+    finish_turn(&mut agent.events).await;
+    let sent = last_user_text(&mock.requests()[6]);
+    assert!(
+        sent.contains(&format!("<attachment source=\\\"{mention}\\\">")) && sent.contains("Architecture"),
+        "{sent}"
+    );
     agent.ops.send(Op::Shutdown).unwrap();
     manager.shutdown().await;
 }

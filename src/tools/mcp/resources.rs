@@ -78,6 +78,55 @@ pub(crate) fn offered(config: &ServerConfig, catalog: &Catalog) -> Vec<ResourceS
     resources.chain(templates).collect()
 }
 
+/// The most text one `@server:uri` mention attaches to a message; the rest is cut with a note.
+pub const MAX_ATTACHED_CHARS: usize = 50_000;
+/// Mentions of one message read at most.
+pub const MAX_MENTIONS: usize = 10;
+
+/// A resource attached to the user's message: what the user wrote (`@server:uri`) and the text it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    pub label: String,
+    pub content: String,
+}
+
+/// The `@server:uri` mentions of a message, in order, each once: whitespace-delimited tokens starting with `@` whose
+/// part before the first `:` is one of `servers` (so `@src/main.rs` and `@user:pass` stay text).
+pub fn mentions(text: &str, servers: &[&str]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for token in text.split_whitespace() {
+        let Some(rest) = token.strip_prefix('@') else { continue };
+        let rest = rest.trim_matches('"').trim_end_matches([',', '.', ')', ';']);
+        let Some((server, uri)) = rest.split_once(':') else {
+            continue;
+        };
+        let mention = (server.to_string(), uri.to_string());
+        if servers.contains(&server) && !uri.is_empty() && !out.contains(&mention) {
+            out.push(mention);
+        }
+    }
+    out.truncate(MAX_MENTIONS);
+    out
+}
+
+/// The message with its attachments after it, each in a block that says where it came from.
+pub fn with_attachments(message: String, attachments: &[Attachment]) -> String {
+    let mut out = message;
+    for attachment in attachments {
+        let mut content = attachment.content.clone();
+        if content.chars().count() > MAX_ATTACHED_CHARS {
+            content = content.chars().take(MAX_ATTACHED_CHARS).collect();
+            content.push_str("\n[… cut: read the rest with mcp_read_resource]");
+        }
+        let _ = write!(
+            out,
+            "\n\n<attachment source=\"{}\">\n{content}\n</attachment>",
+            attachment.label
+        );
+    }
+    out
+}
+
 /// Whether `uri` may be read from a server offering `offered`: a listed resource, or a URI a listed template could
 /// produce (its text before the first `{` and after the last `}`).
 fn readable(offered: &[ResourceSummary], uri: &str) -> bool {
@@ -274,6 +323,27 @@ mod tests {
             description: String::new(),
             template,
         }
+    }
+
+    #[test]
+    fn mentions_name_known_servers_only() {
+        let text = "see @every:demo://a/b.md, and @src/main.rs @user:pw @every:demo://a/b.md @other:x:y";
+        assert_eq!(
+            mentions(text, &["every", "other"]),
+            [
+                ("every".to_string(), "demo://a/b.md".to_string()),
+                ("other".to_string(), "x:y".to_string())
+            ]
+        );
+        let attached = with_attachments(
+            "hi".into(),
+            &[Attachment {
+                label: "@every:demo://a".into(),
+                content: "x".repeat(MAX_ATTACHED_CHARS + 5),
+            }],
+        );
+        assert!(attached.starts_with("hi\n\n<attachment source=\"@every:demo://a\">\nxxx"));
+        assert!(attached.ends_with("[… cut: read the rest with mcp_read_resource]\n</attachment>"));
     }
 
     #[test]
