@@ -12,6 +12,9 @@ use tern::protocol::ApprovalMode;
 use tern::provider::ProviderKind;
 use tern::tools::mcp::auth::{AuthCommand, LoginOptions};
 
+#[path = "cli/mcp_manage.rs"]
+mod mcp_manage;
+
 #[derive(Parser)]
 #[command(
     name = "tern",
@@ -134,6 +137,12 @@ enum McpCommand {
         /// The server's name in the configuration.
         server: String,
     },
+    /// Add a server to the user's (or the project's) config.
+    Add(mcp_manage::AddArgs),
+    /// Remove a server from the user's (or the project's) config.
+    Remove(mcp_manage::RemoveArgs),
+    /// Show one server: its configuration, where it comes from, its state and its tools.
+    Get(mcp_manage::GetArgs),
 }
 
 #[derive(Args)]
@@ -231,6 +240,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Mcp(McpCommand::Logout { server })) => {
             mcp_auth(&cli.global, &workspace, AuthCommand::Logout { server })
+        }
+        Some(Command::Mcp(McpCommand::Add(args))) => mcp_manage::add(args, &workspace, flag_layer(&cli.global)),
+        Some(Command::Mcp(McpCommand::Remove(args))) => mcp_manage::remove(args, &workspace),
+        Some(Command::Mcp(McpCommand::Get(args))) => {
+            let _log = init_logging();
+            mcp_manage::get(args, &workspace, flag_layer(&cli.global))
         }
         None if cli.continue_session => {
             let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;

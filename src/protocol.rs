@@ -154,6 +154,20 @@ pub enum Op {
         id: u64,
         reverted: Vec<HunkRef>,
     },
+    /// Act on an MCP server for this session (`/mcp`). The servers' states show the outcome; a failure comes back as
+    /// a notice.
+    McpServer {
+        name: String,
+        action: McpAction,
+    },
+    /// Run an MCP server's prompt as the user's turn (`/mcp__server__prompt args`): it is fetched with
+    /// `prompts/get` and its messages are the turn's text. Refused while a turn runs.
+    McpPrompt {
+        server: String,
+        prompt: String,
+        #[serde(default)]
+        arguments: serde_json::Map<String, Value>,
+    },
 }
 
 /// Which of the agent's changes `/review` walks.
@@ -205,6 +219,18 @@ pub struct ReviewHunk {
     pub lines: String,
     /// The file with only this hunk reverted (`old`) against the file now (`new`): a diff renderer draws just it.
     pub diff: FileDiff,
+}
+
+/// What `/mcp` does to a server, for this session only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpAction {
+    /// Connect it, and offer its tools once it is ready.
+    Enable,
+    /// Close it and stop offering its tools.
+    Disable,
+    /// Close its connection and connect again.
+    Reconnect,
 }
 
 /// The user's answer to an MCP server's request for input.

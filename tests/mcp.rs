@@ -16,6 +16,8 @@ mod everything;
 mod harness;
 #[path = "mcp/hostile.rs"]
 mod hostile;
+#[path = "mcp/manage.rs"]
+mod manage;
 #[path = "mcp/oauth.rs"]
 mod oauth;
 #[path = "mcp/startup.rs"]

@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     /// Cancelled by an interrupt or shutdown, then replaced: work that outlives a turn (subagents started without
     /// waiting) runs under a child of it.
     pub background: Mutex<CancellationToken>,
+    /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
+    pub mcp: Option<Arc<crate::tools::mcp::McpManager>>,
 }
 
 /// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
@@ -98,6 +100,7 @@ impl Shared {
             events,
             record: Mutex::new(Recorder { log, events: 0 }),
             background: Mutex::new(CancellationToken::new()),
+            mcp: self.mcp.clone(),
         }
     }
 
@@ -255,6 +258,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
             events: config.history_events,
         }),
         background: Mutex::default(),
+        mcp: config.tools.mcp(),
     });
     if let Some(inbox) = config.mcp_elicitations {
         forward_elicitations(inbox, Arc::downgrade(&shared));
@@ -415,6 +419,26 @@ impl Agent {
                         self.review_apply(id, &reverted);
                         continue;
                     }
+                    Some(Op::McpServer { name, action }) => {
+                        super::mcp_ops::server_action(&self.shared, &name, action);
+                        continue;
+                    }
+                    Some(Op::McpPrompt {
+                        server,
+                        prompt,
+                        arguments,
+                    }) => {
+                        // Fetched like a turn's work: an interrupt stops it, a message sent meanwhile waits.
+                        let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+                        let work = self.mcp_prompt_text(&server, &prompt, arguments, &cancel);
+                        let (text, stop) =
+                            while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
+                        shutting_down = stop;
+                        match text {
+                            Some(text) if !stop => text,
+                            _ => continue,
+                        }
+                    }
                     Some(Op::Shutdown) | None => break,
                 },
             };
@@ -443,6 +467,7 @@ impl Agent {
             Ok(context) => context,
             Err(end) => return end,
         };
+        let attachments = self.mcp_attachments(&text, &cancel).await;
         // The work tree as it is before the model touches it (after the user's message shows).
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
@@ -455,6 +480,7 @@ impl Agent {
             Some(context) => format!("{content}\n\n{context}"),
             None => content,
         };
+        let content = crate::tools::mcp::resources::with_attachments(content, &attachments);
         self.push_message(Message::User {
             content,
             images: Vec::new(),
@@ -540,6 +566,8 @@ async fn while_busy<F: std::future::Future>(
                 Some(Op::Compact { .. }) => refuse("/compact"),
                 Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => refuse("undo or rewind"),
                 Some(Op::ReviewStart { .. } | Op::ReviewApply { .. }) => refuse("/review"),
+                Some(Op::McpServer { name, action }) => super::mcp_ops::server_action(shared, &name, action),
+                Some(Op::McpPrompt { .. }) => refuse("run an MCP prompt"),
                 Some(Op::Shutdown) => {
                     stop = true;
                     cancel.cancel();

@@ -18,6 +18,7 @@
 //! not send the model a file from elsewhere on the disk.
 
 pub mod expand;
+pub mod mcp_prompts;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

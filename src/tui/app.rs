@@ -173,13 +173,23 @@ impl App {
         }
     }
 
-    /// Shows a warning for each MCP server that failed or was not started since the last look.
+    /// Shows a warning for each MCP server that failed or was not started since the last look, and offers the ready
+    /// servers' prompts as slash commands.
     pub fn mcp_changed(&mut self) {
         let Some(rx) = self.mcp.as_mut() else { return };
         let statuses = rx.borrow_and_update().clone();
         for failure in self.mcp_watch.failures(&statuses) {
             self.state.notice(failure.line(), Level::Warning);
         }
+        let mut commands = all_commands(&self.custom);
+        commands.extend(
+            crate::commands::mcp_prompts::commands(&statuses)
+                .into_iter()
+                .map(SlashCommand::mcp_prompt),
+        );
+        self.composer.set_commands(commands);
+        self.composer
+            .set_mcp_resources(super::composer::mcp_mentions::entries(&statuses));
     }
 
     fn send(&mut self, op: Op) {
@@ -564,6 +574,19 @@ impl App {
                 self.layers.push(Box::new(super::picker::PickerLayer::new(sessions)));
             }
             "fork" => self.switch = Some(super::switch::SessionSwitch::Fork),
+            // An MCP prompt is fetched by the agent, then shown and sent as the user's message.
+            other if other.starts_with(crate::tools::mcp::prompts::COMMAND_PREFIX) => {
+                let statuses = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
+                match crate::commands::mcp_prompts::resolve(other, args, &statuses) {
+                    _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),
+                    Some(Ok(op)) => {
+                        self.transcript.to_bottom();
+                        self.send(op);
+                    }
+                    Some(Err(e)) => self.state.notice(e, Level::Error),
+                    None => {}
+                }
+            }
             // A custom command sends its prompt, which the transcript shows as the user's message.
             other => match self.custom.get(other).map(|c| c.expand(args)) {
                 Some(prompt) => self.submit(prompt),

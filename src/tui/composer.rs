@@ -31,6 +31,7 @@ mod file_index;
 mod fuzzy;
 mod history;
 mod keys;
+pub mod mcp_mentions;
 mod paste;
 mod popup;
 mod slash;
@@ -103,6 +104,8 @@ pub struct Composer {
     /// Started on the first `@`.
     index: Option<FileIndex>,
     file_reply: Option<IndexReply>,
+    /// MCP resources offered beside the files in the `@` popup.
+    mcp_resources: Vec<mcp_mentions::ResourceEntry>,
     /// The index has answered at least once (so a missing reply means "searching", not "indexing").
     index_ready: bool,
     file_selected: usize,
@@ -128,6 +131,7 @@ impl Composer {
             dismissed: None,
             index: None,
             file_reply: None,
+            mcp_resources: Vec::new(),
             index_ready: false,
             file_selected: 0,
             sent_query: None,
@@ -189,6 +193,16 @@ impl Composer {
 
     pub fn popup_open(&self) -> bool {
         self.popup.is_some()
+    }
+
+    /// Replaces the MCP resources the `@` popup offers (they come and go with their servers).
+    pub fn set_mcp_resources(&mut self, resources: Vec<mcp_mentions::ResourceEntry>) {
+        self.mcp_resources = resources;
+    }
+
+    /// Replaces the commands the slash popup offers (MCP prompt commands come and go with their servers).
+    pub fn set_commands(&mut self, commands: Vec<SlashCommand>) {
+        self.commands = commands;
     }
 
     /// Replaces the input with `text`, literally (no placeholder collapsing), cursor at the end; drops collapsed
@@ -518,7 +532,8 @@ impl Composer {
 
     /// Takes the newest reply of the file index, if one arrived.
     fn poll_index(&mut self) {
-        if let Some(reply) = self.index.as_ref().and_then(FileIndex::latest) {
+        if let Some(mut reply) = self.index.as_ref().and_then(FileIndex::latest) {
+            mcp_mentions::merge(&mut reply, &self.mcp_resources);
             self.index_ready = true;
             self.file_reply = Some(reply);
             self.file_selected = 0;

@@ -36,22 +36,31 @@ async fn exercise(s: &Session) {
         s.ok("mcp_everything_get-sum", json!({"a": "2", "b": 3})).await,
         "The sum of 2 and 3 is 5."
     );
-    let doc = s.ok("mcp_everything_resource_architecture_md", json!({})).await;
+    // Resources through the two generic tools, not one tool each; prompts are the user's, not the model's.
+    let listed = s.ok("mcp_list_resources", json!({})).await;
+    assert!(
+        listed.contains("demo://resource/static/document/architecture.md") && listed.contains("URI template"),
+        "{listed}"
+    );
+    let doc = s
+        .ok(
+            "mcp_read_resource",
+            json!({"server": "everything", "uri": "demo://resource/static/document/architecture.md"}),
+        )
+        .await;
     assert!(doc.len() > 200 && doc.contains("Architecture"), "{doc}");
     let dynamic = s
         .ok(
-            "mcp_everything_resource_Dynamic_Text_Resource",
-            json!({"resourceId": "3"}),
+            "mcp_read_resource",
+            json!({"server": "everything", "uri": "demo://resource/dynamic/text/3"}),
         )
         .await;
     assert!(dynamic.contains('3'), "{dynamic}");
-    let prompt = s
-        .ok(
-            "mcp_everything_prompt_args-prompt",
-            json!({"city": "Paris", "state": "TX"}),
-        )
-        .await;
-    assert!(prompt.starts_with("[user]") && prompt.contains("Paris"), "{prompt}");
+    let names = s.registry.names();
+    assert!(
+        !names.iter().any(|n| n.contains("_resource_") || n.contains("_prompt_")),
+        "{names:?}"
+    );
     let image = s.call("mcp_everything_get-tiny-image", json!({})).await;
     assert_eq!(image.images.len(), 1, "{}", image.text);
     assert_eq!(image.images[0].media_type, "image/png");
@@ -59,7 +68,7 @@ async fn exercise(s: &Session) {
     let tool = |n: &str| s.registry.get(n).unwrap();
     assert!(tool("mcp_everything_echo").read_only(), "readOnlyHint is honoured");
     assert!(!tool("mcp_everything_toggle-simulated-logging").read_only());
-    assert!(tool("mcp_everything_prompt_simple-prompt").read_only());
+    assert!(tool("mcp_list_resources").read_only() && tool("mcp_read_resource").concurrency_safe());
     let missing = s.call("mcp_everything_get-sum", json!({"a": 1})).await;
     assert!(
         missing.is_error && missing.text.contains("missing required b"),
@@ -362,7 +371,12 @@ async fn a_missing_command_fails_alone() {
         }
     );
     assert!(matches!(s.status("everything").state, ServerState::Ready { .. }));
-    assert!(s.registry.names().iter().all(|n| n.starts_with("mcp_everything_")));
+    assert!(
+        s.registry
+            .names()
+            .iter()
+            .all(|n| n.starts_with("mcp_everything_") || n.ends_with("_resource") || n.ends_with("_resources"))
+    );
     assert!(matches!(s.status("everything").state, ServerState::Ready { .. }));
     assert_eq!(
         s.ok("mcp_everything_echo", json!({"message": "fine"})).await,
@@ -441,18 +455,16 @@ async fn enabled_and_disabled_tools_filter_tools_resources_and_prompts() {
     let s = session(&stdio_everything(&js, enabled)).await;
     let names = s.registry.names();
     assert!(names.contains(&"mcp_everything_echo".to_string()), "{names:?}");
-    assert!(
-        names.contains(&"mcp_everything_prompt_simple-prompt".to_string()),
-        "{names:?}"
-    );
     assert!(names.contains(&"mcp_everything_get-sum".to_string()), "{names:?}");
     assert!(
         !names.contains(&"mcp_everything_get-env".to_string()),
         "disabled wins: {names:?}"
     );
     assert!(
-        !names.iter().any(|n| n.contains("_resource_")),
-        "resources matched by URI are disabled: {names:?}"
+        !names
+            .iter()
+            .any(|n| n == "mcp_list_resources" || n == "mcp_read_resource"),
+        "resources matched by URI are disabled, so no resource tools: {names:?}"
     );
     assert!(
         !names.iter().any(|n| n.contains("args-prompt") || n.contains("toggle")),
@@ -462,6 +474,9 @@ async fn enabled_and_disabled_tools_filter_tools_resources_and_prompts() {
         panic!()
     };
     assert_eq!((resources, prompts), (0, 1));
+    let status = s.status("everything");
+    assert_eq!(status.prompts.len(), 1);
+    assert_eq!(status.prompts[0].name, "simple-prompt");
     let out = s.call("mcp_everything_get-env", json!({})).await;
     assert!(out.is_error && out.text.contains("not found"), "{}", out.text);
     s.manager.shutdown().await;

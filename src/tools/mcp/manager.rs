@@ -1,6 +1,7 @@
 //! The MCP servers of a session: connected concurrently in the background, watched (a server that dies is marked and
 //! restarted on its next use; a list change refreshes its tools), and offered to the registry as a `ToolSource`.
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -13,8 +14,13 @@ use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
 use super::elicit::ClientSetup;
 use super::names::{ItemKind, dedupe};
+use super::prompts::PromptSummary;
+use super::resources::ResourceSummary;
 use super::tool::{Catalog, McpTool, items, problems};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
+
+mod control;
+pub use control::ControlError;
 
 /// How long a listing may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -82,6 +88,12 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     /// What the server lists but tern does not offer, and why.
     pub problems: Vec<String>,
+    /// The resources and URI templates it offers (after its filter), read through the generic resource tools.
+    pub resources: Vec<ResourceSummary>,
+    /// The prompts it offers (after its filter), the user's slash commands.
+    pub prompts: Vec<PromptSummary>,
+    /// Turned on or off for this session only (`/mcp`), whatever the config says.
+    pub switched: Option<bool>,
 }
 
 /// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
@@ -113,7 +125,13 @@ pub(crate) struct Server {
     /// Serialises connection attempts so concurrent calls start one process, not several.
     connecting: tokio::sync::Mutex<()>,
     live: Mutex<Live>,
+    /// `/mcp`'s switch for this session: `SWITCH_NONE` (as configured), `SWITCH_ON` or `SWITCH_OFF`.
+    switch: AtomicU8,
 }
+
+const SWITCH_NONE: u8 = 0;
+const SWITCH_ON: u8 = 1;
+const SWITCH_OFF: u8 = 2;
 
 #[derive(Default)]
 struct Live {
@@ -150,6 +168,7 @@ impl McpManager {
                         setup: setup.clone(),
                         shutdown: shutdown.clone(),
                         connecting: tokio::sync::Mutex::new(()),
+                        switch: AtomicU8::new(SWITCH_NONE),
                         live: Mutex::new(Live {
                             state: Some(if config.enabled {
                                 ServerState::Connecting
@@ -259,6 +278,10 @@ impl ToolSource for McpManager {
         self.inner.tools.read().map(|t| t.clone()).unwrap_or_default()
     }
 
+    fn mcp(self: Arc<Self>) -> Option<Arc<McpManager>> {
+        Some(self)
+    }
+
     async fn wait_ready(&self) {
         self.wait_started().await;
         // Servers that failed get another chance in the background, less often the more they fail.
@@ -278,16 +301,27 @@ impl Inner {
     fn publish(&self) {
         let _one_at_a_time = self.publishing.lock();
         let mut all = Vec::new();
+        let mut with_resources = Vec::new();
         for server in &self.servers {
             let Ok(live) = server.live.lock() else { continue };
-            if !server.config.enabled {
+            if !server.is_on() {
                 continue;
             }
             for item in items(&server.config, &live.catalog) {
                 all.push((Arc::clone(server), item));
             }
+            if !super::resources::offered(&server.config, &live.catalog).is_empty() {
+                with_resources.push(Arc::clone(server));
+            }
         }
-        let names = dedupe(&all.iter().map(|(_, item)| item.wrapped.clone()).collect::<Vec<_>>());
+        // The generic resource tools keep their names; a server tool that would take one is renamed.
+        let generic = super::resources::tools(with_resources);
+        let wanted: Vec<String> = generic
+            .iter()
+            .map(|t| t.name().to_string())
+            .chain(all.iter().map(|(_, item)| item.wrapped.clone()))
+            .collect();
+        let names: Vec<String> = dedupe(&wanted).split_off(generic.len());
         let notes: Vec<super::instructions::ServerInstructions> = if self.shutdown.is_cancelled() {
             Vec::new()
         } else {
@@ -307,7 +341,10 @@ impl Inner {
             })
             .collect();
         if let Ok(mut list) = self.tools.write() {
-            *list = tools.into_iter().map(|t| t as Arc<dyn Tool>).collect();
+            *list = generic
+                .into_iter()
+                .chain(tools.into_iter().map(|t| t as Arc<dyn Tool>))
+                .collect();
         }
         if let Ok(mut current) = self.instructions.write()
             && **current != notes
@@ -319,6 +356,20 @@ impl Inner {
 }
 
 impl Server {
+    /// Whether the server is in use: as configured, unless `/mcp` switched it for this session.
+    pub(crate) fn is_on(&self) -> bool {
+        match self.switch.load(Ordering::Relaxed) {
+            SWITCH_ON => true,
+            SWITCH_OFF => false,
+            _ => self.config.enabled,
+        }
+    }
+
+    /// What the server offers, as last listed.
+    pub(crate) fn catalog(&self) -> Catalog {
+        self.live.lock().map(|l| l.catalog.clone()).unwrap_or_default()
+    }
+
     fn publish(&self) {
         if let Some(inner) = self.inner.upgrade() {
             inner.publish();
@@ -335,7 +386,7 @@ impl Server {
     /// The server's instructions while its tools are offered (ready, reconnecting, or disconnected and restarting on
     /// its next use).
     fn offered_note(&self) -> Option<super::instructions::ServerInstructions> {
-        if !self.config.enabled {
+        if !self.is_on() {
             return None;
         }
         let live = self.live.lock().ok()?;
@@ -357,11 +408,20 @@ impl Server {
             .and_then(|l| l.state.clone())
             .unwrap_or(ServerState::Connecting);
         let count = |kind| tools.iter().filter(|t| t.item.kind == kind).count();
+        let (resources, prompts) = live
+            .as_ref()
+            .map(|l| {
+                (
+                    super::resources::offered(&self.config, &l.catalog),
+                    super::prompts::offered(&self.config, &l.catalog),
+                )
+            })
+            .unwrap_or_default();
         if let ServerState::Ready { .. } = state {
             state = ServerState::Ready {
                 tools: count(ItemKind::Tool),
-                resources: count(ItemKind::Resource),
-                prompts: count(ItemKind::Prompt),
+                resources: resources.len(),
+                prompts: prompts.len(),
             };
         }
         if shut_down && matches!(state, ServerState::Ready { .. } | ServerState::Connecting) {
@@ -394,11 +454,18 @@ impl Server {
                 .as_ref()
                 .map(|l| problems(&self.config, &l.catalog))
                 .unwrap_or_default(),
+            resources,
+            prompts,
+            switched: match self.switch.load(Ordering::Relaxed) {
+                SWITCH_ON => Some(true),
+                SWITCH_OFF => Some(false),
+                _ => None,
+            },
         }
     }
 
     fn due_for_retry(&self) -> bool {
-        if !self.config.enabled || self.shutdown.is_cancelled() || self.config.problem.is_some() {
+        if !self.is_on() || self.shutdown.is_cancelled() || self.config.problem.is_some() {
             return false;
         }
         let Ok(live) = self.live.lock() else { return false };

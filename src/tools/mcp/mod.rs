@@ -14,6 +14,8 @@ pub mod elicit;
 mod manager;
 pub mod names;
 mod output;
+pub mod prompts;
+pub mod resources;
 mod sanitize;
 mod stdio;
 mod tasks;
@@ -24,6 +26,9 @@ mod transport_sse;
 pub mod instructions;
 pub mod report;
 
+// `tern mcp add/remove/get`.
+pub mod manage;
+
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -32,8 +37,10 @@ pub use config::{
     load_servers,
 };
 pub use elicit::{ClientSetup, ElicitationInbox, ElicitationRequest};
-pub use manager::{McpManager, ServerState, ServerStatus, ToolSummary};
+pub use manager::{ControlError, McpManager, ServerState, ServerStatus, ToolSummary};
 pub use names::ItemKind;
+pub use prompts::PromptSummary;
+pub use resources::ResourceSummary;
 
 /// How much longer than the slowest server's `startup_timeout` `tern mcp list` waits before it gives up on it.
 const LIST_MARGIN: Duration = Duration::from_secs(5);
@@ -101,6 +108,7 @@ fn render_with_logins(statuses: &[ServerStatus], logins: &[Option<bool>]) -> Str
         let _ = writeln!(out, "{}  ({}: {})", status.name, status.transport, status.target);
         let _ = writeln!(out, "  from:   {}", status.source);
         let state = match &status.state {
+            ServerState::Disabled if status.switched == Some(false) => "turned off for this session".to_string(),
             ServerState::Disabled => "disabled".to_string(),
             ServerState::Connecting => "still connecting".to_string(),
             ServerState::Ready {
@@ -141,6 +149,15 @@ fn render_with_logins(statuses: &[ServerStatus], logins: &[Option<bool>]) -> Str
                 format!(": {}", tool.summary)
             };
             let _ = writeln!(out, "    {}{flags}{summary}", tool.name);
+        }
+        for resource in &status.resources {
+            let kind = if resource.template { "template" } else { "resource" };
+            let _ = writeln!(out, "    {kind} {}  ({})", resource.uri, resource.name);
+        }
+        for prompt in &status.prompts {
+            let usage = prompt.usage();
+            let space = if usage.is_empty() { "" } else { " " };
+            let _ = writeln!(out, "    /{}{space}{usage}", prompt.command(&status.name));
         }
         for problem in &status.problems {
             let _ = writeln!(out, "  problem: {problem}");

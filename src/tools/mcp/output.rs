@@ -1,12 +1,12 @@
 //! Turning what an MCP server returns into a `ToolOutput`: text blocks as they are, images as image attachments
 //! (placeholders in the text when a provider could not take them), embedded resources inline, resource links and
 //! audio described, structured content given once (the text blocks when they carry the same data, else the JSON in
-//! their place), text blobs decoded and binary blobs described (type and size), never pasted as base64. Also the
-//! RFC 6570 expansion that turns a resource template and the model's arguments into a URI.
+//! their place), text blobs decoded and binary blobs described (type and size), never pasted as base64; a prompt's
+//! messages as the user's message.
 
 use base64::Engine;
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, ResourceContents, Role};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::client::NOTES_KEY;
 use crate::protocol::{Image, ToolOutput};
@@ -92,27 +92,32 @@ pub(crate) fn resource_output(result: ReadResourceResult) -> ToolOutput {
     out.finish(false)
 }
 
-/// A `prompts/get` result: the filled messages, each under its role.
-pub(crate) fn prompt_output(result: GetPromptResult) -> ToolOutput {
-    let mut out = Collector::default();
-    if let Some(description) = result.description.as_deref().filter(|d| !d.trim().is_empty()) {
-        out.push(format!("Prompt: {description}"));
-    }
+/// A `prompts/get` result as the user's message: the messages' text in order, each under its role only when the
+/// prompt holds other roles than the user's.
+pub(crate) fn prompt_message(result: GetPromptResult) -> String {
+    let mut out = Collector {
+        text_only: true,
+        ..Collector::default()
+    };
+    let mixed = result.messages.iter().any(|m| m.role != Role::User);
     for message in &result.messages {
-        let role = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        out.push(format!("[{role}]"));
+        if mixed {
+            out.push(match message.role {
+                Role::User => "[user]".to_string(),
+                Role::Assistant => "[assistant]".to_string(),
+            });
+        }
         out.block(&message.content);
     }
-    out.finish(false)
+    out.texts.join("\n\n")
 }
 
 #[derive(Default)]
 struct Collector {
     texts: Vec<String>,
     images: Vec<Image>,
+    /// Text only (a prompt sent as the user's message): images are described, not attached.
+    text_only: bool,
 }
 
 impl Collector {
@@ -206,8 +211,10 @@ impl Collector {
         let from = uri.map(|u| format!(" {u}")).unwrap_or_default();
         let size = decoded_len(data);
         let valid = base64::engine::general_purpose::STANDARD.decode(data.trim()).is_ok();
-        if !IMAGE_TYPES.contains(&mime) || size > MAX_IMAGE_BYTES || !valid {
-            let why = if !valid {
+        if self.text_only || !IMAGE_TYPES.contains(&mime) || size > MAX_IMAGE_BYTES || !valid {
+            let why = if self.text_only {
+                "a message carries text only"
+            } else if !valid {
                 "invalid base64"
             } else if size > MAX_IMAGE_BYTES {
                 "too large to attach"
@@ -268,134 +275,10 @@ fn decoded_len(base64: &str) -> usize {
     trimmed.len() * 3 / 4
 }
 
-/// The variable names of an RFC 6570 URI template, in order of first appearance.
-pub(crate) fn template_variables(template: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (_, vars) in expressions(template) {
-        for var in vars.split(',') {
-            let name = var.trim().trim_end_matches('*');
-            let name = name.split(':').next().unwrap_or_default();
-            if !name.is_empty() && !names.iter().any(|n| n == name) {
-                names.push(name.to_string());
-            }
-        }
-    }
-    names
-}
-
-/// Expands an RFC 6570 template (levels 1-3, plus `*` on single values) with string arguments; missing variables are
-/// left out as the RFC says.
-pub(crate) fn expand_template(template: &str, args: &Map<String, Value>) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start..].find('}') else {
-            break;
-        };
-        out.push_str(&rest[..start]);
-        let expr = &rest[start + 1..start + len];
-        out.push_str(&expand_expression(expr, args));
-        rest = &rest[start + len + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn expressions(template: &str) -> impl Iterator<Item = (Option<char>, &str)> {
-    template.split('{').skip(1).filter_map(|part| {
-        let expr = part.split_once('}')?.0;
-        let op = expr.chars().next().filter(|c| "+#./;?&".contains(*c));
-        Some((op, op.map_or(expr, |c| &expr[c.len_utf8()..])))
-    })
-}
-
-fn expand_expression(expr: &str, args: &Map<String, Value>) -> String {
-    let op = expr.chars().next().filter(|c| "+#./;?&".contains(*c));
-    let vars = op.map_or(expr, |c| &expr[c.len_utf8()..]);
-    let (first, sep, named, if_empty, reserved) = match op {
-        None => ("", ",", false, "", false),
-        Some('+') => ("", ",", false, "", true),
-        Some('#') => ("#", ",", false, "", true),
-        Some('.') => (".", ".", false, "", false),
-        Some('/') => ("/", "/", false, "", false),
-        Some(';') => (";", ";", true, "", false),
-        Some('?') => ("?", "&", true, "=", false),
-        _ => ("&", "&", true, "=", false),
-    };
-    let mut parts = Vec::new();
-    for var in vars.split(',') {
-        let var = var.trim().trim_end_matches('*');
-        let (name, prefix) = match var.split_once(':') {
-            Some((name, n)) => (name, n.parse::<usize>().ok()),
-            None => (var, None),
-        };
-        let value = match args.get(name) {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Null) | None => continue,
-            Some(other) => other.to_string(),
-        };
-        let value: String = match prefix {
-            Some(n) => value.chars().take(n).collect(),
-            None => value,
-        };
-        let encoded = encode(&value, reserved);
-        parts.push(match (named, encoded.is_empty()) {
-            (true, true) => format!("{name}{if_empty}"),
-            (true, false) => format!("{name}={encoded}"),
-            (false, _) => encoded,
-        });
-    }
-    if parts.is_empty() {
-        return String::new();
-    }
-    format!("{first}{}", parts.join(sep))
-}
-
-/// Percent-encodes everything but unreserved characters (and reserved ones too for `+` and `#`).
-fn encode(value: &str, keep_reserved: bool) -> String {
-    const RESERVED: &str = ":/?#[]@!$&'()*+,;=";
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        if c.is_ascii_alphanumeric() || "-._~".contains(c) || (keep_reserved && RESERVED.contains(c)) {
-            out.push(c);
-        } else {
-            let mut buf = [0u8; 4];
-            for byte in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("%{byte:02X}"));
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
-
-    #[test]
-    fn templates_expand_like_rfc_6570() {
-        let a = args(json!({"id": "42", "path": "a b/c", "owner": "me", "q": "x&y", "empty": ""}));
-        assert_eq!(
-            expand_template("demo://resource/dynamic/text/{id}", &a),
-            "demo://resource/dynamic/text/42"
-        );
-        assert_eq!(expand_template("file:///{path}", &a), "file:///a%20b%2Fc");
-        assert_eq!(expand_template("file:///{+path}", &a), "file:///a%20b/c");
-        assert_eq!(expand_template("repo://{owner}/x{/path}", &a), "repo://me/x/a%20b%2Fc");
-        assert_eq!(expand_template("s://x{?q,id,missing}", &a), "s://x?q=x%26y&id=42");
-        assert_eq!(expand_template("s://x{?empty}", &a), "s://x?empty=");
-        assert_eq!(expand_template("s://{missing}/y", &a), "s:///y");
-        assert_eq!(expand_template("s://{id:1}", &a), "s://4");
-        assert_eq!(
-            template_variables("r://{owner}/{repo}{/path*}{?q,owner}"),
-            ["owner", "repo", "path", "q"]
-        );
-    }
 
     #[test]
     fn content_blocks_become_text_and_images() {
@@ -511,8 +394,11 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            prompt_output(result).text,
-            "Prompt: A city prompt\n[user]\nWhat is the weather in Paris?\n[assistant]\nSunny."
+            prompt_message(result.clone()),
+            "[user]\n\nWhat is the weather in Paris?\n\n[assistant]\n\nSunny."
         );
+        let mut only_user = result;
+        only_user.messages.truncate(1);
+        assert_eq!(prompt_message(only_user), "What is the weather in Paris?");
     }
 }

@@ -134,6 +134,9 @@ mod tests {
             skipped,
             startup_timeout: Duration::from_secs(10),
             problems: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            switched: None,
         }
     }
 

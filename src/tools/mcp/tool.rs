@@ -1,29 +1,27 @@
-//! MCP tools, resources and prompts as tern `Tool`s: what the model sees (name, description, an object schema) and
-//! what a call sends (the original name or URI on the wire).
+//! MCP tools as tern `Tool`s: what the model sees (name, description, an object schema) and what a call sends (the
+//! original name on the wire). Resources reach the model through the generic tools of `resources.rs`, prompts reach
+//! the user as slash commands (`prompts.rs`); neither becomes a tool of its own.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest, GetPromptRequestParams, Prompt,
-    ReadResourceRequest, ReadResourceRequestParams, Resource, ResourceTemplate, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, Prompt, Resource, ResourceTemplate, ServerResult,
 };
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::config::ServerConfig;
 use super::manager::Server;
 use super::names::{ItemKind, sanitize, wrapped_name};
-use super::output::{call_output, expand_template, prompt_output, resource_output, template_variables};
+use super::output::call_output;
 use super::sanitize::{log_once, sanitize_schema};
 use crate::protocol::ToolOutput;
 use crate::tools::{Tool, ToolContext, ToolError, ToolHints};
 
 /// Longest description passed on; some servers write manuals into them.
 const MAX_DESCRIPTION_CHARS: usize = 4000;
-/// Resources (and templates) offered per server; a server exposing thousands of files would drown the tool list.
-const MAX_RESOURCE_TOOLS: usize = 100;
 
 /// What a server offers, as last listed.
 #[derive(Debug, Clone, Default)]
@@ -36,15 +34,6 @@ pub(crate) struct Catalog {
     pub task_only: HashSet<String>,
 }
 
-/// What a call is sent as.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Target {
-    Tool(String),
-    Resource(String),
-    Template(String),
-    Prompt(String),
-}
-
 /// One offered item, before its final (collision-free) name is known.
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
@@ -54,13 +43,12 @@ pub(crate) struct Item {
     pub wrapped: String,
     pub description: String,
     pub schema: Value,
-    /// `readOnlyHint` (resources and prompts only read, by the protocol's definition). A hint, not a guarantee.
+    /// `readOnlyHint`. A hint, not a guarantee.
     pub read_only: bool,
     /// `openWorldHint`, true when the server does not say (the MCP default).
     pub open_world: bool,
     /// `idempotentHint`: calling again with the same arguments has no further effect. False when not said.
     pub idempotent: bool,
-    pub target: Target,
 }
 
 /// The schema a listed tool is offered with, or why it is not offered. Also says, once per tool, in the log, what
@@ -90,7 +78,7 @@ pub(crate) fn problems(config: &ServerConfig, catalog: &Catalog) -> Vec<String> 
         .collect()
 }
 
-/// The items a server's catalog yields after its filter, in a stable order. Each tool's schema is sanitised for the
+/// The tools a server's catalog yields after its filter, in a stable order. Each tool's schema is sanitised for the
 /// providers; a tool whose schema cannot be made an object schema, or that only runs as a task, is left out (the log
 /// and `problems` say so): no model could call it correctly.
 pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
@@ -120,130 +108,6 @@ pub(crate) fn items(config: &ServerConfig, catalog: &Catalog) -> Vec<Item> {
             read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
             open_world: tool.annotations.as_ref().and_then(|a| a.open_world_hint) != Some(false),
             idempotent: tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true),
-            target: Target::Tool(tool.name.to_string()),
-        });
-    }
-    let mut resources = Vec::new();
-    for resource in &catalog.resources {
-        let wrapped = wrapped_name(server, ItemKind::Resource, &resource.name);
-        if !config.filter.allows(&[&resource.name, &resource.uri, &wrapped]) {
-            continue;
-        }
-        let about = resource
-            .description
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default();
-        resources.push(Item {
-            kind: ItemKind::Resource,
-            original: resource.name.clone(),
-            wrapped,
-            description: describe(
-                &format!(
-                    "Read the resource `{}` ({}) of MCP server `{server}`{about}",
-                    resource.name, resource.uri
-                ),
-                String::new,
-            ),
-            schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
-            read_only: true,
-            open_world: true,
-            idempotent: false,
-            target: Target::Resource(resource.uri.clone()),
-        });
-    }
-    for template in &catalog.templates {
-        let wrapped = wrapped_name(server, ItemKind::Resource, &template.name);
-        if !config
-            .filter
-            .allows(&[&template.name, &template.uri_template, &wrapped])
-        {
-            continue;
-        }
-        let vars = template_variables(&template.uri_template);
-        let properties: Map<String, Value> = vars
-            .iter()
-            .map(|v| {
-                (
-                    v.clone(),
-                    json!({"type": "string", "description": format!("Value of `{{{v}}}` in the URI")}),
-                )
-            })
-            .collect();
-        let about = template
-            .description
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default();
-        resources.push(Item {
-            kind: ItemKind::Resource,
-            original: template.name.clone(),
-            wrapped,
-            description: describe(
-                &format!("Read a resource of MCP server `{server}` by the URI template `{}`{about}", template.uri_template),
-                String::new,
-            ),
-            schema: json!({"type": "object", "properties": properties, "required": vars, "additionalProperties": false}),
-            read_only: true,
-            open_world: true,
-            idempotent: false,
-            target: Target::Template(template.uri_template.clone()),
-        });
-    }
-    if resources.len() > MAX_RESOURCE_TOOLS {
-        tracing::warn!(
-            server,
-            offered = MAX_RESOURCE_TOOLS,
-            total = resources.len(),
-            "MCP server has more resources than are offered as tools; use enabledTools to choose"
-        );
-        resources.truncate(MAX_RESOURCE_TOOLS);
-    }
-    out.extend(resources);
-    for prompt in &catalog.prompts {
-        let wrapped = wrapped_name(server, ItemKind::Prompt, &prompt.name);
-        if !config.filter.allows(&[&prompt.name, &wrapped]) {
-            continue;
-        }
-        let args = prompt.arguments.as_deref().unwrap_or_default();
-        let properties: Map<String, Value> = args
-            .iter()
-            .map(|a| {
-                let description = a
-                    .description
-                    .clone()
-                    .or_else(|| a.title.clone())
-                    .unwrap_or_else(|| a.name.clone());
-                (a.name.clone(), json!({"type": "string", "description": description}))
-            })
-            .collect();
-        let required: Vec<&str> = args
-            .iter()
-            .filter(|a| a.required == Some(true))
-            .map(|a| a.name.as_str())
-            .collect();
-        let about = prompt
-            .description
-            .as_deref()
-            .or(prompt.title.as_deref())
-            .map(|d| format!(": {d}"));
-        out.push(Item {
-            kind: ItemKind::Prompt,
-            original: prompt.name.clone(),
-            wrapped,
-            description: describe(
-                &format!(
-                    "Get the prompt `{}` of MCP server `{server}`, filled with the arguments{}",
-                    prompt.name,
-                    about.unwrap_or_default()
-                ),
-                String::new,
-            ),
-            schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
-            read_only: true,
-            open_world: true,
-            idempotent: false,
-            target: Target::Prompt(prompt.name.clone()),
         });
     }
     // The order decides who keeps a contested name: names that needed no sanitising first, then by name, so the
@@ -314,39 +178,13 @@ impl Tool for McpTool {
                 )));
             }
         };
-        let request = match &self.item.target {
-            Target::Tool(name) => ClientRequest::CallToolRequest(CallToolRequest::new(
-                CallToolRequestParams::new(name.clone()).with_arguments(args),
-            )),
-            Target::Resource(uri) => {
-                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)))
-            }
-            Target::Template(template) => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-                ReadResourceRequestParams::new(expand_template(template, &args)),
-            )),
-            Target::Prompt(name) => {
-                // Prompt arguments are strings on the wire.
-                let args = args
-                    .into_iter()
-                    .map(|(k, v)| match v {
-                        Value::String(s) => (k, Value::String(s)),
-                        other => (k, Value::String(other.to_string())),
-                    })
-                    .collect();
-                ClientRequest::GetPromptRequest(GetPromptRequest::new(
-                    GetPromptRequestParams::new(name.clone()).with_arguments(args),
-                ))
-            }
-        };
-        let result = self.server.call(request, &self.item.original, ctx).await?;
-        let output = match (&self.item.target, result) {
-            (Target::Tool(_), ServerResult::CallToolResult(r)) => call_output(r),
-            (Target::Resource(_) | Target::Template(_), ServerResult::ReadResourceResult(r)) => resource_output(r),
-            (Target::Prompt(_), ServerResult::GetPromptResult(r)) => prompt_output(r),
-            (_, ServerResult::EmptyResult(_)) => ToolOutput::text("(no output)"),
-            (Target::Tool(_), other) => call_output(reread(other)?),
-            (Target::Resource(_) | Target::Template(_), other) => resource_output(reread(other)?),
-            (Target::Prompt(_), other) => prompt_output(reread(other)?),
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(self.item.original.clone()).with_arguments(args),
+        ));
+        let output = match self.server.call(request, &self.item.original, ctx).await? {
+            ServerResult::CallToolResult(r) => call_output(r),
+            ServerResult::EmptyResult(_) => ToolOutput::text("(no output)"),
+            other => call_output(reread(other)?),
         };
         Ok(output)
     }
@@ -354,7 +192,7 @@ impl Tool for McpTool {
 
 /// rmcp guesses a response's type from its shape; a result it filed under another type is re-read as the one asked
 /// for before giving up.
-fn reread<T: DeserializeOwned>(result: ServerResult) -> Result<T, ToolError> {
+pub(crate) fn reread<T: DeserializeOwned>(result: ServerResult) -> Result<T, ToolError> {
     serde_json::to_value(&result)
         .ok()
         .and_then(|v| serde_json::from_value(v).ok())
@@ -364,6 +202,7 @@ fn reread<T: DeserializeOwned>(result: ServerResult) -> Result<T, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn only_a_closed_world_idempotent_read_counts_as_a_stable_result() {

@@ -32,6 +32,15 @@ impl SlashCommand {
         }
     }
 
+    /// An MCP prompt's entry (`crate::commands::mcp_prompts`).
+    pub fn mcp_prompt(command: crate::commands::mcp_prompts::PromptCommand) -> Self {
+        Self {
+            name: Cow::Owned(command.name),
+            args: Cow::Owned(command.args),
+            help: Cow::Owned(command.help),
+        }
+    }
+
     /// True when Enter on this command in the popup must wait for an argument.
     pub fn needs_args(&self) -> bool {
         self.args.trim_start().starts_with('<')

@@ -242,6 +242,9 @@ mod tests {
             skipped: false,
             startup_timeout: std::time::Duration::from_secs(10),
             problems: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            switched: None,
         };
         // What `/mcp` in the TUI shows (and `tern mcp list`, which adds the login line for servers that have one).
         assert_eq!(

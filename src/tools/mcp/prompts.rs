@@ -1,0 +1,250 @@
+//! MCP prompts for the user: each server's prompts are slash commands `/mcp__SERVER__PROMPT` (with their description
+//! and argument names), and invoking one fetches it with `prompts/get` and sends its messages as the user's turn.
+//! Prompts are the user's to choose, so the model is not offered them as tools.
+//!
+//! This module knows what the servers offer and how arguments are read (`a b`, or `key=value`, quoted with `"` where
+//! a value holds spaces); the command list lives in `crate::commands`, the request goes through `McpManager`.
+
+use rmcp::model::{ClientRequest, GetPromptRequest, GetPromptRequestParams, ServerResult};
+use serde_json::{Map, Value};
+
+use super::config::ServerConfig;
+use super::names::{ItemKind, wrapped_name};
+use super::tool::Catalog;
+
+/// The prefix of every prompt command.
+pub const COMMAND_PREFIX: &str = "mcp__";
+
+/// One prompt a server offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptSummary {
+    pub name: String,
+    /// The first line of the description (or the title).
+    pub description: String,
+    pub arguments: Vec<PromptArgument>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptArgument {
+    pub name: String,
+    pub required: bool,
+}
+
+impl PromptSummary {
+    /// `/mcp__server__prompt` without the slash.
+    pub fn command(&self, server: &str) -> String {
+        format!("{COMMAND_PREFIX}{server}__{}", self.name)
+    }
+
+    /// The arguments as the slash popup shows them: `<city> [state]`.
+    pub fn usage(&self) -> String {
+        self.arguments
+            .iter()
+            .map(|a| {
+                if a.required {
+                    format!("<{}>", a.name)
+                } else {
+                    format!("[{}]", a.name)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The prompts of a catalog that the server's filter lets through.
+pub(crate) fn offered(config: &ServerConfig, catalog: &Catalog) -> Vec<PromptSummary> {
+    catalog
+        .prompts
+        .iter()
+        .filter(|p| {
+            let wrapped = wrapped_name(&config.name, ItemKind::Prompt, &p.name);
+            config.filter.allows(&[&p.name, &wrapped])
+        })
+        .map(|p| PromptSummary {
+            name: p.name.clone(),
+            description: p
+                .description
+                .as_deref()
+                .or(p.title.as_deref())
+                .and_then(|d| d.lines().next())
+                .unwrap_or_default()
+                .to_string(),
+            arguments: p
+                .arguments
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|a| PromptArgument {
+                    name: a.name.clone(),
+                    required: a.required == Some(true),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// `mcp__server__prompt` split into server and prompt (a server name holds no `__`-free guarantee, so the first
+/// `__` after the prefix ends it only when such a server exists: `known` says which do).
+pub fn parse_command<'a>(command: &'a str, known: &[&str]) -> Option<(&'a str, &'a str)> {
+    let rest = command.strip_prefix(COMMAND_PREFIX)?;
+    // The longest server name that fits, so `a__b` as a server is found before `a`.
+    known
+        .iter()
+        .filter_map(|server| {
+            let prompt = rest.strip_prefix(server)?.strip_prefix("__")?;
+            (!prompt.is_empty()).then(|| (&rest[..server.len()], prompt))
+        })
+        .max_by_key(|(server, _)| server.len())
+}
+
+/// Reads the arguments typed after a prompt command: `key=value` pairs by name, plain words by position; `"…"` keeps
+/// spaces in a value. A missing required argument, an unknown name or a word too many is an error that says the usage.
+pub fn parse_arguments(prompt: &PromptSummary, text: &str) -> Result<Map<String, Value>, String> {
+    let usage = || format!("the arguments are: {}", prompt.usage());
+    let words = split_words(text)?;
+    let mut out = Map::new();
+    let mut position = 0;
+    for word in words {
+        let named = word
+            .split_once('=')
+            .filter(|(k, _)| prompt.arguments.iter().any(|a| a.name == *k));
+        let (name, value) = match named {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => {
+                let Some(next) = prompt
+                    .arguments
+                    .iter()
+                    .skip(position)
+                    .find(|a| !out.contains_key(&a.name))
+                else {
+                    return Err(format!("too many arguments ({word:?}); {}", usage()));
+                };
+                position += 1;
+                (next.name.clone(), word)
+            }
+        };
+        out.insert(name, Value::String(value));
+    }
+    let missing: Vec<&str> = prompt
+        .arguments
+        .iter()
+        .filter(|a| a.required && !out.contains_key(&a.name))
+        .map(|a| a.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("missing {}; {}", missing.join(", "), usage()));
+    }
+    Ok(out)
+}
+
+/// Words separated by spaces; `"…"` groups (a `\"` inside is a quote).
+fn split_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut has_word = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if quoted && chars.peek() == Some(&'"') => {
+                current.push('"');
+                chars.next();
+            }
+            '"' => {
+                quoted = !quoted;
+                has_word = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if has_word {
+                    words.push(std::mem::take(&mut current));
+                    has_word = false;
+                }
+            }
+            c => {
+                current.push(c);
+                has_word = true;
+            }
+        }
+    }
+    if quoted {
+        return Err("a quote is not closed".to_string());
+    }
+    if has_word {
+        words.push(current);
+    }
+    Ok(words)
+}
+
+/// The `prompts/get` request for a prompt and its arguments.
+pub(crate) fn request(prompt: &str, arguments: Map<String, Value>) -> ClientRequest {
+    ClientRequest::GetPromptRequest(GetPromptRequest::new(
+        GetPromptRequestParams::new(prompt.to_string()).with_arguments(arguments),
+    ))
+}
+
+/// The answer to `request` as the user's message.
+pub(crate) fn message(result: ServerResult) -> Result<String, String> {
+    let result = match result {
+        ServerResult::GetPromptResult(r) => r,
+        other => super::tool::reread(other).map_err(|e| e.to_string())?,
+    };
+    let text = super::output::prompt_message(result);
+    if text.trim().is_empty() {
+        return Err("the prompt came back empty".to_string());
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt() -> PromptSummary {
+        PromptSummary {
+            name: "args-prompt".into(),
+            description: String::new(),
+            arguments: vec![
+                PromptArgument {
+                    name: "city".into(),
+                    required: true,
+                },
+                PromptArgument {
+                    name: "state".into(),
+                    required: false,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn commands_name_their_server_and_prompt() {
+        assert_eq!(prompt().command("every"), "mcp__every__args-prompt");
+        assert_eq!(prompt().usage(), "<city> [state]");
+        let known = ["a", "a__b", "other"];
+        assert_eq!(parse_command("mcp__a__b__p", &known), Some(("a__b", "p")));
+        assert_eq!(parse_command("mcp__a__p", &known), Some(("a", "p")));
+        assert_eq!(parse_command("mcp__zz__p", &known), None);
+        assert_eq!(parse_command("mcp__a__", &known), None);
+        assert_eq!(parse_command("help", &known), None);
+    }
+
+    #[test]
+    fn arguments_by_position_by_name_and_quoted() {
+        let p = prompt();
+        let args = parse_arguments(&p, "Paris TX").unwrap();
+        assert_eq!(args["city"], "Paris");
+        assert_eq!(args["state"], "TX");
+        let args = parse_arguments(&p, "state=TX \"New York\"").unwrap();
+        assert_eq!(args["city"], "New York");
+        assert_eq!(args["state"], "TX");
+        let args = parse_arguments(&p, "city=\"San José\"").unwrap();
+        assert_eq!(args["city"], "San José");
+        assert!(!args.contains_key("state"));
+        assert!(parse_arguments(&p, "").unwrap_err().contains("missing city"));
+        assert!(parse_arguments(&p, "a b c").unwrap_err().contains("too many"));
+        assert!(parse_arguments(&p, "\"open").unwrap_err().contains("quote"));
+        // A value with `=` whose key is not an argument is a plain word.
+        assert_eq!(parse_arguments(&p, "x=1").unwrap()["city"], "x=1");
+    }
+}
