@@ -440,7 +440,9 @@ impl Composer {
                     return Some(ComposerAction::Consumed);
                 }
                 let mut text = popup::mention_text(&chosen.path);
-                if !chosen.is_dir() {
+                // An MCP resource stays `@server:uri`: the agent reads and attaches it when the turn runs.
+                let resource = self.mcp_resources.iter().any(|r| r.mention == chosen.path);
+                if !chosen.is_dir() && !resource {
                     match self.attach_file(&chosen.path) {
                         Ok(chip) => text = chip,
                         Err(e) => notice = Some(e.to_string()),

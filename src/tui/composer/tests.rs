@@ -577,3 +577,15 @@ fn a_recalled_message_sends_its_files_again() {
     assert_eq!(c.text(), "explain @src/main.rs (13 B) ");
     assert_eq!(keys(&mut c, "<enter>"), first);
 }
+
+#[test]
+fn a_picked_mcp_resource_stays_a_mention_without_a_notice() {
+    let ws = workspace();
+    let (mut c, mut rx) = composer_in(ws.path());
+    c.set_mcp_resources(vec![super::mcp_mentions::ResourceEntry {
+        mention: "docs:file:///guide.md".into(),
+    }]);
+    // The agent reads and attaches it when the turn runs; the composer neither reads it as a file nor complains.
+    assert_eq!(pick(&mut c, &mut rx, "docs:", "docs:file:///guide.md"), []);
+    assert_eq!(c.text(), "@docs:file:///guide.md ");
+}
