@@ -3,8 +3,7 @@
 //! file; and it replaces it atomically (a temporary file in the same directory, renamed over), so a crash never
 //! leaves half a config. `tern mcp add/remove` and the project trust prompt write through here.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Value};
 
@@ -69,22 +68,14 @@ pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Resu
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    if !dir.as_os_str().is_empty() {
-        create_private_dir(&dir)?;
+    // An existing file keeps its mode; a new one (and its directory) is the user's alone.
+    if path.exists() {
+        return crate::tools::file_state::atomic_write(path, bytes, None);
     }
-    let mut tmp = tempfile::Builder::new().prefix(".config-").tempfile_in(&dir)?;
-    // Keep the mode of the file being replaced; a new one is the user's alone (tempfile makes it 0600).
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_private_dir(dir)?;
     }
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::tools::file_state::atomic_write_private(path, bytes)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
