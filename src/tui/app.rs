@@ -670,6 +670,10 @@ impl App {
     }
 
     pub fn render(&mut self, frame: &mut Frame<'_>) {
+        super::highlight::frame(|| self.render_frame(frame));
+    }
+
+    fn render_frame(&mut self, frame: &mut Frame<'_>) {
         #[cfg(debug_assertions)]
         test_panic_in_view(&self.state);
         self.state.expire_flash(Instant::now());

@@ -11,7 +11,7 @@ mod background;
 mod cache;
 mod lang;
 
-pub use background::{epoch, mark_provisional, track};
+pub use background::{epoch, frame, mark_provisional, track};
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,7 +106,8 @@ fn highlight_or_submit(
     let resumed = cache::resume(&cache_key(syntax, theme), code);
     let done = resumed.as_ref().map_or(0, |c| c.text.len());
     let rest = &code[done..];
-    if rest.bytes().filter(|&b| b == b'\n').count() > background::SYNC_LINES {
+    let lines = rest.bytes().filter(|&b| b == b'\n').count();
+    if lines > background::SYNC_LINES || (lines > 0 && background::defer_small()) {
         let job = background::Job {
             code: code.to_string(),
             syntax,

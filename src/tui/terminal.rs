@@ -180,15 +180,17 @@ async fn run_screen(
     enable_raw_mode()?;
     let _guard = Guard;
     let mut out = stdout();
-    // Asked before the event stream starts reading input, which would otherwise take the terminal's answer.
-    let kitty = modes::kitty_supported();
-    modes::enter(&mut out, kitty, mouse)?;
+    // Asked before the event stream starts reading input, which would otherwise take the terminal's answer; the flags
+    // are pushed when the answer comes, and the first frame does not wait for it.
+    let mut kitty = Some(modes::ask_kitty());
+    // Locked for the whole sequence, so the query written meanwhile cannot land inside one of its escapes.
+    modes::enter(&mut out.lock(), false, mouse)?;
     app.state.status.mouse_off = !mouse;
     let mut mouse_on = mouse;
     // Buffered, so a frame reaches the terminal as one write.
     let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
     let mut ended_by: Option<i32> = None;
-    let mut input = EventStream::new();
+    let mut input = Input::start();
     let AgentHandle {
         mut ops,
         mut events,
@@ -213,6 +215,15 @@ async fn run_screen(
             signal = signals.next() => {
                 ended_by = Some(signal);
                 break;
+            }
+            answer = async {
+                match kitty.as_mut() {
+                    Some(rx) => rx.await.unwrap_or(false),
+                    None => false,
+                }
+            }, if kitty.is_some() => {
+                kitty = None;
+                modes::kitty_answered(&mut out, answer)?;
             }
             event = input.next() => match event {
                 Some(Ok(event)) => {
@@ -297,7 +308,7 @@ async fn run_screen(
             // both back afterwards with a full redraw.
             drop(input);
             let result = run_editor(&text, mouse_on);
-            input = EventStream::new();
+            input = Input::Ready(EventStream::new());
             terminal.clear()?;
             app.edited(result);
             dirty = true;
@@ -380,6 +391,34 @@ async fn run_screen(
 }
 
 /// Hands the terminal to `$EDITOR` for `text` and takes it back.
+/// The terminal's input. crossterm's `EventStream::new` waits for its reader, which the kitty keyboard query holds
+/// for up to two seconds on a terminal that answers neither query: the stream is made on a blocking thread, so the
+/// first frame never waits for it (keys typed meanwhile wait in the terminal, none is lost).
+enum Input {
+    Starting(tokio::task::JoinHandle<EventStream>),
+    Ready(EventStream),
+}
+
+impl Input {
+    fn start() -> Self {
+        Input::Starting(tokio::task::spawn_blocking(EventStream::new))
+    }
+
+    /// The next terminal event; `None` when input ended. Cancel-safe, as `select!` needs.
+    async fn next(&mut self) -> Option<std::io::Result<crossterm::event::Event>> {
+        if let Input::Starting(handle) = self {
+            match handle.await {
+                Ok(stream) => *self = Input::Ready(stream),
+                Err(_) => return None,
+            }
+        }
+        match self {
+            Input::Ready(stream) => stream.next().await,
+            Input::Starting(_) => None,
+        }
+    }
+}
+
 fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
     let mut out = stdout();
     let _ = modes::leave(&mut out);

@@ -68,3 +68,29 @@ fn a_grown_block_highlights_only_its_new_lines_here() {
     assert!(!provisional);
     assert!(lines.iter().all(has_rgb));
 }
+
+#[test]
+fn while_the_worker_runs_a_frame_hands_it_small_blocks_too() {
+    warm_up();
+    let theme = Theme::default();
+    let code = unique_rust("small_while_busy", 3);
+    // A block as large as the worker ever gets keeps it busy for this test (highlighting it takes seconds here).
+    let busy = unique_rust("keeps_the_worker_busy", MAX_HIGHLIGHT_LINES - 1);
+    let _ = highlight(&busy, Some("rust"), &theme);
+    assert!(
+        !idle(),
+        "2,000 lines take the worker far longer than this thread takes to get here"
+    );
+    // Outside a frame (a test, a one-off render) the small block is highlighted here, as always.
+    let (lines, provisional) = track(|| highlight(&unique_rust("small_outside", 3), Some("rust"), &theme));
+    assert!(!provisional && lines.iter().all(has_rgb));
+    // In a frame it goes to the worker and is drawn plain for now; once the worker is done it comes coloured.
+    let (lines, provisional) = frame(|| track(|| highlight(&code, Some("rust"), &theme)));
+    assert!(provisional);
+    assert!(!lines.iter().any(has_rgb));
+    wait_for_worker();
+    let (lines, provisional) = frame(|| track(|| highlight(&code, Some("rust"), &theme)));
+    assert!(!provisional);
+    assert!(lines.iter().all(has_rgb));
+    assert_eq!(text(&lines).len(), 3);
+}

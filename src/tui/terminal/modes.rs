@@ -10,7 +10,6 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, KeyboardEnhancementFlags,
@@ -18,9 +17,6 @@ use crossterm::event::{
 };
 use crossterm::terminal::{Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, queue};
-
-/// How long start-up waits for the terminal to say whether it speaks the kitty keyboard protocol.
-pub const KITTY_QUERY_WAIT: Duration = Duration::from_millis(250);
 
 /// The kitty flags tern asks for: enough for Shift+Enter (and Ctrl+J, Alt+Enter) to arrive as themselves, without
 /// release events or alternate keys that the rest of the UI does not expect.
@@ -31,18 +27,31 @@ static KITTY_PUSHED: AtomicBool = AtomicBool::new(false);
 /// The terminal said it has the protocol (asked once, at start-up), for `resume`.
 static KITTY_SUPPORTED: AtomicBool = AtomicBool::new(false);
 
-/// Whether the terminal speaks the kitty keyboard protocol, asked in raw mode and waited for at most
-/// `KITTY_QUERY_WAIT`. crossterm's own query waits up to two seconds for a terminal that answers neither it nor the
-/// device-attributes query sent with it (every common terminal answers the latter at once); it runs on a thread of
-/// its own, a late answer is not used, and until it gives up, keys wait in crossterm's queue (none is lost).
-pub fn kitty_supported() -> bool {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new()
+/// Asks (in raw mode, on a thread of its own) whether the terminal speaks the kitty keyboard protocol; the answer
+/// comes on the returned channel, for `kitty_answered`. Nothing waits for it: crossterm's query waits up to two seconds
+/// for a terminal that answers neither it nor the device-attributes query sent with it (every common terminal answers
+/// the latter at once), and until it has its answer, crossterm's reader is its own, so the event stream starts after it
+/// and keys wait in the terminal (none is lost).
+pub fn ask_kitty() -> tokio::sync::oneshot::Receiver<bool> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let _ = std::thread::Builder::new()
         .name("tern-kitty-query".into())
         .spawn(move || {
             let _ = tx.send(crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false));
         });
-    spawned.is_ok() && rx.recv_timeout(KITTY_QUERY_WAIT).unwrap_or(false)
+    rx
+}
+
+/// The terminal answered the kitty query: when it has the protocol, push the flags (once; `leave` pops them).
+pub fn kitty_answered(out: &mut impl Write, supported: bool) -> std::io::Result<()> {
+    if !supported {
+        return Ok(());
+    }
+    KITTY_SUPPORTED.store(true, Ordering::SeqCst);
+    if !KITTY_PUSHED.swap(true, Ordering::SeqCst) {
+        queue!(out, PushKeyboardEnhancementFlags(KITTY_FLAGS))?;
+    }
+    out.flush()
 }
 
 /// Writes what entering the full screen takes. `kitty`: push the keyboard flags (the terminal said it has them).
@@ -136,6 +145,17 @@ mod tests {
         let mut out = Vec::new();
         resume(&mut out, true).unwrap();
         resume(&mut out, true).unwrap();
+        assert_eq!(text(out).matches(push).count(), 1);
+        let mut out = Vec::new();
+        leave(&mut out).unwrap();
+        assert!(text(out).contains(pop));
+
+        // The answer comes after the first frame: a "no" writes nothing, a "yes" pushes the flags once.
+        let mut out = Vec::new();
+        kitty_answered(&mut out, false).unwrap();
+        assert!(out.is_empty());
+        kitty_answered(&mut out, true).unwrap();
+        kitty_answered(&mut out, true).unwrap();
         assert_eq!(text(out).matches(push).count(), 1);
         let mut out = Vec::new();
         leave(&mut out).unwrap();
