@@ -20,6 +20,8 @@ mod round4;
 mod round5;
 #[path = "hostile/round6.rs"]
 mod round6;
+#[path = "hostile/round7.rs"]
+mod round7;
 
 /// The content of the file outside the workspace; it must never reach the model.
 const SECRET: &str = "TOPSECRET-4f1c9a";
