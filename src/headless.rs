@@ -14,6 +14,7 @@ use std::sync::Arc;
 use crate::agent::runner::AgentHandle;
 use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
 use crate::secrets::MaskingWriter;
+use crate::terminal_text::{CleanWriter, Stream};
 use printer::Printer;
 pub use progress::{key_argument, plan_text};
 #[cfg(test)]
@@ -97,8 +98,14 @@ pub async fn run_session<O: Write, E: Write>(
     out: &mut O,
     err: &mut E,
 ) -> i32 {
-    // Whatever reaches stdout or stderr (text, json, stream-json) is masked: a tool result may show a key.
-    let (out, err) = (&mut MaskingWriter::new(out), &mut MaskingWriter::new(err));
+    // Whatever reaches stdout or stderr (text, json, stream-json) is masked: a tool result may show a key. It is
+    // cleaned too: a model's answer, a tool's name or output or a file name may carry escape sequences.
+    let stdout_kind = match format {
+        OutputFormat::Text => Stream::Text,
+        OutputFormat::Json | OutputFormat::StreamJson => Stream::Json,
+    };
+    let out = &mut CleanWriter::new(MaskingWriter::new(out), stdout_kind);
+    let err = &mut CleanWriter::new(MaskingWriter::new(err), Stream::Text);
     let mut servers = mcp.map(mcp::McpFollower::new);
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
     let mut printer = Printer::new(format, session_id);

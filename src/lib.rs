@@ -14,6 +14,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod sse;
+pub mod terminal_text;
 pub mod tools;
 pub mod tui;
 pub mod units;

@@ -12,6 +12,21 @@ use tern::protocol::ApprovalMode;
 use tern::provider::ProviderKind;
 use tern::tools::mcp::auth::{AuthCommand, LoginOptions};
 
+/// `println!` through the terminal gate (`tern::terminal_text::clean`): every line tern prints may hold a name, a path,
+/// a server's words or an error from elsewhere, which must not reach the terminal as escape sequences.
+macro_rules! println_clean {
+    ($($arg:tt)*) => {
+        println!("{}", tern::terminal_text::clean(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` through the terminal gate.
+macro_rules! eprintln_clean {
+    ($($arg:tt)*) => {
+        eprintln!("{}", tern::terminal_text::clean(&format!($($arg)*)))
+    };
+}
+
 #[path = "cli/mcp_manage.rs"]
 mod mcp_manage;
 
@@ -184,7 +199,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("tern: {e:#}");
+            eprintln_clean!("tern: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -209,13 +224,13 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 anyhow::bail!("no session to resume in {}", workspace.display());
             }
             if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-                eprintln!("tern: the session picker needs a terminal; give an id: tern resume ID");
+                eprintln_clean!("tern: the session picker needs a terminal; give an id: tern resume ID");
                 return Ok(2);
             }
             match tern::tui::picker::pick(sessions).context("cannot show the session picker")? {
                 Some(path) => interactive(&cli.global, &workspace, Some(path), false),
                 None => {
-                    println!("No session resumed.");
+                    println_clean!("No session resumed.");
                     Ok(0)
                 }
             }
@@ -279,10 +294,10 @@ fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<
     runtime()?.block_on(async {
         let config = tern::agent::mcp_servers_of(&layers, workspace)?;
         for warning in &config.warnings {
-            eprintln!("tern: warning: {warning}");
+            eprintln_clean!("tern: warning: {warning}");
         }
         let report = tern::tools::mcp::list_report(config).await;
-        println!("{}", report.trim_end());
+        println_clean!("{}", report.trim_end());
         anyhow::Ok(0)
     })
 }
@@ -293,14 +308,14 @@ fn mcp_auth(global: &GlobalArgs, workspace: &std::path::Path, command: AuthComma
     let _log = init_logging();
     runtime()?.block_on(async {
         let config = tern::agent::mcp_servers_of(&layers, workspace)?;
-        let tell = |line: &str| eprintln!("{line}");
+        let tell = |line: &str| eprintln_clean!("{line}");
         match tern::tools::mcp::auth::run_command(&config, &command, &tell).await {
             Ok(done) => {
-                println!("{done}");
+                println_clean!("{done}");
                 anyhow::Ok(0)
             }
             Err(e) => {
-                eprintln!("tern: {e}");
+                eprintln_clean!("tern: {e}");
                 anyhow::Ok(1)
             }
         }
@@ -332,7 +347,7 @@ fn interactive(
     demo: bool,
 ) -> anyhow::Result<i32> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        eprintln!("tern: the UI needs a terminal. For scripts, use: tern run \"PROMPT\"");
+        eprintln_clean!("tern: the UI needs a terminal. For scripts, use: tern run \"PROMPT\"");
         return Ok(2);
     }
     let demo_dir = if demo {
@@ -421,21 +436,21 @@ fn interactive(
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     let (summary, session) = summary?;
     if let Some((question, answer)) = summary.last_exchange {
-        println!("› {}\n", question.trim());
+        println_clean!("› {}\n", question.trim());
         if !answer.trim().is_empty() {
-            println!("{}\n", answer.trim());
+            println_clean!("{}\n", answer.trim());
         }
     }
     if demo {
-        println!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
+        println_clean!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
     } else if session.log_path.is_some() {
-        println!(
+        println_clean!(
             "Session {} saved. Resume it with: tern resume {}",
             session.id, session.id
         );
     }
     if summary.agent_panicked {
-        eprintln!("tern: stopped after an internal error (shown above); the session was saved up to it");
+        eprintln_clean!("tern: stopped after an internal error (shown above); the session was saved up to it");
         return Ok(101);
     }
     Ok(summary.signal.map_or(0, headless::signal_exit_code))
@@ -466,7 +481,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         Some(p) if p != "-" => p.to_string(),
         _ => {
             if std::io::stdin().is_terminal() {
-                eprintln!("tern: no prompt given. Usage: tern run \"PROMPT\" (or pipe the prompt on stdin)");
+                eprintln_clean!("tern: no prompt given. Usage: tern run \"PROMPT\" (or pipe the prompt on stdin)");
                 return Ok(2);
             }
             let mut text = String::new();
@@ -477,13 +492,13 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         }
     };
     if prompt.trim().is_empty() {
-        eprintln!("tern: the prompt is empty");
+        eprintln_clean!("tern: the prompt is empty");
         return Ok(2);
     }
     // `tern run "/name args"` sends what the command file `name` says, as the TUI would.
     let (prompt, notices) = tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names());
     for notice in notices {
-        eprintln!("tern: {notice}");
+        eprintln_clean!("tern: {notice}");
     }
     let resume = match (&args.resume, args.continue_session) {
         (Some(id), _) => Some(session_by_id(id, workspace)?),
@@ -506,10 +521,10 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         let mut stops = forward_signals()?;
         let (handle, session) = tern::agent::start(&settings, workspace, resume.as_deref())?;
         for notice in &session.notices {
-            eprintln!("tern: {notice}");
+            eprintln_clean!("tern: {notice}");
         }
         for warning in &session.warnings {
-            eprintln!("tern: warning: {warning}");
+            eprintln_clean!("tern: warning: {warning}");
         }
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();

@@ -117,9 +117,9 @@ pub fn add(args: AddArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result
     let scope = Scope::from(args.scope);
     let path = path_of(scope, workspace)?;
     manage::add(&path, workspace, &server)?;
-    println!("{}", manage::describe_added(&server, &path, scope));
+    println_clean!("{}", manage::describe_added(&server, &path, scope));
     if scope == Scope::Project && !config::load_layers(workspace, flags)?.project_trusted {
-        eprintln!(
+        eprintln_clean!(
             "tern: note: this project is not trusted, so the servers in its config do not start; {}",
             config::TRUST_HINT
         );
@@ -152,7 +152,7 @@ pub fn remove(args: RemoveArgs, workspace: &Path) -> anyhow::Result<i32> {
     let path = path_of(scope, workspace)?;
     match manage::remove(&path, &args.name) {
         Ok(()) => {
-            println!(
+            println_clean!(
                 "Removed MCP server {:?} from the {} config ({}).",
                 args.name,
                 scope.label(),
@@ -205,7 +205,7 @@ pub fn get(args: GetArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result
     runtime.block_on(async {
         let config = tern::agent::mcp_servers_of(&layers, workspace)?;
         let report = manage::get_report(config, &args.name, &files).await?;
-        println!("{report}");
+        println_clean!("{report}");
         anyhow::Ok(0)
     })
 }

@@ -199,7 +199,8 @@ impl App {
     }
 
     /// Applies an agent event, and raises the approval prompt when one waits.
-    pub fn on_agent_event(&mut self, event: Event) {
+    pub fn on_agent_event(&mut self, mut event: Event) {
+        super::cell_guard::clean_event(&mut event);
         match &event {
             Event::RewindPoints { points } if points.is_empty() => {
                 self.state.flash("nothing to rewind to yet");
@@ -671,6 +672,8 @@ impl App {
 
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         super::highlight::frame(|| self.render_frame(frame));
+        // Whatever path wrote a cell, nothing a terminal would act on leaves the frame.
+        super::cell_guard::guard_buffer(frame.buffer_mut());
     }
 
     fn render_frame(&mut self, frame: &mut Frame<'_>) {

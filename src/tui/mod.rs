@@ -2,6 +2,7 @@
 //! never calls a provider or a tool. Nothing here blocks the render path: file walks and loads run in the background.
 
 pub mod app;
+mod cell_guard;
 pub mod composer;
 pub mod diff;
 pub mod highlight;

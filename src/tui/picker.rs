@@ -203,11 +203,9 @@ impl Picker {
             None => "… turns".to_string(),
         };
         let right = format!("{turns:>10}  {:>9}", crate::units::human_size(s.size));
-        let title = if s.title.is_empty() {
-            "(no prompt yet)"
-        } else {
-            &s.title
-        };
+        // A title is the session's first prompt, which may hold pasted escapes: shown, on one line.
+        let title = crate::terminal_text::one_line(&s.title);
+        let title = if title.is_empty() { "(no prompt yet)" } else { &title };
         let left_width = width.saturating_sub(right.chars().count() + 2 + 14);
         let title: String = if title.chars().count() > left_width {
             let cut: String = title.chars().take(left_width.saturating_sub(1)).collect();
@@ -298,7 +296,10 @@ pub fn pick(sessions: Vec<SessionSummary>) -> std::io::Result<Option<PathBuf>> {
     loop {
         dirty |= picker.poll();
         if dirty {
-            terminal.draw(|frame| picker.render(frame, frame.area(), &theme))?;
+            terminal.draw(|frame| {
+                picker.render(frame, frame.area(), &theme);
+                super::cell_guard::guard_buffer(frame.buffer_mut());
+            })?;
             dirty = false;
         }
         // While counts come in, look again now and then; otherwise wait for a key.

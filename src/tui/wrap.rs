@@ -13,7 +13,9 @@ pub fn width(s: &str) -> usize {
 /// Wraps `line` to `width` cells. The line's own style and alignment carry over to every piece; an empty line stays one
 /// empty line. `indent` is prefixed to continuation lines (e.g. to hang list items). A word is a run of non-space
 /// characters even across style changes; wide (CJK) characters may break anywhere, as CJK text does.
-pub fn wrap_line(line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
+pub fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
+    // Every laid-out line passes here: escape and control characters are shown, and measured as shown.
+    super::cell_guard::clean_spans(&mut line.spans);
     let width = usize::from(width.max(1));
     let total: usize = line.spans.iter().map(|s| self::width(&s.content)).sum();
     if total <= width {
@@ -142,6 +144,8 @@ pub fn wrap_lines(lines: Vec<Line<'static>>, width: u16, indent: &str) -> Vec<Li
 
 /// Cuts a string to at most `max` cells, adding `…` when it was cut.
 pub fn truncate(s: &str, max: usize) -> String {
+    // Titles and paths are cut here: escape and control characters are shown, and counted as shown.
+    let s = &*crate::terminal_text::clean(s);
     if width(s) <= max {
         return s.to_string();
     }

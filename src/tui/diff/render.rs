@@ -355,7 +355,7 @@ fn styled_text(text: &str, marks: &[Range<usize>], look: Look, dim: Style) -> Ve
 
 fn push_text(spans: &mut Vec<Span<'static>>, s: &str, style: Style, col: &mut usize) {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in crate::terminal_text::clean(s).chars() {
         match c {
             '\t' => {
                 let n = TAB_WIDTH - *col % TAB_WIDTH;
@@ -363,7 +363,6 @@ fn push_text(spans: &mut Vec<Span<'static>>, s: &str, style: Style, col: &mut us
                 *col += n;
             }
             c => {
-                let c = visible(c);
                 out.push(c);
                 *col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
             }
@@ -372,19 +371,9 @@ fn push_text(spans: &mut Vec<Span<'static>>, s: &str, style: Style, col: &mut us
     spans.push(Span::styled(out, style));
 }
 
-/// Control characters would move the cursor or change modes if sent to the terminal: show them as symbols instead.
-fn visible(c: char) -> char {
-    match c {
-        '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
-        '\x7f' => '\u{2421}',
-        '\u{80}'..='\u{9f}' => '\u{fffd}',
-        c => c,
-    }
-}
-
-/// `s` with control characters made visible (for paths).
+/// `s` on one line with control characters made visible (for paths): the one gate, `terminal_text`.
 pub(super) fn sanitize(s: &str) -> String {
-    s.chars().map(visible).collect()
+    crate::terminal_text::one_line(s).into_owned()
 }
 
 /// `s` with tabs expanded and control characters made visible.

@@ -91,45 +91,19 @@ impl Doc {
     }
 }
 
-/// Expands tabs and drops ANSI escape sequences and other control characters, which would corrupt the screen.
+/// Expands tabs and shows escape sequences and other control characters visibly (`terminal_text::clean`, the one
+/// gate); a CR ending the line (CRLF text) is only a line ending.
 fn clean_into(buf: &mut String, line: &str) {
+    let line = line.strip_suffix('\r').unwrap_or(line);
     let mut col = 0;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\t' => {
-                let n = TAB - col % TAB;
-                buf.extend(std::iter::repeat_n(' ', n));
-                col += n;
-            }
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters up to a final byte in @..~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' {
-                            chars.next_if_eq(&'\\');
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            c if c.is_control() => {}
-            c => {
-                buf.push(c);
-                col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-            }
+    for c in crate::terminal_text::clean(line).chars() {
+        if c == '\t' {
+            let n = TAB - col % TAB;
+            buf.extend(std::iter::repeat_n(' ', n));
+            col += n;
+        } else {
+            buf.push(c);
+            col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
         }
     }
 }
@@ -384,7 +358,7 @@ mod tests {
             Kind::Text,
             "a\tb\r\n\u{1b}[31mred\u{1b}[0m \u{1b}]0;title\u{7}x\u{8}y\n",
         );
-        assert_eq!(lines(&doc), ["a   b", "red xy"]);
+        assert_eq!(lines(&doc), ["a   b", "␛[31mred␛[0m ␛]0;title␇x␈y"]);
     }
 
     #[test]

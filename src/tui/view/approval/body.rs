@@ -1,11 +1,13 @@
 //! What the approval prompt shows, as lines for its scrollable body: the whole command (every line, wrapped), or the
 //! proposed change as diffs (the content of a new file shows as added lines), with the hunk under review marked; then
-//! where a command runs; and, under it, why the call asks. Pure: request in, lines out.
+//! where a command runs; and, under it, why the call asks. Every character of the command bash would act on is shown
+//! (`terminal_text::reveal`), and a line in sight says how many were invisible. Pure: request in, lines out.
 
 use ratatui::text::{Line, Span};
 
 use super::hunks::{Choice, HunkReview};
 use crate::protocol::ApprovalRequest;
+use crate::terminal_text::{one_line, reveal};
 use crate::tui::diff::{DiffOptions, render_diff_with_hunks};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap_line;
@@ -20,12 +22,14 @@ pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, 
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut focus = None;
     if request.diffs.is_empty() {
-        for (i, line) in request.command.lines().enumerate() {
+        // Split on '\n' alone: `lines()` would also eat a CR before it, which bash reads as part of a word.
+        let command = request.command.strip_suffix('\n').unwrap_or(&request.command);
+        for (i, line) in command.split('\n').enumerate() {
             let prefix = if i == 0 { "$ " } else { "  " };
             lines.extend(wrap_line(
                 Line::from(vec![
                     Span::styled(prefix, theme.accent),
-                    Span::styled(line.to_string(), theme.text),
+                    Span::styled(reveal(line).0.into_owned(), theme.text),
                 ]),
                 width,
                 "  ",
@@ -33,7 +37,7 @@ pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, 
         }
         lines.push(Line::from(vec![
             Span::styled("in ", theme.dim),
-            Span::styled(request.cwd.clone(), theme.dim),
+            Span::styled(one_line(&request.cwd).into_owned(), theme.dim),
         ]));
     } else {
         // A gutter column marks the hunk under review.
@@ -77,14 +81,30 @@ pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, 
     Body { lines, focus }
 }
 
-/// Why the call asks: one line under the body, always in sight.
+/// Why the call asks: one line under the body, always in sight. Above it, when the command holds characters a person
+/// would not see as bash reads them, how many and how they are shown.
 pub fn why(request: &ApprovalRequest, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-    wrap_line(
+    let mut lines = Vec::new();
+    let hidden = if request.diffs.is_empty() {
+        reveal(&request.command).1
+    } else {
+        0
+    };
+    if hidden > 0 {
+        let noun = if hidden == 1 { "character" } else { "characters" };
+        let text = format!(
+            "⚠ this command contains {hidden} invisible or control {noun}, shown as symbols (␛ escape, ␉ tab, \
+             ␍ return) or \\u{{code}}"
+        );
+        lines.extend(wrap_line(Line::from(Span::styled(text, theme.error)), width, "  "));
+    }
+    lines.extend(wrap_line(
         Line::from(vec![
             Span::styled("why: ", theme.dim),
             Span::styled(request.reason.clone(), theme.warning),
         ]),
         width,
         "     ",
-    )
+    ));
+    lines
 }

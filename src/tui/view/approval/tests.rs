@@ -230,3 +230,26 @@ fn always_for_the_file_or_directory_and_an_edited_hunk() {
         }]
     );
 }
+
+/// A command that reads as a harmless `echo` with a comment, while bash runs `rm` too: a zero-width space inside a word,
+/// a right-to-left override that would reverse the rest of the line on screen, a tab, and an escape sequence that
+/// would clear the line. The prompt shows each one and says how many there are.
+#[test]
+fn a_command_with_invisible_characters_shows_them_and_says_so() {
+    let command = "echo ok\u{200b} # safe\u{202e} ;\trm -rf ~/.x\x1b[2K";
+    let request = ApprovalRequest {
+        command: command.into(),
+        ..command_request()
+    };
+    for (w, h) in SIZES {
+        let mut t = harness();
+        t.ask("exec", json!({"command": command}), request.clone());
+        let screen = t.screen(w, h);
+        assert!(screen.contains("ok\\u{200b} # safe\\u{202e} ;␉rm -rf ~/.x␛[2K"), "{screen}");
+        assert!(
+            screen.contains("this command contains 4 invisible or control characters"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("hidden_characters_{w}x{h}"), screen);
+    }
+}
