@@ -446,7 +446,8 @@ fn interactive(
     } else if session.log_path.is_some() {
         println_clean!(
             "Session {} saved. Resume it with: tern resume {}",
-            session.id, session.id
+            session.id,
+            session.id
         );
     }
     if summary.agent_panicked {

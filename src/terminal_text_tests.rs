@@ -5,7 +5,8 @@ use super::{CleanWriter, Stream, clean, reveal};
 
 /// Whether `s` holds anything a terminal would act on rather than print.
 fn acts(s: &str) -> bool {
-    s.chars().any(|c| (c.is_control() && c != '\n' && c != '\t') || super::is_bidi_control(c))
+    s.chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || super::is_bidi_control(c))
 }
 
 #[test]
@@ -20,7 +21,10 @@ fn every_c0_del_and_c1_is_shown_not_passed() {
         }
         assert!(!acts(&cleaned), "{code:#x} passed: {cleaned:?}");
         assert!(cleaned.starts_with('a') && cleaned.ends_with('b'), "{cleaned:?}");
-        assert!(cleaned.chars().count() > 2, "{code:#x} dropped instead of shown: {cleaned:?}");
+        assert!(
+            cleaned.chars().count() > 2,
+            "{code:#x} dropped instead of shown: {cleaned:?}"
+        );
     }
     assert_eq!(clean("\x1b"), "␛");
     assert_eq!(clean("\x7f"), "␡");
@@ -109,7 +113,9 @@ fn json_stays_json_and_holds_no_raw_control() {
     let value = serde_json::json!({"text": "a\x1b]0;t\x07b\x7f\u{9b}c\u{202e}d", "n": 1});
     let line = serde_json::to_string(&value).unwrap();
     let mut out = Vec::new();
-    CleanWriter::new(&mut out, Stream::Json).write_all(line.as_bytes()).unwrap();
+    CleanWriter::new(&mut out, Stream::Json)
+        .write_all(line.as_bytes())
+        .unwrap();
     let written = String::from_utf8(out).unwrap();
     assert!(!acts(&written), "{written:?}");
     let back: serde_json::Value = serde_json::from_str(&written).unwrap();

@@ -15,8 +15,7 @@ use support::tmux::{Tmux, tmux_available};
 const BIN: &str = env!("CARGO_BIN_EXE_tern");
 
 /// An answer that would set the clipboard, retitle the window and wipe the screen if printed raw.
-const HOSTILE_ANSWER: &str =
-    "Done.\x1b]52;c;cm0gLXJmIH4=\x07 \x1b]0;pwned-answer\x07\x1b[2J\x1b[H fine \u{9b}1A end";
+const HOSTILE_ANSWER: &str = "Done.\x1b]52;c;cm0gLXJmIH4=\x07 \x1b]0;pwned-answer\x07\x1b[2J\x1b[H fine \u{9b}1A end";
 /// A file name a cloned repository could hold.
 const HOSTILE_FILE: &str = "evil\x1b]0;pwned-file\x07.txt";
 
@@ -47,7 +46,11 @@ fn hostile_script() -> Vec<Reply> {
 
 fn scratch_with_hostile_file() -> Scratch {
     let sb = Scratch::new();
-    std::fs::write(sb.work.path().join(HOSTILE_FILE), "first \x1b]0;pwned-content\x07 line\n").unwrap();
+    std::fs::write(
+        sb.work.path().join(HOSTILE_FILE),
+        "first \x1b]0;pwned-content\x07 line\n",
+    )
+    .unwrap();
     sb
 }
 
@@ -74,8 +77,16 @@ async fn tern_run_in_a_terminal_shows_escapes_and_keeps_title_and_clipboard() {
     tmux.run(&["set-option", "-g", "allow-rename", "on"]);
     tmux.run(&["respawn-pane", "-k", "-t", "t", &command]);
     let screen = tmux.wait_for("TERN-EXITED-0").await;
-    assert_eq!(tmux.display("#{pane_title}"), "control-title", "the control OSC works; tern's did not:\n{screen}");
-    assert_eq!(tmux.run(&["list-buffers"]).trim(), "", "no clipboard was set:\n{screen}");
+    assert_eq!(
+        tmux.display("#{pane_title}"),
+        "control-title",
+        "the control OSC works; tern's did not:\n{screen}"
+    );
+    assert_eq!(
+        tmux.run(&["list-buffers"]).trim(),
+        "",
+        "no clipboard was set:\n{screen}"
+    );
     for shown in [
         "␛]52;c;cm0gLXJmIH4=␇",
         "␛]0;pwned-answer␇␛[2J␛[H fine \\u{9b}1A end",
@@ -103,12 +114,25 @@ async fn tern_run_output_holds_nothing_a_terminal_acts_on() {
 
     for format in ["json", "stream-json"] {
         let mock = MockLlm::start(hostile_script()).await;
-        let out = sb.run(Some(&mock), &["run", "--output-format", format, "look around"]).await;
-        assert!(!acts_on(&out.stdout), "{format}: {:?}", String::from_utf8_lossy(&out.stdout));
-        assert!(!acts_on(&out.stderr), "{format}: {:?}", String::from_utf8_lossy(&out.stderr));
+        let out = sb
+            .run(Some(&mock), &["run", "--output-format", format, "look around"])
+            .await;
+        assert!(
+            !acts_on(&out.stdout),
+            "{format}: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            !acts_on(&out.stderr),
+            "{format}: {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let stdout = String::from_utf8(out.stdout).unwrap();
         let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        assert_eq!(last["result"], HOSTILE_ANSWER, "{format}: the answer reads back exactly");
+        assert_eq!(
+            last["result"], HOSTILE_ANSWER,
+            "{format}: the answer reads back exactly"
+        );
     }
 }
 
@@ -140,9 +164,16 @@ async fn the_tui_exit_print_is_clean() {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     let screen = tmux.wait_for("TERN-EXITED-0").await;
-    assert!(screen.contains("Done.␛]52;c;cm0gLXJmIH4=␇"), "the exit print shows the escapes:\n{screen}");
+    assert!(
+        screen.contains("Done.␛]52;c;cm0gLXJmIH4=␇"),
+        "the exit print shows the escapes:\n{screen}"
+    );
     assert_eq!(tmux.display("#{pane_title}"), "control-title", "{screen}");
-    assert_eq!(tmux.run(&["list-buffers"]).trim(), "", "no clipboard was set:\n{screen}");
+    assert_eq!(
+        tmux.run(&["list-buffers"]).trim(),
+        "",
+        "no clipboard was set:\n{screen}"
+    );
 }
 
 /// `tern mcp list` with a server whose name and command (hence its error) carry escapes.
@@ -157,7 +188,10 @@ async fn mcp_list_shows_a_hostile_server_name_and_error() {
         .await
         .unwrap()
         .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(!acts_on(&out.stdout), "{stdout:?}");
     assert!(!acts_on(&out.stderr), "{stderr:?}");
     assert!(

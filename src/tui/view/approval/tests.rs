@@ -245,7 +245,10 @@ fn a_command_with_invisible_characters_shows_them_and_says_so() {
         let mut t = harness();
         t.ask("exec", json!({"command": command}), request.clone());
         let screen = t.screen(w, h);
-        assert!(screen.contains("ok\\u{200b} # safe\\u{202e} ;␉rm -rf ~/.x␛[2K"), "{screen}");
+        assert!(
+            screen.contains("ok\\u{200b} # safe\\u{202e} ;␉rm -rf ~/.x␛[2K"),
+            "{screen}"
+        );
         assert!(
             screen.contains("this command contains 4 invisible or control characters"),
             "{screen}"
