@@ -5,3 +5,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // One `mod` line per class; each module keeps its own helpers.
+#[path = "escape/mcp.rs"]
+mod mcp;
