@@ -7,3 +7,5 @@
 // One `mod` line per class; each module keeps its own helpers.
 #[path = "escape/screen.rs"]
 mod screen;
+#[path = "escape/mcp.rs"]
+mod mcp;

@@ -13,6 +13,9 @@
 //! The web tools (`web_fetch`, `web_search`) reach the network and have their own column (`web`): denied in
 //! `read-only`, asked in `ask` and `auto-edit` unless a rule covers them, run in `full-auto`.
 //!
+//! MCP rules name a server and a tool exactly (`mcp__github__create_issue`, `mcp__github` for all its tools; `mcp`),
+//! so a rule for server `git` never reaches server `github`.
+//!
 //! In every mode an edit whose path resolves outside the workspace asks, and a deny rule refuses what it matches.
 //! (*) In `auto-edit`, an edit inside `.git/` or `.tern/` asks too: git config and hooks make later, vetted commands
 //! run other programs, and `.tern/` holds this program's own settings, rules included.
@@ -28,6 +31,7 @@
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
+mod mcp;
 mod programs;
 mod propose;
 mod readonly;
@@ -233,7 +237,11 @@ impl ApprovalGate {
     /// `tool` gives name, read_only and MCP hints; `args` are the prepared (validated) arguments.
     pub fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
         if let Some(hints) = tool.hints() {
-            return self.check_mcp(tool.name(), hints);
+            let target = mcp::Target {
+                name: tool.name(),
+                origin: tool.mcp_origin(),
+            };
+            return self.check_mcp(target, hints);
         }
         // The web tools reach the network: their own column (`web`).
         if let Some(verdict) = web::check(self, tool.name(), args) {
@@ -262,7 +270,13 @@ impl ApprovalGate {
             name if EDIT_TOOLS.contains(&name) => self.check_edit(name, args, policy),
             // Starting a subagent changes nothing; each call it makes takes this gate (agent::subagent::tool).
             crate::agent::subagent::SPAWN_TOOL => Verdict::Allow,
-            name => self.check_mcp(name, ToolHints::default()),
+            name => self.check_mcp(
+                mcp::Target {
+                    name,
+                    origin: tool.mcp_origin(),
+                },
+                ToolHints::default(),
+            ),
         }
     }
 
@@ -464,16 +478,21 @@ impl ApprovalGate {
     }
 
     /// MCP tools (and any other tool the gate has no column for): hints are hints, rules decide.
-    fn check_mcp(&self, name: &str, hints: ToolHints) -> Verdict {
-        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name)) {
+    fn check_mcp(&self, target: mcp::Target<'_>, hints: ToolHints) -> Verdict {
+        let name = target.name;
+        let names = |rule: &CommandRule| match rule.words() {
+            [word] if word.starts_with("mcp_") => mcp::names(word, target),
+            _ => names_tool(rule, name),
+        };
+        if let Some(rule) = self.deny.iter().find(|r| names(r)) {
             return Verdict::Deny {
                 reason: format!("blocked by deny rule `{rule}`"),
             };
         }
-        let allowed = self.allow.iter().chain(&self.session).any(|r| names_tool(r, name));
+        let allowed = self.allow.iter().chain(&self.session).any(names);
         let ask = || Verdict::Ask {
             reason: format!("calls {name}, which may change things"),
-            proposed_rule: CommandRule::new([name]).ok(),
+            proposed_rule: mcp::proposal(target),
         };
         match self.mode {
             ApprovalMode::ReadOnly if hints.read_only => Verdict::Ask {

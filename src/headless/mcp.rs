@@ -104,5 +104,8 @@ impl McpFollower {
         for failure in self.watch.failures(statuses) {
             let _ = writeln!(err, "tern: {}", failure.line());
         }
+        for problem in self.watch.problems(statuses) {
+            let _ = writeln!(err, "tern: {problem}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::caps;
 use super::transport::StreamHandler;
 use super::{Completion, ProviderError, ProviderEvent};
 use crate::protocol::{FinishReason, Reasoning, ReasoningBlock, ToolCall, Usage};
@@ -49,7 +50,7 @@ impl AnthropicStream {
         self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
     }
 
-    fn on_block_start(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) {
+    fn on_block_start(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
         let index = event
             .get("index")
             .and_then(Value::as_u64)
@@ -58,16 +59,16 @@ impl AnthropicStream {
         let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let block = match block.get("type").and_then(Value::as_str).unwrap_or_default() {
             "text" => {
-                self.push_text(&text("text"), events);
+                self.push_text(&text("text"), events)?;
                 Block::Text
             }
             "thinking" => {
                 // Thinking blocks are shown as one text, a paragraph each.
                 if !self.reasoning.is_empty() {
-                    self.push_reasoning("\n\n", events);
+                    self.push_reasoning("\n\n", events)?;
                 }
                 let initial = text("thinking");
-                self.push_reasoning(&initial, events);
+                self.push_reasoning(&initial, events)?;
                 Block::Thinking {
                     signature: text("signature"),
                     text: initial,
@@ -102,47 +103,69 @@ impl AnthropicStream {
             }
         };
         self.blocks.push((index, block));
+        Ok(())
     }
 
-    fn on_block_delta(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) {
+    /// The arguments of every tool call so far, for the cap on them all.
+    fn all_arguments(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|(_, block)| match block {
+                Block::ToolUse { json, .. } => json.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    fn on_block_delta(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let Some(delta) = event.get("delta") else { return };
+        let Some(delta) = event.get("delta") else {
+            return Ok(());
+        };
         let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
         match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
-            "text_delta" => self.push_text(field("text"), events),
+            "text_delta" => self.push_text(field("text"), events)?,
             "thinking_delta" => {
                 let piece = field("thinking");
+                // The block's copy is as long as the reasoning text, which is capped below.
+                caps::fits(caps::Part::Reasoning, self.reasoning.len(), piece.len())?;
                 if let Some(Block::Thinking { text, .. }) = self.block_mut(index) {
                     text.push_str(piece);
                 }
-                self.push_reasoning(piece, events);
+                self.push_reasoning(piece, events)?;
             }
             "signature_delta" => {
                 if let Some(Block::Thinking { signature, .. }) = self.block_mut(index) {
-                    signature.push_str(field("signature"));
+                    // A signature is a few hundred bytes; one without end counts against the reasoning.
+                    caps::append(signature, field("signature"), caps::Part::Reasoning)?;
                 }
             }
             "input_json_delta" => {
+                let piece = field("partial_json");
+                caps::fits(caps::Part::AllArguments, self.all_arguments(), piece.len())?;
                 if let Some(Block::ToolUse { json, .. }) = self.block_mut(index) {
-                    json.push_str(field("partial_json"));
+                    caps::append(json, piece, caps::Part::CallArguments)?;
                 }
             }
             other => tracing::debug!(kind = other, "ignoring a content delta"),
         }
+        Ok(())
     }
 
-    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
+    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
         if !text.is_empty() {
-            self.content.push_str(text);
+            caps::append(&mut self.content, text, caps::Part::Answer)?;
             let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
         }
+        Ok(())
     }
 
-    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
+    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
         if !text.is_empty() {
-            self.reasoning.push_str(text);
+            caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
             let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
         }
+        Ok(())
     }
 
     /// Usage numbers arrive in `message_start` and (cumulatively) in `message_delta`; later values win.
@@ -184,8 +207,8 @@ impl StreamHandler for AnthropicStream {
                     self.update_usage(usage);
                 }
             }
-            "content_block_start" => self.on_block_start(&data, events),
-            "content_block_delta" => self.on_block_delta(&data, events),
+            "content_block_start" => self.on_block_start(&data, events)?,
+            "content_block_delta" => self.on_block_delta(&data, events)?,
             "message_delta" => {
                 if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(reason.to_string());

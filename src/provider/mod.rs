@@ -12,6 +12,7 @@
 
 mod anthropic;
 mod anthropic_stream;
+mod caps;
 mod openai;
 mod reasoning;
 mod responses;
@@ -175,6 +176,10 @@ pub enum ProviderError {
     /// second either, and five attempts only delay the message.
     #[error("cannot resolve the provider's host name (check base_url and the network): {0}")]
     Dns(String),
+    /// A streamed answer passed a size cap (`caps`): the stream was dropped. Never retried: the same request would
+    /// most likely grow the same way.
+    #[error("the model's {what} passed {limit_mb} MB; the turn was stopped")]
+    TooLarge { what: &'static str, limit_mb: usize },
 }
 
 impl ProviderError {
@@ -207,7 +212,8 @@ impl ProviderError {
             | ProviderError::RetriesExhausted { .. }
             | ProviderError::Config(_)
             | ProviderError::NoKey { .. }
-            | ProviderError::Dns(_) => false,
+            | ProviderError::Dns(_)
+            | ProviderError::TooLarge { .. } => false,
         }
     }
 }

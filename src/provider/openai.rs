@@ -5,12 +5,15 @@
 //! the Chat Completions parameter documented at <https://platform.openai.com/docs/api-reference/chat/create>; only
 //! for models that can reason (see `crate::models::Catalog::thinking`), since other models refuse it.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::caps;
 use super::transport::{StreamHandler, Transport};
 use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
@@ -312,7 +315,12 @@ pub(crate) struct OpenAiStream {
 }
 
 impl OpenAiStream {
-    fn on_tool_delta(&mut self, position: usize, delta: &Value, events: &UnboundedSender<ProviderEvent>) {
+    fn on_tool_delta(
+        &mut self,
+        position: usize,
+        delta: &Value,
+        events: &UnboundedSender<ProviderEvent>,
+    ) -> Result<(), ProviderError> {
         let index = delta.get("index").and_then(Value::as_u64).unwrap_or(position as u64);
         let id = delta.get("id").and_then(Value::as_str).unwrap_or_default();
         let function = delta.get("function");
@@ -333,7 +341,10 @@ impl OpenAiStream {
                 self.calls.len() - 1
             }
         };
-        let Some(call) = self.calls.get_mut(slot) else { return };
+        let all: usize = self.calls.iter().map(|c| c.arguments.len()).sum();
+        let Some(call) = self.calls.get_mut(slot) else {
+            return Ok(());
+        };
         if call.id.is_empty() && !id.is_empty() {
             call.id = id.to_string();
         }
@@ -341,12 +352,14 @@ impl OpenAiStream {
         if !name.is_empty() && call.name != name {
             call.name.push_str(name);
         }
-        match arguments {
-            Some(Value::String(fragment)) => call.arguments.push_str(fragment),
+        let fragment = match arguments {
+            Some(Value::String(fragment)) => Cow::Borrowed(fragment.as_str()),
             // A server that sends the arguments as an object, in one piece.
-            Some(value @ Value::Object(_)) => call.arguments.push_str(&value.to_string()),
-            _ => {}
-        }
+            Some(value @ Value::Object(_)) => Cow::Owned(value.to_string()),
+            _ => Cow::Borrowed(""),
+        };
+        caps::fits(caps::Part::AllArguments, all, fragment.len())?;
+        caps::append(&mut call.arguments, &fragment, caps::Part::CallArguments)?;
         if !call.announced && !call.name.is_empty() {
             call.announced = true;
             if call.id.is_empty() {
@@ -360,6 +373,7 @@ impl OpenAiStream {
             self.announced += 1;
             let _ = events.send(started);
         }
+        Ok(())
     }
 }
 
@@ -409,16 +423,16 @@ impl StreamHandler for OpenAiStream {
                 .and_then(Value::as_str)
                 .or_else(|| delta.get("reasoning").and_then(Value::as_str));
             if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
-                self.reasoning.push_str(text);
+                caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
                 let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
             }
             if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                self.content.push_str(text);
+                caps::append(&mut self.content, text, caps::Part::Answer)?;
                 let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, call) in calls.iter().enumerate() {
-                    self.on_tool_delta(position, call, events);
+                    self.on_tool_delta(position, call, events)?;
                 }
             }
         }

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::caps;
 use super::transport::{StreamHandler, Transport};
 use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
@@ -302,18 +303,31 @@ impl ResponsesStream {
             .map(|(_, item)| item)
     }
 
-    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
+    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
         if !text.is_empty() {
-            self.content.push_str(text);
+            caps::append(&mut self.content, text, caps::Part::Answer)?;
             let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
         }
+        Ok(())
     }
 
-    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) {
+    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
         if !text.is_empty() {
-            self.reasoning.push_str(text);
+            caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
             let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
         }
+        Ok(())
+    }
+
+    /// The arguments of every call so far, for the cap on them all.
+    fn all_arguments(&self) -> usize {
+        self.items
+            .iter()
+            .map(|(_, item)| match item {
+                Item::Call { arguments, .. } => arguments.len(),
+                _ => 0,
+            })
+            .sum()
     }
 
     /// Tells the consumer a call began, once, as soon as its name is known.
@@ -343,7 +357,13 @@ impl ResponsesStream {
     }
 
     /// An item as `output_item.added` (possibly partial) or `output_item.done` (final) gives it.
-    fn on_item(&mut self, index: u64, item: &Value, done: bool, events: &UnboundedSender<ProviderEvent>) {
+    fn on_item(
+        &mut self,
+        index: u64,
+        item: &Value,
+        done: bool,
+        events: &UnboundedSender<ProviderEvent>,
+    ) -> Result<(), ProviderError> {
         let new = match text_of(item, "type") {
             "function_call" => Item::Call {
                 call_id: text_of(item, "call_id").to_string(),
@@ -369,6 +389,9 @@ impl ResponsesStream {
                 Item::Other
             }
         };
+        if let Item::Call { arguments, .. } = &new {
+            self.check_whole_arguments(index, arguments.len())?;
+        }
         // A message whose text never came as deltas (some servers send only the final item) gives it whole.
         let whole_text = || -> String {
             item.get("content")
@@ -403,9 +426,24 @@ impl ResponsesStream {
             (Some(slot), new) => *slot = new,
         }
         if let Some(text) = late_text {
-            self.push_text(&text, events);
+            self.push_text(&text, events)?;
         }
         self.announce(index, events);
+        Ok(())
+    }
+
+    /// Whether a call's arguments, arriving whole and replacing what the deltas built, fit both caps.
+    fn check_whole_arguments(&mut self, index: u64, whole: usize) -> Result<(), ProviderError> {
+        let current = match self.item_mut(index) {
+            Some(Item::Call { arguments, .. }) => arguments.len(),
+            _ => 0,
+        };
+        caps::fits(caps::Part::CallArguments, 0, whole)?;
+        caps::fits(
+            caps::Part::AllArguments,
+            self.all_arguments().saturating_sub(current),
+            whole,
+        )
     }
 
     fn update_usage(&mut self, usage: &Value) {
@@ -449,30 +487,33 @@ impl StreamHandler for ResponsesStream {
         match kind {
             "response.output_item.added" | "response.output_item.done" => {
                 if let Some(item) = data.get("item") {
-                    self.on_item(index, item, kind.ends_with(".done"), events);
+                    self.on_item(index, item, kind.ends_with(".done"), events)?;
                 }
             }
             "response.output_text.delta" => {
                 if let Some(Item::Message { streamed }) = self.item_mut(index) {
                     *streamed = true;
                 }
-                self.push_text(text_of(&data, "delta"), events);
+                self.push_text(text_of(&data, "delta"), events)?;
             }
             // Summary parts are shown as one text, a paragraph each.
             "response.reasoning_summary_part.added" if !self.reasoning.is_empty() => {
-                self.push_reasoning("\n\n", events);
+                self.push_reasoning("\n\n", events)?;
             }
             // Summaries from OpenAI's models; the full reasoning text from open models served this way.
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                self.push_reasoning(text_of(&data, "delta"), events);
+                self.push_reasoning(text_of(&data, "delta"), events)?;
             }
             "response.function_call_arguments.delta" => {
+                let delta = text_of(&data, "delta");
+                caps::fits(caps::Part::AllArguments, self.all_arguments(), delta.len())?;
                 if let Some(Item::Call { arguments, .. }) = self.item_mut(index) {
-                    arguments.push_str(text_of(&data, "delta"));
+                    caps::append(arguments, delta, caps::Part::CallArguments)?;
                 }
             }
             "response.function_call_arguments.done" => {
                 let whole = text_of(&data, "arguments").to_string();
+                self.check_whole_arguments(index, whole.len())?;
                 if let Some(Item::Call { arguments, .. }) = self.item_mut(index)
                     && !whole.is_empty()
                 {

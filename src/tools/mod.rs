@@ -58,6 +58,11 @@ pub trait Tool: Send + Sync {
     fn hints(&self) -> Option<ToolHints> {
         None
     }
+    /// For a tool of an MCP server: the server's name and the tool's own name, which approval rules name it by
+    /// (`mcp__SERVER__TOOL`), so a rule for one server never reaches another whose name starts the same.
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
+        None
+    }
     /// Called again with the same arguments, it gives the same result as long as nothing changed in between (no
     /// write, no command): only such calls may be refused as repeats. Built-in reads are; a tool whose result
     /// depends on time or the outside is not (MCP tools are only when their server says read-only, idempotent and

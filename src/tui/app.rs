@@ -181,6 +181,9 @@ impl App {
         for failure in self.mcp_watch.failures(&statuses) {
             self.state.notice(failure.line(), Level::Warning);
         }
+        for problem in self.mcp_watch.problems(&statuses) {
+            self.state.notice(problem, Level::Warning);
+        }
         let mut commands = all_commands(&self.custom);
         commands.extend(
             crate::commands::mcp_prompts::commands(&statuses)

@@ -37,11 +37,16 @@ async fn colliding_and_long_names_odd_schemas_and_list_changes() {
     let dir = tempfile::tempdir().unwrap();
     let s = session(&fixture(dir.path(), false)).await;
     let names = s.registry.names();
-    // `a.b`, `a_b` and `a b` all sanitise to `a_b`: the one that needed no change keeps it, the others are numbered
-    // in name order, and each still reaches its own tool.
+    // `a.b`, `a_b` and `a b` all sanitise to `a_b`: the one that needed no change keeps it; the others are not
+    // offered (never renamed past a rule written for the name), and the server says so, naming both tools.
     assert_eq!(s.ok("mcp_fx_a_b", json!({})).await, "called a_b with {}");
-    assert_eq!(s.ok("mcp_fx_a_b_2", json!({})).await, "called a b with {}");
-    assert_eq!(s.ok("mcp_fx_a_b_3", json!({})).await, "called a.b with {}");
+    assert!(!names.iter().any(|n| n.starts_with("mcp_fx_a_b_")), "{names:?}");
+    let problems = s.status("fx").problems;
+    for other in ["a b", "a.b"] {
+        let expected =
+            format!("tool `{other}` is not offered: its name `mcp_fx_a_b` collides with tool `a_b` of server `fx`");
+        assert!(problems.iter().any(|p| p.starts_with(&expected)), "{problems:?}");
+    }
     // Long names are cut to 64 with a hash of the full name, so the two stay apart.
     let long: Vec<&String> = names.iter().filter(|n| n.starts_with("mcp_fx_xxxx")).collect();
     assert_eq!(long.len(), 2, "{names:?}");

@@ -58,6 +58,8 @@ struct State {
     deny: bool,
     /// The open SSE streams, by session.
     sse: HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Endpoints the metadata names instead of this server's own (a hostile server's `javascript:` ...), by field.
+    endpoints: HashMap<&'static str, String>,
 }
 
 pub struct FakeOAuth {
@@ -129,6 +131,13 @@ impl FakeOAuth {
         let mut state = self.state.lock().unwrap();
         state.access.clear();
         state.refresh.clear();
+    }
+
+    /// From now on the authorization server's metadata names `url` as its `field` (`authorization_endpoint`,
+    /// `token_endpoint`, `registration_endpoint`).
+    #[allow(dead_code)] // The escape suite's (tests/escape/mcp.rs); this suite has no use for it.
+    pub fn set_endpoint(&self, field: &'static str, url: &str) {
+        self.state.lock().unwrap().endpoints.insert(field, url.to_string());
     }
 
     pub fn seen<T>(&self, f: impl FnOnce(&Seen) -> T) -> T {
@@ -242,9 +251,8 @@ fn route(request: &Request, base: &str, state: &Mutex<State>) -> Response {
                 json!({"resource": format!("{base}/{resource}"), "authorization_servers": [base], "scopes_supported": ["mcp:tools"]}),
             )
         }
-        ("GET", "/.well-known/oauth-authorization-server") => json_response(
-            "200 OK",
-            json!({
+        ("GET", "/.well-known/oauth-authorization-server") => {
+            let mut metadata = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
                 "token_endpoint": format!("{base}/token"),
@@ -254,8 +262,12 @@ fn route(request: &Request, base: &str, state: &Mutex<State>) -> Response {
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp:tools"],
-            }),
-        ),
+            });
+            for (field, url) in &state.endpoints {
+                metadata[*field] = json!(url);
+            }
+            json_response("200 OK", metadata)
+        }
         ("POST", "/register") => {
             let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
             state.seen.registrations.push(body.clone());

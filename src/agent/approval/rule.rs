@@ -24,6 +24,9 @@ pub enum RuleError {
     Empty,
     #[error("command rule `{rule}` must be one simple command: it {why}")]
     NotSimple { rule: String, why: String },
+    /// A rule naming MCP tools (`mcp__SERVER__TOOL`) that names them loosely or not at all.
+    #[error("MCP rule `{rule}` {why}")]
+    Mcp { rule: String, why: String },
 }
 
 impl CommandRule {
@@ -50,8 +53,21 @@ impl CommandRule {
     }
 }
 
+/// An MCP rule written with nothing a shell would read differently (its `*` is the rule's own, not a glob).
+fn is_plain_mcp(text: &str) -> bool {
+    text.starts_with("mcp_")
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*'))
+}
+
 impl fmt::Display for CommandRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let [word] = self.words.as_slice()
+            && is_plain_mcp(word)
+        {
+            return f.write_str(word);
+        }
         for (i, word) in self.words.iter().enumerate() {
             if i > 0 {
                 f.write_str(" ")?;
@@ -79,15 +95,11 @@ impl FromStr for CommandRule {
     type Err = RuleError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        // A rule for MCP tools names the tool, or a whole server with a trailing `*` (`mcp_github_*`).
+        // A rule for MCP tools names a server and a tool (`mcp__github__create_issue`, `mcp__github` for all its
+        // tools); see `mcp` for both spellings. Plain ones are read as they are, since `*` is no glob here.
         let trimmed = s.trim();
-        if let Some(rest) = trimmed.strip_prefix("mcp_")
-            && rest
-                .trim_end_matches('*')
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            && !rest.trim_end_matches('*').contains('*')
-        {
+        if is_plain_mcp(trimmed) {
+            super::mcp::check_rule(trimmed).unwrap_or(Ok(()))?;
             return Self::new([trimmed]);
         }
         let rule = trimmed.to_string();
@@ -105,6 +117,13 @@ impl FromStr for CommandRule {
                 rule,
                 why: format!("has {} commands", commands.len()),
             });
+        }
+        // A quoted MCP rule (a server or tool name with spaces) is checked like a plain one.
+        if let [command] = commands.as_slice()
+            && let [word] = command.as_slice()
+            && let Some(checked) = super::mcp::check_rule(word)
+        {
+            checked?;
         }
         Self::new(commands.remove(0))
     }

@@ -40,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 use super::auth;
 use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
 use super::elicit::{Asking, ClientSetup, file_uri, note_for_model};
+use super::oversize::{DroppedReplies, MAX_REPLY_BYTES};
 use super::stdio::{ChildProcess, LogLimiter};
 use super::tasks::{TaskOnly, TaskTap};
 use super::transport_sse::{SseTransport, UNAUTHORIZED, error_chain};
@@ -248,6 +249,8 @@ pub(crate) struct Connection {
     progress: ProgressRoutes,
     notes: CallNotes,
     task_only: TaskOnly,
+    /// Replies too large to take (stdio), for the requests they answered.
+    dropped: Arc<DroppedReplies>,
     asking: Asking,
 }
 
@@ -261,6 +264,7 @@ impl Connection {
         let progress: ProgressRoutes = Arc::default();
         let notes: CallNotes = Arc::default();
         let task_only = TaskOnly::default();
+        let dropped = Arc::new(DroppedReplies::default());
         let asking = Asking::default();
         let handler = Handler {
             server: config.name.clone(),
@@ -277,9 +281,9 @@ impl Connection {
         let (service, child) = match &config.transport {
             TransportConfig::Stdio(stdio) => {
                 let (child, stdout, stdin) = ChildProcess::spawn(&config.name, stdio)?;
-                let stdout = TaskTap::new(stdout, Arc::clone(&task_only));
+                let stdout = TaskTap::new(stdout, Arc::clone(&task_only), Arc::clone(&dropped));
                 let transport = Observed {
-                    inner: AsyncRwTransport::new_client(stdout, stdin),
+                    inner: AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_REPLY_BYTES),
                     closed: closed.clone(),
                     broken: Arc::clone(&broken),
                 };
@@ -369,6 +373,7 @@ impl Connection {
             progress,
             notes,
             task_only,
+            dropped,
             asking,
         })
     }
@@ -445,11 +450,13 @@ impl Connection {
         cancel: &CancellationToken,
         live: &OutputSink,
     ) -> Result<ServerResult, RequestError> {
+        let since = self.dropped.mark();
         let mut handle = self
             .peer()
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
             .map_err(RequestError::from)?;
+        let id = handle.id.to_string();
         let token = handle.progress_token.clone();
         let routed = live.is_connected();
         if routed && let Ok(mut routes) = self.progress.lock() {
@@ -463,12 +470,14 @@ impl Connection {
             Ended,
             Cancelled,
             TimedOut,
+            TooLarge(usize),
         }
         let outcome = tokio::select! {
             biased;
             answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
             () = cancel.cancelled() => Outcome::Cancelled,
             () = self.closed.cancelled() => Outcome::Ended,
+            bytes = self.dropped.wait(&id, since) => Outcome::TooLarge(bytes),
             () = self.asking.sleep(timeout) => Outcome::TimedOut,
         };
         if routed && let Ok(mut routes) = self.progress.lock() {
@@ -498,6 +507,10 @@ impl Connection {
                 ))),
                 None => Err(RequestError::Closed),
             },
+            Outcome::TooLarge(bytes) => {
+                let _ = tokio::time::timeout(CANCEL_SEND_TIMEOUT, handle.cancel(Some("reply too large".into()))).await;
+                Err(RequestError::TooLarge(bytes))
+            }
             Outcome::Cancelled | Outcome::TimedOut => {
                 let cancelled = matches!(outcome, Outcome::Cancelled);
                 let reason = if cancelled {
@@ -533,6 +546,8 @@ pub(crate) enum RequestError {
     Closed,
     /// The server answered with a JSON-RPC error.
     Server(String),
+    /// The answer was a message of this many bytes, past `MAX_REPLY_BYTES`, and was dropped.
+    TooLarge(usize),
     Other(String),
 }
 

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::{Connection, RequestError, http_client};
 use super::config::{ServerConfig, TransportKind};
 use super::elicit::ClientSetup;
-use super::names::{ItemKind, dedupe};
+use super::names::{ItemKind, collisions, shown};
 use super::prompts::PromptSummary;
 use super::resources::ResourceSummary;
 use super::tool::{Catalog, McpTool, items, problems};
@@ -314,30 +314,68 @@ impl Inner {
                 with_resources.push(Arc::clone(server));
             }
         }
-        // The generic resource tools keep their names; a server tool that would take one is renamed.
+        // The generic resource tools keep their names; a server tool whose name another tool already holds is not
+        // offered, and its server reports the clash naming both (a renamed tool would slip past rules for its name).
         let generic = super::resources::tools(with_resources);
         let wanted: Vec<String> = generic
             .iter()
             .map(|t| t.name().to_string())
             .chain(all.iter().map(|(_, item)| item.wrapped.clone()))
             .collect();
-        let names: Vec<String> = dedupe(&wanted).split_off(generic.len());
+        let clashes = collisions(&wanted);
+        let mut clashed: Vec<(Arc<Server>, String)> = Vec::new();
+        let mut kept = Vec::with_capacity(all.len());
+        for (i, (server, item)) in all.iter().enumerate() {
+            match clashes.get(generic.len() + i).copied().flatten() {
+                None => kept.push((Arc::clone(server), item.clone())),
+                Some(holder) => {
+                    let holder = match holder.checked_sub(generic.len()).and_then(|h| all.get(h)) {
+                        Some((other, it)) => {
+                            format!(
+                                "tool `{}` of server `{}`",
+                                shown(&it.original),
+                                shown(&other.config.name)
+                            )
+                        }
+                        None => format!("the built-in tool `{}`", wanted.get(holder).map_or("", String::as_str)),
+                    };
+                    let problem = format!(
+                        "tool `{}` is not offered: its name `{}` collides with {holder}; rename one of them on its \
+                         server, or leave one out with `disabledTools`",
+                        shown(&item.original),
+                        item.wrapped
+                    );
+                    tracing::debug!(server = %server.config.name, "{problem}");
+                    clashed.push((Arc::clone(server), problem));
+                }
+            }
+        }
         let notes: Vec<super::instructions::ServerInstructions> = if self.shutdown.is_cancelled() {
             Vec::new()
         } else {
             self.servers.iter().filter_map(|s| s.offered_note()).collect()
         };
-        let tools: Vec<Arc<McpTool>> = all
+        let tools: Vec<Arc<McpTool>> = kept
             .into_iter()
-            .zip(names)
-            .map(|((server, item), name)| Arc::new(McpTool { name, item, server }))
+            .map(|(server, item)| {
+                Arc::new(McpTool {
+                    name: item.wrapped.clone(),
+                    item,
+                    server,
+                })
+            })
             .collect();
         let statuses = self
             .servers
             .iter()
             .map(|server| {
                 let mine: Vec<&Arc<McpTool>> = tools.iter().filter(|t| Arc::ptr_eq(&t.server, server)).collect();
-                server.status(&mine, self.shutdown.is_cancelled())
+                let clashes: Vec<String> = clashed
+                    .iter()
+                    .filter(|(s, _)| Arc::ptr_eq(s, server))
+                    .map(|(_, problem)| problem.clone())
+                    .collect();
+                server.status(&mine, clashes, self.shutdown.is_cancelled())
             })
             .collect();
         if let Ok(mut list) = self.tools.write() {
@@ -401,7 +439,7 @@ impl Server {
         self.live.lock().ok().and_then(|mut l| l.conn.take())
     }
 
-    fn status(&self, tools: &[&Arc<McpTool>], shut_down: bool) -> ServerStatus {
+    fn status(&self, tools: &[&Arc<McpTool>], clashes: Vec<String>, shut_down: bool) -> ServerStatus {
         let live = self.live.lock().ok();
         let mut state = live
             .as_ref()
@@ -453,7 +491,10 @@ impl Server {
             problems: live
                 .as_ref()
                 .map(|l| problems(&self.config, &l.catalog))
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into_iter()
+                .chain(clashes)
+                .collect(),
             resources,
             prompts,
             switched: match self.switch.load(Ordering::Relaxed) {
@@ -700,6 +741,12 @@ impl Server {
                 seconds(after)
             )),
             RequestError::Cancelled => ToolError::Cancelled,
+            RequestError::TooLarge(bytes) => ToolError::Failed(format!(
+                "MCP server {name:?}: the server's reply to `{what}` passed {} MB (it was {} MB) and was dropped; \
+                 ask it for less at a time",
+                super::oversize::MAX_REPLY_BYTES / (1024 * 1024),
+                super::oversize::megabytes(bytes)
+            )),
             RequestError::Server(message) => {
                 ToolError::Failed(format!("MCP server {name:?} rejected `{what}`: {message}"))
             }

@@ -14,6 +14,7 @@ pub mod elicit;
 mod manager;
 pub mod names;
 mod output;
+mod oversize;
 pub mod prompts;
 pub mod resources;
 mod sanitize;

@@ -3,10 +3,13 @@
 //! Tools become `mcp_{server}_{tool}`, resources `mcp_{server}_resource_{name}` and prompts
 //! `mcp_{server}_prompt_{name}`. Providers accept only `[A-Za-z0-9_-]` and at most 64 characters, so every other
 //! character becomes `_` and a longer name is cut, with a short hash of the full original name appended so two long
-//! names with a common start stay apart. Names that still collide (`a.b` and `a_b` both give `a_b`) get `_2`, `_3` ...
-//! in a deterministic order. The original name is what goes on the wire; these names are only what the model sees.
+//! names with a common start stay apart. Names that still collide (`a.b` and `a_b` both give `a_b`; server `a` with
+//! tool `b_c` and server `a_b` with tool `c`) are an error, never a rename: the first in a deterministic order keeps
+//! the name, the later one is not offered, and the error names both (`collisions`). A rename would move a tool out
+//! from under a rule written for the name the user saw. The original name is what goes on the wire; these names are
+//! only what the model sees.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use globset::{GlobBuilder, GlobMatcher};
 
@@ -75,31 +78,35 @@ fn short_hash(text: &str) -> u32 {
     (hash ^ (hash >> 32)) as u32
 }
 
-/// Makes the names unique, in order: the first keeps its name, later duplicates get `_2`, `_3` ... (cut so they stay
-/// within 64 characters, and skipping suffixes that are taken by another name).
-pub fn dedupe(names: &[String]) -> Vec<String> {
-    let mut taken: HashSet<String> = HashSet::new();
-    let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
-    let mut out = Vec::with_capacity(names.len());
-    for name in names {
-        if taken.insert(name.clone()) {
-            out.push(name.clone());
-            continue;
-        }
-        let mut n = 2u32;
-        loop {
-            let suffix = format!("_{n}");
-            let keep = name.len().min(MAX_NAME_LEN - suffix.len());
-            let candidate = format!("{}{suffix}", &name[..keep]);
-            // A candidate another item wants as its own plain name is skipped too, so that item keeps its name.
-            if !wanted.contains(candidate.as_str()) && taken.insert(candidate.clone()) {
-                out.push(candidate);
-                break;
+/// For each name, in order: `None` when it is the first to want it, or `Some(i)` when `names[i]`, an earlier name,
+/// already holds it. Nothing is renamed: the caller leaves the later item out and reports both.
+pub fn collisions(names: &[String]) -> Vec<Option<usize>> {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match first.get(name.as_str()) {
+            Some(&holder) => Some(holder),
+            None => {
+                first.insert(name, i);
+                None
             }
-            n += 1;
-        }
-    }
-    out
+        })
+        .collect()
+}
+
+/// A server's name for something, for a message: control characters (an escape sequence a hostile server put in a
+/// tool name) are written out as `\u{1b}`, so the message is safe on any terminal and says what the name holds.
+pub(crate) fn shown(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `enabledTools` and `disabledTools` of one server. An entry matches an item's original name (a resource's name or
@@ -189,6 +196,7 @@ mod tests {
         );
         // One `_` per character, however many bytes it has.
         assert_eq!(sanitize("héllo🙂"), "h_llo_");
+        assert_eq!(shown("a\u{1b}]0;x\u{7}b é"), "a\\u{1b}]0;x\\u{7}b é");
     }
 
     #[test]
@@ -215,24 +223,20 @@ mod tests {
     }
 
     #[test]
-    fn collisions_get_numbered_suffixes_in_order() {
-        let names: Vec<String> = ["mcp_s_a_b", "mcp_s_a_b", "mcp_s_c", "mcp_s_a_b"]
+    fn collisions_name_the_earlier_holder_and_rename_nothing() {
+        let names: Vec<String> = ["mcp_s_a_b", "mcp_s_a_b", "mcp_s_c", "mcp_s_a_b", "mcp_s_a_b_2"]
             .map(String::from)
             .to_vec();
-        assert_eq!(dedupe(&names), ["mcp_s_a_b", "mcp_s_a_b_2", "mcp_s_c", "mcp_s_a_b_3"]);
-        // A suffix another item already owns is skipped, and that item keeps its own name.
-        let names: Vec<String> = ["mcp_s_x", "mcp_s_x", "mcp_s_x_2"].map(String::from).to_vec();
-        assert_eq!(dedupe(&names), ["mcp_s_x", "mcp_s_x_3", "mcp_s_x_2"]);
-    }
-
-    #[test]
-    fn suffixes_keep_long_names_within_the_limit() {
-        let long = wrapped_name("s", ItemKind::Tool, &"z".repeat(100));
-        let out = dedupe(&[long.clone(), long.clone()]);
-        assert_eq!(out[0], long);
-        assert_eq!(out[1].len(), 64);
-        assert!(out[1].ends_with("_2"));
-        assert_ne!(out[0], out[1]);
+        assert_eq!(collisions(&names), [None, Some(0), None, Some(0), None]);
+        // Two servers whose prefixed names meet: server `a` tool `b_c`, server `a_b` tool `c`.
+        let names = vec![
+            wrapped_name("a", ItemKind::Tool, "b_c"),
+            wrapped_name("a_b", ItemKind::Tool, "c"),
+        ];
+        assert_eq!(collisions(&names), [None, Some(0)]);
+        // Long names cut to the same 64 characters keep apart by their hash, so they do not collide.
+        let long = |tail: &str| wrapped_name("s", ItemKind::Tool, &format!("{}{tail}", "z".repeat(100)));
+        assert_eq!(collisions(&[long("a"), long("b")]), [None, None]);
     }
 
     #[test]

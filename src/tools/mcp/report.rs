@@ -3,7 +3,7 @@
 //! feed it the manager's successive statuses; it says only what is new, so a server failing the same way on every
 //! retry is reported once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
@@ -36,6 +36,8 @@ pub struct ServerWatch {
     /// Per server: the failure last told, or `None` once it was ready since.
     told: HashMap<String, Option<ServerFailure>>,
     json: HashMap<String, Value>,
+    /// (server, problem) pairs told.
+    problems: HashSet<(String, String)>,
 }
 
 impl ServerWatch {
@@ -60,6 +62,20 @@ impl ServerWatch {
                     self.told.insert(status.name.clone(), None);
                 }
                 _ => {}
+            }
+        }
+        news
+    }
+
+    /// One line for each problem (a tool not offered, and why: a name that collides with another tool's, a schema no
+    /// model can fill) not told yet, each told once.
+    pub fn problems(&mut self, statuses: &[ServerStatus]) -> Vec<String> {
+        let mut news = Vec::new();
+        for status in statuses {
+            for problem in &status.problems {
+                if self.problems.insert((status.name.clone(), problem.clone())) {
+                    news.push(format!("MCP server {:?}: {problem}", status.name));
+                }
             }
         }
         news

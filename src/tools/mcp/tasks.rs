@@ -4,6 +4,9 @@
 //! extension and drops a tool's `execution` field when it reads `tools/list`, so the field is read here, from the
 //! stdio server's output on its way to rmcp: each line that carries a tool list updates the set. Remote (HTTP, SSE)
 //! servers are read by rmcp's own transports, where this tap does not reach.
+//!
+//! The same tap notes lines too long for rmcp to take (`oversize`), so the request they answered fails with their
+//! size instead of waiting for its timeout.
 
 use std::collections::HashSet;
 use std::io;
@@ -14,8 +17,11 @@ use std::task::{Context, Poll};
 use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// Lines longer than this are not inspected (a tool list is far smaller; a huge result is not a tool list).
-const MAX_LINE: usize = 16 * 1024 * 1024;
+use super::oversize::{DroppedReplies, END_BYTES, reply_id};
+
+/// Lines longer than this are not inspected (a tool list is far smaller; a huge result is not a tool list), and rmcp
+/// drops them (the transport is given the same limit).
+const MAX_LINE: usize = super::oversize::MAX_REPLY_BYTES;
 
 /// The names of the tools a server marked task-only, as last listed.
 pub(crate) type TaskOnly = Arc<Mutex<HashSet<String>>>;
@@ -27,15 +33,24 @@ pub(crate) struct TaskTap<R> {
     /// The current line passed `MAX_LINE` and is skipped up to its end.
     skipping: bool,
     found: TaskOnly,
+    /// A skipped line: its length so far (line end included, as rmcp counts), its first and its last bytes.
+    skipped: usize,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    dropped: Arc<DroppedReplies>,
 }
 
 impl<R> TaskTap<R> {
-    pub fn new(inner: R, found: TaskOnly) -> Self {
+    pub fn new(inner: R, found: TaskOnly, dropped: Arc<DroppedReplies>) -> Self {
         Self {
             inner,
             line: Vec::new(),
             skipping: false,
             found,
+            skipped: 0,
+            head: Vec::new(),
+            tail: Vec::new(),
+            dropped,
         }
     }
 
@@ -46,16 +61,31 @@ impl<R> TaskTap<R> {
                 Some(i) => (&bytes[..i], &bytes[i + 1..]),
                 None => (bytes, &[][..]),
             };
-            if !self.skipping {
-                if self.line.len() + part.len() > MAX_LINE {
-                    self.skipping = true;
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(part);
-                }
+            let counted = part.len() + usize::from(end.is_some());
+            if self.skipping {
+                self.skipped += counted;
+                keep_tail(&mut self.tail, part);
+            } else if self.line.len() + counted > MAX_LINE {
+                self.skipping = true;
+                self.skipped = self.line.len() + counted;
+                // Both ends are taken from what was kept and this piece, without growing the kept line.
+                let mut head = self.line[..self.line.len().min(END_BYTES)].to_vec();
+                let room = END_BYTES - head.len();
+                head.extend_from_slice(&part[..part.len().min(room)]);
+                self.head = head;
+                self.tail.clear();
+                keep_tail(&mut self.tail, &self.line);
+                keep_tail(&mut self.tail, part);
+                self.line = Vec::new();
+            } else {
+                self.line.extend_from_slice(part);
             }
             if end.is_some() {
-                if !self.skipping {
+                if self.skipping {
+                    self.dropped.record(reply_id(&self.head, &self.tail), self.skipped);
+                    self.head.clear();
+                    self.tail.clear();
+                } else {
                     note_task_only(&self.line, &self.found);
                 }
                 self.line.clear();
@@ -64,6 +94,13 @@ impl<R> TaskTap<R> {
             bytes = rest;
         }
     }
+}
+
+/// Keeps the last `END_BYTES` of a skipped line.
+fn keep_tail(tail: &mut Vec<u8>, part: &[u8]) {
+    tail.extend_from_slice(&part[part.len().saturating_sub(END_BYTES)..]);
+    let excess = tail.len().saturating_sub(END_BYTES);
+    tail.drain(..excess);
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for TaskTap<R> {
@@ -123,14 +160,33 @@ mod tests {
         let found = TaskOnly::default();
         // Read in small pieces, so lines arrive split.
         let reader = tokio::io::BufReader::with_capacity(7, stream.as_bytes());
-        let mut tap = TaskTap::new(reader, Arc::clone(&found));
+        let mut tap = TaskTap::new(reader, Arc::clone(&found), Arc::default());
         let mut out = String::new();
         tap.read_to_string(&mut out).await.unwrap();
         assert_eq!(out, stream);
         assert_eq!(found.lock().unwrap().iter().collect::<Vec<_>>(), ["research"]);
         let relisted = list(false);
-        let mut tap = TaskTap::new(relisted.as_bytes(), Arc::clone(&found));
+        let mut tap = TaskTap::new(relisted.as_bytes(), Arc::clone(&found), Arc::default());
         tap.read_to_string(&mut String::new()).await.unwrap();
         assert!(found.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_line_too_long_to_take_is_recorded_with_its_id_and_size() {
+        let big = "x".repeat(MAX_LINE);
+        let stream = format!(
+            "{{\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{big}\"}}]}},\"jsonrpc\":\"2.0\",\"id\":4}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{}}}}\n"
+        );
+        let dropped = Arc::new(DroppedReplies::default());
+        let since = dropped.mark();
+        let reader = tokio::io::BufReader::with_capacity(64 * 1024, stream.as_bytes());
+        let mut tap = TaskTap::new(reader, TaskOnly::default(), Arc::clone(&dropped));
+        let mut out = Vec::new();
+        tap.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out.len(), stream.len(), "the stream passes unchanged");
+        let first_line = stream.find('\n').unwrap() + 1;
+        assert_eq!(dropped.wait("4", since).await, first_line);
+        assert!(tap.line.capacity() < MAX_LINE, "the skipped line is not kept");
     }
 }

@@ -168,6 +168,10 @@ impl Tool for McpTool {
         })
     }
 
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
+        Some((&self.server.config.name, &self.item.original))
+    }
+
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args = match args {
             Value::Object(map) => map,

@@ -8,7 +8,9 @@
 //! dynamic registration, `LoginOptions` names a client registered by hand (its secret read from a variable), and can
 //! fix the scopes and the redirect's port.
 //!
-//! The browser command is run without a shell, with the URL as its last argument (or in place of `%s`).
+//! The browser command is run without a shell, with the URL as its last argument (or in place of `%s`). Only an
+//! `https` (or loopback `http`) URL is shown or opened, and every endpoint of the metadata must be one too, before
+//! anything is sent to it (`endpoints`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,6 +44,9 @@ pub enum LoginError {
     Refused { error: String, description: Option<String> },
     #[error("cannot exchange the authorization code for tokens: {0}")]
     Exchange(String),
+    /// An endpoint or the authorization URL is not https (or http to this machine): nothing was sent or opened.
+    #[error("refusing to log in: {0}")]
+    Unsafe(String),
 }
 
 /// How to log in, beyond the defaults (dynamic registration, the scopes the server asks for, any free port).
@@ -100,6 +105,8 @@ pub async fn login(
             "{url} publishes no OAuth metadata; trying the default endpoints (/authorize, /token, /register)"
         ));
     }
+    // Before anything is sent to them: where the metadata points is the MCP server's word.
+    super::endpoints::check_metadata(&resolution.metadata).map_err(LoginError::Unsafe)?;
     let metadata = resolution.metadata.clone();
     manager.set_metadata(resolution.metadata);
     let callback = Callback::bind(options.callback_port)
@@ -140,6 +147,8 @@ pub async fn login(
         .await
         .map_err(|(_, e)| LoginError::Start(error_chain(&e)))?;
     let auth_url = session.get_authorization_url().to_string();
+    // Neither shown nor opened unless it is a web address: a `javascript:` or custom-scheme URL is the server's code.
+    super::endpoints::check("authorization URL", &auth_url).map_err(LoginError::Unsafe)?;
     let state = reqwest::Url::parse(&auth_url)
         .ok()
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))

@@ -14,6 +14,7 @@
 
 mod callback;
 mod command;
+mod endpoints;
 mod login;
 mod store;
 
@@ -93,6 +94,9 @@ pub(crate) async fn stored_login(name: &str, url: &str) -> Result<Option<Authori
         return Ok(None);
     };
     let client_id = credentials.client_id.clone();
+    // A login saved before endpoints were checked may name one tern would no longer send a refresh token to.
+    endpoints::check_metadata(&record.metadata)
+        .map_err(|e| format!("cannot use the stored login: {e}; run `tern mcp logout {name}` and log in again"))?;
     super::client::install_crypto();
     let mut manager = AuthorizationManager::new(url)
         .await

@@ -65,6 +65,15 @@ impl<'a> RawServer<'a> {
                 message: "a server needs a non-empty name".into(),
             });
         }
+        // Approval rules name a tool `mcp__SERVER__TOOL`: a `__` or `*` inside SERVER would make one rule name two.
+        if name.contains("__") || name.contains('*') {
+            return Err(McpConfigError {
+                file: file.into(),
+                server: Some(name.into()),
+                field: None,
+                message: "a server name may not contain `__` or `*` (rules name a tool as mcp__SERVER__TOOL)".into(),
+            });
+        }
         match value {
             Value::Object(map) => Ok(raw(map)),
             other => Err(McpConfigError {
