@@ -25,6 +25,8 @@ use std::sync::{RwLock, RwLockReadGuard};
 
 use crate::tools::exec::env::is_secret_name;
 
+pub(crate) mod credentials;
+
 /// What a masked value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 /// Shorter values are not masked: they would blank out ordinary words and numbers everywhere.

@@ -13,8 +13,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
 
-/// A variable that is not secret: its presence proves the dumps really read the environment.
-const MARKER: (&str, &str) = ("TERN_TEST_MARKER", "visible-marker-value");
+/// A variable on the allowlist whose value is no credential: its presence proves the dumps really read the environment.
+const MARKER: (&str, &str) = ("EDITOR", "visible-marker-value");
 
 /// A key no one else has: `sk-test-` and random hex.
 fn random_key(prefix: &str) -> String {
