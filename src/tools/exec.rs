@@ -349,7 +349,8 @@ fn sandbox_note(policy: &SandboxPolicy) -> String {
         ", have no network (only a loopback of their own)"
     };
     format!(
-        " Commands run in an OS sandbox: they can read everything but write only in {}{network}, and \
+        " Commands run in an OS sandbox: they can read everything but the user's credential stores (~/.ssh, \
+         ~/.aws ...) and the workspace's .env files and keys, write only in {}{network}, and \
          every process they start ends with them. If a command fails because of that, call exec again with \
          `unsandboxed: true`, which asks the user.",
         policy.writes_summary()
