@@ -201,7 +201,11 @@ pub(crate) fn holds_key(file: &std::fs::File) -> std::io::Result<bool> {
         };
         at += n as u64;
         let filled = kept + n;
-        if store.masked.iter().any(|value| find(&buf[..filled], value.as_bytes()).is_some()) {
+        if store
+            .masked
+            .iter()
+            .any(|value| find(&buf[..filled], value.as_bytes()).is_some())
+        {
             return Ok(true);
         }
         kept = filled.min(longest.saturating_sub(1));

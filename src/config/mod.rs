@@ -377,7 +377,11 @@ impl ConfigFile {
             "sandbox.git_read_only",
             self.sandbox.git_read_only = None
         );
-        drop_if!(!self.sandbox.unhide.is_empty(), "sandbox.unhide", self.sandbox.unhide.clear());
+        drop_if!(
+            !self.sandbox.unhide.is_empty(),
+            "sandbox.unhide",
+            self.sandbox.unhide.clear()
+        );
         drop_if!(
             self.sandbox.hide_workspace_secrets == Some(false),
             "sandbox.hide_workspace_secrets",

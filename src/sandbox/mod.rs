@@ -164,7 +164,12 @@ fn launcher_args(policy: &SandboxPolicy, workspace: &Path, script: &str) -> Vec<
     }
     // A workspace inside a hidden directory stays visible: hiding it would hide the work.
     let secret_files = policy.secret_files.wait();
-    for dir in policy.hidden.iter().chain(&secret_files).filter(|dir| !workspace.starts_with(dir)) {
+    for dir in policy
+        .hidden
+        .iter()
+        .chain(&secret_files)
+        .filter(|dir| !workspace.starts_with(dir))
+    {
         args.push("--hide".into());
         args.push(dir.into());
     }

@@ -72,7 +72,7 @@ fn url_with_userinfo(value: &str) -> bool {
         let authority = &rest[at + 3..];
         // The authority ends at the first '/', '?', '#', or a separator of lists and words.
         let end = authority
-            .find(|c: char| matches!(c, '/' | '?' | '#' | ' ' | ',' | ';' | '\t' | '\n'))
+            .find(['/', '?', '#', ' ', ',', ';', '\t', '\n'])
             .unwrap_or(authority.len());
         if scheme_ok && authority[..end].contains('@') {
             return true;
@@ -132,7 +132,10 @@ mod tests {
             let found = looks_like_credential(value);
             assert!(found.is_some(), "{why}: {value}");
             let reason = found.unwrap_or_default();
-            assert!(!reason.contains(value), "the reason must not repeat the value: {reason}");
+            assert!(
+                !reason.contains(value),
+                "the reason must not repeat the value: {reason}"
+            );
         }
     }
 

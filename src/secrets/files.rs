@@ -23,10 +23,23 @@ pub(crate) const HOME_STORES: &[&str] = &[
 ];
 
 /// Examples and templates of `.env` files: meant to be read and committed.
-const ENV_EXAMPLES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"];
+const ENV_EXAMPLES: &[&str] = &[
+    ".env.example",
+    ".env.sample",
+    ".env.template",
+    ".env.dist",
+    ".env.defaults",
+];
 
 /// Private SSH key file names (their `.pub` halves are public).
-const SSH_KEYS: &[&str] = &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"];
+const SSH_KEYS: &[&str] = &[
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+];
 
 /// Why a file's name says it holds secrets, or `None`.
 pub(crate) fn secret_name(path: &Path) -> Option<&'static str> {
@@ -245,7 +258,10 @@ mod tests {
             &[PathBuf::from("~/.npmrc")],
         );
         assert!(stores.contains(&real.join(".ssh")));
-        assert!(stores.contains(&real.join(".aws")), "missing stores are kept as written");
+        assert!(
+            stores.contains(&real.join(".aws")),
+            "missing stores are kept as written"
+        );
         assert!(stores.contains(&real.join(".secret-notes")));
         assert!(stores.contains(&PathBuf::from("/opt/vault")));
         assert!(!stores.contains(&real.join(".npmrc")));

@@ -485,7 +485,10 @@ mod tests {
         assert_eq!(p.secret_reason(&env), Some("a .env file"));
         let allowed = p.clone().allow_secret_file(env.clone());
         assert_eq!(allowed.resolve_read(".env").unwrap(), env);
-        assert!(allowed.resolve_read("tls.key").is_err(), "the yes covers only that file");
+        assert!(
+            allowed.resolve_read("tls.key").is_err(),
+            "the yes covers only that file"
+        );
         // Writing one is the gate's business (it asks), not a refusal here.
         assert!(p.resolve_write(".env").is_ok());
     }

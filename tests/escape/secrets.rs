@@ -37,7 +37,11 @@ fn write(path: &Path, text: &str) {
 
 /// Everything every request to the model held (tool results, tool descriptions, the prompt), as one text.
 fn all_requests(mock: &MockLlm) -> String {
-    mock.requests().iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
+    mock.requests()
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether the launcher can hide a single file (not only a directory): a file hidden by the policy reads as empty.
@@ -115,7 +119,10 @@ async fn credential_stores_in_home_are_hidden_from_commands_and_refused_by_the_f
             ("read_file", json!({"path": ".ssh/id_ed25519"})),
             ("read_file", json!({"path": ".netrc"})),
             ("read_file", json!({"path": "~/.aws/credentials"})),
-            ("grep", json!({"pattern": "cred-marker-", "path": ".", "output_mode": "content"})),
+            (
+                "grep",
+                json!({"pattern": "cred-marker-", "path": ".", "output_mode": "content"}),
+            ),
             ("list_dir", json!({"path": ".kube"})),
             ("read_file", json!({"path": "notes.txt"})),
         ],
@@ -124,7 +131,11 @@ async fn credential_stores_in_home_are_hidden_from_commands_and_refused_by_the_f
     let last = mock.requests().last().cloned().unwrap();
     let results = tool_results(&last);
     assert_eq!(results.len(), 7, "{results:?}");
-    assert!(results[0].contains("plain-home-note"), "the command ran: {}", results[0]);
+    assert!(
+        results[0].contains("plain-home-note"),
+        "the command ran: {}",
+        results[0]
+    );
     for result in &results[1..4] {
         assert!(result.contains("credential store"), "{result}");
     }
@@ -137,7 +148,10 @@ async fn credential_stores_in_home_are_hidden_from_commands_and_refused_by_the_f
             assert!(!everything.contains(marker.as_str()), "~/{rel} reached the model");
         } else {
             // Without file hiding in the launcher, only the file tools keep it back: the grep and read_file above.
-            assert!(!results[1..].join("\n").contains(marker.as_str()), "~/{rel} reached the model");
+            assert!(
+                !results[1..].join("\n").contains(marker.as_str()),
+                "~/{rel} reached the model"
+            );
             eprintln!("note: the launcher cannot hide single files yet; ~/{rel} was checked for the file tools only");
         }
     }
@@ -170,10 +184,16 @@ async fn secret_variables_whatever_their_names_do_not_reach_a_command() {
     )
     .await;
     let result = tool_results(mock.requests().last().unwrap()).remove(0);
-    assert!(result.contains("EDITOR=visible-editor-value"), "the command saw its environment: {result}");
+    assert!(
+        result.contains("EDITOR=visible-editor-value"),
+        "the command saw its environment: {result}"
+    );
     for (name, value) in &values {
         assert!(!result.contains(name), "{name} reached the command: {result}");
-        assert!(!all_requests(&mock).contains(value.as_str()), "{name}'s value reached the model");
+        assert!(
+            !all_requests(&mock).contains(value.as_str()),
+            "{name}'s value reached the model"
+        );
     }
     // The model is told which allowed variable was withheld, by name only.
     let first = mock.requests()[0].to_string();
@@ -202,7 +222,10 @@ impl Workspace {
         // The key on a line long enough for read_file to cut it, right across the key.
         let long = format!("token = \"{}{key}\"\n", "x".repeat(1990));
         write(&dir.path().join("settings.toml"), &format!("name = \"demo\"\n{long}"));
-        write(&dir.path().join("main.rs"), "fn main() {} // DB_PASSWORD is read at start\n");
+        write(
+            &dir.path().join("main.rs"),
+            "fn main() {} // DB_PASSWORD is read at start\n",
+        );
         Self { dir, env_marker, key }
     }
 }
@@ -220,7 +243,10 @@ async fn workspace_secret_files_ask_and_a_file_holding_the_key_is_refused_whole(
         "auto-edit",
         vec![
             ("read_file", json!({"path": ".env"})),
-            ("grep", json!({"pattern": "DB_PASSWORD", "path": ".", "output_mode": "content"})),
+            (
+                "grep",
+                json!({"pattern": "DB_PASSWORD", "path": ".", "output_mode": "content"}),
+            ),
             ("exec", json!({"command": "cat .env"})),
             ("read_file", json!({"path": "settings.toml"})),
             ("grep", json!({"pattern": prefix, "path": "."})),
@@ -231,12 +257,32 @@ async fn workspace_secret_files_ask_and_a_file_holding_the_key_is_refused_whole(
     .await;
     let results = tool_results(mock.requests().last().unwrap());
     assert_eq!(results.len(), 7, "{results:?}");
-    assert!(results[0].contains("no one to approve"), "read_file .env asked: {}", results[0]);
-    assert!(results[1].contains("main.rs") && results[1].contains(".env.example"), "{}", results[1]);
-    assert!(results[1].contains("may hold secrets"), "the skipped .env is counted: {}", results[1]);
-    assert!(results[2].contains("no one to approve"), "cat .env asked: {}", results[2]);
+    assert!(
+        results[0].contains("no one to approve"),
+        "read_file .env asked: {}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("main.rs") && results[1].contains(".env.example"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[1].contains("may hold secrets"),
+        "the skipped .env is counted: {}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("no one to approve"),
+        "cat .env asked: {}",
+        results[2]
+    );
     assert!(results[3].contains("holds a key tern knows"), "{}", results[3]);
-    assert!(!results[4].contains("settings.toml"), "a piece of the key matched: {}", results[4]);
+    assert!(
+        !results[4].contains("settings.toml"),
+        "a piece of the key matched: {}",
+        results[4]
+    );
     assert!(results[5].contains("holds a key tern knows"), "{}", results[5]);
     assert!(results[6].contains("DB_PASSWORD="), "{}", results[6]);
     let everything = all_requests(&mock);
@@ -266,7 +312,10 @@ async fn commands_do_not_see_the_workspace_secret_files() {
     let everything = all_requests(&mock);
     assert!(!everything.contains(&ws.key), "the key reached the model");
     if launcher_hides_files().await {
-        assert!(!everything.contains(&ws.env_marker), ".env or the key file reached the model: {result}");
+        assert!(
+            !everything.contains(&ws.env_marker),
+            ".env or the key file reached the model: {result}"
+        );
     } else {
         eprintln!("note: the launcher cannot hide single files yet; .env was not checked for commands");
     }

@@ -251,7 +251,12 @@ mod tests {
         };
         for reads in [&reads, &Reads::Lexical] {
             let check = |s: &str| is_read_only(&s.split(' ').map(str::to_string).collect::<Vec<_>>(), reads);
-            for s in ["cat .env", "head -n 3 config/.env.local", "grep KEY certs/tls.key", "wc -l id_rsa"] {
+            for s in [
+                "cat .env",
+                "head -n 3 config/.env.local",
+                "grep KEY certs/tls.key",
+                "wc -l id_rsa",
+            ] {
                 assert!(!check(s), "{s}");
             }
             assert!(check("cat .env.example"));

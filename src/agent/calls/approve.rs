@@ -267,7 +267,11 @@ impl Agent {
         }
         // The user said yes to a call naming a file that may hold secrets: that call may read it.
         for (resolved, _) in crate::agent::approval::secret_paths(tool, args, &self.policy) {
-            policy = Some(policy.unwrap_or_else(|| (*self.policy).clone()).allow_secret_file(resolved));
+            policy = Some(
+                policy
+                    .unwrap_or_else(|| (*self.policy).clone())
+                    .allow_secret_file(resolved),
+            );
         }
         policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
     }

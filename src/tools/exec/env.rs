@@ -210,7 +210,9 @@ mod tests {
     }
 
     fn vars(list: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
-        list.iter().map(|(n, v)| (OsString::from(n), OsString::from(v))).collect()
+        list.iter()
+            .map(|(n, v)| (OsString::from(n), OsString::from(v)))
+            .collect()
     }
 
     #[test]
@@ -247,14 +249,13 @@ mod tests {
         let told = withheld_from(all.clone(), &[]);
         let told_names: Vec<&str> = told.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(told_names, ["EDITOR", "HTTPS_PROXY"]);
-        assert!(told.iter().all(|(_, why)| !why.contains("u:p") && !why.contains("ghp_")));
+        assert!(
+            told.iter()
+                .all(|(_, why)| !why.contains("u:p") && !why.contains("ghp_"))
+        );
         // Named in env_allow, a variable passes as it is: the user's explicit choice.
         let allow = vec!["DATABASE_URL".to_string(), "HTTPS_PROXY".to_string()];
-        let stored = |name: &OsStr| {
-            all.iter()
-                .find(|(n, _)| n.as_os_str() == name)
-                .map(|(_, v)| v.clone())
-        };
+        let stored = |name: &OsStr| all.iter().find(|(n, _)| n.as_os_str() == name).map(|(_, v)| v.clone());
         let env = build(all.clone(), &allow, stored);
         assert_eq!(
             env.get(OsStr::new("DATABASE_URL")).and_then(|v| v.to_str()),

@@ -20,12 +20,9 @@ const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj"];
 pub(super) fn walker(root: &Path, skip: &[PathBuf]) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let skip = skip.to_vec();
-    builder
-        .hidden(false)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            entry.depth() == 0 || (!is_vcs_dir(entry.file_name()) && !skip.iter().any(|s| entry.path().starts_with(s)))
-        });
+    builder.hidden(false).follow_links(false).filter_entry(move |entry| {
+        entry.depth() == 0 || (!is_vcs_dir(entry.file_name()) && !skip.iter().any(|s| entry.path().starts_with(s)))
+    });
     builder
 }
 
