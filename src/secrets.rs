@@ -25,6 +25,9 @@ use std::sync::{RwLock, RwLockReadGuard};
 
 use crate::tools::exec::env::is_secret_name;
 
+pub(crate) mod credentials;
+pub mod files;
+
 /// What a masked value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 /// Shorter values are not masked: they would blank out ordinary words and numbers everywhere.
@@ -170,6 +173,50 @@ pub fn mask_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
         out = Cow::Owned(replaced);
     }
     out
+}
+
+/// How much of a file [`holds_key`] looks at: a file this large is a log or a dump, and is checked in its first part.
+pub(crate) const MAX_SCANNED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Whether the open `file` holds a registered secret anywhere (in its first [`MAX_SCANNED_BYTES`]). Reads with
+/// `read_at`, so the caller's position in the file is left where it was and the check is on the very file the
+/// caller reads, not on a path that might have been swapped.
+pub(crate) fn holds_key(file: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let store = read_store();
+    let Some(longest) = store.masked.first().map(String::len) else {
+        return Ok(false);
+    };
+    const CHUNK: usize = 1024 * 1024;
+    // Each read keeps the last `longest - 1` bytes of the one before, so a key across two reads is still seen.
+    let mut buf = vec![0u8; CHUNK + longest];
+    let mut kept = 0;
+    let mut at: u64 = 0;
+    while at < MAX_SCANNED_BYTES {
+        let n = match file.read_at(&mut buf[kept..], at) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        at += n as u64;
+        let filled = kept + n;
+        if store
+            .masked
+            .iter()
+            .any(|value| find(&buf[..filled], value.as_bytes()).is_some())
+        {
+            return Ok(true);
+        }
+        kept = filled.min(longest.saturating_sub(1));
+        buf.copy_within(filled - kept..filled, 0);
+    }
+    Ok(false)
+}
+
+/// Whether any secret is registered (a file cannot hold a known key when none is known).
+pub(crate) fn any_registered() -> bool {
+    !read_store().masked.is_empty()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

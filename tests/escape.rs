@@ -9,3 +9,8 @@
 mod screen;
 #[path = "escape/mcp.rs"]
 mod mcp;
+
+mod support;
+
+#[path = "escape/secrets.rs"]
+mod secrets;

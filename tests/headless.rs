@@ -101,7 +101,7 @@ async fn full_auto_runs_commands_without_secrets() {
     let mut cmd = sb.command(Some(&mock), &["run", "--mode", "full-auto", "show env"]);
     cmd.env("MY_SERVICE_TOKEN", "hunter2-token")
         .env("DB_PASSWORD", "hunter2-pw")
-        .env("HARMLESS", "visible-value");
+        .env("EDITOR", "visible-value");
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.spawn().unwrap().wait_with_output())
         .await
         .unwrap()

@@ -13,8 +13,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
 
-/// A variable that is not secret: its presence proves the dumps really read the environment.
-const MARKER: (&str, &str) = ("TERN_TEST_MARKER", "visible-marker-value");
+/// A variable on the allowlist whose value is no credential: its presence proves the dumps really read the environment.
+const MARKER: (&str, &str) = ("EDITOR", "visible-marker-value");
+
+/// A secret under a name that says nothing: only the allowlist keeps it from commands and servers.
+const UNNAMED: (&str, &str) = ("DATABASE_URL", "postgres://app:db-pw-unnamed@db.local/app");
 
 /// A key no one else has: `sk-test-` and random hex.
 fn random_key(prefix: &str) -> String {
@@ -48,6 +51,7 @@ impl Run {
             .env("OPENAI_API_KEY", &self.key)
             .env("GITHUB_TOKEN", &self.other_secret)
             .env(MARKER.0, MARKER.1)
+            .env(UNNAMED.0, UNNAMED.1)
             .args(support::tern::model_flags(mock))
             .args(args);
         support::tern::output(cmd, Duration::from_secs(60)).await
@@ -140,7 +144,7 @@ async fn commands_cannot_read_the_key_from_env_or_proc() {
     let (env_part, rest) = results.split_once("==tern==").expect("the command ran to its end");
     assert!(env_part.contains(&marker) && env_part.contains("PATH="), "{env_part}");
     assert!(
-        !env_part.contains("OPENAI_API_KEY") && !env_part.contains("GITHUB_TOKEN"),
+        !env_part.contains("OPENAI_API_KEY") && !env_part.contains("GITHUB_TOKEN") && !env_part.contains(UNNAMED.1),
         "{env_part}"
     );
     // tern's own /proc entry: readable only by root (tern is not dumpable), and then it shows the marker but not the
@@ -243,7 +247,7 @@ async fn stdio_mcp_servers_get_the_scrubbed_environment_plus_their_own() {
     assert_eq!(env[MARKER.0], MARKER.1);
     assert!(env["PATH"].is_string());
     assert!(
-        env.get("OPENAI_API_KEY").is_none() && env.get("GITHUB_TOKEN").is_none(),
+        env.get("OPENAI_API_KEY").is_none() && env.get("GITHUB_TOKEN").is_none() && env.get(UNNAMED.0).is_none(),
         "{env:#}"
     );
     run.assert_clean("the server's environment", &results);

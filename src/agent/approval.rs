@@ -247,6 +247,9 @@ impl ApprovalGate {
         if let Some(verdict) = web::check(self, tool.name(), args) {
             return verdict;
         }
+        if let Some(verdict) = self.check_secret_files(tool.name(), args, policy) {
+            return verdict;
+        }
         if tool.read_only() {
             return Verdict::Allow;
         }
@@ -278,6 +281,22 @@ impl ApprovalGate {
                 ToolHints::default(),
             ),
         }
+    }
+
+    /// A built-in tool naming a file that may hold secrets (`.env`, a key) asks in every mode, as a write outside the
+    /// workspace does; an edit the mode refuses stays refused.
+    fn check_secret_files(&self, name: &str, args: &Value, policy: &PathPolicy) -> Option<Verdict> {
+        let found = secret_paths(name, args, policy);
+        let (path, why) = found.first()?;
+        let edit = EDIT_TOOLS.contains(&name);
+        if edit && let deny @ Verdict::Deny { .. } = self.check_edit(name, args, policy) {
+            return Some(deny);
+        }
+        let verb = if edit { "edits" } else { "reads" };
+        Some(Verdict::ask(format!(
+            "{verb} {}, {why}, which may hold secrets",
+            policy.display(path)
+        )))
     }
 
     fn check_edit(&self, name: &str, args: &Value, policy: &PathPolicy) -> Verdict {
@@ -596,6 +615,19 @@ pub(crate) fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
         }
     }
     paths
+}
+
+/// The files a built-in tool call names (its `path`, or the paths an edit writes) that may hold secrets, resolved, with
+/// why: reading or editing one needs the user's yes, which then lets that one call at them (`allow_secret_file`).
+pub(crate) fn secret_paths(name: &str, args: &Value, policy: &PathPolicy) -> Vec<(std::path::PathBuf, &'static str)> {
+    edit_paths(name, args)
+        .into_iter()
+        .filter_map(|path| {
+            let resolved = policy.resolve(path).ok()?;
+            let why = policy.secret_reason(&resolved)?;
+            Some((resolved, why))
+        })
+        .collect()
 }
 
 /// Whether an edit writes inside the workspace's `.git/` or `.tern/` (at any depth) or its `.mcp.json`, which change

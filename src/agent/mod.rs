@@ -127,7 +127,12 @@ pub fn config_for(
     let (mcp_setup, mcp_elicitations) = mcp::ClientSetup::session(workspace);
     let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
     warnings.extend(mcp_warnings);
-    let sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
+    let mut sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
+    // The workspace's .env files and keys, found off the start-up path; the first command waits for the walk.
+    if let Some(policy) = sandbox.as_mut().filter(|_| settings.sandbox.hide_workspace_secrets) {
+        let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        policy.secret_files = crate::secrets::files::WorkspaceSecrets::find(&root);
+    }
     warnings.extend(
         settings
             .ignored
@@ -169,7 +174,9 @@ pub fn config_for(
         warnings,
         notices,
     };
-    let mut policy = PathPolicy::new(workspace)?.allow_read_root(results.dir());
+    let mut policy = PathPolicy::new(workspace)?
+        .allow_read_root(results.dir())
+        .hide_stores(settings.sandbox.credential_stores());
     // The model reads the user's skills on demand (they are listed in the prompt with their paths).
     if let Some(skills) = context.user_skills_dir() {
         policy = policy.allow_read_root(skills);

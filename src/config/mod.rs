@@ -147,6 +147,15 @@ pub struct SandboxFile {
     pub writable_roots: Vec<PathBuf>,
     /// Mount the workspace's `.git` read-only inside the sandbox (default false).
     pub git_read_only: Option<bool>,
+    /// Files and directories hidden from commands and refused by the file tools, besides the credential stores hidden
+    /// by default (`~/.ssh`, `~/.aws`, `~/.netrc` ...; see `crate::secrets::files::HOME_STORES`). `~/` is HOME.
+    #[serde(default)]
+    pub hide: Vec<PathBuf>,
+    /// Default credential stores to show after all, e.g. `["~/.npmrc"]`.
+    #[serde(default)]
+    pub unhide: Vec<PathBuf>,
+    /// Hide the workspace's secret files (`.env`, keys, files holding a known key) from commands (default true).
+    pub hide_workspace_secrets: Option<bool>,
 }
 
 /// The resolved `[sandbox]` settings.
@@ -156,6 +165,11 @@ pub struct SandboxSettings {
     pub network: bool,
     pub writable_roots: Vec<PathBuf>,
     pub git_read_only: bool,
+    /// Extra places to hide (`[sandbox] hide`).
+    pub hide: Vec<PathBuf>,
+    /// Default credential stores not to hide (`[sandbox] unhide`).
+    pub unhide: Vec<PathBuf>,
+    pub hide_workspace_secrets: bool,
 }
 
 impl Default for SandboxSettings {
@@ -165,7 +179,17 @@ impl Default for SandboxSettings {
             network: false,
             writable_roots: Vec::new(),
             git_read_only: false,
+            hide: Vec::new(),
+            unhide: Vec::new(),
+            hide_workspace_secrets: true,
         }
+    }
+}
+
+impl SandboxSettings {
+    /// The credential stores hidden from commands and refused by the file tools, for the current HOME.
+    pub fn credential_stores(&self) -> Vec<PathBuf> {
+        crate::secrets::files::home_stores(std::env::home_dir().as_deref(), &self.hide, &self.unhide)
     }
 }
 
@@ -291,6 +315,9 @@ impl ConfigFile {
         take!(sandbox.network);
         take!(sandbox.git_read_only);
         self.sandbox.writable_roots.extend(other.sandbox.writable_roots);
+        self.sandbox.hide.extend(other.sandbox.hide);
+        self.sandbox.unhide.extend(other.sandbox.unhide);
+        take!(sandbox.hide_workspace_secrets);
         self.subagents.merge(other.subagents);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
@@ -349,6 +376,16 @@ impl ConfigFile {
             self.sandbox.git_read_only == Some(false),
             "sandbox.git_read_only",
             self.sandbox.git_read_only = None
+        );
+        drop_if!(
+            !self.sandbox.unhide.is_empty(),
+            "sandbox.unhide",
+            self.sandbox.unhide.clear()
+        );
+        drop_if!(
+            self.sandbox.hide_workspace_secrets == Some(false),
+            "sandbox.hide_workspace_secrets",
+            self.sandbox.hide_workspace_secrets = None
         );
         drop_if!(self.base_url.is_some(), "base_url", self.base_url = None);
         drop_if!(self.api_key.is_some(), "api_key", self.api_key = None);
@@ -644,6 +681,9 @@ fn finish(
             network: file.sandbox.network.unwrap_or(false),
             writable_roots: file.sandbox.writable_roots,
             git_read_only: file.sandbox.git_read_only.unwrap_or(false),
+            hide: file.sandbox.hide,
+            unhide: file.sandbox.unhide,
+            hide_workspace_secrets: file.sandbox.hide_workspace_secrets.unwrap_or(true),
         },
         subagents: SubagentSettings::from_file(&file.subagents),
         mcp_servers: file.mcp_servers,

@@ -42,8 +42,12 @@ pub struct SandboxPolicy {
     /// Whether the workspace's `.git` is mounted read-only (commits, branch changes and hook edits then fail).
     pub git_read_only: bool,
     /// Directories commands cannot see at all: tern's own configuration (which may hold a key) and data (sessions,
-    /// logs, stored results). Reading is otherwise allowed everywhere.
+    /// logs, stored results), and the user's credential stores (`~/.ssh`, `~/.aws` ...). Reading is otherwise allowed
+    /// everywhere.
     pub hidden: Vec<PathBuf>,
+    /// The workspace's secret files (`.env`, keys), hidden like `hidden`: found by a walk in the background, waited
+    /// for when a command starts.
+    pub secret_files: crate::secrets::files::WorkspaceSecrets,
 }
 
 impl SandboxPolicy {
@@ -60,6 +64,7 @@ impl SandboxPolicy {
             network: false,
             git_read_only: false,
             hidden: Vec::new(),
+            secret_files: crate::secrets::files::WorkspaceSecrets::none(),
         }
     }
 
@@ -85,6 +90,7 @@ impl SandboxPolicy {
             .into_iter()
             .chain([crate::config::data_dir()])
             .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .chain(settings.credential_stores().into_iter().filter(|store| store.exists()))
             .collect();
         Ok(Some(policy))
     }
@@ -157,7 +163,13 @@ fn launcher_args(policy: &SandboxPolicy, workspace: &Path, script: &str) -> Vec<
         args.push(workspace.join(".git").into_os_string());
     }
     // A workspace inside a hidden directory stays visible: hiding it would hide the work.
-    for dir in policy.hidden.iter().filter(|dir| !workspace.starts_with(dir)) {
+    let secret_files = policy.secret_files.wait();
+    for dir in policy
+        .hidden
+        .iter()
+        .chain(&secret_files)
+        .filter(|dir| !workspace.starts_with(dir))
+    {
         args.push("--hide".into());
         args.push(dir.into());
     }
@@ -203,6 +215,7 @@ mod tests {
             network: true,
             writable_roots: vec![root.path().join("missing"), root.path().to_path_buf()],
             git_read_only: true,
+            ..SandboxSettings::default()
         };
         let write_roots = [root.path().join(".")];
         let policy = SandboxPolicy::from_settings(&settings, &write_roots).unwrap().unwrap();

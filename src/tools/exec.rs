@@ -3,7 +3,7 @@
 //! The command runs as `bash -c` with stdin closed, in a process group of its own that is ended whole on timeout,
 //! interrupt, or when the future is dropped, and when the command ends with children still running (nothing outlives
 //! a call). Output is streamed live to `ctx.output` (see `live`) and captured for the model with bounded memory (see
-//! `capture`). Variables whose names look secret are withheld from the environment (see `env`).
+//! `capture`). Commands get an allowlisted environment, without values that look like credentials (see `env`).
 //!
 //! With a sandbox configured (`ExecConfig::sandbox`), every command runs in the OS sandbox (`crate::sandbox`) unless
 //! the call says `unsandboxed: true`, which the approval gate always asks the user about. A sandboxed command that
@@ -79,11 +79,11 @@ impl ExecTool {
              of expecting a prompt; pagers are off. The command is killed after `timeout` seconds (default {}, max \
              {}). Every process it starts is killed when it ends, so a server must be started in the background and \
              used within the same command (e.g. `./server & sleep 1; curl -s localhost:8080; kill %1`). Output over \
-             {} characters keeps its beginning and end here, and the whole of it is saved to a file you can read. Environment variables whose names contain KEY, SECRET, TOKEN \
-             or PASSWORD are not passed on.{}",
+             {} characters keeps its beginning and end here, and the whole of it is saved to a file you can read. {}{}",
             self::secs(config.default_timeout),
             self::secs(config.max_timeout),
             config.max_output_chars,
+            env::note_for_model(&config.env_allow),
             config.sandbox.as_ref().map(sandbox_note).unwrap_or_default(),
         );
         Self { config, description }
@@ -349,7 +349,8 @@ fn sandbox_note(policy: &SandboxPolicy) -> String {
         ", have no network (only a loopback of their own)"
     };
     format!(
-        " Commands run in an OS sandbox: they can read everything but write only in {}{network}, and \
+        " Commands run in an OS sandbox: they can read everything but the user's credential stores (~/.ssh, \
+         ~/.aws ...) and the workspace's .env files and keys, write only in {}{network}, and \
          every process they start ends with them. If a command fails because of that, call exec again with \
          `unsandboxed: true`, which asks the user.",
         policy.writes_summary()

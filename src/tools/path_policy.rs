@@ -5,6 +5,12 @@
 //! dangling link nor `missing/../link` can smuggle a write outside). The result is
 //! then checked against the allowed roots. Device files, FIFOs and sockets are refused: reading one would hang or never
 //! end. Every refusal names the path as given and where it leads.
+//!
+//! Secrets stay home (see `crate::secrets::files`): the user's credential stores (`~/.ssh`, `~/.aws`, `~/.netrc` ...)
+//! are refused like paths outside the workspace, for reads and writes alike, even when the workspace holds them (tern
+//! opened in HOME). Files whose names say they hold secrets (`.env`, `*.pem`, `*.key`, private SSH keys) are refused
+//! for reading unless the user said yes to this one call (the approval gate asks first: `secret_reason`); the whole
+//! policy is the one place the file tools, grep and the read-only command list learn what they may read.
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -30,6 +36,16 @@ pub enum PathError {
     Nul { path: String },
     #[error("cannot resolve path '{path}': {source}")]
     Io { path: String, source: std::io::Error },
+    #[error(
+        "path '{path}' resolves to {resolved}, a credential store tern keeps from the model and from commands \
+         (the user can allow it with `[sandbox] unhide`)"
+    )]
+    CredentialStore { path: String, resolved: PathBuf },
+    #[error(
+        "path '{path}' is {why}, which may hold secrets: the file tools read it only when the user says yes to \
+         that call"
+    )]
+    SecretFile { path: String, why: &'static str },
 }
 
 /// What the workspace allows.
@@ -42,6 +58,10 @@ pub struct PathPolicy {
     read_roots: Vec<PathBuf>,
     /// When true, reads outside the workspace and the extra roots are refused too.
     restrict_reads: bool,
+    /// Credential stores: refused for reading and writing wherever they are.
+    stores: Vec<PathBuf>,
+    /// Files that may hold secrets which the user let this one call read.
+    secrets_allowed: Vec<PathBuf>,
 }
 
 impl PathPolicy {
@@ -58,6 +78,8 @@ impl PathPolicy {
             write_roots: Vec::new(),
             read_roots: Vec::new(),
             restrict_reads: true,
+            stores: Vec::new(),
+            secrets_allowed: Vec::new(),
         })
     }
 
@@ -86,24 +108,74 @@ impl PathPolicy {
         self
     }
 
-    /// Resolves a path for reading: inside the allowed roots unless reads are unrestricted, and not a special file.
+    /// Refuses reads and writes under these credential stores (see `crate::secrets::files::home_stores`).
+    pub fn hide_stores(mut self, stores: Vec<PathBuf>) -> Self {
+        self.stores = stores;
+        self
+    }
+
+    /// Lets this policy read `resolved`, a file that may hold secrets (the user said yes to the call).
+    pub fn allow_secret_file(mut self, resolved: PathBuf) -> Self {
+        self.secrets_allowed.push(resolved);
+        self
+    }
+
+    /// Why reading `resolved` needs the user's yes (its name says it holds secrets), or `None`.
+    pub fn secret_reason(&self, resolved: &Path) -> Option<&'static str> {
+        if self.secrets_allowed.iter().any(|allowed| allowed == resolved) {
+            return None;
+        }
+        crate::secrets::files::secret_name(resolved)
+    }
+
+    /// The credential stores this policy refuses, for walks that must not enter them.
+    pub fn stores(&self) -> &[PathBuf] {
+        &self.stores
+    }
+
+    /// Whether `resolved` is in a credential store.
+    pub fn in_store(&self, resolved: &Path) -> bool {
+        self.stores.iter().any(|store| resolved.starts_with(store))
+    }
+
+    /// Resolves a path for reading: inside the allowed roots unless reads are unrestricted, not in a credential store,
+    /// not a file that may hold secrets unless allowed, and not a special file.
     pub fn resolve_read(&self, path: &str) -> Result<PathBuf, PathError> {
         let resolved = self.resolve(path)?;
         if self.restrict_reads && !self.readable(&resolved) {
             return Err(self.outside(path, resolved));
         }
+        self.refuse_store(path, &resolved)?;
+        if let Some(why) = self.secret_reason(&resolved) {
+            return Err(PathError::SecretFile {
+                path: path.to_string(),
+                why,
+            });
+        }
         refuse_special(path, &resolved)?;
         Ok(resolved)
     }
 
-    /// Resolves a path for writing: inside the workspace or an extra write root, and not a special file.
+    /// Resolves a path for writing: inside the workspace or an extra write root, not in a credential store, and not a
+    /// special file.
     pub fn resolve_write(&self, path: &str) -> Result<PathBuf, PathError> {
         let resolved = self.resolve(path)?;
         if !self.writable(&resolved) {
             return Err(self.outside(path, resolved));
         }
+        self.refuse_store(path, &resolved)?;
         refuse_special(path, &resolved)?;
         Ok(resolved)
+    }
+
+    fn refuse_store(&self, path: &str, resolved: &Path) -> Result<(), PathError> {
+        if self.in_store(resolved) {
+            return Err(PathError::CredentialStore {
+                path: path.to_string(),
+                resolved: resolved.to_path_buf(),
+            });
+        }
+        Ok(())
     }
 
     /// True when `resolved` (a path from `resolve`) may be written.
@@ -374,6 +446,51 @@ mod tests {
         let (_d, p) = setup();
         assert!(matches!(p.resolve_read(""), Err(PathError::Empty)));
         assert!(matches!(p.resolve_read("a\0b"), Err(PathError::Nul { .. })));
+    }
+
+    #[test]
+    fn credential_stores_are_refused_even_inside_the_workspace() {
+        let (_d, p) = setup();
+        std::fs::create_dir(p.root().join(".ssh")).unwrap();
+        std::fs::write(p.root().join(".ssh/id_ed25519"), "k").unwrap();
+        let stores = vec![p.root().join(".ssh"), p.root().join(".netrc")];
+        let p = p.hide_stores(stores);
+        for path in [".ssh/id_ed25519", ".ssh", "./x/../.ssh/config", ".netrc"] {
+            let err = p.resolve_read(path).unwrap_err();
+            assert!(matches!(err, PathError::CredentialStore { .. }), "{path}: {err}");
+            assert!(err.to_string().contains("unhide"), "{err}");
+            assert!(p.resolve_write(path).is_err(), "{path}");
+        }
+        // Through a symlink too: the comparison is on the resolved path.
+        symlink(p.root().join(".ssh"), p.root().join("keys")).unwrap();
+        assert!(matches!(
+            p.resolve_read("keys/id_ed25519"),
+            Err(PathError::CredentialStore { .. })
+        ));
+        assert!(p.resolve_read(".sshx").is_ok());
+    }
+
+    #[test]
+    fn secret_files_are_refused_unless_the_user_allowed_this_one() {
+        let (_d, p) = setup();
+        for name in [".env", "config/.env.local", "certs/server.pem", "tls.key", "id_rsa"] {
+            let err = p.resolve_read(name).unwrap_err();
+            assert!(matches!(err, PathError::SecretFile { .. }), "{name}: {err}");
+            assert!(err.to_string().contains("says yes"), "{err}");
+        }
+        for name in [".env.example", "src/env.rs", "id_rsa.pub"] {
+            assert!(p.resolve_read(name).is_ok(), "{name}");
+        }
+        let env = p.resolve(".env").unwrap();
+        assert_eq!(p.secret_reason(&env), Some("a .env file"));
+        let allowed = p.clone().allow_secret_file(env.clone());
+        assert_eq!(allowed.resolve_read(".env").unwrap(), env);
+        assert!(
+            allowed.resolve_read("tls.key").is_err(),
+            "the yes covers only that file"
+        );
+        // Writing one is the gate's business (it asks), not a refusal here.
+        assert!(p.resolve_write(".env").is_ok());
     }
 
     #[test]

@@ -132,7 +132,7 @@ const NO_FILES: &[&str] = &["echo", "true", "false", "pwd", "which", "basename",
 
 /// Where the read-only list may read. A command on the list runs unasked only when every operand (and every option
 /// value) names a place inside: `cat ~/.ssh/id_rsa` or `rg key /etc` read outside the workspace, which the file
-/// tools refuse too, so they ask.
+/// tools refuse too, so they ask; so does `cat .env`, a file that may hold secrets (`PathPolicy::resolve_read`).
 pub(crate) enum Reads<'a> {
     /// The workspace's policy and the directory the command runs in: operands are resolved through every symlink.
     Policy { policy: &'a PathPolicy, cwd: &'a Path },
@@ -149,7 +149,9 @@ impl Reads<'_> {
             }
             Reads::Lexical => {
                 let path = Path::new(word);
-                !path.is_absolute() && !path.components().any(|c| matches!(c, Component::ParentDir))
+                !path.is_absolute()
+                    && !path.components().any(|c| matches!(c, Component::ParentDir))
+                    && crate::secrets::files::secret_name(path).is_none()
             }
         }
     }
@@ -237,6 +239,28 @@ mod tests {
     fn ro(s: &str) -> bool {
         let argv: Vec<String> = s.split(' ').map(str::to_string).collect();
         is_read_only(&argv, &Reads::Lexical)
+    }
+
+    #[test]
+    fn reading_a_file_that_may_hold_secrets_is_not_read_only() {
+        let ws = tempfile::tempdir().unwrap();
+        let policy = PathPolicy::new(ws.path()).unwrap();
+        let reads = Reads::Policy {
+            policy: &policy,
+            cwd: policy.root(),
+        };
+        for reads in [&reads, &Reads::Lexical] {
+            let check = |s: &str| is_read_only(&s.split(' ').map(str::to_string).collect::<Vec<_>>(), reads);
+            for s in [
+                "cat .env",
+                "head -n 3 config/.env.local",
+                "grep KEY certs/tls.key",
+                "wc -l id_rsa",
+            ] {
+                assert!(!check(s), "{s}");
+            }
+            assert!(check("cat .env.example"));
+        }
     }
 
     #[test]

@@ -243,8 +243,8 @@ impl Agent {
         propose_prepared(prepared, &ctx).await.transpose()
     }
 
-    /// The user approved writes outside the workspace: allow exactly the directories those paths go to, for this
-    /// one call.
+    /// The user approved writes outside the workspace, or a call at a file that may hold secrets: allow exactly the
+    /// directories those paths go to, and those files, for this one call.
     fn widened_policy(&self, tool: &str, args: &Value) -> Arc<PathPolicy> {
         let mut policy: Option<PathPolicy> = None;
         for path in edit_paths(tool, args) {
@@ -264,6 +264,14 @@ impl Agent {
             if let Some(d) = dir {
                 policy = Some(policy.unwrap_or_else(|| (*self.policy).clone()).allow_write_root(d));
             }
+        }
+        // The user said yes to a call naming a file that may hold secrets: that call may read it.
+        for (resolved, _) in crate::agent::approval::secret_paths(tool, args, &self.policy) {
+            policy = Some(
+                policy
+                    .unwrap_or_else(|| (*self.policy).clone())
+                    .allow_secret_file(resolved),
+            );
         }
         policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
     }

@@ -142,6 +142,15 @@ impl Request {
                 self.display
             )));
         }
+        // A file holding a known key is refused whole: a window, a cut long line or an offset would show the key in
+        // pieces that masking (which matches the whole value) cannot catch. Checked on the handle that is read.
+        if crate::secrets::holds_key(&file).map_err(|e| self.io(e))? {
+            return Err(ToolError::Invalid(format!(
+                "'{}' holds a key tern knows (an API key or another secret it was given), so it is not shown, whole \
+                 or in part. If you need its other contents, ask the user.",
+                self.display
+            )));
+        }
         let mut reader = BufReader::with_capacity(READ_BUFFER, file);
         let head = sniff_head(&mut reader).map_err(|e| self.io(e))?;
         // A byte-order mark alone is no content either.

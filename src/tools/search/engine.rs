@@ -42,6 +42,8 @@ pub(super) struct Query {
     pub multiline: bool,
     pub glob: Option<PathGlob>,
     pub types: Option<Types>,
+    /// Directories a tree search does not enter: the credential stores (`PathPolicy::stores`).
+    pub skip: Vec<PathBuf>,
 }
 
 /// One output line of content mode.
@@ -71,6 +73,8 @@ pub(super) struct Totals {
     pub binary: u64,
     pub too_large: u64,
     pub unreadable: u64,
+    /// Files whose names say they hold secrets (`.env`, `*.pem` ...), left out of tree searches.
+    pub secret: u64,
 }
 
 impl Totals {
@@ -79,6 +83,7 @@ impl Totals {
         self.binary += other.binary;
         self.too_large += other.too_large;
         self.unreadable += other.unreadable;
+        self.secret += other.secret;
     }
 }
 
@@ -113,7 +118,7 @@ pub(super) fn build_matcher(
 pub(super) fn search_tree(root: &Path, query: &Query, cancel: &CancellationToken) -> Outcome {
     let shared = Mutex::new(Outcome::default());
     let budget = AtomicIsize::new(LINE_BUDGET_BYTES);
-    let mut builder = walk::walker(root);
+    let mut builder = walk::walker(root, &query.skip);
     if let Some(types) = &query.types {
         builder.types(types.clone());
     }
@@ -202,6 +207,11 @@ impl ParallelVisitor for GrepVisitor<'_> {
                 return WalkState::Continue;
             }
         }
+        // Read only when the user says yes to a call naming the file (then it is a single-file search).
+        if crate::secrets::files::secret_name(entry.path()).is_some() {
+            self.local.totals.secret += 1;
+            return WalkState::Continue;
+        }
         if let Some(hits) = self.searcher.search(entry.path(), true, &mut self.local.totals) {
             self.local.hits.push(hits);
         }
@@ -285,6 +295,12 @@ impl<'s> FileSearcher<'s> {
             return None;
         }
         if sink.matches == 0 {
+            return None;
+        }
+        // A file holding a known key never shows, whole or in part. Only matching files are checked, and one that
+        // holds a key is left out without a word: a count or a note would tell the model whether its pattern matched
+        // the key (one character at a time). A search of that one file is refused before it runs (grep.rs).
+        if crate::secrets::holds_key(&file).unwrap_or(true) {
             return None;
         }
         if store {

@@ -286,7 +286,9 @@ fn find(
         cancel,
         found: &found,
     };
-    walk::walker(root).build_parallel().visit(&mut Visitors(&filter));
+    walk::walker(root, policy.stores())
+        .build_parallel()
+        .visit(&mut Visitors(&filter));
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }

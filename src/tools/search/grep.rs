@@ -21,7 +21,8 @@ pub struct GrepTool;
 
 const DESCRIPTION: &str = "Search file contents with a regular expression, using ripgrep's engine. Use this instead \
 of running grep, rg or findstr through exec: it respects .gitignore, skips .git, binary files and files over 2 MB, \
-and pages its results. output_mode: files_with_matches (default) lists matching files, newest first; content shows \
+and pages its results. Files that may hold secrets are not searched: .env files and keys only when named as \
+`path` (the user is asked), files holding a key tern knows never. output_mode: files_with_matches (default) lists matching files, newest first; content shows \
 matching lines as `path:line: text` (context lines as `path-line- text`, groups separated by `--`); count shows \
 `path: N`. Narrow with path (a file or directory), glob (\"*.rs\", \"src/**/*.ts\") or type (rust, py, js, ts, go, \
 ...). The pattern is a Rust regex: escape ( ) [ ] { } . * + ? | \\ to match them literally, or set \
@@ -191,7 +192,11 @@ fn grep(
             .map(file_types)
             .transpose()
             .map_err(ToolError::Invalid)?,
+        skip: policy.stores().to_vec(),
     };
+    if !meta.is_dir() {
+        refuse_key_holder(root, &args.path)?;
+    }
     let mut outcome = if meta.is_dir() {
         engine::search_tree(root, &query, cancel)
     } else {
@@ -357,6 +362,20 @@ fn render_content(
 }
 
 /// `(Skipped: 3 binary files, 1 file over 2 MB.)`, or nothing when nothing was skipped.
+/// A search of one file that holds a known key is refused whole, whatever the pattern: an answer that depended on the
+/// pattern would give the key away a piece at a time.
+fn refuse_key_holder(file: &Path, shown: &str) -> Result<(), ToolError> {
+    let holds = std::fs::File::open(file).and_then(|f| crate::secrets::holds_key(&f));
+    match holds {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(ToolError::Invalid(format!(
+            "'{shown}' holds a key tern knows (an API key or another secret it was given); it is never searched or \
+             shown, whole or in part"
+        ))),
+        Err(e) => Err(ToolError::io(shown, e)),
+    }
+}
+
 fn skipped_note(outcome: &Outcome) -> Option<String> {
     let t = &outcome.totals;
     let mut parts = Vec::new();
@@ -368,6 +387,12 @@ fn skipped_note(outcome: &Outcome) -> Option<String> {
     }
     if t.unreadable > 0 {
         parts.push(count_of(t.unreadable, "unreadable path", "unreadable paths"));
+    }
+    if t.secret > 0 {
+        parts.push(format!(
+            "{} that may hold secrets (.env, keys; grep one by its path to ask the user)",
+            count_of(t.secret, "file", "files")
+        ));
     }
     (!parts.is_empty()).then(|| format!("(Skipped: {}.)", parts.join(", ")))
 }

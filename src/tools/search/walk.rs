@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
@@ -15,13 +15,14 @@ const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj"];
 
 /// A walker over `root` as both tools use it: .gitignore/.ignore respected (as ripgrep and fd do: .gitignore inside
 /// a git repository), hidden files included (`.github/`, `.env.example` matter in code), symlinks not followed (so
-/// a link loop or a link out of the workspace is never entered), VCS directories skipped.
-pub(super) fn walker(root: &Path) -> WalkBuilder {
+/// a link loop or a link out of the workspace is never entered), VCS directories and `skip` (the credential stores, as
+/// resolved paths: the walk follows no link, so its paths are real) skipped.
+pub(super) fn walker(root: &Path, skip: &[PathBuf]) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.depth() == 0 || !is_vcs_dir(entry.file_name()));
+    let skip = skip.to_vec();
+    builder.hidden(false).follow_links(false).filter_entry(move |entry| {
+        entry.depth() == 0 || (!is_vcs_dir(entry.file_name()) && !skip.iter().any(|s| entry.path().starts_with(s)))
+    });
     builder
 }
 

@@ -100,6 +100,11 @@ fn describe(field: &str, project: &ConfigFile) -> Option<String> {
             paths(&project.sandbox.writable_roots)
         ),
         "sandbox.git_read_only" => "the sandbox may write to .git".to_string(),
+        "sandbox.unhide" => format!(
+            "commands and the file tools may read the credential stores: {}",
+            paths(&project.sandbox.unhide)
+        ),
+        "sandbox.hide_workspace_secrets" => "commands may read the workspace's .env files and keys".to_string(),
         "base_url" | "api_key" | "api_key_env" | "provider" => {
             format!("its provider setting `{field}` (where requests and keys go)")
         }

@@ -468,6 +468,7 @@ fn reloading_lines_gives_what_the_search_kept() {
         multiline: false,
         glob: None,
         types: None,
+        skip: Vec::new(),
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let outcome = engine::search_tree(ws.dir.path(), &query, &cancel);
@@ -491,6 +492,7 @@ fn walker_stops_when_cancelled() {
         multiline: false,
         glob: None,
         types: None,
+        skip: Vec::new(),
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     assert_eq!(engine::search_tree(ws.dir.path(), &query, &cancel).hits.len(), 50);
