@@ -5,3 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // One `mod` line per class; each module keeps its own helpers.
+#[path = "escape/sandboxed.rs"]
+mod sandboxed;
+
+#[path = "escape/devices.rs"]
+mod devices;
+#[path = "escape/gitrepos.rs"]
+mod gitrepos;
+#[path = "escape/sockets.rs"]
+mod sockets;

@@ -147,6 +147,9 @@ pub struct SandboxFile {
     pub writable_roots: Vec<PathBuf>,
     /// Mount the workspace's `.git` read-only inside the sandbox (default false).
     pub git_read_only: Option<bool>,
+    /// Unix sockets sandboxed commands may connect to (default none: no unix sockets at all).
+    #[serde(default)]
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 /// The resolved `[sandbox]` settings.
@@ -156,6 +159,7 @@ pub struct SandboxSettings {
     pub network: bool,
     pub writable_roots: Vec<PathBuf>,
     pub git_read_only: bool,
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -165,6 +169,7 @@ impl Default for SandboxSettings {
             network: false,
             writable_roots: Vec::new(),
             git_read_only: false,
+            allow_unix_sockets: Vec::new(),
         }
     }
 }
@@ -291,6 +296,7 @@ impl ConfigFile {
         take!(sandbox.network);
         take!(sandbox.git_read_only);
         self.sandbox.writable_roots.extend(other.sandbox.writable_roots);
+        self.sandbox.allow_unix_sockets.extend(other.sandbox.allow_unix_sockets);
         self.subagents.merge(other.subagents);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
@@ -344,6 +350,11 @@ impl ConfigFile {
             !self.sandbox.writable_roots.is_empty(),
             "sandbox.writable_roots",
             self.sandbox.writable_roots.clear()
+        );
+        drop_if!(
+            !self.sandbox.allow_unix_sockets.is_empty(),
+            "sandbox.allow_unix_sockets",
+            self.sandbox.allow_unix_sockets.clear()
         );
         drop_if!(
             self.sandbox.git_read_only == Some(false),
@@ -644,6 +655,7 @@ fn finish(
             network: file.sandbox.network.unwrap_or(false),
             writable_roots: file.sandbox.writable_roots,
             git_read_only: file.sandbox.git_read_only.unwrap_or(false),
+            allow_unix_sockets: file.sandbox.allow_unix_sockets,
         },
         subagents: SubagentSettings::from_file(&file.subagents),
         mcp_servers: file.mcp_servers,

@@ -100,6 +100,10 @@ fn describe(field: &str, project: &ConfigFile) -> Option<String> {
             paths(&project.sandbox.writable_roots)
         ),
         "sandbox.git_read_only" => "the sandbox may write to .git".to_string(),
+        "sandbox.allow_unix_sockets" => format!(
+            "sandboxed commands may connect to unix sockets: {}",
+            paths(&project.sandbox.allow_unix_sockets)
+        ),
         "base_url" | "api_key" | "api_key_env" | "provider" => {
             format!("its provider setting `{field}` (where requests and keys go)")
         }
