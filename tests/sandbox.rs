@@ -411,7 +411,11 @@ async fn hidden_files_read_as_empty_and_cannot_be_written() {
     let out = run(&tool(hiding), &ctx, json!({ "command": command })).await;
     assert!(out.text.contains("size=0"), "{}", out.text);
     assert!(out.text.contains("done"), "{}", out.text);
-    assert!(!out.text.contains("hunter2") && !out.text.contains("sk-live"), "{}", out.text);
+    assert!(
+        !out.text.contains("hunter2") && !out.text.contains("sk-live"),
+        "{}",
+        out.text
+    );
     assert!(out.text.contains("Read-only file system"), "{}", out.text);
     assert_eq!(std::fs::read_to_string(&env_file).unwrap(), "API_KEY=sk-live-999\n");
     assert!(std::fs::read_to_string(&netrc).unwrap().contains("hunter2"));

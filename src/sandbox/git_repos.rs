@@ -145,7 +145,9 @@ pub(crate) fn protection(entry: &Path) -> Protection {
         out.pin.push(dir.to_path_buf());
         while dir.file_name().is_some_and(|name| name != ".git")
             && let Some(parent) = dir.parent()
-            && parent.ancestors().any(|a| a.file_name().is_some_and(|name| name == ".git"))
+            && parent
+                .ancestors()
+                .any(|a| a.file_name().is_some_and(|name| name == ".git"))
         {
             out.pin.push(parent.to_path_buf());
             dir = parent;

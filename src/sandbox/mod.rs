@@ -218,7 +218,10 @@ fn temp_mounts() -> Vec<PathBuf> {
 pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::io::Result<std::process::Command> {
     let private = policy.session.0.private_temp()?;
     let repos: Vec<PathBuf> = if policy.protect_git {
-        policy.session.0.with_repos(workspace, |scan| scan.repos().cloned().collect())
+        policy
+            .session
+            .0
+            .with_repos(workspace, |scan| scan.repos().cloned().collect())
     } else {
         Vec::new()
     };
@@ -298,7 +301,10 @@ mod tests {
         let args = launcher_args(&policy, Path::new("/w s"), "echo -- --network", Path::new("/p"), &repos);
         assert_eq!(args[0], OsString::from(LAUNCHER_ARG));
         let parsed = launcher::Args::parse(args[1..].to_vec()).unwrap();
-        assert_eq!(parsed.writable, [PathBuf::from("/w s"), PathBuf::from("/opt/cache dir")]);
+        assert_eq!(
+            parsed.writable,
+            [PathBuf::from("/w s"), PathBuf::from("/opt/cache dir")]
+        );
         assert_eq!(parsed.private_temp, Some(PathBuf::from("/p")));
         assert_eq!(parsed.temp_over, temp_mounts());
         assert!(parsed.temp_over.contains(&PathBuf::from("/tmp")));

@@ -55,7 +55,10 @@ pub(super) fn private_temp(private: &Path, temp_mounts: &[PathBuf], keep: &[(Pat
     for (i, (path, read_only, fd, is_dir)) in kept.iter().enumerate() {
         // Inside a kept directory bound the same way already (the working directory inside the workspace): adding a
         // mount would only stop it being renamed.
-        if kept[..i].iter().any(|(parent, ro, ..)| path.starts_with(parent) && ro == read_only) {
+        if kept[..i]
+            .iter()
+            .any(|(parent, ro, ..)| path.starts_with(parent) && ro == read_only)
+        {
             continue;
         }
         bind_fds(fd, &mount_point(path, *is_dir)?, true)?;
@@ -153,7 +156,9 @@ fn file_at(parent: &OwnedFd, name: &CStr) -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err(io::Error::other("a mount point in the private temp is not a plain file"));
+        return Err(io::Error::other(
+            "a mount point in the private temp is not a plain file",
+        ));
     }
     Ok(fd)
 }

@@ -61,7 +61,12 @@ fn program(unix_sockets: bool) -> Vec<libc::sock_filter> {
         libc::SYS_add_key,
         libc::SYS_request_key,
     ];
-    let mut prog = vec![load(ARCH), jump_eq(NATIVE_ARCH, 1, 0), ret(libc::SECCOMP_RET_KILL_PROCESS), load(NR)];
+    let mut prog = vec![
+        load(ARCH),
+        jump_eq(NATIVE_ARCH, 1, 0),
+        ret(libc::SECCOMP_RET_KILL_PROCESS),
+        load(NR),
+    ];
     #[cfg(target_arch = "x86_64")]
     prog.push(libc::sock_filter {
         code: (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16,

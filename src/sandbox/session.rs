@@ -29,9 +29,14 @@ pub(crate) struct SessionState {
 impl SessionState {
     /// The session's private temp directory, made on first use.
     pub(crate) fn private_temp(&self) -> io::Result<&Path> {
-        match self.temp.get_or_init(|| PrivateTemp::create().map_err(|e| e.to_string())) {
+        match self
+            .temp
+            .get_or_init(|| PrivateTemp::create().map_err(|e| e.to_string()))
+        {
             Ok(temp) => Ok(&temp.dir),
-            Err(e) => Err(io::Error::other(format!("cannot make the sandbox's private temp directory: {e}"))),
+            Err(e) => Err(io::Error::other(format!(
+                "cannot make the sandbox's private temp directory: {e}"
+            ))),
         }
     }
 

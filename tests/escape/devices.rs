@@ -51,23 +51,34 @@ async fn the_users_terminals_are_out_of_reach_and_new_ptys_still_work() {
     let (master, _slave_fd, slave) = open_pty();
     assert!(slave.starts_with("/dev/pts/"), "{slave}");
     let exec = tool(policy());
-    let attack = format!(
-        "echo pwned-through-pty > {slave}; timeout 1 cat {slave}; ls /dev/pts; echo listed"
-    );
+    let attack = format!("echo pwned-through-pty > {slave}; timeout 1 cat {slave}; ls /dev/pts; echo listed");
     let out = run(&exec, &ctx, &attack).await;
     assert!(out.text.contains("listed"), "{}", out.text);
     assert!(out.text.contains("No such file"), "{}", out.text);
-    assert!(!pending(&master).contains("pwned"), "the write reached the user's terminal");
+    assert!(
+        !pending(&master).contains("pwned"),
+        "the write reached the user's terminal"
+    );
     // Only the namespace's own devpts: `ptmx` and nothing else.
     let listing = out.text.split("listed").next().unwrap();
-    assert!(!listing.lines().any(|l| l.trim() == slave.trim_start_matches("/dev/pts/")), "{}", out.text);
+    assert!(
+        !listing
+            .lines()
+            .any(|l| l.trim() == slave.trim_start_matches("/dev/pts/")),
+        "{}",
+        out.text
+    );
 
     let own = "python3 -c \"import os; m, s = os.openpty(); os.write(s, b'in-own-pty'); print(os.read(m, 64).decode())\" \
                && script -qc 'tty' /dev/null";
     let out = run(&exec, &ctx, own).await;
     assert_eq!(exit_code(&out), Some(0), "{}", out.text);
     assert!(out.text.contains("in-own-pty"), "{}", out.text);
-    assert!(out.text.contains("/dev/pts/0"), "script got a pty of the sandbox's own: {}", out.text);
+    assert!(
+        out.text.contains("/dev/pts/0"),
+        "script got a pty of the sandbox's own: {}",
+        out.text
+    );
 }
 
 #[tokio::test]
@@ -79,7 +90,10 @@ async fn temp_and_shared_memory_are_private_to_the_session_and_last_between_its_
     let out = run(&exec, &ctx, &write).await;
     assert_eq!(exit_code(&out), Some(0), "{}", out.text);
     for dir in ["/dev/shm", "/tmp", "/var/tmp"] {
-        assert!(!std::path::Path::new(dir).join(&name).exists(), "{dir}/{name} reached the host");
+        assert!(
+            !std::path::Path::new(dir).join(&name).exists(),
+            "{dir}/{name} reached the host"
+        );
     }
     let read = format!("cat /dev/shm/{name} /tmp/{name} /var/tmp/{name}");
     let out = run(&exec, &ctx, &read).await;
@@ -110,7 +124,15 @@ async fn sysv_shared_memory_of_the_session_is_not_visible() {
     // SAFETY: removes the segment made above.
     unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
     assert!(out.text.contains("end"), "{}", out.text);
-    assert_eq!(out.text.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).count(), 0, "{}", out.text);
+    assert_eq!(
+        out.text
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count(),
+        0,
+        "{}",
+        out.text
+    );
 }
 
 #[tokio::test]

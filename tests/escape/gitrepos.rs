@@ -96,7 +96,12 @@ async fn a_repository_made_by_a_command_is_reported_and_then_protected() {
     let (dir, ctx) = workspace();
     repo(dir.path());
     let exec = tool(policy());
-    let out = run(&exec, &ctx, "mkdir -p tools/new && git -C tools/new init -q && echo made").await;
+    let out = run(
+        &exec,
+        &ctx,
+        "mkdir -p tools/new && git -C tools/new init -q && echo made",
+    )
+    .await;
     assert_eq!(exit_code(&out), Some(0), "{}", out.text);
     assert!(
         out.text.contains("created git repository at tools/new/.git"),
@@ -105,6 +110,10 @@ async fn a_repository_made_by_a_command_is_reported_and_then_protected() {
     );
     let out = run(&exec, &ctx, "touch tools/new/.git/hooks/pre-commit").await;
     assert!(out.text.contains("Read-only file system"), "{}", out.text);
-    assert!(!out.text.contains("created git repositor"), "reported once: {}", out.text);
+    assert!(
+        !out.text.contains("created git repositor"),
+        "reported once: {}",
+        out.text
+    );
     assert!(!dir.path().join("tools/new/.git/hooks/pre-commit").exists());
 }

@@ -64,7 +64,8 @@ async fn path_sockets_outside_cannot_be_reached_but_socketpair_works() {
     assert!(out.text.contains("[Errno 1] Operation not permitted"), "{}", out.text);
 
     // Anonymous pairs (how Python, Node and make talk to their own children) still work.
-    let pair = "python3 -c \"import socket; a, b = socket.socketpair(); a.sendall(b'pair-ok'); print(b.recv(7).decode())\"";
+    let pair =
+        "python3 -c \"import socket; a, b = socket.socketpair(); a.sendall(b'pair-ok'); print(b.recv(7).decode())\"";
     let out = run(&exec, &ctx, pair).await;
     assert_eq!(exit_code(&out), Some(0), "{}", out.text);
     assert!(out.text.contains("pair-ok"), "{}", out.text);
