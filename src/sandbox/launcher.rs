@@ -22,6 +22,7 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
@@ -232,6 +233,14 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
 /// workspace often is, and binds back what must stay), then the private terminals, then pins and read-only paths
 /// (resolved through the paths just bound back), then hidden paths.
 fn mount_everything(args: &Args) -> Result<(), String> {
+    // What hidden files are covered with, opened now: the private temp may live under the `/tmp` about to be covered.
+    let empty = match &args.private_temp {
+        Some(dir) => Some(
+            private_mounts::open_path(&dir.join("empty"))
+                .map_err(|e| format!("cannot open the private temp directory: {e}"))?,
+        ),
+        None => None,
+    };
     if let Some(private) = &args.private_temp {
         // What stays visible under the temp directories; read-only unless writable anyway. Sockets stay as they
         // are: connecting needs no writable mount, and a socket is no place to write.
@@ -260,9 +269,10 @@ fn mount_everything(args: &Args) -> Result<(), String> {
     for path in args.read_only.iter().chain(&args.read_only_dirs) {
         namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
     }
-    let empty = args.private_temp.as_ref().map(|dir| dir.join("empty"));
+    let empty = empty.map(|fd| (PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())), fd));
+    let empty = empty.as_ref().map(|(path, _fd)| path.as_path());
     for path in &args.hidden {
-        namespaces::hide(path, empty.as_deref()).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
+        namespaces::hide(path, empty).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -46,7 +46,8 @@ pub(super) fn mount_proc() -> io::Result<()> {
 /// Makes `path` unreadable: a directory is covered by an empty read-only tmpfs, anything else by `empty` (an empty
 /// file) bound read-only. A path that does not exist is left alone.
 pub(super) fn hide(path: &Path, empty: Option<&Path>) -> io::Result<()> {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
+    // Followed: the mount lands on what a symlink points to, so that decides between tmpfs and file.
+    let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
     let target = c_path(path)?;
