@@ -14,3 +14,12 @@ mod support;
 
 #[path = "escape/secrets.rs"]
 mod secrets;
+#[path = "escape/sandboxed.rs"]
+mod sandboxed;
+
+#[path = "escape/devices.rs"]
+mod devices;
+#[path = "escape/gitrepos.rs"]
+mod gitrepos;
+#[path = "escape/sockets.rs"]
+mod sockets;

@@ -167,13 +167,17 @@ async fn git_is_read_only_when_configured_even_from_inside_it() {
     assert_eq!(exec_details(&out).0, Some(1), "{}", out.text);
     assert!(!dir.path().join(".git/hooks/pre-commit").exists());
 
+    // By default only what git obeys (hooks, config, info) is read-only; the rest of `.git` is writable.
     let out = run(
         &tool(policy()),
         &ctx,
-        json!({ "command": "touch .git/hooks/pre-commit" }),
+        json!({ "command": "touch .git/ORIG_HEAD && touch .git/hooks/pre-commit" }),
     )
     .await;
-    assert_eq!(exec_details(&out).0, Some(0), "{}", out.text);
+    assert_eq!(exec_details(&out).0, Some(1), "{}", out.text);
+    assert!(out.text.contains("Read-only file system"), "{}", out.text);
+    assert!(dir.path().join(".git/ORIG_HEAD").is_file());
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists());
 }
 
 #[tokio::test]
@@ -385,4 +389,59 @@ fn the_model_is_told_about_the_sandbox_and_the_way_out() {
     open.network = true;
     assert!(!tool(open).description().contains("no network"));
     assert!(!ExecTool::default().description().contains("sandbox"));
+}
+
+#[tokio::test]
+async fn hidden_files_read_as_empty_and_cannot_be_written() {
+    let (dir, ctx) = workspace();
+    let home = outside();
+    let netrc = home.path().join(".netrc");
+    std::fs::write(&netrc, "machine example.com password hunter2\n").unwrap();
+    let env_file = dir.path().join(".env");
+    std::fs::write(&env_file, "API_KEY=sk-live-999\n").unwrap();
+    let mut hiding = policy();
+    hiding.hidden = vec![
+        std::fs::canonicalize(&netrc).unwrap(),
+        std::fs::canonicalize(&env_file).unwrap(),
+    ];
+    let command = format!(
+        "cat '{0}' .env; echo size=$(stat -c %s '{0}'); echo x >> .env; echo x >> '{0}'; echo done",
+        netrc.display()
+    );
+    let out = run(&tool(hiding), &ctx, json!({ "command": command })).await;
+    assert!(out.text.contains("size=0"), "{}", out.text);
+    assert!(out.text.contains("done"), "{}", out.text);
+    assert!(
+        !out.text.contains("hunter2") && !out.text.contains("sk-live"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("Read-only file system"), "{}", out.text);
+    assert_eq!(std::fs::read_to_string(&env_file).unwrap(), "API_KEY=sk-live-999\n");
+    assert!(std::fs::read_to_string(&netrc).unwrap().contains("hunter2"));
+}
+
+#[tokio::test]
+async fn a_sandbox_that_writes_nothing_writes_only_its_private_temp() {
+    let (dir, ctx) = workspace();
+    let mut read_only = policy();
+    read_only.writes_nothing = true;
+    let exec = tool(read_only);
+    let out = run(
+        &exec,
+        &ctx,
+        json!({ "command": "ls >/dev/null && echo scratch > /tmp/scratch && cat /tmp/scratch && touch in-workspace" }),
+    )
+    .await;
+    assert_eq!(exec_details(&out), (Some(1), true), "{}", out.text);
+    assert!(out.text.contains("scratch\n"), "{}", out.text);
+    // Landlock refuses (EACCES), or, for a workspace under /tmp bound back into the private temp, its read-only
+    // mount (EROFS).
+    assert!(
+        out.text.contains("Permission denied") || out.text.contains("Read-only file system"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("this session is read-only"), "{}", out.text);
+    assert!(!dir.path().join("in-workspace").exists());
 }

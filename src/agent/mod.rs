@@ -127,7 +127,7 @@ pub fn config_for(
     let (mcp_setup, mcp_elicitations) = mcp::ClientSetup::session(workspace);
     let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
     warnings.extend(mcp_warnings);
-    let mut sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, &mut warnings);
+    let mut sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, workspace, &mut warnings);
     // The workspace's .env files and keys, found off the start-up path; the first command waits for the walk.
     if let Some(policy) = sandbox.as_mut().filter(|_| settings.sandbox.hide_workspace_secrets) {
         let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
@@ -254,18 +254,25 @@ fn unrestored(loaded: &crate::session::log::Loaded, configured: crate::protocol:
 }
 
 /// The OS sandbox under the gate. Where it cannot run, commands run unconfined, the gate asks before each, and a
-/// warning says so once.
+/// warning says so once. The git repositories under `workspace` are found on a thread of their own, off the way of
+/// the first command.
 fn exec_sandbox(
     settings: &crate::config::SandboxSettings,
     write_roots: &[PathBuf],
+    workspace: &Path,
     warnings: &mut Vec<String>,
 ) -> Option<crate::sandbox::SandboxPolicy> {
     let sandbox = crate::sandbox::SandboxPolicy::from_settings(settings, write_roots).unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
         None
     });
-    if sandbox.is_none() {
-        warnings.extend(crate::sandbox::notice(settings));
+    match &sandbox {
+        None => warnings.extend(crate::sandbox::notice(settings)),
+        Some(policy) => {
+            warnings.extend(policy.unix_sockets_notice());
+            let (policy, workspace) = (policy.clone(), workspace.to_path_buf());
+            std::thread::spawn(move || policy.prepare(&workspace));
+        }
     }
     sandbox
 }
@@ -414,7 +421,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
     })?;
     let policy = PathPolicy::new(root)?.allow_read_root(results.dir());
     let mut warnings = Vec::new();
-    let sandbox = exec_sandbox(&crate::config::SandboxSettings::default(), &[], &mut warnings);
+    let sandbox = exec_sandbox(&crate::config::SandboxSettings::default(), &[], root, &mut warnings);
     let mut gate = approval::ApprovalGate::new(approval::ApprovalMode::AutoEdit, Vec::new(), Vec::new());
     gate.set_sandboxed(sandbox.is_some());
     let mut tools = ToolRegistry::with_builtins();

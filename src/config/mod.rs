@@ -156,6 +156,9 @@ pub struct SandboxFile {
     pub unhide: Vec<PathBuf>,
     /// Hide the workspace's secret files (`.env`, keys, files holding a known key) from commands (default true).
     pub hide_workspace_secrets: Option<bool>,
+    /// Unix sockets sandboxed commands may connect to (default none: no unix sockets at all).
+    #[serde(default)]
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 /// The resolved `[sandbox]` settings.
@@ -170,6 +173,7 @@ pub struct SandboxSettings {
     /// Default credential stores not to hide (`[sandbox] unhide`).
     pub unhide: Vec<PathBuf>,
     pub hide_workspace_secrets: bool,
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -182,6 +186,7 @@ impl Default for SandboxSettings {
             hide: Vec::new(),
             unhide: Vec::new(),
             hide_workspace_secrets: true,
+            allow_unix_sockets: Vec::new(),
         }
     }
 }
@@ -318,6 +323,7 @@ impl ConfigFile {
         self.sandbox.hide.extend(other.sandbox.hide);
         self.sandbox.unhide.extend(other.sandbox.unhide);
         take!(sandbox.hide_workspace_secrets);
+        self.sandbox.allow_unix_sockets.extend(other.sandbox.allow_unix_sockets);
         self.subagents.merge(other.subagents);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
@@ -371,6 +377,11 @@ impl ConfigFile {
             !self.sandbox.writable_roots.is_empty(),
             "sandbox.writable_roots",
             self.sandbox.writable_roots.clear()
+        );
+        drop_if!(
+            !self.sandbox.allow_unix_sockets.is_empty(),
+            "sandbox.allow_unix_sockets",
+            self.sandbox.allow_unix_sockets.clear()
         );
         drop_if!(
             self.sandbox.git_read_only == Some(false),
@@ -684,6 +695,7 @@ fn finish(
             hide: file.sandbox.hide,
             unhide: file.sandbox.unhide,
             hide_workspace_secrets: file.sandbox.hide_workspace_secrets.unwrap_or(true),
+            allow_unix_sockets: file.sandbox.allow_unix_sockets,
         },
         subagents: SubagentSettings::from_file(&file.subagents),
         mcp_servers: file.mcp_servers,

@@ -1,14 +1,16 @@
-//! The sandbox launcher: what `tern __sandbox [--write DIR]... [--read-only PATH]... [--network] -- PROGRAM ARGS...`
-//! does. `main` calls `main` here first thing, before logging, clap or any thread exists, and it never returns.
+//! The sandbox launcher: what `tern __sandbox [--write DIR]... [--read-only PATH]... [...] -- PROGRAM ARGS...` does
+//! (`Args` lists every flag). `main` calls `main` here first thing, before logging, clap or any thread exists, and
+//! it never returns.
 //!
 //! Three processes:
-//! - the launcher (the process tern spawned, in the command's process group) enters new user, mount, PID and network
-//!   namespaces, forks the PID namespace's init, waits for it, and exits with the command's status (by the same
-//!   signal when the command was killed by one);
-//! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, brings
-//!   loopback up, mounts the read-only paths, drops every capability, applies Landlock, forks the command, reaps
-//!   every orphan, and exits as soon as the command's main process ends, reporting its wait status through a pipe.
-//!   Its exit makes the kernel kill everything left in the namespace, `setsid` and double-forked daemons included;
+//! - the launcher (the process tern spawned, in the command's process group) enters new user, mount, PID, IPC and
+//!   network namespaces, forks the PID namespace's init, waits for it, and exits with the command's status (by the
+//!   same signal when the command was killed by one);
+//! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc` and everything
+//!   else (`mount_everything`), brings loopback up, drops every capability, applies Landlock and the system-call
+//!   filter, forks the command, reaps every orphan, and exits as soon as the command's main process ends, reporting
+//!   its wait status through a pipe. Its exit makes the kernel kill everything left in the namespace, `setsid` and
+//!   double-forked daemons included;
 //! - the command.
 //!
 //! tern ends a command by signalling its process group (SIGTERM, a grace period, then SIGKILL), and the launcher is in
@@ -20,11 +22,12 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::RawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{landlock_rules, namespaces};
+use super::{landlock_rules, namespaces, private_mounts, seccomp};
 
 /// Exit code when the sandbox could not be set up (as `env` and container runtimes use 125 for their own failures).
 pub const SETUP_FAILED: i32 = 125;
@@ -32,14 +35,26 @@ pub const SETUP_FAILED: i32 = 125;
 const EXEC_FAILED: i32 = 127;
 
 /// The launcher's arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Args {
     /// `--write DIR`: directories (and files) writable inside the sandbox.
     pub writable: Vec<PathBuf>,
-    /// `--read-only PATH`: paths mounted read-only even inside a writable directory (the workspace's `.git`).
+    /// `--read-only PATH`: paths mounted read-only even inside a writable directory (`.tern`, git config).
     pub read_only: Vec<PathBuf>,
-    /// `--hide DIR`: directories covered by an empty read-only tmpfs (tern's own config and data: keys, sessions).
+    /// `--read-only-dir DIR`: directories made when missing, then mounted read-only (git hooks).
+    pub read_only_dirs: Vec<PathBuf>,
+    /// `--pin PATH`: paths bound onto themselves so they cannot be renamed or removed (a `.git` directory).
+    pub pinned: Vec<PathBuf>,
+    /// `--hide PATH`: directories covered by an empty read-only tmpfs, files by an empty read-only file.
     pub hidden: Vec<PathBuf>,
+    /// `--private-temp DIR`: the session's private temp directory (`tmp/`, `shm/`, `empty`).
+    pub private_temp: Option<PathBuf>,
+    /// `--temp-over DIR`: directories the private `tmp/` is mounted over (`/tmp`, `/var/tmp`, `$TMPDIR`).
+    pub temp_over: Vec<PathBuf>,
+    /// `--keep PATH`: paths bound back in when they lie under a temp directory (the workspace).
+    pub keep: Vec<PathBuf>,
+    /// `--unix-socket PATH`: unix sockets the user allowed; any makes unix sockets allowed.
+    pub unix_sockets: Vec<PathBuf>,
     /// `--network`: keep tern's network namespace.
     pub network: bool,
     /// After `--`: the program and its arguments.
@@ -49,29 +64,39 @@ pub struct Args {
 impl Args {
     /// Parses the arguments after `__sandbox`.
     pub fn parse(args: Vec<OsString>) -> Result<Self, String> {
-        let mut parsed = Self {
-            writable: Vec::new(),
-            read_only: Vec::new(),
-            hidden: Vec::new(),
-            network: false,
-            command: Vec::new(),
-        };
+        let mut parsed = Self::default();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
-            match arg.to_str() {
-                Some("--write") => parsed.writable.push(Self::value(&mut args, "--write")?),
-                Some("--read-only") => parsed.read_only.push(Self::value(&mut args, "--read-only")?),
-                Some("--hide") => parsed.hidden.push(Self::value(&mut args, "--hide")?),
-                Some("--network") => parsed.network = true,
-                Some("--") => {
+            let Some(flag) = arg.to_str() else {
+                return Err(format!("unknown argument {arg:?}"));
+            };
+            let list = match flag {
+                "--write" => &mut parsed.writable,
+                "--read-only" => &mut parsed.read_only,
+                "--read-only-dir" => &mut parsed.read_only_dirs,
+                "--pin" => &mut parsed.pinned,
+                "--hide" => &mut parsed.hidden,
+                "--temp-over" => &mut parsed.temp_over,
+                "--keep" => &mut parsed.keep,
+                "--unix-socket" => &mut parsed.unix_sockets,
+                "--private-temp" => {
+                    parsed.private_temp = Some(Self::value(&mut args, flag)?);
+                    continue;
+                }
+                "--network" => {
+                    parsed.network = true;
+                    continue;
+                }
+                "--" => {
                     parsed.command = args.collect();
                     if parsed.command.is_empty() {
                         return Err("no program after --".into());
                     }
                     return Ok(parsed);
                 }
-                _ => return Err(format!("unknown argument {:?}", arg)),
-            }
+                _ => return Err(format!("unknown argument {arg:?}")),
+            };
+            list.push(Self::value(&mut args, flag)?);
         }
         Err("missing -- before the program".into())
     }
@@ -163,14 +188,9 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
         return Err("the launcher is gone".into());
     }
     namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
-    for path in &args.read_only {
-        namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
-    }
-    for path in &args.hidden {
-        namespaces::hide(path).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
-    }
-    // The working directory was inherited as a path walked before the read-only mounts: walk it again so a command
-    // started inside `.git` sees the read-only mount, not what lies beneath it.
+    mount_everything(args)?;
+    // The working directory was inherited as a path walked before the mounts: walk it again so a command started
+    // inside `.git` sees the read-only mount, and one started in a workspace under `/tmp` the workspace bound back.
     if let Ok(cwd) = std::env::current_dir() {
         std::env::set_current_dir(&cwd).map_err(|e| format!("cannot enter {}: {e}", cwd.display()))?;
     }
@@ -178,7 +198,10 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
         namespaces::loopback_up().map_err(|e| format!("cannot bring loopback up: {e}"))?;
     }
     namespaces::drop_capabilities().map_err(|e| format!("cannot drop capabilities: {e}"))?;
-    landlock_rules::restrict(&args.writable)?;
+    let mut writable = args.writable.clone();
+    writable.extend(args.temp_over.iter().cloned());
+    landlock_rules::restrict(&writable)?;
+    seccomp::install(!args.unix_sockets.is_empty()).map_err(|e| format!("cannot filter system calls: {e}"))?;
     // SAFETY: init is single-threaded (it is a fork of the single-threaded launcher).
     let main = unsafe { libc::fork() };
     if main < 0 {
@@ -204,6 +227,54 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
             return Err(format!("lost the command: {}", io::Error::last_os_error()));
         }
     }
+}
+
+/// Every mount of the sandbox, in the one order that works: the private temp first (it covers `/tmp`, where the
+/// workspace often is, and binds back what must stay), then the private terminals, then pins and read-only paths
+/// (resolved through the paths just bound back), then hidden paths.
+fn mount_everything(args: &Args) -> Result<(), String> {
+    // What hidden files are covered with, opened now: the private temp may live under the `/tmp` about to be covered.
+    let empty = match &args.private_temp {
+        Some(dir) => Some(
+            private_mounts::open_path(&dir.join("empty"))
+                .map_err(|e| format!("cannot open the private temp directory: {e}"))?,
+        ),
+        None => None,
+    };
+    if let Some(private) = &args.private_temp {
+        // What stays visible under the temp directories; read-only unless writable anyway. Sockets stay as they
+        // are: connecting needs no writable mount, and a socket is no place to write.
+        let writable = |path: &PathBuf| args.writable.iter().any(|w| path.starts_with(w));
+        let keep: Vec<(PathBuf, bool)> = args
+            .keep
+            .iter()
+            .chain(&args.writable)
+            .chain(std::env::current_dir().ok().as_ref())
+            .map(|path| (path.clone(), !writable(path)))
+            .chain(args.unix_sockets.iter().map(|socket| (socket.clone(), false)))
+            .collect();
+        private_mounts::private_temp(private, &args.temp_over, &keep)
+            .map_err(|e| format!("cannot mount the private temp directory: {e}"))?;
+    }
+    private_mounts::private_devpts().map_err(|e| format!("cannot mount a private /dev/pts: {e}"))?;
+    for path in &args.pinned {
+        namespaces::pin(path).map_err(|e| format!("cannot pin {}: {e}", path.display()))?;
+    }
+    for dir in &args.read_only_dirs {
+        // Made when missing only inside a directory that exists (a git directory): never a tree of new directories.
+        if dir.parent().is_some_and(Path::is_dir) && std::fs::symlink_metadata(dir).is_err() {
+            std::fs::create_dir(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        }
+    }
+    for path in args.read_only.iter().chain(&args.read_only_dirs) {
+        namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
+    }
+    let empty = empty.map(|fd| (PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())), fd));
+    let empty = empty.as_ref().map(|(path, _fd)| path.as_path());
+    for path in &args.hidden {
+        namespaces::hide(path, empty).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Replaces the process with `command` (searched in `PATH`); exits with `EXEC_FAILED` when that fails.

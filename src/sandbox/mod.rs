@@ -2,33 +2,47 @@
 //! under the approval gate, so that a gate mistake cannot become a disaster.
 //!
 //! tern re-executes itself as the launcher: `tern __sandbox <policy> -- bash -c CMD` (see `launcher`). The launcher
-//! enters new user, mount, PID and (unless network is allowed) network namespaces, and forks the PID namespace's
-//! init, which mounts a fresh `/proc`, brings loopback up, optionally makes `.git` read-only, applies Landlock (read
-//! and execute everywhere; write only to the workspace, the temp directory, configured roots and a few device
-//! files), drops every capability, and runs the command. When the command's main process ends, init exits with its
-//! status and the kernel ends everything else in the namespace: `setsid` and double-forked daemons included.
+//! enters new user, mount, PID, IPC and (unless network is allowed) network namespaces, and forks the PID namespace's
+//! init, which mounts a fresh `/proc`, the session's private temp directory over `/tmp`, `/var/tmp`, `$TMPDIR` and
+//! `/dev/shm`, a devpts of its own, makes `.tern` and what git obeys read-only, hides tern's own files and the
+//! user's credentials, brings loopback up, applies Landlock (read and execute everywhere; write only to the
+//! workspace, the private temp, configured roots and a few device files), drops every capability, installs a
+//! system-call filter (no unix sockets, io_uring or keyring), and runs the command. When the command's main process
+//! ends, init exits with its status and the kernel ends everything else in the namespace: `setsid` and double-forked
+//! daemons included.
 //!
 //! This module builds the launcher command (`command`), checks once whether the kernel supports all this (`probe`),
-//! and recognises output that looks like a sandbox refusal (`refusal_note`). It decides nothing about whether a
-//! command may run: that is the approval gate's business.
+//! keeps the session's state (`session`, `git_repos`), and recognises output that looks like a sandbox refusal
+//! (`refusal_note`). It decides nothing about whether a command may run: that is the approval gate's business.
 
+mod git_repos;
 mod landlock_rules;
 pub mod launcher;
 mod namespaces;
+mod private_mounts;
 mod probe;
 mod refusal;
+mod seccomp;
+mod session;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use self::probe::{Support, probe};
 pub use self::refusal::refusal_note;
+use self::session::SessionState;
 use crate::config::SandboxSettings;
 
 /// The first argument that makes `tern` act as the sandbox launcher instead of the assistant.
 pub const LAUNCHER_ARG: &str = "__sandbox";
 
 /// What a sandboxed command may do beyond reading and executing everywhere.
+///
+/// Every property holds in one place: writes (Landlock, `landlock_rules`), what is visible and read-only (mounts,
+/// `namespaces` and `private_mounts`), unix sockets, io_uring and the keyring (`seccomp`), processes and signals (the
+/// PID namespace and Landlock scoping). Clones share the session's state (its private temp directory and the git
+/// repositories found), which goes when the last clone is dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxPolicy {
     /// The program run as `<launcher> __sandbox ...`: tern itself (integration tests and benchmarks pass the built
@@ -41,14 +55,36 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// Whether the workspace's `.git` is mounted read-only (commits, branch changes and hook edits then fail).
     pub git_read_only: bool,
-    /// Directories commands cannot see at all: tern's own configuration (which may hold a key) and data (sessions,
-    /// logs, stored results), and the user's credential stores (`~/.ssh`, `~/.aws` ...). Reading is otherwise allowed
-    /// everywhere.
+    /// Whether what git obeys in every repository under the workspace (hooks, config, info, a `.git` file) is
+    /// read-only, while objects, refs and the index stay writable (default on).
+    pub protect_git: bool,
+    /// Directories and files commands cannot see at all: tern's own configuration (which may hold a key) and data
+    /// (sessions, logs, stored results), credential stores. A directory looks empty, a file is empty.
     pub hidden: Vec<PathBuf>,
+    /// Nothing writable but the private temp directory and the devices (read-only mode).
+    pub writes_nothing: bool,
+    /// Unix sockets the user allowed commands to connect to (`[sandbox] allow_unix_sockets`). Empty: no command may
+    /// create a unix socket other than with `socketpair`. Non-empty: unix sockets are allowed, and the kernel cannot
+    /// restrict which path they connect to (seccomp sees only a pointer), so every socket the sandbox can see is
+    /// reachable; the listed ones stay visible even under `/tmp`.
+    pub unix_sockets: Vec<PathBuf>,
+    session: SessionHandle,
     /// The workspace's secret files (`.env`, keys), hidden like `hidden`: found by a walk in the background, waited
     /// for when a command starts.
     pub secret_files: crate::secrets::files::WorkspaceSecrets,
 }
+
+/// The session's state inside a policy: not part of what the policy allows, so every two handles compare equal.
+#[derive(Debug, Clone, Default)]
+struct SessionHandle(Arc<SessionState>);
+
+impl PartialEq for SessionHandle {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for SessionHandle {}
 
 impl SandboxPolicy {
     /// The strictest policy, launched by the running executable.
@@ -56,15 +92,20 @@ impl SandboxPolicy {
         Ok(Self::with_launcher(std::env::current_exe()?))
     }
 
-    /// The strictest policy (no extra roots, no network, `.git` writable like the rest of the workspace).
+    /// The strictest policy (no extra roots, no network, no unix sockets; `.git` writable like the rest of the
+    /// workspace except what git obeys), with a session of its own.
     pub fn with_launcher(launcher: impl Into<PathBuf>) -> Self {
         Self {
             launcher: launcher.into(),
             writable_roots: Vec::new(),
             network: false,
             git_read_only: false,
+            protect_git: true,
             hidden: Vec::new(),
             secret_files: crate::secrets::files::WorkspaceSecrets::none(),
+            writes_nothing: false,
+            unix_sockets: Vec::new(),
+            session: SessionHandle::default(),
         }
     }
 
@@ -85,6 +126,11 @@ impl SandboxPolicy {
             .collect();
         policy.network = settings.network;
         policy.git_read_only = settings.git_read_only;
+        policy.unix_sockets = settings
+            .allow_unix_sockets
+            .iter()
+            .filter_map(|socket| std::fs::canonicalize(socket).ok())
+            .collect();
         let config = crate::config::user_config_path().and_then(|file| file.parent().map(Path::to_path_buf));
         policy.hidden = config
             .into_iter()
@@ -97,24 +143,49 @@ impl SandboxPolicy {
 
     /// Where commands may write, for the model: `the workspace and the temp directory (.tern is read-only)`.
     pub fn writes_summary(&self) -> String {
+        if self.writes_nothing {
+            return "the temp directory (this session is read-only)".into();
+        }
         let places = if self.writable_roots.is_empty() {
             "the workspace and the temp directory"
         } else {
             "the workspace, the temp directory and the configured writable roots"
         };
         let read_only = if self.git_read_only {
-            ".git and .tern are"
+            ".git and .tern are read-only"
+        } else if self.protect_git {
+            ".tern is read-only, and so are git hooks and config"
         } else {
-            ".tern is"
+            ".tern is read-only"
         };
-        format!("{places} ({read_only} read-only)")
+        format!("{places} ({read_only})")
     }
 
-    /// Every directory a command in `workspace` may write to, in the order given to the launcher.
-    pub fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
-        let mut roots = vec![workspace.to_path_buf(), temp_dir()];
-        roots.extend(self.writable_roots.iter().cloned());
-        roots
+    /// The note for the user and the model when the sandbox lets commands reach unix sockets, or `None`.
+    pub fn unix_sockets_notice(&self) -> Option<String> {
+        (!self.unix_sockets.is_empty()).then(|| {
+            "[sandbox] allow_unix_sockets is set: sandboxed commands may connect to any unix socket they can see \
+             (the kernel cannot restrict which path), not only the listed ones."
+                .to_string()
+        })
+    }
+
+    /// Walks `workspace` for git repositories now (a session does it before its first command, off the hot path);
+    /// later calls cost nothing.
+    pub fn prepare(&self, workspace: &Path) {
+        if self.protect_git {
+            let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+            self.session.0.with_repos(&workspace, |_| ());
+        }
+    }
+
+    /// The git repositories (their `.git` entries) that appeared under `workspace` since the last command: the
+    /// sandbox protects them from the next command on, and the user should know of them.
+    pub fn new_git_repos(&self, workspace: &Path) -> Vec<PathBuf> {
+        if !self.protect_git {
+            return Vec::new();
+        }
+        self.session.0.with_repos(workspace, |scan| scan.refresh())
     }
 }
 
@@ -133,45 +204,92 @@ pub fn notice(settings: &SandboxSettings) -> Option<String> {
     }
 }
 
-/// The temp directory (`$TMPDIR`, else `/tmp`), resolved so Landlock sees the real directory.
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir();
-    std::fs::canonicalize(&dir).unwrap_or(dir)
+/// The directories the private temp is mounted over: `/tmp`, `/var/tmp` and `$TMPDIR`, resolved, those that exist,
+/// each once, parents first.
+fn temp_mounts() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = [PathBuf::from("/tmp"), PathBuf::from("/var/tmp"), std::env::temp_dir()]
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .filter(|dir| dir.is_dir() && dir != Path::new("/"))
+        .collect();
+    dirs.sort_by_key(|dir| dir.as_os_str().len());
+    dirs.dedup();
+    dirs
 }
 
 /// The launcher command that runs `bash -c <script>` inside the sandbox for a command in `workspace`. The caller sets
-/// the working directory, stdio, environment and process group, exactly as for an unsandboxed `bash`.
-pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::process::Command {
+/// the working directory, stdio, environment and process group, exactly as for an unsandboxed `bash`. `Err` when the
+/// session's private temp directory cannot be made.
+pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::io::Result<std::process::Command> {
+    let private = policy.session.0.private_temp()?;
+    let repos: Vec<PathBuf> = if policy.protect_git {
+        policy
+            .session
+            .0
+            .with_repos(workspace, |scan| scan.repos().cloned().collect())
+    } else {
+        Vec::new()
+    };
     let mut cmd = std::process::Command::new(&policy.launcher);
-    cmd.args(launcher_args(policy, workspace, script));
-    cmd
+    cmd.args(launcher_args(policy, workspace, script, private, &repos));
+    Ok(cmd)
 }
 
 /// The arguments after the launcher's path (see `launcher::Args::parse` for their meaning).
-fn launcher_args(policy: &SandboxPolicy, workspace: &Path, script: &str) -> Vec<OsString> {
+fn launcher_args(
+    policy: &SandboxPolicy,
+    workspace: &Path,
+    script: &str,
+    private: &Path,
+    repos: &[PathBuf],
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![LAUNCHER_ARG.into()];
-    for root in policy.writable(workspace) {
-        args.push("--write".into());
-        args.push(root.into_os_string());
+    let mut flag = |name: &str, path: &Path| {
+        args.push(name.into());
+        args.push(path.as_os_str().to_owned());
+    };
+    flag("--private-temp", private);
+    for dir in temp_mounts() {
+        flag("--temp-over", &dir);
+    }
+    flag("--keep", workspace);
+    if !policy.writes_nothing {
+        flag("--write", workspace);
+        for root in &policy.writable_roots {
+            flag("--write", root);
+        }
     }
     // `.tern/` holds the project's own tern settings (rules, mode, MCP servers): a command must not loosen the next
     // session of a trusted project. The edit tools ask before touching it; here it is simply read-only.
-    args.push("--read-only".into());
-    args.push(workspace.join(".tern").into_os_string());
+    flag("--read-only", &workspace.join(".tern"));
+    let git = workspace.join(".git");
     if policy.git_read_only {
-        args.push("--read-only".into());
-        args.push(workspace.join(".git").into_os_string());
+        flag("--read-only", &git);
+    }
+    for repo in repos.iter().filter(|repo| !(policy.git_read_only && **repo == git)) {
+        let protection = git_repos::protection(repo);
+        for path in &protection.pin {
+            flag("--pin", path);
+        }
+        for path in &protection.read_only {
+            flag("--read-only", path);
+        }
+        for path in &protection.read_only_dirs {
+            flag("--read-only-dir", path);
+        }
     }
     // A workspace inside a hidden directory stays visible: hiding it would hide the work.
     let secret_files = policy.secret_files.wait();
-    for dir in policy
+    for path in policy
         .hidden
         .iter()
         .chain(&secret_files)
-        .filter(|dir| !workspace.starts_with(dir))
+        .filter(|path| !workspace.starts_with(path))
     {
-        args.push("--hide".into());
-        args.push(dir.into());
+        flag("--hide", path);
+    }
+    for socket in &policy.unix_sockets {
+        flag("--unix-socket", socket);
     }
     if policy.network {
         args.push("--network".into());
@@ -189,22 +307,48 @@ mod tests {
         let mut policy = SandboxPolicy::with_launcher("/bin/tern");
         policy.writable_roots.push(PathBuf::from("/opt/cache dir"));
         policy.git_read_only = true;
-        let args = launcher_args(&policy, Path::new("/w s"), "echo -- --network");
+        policy.hidden.push(PathBuf::from("/home/me/.netrc"));
+        let repos = [PathBuf::from("/w s/.git"), PathBuf::from("/w s/vendor/.git")];
+        let args = launcher_args(&policy, Path::new("/w s"), "echo -- --network", Path::new("/p"), &repos);
         assert_eq!(args[0], OsString::from(LAUNCHER_ARG));
         let parsed = launcher::Args::parse(args[1..].to_vec()).unwrap();
         assert_eq!(
             parsed.writable,
-            [PathBuf::from("/w s"), temp_dir(), PathBuf::from("/opt/cache dir")]
+            [PathBuf::from("/w s"), PathBuf::from("/opt/cache dir")]
         );
+        assert_eq!(parsed.private_temp, Some(PathBuf::from("/p")));
+        assert_eq!(parsed.temp_over, temp_mounts());
+        assert!(parsed.temp_over.contains(&PathBuf::from("/tmp")));
+        assert_eq!(parsed.keep, [PathBuf::from("/w s")]);
+        // The whole `.git` is read-only, so only the nested repository gets the finer protection.
         assert_eq!(
             parsed.read_only,
-            [PathBuf::from("/w s/.tern"), PathBuf::from("/w s/.git")]
+            [
+                PathBuf::from("/w s/.tern"),
+                PathBuf::from("/w s/.git"),
+                PathBuf::from("/w s/vendor/.git/config"),
+                PathBuf::from("/w s/vendor/.git/config.worktree"),
+            ]
         );
-        assert!(!parsed.network);
+        assert_eq!(parsed.pinned, [PathBuf::from("/w s/vendor/.git")]);
+        assert_eq!(parsed.hidden, [PathBuf::from("/home/me/.netrc")]);
+        assert!(!parsed.network && parsed.unix_sockets.is_empty());
         assert_eq!(
             parsed.command,
             [OsString::from("bash"), "-c".into(), "echo -- --network".into()]
         );
+    }
+
+    #[test]
+    fn a_sandbox_that_writes_nothing_passes_no_writable_path() {
+        let mut policy = SandboxPolicy::with_launcher("/bin/tern");
+        policy.writable_roots.push(PathBuf::from("/opt/cache"));
+        policy.writes_nothing = true;
+        let args = launcher_args(&policy, Path::new("/w"), "true", Path::new("/p"), &[]);
+        let parsed = launcher::Args::parse(args[1..].to_vec()).unwrap();
+        assert!(parsed.writable.is_empty(), "{parsed:?}");
+        assert_eq!(parsed.keep, [PathBuf::from("/w")]);
+        assert!(policy.writes_summary().contains("read-only"));
     }
 
     #[test]
@@ -248,11 +392,12 @@ mod tests {
     #[test]
     fn network_flag_is_passed_only_when_allowed() {
         let mut policy = SandboxPolicy::with_launcher("/bin/tern");
-        let strict = launcher::Args::parse(launcher_args(&policy, Path::new("/w"), "true")[1..].to_vec()).unwrap();
+        let args = |policy: &SandboxPolicy| launcher_args(policy, Path::new("/w"), "true", Path::new("/p"), &[]);
+        let strict = launcher::Args::parse(args(&policy)[1..].to_vec()).unwrap();
         assert!(!strict.network);
         assert_eq!(strict.read_only, [PathBuf::from("/w/.tern")]);
         policy.network = true;
-        let open = launcher::Args::parse(launcher_args(&policy, Path::new("/w"), "true")[1..].to_vec()).unwrap();
+        let open = launcher::Args::parse(args(&policy)[1..].to_vec()).unwrap();
         assert!(open.network);
     }
 }

@@ -1,21 +1,22 @@
-//! The namespace and mount steps of the launcher: entering new user, mount, PID and network namespaces, a fresh
-//! `/proc`, read-only bind mounts, loopback, and dropping capabilities. Linux only; each step is a few system calls.
+//! The namespace and mount steps of the launcher: entering new user, mount, PID, IPC and network namespaces, a fresh
+//! `/proc`, read-only bind mounts, hidden paths, loopback, and dropping capabilities. Linux only; each step is a few system calls.
 //!
 //! The user namespace maps only the caller's own uid and gid (what an unprivileged user may map), so the launcher
 //! works as a normal user too. Capabilities held inside the namespace are used for the mounts and then dropped, so
 //! the command runs with none, as root or not.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// Enters new user, mount and PID namespaces (and a network namespace unless `network`), mapping the caller's uid
-/// and gid to themselves. The caller's next child becomes PID 1 of the new PID namespace.
+/// Enters new user, mount, PID and IPC namespaces (and a network namespace unless `network`), mapping the caller's
+/// uid and gid to themselves. The IPC namespace keeps SysV shared memory, semaphores and message queues of the
+/// user's session out of reach. The caller's next child becomes PID 1 of the new PID namespace.
 pub(super) fn enter(network: bool) -> io::Result<()> {
     // SAFETY: getuid and getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if !network {
         flags |= libc::CLONE_NEWNET;
     }
@@ -42,13 +43,18 @@ pub(super) fn mount_proc() -> io::Result<()> {
     )
 }
 
-/// Covers the directory `path` with an empty read-only tmpfs, so nothing under it can be read. A path that does not
-/// exist, or is not a directory, is left alone.
-pub(super) fn hide(path: &Path) -> io::Result<()> {
-    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+/// Makes `path` unreadable: a directory is covered by an empty read-only tmpfs, anything else by `empty` (an empty
+/// file) bound read-only. A path that does not exist is left alone.
+pub(super) fn hide(path: &Path, empty: Option<&Path>) -> io::Result<()> {
+    // Followed: the mount lands on what a symlink points to, so that decides between tmpfs and file.
+    let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
+    };
+    let target = c_path(path)?;
+    if !meta.is_dir() {
+        let empty = empty.ok_or_else(|| io::Error::other("no empty file to cover it with"))?;
+        return bind(&c_path(empty)?, &target, true);
     }
-    let target = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
     mount(
         Some(c"tmpfs"),
         &target,
@@ -62,8 +68,35 @@ pub(super) fn bind_read_only(path: &Path) -> io::Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }
-    let target = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    mount(Some(&target), &target, None, libc::MS_BIND | libc::MS_REC)?;
+    let target = c_path(path)?;
+    bind(&target, &target, true)
+}
+
+/// Bind-mounts `path` onto itself, writable: it becomes a mount point, which cannot be renamed or removed (a `.git`
+/// whose hooks are read-only cannot be moved aside and replaced). A path that does not exist is left alone.
+pub(super) fn pin(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let target = c_path(path)?;
+    bind(&target, &target, false)
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)
+}
+
+/// Bind-mounts `source` (recursively) onto `target`, read-only when `read_only`.
+pub(super) fn bind(source: &CStr, target: &CStr, read_only: bool) -> io::Result<()> {
+    mount(Some(source), target, None, libc::MS_BIND | libc::MS_REC)?;
+    if read_only {
+        remount_read_only(target)?;
+    }
+    Ok(())
+}
+
+/// Makes the bind mount at `target` read-only.
+pub(super) fn remount_read_only(target: &CStr) -> io::Result<()> {
     // A remount inside a user namespace must keep the flags the original mount was locked with (nosuid, nodev, ...).
     let mut stat: libc::statvfs = unsafe_zeroed_statvfs();
     // SAFETY: statvfs fills a valid statvfs struct from a NUL-terminated path.
@@ -83,7 +116,7 @@ pub(super) fn bind_read_only(path: &Path) -> io::Result<()> {
     .fold(0, |flags, (_, ms)| flags | ms);
     mount(
         None,
-        &target,
+        target,
         None,
         libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
     )
@@ -94,13 +127,13 @@ fn unsafe_zeroed_statvfs() -> libc::statvfs {
     unsafe { std::mem::zeroed() }
 }
 
-fn mount(
-    source: Option<&std::ffi::CStr>,
-    target: &std::ffi::CStr,
-    fstype: Option<&std::ffi::CStr>,
+pub(super) fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
     flags: libc::c_ulong,
 ) -> io::Result<()> {
-    let ptr = |s: Option<&std::ffi::CStr>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), |s| s.as_ptr());
     // SAFETY: every pointer is null or a NUL-terminated string that outlives the call; no data argument.
     let rc = unsafe { libc::mount(ptr(source), target.as_ptr(), ptr(fstype), flags, std::ptr::null()) };
     if rc != 0 {

@@ -68,7 +68,7 @@ fn check() -> Support {
 
 /// The forked child: the kernel features the launcher needs, as raw system calls. Returns the exit code.
 fn probe_child() -> i32 {
-    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET;
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET | libc::CLONE_NEWIPC;
     // SAFETY (this whole function): async-signal-safe system calls on static strings and local integers.
     unsafe {
         if libc::unshare(flags) != 0 {

@@ -21,7 +21,7 @@ mod spill;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -139,7 +139,7 @@ impl ExecTool {
         }
     }
 
-    fn report(&self, finished: Finished, timeout: Duration, sandbox: Option<&SandboxPolicy>) -> ToolOutput {
+    fn report(&self, finished: Finished, timeout: Duration, sandbox: Option<(&SandboxPolicy, &Path)>) -> ToolOutput {
         let Finished {
             ending,
             stdout,
@@ -195,7 +195,10 @@ impl ExecTool {
             text.push('\n');
             text.push_str(&stored_note(stored));
         }
-        if let Some(policy) = sandbox
+        if let Some((policy, workspace)) = sandbox {
+            text.push_str(&new_repos_note(&policy.new_git_repos(workspace), workspace));
+        }
+        if let Some((policy, _)) = sandbox
             && matches!(ending, Ending::Exited(_))
             && exit_code != Some(0)
             && let Some(note) = sandbox::refusal_note(&text, policy)
@@ -304,7 +307,7 @@ impl Tool for ExecTool {
             full_output: ctx.full_output.as_deref(),
         };
         match process::run(&spec, &ctx.cancel, &ctx.output).await {
-            Ok(finished) => Ok(self.report(finished, timeout, sandbox)),
+            Ok(finished) => Ok(self.report(finished, timeout, sandbox.map(|p| (p, ctx.policy.root())))),
             Err(e) => Ok(ToolOutput::error(match sandbox {
                 Some(policy) => format!(
                     "Error: could not start the sandbox launcher {} in '{}': {e}",
@@ -338,6 +341,25 @@ fn stored_note(stored: &spill::Stored) -> String {
         "[The output is {} bytes (stdout and stderr as they came) and what is shown above leaves out its middle; \
          {kept}. Use read_file on that path with offset/limit to see any part of it, or grep it.]",
         stored.total
+    )
+}
+
+/// The note on git repositories a sandboxed command created (empty when none): git obeys their hooks and config
+/// outside the sandbox, so the user should look at them; from the next command on the sandbox protects them.
+fn new_repos_note(repos: &[PathBuf], workspace: &Path) -> String {
+    if repos.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = repos
+        .iter()
+        .map(|repo| repo.strip_prefix(workspace).unwrap_or(repo).display().to_string())
+        .collect();
+    format!(
+        "\nNote: this command created git repositor{} at {}. Its hooks and config were writable during this command; \
+         git runs hooks outside the sandbox, so they deserve a look before the next `git` the user runs. Later \
+         commands cannot change them.",
+        if repos.len() == 1 { "y" } else { "ies" },
+        names.join(", ")
     )
 }
 

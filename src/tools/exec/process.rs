@@ -79,7 +79,7 @@ pub(super) struct Finished {
 pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &OutputSink) -> io::Result<Finished> {
     let start = Instant::now();
     let mut cmd = match spec.sandbox {
-        Some((policy, workspace)) => Command::from(crate::sandbox::command(policy, workspace, spec.command)),
+        Some((policy, workspace)) => Command::from(crate::sandbox::command(policy, workspace, spec.command)?),
         None => {
             let mut bash = Command::new("bash");
             bash.arg("-c").arg(spec.command);

@@ -105,6 +105,10 @@ fn describe(field: &str, project: &ConfigFile) -> Option<String> {
             paths(&project.sandbox.unhide)
         ),
         "sandbox.hide_workspace_secrets" => "commands may read the workspace's .env files and keys".to_string(),
+        "sandbox.allow_unix_sockets" => format!(
+            "sandboxed commands may connect to unix sockets: {}",
+            paths(&project.sandbox.allow_unix_sockets)
+        ),
         "base_url" | "api_key" | "api_key_env" | "provider" => {
             format!("its provider setting `{field}` (where requests and keys go)")
         }

@@ -1,0 +1,234 @@
+//! The git repositories under a workspace, and which of their files a sandboxed command must not change: what git
+//! later runs or obeys outside the sandbox (`hooks/`, `config`, `config.worktree`, `info/`, and a `.git` file's
+//! pointer), while objects, refs, `HEAD`, the index and logs stay writable so `git add`, `commit` and `checkout -b`
+//! work.
+//!
+//! The workspace is walked once per session (`RepoScan::walk`), recording every directory's modification time. After
+//! each command `RepoScan::refresh` stats those directories and reads only the ones that changed, so a `.git` that a
+//! command created is found (and reported) for the cost of one `stat` per directory.
+//!
+//! This module only finds paths; the launcher mounts them and `exec` reports new repositories.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The directories of a workspace (with their modification times) and the `.git` entries found in them.
+#[derive(Debug, Default)]
+pub(crate) struct RepoScan {
+    dirs: HashMap<PathBuf, Option<SystemTime>>,
+    /// Every `.git` (directory or file) under the workspace, and every submodule git directory in `.git/modules`.
+    repos: BTreeSet<PathBuf>,
+}
+
+impl RepoScan {
+    /// Walks `root` (not following symlinks).
+    pub(crate) fn walk(root: &Path) -> Self {
+        let mut scan = Self::default();
+        scan.visit(root, &mut Vec::new());
+        scan
+    }
+
+    /// Every `.git` entry and submodule git directory known.
+    pub(crate) fn repos(&self) -> impl Iterator<Item = &PathBuf> {
+        self.repos.iter()
+    }
+
+    /// Reads again the directories whose modification time changed (and walks new ones); returns the `.git`
+    /// entries that appeared since the last walk or refresh.
+    pub(crate) fn refresh(&mut self) -> Vec<PathBuf> {
+        let changed: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .filter(|(dir, mtime)| modified(dir) != **mtime)
+            .map(|(dir, _)| dir.clone())
+            .collect();
+        let mut found = Vec::new();
+        for dir in changed {
+            if fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                self.visit(&dir, &mut found);
+            } else {
+                self.dirs.remove(&dir);
+            }
+        }
+        self.repos.retain(|repo| fs::symlink_metadata(repo).is_ok());
+        found
+    }
+
+    /// Records `dir` and everything beneath it that is not known yet; new `.git` entries go to `found`.
+    fn visit(&mut self, dir: &Path, found: &mut Vec<PathBuf>) {
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            self.dirs.insert(dir.clone(), modified(&dir));
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else { continue };
+                if entry.file_name() == ".git" {
+                    if self.repos.insert(path.clone()) {
+                        found.push(path.clone());
+                    }
+                    if kind.is_dir() {
+                        self.submodules(&path.join("modules"), found);
+                    }
+                } else if kind.is_dir() && !self.dirs.contains_key(&path) {
+                    stack.push(path);
+                }
+            }
+        }
+    }
+
+    /// Submodule git directories under `modules` (nested submodules have `modules/` of their own).
+    fn submodules(&mut self, modules: &Path, found: &mut Vec<PathBuf>) {
+        let mut stack = vec![modules.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                if !entry.file_type().is_ok_and(|k| k.is_dir()) {
+                    continue;
+                }
+                let path = entry.path();
+                if path.join("HEAD").is_file() {
+                    if self.repos.insert(path.clone()) {
+                        found.push(path.clone());
+                    }
+                    stack.push(path.join("modules"));
+                } else {
+                    // A submodule named `a/b` lives in `modules/a/b`.
+                    stack.push(path);
+                }
+            }
+        }
+    }
+}
+
+fn modified(dir: &Path) -> Option<SystemTime> {
+    fs::symlink_metadata(dir).and_then(|m| m.modified()).ok()
+}
+
+/// What to do with one git entry in the sandbox: paths to pin (bind onto themselves so they cannot be moved aside),
+/// paths to mount read-only, and directories to mount read-only after making them if missing (else a command could
+/// make `hooks/` in a repository cloned without one).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Protection {
+    pub pin: Vec<PathBuf>,
+    pub read_only: Vec<PathBuf>,
+    pub read_only_dirs: Vec<PathBuf>,
+}
+
+/// What git later obeys in a git directory: hooks and info (attributes, exclude), and the config files. A missing
+/// `config.worktree` may be created: git reads it only when `config` says so.
+const OBEYED_DIRS: [&str; 2] = ["hooks", "info"];
+const OBEYED_FILES: [&str; 2] = ["config", "config.worktree"];
+
+/// The protection of the `.git` entry (or submodule git directory) `entry`. A `.git` file (a linked worktree or a
+/// submodule's checkout) is itself read-only, since rewriting its `gitdir:` line would point git at new hooks; the
+/// git directory it names, and that one's common directory (`commondir`), are protected too.
+pub(crate) fn protection(entry: &Path) -> Protection {
+    let mut out = Protection::default();
+    let Ok(meta) = fs::symlink_metadata(entry) else {
+        return out;
+    };
+    let git_dir = if meta.is_file() {
+        out.read_only.push(entry.to_path_buf());
+        match pointed_git_dir(entry) {
+            Some(dir) => dir,
+            None => return out,
+        }
+    } else if meta.is_dir() {
+        // A submodule's git directory (`.git/modules/a/b`): every directory up to `.git` is pinned too, so none can
+        // be renamed away and replaced by one with new hooks.
+        let mut dir = entry;
+        out.pin.push(dir.to_path_buf());
+        while dir.file_name().is_some_and(|name| name != ".git")
+            && let Some(parent) = dir.parent()
+            && parent
+                .ancestors()
+                .any(|a| a.file_name().is_some_and(|name| name == ".git"))
+        {
+            out.pin.push(parent.to_path_buf());
+            dir = parent;
+        }
+        out.pin.reverse();
+        entry.to_path_buf()
+    } else {
+        return out;
+    };
+    let mut dirs = vec![git_dir.clone()];
+    if let Ok(common) = fs::read_to_string(git_dir.join("commondir")) {
+        let common = git_dir.join(common.trim());
+        dirs.push(fs::canonicalize(&common).unwrap_or(common));
+    }
+    for dir in dirs {
+        out.read_only_dirs.extend(OBEYED_DIRS.iter().map(|name| dir.join(name)));
+        out.read_only.extend(OBEYED_FILES.iter().map(|name| dir.join(name)));
+    }
+    out
+}
+
+/// The directory a `.git` file names (`gitdir: <path>`, relative to the file's directory).
+fn pointed_git_dir(file: &Path) -> Option<PathBuf> {
+    let text = fs::read_to_string(file).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let base = file.parent()?;
+    let path = base.join(target);
+    Some(fs::canonicalize(&path).unwrap_or(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_repos_submodules_and_new_repos_are_found() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        fs::create_dir_all(r.join(".git/modules/sub/modules/inner")).unwrap();
+        fs::write(r.join(".git/modules/sub/HEAD"), "ref: x\n").unwrap();
+        fs::write(r.join(".git/modules/sub/modules/inner/HEAD"), "ref: x\n").unwrap();
+        fs::create_dir_all(r.join("vendor/lib/.git")).unwrap();
+        fs::create_dir_all(r.join("sub")).unwrap();
+        fs::write(r.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        let mut scan = RepoScan::walk(r);
+        let repos: Vec<_> = scan.repos().cloned().collect();
+        assert_eq!(
+            repos,
+            [
+                r.join(".git"),
+                r.join(".git/modules/sub"),
+                r.join(".git/modules/sub/modules/inner"),
+                r.join("sub/.git"),
+                r.join("vendor/lib/.git"),
+            ]
+        );
+        assert_eq!(scan.refresh(), Vec::<PathBuf>::new());
+        fs::create_dir_all(r.join("new/deep/.git")).unwrap();
+        assert_eq!(scan.refresh(), [r.join("new/deep/.git")]);
+        assert_eq!(scan.refresh(), Vec::<PathBuf>::new());
+
+        let sub = protection(&r.join("sub/.git"));
+        let git_dir = fs::canonicalize(r.join(".git/modules/sub")).unwrap();
+        assert_eq!(sub.read_only[0], r.join("sub/.git"));
+        assert!(sub.read_only_dirs.contains(&git_dir.join("hooks")), "{sub:?}");
+        assert!(sub.read_only.contains(&git_dir.join("config")), "{sub:?}");
+        assert!(sub.pin.is_empty());
+        let top = protection(&r.join(".git"));
+        assert_eq!(top.pin, [r.join(".git")]);
+        assert_eq!(top.read_only, [r.join(".git/config"), r.join(".git/config.worktree")]);
+        assert_eq!(top.read_only_dirs, [r.join(".git/hooks"), r.join(".git/info")]);
+        let inner = protection(&r.join(".git/modules/sub/modules/inner"));
+        assert_eq!(
+            inner.pin,
+            [
+                r.join(".git"),
+                r.join(".git/modules"),
+                r.join(".git/modules/sub"),
+                r.join(".git/modules/sub/modules"),
+                r.join(".git/modules/sub/modules/inner"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! The launcher's private places: the session's own temp directory mounted over `/tmp` (and `/var/tmp`, `$TMPDIR`)
+//! and `/dev/shm`, and a devpts instance of its own over `/dev/pts` and `/dev/ptmx`. Runs in init, inside the new
+//! mount namespace, before Landlock; nothing here is visible outside the namespace.
+//!
+//! The workspace, writable roots and working directory often live under `/tmp` (every test's tempdir does): they are
+//! opened before `/tmp` is covered and bound back in at the same path. The mount points for that are made inside the
+//! private temp, which commands write to, so they are created one component at a time without following symlinks
+//! and mounted through `/proc/self/fd`: a symlink planted by an earlier command cannot redirect a mount.
+//!
+//! This module must not decide what is kept or hidden: the launcher's arguments say.
+
+use std::ffi::{CStr, CString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use super::namespaces::{bind, mount, remount_read_only};
+
+/// Opens `path` as an `O_PATH` descriptor (following symlinks: the launcher's paths are resolved by tern).
+pub(super) fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    let c = c_path(path)?;
+    // SAFETY: open reads a NUL-terminated path and returns a new descriptor or -1.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    owned(fd)
+}
+
+/// Mounts `private/tmp` over each of `temp_mounts` and `private/shm` over `/dev/shm`, then binds each of `keep` that
+/// lies under a temp mount point back at its own path, read-only when its flag says so (else the private temp's
+/// Landlock rule, which covers everything beneath it, would make it writable). `keep` paths that do not exist are
+/// skipped.
+pub(super) fn private_temp(private: &Path, temp_mounts: &[PathBuf], keep: &[(PathBuf, bool)]) -> io::Result<()> {
+    let tmp = open_path(&private.join("tmp"))?;
+    let shm = open_path(&private.join("shm"))?;
+    let mut kept: Vec<(&PathBuf, bool, OwnedFd, bool)> = keep
+        .iter()
+        .filter(|(path, _)| temp_mounts.iter().any(|m| path.starts_with(m)))
+        .filter_map(|(path, read_only)| {
+            let is_dir = std::fs::metadata(path).ok()?.is_dir();
+            Some(open_path(path).map(|fd| (path, *read_only, fd, is_dir)))
+        })
+        .collect::<io::Result<_>>()?;
+    for (i, point) in temp_mounts.iter().enumerate() {
+        // A mount point under an earlier one (a `$TMPDIR` under `/tmp`) is made inside the private temp; the others
+        // are the host's own directories (tern passes only those that exist).
+        let target = if temp_mounts[..i].iter().any(|m| point.starts_with(m)) {
+            mount_point(point, true)?
+        } else {
+            open_path(point)?
+        };
+        bind_fds(&tmp, &target, false)?;
+    }
+    // Parents before children, so a kept directory inside another kept one is not covered by it.
+    kept.sort_by_key(|(path, ..)| path.as_os_str().len());
+    for (i, (path, read_only, fd, is_dir)) in kept.iter().enumerate() {
+        // Inside a kept directory bound the same way already (the working directory inside the workspace): adding a
+        // mount would only stop it being renamed.
+        if kept[..i]
+            .iter()
+            .any(|(parent, ro, ..)| path.starts_with(parent) && ro == read_only)
+        {
+            continue;
+        }
+        bind_fds(fd, &mount_point(path, *is_dir)?, true)?;
+        if *read_only {
+            // Walked again the same careful way, which now ends in the mount just made.
+            remount_read_only(&fd_path(&mount_point(path, *is_dir)?))?;
+        }
+    }
+    bind_fds(&shm, &open_path(Path::new("/dev/shm"))?, false)
+}
+
+/// A devpts instance of the namespace's own over `/dev/pts`, and its `ptmx` over `/dev/ptmx`: the user's terminals
+/// (`/dev/pts/N`) are out of reach, while programs can still open new pseudo-terminals (`script`, Python's `pty`).
+pub(super) fn private_devpts() -> io::Result<()> {
+    let options = c"newinstance,ptmxmode=0666,mode=0620";
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call.
+    let rc = unsafe {
+        libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            options.as_ptr().cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    bind(c"/dev/pts/ptmx", c"/dev/ptmx", false)
+}
+
+/// Bind-mounts what `source` refers to onto what `target` refers to (recursively when `recursive`).
+fn bind_fds(source: &OwnedFd, target: &OwnedFd, recursive: bool) -> io::Result<()> {
+    let src = fd_path(source);
+    let dst = fd_path(target);
+    let flags = libc::MS_BIND | if recursive { libc::MS_REC } else { 0 };
+    mount(Some(&src), &dst, None, flags)
+}
+
+fn fd_path(fd: &OwnedFd) -> CString {
+    // A decimal number never holds a NUL byte.
+    CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default()
+}
+
+/// Opens (creating it when missing) the mount point `path`: a directory when `dir`, else an empty file. Each
+/// component is opened relative to the last without following symlinks, so a symlink fails instead of redirecting.
+fn mount_point(path: &Path, dir: bool) -> io::Result<OwnedFd> {
+    let mut at = open_path(Path::new("/"))?;
+    let names: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        let last = i + 1 == names.len();
+        let name = CString::new(name.as_bytes()).map_err(io::Error::other)?;
+        at = if last && !dir {
+            file_at(&at, &name)?
+        } else {
+            dir_at(&at, &name)?
+        };
+    }
+    Ok(at)
+}
+
+fn dir_at(parent: &OwnedFd, name: &CStr) -> io::Result<OwnedFd> {
+    // SAFETY: mkdirat reads a NUL-terminated name relative to a valid descriptor.
+    if unsafe { libc::mkdirat(parent.as_raw_fd(), name.as_ptr(), 0o700) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(e);
+        }
+    }
+    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    // SAFETY: as above; returns a new descriptor or -1 (ENOTDIR for a symlink).
+    owned(unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), flags) })
+}
+
+fn file_at(parent: &OwnedFd, name: &CStr) -> io::Result<OwnedFd> {
+    let create = libc::O_CREAT | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    // SAFETY: openat reads a NUL-terminated name relative to a valid descriptor; the file is closed right away.
+    let fd = unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), create, 0o600) };
+    if fd >= 0 {
+        drop(owned(fd)?);
+    }
+    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: as above.
+    let fd = owned(unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), flags) })?;
+    // Whatever is there must be a plain file (not a symlink, which O_PATH | O_NOFOLLOW would open as itself).
+    // SAFETY: fstat fills a valid stat struct for a valid descriptor.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(io::Error::other(
+            "a mount point in the private temp is not a plain file",
+        ));
+    }
+    Ok(fd)
+}
+
+fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a descriptor just returned to us and owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)
+}

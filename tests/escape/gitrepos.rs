@@ -1,0 +1,119 @@
+//! Git repositories under the workspace: a sandboxed command cannot plant a hook or `core.fsmonitor` in the
+//! workspace's repository or a nested one (nor move `.git` aside and make a new one), so a real `git status` run
+//! outside afterwards fires nothing; `git add`, `commit` and `checkout -b` still work; a repository a command
+//! creates is reported, and protected from the next command on.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::sandboxed::{exit_code, policy, quoted, run, run_unsandboxed, tool, workspace};
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// A repository with one commit at `dir`, with the identity set so commits in the sandbox work too.
+fn repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    assert!(git(dir, &["init", "-q", "-b", "main"]).status.success());
+    assert!(git(dir, &["config", "user.name", "t"]).status.success());
+    assert!(git(dir, &["config", "user.email", "t@example.com"]).status.success());
+    std::fs::write(dir.join("README"), "hello\n").unwrap();
+    assert!(git(dir, &["add", "README"]).status.success());
+    assert!(git(dir, &["commit", "-q", "-m", "first"]).status.success());
+}
+
+/// A command planting, in the repository at `repo` (relative to the workspace), a hook and an fsmonitor that each
+/// create `marker` when git runs them.
+fn plant(repo: &str, marker: &Path) -> String {
+    let marker = quoted(marker);
+    format!(
+        "cd {repo} && {{ printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/post-index-change; \
+         chmod +x .git/hooks/post-index-change; git config core.fsmonitor 'touch {marker}; false'; \
+         printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' >> .git/config; \
+         mkdir -p .git/info && echo '* filter=x' > .git/info/attributes; \
+         mv .git .git-aside; echo moved-$?; }} 2>&1; true"
+    )
+}
+
+#[tokio::test]
+async fn hooks_and_fsmonitor_cannot_be_planted_in_the_workspace_repo_or_a_nested_one() {
+    let (dir, ctx) = workspace();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    repo(&root);
+    repo(&root.join("vendor/lib"));
+    let exec = tool(policy());
+    for repo_dir in [".", "vendor/lib"] {
+        let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+        std::fs::remove_file(&marker).unwrap();
+        let out = run(&exec, &ctx, &plant(repo_dir, &marker)).await;
+        assert!(out.text.contains("Read-only file system"), "{}", out.text);
+        assert!(!out.text.contains("moved-0"), "{}", out.text);
+        let repo = root.join(repo_dir);
+        assert!(!repo.join(".git/hooks/post-index-change").exists(), "{}", out.text);
+        assert!(!repo.join(".git-aside").exists(), "{}", out.text);
+        let config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
+        assert!(!config.contains("fsmonitor"), "{config}");
+        // A real git outside fires nothing.
+        assert!(git(&repo, &["status"]).status.success());
+        assert!(git(&repo, &["add", "-A"]).status.success());
+        assert!(!marker.exists(), "a planted hook or fsmonitor ran outside the sandbox");
+    }
+
+    // The attack is real: outside the sandbox the same command plants an fsmonitor that git status runs.
+    let victim = tempfile::tempdir().unwrap();
+    let victim_ctx = tern::tools::ToolContext::new(tern::tools::PathPolicy::new(victim.path()).unwrap());
+    repo(victim.path());
+    let marker = victim.path().join("fired");
+    let planted = format!("git config core.fsmonitor 'touch {}; false'", quoted(&marker));
+    let out = run_unsandboxed(&exec, &victim_ctx, &planted).await;
+    assert_eq!(exit_code(&out), Some(0), "{}", out.text);
+    git(victim.path(), &["status"]);
+    assert!(marker.exists(), "the unsandboxed plant should have fired");
+}
+
+#[tokio::test]
+async fn ordinary_git_work_still_works_in_the_sandbox() {
+    let (dir, ctx) = workspace();
+    repo(dir.path());
+    let exec = tool(policy());
+    let work = "echo more >> README && git add README && git commit -q -m second && git checkout -q -b feature \
+                && echo new > other && git add other && git commit -q -m third && git log --oneline | wc -l";
+    let out = run(&exec, &ctx, work).await;
+    assert_eq!(exit_code(&out), Some(0), "{}", out.text);
+    assert!(out.text.starts_with("3\n"), "{}", out.text);
+    let branch = git(dir.path(), &["branch", "--show-current"]);
+    assert_eq!(String::from_utf8_lossy(&branch.stdout).trim(), "feature");
+}
+
+#[tokio::test]
+async fn a_repository_made_by_a_command_is_reported_and_then_protected() {
+    let (dir, ctx) = workspace();
+    repo(dir.path());
+    let exec = tool(policy());
+    let out = run(
+        &exec,
+        &ctx,
+        "mkdir -p tools/new && git -C tools/new init -q && echo made",
+    )
+    .await;
+    assert_eq!(exit_code(&out), Some(0), "{}", out.text);
+    assert!(
+        out.text.contains("created git repository at tools/new/.git"),
+        "{}",
+        out.text
+    );
+    let out = run(&exec, &ctx, "touch tools/new/.git/hooks/pre-commit").await;
+    assert!(out.text.contains("Read-only file system"), "{}", out.text);
+    assert!(
+        !out.text.contains("created git repositor"),
+        "reported once: {}",
+        out.text
+    );
+    assert!(!dir.path().join("tools/new/.git/hooks/pre-commit").exists());
+}
