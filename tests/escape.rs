@@ -5,3 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // One `mod` line per class; each module keeps its own helpers.
+mod support;
+
+#[path = "escape/persistence.rs"]
+mod persistence;

@@ -44,6 +44,8 @@ pub struct SandboxPolicy {
     /// Directories commands cannot see at all: tern's own configuration (which may hold a key) and data (sessions,
     /// logs, stored results). Reading is otherwise allowed everywhere.
     pub hidden: Vec<PathBuf>,
+    /// Nothing is writable but the temp directory (read-only mode).
+    pub writes_nothing: bool,
 }
 
 impl SandboxPolicy {
@@ -60,6 +62,7 @@ impl SandboxPolicy {
             network: false,
             git_read_only: false,
             hidden: Vec::new(),
+            writes_nothing: false,
         }
     }
 
@@ -106,6 +109,9 @@ impl SandboxPolicy {
 
     /// Every directory a command in `workspace` may write to, in the order given to the launcher.
     pub fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
+        if self.writes_nothing {
+            return vec![temp_dir()];
+        }
         let mut roots = vec![workspace.to_path_buf(), temp_dir()];
         roots.extend(self.writable_roots.iter().cloned());
         roots
