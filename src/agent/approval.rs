@@ -387,7 +387,9 @@ impl ApprovalGate {
             // git run unasked starts what a repository's config names: outside the sandbox, or in a repository whose
             // config could run something, it asks (full-auto with a sandbox runs it there, as any other command).
             let contained = self.sandboxed && self.mode == ApprovalMode::FullAuto;
-            if let Some(reason) = commands.as_deref().and_then(|all| git::must_ask(all, reads, self.sandboxed))
+            if let Some(reason) = commands
+                .as_deref()
+                .and_then(|all| git::must_ask(all, reads, self.sandboxed))
                 && !contained
             {
                 return Verdict::ask(reason);

@@ -151,10 +151,7 @@ pub fn withheld(workspace: &Path) -> Vec<String> {
     };
     let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     match value.get("paths").and_then(serde_json::Value::as_array) {
-        Some(paths) => paths
-            .iter()
-            .filter_map(|p| p.as_str().map(str::to_string))
-            .collect(),
+        Some(paths) => paths.iter().filter_map(|p| p.as_str().map(str::to_string)).collect(),
         // A marker that cannot be read still withholds: it was written for a reason.
         None => vec!["(unreadable record)".to_string()],
     }

@@ -16,13 +16,24 @@ use crate::support::tern::{Scratch, tool_results};
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A script that touches `marker` when run.
@@ -68,7 +79,10 @@ fn exec_call(command: &str) -> Reply {
 
 /// The system prompt of one request the scripted model received.
 fn system_prompt(request: &Value) -> String {
-    request["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test]
@@ -77,10 +91,15 @@ async fn without_the_sandbox_the_read_only_lists_git_asks_instead_of_firing_a_pl
     let outside = tempfile::tempdir().unwrap();
     let marker = outside.path().join("fsmonitor-ran");
     let script = toucher(outside.path(), "fsmonitor.sh", &marker);
-    planted_repo(scratch.work.path(), &format!("[core]\n\tfsmonitor = {}\n", script.display()));
+    planted_repo(
+        scratch.work.path(),
+        &format!("[core]\n\tfsmonitor = {}\n", script.display()),
+    );
     user_config(&scratch, "[sandbox]\nenabled = false\n");
     let mock = MockLlm::start(vec![exec_call("git status"), Reply::text("done")]).await;
-    let out = scratch.run(Some(&mock), &["run", "--mode", "full-auto", "status?"]).await;
+    let out = scratch
+        .run(Some(&mock), &["run", "--mode", "full-auto", "status?"])
+        .await;
     assert!(!marker.exists(), "tern's own git fired the planted fsmonitor");
     let requests = mock.requests();
     assert_eq!(requests.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
@@ -89,7 +108,10 @@ async fn without_the_sandbox_the_read_only_lists_git_asks_instead_of_firing_a_pl
     assert!(result.contains("not run") || result.contains("approv"), "{result}");
     // The attack is real: the user's own `git status` fires it.
     users_git_status(scratch.work.path());
-    assert!(marker.exists(), "the planted fsmonitor should fire for a plain git status");
+    assert!(
+        marker.exists(),
+        "the planted fsmonitor should fire for a plain git status"
+    );
 }
 
 #[tokio::test]
@@ -108,7 +130,10 @@ async fn tern_own_unasked_git_does_not_fire_a_planted_hook() {
     assert_eq!(requests.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
     let result = &tool_results(&requests[1])[0];
     assert!(result.contains("a.txt"), "git status ran unasked: {result}");
-    assert!(!marker.exists(), "tern's own git fired the planted post-index-change hook");
+    assert!(
+        !marker.exists(),
+        "tern's own git fired the planted post-index-change hook"
+    );
     users_git_status(scratch.work.path());
     assert!(marker.exists(), "the planted hook should fire for a plain git status");
 }
@@ -146,7 +171,11 @@ async fn the_neutral_environment_stops_fsmonitor_hooks_and_pagers() {
     let out = run(true).await;
     assert!(out.text.contains("a.txt"), "{}", out.text);
     for marker in [&fsmonitor, &pager, &hook] {
-        assert!(!marker.exists(), "{} fired under the neutral environment", marker.display());
+        assert!(
+            !marker.exists(),
+            "{} fired under the neutral environment",
+            marker.display()
+        );
     }
     // The same command as the user approved it runs git as git runs: the planted fsmonitor and hook fire.
     run(false).await;
@@ -160,7 +189,10 @@ async fn a_hooks_git_does_not_fire_a_planted_fsmonitor() {
     let marker = outside.path().join("fsmonitor-ran");
     let hook_ran = outside.path().join("hook-ran");
     let script = toucher(outside.path(), "fsmonitor.sh", &marker);
-    planted_repo(scratch.work.path(), &format!("[core]\n\tfsmonitor = {}\n", script.display()));
+    planted_repo(
+        scratch.work.path(),
+        &format!("[core]\n\tfsmonitor = {}\n", script.display()),
+    );
     // The hook logs outside the workspace (it runs outside the sandbox) and runs git in the workspace.
     user_config(
         &scratch,
@@ -171,10 +203,17 @@ async fn a_hooks_git_does_not_fire_a_planted_fsmonitor() {
     );
     let mock = MockLlm::start(vec![Reply::text("done")]).await;
     let out = scratch.run(Some(&mock), &["run", "hello"]).await;
-    assert!(hook_ran.exists(), "the hook ran: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        hook_ran.exists(),
+        "the hook ran: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!marker.exists(), "the hook's git fired the planted fsmonitor");
     users_git_status(scratch.work.path());
-    assert!(marker.exists(), "the planted fsmonitor should fire for a plain git status");
+    assert!(
+        marker.exists(),
+        "the planted fsmonitor should fire for a plain git status"
+    );
 }
 
 const PLANT: &str = "mkdir -p .tern/skills/evil .tern/commands && printf '%s\\n' --- 'name: evil' \
@@ -185,7 +224,9 @@ const PLANT: &str = "mkdir -p .tern/skills/evil .tern/commands && printf '%s\\n'
 async fn a_planted_skill_is_reported_and_kept_out_of_the_next_sessions_prompt() {
     let scratch = Scratch::new();
     let mock = MockLlm::start(vec![exec_call(PLANT), Reply::text("done")]).await;
-    let out = scratch.run(Some(&mock), &["run", "--mode", "full-auto", "set up"]).await;
+    let out = scratch
+        .run(Some(&mock), &["run", "--mode", "full-auto", "set up"])
+        .await;
     let requests = mock.requests();
     assert_eq!(requests.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
@@ -195,7 +236,10 @@ async fn a_planted_skill_is_reported_and_kept_out_of_the_next_sessions_prompt() 
     );
     // Reported to the model with the result, and to the user.
     let result = &tool_results(&requests[1])[0];
-    assert!(result.contains("instructions or configuration") && result.contains(".tern/skills/evil/SKILL.md"), "{result}");
+    assert!(
+        result.contains("instructions or configuration") && result.contains(".tern/skills/evil/SKILL.md"),
+        "{result}"
+    );
     let shown = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(shown.contains(".tern/skills/evil"), "the user was told: {shown}");
     assert!(!system_prompt(&requests[1]).contains("PLANTED-SKILL-TEXT"));
@@ -206,7 +250,10 @@ async fn a_planted_skill_is_reported_and_kept_out_of_the_next_sessions_prompt() 
     let requests = next.requests();
     assert_eq!(requests.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
     let body = requests[0].to_string();
-    assert!(!body.contains("PLANTED-SKILL-TEXT"), "the planted skill reached the prompt");
+    assert!(
+        !body.contains("PLANTED-SKILL-TEXT"),
+        "the planted skill reached the prompt"
+    );
     assert!(!body.contains("evil"), "the planted skill was listed");
 
     // Once the user trusts the project as it is, the skill is theirs: it reaches the prompt (the check above could

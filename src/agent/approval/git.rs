@@ -77,10 +77,18 @@ mod tests {
         for mode in [ApprovalMode::ReadOnly, ApprovalMode::Ask, ApprovalMode::AutoEdit] {
             let gate = gate(mode, true);
             // The workspace's own repository holds nothing that runs: unasked, as before.
-            assert_eq!(gate.check(&exec, &at(".", "git status --short"), &policy), Verdict::Allow);
+            assert_eq!(
+                gate.check(&exec, &at(".", "git status --short"), &policy),
+                Verdict::Allow
+            );
             assert_eq!(gate.check(&exec, &at(".", "ls -la"), &policy), Verdict::Allow);
             // The nested repository a command could have made holds an fsmonitor: asks, however it is wrapped.
-            for command in ["git status", "git diff --stat", "timeout 5 git log -3", "sh -c 'git status'"] {
+            for command in [
+                "git status",
+                "git diff --stat",
+                "timeout 5 git log -3",
+                "sh -c 'git status'",
+            ] {
                 let verdict = gate.check(&exec, &at("sub", command), &policy);
                 assert!(asks(&verdict), "{mode:?} {command}: {verdict:?}");
             }
@@ -115,7 +123,10 @@ mod tests {
         }
         // With the sandbox, full-auto edits `.git` as before.
         let edit = json!({ "path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n" });
-        assert_eq!(gate(ApprovalMode::FullAuto, true).check(write, &edit, &policy), Verdict::Allow);
+        assert_eq!(
+            gate(ApprovalMode::FullAuto, true).check(write, &edit, &policy),
+            Verdict::Allow
+        );
     }
 
     #[test]

@@ -15,8 +15,8 @@ use crate::agent::approval::{Verdict, edit_paths};
 use crate::agent::runner::Agent;
 use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use crate::tools::edit::ProposedChange;
-use crate::tools::registry::propose_prepared;
 use crate::tools::exec::ExecLimits;
+use crate::tools::registry::propose_prepared;
 use crate::tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
 
 /// Proof that the gate (and the user, when it asked) allowed one prepared call, with the path policy it may use.

@@ -296,7 +296,10 @@ mod tests {
         std::fs::write(repo.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
         assert_eq!(config_runs_programs(&repo.join("src/deep")), None);
         std::fs::write(repo.join(".git/config"), "[core]\n\tfsmonitor = x\n").unwrap();
-        assert_eq!(config_runs_programs(&repo.join("src/deep")).as_deref(), Some("core.fsmonitor"));
+        assert_eq!(
+            config_runs_programs(&repo.join("src/deep")).as_deref(),
+            Some("core.fsmonitor")
+        );
         // A worktree: `.git` is a file, and the common directory's config counts.
         let wt = dir.path().join("wt");
         let wt_git = repo.join(".git/worktrees/wt");
@@ -312,6 +315,9 @@ mod tests {
         let vars = vars();
         let count = vars.iter().find(|(k, _)| k == "GIT_CONFIG_COUNT").unwrap();
         assert_eq!(count.1, NEUTRAL_CONFIG.len().to_string());
-        assert!(vars.iter().any(|(k, v)| k == "GIT_CONFIG_KEY_1" && v == "core.fsmonitor"));
+        assert!(
+            vars.iter()
+                .any(|(k, v)| k == "GIT_CONFIG_KEY_1" && v == "core.fsmonitor")
+        );
     }
 }
