@@ -23,3 +23,7 @@ mod devices;
 mod gitrepos;
 #[path = "escape/sockets.rs"]
 mod sockets;
+mod support;
+
+#[path = "escape/persistence.rs"]
+mod persistence;

@@ -18,7 +18,8 @@
 //!
 //! In every mode an edit whose path resolves outside the workspace asks, and a deny rule refuses what it matches.
 //! (*) In `auto-edit`, an edit inside `.git/` or `.tern/` asks too: git config and hooks make later, vetted commands
-//! run other programs, and `.tern/` holds this program's own settings, rules included.
+//! run other programs, and `.tern/` holds this program's own settings, rules included. Without an OS sandbox an edit
+//! inside `.git/` asks in every mode, full-auto included: what it plants runs at the user's next `git`.
 //!
 //! A command is *covered* when its whole parse lies in the subset of bash the gate understands completely (`syntax`:
 //! literal words joined by `&& || ; |`, nothing else) and every simple command in it, after looking through wrappers
@@ -26,12 +27,15 @@
 //! (`rule`). The built-in read-only list runs in every mode. Deny rules see every simple command anywhere in the
 //! full tree (`scan`); with deny rules configured, a command the gate cannot read with certainty asks, full-auto
 //! included. A command the model asks to run outside the OS sandbox (`"unsandboxed": true`) always asks; without an
-//! OS sandbox, everything but the read-only list asks.
+//! OS sandbox, everything but the read-only list asks, and so do the read-only list's git commands, which also ask
+//! where the repository's config could start a program (`git`). What the read-only list runs unasked gets the neutral
+//! git environment, and in `read-only` mode every command runs in a sandbox that writes nothing (`exec_limits`).
 //!
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
 mod mcp;
+mod git;
 mod programs;
 mod propose;
 mod readonly;
@@ -52,6 +56,7 @@ use serde_json::Value;
 pub use crate::protocol::{ApprovalMode, ParseModeError};
 pub use rule::{CommandRule, EditRule, RuleError};
 
+use crate::tools::exec::ExecLimits;
 use crate::tools::{PathPolicy, Tool, ToolHints};
 use propose::NoRule;
 use readonly::Reads;
@@ -164,6 +169,31 @@ impl ApprovalGate {
 
     pub fn sandboxed(&self) -> bool {
         self.sandboxed
+    }
+
+    /// How an approved call's command runs: in read-only mode its sandbox writes nothing; a command the built-in
+    /// read-only list covers gets the neutral git environment (it may run unasked, so no program a repository's config
+    /// names may start from it). Rules and the user's yes leave git as it is.
+    pub(crate) fn exec_limits(&self, tool: &str, args: &Value, policy: &PathPolicy) -> ExecLimits {
+        if tool != "exec" {
+            return ExecLimits::default();
+        }
+        let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+        let cwd = args
+            .get("working_dir")
+            .and_then(Value::as_str)
+            .filter(|dir| !dir.trim().is_empty())
+            .map_or_else(|| Ok(policy.root().to_path_buf()), |dir| policy.resolve(dir));
+        let neutral_git = syntax::subset(command).is_some_and(|all| {
+            all.iter().all(|argv| match &cwd {
+                Ok(cwd) => self.covered(argv, 0, Cover::ReadOnly, &Reads::Policy { policy, cwd }),
+                Err(_) => self.covered(argv, 0, Cover::ReadOnly, &Reads::Lexical),
+            })
+        });
+        ExecLimits {
+            writes_nothing: self.mode == ApprovalMode::ReadOnly,
+            neutral_git,
+        }
     }
 
     /// Whether a deny rule may block `command` as far as the gate can tell: it matches, or might at run time, or the
@@ -312,6 +342,7 @@ impl ApprovalGate {
         let mut inside = Vec::new();
         let mut outside = Vec::new();
         let mut protected = Vec::new();
+        let mut in_git = false;
         for path in edit_paths(name, args) {
             // A path that does not resolve is the tool's to report, with a better message than ours.
             let Ok(resolved) = policy.resolve(path) else {
@@ -320,6 +351,7 @@ impl ApprovalGate {
             if !policy.writable(&resolved) {
                 outside.push(resolved.display().to_string());
             } else if is_protected(policy, &resolved) {
+                in_git |= is_in_git(policy, &resolved);
                 protected.push(policy.display(&resolved));
             } else {
                 inside.push(policy.display(&resolved));
@@ -327,6 +359,13 @@ impl ApprovalGate {
         }
         if !outside.is_empty() {
             return Verdict::ask(format!("writes outside the workspace: {}", summary(&outside)));
+        }
+        // Without the sandbox, git config and hooks written now run with the user's full access at the next `git`.
+        if in_git && !self.sandboxed && self.mode != ApprovalMode::Ask {
+            return Verdict::ask(format!(
+                "writes {}, which git runs later, and no OS sandbox is available",
+                summary(&protected)
+            ));
         }
         match self.mode {
             ApprovalMode::FullAuto => Verdict::Allow,
@@ -378,6 +417,16 @@ impl ApprovalGate {
             .as_ref()
             .is_some_and(|all| all.iter().all(|argv| self.covered(argv, 0, Cover::ReadOnly, reads)));
         if read_only {
+            // git run unasked starts what a repository's config names: outside the sandbox, or in a repository whose
+            // config could run something, it asks (full-auto with a sandbox runs it there, as any other command).
+            let contained = self.sandboxed && self.mode == ApprovalMode::FullAuto;
+            if let Some(reason) = commands
+                .as_deref()
+                .and_then(|all| git::must_ask(all, reads, self.sandboxed))
+                && !contained
+            {
+                return Verdict::ask(reason);
+            }
             return Verdict::Allow;
         }
         match self.mode {
@@ -650,6 +699,13 @@ fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
         || relative
             .components()
             .any(|c| matches!(c, Component::Normal(name) if PROTECTED_DIRS.iter().any(|p| name == *p)))
+}
+
+/// Whether a resolved path lies in a `.git` directory of the workspace (its own or a nested repository's).
+fn is_in_git(policy: &PathPolicy, resolved: &Path) -> bool {
+    resolved
+        .strip_prefix(policy.root())
+        .is_ok_and(|relative| relative.components().any(|c| c == Component::Normal(".git".as_ref())))
 }
 
 /// `a`, or `a (and 2 more)`.

@@ -222,12 +222,15 @@ impl Agent {
         approved: Approved,
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
-        let (prepared, policy, change) = approved.into_parts();
+        let (prepared, policy, change, limits) = approved.into_parts();
         // Approved and about to run: what it will write is saved first, so /undo can put it back.
         self.checkpoints.before_write(&call.name, &prepared.args, &policy);
         if call.name == "exec" {
             self.checkpoints.ran_command();
         }
+        // What tern reads as instructions, stat'ed around a command: a change is reported, never loaded unseen.
+        let root = policy.root().to_path_buf();
+        let instructions = (call.name == "exec").then(|| crate::config::planted::Fingerprint::take(&root));
         // The PostToolUse hooks are told the arguments the call ran with.
         let hook_input = self
             .hooks
@@ -244,6 +247,7 @@ impl Agent {
             output: OutputSink::new(tx),
             files: Arc::clone(&self.files),
             full_output: Some(full_output.clone()),
+            limits,
         };
         let output = {
             // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
@@ -291,6 +295,10 @@ impl Agent {
         } else {
             output
         };
+        if let Some(note) = instructions.and_then(|before| crate::config::planted::after_command(&root, &before)) {
+            self.shared.emit(Event::Notice { text: note.clone() });
+            output.text = format!("{}\n\n{note}", output.text);
+        }
         if let Some(input) = hook_input {
             self.post_tool_hooks(call, &input, &mut output, cancel).await;
         }

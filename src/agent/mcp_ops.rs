@@ -50,6 +50,7 @@ impl Agent {
             output: OutputSink::none(),
             files: Arc::clone(&self.files),
             full_output: None,
+            limits: Default::default(),
         };
         match mcp.prompt_message(server, prompt, arguments, &ctx).await {
             Ok(text) => Some(text),
@@ -83,6 +84,7 @@ impl Agent {
                 output: OutputSink::none(),
                 files: Arc::clone(&self.files),
                 full_output: None,
+                limits: Default::default(),
             };
             let content = match mcp.resource_text(&server, &uri, &ctx).await {
                 Ok(text) => text,

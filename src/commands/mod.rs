@@ -97,12 +97,14 @@ pub fn user_dir() -> Option<PathBuf> {
 impl CustomCommands {
     /// The commands of `workspace` and of the user; `builtins` are the names the frontend keeps for itself.
     pub fn load(workspace: &Path, builtins: &[&str]) -> Self {
-        Self::load_from(
-            &workspace.join(PROJECT_DIR),
-            Some(workspace),
-            user_dir().as_deref(),
-            builtins,
-        )
+        // While instruction files a command wrote wait for the user (`config::planted`), the project's commands stay
+        // out: a planted one could hide the user's own of the same name.
+        let project = if crate::config::planted::withheld(workspace).is_empty() {
+            workspace.join(PROJECT_DIR)
+        } else {
+            std::path::PathBuf::new()
+        };
+        Self::load_from(&project, Some(workspace), user_dir().as_deref(), builtins)
     }
 
     /// The commands of two folders: `project` (confined to `root` when given) and `user`.

@@ -15,6 +15,7 @@ use crate::provider::{ProviderConfig, ProviderKind, ReasoningEffort, RetryPolicy
 mod compaction;
 pub mod detect;
 pub mod hooks;
+pub mod planted;
 mod subagents;
 pub mod trust;
 pub mod tui;
@@ -483,6 +484,10 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
     let standing = trust::standing(&merged.trusted_projects, workspace);
     let project_trusted = flags.trust_project || standing == trust::Standing::Trusted;
     let trust_changed = !project_trusted && standing == trust::Standing::Changed;
+    // `--trust-project` vouches for the project's files as they are, instruction files a command wrote included.
+    if flags.trust_project {
+        planted::clear(workspace);
+    }
     let mut ignored = Vec::new();
     if trust_changed {
         ignored.push(format!(

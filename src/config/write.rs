@@ -64,7 +64,10 @@ pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Resu
         entry.insert("digest", digest.into());
         list.push(entry);
         Ok(())
-    })
+    })?;
+    // The user saw the project's files, those a command wrote included: they may reach the prompt again.
+    super::planted::clear(&workspace);
+    Ok(())
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -9,8 +9,10 @@
 //! | `SessionStart`     | the session starts, resumes or clears  | start source      | add context                           |
 //! | `Stop`             | a turn ends with the model's answer    | –                 | keep the turn going (3 times at most) |
 //!
-//! Each hook runs with `sh -c` in the workspace, outside the OS sandbox (it is the user's own program), with the
-//! environment commands get (no API keys: `tools::exec::env`) plus `TERN_PROJECT_DIR` and `CLAUDE_PROJECT_DIR`, in a
+//! Each hook runs with `sh -c` in the workspace, outside the OS sandbox (it is the user's own program, and hooks that
+//! log to the user's files or notify through the desktop's sockets must keep working), with the environment commands
+//! get (no API keys: `tools::exec::env`) and the neutral git environment (`tools::exec::git_env`: git in a hook starts
+//! no fsmonitor, hook or pager a command planted) plus `TERN_PROJECT_DIR` and `CLAUDE_PROJECT_DIR`, in a
 //! process group of its own that is killed at its timeout (default 10 s). It gets one JSON object on stdin:
 //! `hook_event_name`, `session_id`, `transcript_path`, `cwd`, and per event `tool_name`, `tool_input`, `tool_use_id`,
 //! `permission_mode` (PreToolUse), `tool_response` `{content, is_error}` (PostToolUse), `prompt` (UserPromptSubmit),
@@ -226,9 +228,11 @@ impl Hooks {
     }
 
     fn env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-        let mut env: Vec<_> = crate::tools::exec::env::child_env(&self.env_allow)
-            .into_iter()
-            .collect();
+        let mut vars = crate::tools::exec::env::child_env(&self.env_allow);
+        // A hook runs outside the sandbox, and its `git status` must not start what a command planted in the
+        // workspace's repositories (fsmonitor, hooks, pager).
+        crate::tools::exec::git_env::neutralise(&mut vars);
+        let mut env: Vec<_> = vars.into_iter().collect();
         for name in ["TERN_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
             env.push((name.into(), self.cwd.clone().into_os_string()));
         }

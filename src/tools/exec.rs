@@ -15,6 +15,7 @@
 
 mod capture;
 pub(crate) mod env;
+pub(crate) mod git_env;
 mod live;
 mod process;
 mod spill;
@@ -61,6 +62,16 @@ impl Default for ExecConfig {
             sandbox: None,
         }
     }
+}
+
+/// How one command may run, as the approval step decided (the gate's business, not this tool's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecLimits {
+    /// Read-only mode: the sandbox lets the command write nothing but its private temp.
+    pub writes_nothing: bool,
+    /// The command runs unasked from the built-in read-only list: its git gets the neutral environment (`git_env`),
+    /// so no fsmonitor, hook, pager or external diff a repository's config names runs.
+    pub neutral_git: bool,
 }
 
 pub struct ExecTool {
@@ -293,7 +304,20 @@ impl Tool for ExecTool {
         let cwd = self.working_dir(args.get("working_dir"), ctx)?;
         let timeout = self.timeout_arg(args.get("timeout"))?;
         let unsandboxed = Self::unsandboxed_arg(args.get("unsandboxed"))?;
-        let sandbox = self.config.sandbox.as_ref().filter(|_| !unsandboxed);
+        // Read-only mode: a sandbox in which nothing is writable but the command's private temp.
+        let read_only_policy = self
+            .config
+            .sandbox
+            .clone()
+            .filter(|_| ctx.limits.writes_nothing)
+            .map(|mut policy| {
+                policy.writes_nothing = true;
+                policy
+            });
+        let sandbox = read_only_policy
+            .as_ref()
+            .or(self.config.sandbox.as_ref())
+            .filter(|_| !unsandboxed);
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
@@ -305,6 +329,7 @@ impl Tool for ExecTool {
             capture_cap: self.config.max_output_chars.max(64),
             sandbox: sandbox.map(|policy| (policy, ctx.policy.root())),
             full_output: ctx.full_output.as_deref(),
+            neutral_git: ctx.limits.neutral_git,
         };
         match process::run(&spec, &ctx.cancel, &ctx.output).await {
             Ok(finished) => Ok(self.report(finished, timeout, sandbox.map(|p| (p, ctx.policy.root())))),

@@ -115,6 +115,8 @@ pub struct ToolContext {
     /// Where a tool may keep its whole output when it is too long to return (exec does, as it runs): a file in the
     /// session's tool-result store that the runner reports with the result when it exists. `None`: keep nothing.
     pub full_output: Option<std::path::PathBuf>,
+    /// How the approval step limits a command this call runs (exec only).
+    pub limits: exec::ExecLimits,
 }
 
 impl ToolContext {
@@ -126,6 +128,7 @@ impl ToolContext {
             output: OutputSink::none(),
             files: Arc::new(FileTracker::default()),
             full_output: None,
+            limits: exec::ExecLimits::default(),
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::agent::approval::{Verdict, edit_paths};
 use crate::agent::runner::Agent;
 use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use crate::tools::edit::ProposedChange;
+use crate::tools::exec::ExecLimits;
 use crate::tools::registry::propose_prepared;
 use crate::tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
 
@@ -25,11 +26,13 @@ pub(crate) struct Approved {
     policy: Arc<PathPolicy>,
     /// The change the user was shown (or the accepted part of it): what the run writes, exactly.
     change: Option<ProposedChange>,
+    /// How a command runs: the gate decides (`ApprovalGate::exec_limits`).
+    limits: ExecLimits,
 }
 
 impl Approved {
-    pub(super) fn into_parts(self) -> (PreparedCall, Arc<PathPolicy>, Option<ProposedChange>) {
-        (self.prepared, self.policy, self.change)
+    pub(super) fn into_parts(self) -> (PreparedCall, Arc<PathPolicy>, Option<ProposedChange>, ExecLimits) {
+        (self.prepared, self.policy, self.change, self.limits)
     }
 }
 
@@ -62,16 +65,18 @@ impl Agent {
         if cancel.is_cancelled() {
             return Gate::Refused(ToolOutput::error(INTERRUPTED));
         }
-        let (verdict, firm) = match self.shared.gate.lock() {
+        let (verdict, firm, limits) = match self.shared.gate.lock() {
             Ok(gate) => (
                 gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
                 hook.is_some() && crate::hooks::firm_question(&gate, &call.name, &prepared.args, &self.policy),
+                gate.exec_limits(&call.name, &prepared.args, &self.policy),
             ),
             Err(_) => (
                 Verdict::Deny {
                     reason: "internal error: the approval gate is unavailable".into(),
                 },
                 true,
+                ExecLimits::default(),
             ),
         };
         let verdict = match hook {
@@ -88,6 +93,7 @@ impl Agent {
                     prepared,
                     policy: Arc::clone(&self.policy),
                     change: None,
+                    limits,
                 });
             }
             Verdict::Deny { reason } => return Gate::Refused(ToolOutput::error(super::refusal::by_gate(&reason))),
@@ -145,6 +151,7 @@ impl Agent {
                     prepared,
                     policy,
                     change,
+                    limits,
                 })
             }
             ApprovalDecision::Hunks { accepted, edited } => {
@@ -160,6 +167,7 @@ impl Agent {
                             prepared,
                             policy,
                             change: Some(change),
+                            limits,
                         })
                     }
                     Ok(None) => Gate::Refused(ToolOutput::error(
@@ -187,6 +195,7 @@ impl Agent {
                     prepared,
                     policy,
                     change,
+                    limits,
                 })
             }
             ApprovalDecision::Always => {
@@ -203,6 +212,7 @@ impl Agent {
                     prepared,
                     policy,
                     change,
+                    limits,
                 })
             }
             ApprovalDecision::Deny { feedback } => {
@@ -239,6 +249,7 @@ impl Agent {
             output: OutputSink::none(),
             files: Arc::clone(&self.files),
             full_output: None,
+            limits: Default::default(),
         };
         propose_prepared(prepared, &ctx).await.transpose()
     }

@@ -54,7 +54,8 @@ pub fn stays_inside(path: &Path, root: &Path) -> bool {
 }
 
 /// The context files for a session in `workspace`, with `user_dir` the user's tern config directory. Problems
-/// (unreadable files, symlinks out of the project) come back as warnings; they never stop a session.
+/// (unreadable files, symlinks out of the project) come back as warnings; they never stop a session. The project's
+/// files are left out while instruction files a command wrote wait for the user (`config::planted`).
 pub fn collect(workspace: &Path, user_dir: Option<&Path>) -> (Vec<ContextFile>, Vec<String>) {
     let mut files = Vec::new();
     let mut warnings = Vec::new();
@@ -71,6 +72,10 @@ pub fn collect(workspace: &Path, user_dir: Option<&Path>) -> (Vec<ContextFile>, 
             }
             Err(e) => warnings.push(format!("cannot read {}: {e}", path.display())),
         }
+    }
+    // A command wrote instruction files since the user last trusted the project: the project's own stay out.
+    if !crate::config::planted::withheld(workspace).is_empty() {
+        return (files, warnings);
     }
     let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     let root = repository_root(&workspace);

@@ -85,6 +85,13 @@ impl SystemPrompt {
         let (files, mut warnings) = files::collect(&sources.workspace, sources.user_dir.as_deref());
         let (skills, skill_warnings) = skills::collect(&sources.workspace, sources.user_dir.as_deref());
         warnings.extend(skill_warnings);
+        let withheld = crate::config::planted::withheld(&sources.workspace);
+        if !withheld.is_empty() {
+            warnings.push(format!(
+                "commands wrote instruction files in this project ({}): its AGENTS.md, skills and commands are left                  out until you trust it again (start tern there and accept, or pass --trust-project)",
+                withheld.join(", ")
+            ));
+        }
         if !files.is_empty() {
             text.push_str(CONTEXT_HEADER);
         }

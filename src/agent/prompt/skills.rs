@@ -32,13 +32,19 @@ pub fn user_dir(config_dir: &Path) -> PathBuf {
     config_dir.join("skills")
 }
 
-/// Every skill of the project and the user; a project skill hides a user skill of the same name.
+/// Every skill of the project and the user; a project skill hides a user skill of the same name. The project's are
+/// left out while instruction files a command wrote wait for the user (`config::planted`).
 pub fn collect(workspace: &Path, config_dir: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
     let mut warnings = Vec::new();
     let project_dir = workspace.join(PROJECT_DIR);
-    let mut skills = scan(&project_dir, Some(workspace), &mut warnings, |path| {
-        path.strip_prefix(workspace).unwrap_or(path).display().to_string()
-    });
+    // A command wrote instruction files since the user last trusted the project: its skills stay out.
+    let mut skills = if crate::config::planted::withheld(workspace).is_empty() {
+        scan(&project_dir, Some(workspace), &mut warnings, |path| {
+            path.strip_prefix(workspace).unwrap_or(path).display().to_string()
+        })
+    } else {
+        Vec::new()
+    };
     if let Some(config_dir) = config_dir {
         for skill in scan(&user_dir(config_dir), None, &mut warnings, |path| {
             path.display().to_string()

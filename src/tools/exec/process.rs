@@ -54,6 +54,8 @@ pub(super) struct Spec<'a> {
     pub sandbox: Option<(&'a SandboxPolicy, &'a Path)>,
     /// Where the whole output goes once it passes `capture_cap` bytes (see `spill`); `None` keeps only the capture.
     pub full_output: Option<&'a Path>,
+    /// git gets the neutral environment (`git_env`): the command runs unasked from the read-only list.
+    pub neutral_git: bool,
 }
 
 pub(super) enum Ending {
@@ -91,7 +93,11 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    cmd.env_clear().envs(env::child_env(spec.env_allow));
+    let mut vars = env::child_env(spec.env_allow);
+    if spec.neutral_git {
+        super::git_env::neutralise(&mut vars);
+    }
+    cmd.env_clear().envs(vars);
     // SAFETY: getpid has no preconditions.
     let tern = unsafe { libc::getpid() };
     // SAFETY: the closure runs between fork and exec and only makes system calls that are async-signal-safe and touch

@@ -1,6 +1,7 @@
 //! The project trust offer: when a workspace has its own configuration (`.tern/config.toml`, `.mcp.json`) that is
-//! not trusted, what the UI asks at start — which files it found and what trusting would enable (the MCP servers that
-//! would start, with their commands as written; the allow rules, hooks and looser settings that would apply). Read
+//! not trusted, or a command wrote instruction files that tern withholds until the user looks (`config::planted`),
+//! what the UI asks at start — which files it found and what trusting would enable (the MCP servers that would
+//! start, with their commands as written; the allow rules, hooks and looser settings that would apply). Read
 //! once before the UI starts; never asked headless (`tern run` keeps `--trust-project`). A project cannot trust
 //! itself: trust is written only to the user's config (`config::write::trust_project`).
 
@@ -29,7 +30,8 @@ pub struct TrustOffer {
 /// The offer for a session in `workspace`, or `None` when there is nothing to ask: the project is trusted (in the
 /// user's config or with `--trust-project`), has no configuration of its own, or there is no user config to write to.
 pub fn offer(settings: &Settings, workspace: &Path) -> Option<TrustOffer> {
-    if settings.project_trusted {
+    // Instruction files a command wrote ask again, however the project is trusted.
+    if settings.project_trusted && crate::config::planted::withheld(workspace).is_empty() {
         return None;
     }
     offer_for(workspace, crate::config::user_config_path()?)
@@ -58,6 +60,13 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
     if json_path.is_file() {
         files.push(".mcp.json".to_string());
         servers.extend(json_servers(&json_path));
+    }
+    let planted = crate::config::planted::withheld(workspace);
+    if !planted.is_empty() {
+        files.extend(planted.iter().map(|path| format!("{path} (written by a command)")));
+        changes.push(
+            "commands wrote its instruction files: its AGENTS.md, skills and commands reach the model again".into(),
+        );
     }
     if files.is_empty() {
         return None;
