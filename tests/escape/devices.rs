@@ -86,16 +86,18 @@ async fn temp_and_shared_memory_are_private_to_the_session_and_last_between_its_
     let (_dir, ctx) = workspace();
     let name = unique("tern-escape");
     let exec = tool(policy());
-    let write = format!("echo one > /dev/shm/{name} && echo two > /tmp/{name} && echo three > /var/tmp/{name}");
+    // /tmp and /var/tmp are the same private directory inside: different names.
+    let write = format!("echo one > /dev/shm/{name} && echo two > /tmp/{name} && echo three > /var/tmp/{name}-v");
     let out = run(&exec, &ctx, &write).await;
     assert_eq!(exit_code(&out), Some(0), "{}", out.text);
-    for dir in ["/dev/shm", "/tmp", "/var/tmp"] {
-        assert!(
-            !std::path::Path::new(dir).join(&name).exists(),
-            "{dir}/{name} reached the host"
-        );
+    for file in [
+        format!("/dev/shm/{name}"),
+        format!("/tmp/{name}"),
+        format!("/var/tmp/{name}-v"),
+    ] {
+        assert!(!std::path::Path::new(&file).exists(), "{file} reached the host");
     }
-    let read = format!("cat /dev/shm/{name} /tmp/{name} /var/tmp/{name}");
+    let read = format!("cat /dev/shm/{name} /tmp/{name} /var/tmp/{name}-v");
     let out = run(&exec, &ctx, &read).await;
     assert!(out.text.contains("one\ntwo\nthree\n"), "{}", out.text);
     // Another session has a temp space of its own.
