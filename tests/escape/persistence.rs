@@ -122,14 +122,15 @@ async fn tern_own_unasked_git_does_not_fire_a_planted_hook() {
     let hooks = scratch.work.path().join(".git/hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     toucher(&hooks, "post-index-change", &marker);
-    // The index is stale, so a status refreshes (and would write) it: the hook's moment.
-    std::fs::write(scratch.work.path().join("a.txt"), "b\n").unwrap();
+    // The same content with a new time: a status refreshes (and would write) the index, the hook's moment.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(scratch.work.path().join("a.txt"), "a\n").unwrap();
     let mock = MockLlm::start(vec![exec_call("git status"), Reply::text("done")]).await;
     let out = scratch.run(Some(&mock), &["run", "status?"]).await;
     let requests = mock.requests();
     assert_eq!(requests.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
     let result = &tool_results(&requests[1])[0];
-    assert!(result.contains("a.txt"), "git status ran unasked: {result}");
+    assert!(result.contains("On branch"), "git status ran unasked: {result}");
     assert!(
         !marker.exists(),
         "tern's own git fired the planted post-index-change hook"
