@@ -5,25 +5,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // One `mod` line per class; each module keeps its own helpers.
-#[path = "escape/screen.rs"]
-mod screen;
-#[path = "escape/mcp.rs"]
-mod mcp;
-
 mod support;
-
-#[path = "escape/secrets.rs"]
-mod secrets;
-#[path = "escape/sandboxed.rs"]
-mod sandboxed;
 
 #[path = "escape/devices.rs"]
 mod devices;
 #[path = "escape/gitrepos.rs"]
 mod gitrepos;
-#[path = "escape/sockets.rs"]
-mod sockets;
-mod support;
-
+#[path = "escape/mcp.rs"]
+mod mcp;
 #[path = "escape/persistence.rs"]
 mod persistence;
+#[path = "escape/sandboxed.rs"]
+mod sandboxed;
+#[path = "escape/screen.rs"]
+mod screen;
+#[path = "escape/secrets.rs"]
+mod secrets;
+#[path = "escape/sockets.rs"]
+mod sockets;
