@@ -34,8 +34,8 @@
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
-mod mcp;
 mod git;
+mod mcp;
 mod programs;
 mod propose;
 mod readonly;
