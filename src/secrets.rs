@@ -175,8 +175,9 @@ pub fn mask_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     out
 }
 
-/// How much of a file [`holds_key`] looks at: a file this large is a log or a dump, and is checked in its first part.
-pub(crate) const MAX_SCANNED_BYTES: u64 = 256 * 1024 * 1024;
+/// How much of a file [`holds_key`] looks at: a larger file is a log or a dump, and is checked in its first part only
+/// (every read of it pays for the scan, so the bound keeps a window of a huge log cheap).
+pub(crate) const MAX_SCANNED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Whether the open `file` holds a registered secret anywhere (in its first [`MAX_SCANNED_BYTES`]). Reads with
 /// `read_at`, so the caller's position in the file is left where it was and the check is on the very file the
@@ -223,7 +224,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() {
         return None;
     }
-    haystack.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(haystack, needle)
 }
 
 /// A writer that masks every write before passing it on. A secret split across two writes is not seen; every user of

@@ -304,33 +304,35 @@ mod tests {
 
     #[test]
     fn launcher_args_round_trip_through_the_launcher_parser() {
+        // Real directories: what a repository's protection covers depends on what it is on disk.
+        let root = tempfile::tempdir().unwrap();
+        let w = root.path().join("w s");
+        std::fs::create_dir_all(w.join(".git")).unwrap();
+        std::fs::create_dir_all(w.join("vendor/.git")).unwrap();
         let mut policy = SandboxPolicy::with_launcher("/bin/tern");
         policy.writable_roots.push(PathBuf::from("/opt/cache dir"));
         policy.git_read_only = true;
         policy.hidden.push(PathBuf::from("/home/me/.netrc"));
-        let repos = [PathBuf::from("/w s/.git"), PathBuf::from("/w s/vendor/.git")];
-        let args = launcher_args(&policy, Path::new("/w s"), "echo -- --network", Path::new("/p"), &repos);
+        let repos = [w.join(".git"), w.join("vendor/.git")];
+        let args = launcher_args(&policy, w.as_path(), "echo -- --network", Path::new("/p"), &repos);
         assert_eq!(args[0], OsString::from(LAUNCHER_ARG));
         let parsed = launcher::Args::parse(args[1..].to_vec()).unwrap();
-        assert_eq!(
-            parsed.writable,
-            [PathBuf::from("/w s"), PathBuf::from("/opt/cache dir")]
-        );
+        assert_eq!(parsed.writable, [w.clone(), PathBuf::from("/opt/cache dir")]);
         assert_eq!(parsed.private_temp, Some(PathBuf::from("/p")));
         assert_eq!(parsed.temp_over, temp_mounts());
         assert!(parsed.temp_over.contains(&PathBuf::from("/tmp")));
-        assert_eq!(parsed.keep, [PathBuf::from("/w s")]);
+        assert_eq!(parsed.keep, [w.clone()]);
         // The whole `.git` is read-only, so only the nested repository gets the finer protection.
         assert_eq!(
             parsed.read_only,
             [
-                PathBuf::from("/w s/.tern"),
-                PathBuf::from("/w s/.git"),
-                PathBuf::from("/w s/vendor/.git/config"),
-                PathBuf::from("/w s/vendor/.git/config.worktree"),
+                w.join(".tern"),
+                w.join(".git"),
+                w.join("vendor/.git/config"),
+                w.join("vendor/.git/config.worktree"),
             ]
         );
-        assert_eq!(parsed.pinned, [PathBuf::from("/w s/vendor/.git")]);
+        assert_eq!(parsed.pinned, [w.join("vendor/.git")]);
         assert_eq!(parsed.hidden, [PathBuf::from("/home/me/.netrc")]);
         assert!(!parsed.network && parsed.unix_sockets.is_empty());
         assert_eq!(

@@ -173,7 +173,7 @@ async fn colliding_names_are_an_error_naming_both_and_nothing_is_renamed() {
         Reply::text("done"),
     ])
     .await;
-    let (_, stderr) = tern_with_servers(&scratch, &servers, Some(&mock), &["run", "go"]).await;
+    let (_, stderr) = tern_with_servers(&scratch, &servers, Some(&mock), &["run", "--mode", "full-auto", "go"]).await;
     assert!(stderr.contains(across) && stderr.contains(within), "{stderr}");
     let requests = mock.requests();
     let tools = offered(&requests[0]);

@@ -79,7 +79,9 @@ impl fmt::Display for CommandRule {
                 && !word.is_empty()
                 // tree-sitter-bash reads a word starting with `=` (`==`) as an operator, not a plain word.
                 && !word.starts_with('=')
-                && !(i == 0 && (syntax::RESERVED.contains(&word.as_str()) || word.contains('=')));
+                && !(i == 0 && (syntax::RESERVED.contains(&word.as_str()) || word.contains('=')))
+                // tree-sitter-bash may read `NAME=...` as an assignment after another word too (`- a=`).
+                && !looks_like_assignment(word);
             if bare {
                 f.write_str(word)?;
             } else {
@@ -88,6 +90,14 @@ impl fmt::Display for CommandRule {
         }
         Ok(())
     }
+}
+
+/// Whether `word` starts like a shell assignment (`NAME=`), which a parser may not read back as a plain word.
+fn looks_like_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// Parses a rule the way bash would split it: `git status`, `npm run 'build:prod'`.
