@@ -321,7 +321,7 @@ mod tests {
         assert_eq!(parsed.private_temp, Some(PathBuf::from("/p")));
         assert_eq!(parsed.temp_over, temp_mounts());
         assert!(parsed.temp_over.contains(&PathBuf::from("/tmp")));
-        assert_eq!(parsed.keep, [w.clone()]);
+        assert_eq!(parsed.keep, std::slice::from_ref(&w));
         // The whole `.git` is read-only, so only the nested repository gets the finer protection.
         assert_eq!(
             parsed.read_only,

@@ -17,9 +17,6 @@ use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
 use tern::tools::mcp::McpManager;
 
-#[path = "../support/mod.rs"]
-mod support;
-
 #[path = "../mcp/harness.rs"]
 #[allow(dead_code)]
 mod harness;
@@ -28,8 +25,8 @@ mod harness;
 #[allow(dead_code)]
 mod oauth_server;
 
-use support::mock_llm::{MockLlm, Reply};
-use support::tern::{Scratch, output, tool_results};
+use crate::support::mock_llm::{MockLlm, Reply};
+use crate::support::tern::{Scratch, output, tool_results};
 
 /// The scripted server: `node names_server.js LABEL TOOL...`.
 fn names_server() -> PathBuf {
@@ -79,8 +76,8 @@ async fn both_calls_under(deny: &[&str]) -> (String, String) {
     .await;
     let work = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut config = support::agent::config(
-        &support::agent::provider(&mock, ProviderKind::OpenAi),
+    let mut config = crate::support::agent::config(
+        &crate::support::agent::provider(&mock, ProviderKind::OpenAi),
         work.path(),
         ToolResultStore::new(store.path().join("results")),
         ApprovalMode::FullAuto,
@@ -281,8 +278,8 @@ async fn a_streamed_answer_past_its_cap_ends_the_turn_with_a_clear_error() {
     let mock = MockLlm::start(vec![Reply::raw_stream(body)]).await;
     let work = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let config = support::agent::config(
-        &support::agent::provider(&mock, ProviderKind::OpenAi),
+    let config = crate::support::agent::config(
+        &crate::support::agent::provider(&mock, ProviderKind::OpenAi),
         work.path(),
         ToolResultStore::new(store.path().join("results")),
         ApprovalMode::AutoEdit,

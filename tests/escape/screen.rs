@@ -2,15 +2,12 @@
 //! sequences (OSC 52 clipboard, OSC 0 title, CSI cursor moves and erases) reaches the terminal shown, never acted on:
 //! `tern run` in a real terminal (tmux), its json output, the TUI's exit print and `tern mcp list`.
 
-#[path = "../support/mod.rs"]
-mod support;
-
 use std::time::Duration;
 
+use crate::support::mock_llm::{MockLlm, Reply};
+use crate::support::tern::Scratch;
+use crate::support::tmux::{Tmux, tmux_available};
 use serde_json::json;
-use support::mock_llm::{MockLlm, Reply};
-use support::tern::Scratch;
-use support::tmux::{Tmux, tmux_available};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tern");
 

@@ -80,8 +80,8 @@ impl fmt::Display for CommandRule {
                 // tree-sitter-bash reads a word starting with `=` (`==`) as an operator, not a plain word.
                 && !word.starts_with('=')
                 && !(i == 0 && (syntax::RESERVED.contains(&word.as_str()) || word.contains('=')))
-                // tree-sitter-bash may read `NAME=...` as an assignment after another word too (`- a=`).
-                && !looks_like_assignment(word);
+                // tree-sitter-bash reads `NAME=` with nothing after it as an assignment after another word too (`- a=`).
+                && !(word.ends_with('=') && looks_like_assignment(word));
             if bare {
                 f.write_str(word)?;
             } else {
