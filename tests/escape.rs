@@ -15,6 +15,8 @@ mod gitrepos;
 mod mcp;
 #[path = "escape/persistence.rs"]
 mod persistence;
+#[path = "escape/races.rs"]
+mod races;
 #[path = "escape/sandboxed.rs"]
 mod sandboxed;
 #[path = "escape/screen.rs"]

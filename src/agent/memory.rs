@@ -5,10 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::prompt::files::{self, repository_root, stays_inside};
+use super::prompt::files::{self, repository_root};
 use super::prompt::{ContextSources, SystemPrompt};
 use super::runner::Agent;
 use crate::protocol::{ContextReport, ContextShare, Event, FileDiff, MemoryScope, Message, Op};
+use crate::tools::path_policy::{PathError, PathPolicy};
+use crate::tools::{file_state, strict_fs};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -46,17 +48,29 @@ pub fn remember(sources: &ContextSources, scope: MemoryScope, fact: &str) -> Res
         path: shown.clone(),
         source,
     };
-    // A link (even a dangling one, which a write would create) must stay inside the project.
-    let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-    if scope == MemoryScope::Project
-        && is_link
-        && let Some(dir) = path.parent()
-        && !stays_inside(&path, dir)
-    {
-        return Err(MemoryError::LinkOut(shown));
-    }
-    let old = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
+    // The project's file is resolved like a path the model gave (a link, even a dangling one, must stay inside the
+    // project) and then read and written without following a link swapped in meanwhile; the user's own file is
+    // tern's own, wherever the user's links lead it.
+    let real = match scope {
+        MemoryScope::Project => {
+            let root = path.parent().unwrap_or(&path);
+            let policy = PathPolicy::new(root).map_err(|e| io(std::io::Error::other(e.to_string())))?;
+            match policy.resolve_write(&path.to_string_lossy()) {
+                Ok(real) => Some(real),
+                Err(PathError::OutsideWorkspace { .. }) => return Err(MemoryError::LinkOut(shown)),
+                Err(e) => return Err(io(std::io::Error::other(e.to_string()))),
+            }
+        }
+        MemoryScope::User => None,
+    };
+    let read = match &real {
+        Some(real) => strict_fs::read(real),
+        None => std::fs::read(&path),
+    };
+    let old = match read {
+        Ok(bytes) => {
+            Some(String::from_utf8(bytes).map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io(e)),
     };
@@ -65,10 +79,11 @@ pub fn remember(sources: &ContextSources, scope: MemoryScope, fact: &str) -> Res
         new.push('\n');
     }
     new.push_str(&format!("- {fact}\n"));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
+    match &real {
+        Some(real) => file_state::atomic_write(real, new.as_bytes(), None),
+        None => file_state::atomic_write_own(&path, new.as_bytes()),
     }
-    std::fs::write(&path, &new).map_err(io)?;
+    .map_err(io)?;
     Ok(FileDiff::new(shown_path(sources, &path), old, Some(new)))
 }
 

@@ -73,7 +73,7 @@ pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Resu
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // An existing file keeps its mode; a new one (and its directory) is the user's alone.
     if path.exists() {
-        return crate::tools::file_state::atomic_write(path, bytes, None);
+        return crate::tools::file_state::atomic_write_own(path, bytes);
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_private_dir(dir)?;

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use crate::tools::strict_fs;
+
 /// Identity of a file's content at one moment: cheap to take (one `stat`), and a content hash to rule out a same-size
 /// rewrite within the mtime granularity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +86,29 @@ pub fn atomic_write(path: &Path, bytes: &[u8], expected: Option<&[u8]>) -> std::
 /// Like `atomic_write`, for tern's own private files (session data, stored tool results): the file ends up 0600
 /// whatever mode it had before.
 pub fn atomic_write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_via_temp(path, bytes, None, NewMode::Private)
+    write_via_temp(&own_path(path)?, bytes, None, NewMode::Private)
+}
+
+/// Like `atomic_write`, for tern's own files that keep their mode (the user's config).
+pub fn atomic_write_own(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temp(&own_path(path)?, bytes, None, NewMode::Umask)
+}
+
+/// tern's own files are not paths the model gave, so the path policy never resolved them: they are made real here
+/// (symlinks the user made, such as a dotfiles link to the config, followed; missing directories created), and then
+/// written like a resolved path.
+fn own_path(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    if let Ok(real) = std::fs::canonicalize(&absolute) {
+        return Ok(real);
+    }
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(parent), Some(name)) => {
+            std::fs::create_dir_all(parent)?;
+            Ok(std::fs::canonicalize(parent)?.join(name))
+        }
+        _ => Ok(absolute),
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -108,14 +132,15 @@ fn write_via_temp(path: &Path, bytes: &[u8], expected: Option<&[u8]>, mode: NewM
 }
 
 fn write_via_temp_inner(path: &Path, bytes: &[u8], expected: Option<&[u8]>, mode: NewMode) -> std::io::Result<()> {
-    use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+    // The directory is opened (and made) without following a symlink swapped in after the path was checked, and the
+    // temp file, the check and the rename all happen in it by name (see `strict_fs`).
+    let (dir, name) = strict_fs::parent_dir(path, true)?;
+    let existing = match dir.metadata(name) {
+        Ok(meta) if meta.file_type().is_symlink() => return Err(strict_fs::swapped(path)),
+        Ok(meta) => Some(meta),
+        Err(_) => None,
     };
-    std::fs::create_dir_all(parent)?;
-    let existing = std::fs::metadata(path).ok();
     if existing.as_ref().is_some_and(|m| m.is_dir()) {
         return Err(std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"));
     }
@@ -126,28 +151,22 @@ fn write_via_temp_inner(path: &Path, bytes: &[u8], expected: Option<&[u8]>, mode
         (NewMode::Umask, Some(meta)) => Some(meta.permissions().mode() & 0o7777),
         (NewMode::Umask, None) => None,
     };
-    let create_mode = final_mode.map_or(0o666, |m| m & 0o777);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tern-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(create_mode))
-        .tempfile_in(parent)?;
+    let mut tmp = dir.temp_file(final_mode.map_or(0o666, |m| m & 0o777))?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    tmp.sync_all()?;
     // The umask may have taken bits an existing file had: put them back exactly.
     if let Some(mode) = final_mode {
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))?;
+        tmp.set_mode(mode)?;
     }
     if let Some(expected) = expected {
-        let current = std::fs::read(path).unwrap_or_default();
+        let current = dir.read(name).unwrap_or_default();
         if current != expected {
             return Err(std::io::Error::other(
                 "the file changed on disk while it was being edited; read it again and redo the edit",
             ));
         }
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    tmp.persist(name)
 }
 
 #[cfg(test)]

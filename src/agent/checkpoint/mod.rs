@@ -333,7 +333,7 @@ impl Checkpoints {
         {
             record.after = after;
             for (path, file) in record.files.iter_mut() {
-                file.after = Some(std::fs::read(path).ok().map(|b| hash_bytes(&b)));
+                file.after = Some(crate::tools::strict_fs::read(path).ok().map(|b| hash_bytes(&b)));
             }
         }
         self.save_current();
@@ -398,14 +398,14 @@ impl Checkpoints {
             if record.files.contains_key(&resolved) {
                 continue;
             }
-            let before = match std::fs::metadata(&resolved) {
+            let before = match crate::tools::strict_fs::metadata(&resolved) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::Absent,
                 Ok(meta) if meta.is_file() && meta.len() <= MAX_CHECKPOINT_BYTES => {
                     let stored = self
                         .dir
                         .join(format!("turn-{}", record.turn))
                         .join(format!("{}", record.files.len()));
-                    let saved = std::fs::read(&resolved).and_then(|bytes| {
+                    let saved = crate::tools::strict_fs::read(&resolved).and_then(|bytes| {
                         if let Some(parent) = stored.parent() {
                             crate::session::log::private_dir(parent)?;
                         }

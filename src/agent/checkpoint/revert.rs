@@ -133,7 +133,7 @@ impl Checkpoints {
             }
         }
         for (path, entry) in entries {
-            let current = std::fs::read(&path).ok();
+            let current = crate::tools::strict_fs::read(&path).ok();
             if !entry.expected.matches(&current) {
                 revert.conflicts.push(entry.display.clone());
             }
@@ -167,7 +167,7 @@ impl Checkpoints {
             }
             let written = match &change.restore {
                 Some(bytes) => crate::tools::file_state::atomic_write(&change.path, bytes, None),
-                None => match std::fs::remove_file(&change.path) {
+                None => match crate::tools::strict_fs::remove_file(&change.path) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
                     _ => Ok(()),
                 },

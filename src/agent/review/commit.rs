@@ -24,7 +24,7 @@ pub(crate) type Writer<'a> = &'a dyn Fn(&Path, Option<&[u8]>) -> std::io::Result
 pub(crate) fn write_file(path: &Path, content: Option<&[u8]>) -> std::io::Result<()> {
     match content {
         Some(bytes) => crate::tools::file_state::atomic_write(path, bytes, None),
-        None => match std::fs::remove_file(path) {
+        None => match crate::tools::strict_fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
@@ -37,7 +37,7 @@ pub(crate) fn changed_since(files: &[Planned]) -> Vec<(usize, Option<Vec<u8>>)> 
         .iter()
         .enumerate()
         .filter_map(|(k, file)| {
-            let now = std::fs::read(&file.path).ok();
+            let now = crate::tools::strict_fs::read(&file.path).ok();
             (now != file.seen).then_some((k, now))
         })
         .collect()

@@ -122,7 +122,7 @@ struct Window {
 
 impl Request {
     fn run(&self) -> Result<ToolOutput, ToolError> {
-        let meta = match std::fs::metadata(&self.resolved) {
+        let meta = match crate::tools::strict_fs::metadata(&self.resolved) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(self.not_found()),
             Err(e) => return Err(self.io(e)),
@@ -133,7 +133,7 @@ impl Request {
                 self.display
             )));
         }
-        let file = open_for_reading(&self.resolved).map_err(|e| self.io(e))?;
+        let file = crate::tools::strict_fs::open(&self.resolved).map_err(|e| self.io(e))?;
         // The handle's own metadata: what was checked is what is read, even if the path was swapped meanwhile.
         let meta = file.metadata().map_err(|e| self.io(e))?;
         if !meta.is_file() {
@@ -454,15 +454,6 @@ fn looks_like(candidate: &str, wanted: &str) -> bool {
     let contains =
         wanted.len() >= 4 && candidate.len() >= 4 && (candidate.contains(wanted) || wanted.contains(candidate));
     candidate == wanted || same_stem || contains
-}
-
-/// Opens without blocking on a FIFO swapped in after the policy checked the path, and never as a controlling terminal.
-fn open_for_reading(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
 }
 
 /// The first bytes of the file, without consuming them. One fill is enough: a regular file's first read returns all it

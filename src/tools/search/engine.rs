@@ -1,7 +1,6 @@
 //! The grep engine: builds the matcher, walks the tree in parallel and searches each file with a per-thread reusable
 //! searcher, collecting what matched per file. It knows nothing about output wording; grep.rs formats the results.
 
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -257,7 +256,8 @@ impl<'s> FileSearcher<'s> {
 
     /// Searches one file. Binary, oversized (when `cap`) and unreadable files are counted in `totals`, not returned.
     fn search(&mut self, path: &Path, cap: bool, totals: &mut Totals) -> Option<FileHits> {
-        let Ok(file) = File::open(path) else {
+        // Found by the walk under a checked root: a directory swapped for a symlink since is not followed.
+        let Ok(file) = crate::tools::strict_fs::open(path) else {
             totals.unreadable += 1;
             return None;
         };
