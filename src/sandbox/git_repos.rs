@@ -162,11 +162,116 @@ pub(crate) fn protection(entry: &Path) -> Protection {
         let common = git_dir.join(common.trim());
         dirs.push(fs::canonicalize(&common).unwrap_or(common));
     }
-    for dir in dirs {
+    // The work tree of a `.git` directory or file is the directory holding it; a submodule's git directory in
+    // `.git/modules` names its work tree only in its config, so relative hook paths are not followed there.
+    let work_tree = (entry.file_name().is_some_and(|name| name == ".git"))
+        .then(|| entry.parent())
+        .flatten();
+    for dir in &dirs {
         out.read_only_dirs.extend(OBEYED_DIRS.iter().map(|name| dir.join(name)));
         out.read_only.extend(OBEYED_FILES.iter().map(|name| dir.join(name)));
     }
+    if let Some(work_tree) = work_tree {
+        configured_elsewhere(&dirs, work_tree, &mut out);
+    }
     out
+}
+
+/// What git obeys in the work tree because a config says so: a `core.hooksPath` there (husky's `.husky`, a
+/// `.githooks` directory: relative paths are taken from the work tree), and config files pulled in with
+/// `include.path`/`includeIf.*.path`. Both are read from the repository's config and the user's global one (a global
+/// relative `hooksPath` applies in every repository). Only paths inside the work tree are protected; the rest are
+/// out of a command's reach anyway.
+fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, out: &mut Protection) {
+    let home = std::env::home_dir();
+    let mut configs: Vec<PathBuf> = git_dirs
+        .iter()
+        .flat_map(|dir| OBEYED_FILES.iter().map(move |name| dir.join(name)))
+        .collect();
+    if let Some(home) = &home {
+        configs.push(home.join(".gitconfig"));
+        let xdg = std::env::var_os("XDG_CONFIG_HOME").map_or_else(|| home.join(".config"), PathBuf::from);
+        configs.push(xdg.join("git/config"));
+    }
+    let mut read = 0;
+    while let Some(config) = configs.get(read).cloned() {
+        read += 1;
+        let Ok(text) = fs::read_to_string(&config) else {
+            continue;
+        };
+        let base = config.parent().unwrap_or(work_tree);
+        for (key, value) in config_values(&text) {
+            let expand = |from: &Path| match value.strip_prefix("~/") {
+                Some(rest) => home.as_ref().map(|home| home.join(rest)),
+                None => Some(from.join(&value)),
+            };
+            let path = match key.as_str() {
+                "core.hookspath" => expand(work_tree),
+                "include.path" | "includeif.path" => expand(base),
+                _ => None,
+            };
+            let Some(path) = path.map(|p| fs::canonicalize(&p).unwrap_or(p)) else {
+                continue;
+            };
+            // Includes are followed (a few levels deep, as git does) for hooks paths of their own.
+            if key != "core.hookspath" && configs.len() < 16 && !configs.contains(&path) {
+                configs.push(path.clone());
+            }
+            if !path.starts_with(work_tree) {
+                continue;
+            }
+            match key.as_str() {
+                "core.hookspath" if !out.read_only_dirs.contains(&path) => out.read_only_dirs.push(path),
+                "include.path" | "includeif.path" if !out.read_only.contains(&path) => out.read_only.push(path),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The `section.key` names (lowercased, subsections left out) and values of a git config file, as far as hook paths
+/// and includes need: quotes and escapes are undone and comments dropped; continued lines are not joined.
+fn config_values(text: &str) -> Vec<(String, String)> {
+    let mut section = String::new();
+    let mut values = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let name = rest.split([']', ' ', '"', '.']).next().unwrap_or("");
+            section = name.to_ascii_lowercase();
+            // A key may follow the header on the same line (`[core] hooksPath = x`).
+            let Some((_, after)) = rest.split_once(']') else {
+                continue;
+            };
+            if let Some(pair) = key_value(after.trim()) {
+                values.push((format!("{section}.{}", pair.0), pair.1));
+            }
+            continue;
+        }
+        if let Some((key, value)) = key_value(line) {
+            values.push((format!("{section}.{key}"), value));
+        }
+    }
+    values
+}
+
+fn key_value(line: &str) -> Option<(String, String)> {
+    let (key, raw) = line.split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || key.starts_with(['#', ';']) {
+        return None;
+    }
+    let mut value = String::new();
+    let (mut quoted, mut chars) = (false, raw.trim().chars());
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' => value.extend(chars.next()),
+            '#' | ';' if !quoted => break,
+            c => value.push(c),
+        }
+    }
+    Some((key.to_ascii_lowercase(), value.trim_end().to_string()))
 }
 
 /// The directory a `.git` file names (`gitdir: <path>`, relative to the file's directory).
@@ -230,5 +335,41 @@ mod tests {
                 r.join(".git/modules/sub/modules/inner"),
             ]
         );
+    }
+
+    #[test]
+    fn config_values_read_hooks_paths_and_includes_as_git_does() {
+        let text = "[core]\n\thooksPath = \".hus\\\"ky\" # comment\n[includeIf \"gitdir:~/w/\"]\n  path = a.cfg ; x\n\
+                    [Include] path=b.cfg\n# hooksPath = no\n";
+        assert_eq!(
+            config_values(text),
+            [
+                ("core.hookspath".to_string(), ".hus\"ky".to_string()),
+                ("includeif.path".to_string(), "a.cfg".to_string()),
+                ("include.path".to_string(), "b.cfg".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_hooks_path_and_includes_in_the_work_tree_are_protected() {
+        let root = tempfile::tempdir().unwrap();
+        let r = fs::canonicalize(root.path()).unwrap();
+        fs::create_dir_all(r.join(".git")).unwrap();
+        fs::create_dir_all(r.join(".husky")).unwrap();
+        fs::write(r.join("shared.cfg"), "[core]\n\thooksPath = tools/hooks\n").unwrap();
+        fs::write(
+            r.join(".git/config"),
+            "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.cfg\n\tpath = /etc/elsewhere.cfg\n",
+        )
+        .unwrap();
+        let top = protection(&r.join(".git"));
+        assert!(top.read_only_dirs.contains(&r.join(".husky")), "{top:?}");
+        assert!(
+            top.read_only_dirs.contains(&r.join("tools/hooks")),
+            "an included config's hooks path: {top:?}"
+        );
+        assert!(top.read_only.contains(&r.join("shared.cfg")), "{top:?}");
+        assert!(!top.read_only.iter().any(|p| p.starts_with("/etc")), "{top:?}");
     }
 }

@@ -266,15 +266,17 @@ fn launcher_args(
     if policy.git_read_only {
         flag("--read-only", &git);
     }
-    for repo in repos.iter().filter(|repo| !(policy.git_read_only && **repo == git)) {
+    for repo in repos.iter() {
         let protection = git_repos::protection(repo);
-        for path in &protection.pin {
+        // A read-only `.git` needs nothing more inside it; a hooks path in the work tree still does.
+        let needed = |path: &&PathBuf| !(policy.git_read_only && path.starts_with(&git));
+        for path in protection.pin.iter().filter(needed) {
             flag("--pin", path);
         }
-        for path in &protection.read_only {
+        for path in protection.read_only.iter().filter(needed) {
             flag("--read-only", path);
         }
-        for path in &protection.read_only_dirs {
+        for path in protection.read_only_dirs.iter().filter(needed) {
             flag("--read-only-dir", path);
         }
     }

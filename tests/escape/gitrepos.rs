@@ -117,3 +117,53 @@ async fn a_repository_made_by_a_command_is_reported_and_then_protected() {
     );
     assert!(!dir.path().join("tools/new/.git/hooks/pre-commit").exists());
 }
+
+#[tokio::test]
+async fn a_hooks_path_and_an_included_config_in_the_work_tree_are_protected() {
+    let (dir, ctx) = workspace();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    repo(&root);
+    // husky's layout: hooks in the work tree, and a shared config file the repository includes.
+    std::fs::create_dir_all(root.join(".husky")).unwrap();
+    std::fs::write(root.join(".husky/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::write(root.join("shared.gitconfig"), "[alias]\n\tst = status\n").unwrap();
+    assert!(git(&root, &["config", "core.hooksPath", ".husky"]).status.success());
+    assert!(
+        git(&root, &["config", "include.path", "../shared.gitconfig"])
+            .status
+            .success()
+    );
+    let exec = tool(policy());
+    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    std::fs::remove_file(&marker).unwrap();
+    let marker = quoted(&marker);
+    let plant = format!(
+        "printf '#!/bin/sh\\ntouch {marker}\\n' > .husky/post-index-change; chmod +x .husky/post-index-change; \
+         printf '#!/bin/sh\\ntouch {marker}\\n' > .husky/pre-commit; \
+         printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' >> shared.gitconfig; \
+         mv .husky .husky-aside; echo moved-$?; true"
+    );
+    let out = run(&exec, &ctx, &plant).await;
+    assert!(out.text.contains("Read-only file system"), "{}", out.text);
+    assert!(!out.text.contains("moved-0"), "{}", out.text);
+    assert_eq!(
+        std::fs::read_to_string(root.join(".husky/pre-commit")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    assert!(
+        !std::fs::read_to_string(root.join("shared.gitconfig"))
+            .unwrap()
+            .contains("fsmonitor")
+    );
+    // The user's next git runs nothing planted, and commits in the sandbox still work.
+    assert!(git(&root, &["add", "-A"]).status.success());
+    assert!(git(&root, &["status"]).status.success());
+    let out = run(
+        &exec,
+        &ctx,
+        "echo x >> README && git commit -qam more && echo committed",
+    )
+    .await;
+    assert!(out.text.contains("committed"), "{}", out.text);
+    assert!(!Path::new(&marker).exists(), "a planted hook or fsmonitor ran");
+}
