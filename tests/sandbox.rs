@@ -34,12 +34,12 @@ fn workspace() -> (tempfile::TempDir, ToolContext) {
 }
 
 /// A directory outside both the workspace and the temp directory (which the sandbox lets commands write). The
-/// build's own temp folder will not do: a clone checked out under /tmp has it inside the temp directory.
+/// build's own temp folder will not do when a clone is checked out under /tmp; `/var/tmp` never does (the sandbox
+/// covers it with the session's private temp, so a write there fails for another reason).
 fn outside() -> tempfile::TempDir {
     let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
     let candidates = [
         std::env::var_os("HOME").map(std::path::PathBuf::from),
-        Some("/var/tmp".into()),
         Some(env!("CARGO_TARGET_TMPDIR").into()),
     ];
     let base = candidates
@@ -47,7 +47,7 @@ fn outside() -> tempfile::TempDir {
         .flatten()
         .filter_map(|dir| std::fs::canonicalize(dir).ok())
         .find(|dir| !dir.starts_with(&temp) && tempfile::tempdir_in(dir).is_ok())
-        .expect("a writable directory outside the temp directory (HOME or /var/tmp)");
+        .expect("a writable directory outside the temp directory (HOME or the build's temp folder)");
     tempfile::tempdir_in(base).unwrap()
 }
 

@@ -160,6 +160,9 @@ pub struct SandboxFile {
     /// Unix sockets sandboxed commands may connect to (default none: no unix sockets at all).
     #[serde(default)]
     pub allow_unix_sockets: Vec<PathBuf>,
+    /// Devices under `/dev` commands may open besides the harmless ones (`/dev/kvm`, `/dev/dri`, `/dev/nvidia0`).
+    #[serde(default)]
+    pub devices: Vec<PathBuf>,
 }
 
 /// The resolved `[sandbox]` settings.
@@ -175,6 +178,7 @@ pub struct SandboxSettings {
     pub unhide: Vec<PathBuf>,
     pub hide_workspace_secrets: bool,
     pub allow_unix_sockets: Vec<PathBuf>,
+    pub devices: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -188,6 +192,7 @@ impl Default for SandboxSettings {
             unhide: Vec::new(),
             hide_workspace_secrets: true,
             allow_unix_sockets: Vec::new(),
+            devices: Vec::new(),
         }
     }
 }
@@ -325,6 +330,7 @@ impl ConfigFile {
         self.sandbox.unhide.extend(other.sandbox.unhide);
         take!(sandbox.hide_workspace_secrets);
         self.sandbox.allow_unix_sockets.extend(other.sandbox.allow_unix_sockets);
+        self.sandbox.devices.extend(other.sandbox.devices);
         self.subagents.merge(other.subagents);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
@@ -383,6 +389,11 @@ impl ConfigFile {
             !self.sandbox.allow_unix_sockets.is_empty(),
             "sandbox.allow_unix_sockets",
             self.sandbox.allow_unix_sockets.clear()
+        );
+        drop_if!(
+            !self.sandbox.devices.is_empty(),
+            "sandbox.devices",
+            self.sandbox.devices.clear()
         );
         drop_if!(
             self.sandbox.git_read_only == Some(false),
@@ -701,6 +712,7 @@ fn finish(
             unhide: file.sandbox.unhide,
             hide_workspace_secrets: file.sandbox.hide_workspace_secrets.unwrap_or(true),
             allow_unix_sockets: file.sandbox.allow_unix_sockets,
+            devices: file.sandbox.devices,
         },
         subagents: SubagentSettings::from_file(&file.subagents),
         mcp_servers: file.mcp_servers,

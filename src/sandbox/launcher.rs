@@ -55,6 +55,8 @@ pub struct Args {
     pub keep: Vec<PathBuf>,
     /// `--unix-socket PATH`: unix sockets the user allowed; any makes unix sockets allowed.
     pub unix_sockets: Vec<PathBuf>,
+    /// `--device PATH`: host devices bound into the private `/dev` besides the harmless ones.
+    pub devices: Vec<PathBuf>,
     /// `--network`: keep tern's network namespace.
     pub network: bool,
     /// After `--`: the program and its arguments.
@@ -79,6 +81,7 @@ impl Args {
                 "--temp-over" => &mut parsed.temp_over,
                 "--keep" => &mut parsed.keep,
                 "--unix-socket" => &mut parsed.unix_sockets,
+                "--device" => &mut parsed.devices,
                 "--private-temp" => {
                     parsed.private_temp = Some(Self::value(&mut args, flag)?);
                     continue;
@@ -229,9 +232,10 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
     }
 }
 
-/// Every mount of the sandbox, in the one order that works: the private temp first (it covers `/tmp`, where the
-/// workspace often is, and binds back what must stay), then the private terminals, then pins and read-only paths
-/// (resolved through the paths just bound back), then hidden paths.
+/// Every mount of the sandbox, in the one order that works: the private `/dev` first (with its own terminals and an
+/// empty `shm`), then the private temp (it covers `/tmp`, where the workspace often is, binds back what must stay,
+/// and puts the session's `shm` on `/dev/shm`), then pins and read-only paths (resolved through the paths just bound
+/// back), then hidden paths.
 fn mount_everything(args: &Args) -> Result<(), String> {
     // What hidden files are covered with, opened now: the private temp may live under the `/tmp` about to be covered.
     let empty = match &args.private_temp {
@@ -241,6 +245,8 @@ fn mount_everything(args: &Args) -> Result<(), String> {
         ),
         None => None,
     };
+    // `/dev` first: the private temp's `shm` is mounted over its `/dev/shm`.
+    private_mounts::private_dev(&args.devices).map_err(|e| format!("cannot mount a private /dev: {e}"))?;
     if let Some(private) = &args.private_temp {
         // What stays visible under the temp directories; read-only unless writable anyway. Sockets stay as they
         // are: connecting needs no writable mount, and a socket is no place to write.
@@ -256,7 +262,6 @@ fn mount_everything(args: &Args) -> Result<(), String> {
         private_mounts::private_temp(private, &args.temp_over, &keep)
             .map_err(|e| format!("cannot mount the private temp directory: {e}"))?;
     }
-    private_mounts::private_devpts().map_err(|e| format!("cannot mount a private /dev/pts: {e}"))?;
     for path in &args.pinned {
         namespaces::pin(path).map_err(|e| format!("cannot pin {}: {e}", path.display()))?;
     }

@@ -68,6 +68,8 @@ pub struct SandboxPolicy {
     /// restrict which path they connect to (seccomp sees only a pointer), so every socket the sandbox can see is
     /// reachable; the listed ones stay visible even under `/tmp`.
     pub unix_sockets: Vec<PathBuf>,
+    /// Devices under `/dev` commands may open besides the harmless ones (`[sandbox] devices`).
+    pub devices: Vec<PathBuf>,
     session: SessionHandle,
     /// The workspace's secret files (`.env`, keys), hidden like `hidden`: found by a walk in the background, waited
     /// for when a command starts.
@@ -105,6 +107,7 @@ impl SandboxPolicy {
             secret_files: crate::secrets::files::WorkspaceSecrets::none(),
             writes_nothing: false,
             unix_sockets: Vec::new(),
+            devices: Vec::new(),
             session: SessionHandle::default(),
         }
     }
@@ -130,6 +133,14 @@ impl SandboxPolicy {
             .allow_unix_sockets
             .iter()
             .filter_map(|socket| std::fs::canonicalize(socket).ok())
+            .collect();
+        // Only device nodes (and directories of them) under `/dev`, resolved: nothing else is bound into the private
+        // `/dev`, whatever the setting says.
+        policy.devices = settings
+            .devices
+            .iter()
+            .filter_map(|device| std::fs::canonicalize(device).ok())
+            .filter(|device| device.starts_with("/dev/"))
             .collect();
         let config = crate::config::user_config_path().and_then(|file| file.parent().map(Path::to_path_buf));
         policy.hidden = config
@@ -290,6 +301,9 @@ fn launcher_args(
     {
         flag("--hide", path);
     }
+    for device in &policy.devices {
+        flag("--device", device);
+    }
     for socket in &policy.unix_sockets {
         flag("--unix-socket", socket);
     }
@@ -363,6 +377,7 @@ mod tests {
             network: true,
             writable_roots: vec![root.path().join("missing"), root.path().to_path_buf()],
             git_read_only: true,
+            devices: vec!["/dev/null".into(), "/etc/passwd".into(), "/dev/../etc/hostname".into()],
             ..SandboxSettings::default()
         };
         let write_roots = [root.path().join(".")];
@@ -370,6 +385,7 @@ mod tests {
         let canonical = std::fs::canonicalize(root.path()).unwrap();
         assert_eq!(policy.writable_roots, [canonical.clone(), canonical]);
         assert!(policy.network && policy.git_read_only);
+        assert_eq!(policy.devices, [PathBuf::from("/dev/null")], "only devices under /dev");
         assert_eq!(policy.launcher, std::env::current_exe().unwrap());
 
         let off = SandboxSettings {

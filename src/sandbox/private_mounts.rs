@@ -1,5 +1,5 @@
-//! The launcher's private places: the session's own temp directory mounted over `/tmp` (and `/var/tmp`, `$TMPDIR`)
-//! and `/dev/shm`, and a devpts instance of its own over `/dev/pts` and `/dev/ptmx`. Runs in init, inside the new
+//! The launcher's private places: a `/dev` of its own (harmless devices, its own devpts), and the session's own temp
+//! directory mounted over `/tmp` (and `/var/tmp`, `$TMPDIR`) and `/dev/shm`. Runs in init, inside the new
 //! mount namespace, before Landlock; nothing here is visible outside the namespace.
 //!
 //! The workspace, writable roots and working directory often live under `/tmp` (every test's tempdir does): they are
@@ -15,7 +15,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::namespaces::{bind, mount, remount_read_only};
+use super::namespaces::{mount, remount_read_only};
 
 /// Opens `path` as an `O_PATH` descriptor (following symlinks: the launcher's paths are resolved by tern).
 pub(super) fn open_path(path: &Path) -> io::Result<OwnedFd> {
@@ -70,24 +70,82 @@ pub(super) fn private_temp(private: &Path, temp_mounts: &[PathBuf], keep: &[(Pat
     bind_fds(&shm, &open_path(Path::new("/dev/shm"))?, false)
 }
 
-/// A devpts instance of the namespace's own over `/dev/pts`, and its `ptmx` over `/dev/ptmx`: the user's terminals
-/// (`/dev/pts/N`) are out of reach, while programs can still open new pseudo-terminals (`script`, Python's `pty`).
-pub(super) fn private_devpts() -> io::Result<()> {
-    let options = c"newinstance,ptmxmode=0666,mode=0620";
+/// The host devices every command may open: the harmless ones, and `/dev/tty` (its own controlling terminal, if any).
+const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/// A `/dev` of the namespace's own: a small tmpfs holding `DEVICES` and the user's `[sandbox] devices` bound from the
+/// host, the usual links (`fd`, `stdin`, `stdout`, `stderr`, `ptmx`), an empty `shm`, and a devpts instance of its
+/// own at `pts`. Nothing else of the host's `/dev` is reachable: not its consoles (`/dev/tty1`, `/dev/console`, which
+/// root could read), not the user's terminals (`/dev/pts/N`), disks, input devices or `/dev/mqueue`. Programs can
+/// still open new pseudo-terminals (`script`, Python's `pty`). The tmpfs is read-only once built.
+pub(super) fn private_dev(extra: &[PathBuf]) -> io::Result<()> {
+    let wanted = DEVICES
+        .iter()
+        .map(|name| Path::new("/dev").join(name))
+        .chain(extra.iter().cloned());
+    // Opened before `/dev` is covered; a device this host lacks is left out.
+    let sources: Vec<(PathBuf, OwnedFd, bool)> = wanted
+        .filter(|path| path.starts_with("/dev/"))
+        .filter_map(|path| {
+            let is_dir = std::fs::metadata(&path).ok()?.is_dir();
+            open_path(&path).ok().map(|fd| (path, fd, is_dir))
+        })
+        .collect();
+    mount_with(
+        c"tmpfs",
+        c"/dev",
+        c"tmpfs",
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        c"mode=0755,size=64k",
+    )?;
+    for (path, fd, is_dir) in &sources {
+        bind_fds(fd, &mount_point(path, *is_dir)?, *is_dir)?;
+    }
+    let dev = open_path(Path::new("/dev"))?;
+    for (name, target) in [
+        (c"fd", c"/proc/self/fd"),
+        (c"stdin", c"/proc/self/fd/0"),
+        (c"stdout", c"/proc/self/fd/1"),
+        (c"stderr", c"/proc/self/fd/2"),
+        (c"ptmx", c"pts/ptmx"),
+    ] {
+        // SAFETY: both are NUL-terminated strings; `dev` is a valid directory descriptor.
+        if unsafe { libc::symlinkat(target.as_ptr(), dev.as_raw_fd(), name.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    for (name, mode) in [(c"pts", 0o755), (c"shm", 0o1777)] {
+        // SAFETY: a NUL-terminated name relative to a valid directory descriptor.
+        if unsafe { libc::mkdirat(dev.as_raw_fd(), name.as_ptr(), mode) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    mount_with(
+        c"devpts",
+        c"/dev/pts",
+        c"devpts",
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        c"newinstance,ptmxmode=0666,mode=0620",
+    )?;
+    remount_read_only(c"/dev")
+}
+
+/// `mount(2)` with filesystem options.
+fn mount_with(source: &CStr, target: &CStr, fstype: &CStr, flags: libc::c_ulong, options: &CStr) -> io::Result<()> {
     // SAFETY: every pointer is a NUL-terminated string that outlives the call.
     let rc = unsafe {
         libc::mount(
-            c"devpts".as_ptr(),
-            c"/dev/pts".as_ptr(),
-            c"devpts".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NOEXEC,
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
             options.as_ptr().cast(),
         )
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    bind(c"/dev/pts/ptmx", c"/dev/ptmx", false)
+    Ok(())
 }
 
 /// Bind-mounts what `source` refers to onto what `target` refers to (recursively when `recursive`).

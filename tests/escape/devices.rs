@@ -82,6 +82,46 @@ async fn the_users_terminals_are_out_of_reach_and_new_ptys_still_work() {
 }
 
 #[tokio::test]
+async fn only_harmless_devices_are_in_dev() {
+    let (_dir, ctx) = workspace();
+    let exec = tool(policy());
+    // What the host has (tern's tests run where /dev/console and /dev/tty1 usually exist, and as root can be read).
+    let host: Vec<&str> = [
+        "/dev/console",
+        "/dev/tty1",
+        "/dev/mem",
+        "/dev/kmsg",
+        "/dev/vda",
+        "/dev/sda",
+    ]
+    .into_iter()
+    .filter(|dev| std::path::Path::new(dev).exists())
+    .collect();
+    let probe = format!(
+        "ls -A /dev | tr '\\n' ' '; echo; for d in {}; do head -c1 $d >/dev/null 2>&1 && echo \"opened $d\"; done; \
+         echo data | tee /dev/null >/dev/full; head -c 4 /dev/urandom | wc -c; head -c 3 /dev/zero | wc -c; \
+         cat <(echo via-dev-fd); echo from-stdin | cat /dev/stdin; touch /dev/new 2>&1; true",
+        host.join(" ")
+    );
+    let out = run(&exec, &ctx, &probe).await;
+    let listing: Vec<&str> = out.text.lines().next().unwrap_or("").split_whitespace().collect();
+    let mut names = listing.clone();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"
+        ],
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("opened"), "{}", out.text);
+    for expected in ["4\n", "3\n", "via-dev-fd", "from-stdin", "Read-only file system"] {
+        assert!(out.text.contains(expected), "{expected}: {}", out.text);
+    }
+}
+
+#[tokio::test]
 async fn temp_and_shared_memory_are_private_to_the_session_and_last_between_its_commands() {
     let (_dir, ctx) = workspace();
     let name = unique("tern-escape");
