@@ -25,3 +25,5 @@ mod screen;
 mod secrets;
 #[path = "escape/sockets.rs"]
 mod sockets;
+#[path = "escape/workflows.rs"]
+mod workflows;

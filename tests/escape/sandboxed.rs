@@ -28,15 +28,20 @@ pub fn workspace() -> (tempfile::TempDir, ToolContext) {
     (dir, ctx)
 }
 
-/// A directory outside the temp directory (HOME, else /var/tmp), as a user's sockets and credentials are.
+/// A directory outside the temp directories (HOME, else the build's temp folder), as a user's sockets and
+/// credentials are. Not `/var/tmp`: the sandbox covers it with the session's private temp, which would hide a socket
+/// there for the wrong reason.
 pub fn outside() -> tempfile::TempDir {
     let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
-    let base = [std::env::var_os("HOME").map(PathBuf::from), Some("/var/tmp".into())]
-        .into_iter()
-        .flatten()
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
-        .find(|dir| !dir.starts_with(&temp) && tempfile::tempdir_in(dir).is_ok())
-        .expect("a writable directory outside the temp directory");
+    let base = [
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some(env!("CARGO_TARGET_TMPDIR").into()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|dir| std::fs::canonicalize(dir).ok())
+    .find(|dir| !dir.starts_with(&temp) && tempfile::tempdir_in(dir).is_ok())
+    .expect("a writable directory outside the temp directory");
     tempfile::tempdir_in(base).unwrap()
 }
 
