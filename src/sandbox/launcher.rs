@@ -203,6 +203,8 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
     namespaces::drop_capabilities().map_err(|e| format!("cannot drop capabilities: {e}"))?;
     let mut writable = args.writable.clone();
     writable.extend(args.temp_over.iter().cloned());
+    // Devices the user added (`/dev/kvm`, a GPU) are opened read-write.
+    writable.extend(args.devices.iter().cloned());
     landlock_rules::restrict(&writable)?;
     seccomp::install(!args.unix_sockets.is_empty()).map_err(|e| format!("cannot filter system calls: {e}"))?;
     // SAFETY: init is single-threaded (it is a fork of the single-threaded launcher).

@@ -122,6 +122,22 @@ async fn only_harmless_devices_are_in_dev() {
 }
 
 #[tokio::test]
+async fn a_configured_device_is_added_and_only_that_one() {
+    let (_dir, ctx) = workspace();
+    let device = ["/dev/kvm", "/dev/fuse", "/dev/net/tun", "/dev/loop-control"]
+        .into_iter()
+        .find(|dev| std::path::Path::new(dev).exists())
+        .expect("a device outside the default set on this machine");
+    let mut with_device = policy();
+    with_device.devices = vec![device.into()];
+    let probe = format!("test -c {device} && echo has-device; ls -A /dev | wc -w");
+    let out = run(&tool(with_device), &ctx, &probe).await;
+    assert!(out.text.contains("has-device"), "{}", out.text);
+    let out = run(&tool(policy()), &ctx, &probe).await;
+    assert!(!out.text.contains("has-device"), "{}", out.text);
+}
+
+#[tokio::test]
 async fn temp_and_shared_memory_are_private_to_the_session_and_last_between_its_commands() {
     let (_dir, ctx) = workspace();
     let name = unique("tern-escape");
