@@ -22,7 +22,7 @@ fn main() {
     let work = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(PathPolicy::new(work.path()).unwrap());
     let sandboxed = ExecTool::new(ExecConfig {
-        sandbox: Some(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern"))),
+        sandbox: Some(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"))),
         ..ExecConfig::default()
     });
     let plain = ExecTool::new(ExecConfig::default());
@@ -65,7 +65,7 @@ fn new_repos_check() {
             std::fs::write(dir.join(format!("f{f}")), "x").unwrap();
         }
     }
-    let policy = SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern"));
+    let policy = SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"));
     let start = Instant::now();
     policy.prepare(tree.path());
     let walk = start.elapsed();

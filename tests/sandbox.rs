@@ -13,7 +13,7 @@ use tern::sandbox::SandboxPolicy;
 use tern::tools::exec::{ExecConfig, ExecTool};
 use tern::tools::{OutputSink, PathPolicy, Tool, ToolContext};
 
-const LAUNCHER: &str = env!("CARGO_BIN_EXE_tern");
+const LAUNCHER: &str = env!("CARGO_BIN_EXE_tern-sandbox");
 
 fn policy() -> SandboxPolicy {
     SandboxPolicy::with_launcher(LAUNCHER)

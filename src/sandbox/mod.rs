@@ -37,6 +37,9 @@ use crate::config::SandboxSettings;
 /// The first argument that makes `tern` act as the sandbox launcher instead of the assistant.
 pub const LAUNCHER_ARG: &str = "__sandbox";
 
+/// The launcher on its own (`src/bin/tern-sandbox.rs`), installed next to `tern`. It takes the same arguments.
+pub const SMALL_LAUNCHER: &str = "tern-sandbox";
+
 /// What a sandboxed command may do beyond reading and executing everywhere.
 ///
 /// Every property holds in one place: writes (Landlock, `landlock_rules`), what is visible and read-only (mounts,
@@ -89,9 +92,16 @@ impl PartialEq for SessionHandle {
 impl Eq for SessionHandle {}
 
 impl SandboxPolicy {
-    /// The strictest policy, launched by the running executable.
+    /// The strictest policy, launched by `tern-sandbox` next to the running executable (a small binary that starts in
+    /// a fraction of tern's time), or by the running executable itself (`tern __sandbox`) when there is none.
     pub fn current_exe() -> std::io::Result<Self> {
-        Ok(Self::with_launcher(std::env::current_exe()?))
+        let exe = std::env::current_exe()?;
+        let small = exe.with_file_name(SMALL_LAUNCHER);
+        let is_program = std::fs::metadata(&small).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        Ok(Self::with_launcher(if is_program { small } else { exe }))
     }
 
     /// The strictest policy (no extra roots, no network, no unix sockets; `.git` writable like the rest of the

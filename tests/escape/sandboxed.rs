@@ -10,7 +10,7 @@ use tern::tools::{PathPolicy, Tool, ToolContext};
 
 /// The strictest policy, with a session of its own.
 pub fn policy() -> SandboxPolicy {
-    SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern"))
+    SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"))
 }
 
 /// An exec tool whose commands run in `policy` (and share its session: private temp, known repositories).

@@ -83,3 +83,33 @@ async fn a_dev_server_answers_on_the_sandboxes_own_loopback() {
     let out = run(&tool(policy()), &ctx, command).await;
     assert!(out.text.contains("dev-server-page"), "{}", out.text);
 }
+
+/// `tern run` starts each command through `tern-sandbox`, the small launcher next to it (PID 1 of the command's PID
+/// namespace is the launcher's init), and the command still runs sandboxed.
+#[tokio::test]
+async fn tern_run_starts_commands_through_the_small_launcher() {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::support::mock_llm::{MockLlm, Reply};
+    use crate::support::tern::{command, model_flags, output, tool_results};
+
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let probe = "tr '\\0' ' ' < /proc/1/cmdline";
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({ "command": probe })),
+        Reply::text("Done."),
+    ])
+    .await;
+    let mut cmd = command(work.path(), home.path());
+    cmd.env("OPENAI_API_KEY", "test-key")
+        .args(model_flags(&mock))
+        .args(["run", "--mode", "full-auto", "go"]);
+    let out = output(cmd, Duration::from_secs(60)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.requests();
+    let results = tool_results(requests.last().unwrap()).join("\n");
+    assert!(results.contains("/tern-sandbox __sandbox --"), "{results}");
+}
