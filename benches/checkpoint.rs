@@ -50,8 +50,10 @@ impl Runner {
     /// One `tern run` in `work`; its wall time.
     fn run(&self, work: &Path, edit: bool) -> Duration {
         if edit {
-            self.mock
-                .push(Reply::tool("write_file", json!({"path": "notes/new.txt", "content": "one line\n"})));
+            self.mock.push(Reply::tool(
+                "write_file",
+                json!({"path": "notes/new.txt", "content": "one line\n"}),
+            ));
             self.mock.push(Reply::text("Written."));
         } else {
             self.mock.push(Reply::text("The answer."));

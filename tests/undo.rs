@@ -337,8 +337,15 @@ async fn undo_reverts_edits_and_commands_a_turn_at_a_time_and_leaves_git_alone()
         .flatten()
         .map(|e| e.path())
         .collect();
-    assert_eq!(shadows.len(), 1, "one shadow repository for the workspace, in tern's data directory");
-    assert!(shadows[0].join("refs/sessions/s1").exists(), "the session's snapshots on its ref");
+    assert_eq!(
+        shadows.len(),
+        1,
+        "one shadow repository for the workspace, in tern's data directory"
+    );
+    assert!(
+        shadows[0].join("refs/sessions/s1").exists(),
+        "the session's snapshots on its ref"
+    );
 }
 
 #[tokio::test]

@@ -225,7 +225,11 @@ impl Agent {
         let (prepared, policy, change) = approved.into_parts();
         // Approved and about to run: what it will write is saved first (the work tree snapshotted, for a call whose
         // writes are not known), so /undo can put it back.
-        if let Some(text) = self.checkpoints.before_call(prepared.tool.as_ref(), &prepared.args, &policy).await {
+        if let Some(text) = self
+            .checkpoints
+            .before_call(prepared.tool.as_ref(), &prepared.args, &policy)
+            .await
+        {
             self.shared.emit(Event::Notice { text });
         }
         // The PostToolUse hooks are told the arguments the call ran with.

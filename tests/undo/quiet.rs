@@ -6,7 +6,16 @@ use super::*;
 /// Runs the real `tern run` in `work` with tern's data under `home`, against `mock`.
 async fn tern_run(mock: &MockLlm, work: &Path, home: &Path) {
     let status = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"))
-        .args(["run", "--provider", "openai", "--base-url", &mock.openai_base_url(), "--model", "m", "look"])
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--base-url",
+            &mock.openai_base_url(),
+            "--model",
+            "m",
+            "look",
+        ])
         .current_dir(work)
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
@@ -24,7 +33,13 @@ async fn tern_run(mock: &MockLlm, work: &Path, home: &Path) {
 /// Every file under `dir`, relative to it.
 fn files_under(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for entry in ignore::WalkBuilder::new(dir).hidden(false).ignore(false).git_ignore(false).build().flatten() {
+    for entry in ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(false)
+        .build()
+        .flatten()
+    {
         if entry.file_type().is_some_and(|t| !t.is_dir()) {
             out.push(entry.path().strip_prefix(dir).unwrap().display().to_string());
         }

@@ -166,6 +166,8 @@ pub struct Checkpoints {
     /// Locked by whoever runs git on it: a turn's snapshot, a revert, or the first indexing in the background.
     shadow: Option<Arc<tokio::sync::Mutex<ShadowSlot>>>,
     turns: Mutex<Vec<TurnRecord>>,
+    /// The work tree.
+    root: PathBuf,
     /// The last turn whose snapshot before its first command was tried (taken or missed: a turn gets one try, as
     /// a later one would miss what the first command changed).
     tried: Mutex<u64>,
@@ -248,6 +250,7 @@ impl Checkpoints {
             _temp: temp,
             shadow,
             turns: Mutex::new(Vec::new()),
+            root: root.to_path_buf(),
             tried: Mutex::new(0),
             sink: None,
         }
@@ -358,7 +361,12 @@ impl Checkpoints {
     /// Before a call that can change files: an edit tool's files are saved (`before_write`); for any other call
     /// that is not read-only (a command, an MCP tool), the work tree is snapshotted, the first time in the turn.
     /// Returns a notice when that snapshot could not be taken.
-    pub async fn before_call(&self, tool: &dyn crate::tools::Tool, args: &Value, policy: &PathPolicy) -> Option<String> {
+    pub async fn before_call(
+        &self,
+        tool: &dyn crate::tools::Tool,
+        args: &Value,
+        policy: &PathPolicy,
+    ) -> Option<String> {
         // An MCP server's read-only hint is not a guarantee; a request to the outside (a web fetch) writes nothing.
         if (tool.read_only() && tool.hints().is_none()) || tool.repeat_key(args).is_some() {
             return None;
@@ -417,11 +425,7 @@ impl Checkpoints {
 
     /// The files the current turn's edit tools wrote, as they were before the turn, relative to the work tree.
     fn earlier(&self) -> Vec<shadow::Earlier> {
-        let Some(root) = self.shadow.as_ref().and_then(|s| s.try_lock().ok().map(|s| s.shadow.work_tree().to_path_buf()))
-        else {
-            return Vec::new();
-        };
-        let root = root.canonicalize().unwrap_or(root);
+        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
         self.current(|record| {
             record
                 .files
@@ -608,7 +612,10 @@ impl Checkpoints {
 /// `shadow.git`: they stay readable through alternates.
 fn workspace_shadow(base: &Path, temporary: bool, root: &Path) -> Shadow {
     let data = base.parent().and_then(Path::parent).filter(|_| !temporary);
-    let session = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let session = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let shadow = match data {
         Some(data) => Shadow::for_workspace(&data.join("shadow"), root.to_path_buf(), &session),
         None => Shadow::new(base.join("shadow"), root.to_path_buf()),

@@ -1,7 +1,8 @@
 //! Retention of the shadow repositories (`<data>/shadow/<key>/`, see `shadow.rs`): a session's snapshots are kept
 //! for `keep` after they were taken, a workspace's repository as a whole for `keep` after its last use, and a
 //! repository larger than `max_bytes` drops every session's snapshots but those of the last hour. Collected in the
-//! background at a session's start, at most once a day per repository, and never while another process writes it.
+//! background at a session's start, at most once a day per repository (the first time a day after it was made),
+//! and never while another process writes it.
 //!
 //! It must not remove what a running session needs: the index (whose objects `git gc` keeps, as it reads
 //! `GIT_INDEX_FILE`) and snapshots newer than an hour, and it never waits for a lock.
@@ -59,15 +60,23 @@ pub async fn collect(dir: &Path, retention: Retention, now: SystemTime) -> Resul
         tracing::info!(dir = %dir.display(), "removing an unused shadow repository");
         return std::fs::remove_dir_all(dir).map_err(ShadowError::from);
     }
-    let size = dir_size(dir);
-    if age("collected").is_some_and(|a| a < EVERY) && size <= retention.max_bytes {
+    // Sizing walks every loose object: done only when a collection is due.
+    if age("collected").is_some_and(|a| a < EVERY) {
         return Ok(());
     }
+    let size = dir_size(dir);
     let shadow = Shadow::new(dir.to_path_buf(), dir.to_path_buf());
     let refs = shadow
-        .git(&["for-each-ref", "--format=%(committerdate:unix) %(refname)", "refs/sessions/"])
+        .git(&[
+            "for-each-ref",
+            "--format=%(committerdate:unix) %(refname)",
+            "refs/sessions/",
+        ])
         .await?;
-    let now_secs = now.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let now_secs = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let keep = if size > retention.max_bytes {
         GRACE
     } else {
@@ -85,7 +94,9 @@ pub async fn collect(dir: &Path, retention: Retention, now: SystemTime) -> Resul
     }
     if !drop.is_empty() {
         let mut update = shadow.command();
-        update.args(["update-ref", "--stdin"]).stdin(std::process::Stdio::piped());
+        update
+            .args(["update-ref", "--stdin"])
+            .stdin(std::process::Stdio::piped());
         run_with_input(update, drop.concat().as_bytes()).await?;
     }
     // Not killed with tern: a `tern run` that ends first leaves git to finish (it is safe to stop anyway).

@@ -133,7 +133,13 @@ impl Shadow {
         let mut shadow = Self::new(shadows.join(workspace_key(&work_tree)), work_tree);
         let name: String = session
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         if !name.is_empty() {
             shadow.reference = format!("refs/sessions/{name}");
@@ -205,7 +211,8 @@ impl Shadow {
 
     /// Brings the index up to date with the work tree (the slow part of a first snapshot), within `limit`.
     pub async fn index(&mut self, limit: Duration) -> Result<(), ShadowError> {
-        self.timed(limit, async |shadow: &mut Self| shadow.add_all().await).await
+        self.timed(limit, async |shadow: &mut Self| shadow.add_all().await)
+            .await
     }
 
     /// Commits the index as it is (brought up to date by `index`), with each of `earlier` as it was before, within
@@ -216,8 +223,10 @@ impl Shadow {
         earlier: &[Earlier],
         limit: Duration,
     ) -> Result<String, ShadowError> {
-        self.timed(limit, async |shadow: &mut Self| shadow.commit_now(message, earlier).await)
-            .await
+        self.timed(limit, async |shadow: &mut Self| {
+            shadow.commit_now(message, earlier).await
+        })
+        .await
     }
 
     /// Runs `work` under the cross-process lock and `limit`. A killed `git add` may leave its lock behind: under our
@@ -261,6 +270,8 @@ impl Shadow {
                 "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
             )?;
             self.exclude_own_data()?;
+            // Retention's first collection is a day away (see `retention.rs`).
+            std::fs::write(self.git_dir.join("collected"), b"")?;
             std::fs::write(self.git_dir.join("HEAD"), "ref: refs/heads/snapshots\n")?;
         }
         Ok(())

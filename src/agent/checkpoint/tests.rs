@@ -366,8 +366,16 @@ async fn a_turn_that_changes_nothing_or_only_edits_takes_no_snapshot_and_leaves_
     checkpoints.before_write("write_file", &json!({"path": "a.txt"}), &policy);
     std::fs::write(root.join("a.txt"), "two\n").unwrap();
     checkpoints.end_turn().await;
-    assert!(!data.path().join("shadow").exists(), "no shadow repository for turns without commands");
-    assert!(checkpoints.records().iter().all(|r| r.before.is_none() && r.after.is_none()));
+    assert!(
+        !data.path().join("shadow").exists(),
+        "no shadow repository for turns without commands"
+    );
+    assert!(
+        checkpoints
+            .records()
+            .iter()
+            .all(|r| r.before.is_none() && r.after.is_none())
+    );
     // The edit is still undone, from its file checkpoint.
     let revert = checkpoints.plan(&checkpoints.records()[1..]).await;
     checkpoints.apply(&revert);
@@ -385,7 +393,10 @@ async fn sessions_share_the_workspace_index_and_an_edit_before_the_first_command
     first.begin_turn(1, "t", 0, 0).await;
     assert_eq!(first.before_command().await, None);
     first.end_turn().await;
-    let shadows: Vec<_> = std::fs::read_dir(data.path().join("shadow")).unwrap().flatten().collect();
+    let shadows: Vec<_> = std::fs::read_dir(data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .collect();
     assert_eq!(shadows.len(), 1, "one shadow repository for the workspace");
     let index = shadows[0].path().join("tern-index");
     let indexed = std::fs::metadata(&index).unwrap().modified().unwrap();
@@ -408,7 +419,9 @@ async fn sessions_share_the_workspace_index_and_an_edit_before_the_first_command
     assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "bee\n");
     assert!(!root.join("c.txt").exists());
     // Each session's snapshots hang on a ref of its own.
-    let refs = std::fs::read_dir(shadows[0].path().join("refs/sessions")).unwrap().count();
+    let refs = std::fs::read_dir(shadows[0].path().join("refs/sessions"))
+        .unwrap()
+        .count();
     assert_eq!(refs, 2);
     assert!(!root.join("PWNED").exists());
 }
@@ -422,19 +435,25 @@ async fn retention_drops_old_snapshots_and_unused_repositories() {
     checkpoints.begin_turn(1, "t", 0, 0).await;
     assert_eq!(checkpoints.before_command().await, None);
     checkpoints.end_turn().await;
-    let dir = std::fs::read_dir(data.path().join("shadow")).unwrap().flatten().next().unwrap().path();
+    let dir = std::fs::read_dir(data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
     let day = Duration::from_secs(24 * 3600);
     let now = std::time::SystemTime::now();
     let policy = Retention {
         keep: 14 * day,
         max_bytes: 1 << 30,
     };
-    // Fresh: nothing goes.
-    collect(&dir, policy, now).await.unwrap();
+    // Collected a day after it was made, and kept whole within its age and size.
+    collect(&dir, policy, now + 2 * day).await.unwrap();
     assert!(dir.join("refs/sessions/s1").exists() || packed(&dir).contains("refs/sessions/s1"));
-    // Over its size two hours later: every session's snapshots older than an hour go; the index stays.
+    // Over its size at the next collection: every session's snapshots older than an hour go; the index stays.
+    std::fs::remove_file(dir.join("collected")).unwrap();
     let small = Retention { max_bytes: 1, ..policy };
-    collect(&dir, small, now + Duration::from_secs(7200)).await.unwrap();
+    collect(&dir, small, now + 2 * day).await.unwrap();
     assert!(!dir.join("refs/sessions/s1").exists() && !packed(&dir).contains("refs/sessions/s1"));
     assert!(dir.join("tern-index").exists() && dir.join("collected").exists());
     // Unused for longer than it keeps: the whole repository goes.
