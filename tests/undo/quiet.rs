@@ -62,7 +62,8 @@ async fn runs_that_change_nothing_leave_only_their_session_logs() {
     let left = files_under(&home.path().join("data/tern"));
     assert!(!left.is_empty());
     assert!(
-        left.iter().all(|f| f.starts_with("sessions/") && !f.contains("shadow")),
+        left.iter()
+            .all(|f| (f.starts_with("sessions/") || f.starts_with("logs/")) && !f.contains("shadow")),
         "only the sessions' own files: {left:?}"
     );
 }
