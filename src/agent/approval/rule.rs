@@ -68,28 +68,47 @@ impl fmt::Display for CommandRule {
         {
             return f.write_str(word);
         }
+        // Words are written bare where that reads naturally, but a parser has corners no list of characters
+        // captures (`1+:`), so the bare form is used only when it parses back to these very words.
+        let natural = self.spelled(|i, word| bare_looking(i, word));
+        if syntax::subset(&natural).is_some_and(|commands| matches!(commands.as_slice(), [words] if *words == self.words))
+        {
+            return f.write_str(&natural);
+        }
+        f.write_str(&self.spelled(|_, _| false))
+    }
+}
+
+impl CommandRule {
+    /// The words joined by spaces, each bare when `bare` says so and single-quoted otherwise.
+    fn spelled(&self, bare: impl Fn(usize, &str) -> bool) -> String {
+        let mut out = String::new();
         for (i, word) in self.words.iter().enumerate() {
             if i > 0 {
-                f.write_str(" ")?;
+                out.push(' ');
             }
-            // Bare only when bash reads it back as this very word (and not as a keyword or an assignment).
-            let bare = word
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ',' | ':' | '=' | '+'))
-                && !word.is_empty()
-                // tree-sitter-bash reads a word starting with `=` (`==`) as an operator, not a plain word.
-                && !word.starts_with('=')
-                && !(i == 0 && (syntax::RESERVED.contains(&word.as_str()) || word.contains('=')))
-                // tree-sitter-bash reads `NAME=` with nothing after it as an assignment after another word too (`- a=`).
-                && !(word.ends_with('=') && looks_like_assignment(word));
-            if bare {
-                f.write_str(word)?;
+            if bare(i, word) {
+                out.push_str(word);
             } else {
-                write!(f, "'{}'", word.replace('\'', "'\\''"))?;
+                out.push('\'');
+                out.push_str(&word.replace('\'', "'\\''"));
+                out.push('\'');
             }
         }
-        Ok(())
+        out
     }
+}
+
+/// Whether `word` (the `i`th of a rule) looks safe to write without quotes; checked by parsing it back.
+fn bare_looking(i: usize, word: &str) -> bool {
+    word.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ',' | ':' | '=' | '+'))
+        && !word.is_empty()
+        // tree-sitter-bash reads a word starting with `=` (`==`) as an operator, not a plain word.
+        && !word.starts_with('=')
+        && !(i == 0 && (syntax::RESERVED.contains(&word) || word.contains('=')))
+        // tree-sitter-bash reads `NAME=` with nothing after it as an assignment after another word too (`- a=`).
+        && !(word.ends_with('=') && looks_like_assignment(word))
 }
 
 /// Whether `word` starts like a shell assignment (`NAME=`), which a parser may not read back as a plain word.

@@ -1,8 +1,8 @@
 //! The git environment for tern's own git: what git runs when tern runs git without the user asking (the read-only
-//! list's `git status`/`git diff`, the shadow checkpoints) or when the user's hooks run git. A command may have
+//! list's `git status`/`git diff`) or when the user's hooks run git. A command may have
 //! planted `core.fsmonitor`, a hook, a pager, an external diff, a textconv or a filter in a repository's config, and
 //! each of those is a program git starts outside the sandbox. This module neutralises what the environment can reach
-//! (`vars`, `apply`), tells what the arguments must add (`SAFE_DIFF_ARGS`), and reads a repository's config for
+//! (`vars`, `neutralise`), and reads a repository's config for
 //! anything that can run a program (`config_runs_programs`), since filters and drivers named by `.gitattributes`
 //! cannot be switched off generically.
 //!
@@ -40,11 +40,6 @@ const NEUTRAL_VARS: [(&str, &str); 6] = [
 /// Variables taken out: another external diff, or config passed down by a `git -c` that started tern.
 pub(crate) const REMOVED_VARS: [&str; 3] = ["GIT_EXTERNAL_DIFF", "GIT_CONFIG_PARAMETERS", "GIT_DIFF_OPTS"];
 
-/// What tern's own `git diff`/`git log -p`/`git show` add: the environment cannot stop a diff driver or a textconv
-/// defined in config the user wrote.
-#[allow(dead_code)]
-pub(crate) const SAFE_DIFF_ARGS: [&str; 2] = ["--no-ext-diff", "--no-textconv"];
-
 /// The variables to set for neutral git (names and values), `GIT_CONFIG_*` included.
 pub(crate) fn vars() -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = NEUTRAL_VARS
@@ -66,16 +61,6 @@ pub(crate) fn neutralise(env: &mut BTreeMap<OsString, OsString>) {
         env.remove(OsStr::new(name));
     }
     env.extend(vars().into_iter().map(|(k, v)| (OsString::from(k), OsString::from(v))));
-}
-
-/// Neutralises a command tern starts to run git on its own: the shadow checkpoints' entry point (they add
-/// `SAFE_DIFF_ARGS` to any diff they ask for).
-#[allow(dead_code)]
-pub(crate) fn apply(cmd: &mut std::process::Command) {
-    for name in REMOVED_VARS {
-        cmd.env_remove(name);
-    }
-    cmd.envs(vars());
 }
 
 #[rustfmt::skip]
