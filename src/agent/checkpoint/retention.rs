@@ -4,8 +4,13 @@
 //! background at a session's start, at most once a day per repository (the first time a day after it was made),
 //! and never while another process writes it.
 //!
+//! Collection is explicit and the only one: shadow git never starts one by itself (`gc.auto=0`, see `shadow.rs`).
+//! A repository's collection and its removal hold its lock (`tern.lock`) from start to end; the `git gc` is handed
+//! the lock with its standard input, so a collection that outlives tern (a short `tern run` ends first) still holds
+//! it, and nothing else writes or removes that repository until git is done.
+//!
 //! It must not remove what a running session needs: the index (whose objects `git gc` keeps, as it reads
-//! `GIT_INDEX_FILE`) and snapshots newer than an hour, and it never waits for a lock.
+//! `GIT_INDEX_FILE`) and snapshots newer than an hour, and it never waits for a writer (only a moment, `MOMENT`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -18,6 +23,12 @@ const EVERY: Duration = Duration::from_secs(24 * 3600);
 const GRACE: Duration = Duration::from_secs(3600);
 /// How long one repository's collection may take.
 const LIMIT: Duration = Duration::from_secs(600);
+/// How long a collection waits for a repository's lock. Not zero: a process that this one (any of its threads)
+/// starts holds a copy of every open file, the lock's included, from its fork until its exec, so a lock just let go
+/// can still look held for a moment. A writer holds it far longer, and then the collection waits for another day.
+const MOMENT: Duration = Duration::from_secs(2);
+/// Names a repository being removed goes by (`.removing-<key>-<pid>`), next to the live ones.
+const REMOVING: &str = ".removing-";
 
 /// How long and how much shadow data is kept (the `[checkpoints]` settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +37,8 @@ pub struct Retention {
     pub max_bytes: u64,
 }
 
-/// Collects the shadow repositories under `shadows` in a background task (none without a tokio runtime).
+/// Collects the shadow repositories under `shadows` in a background task (none without a tokio runtime), one after
+/// the other.
 pub fn collect_in_background(shadows: PathBuf, retention: Retention) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
@@ -35,8 +47,12 @@ pub fn collect_in_background(shadows: PathBuf, retention: Retention) {
         let Ok(entries) = std::fs::read_dir(&shadows) else {
             return;
         };
-        for dir in entries.flatten().map(|e| e.path()) {
-            if dir.join("HEAD").is_file()
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            if entry.file_name().to_string_lossy().starts_with(REMOVING) {
+                // What an earlier removal left (it was stopped half way): nobody uses it.
+                let _ = std::fs::remove_dir_all(&dir);
+            } else if dir.join("HEAD").is_file()
                 && let Err(e) = collect(&dir, retention, SystemTime::now()).await
             {
                 tracing::warn!(error = %e, dir = %dir.display(), "cannot collect old snapshots");
@@ -45,9 +61,10 @@ pub fn collect_in_background(shadows: PathBuf, retention: Retention) {
     });
 }
 
-/// Collects one repository as of `now`, unless it was collected in the last day or another process holds it.
+/// Collects one repository as of `now`, unless it was collected in the last day or a writer holds it.
 pub async fn collect(dir: &Path, retention: Retention, now: SystemTime) -> Result<(), ShadowError> {
-    let Ok(_lock) = lock(&dir.join("tern.lock"), Duration::ZERO).await else {
+    // Held by a writer, or the repository was just removed by another process: its business.
+    let Ok(lock) = lock(&dir.join("tern.lock"), MOMENT).await else {
         return Ok(());
     };
     let age = |file: &str| {
@@ -58,7 +75,7 @@ pub async fn collect(dir: &Path, retention: Retention, now: SystemTime) -> Resul
     };
     if age("used").is_some_and(|a| a > retention.keep) {
         tracing::info!(dir = %dir.display(), "removing an unused shadow repository");
-        return std::fs::remove_dir_all(dir).map_err(ShadowError::from);
+        return remove(dir);
     }
     // Sizing walks every loose object: done only when a collection is due.
     if age("collected").is_some_and(|a| a < EVERY) {
@@ -99,9 +116,11 @@ pub async fn collect(dir: &Path, retention: Retention, now: SystemTime) -> Resul
             .stdin(std::process::Stdio::piped());
         run_with_input(update, drop.concat().as_bytes()).await?;
     }
-    // Not killed with tern: a `tern run` that ends first leaves git to finish (it is safe to stop anyway).
+    // Not killed with tern: a `tern run` that ends first leaves git to finish, holding the lock it was handed (git
+    // reads nothing from its standard input).
     let mut gc = shadow.command();
     gc.kill_on_drop(false)
+        .stdin(std::process::Stdio::from(lock.try_clone()?))
         .args(["gc", "--quiet", &format!("--prune={}.seconds.ago", GRACE.as_secs())]);
     match tokio::time::timeout(LIMIT, gc.output()).await {
         Ok(Ok(out)) if out.status.success() => {}
@@ -115,6 +134,19 @@ pub async fn collect(dir: &Path, retention: Retention, now: SystemTime) -> Resul
         Err(_) => return Err(ShadowError::Timeout(LIMIT)),
     }
     std::fs::write(dir.join("collected"), b"")?;
+    Ok(())
+}
+
+/// Removes a repository, under its lock: renamed away first, so a process opening it finds it whole or not at all,
+/// and one waiting for its lock finds the lock file gone (see `shadow::lock`).
+pub(super) fn remove(dir: &Path) -> Result<(), ShadowError> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let away = dir.with_file_name(format!("{REMOVING}{name}-{}", std::process::id()));
+    std::fs::rename(dir, &away)?;
+    std::fs::remove_dir_all(&away)?;
     Ok(())
 }
 

@@ -9,9 +9,11 @@
 //! - `GIT_DIR`, `GIT_WORK_TREE` and `GIT_INDEX_FILE` are set explicitly: the user's `.git` (its index, refs, config,
 //!   hooks, `info/exclude`) is never opened. Git itself never adds a `.git` entry of the work tree.
 //! - Every git command is made by `neutral`, the one place that says what git may run: the environment cleared
-//!   (PATH only), neither the user's nor the system's config read, no hooks, no fsmonitor, no pager, no signing, and
-//!   attributes read from the empty tree (`GIT_ATTR_SOURCE`) so an in-tree `.gitattributes` can name no filter,
-//!   textconv or end-of-line conversion: a snapshot holds the files' bytes as they are.
+//!   (PATH only), neither the user's nor the system's config read, the neutral settings of `tools::exec::git_env`
+//!   (no hooks, no fsmonitor, no pager, no editor), no signing, no collection started by git itself (retention
+//!   runs the only one), and attributes read from the empty tree (`GIT_ATTR_SOURCE`) so an in-tree
+//!   `.gitattributes` can name no filter, textconv or end-of-line conversion: a snapshot holds the files' bytes as
+//!   they are.
 //! - Only plumbing that runs no hooks (`add`, `write-tree`, `commit-tree`, `update-ref`, `diff-tree`, `cat-file`,
 //!   `hash-object`, `update-index`, `ls-files`, `gc`).
 //! - The project's `.gitignore` files are respected (git reads them from the work tree, as data).
@@ -26,23 +28,25 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-/// Settings on every git command line, after the cleared environment (see the module docs).
-const CONFIG: &[&str] = &[
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
-    "core.pager=cat",
-    "core.untrackedCache=true",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.quotePath=false",
-    "core.logAllRefUpdates=false",
-    "index.threads=true",
-    "commit.gpgSign=false",
-    "gc.auto=0",
-    "gc.writeCommitGraph=false",
-    "advice.addEmbeddedRepo=false",
-    "user.name=tern",
-    "user.email=tern@localhost",
+/// Settings of the shadow repository's own, after the neutral ones of `tools::exec::git_env` (which keep git from
+/// starting hooks, an fsmonitor, a pager or an editor), in the same list.
+const CONFIG: &[(&str, &str)] = &[
+    ("core.untrackedCache", "true"),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.quotePath", "false"),
+    ("core.logAllRefUpdates", "false"),
+    ("index.threads", "true"),
+    ("commit.gpgSign", "false"),
+    // No collection starts by itself, and none detached that would outlive the command (and write into a
+    // repository retention is removing): retention collects explicitly, under the repository's lock.
+    ("gc.auto", "0"),
+    ("gc.autoDetach", "false"),
+    ("maintenance.auto", "false"),
+    ("gc.writeCommitGraph", "false"),
+    ("advice.addEmbeddedRepo", "false"),
+    ("user.name", "tern"),
+    ("user.email", "tern@localhost"),
 ];
 
 /// The empty tree, which git knows without storing it: attributes are read from it, so there are none.
@@ -78,17 +82,15 @@ pub(crate) struct Earlier {
 }
 
 /// Makes `cmd` a git command that runs nothing but git (see the module docs): the one function every shadow git
-/// call goes through.
+/// call goes through. The neutral settings are `tools::exec::git_env`'s; what is added here is the shadow's own.
 pub(crate) fn neutral(cmd: &mut Command, home: &Path) {
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("LC_ALL", "C")
+        .envs(crate::tools::exec::git_env::vars_with(CONFIG))
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_ATTR_SOURCE", EMPTY_TREE)
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_AUTHOR_NAME", "tern")
         .env("GIT_AUTHOR_EMAIL", "tern@localhost")
         .env("GIT_COMMITTER_NAME", "tern")
@@ -96,9 +98,6 @@ pub(crate) fn neutral(cmd: &mut Command, home: &Path) {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for setting in CONFIG {
-        cmd.arg("-c").arg(setting);
-    }
 }
 
 #[derive(Debug)]
@@ -224,6 +223,14 @@ impl Shadow {
         limit: Duration,
     ) -> Result<String, ShadowError> {
         self.timed(limit, async |shadow: &mut Self| {
+            // An index that is gone (the repository removed and made again since `index`) would be a snapshot
+            // of nothing, which a revert would read as "every file was added by the turn".
+            if !shadow.indexed() {
+                return Err(ShadowError::Failed {
+                    command: "write-tree".into(),
+                    stderr: "the snapshot index is gone".into(),
+                });
+            }
             shadow.commit_now(message, earlier).await
         })
         .await
@@ -238,7 +245,16 @@ impl Shadow {
     ) -> Result<T, ShadowError> {
         let started = Instant::now();
         self.create()?;
-        let _lock = lock(&self.git_dir.join("tern.lock"), limit.min(LOCK_WAIT)).await?;
+        let path = self.git_dir.join("tern.lock");
+        let wait = limit.min(LOCK_WAIT);
+        let _lock = match lock(&path, wait).await {
+            // Retention removed the repository while this waited: it is made again.
+            Err(ShadowError::Spawn(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.create()?;
+                lock(&path, wait).await?
+            }
+            other => other?,
+        };
         // For retention: when the workspace's snapshots were last taken.
         let _ = std::fs::File::create(self.git_dir.join("used"));
         let stale = self.index.with_extension("lock");
@@ -253,9 +269,12 @@ impl Shadow {
         }
     }
 
-    /// Creates the repository (0700, under a directory that may be shared) the first time.
-    fn create(&self) -> Result<(), ShadowError> {
+    /// Creates the repository (0700, under a directory that may be shared) the first time, and again after
+    /// retention removed it (then no earlier snapshot of this session is there to go on from).
+    fn create(&mut self) -> Result<(), ShadowError> {
         if !self.git_dir.join("HEAD").exists() {
+            self.head = None;
+            self.head_read = false;
             if let Some(parent) = self.git_dir.parent() {
                 crate::session::log::private_dir(parent)?;
             }
@@ -413,23 +432,39 @@ pub(crate) fn workspace_key(work_tree: &Path) -> String {
 }
 
 /// Takes the lock file at `path` (created if need be), waiting up to `wait` for another process to let it go.
-/// Released when the returned file is dropped.
+/// Released when the returned file and every process it was handed to (a collection, see `retention.rs`) let it go.
+/// A lock taken on a file that was removed meanwhile (retention removed the repository while this waited) guards
+/// nothing: the file at `path` is opened again, and when its directory is gone the error is `NotFound`.
 pub(crate) async fn lock(path: &Path, wait: Duration) -> Result<std::fs::File, ShadowError> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
     let started = Instant::now();
     loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Err(ShadowError::Timeout(wait)),
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
-            Err(std::fs::TryLockError::WouldBlock) => return Err(ShadowError::Timeout(wait)),
-            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
         }
+        if same_file(&file, path) {
+            return Ok(file);
+        }
+    }
+}
+
+/// Whether the open `file` is still the one at `path`.
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
     }
 }
 

@@ -464,3 +464,82 @@ async fn retention_drops_old_snapshots_and_unused_repositories() {
 fn packed(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("packed-refs")).unwrap_or_default()
 }
+
+#[tokio::test]
+async fn a_collection_holds_its_repository_until_git_is_done_even_when_tern_stops_waiting() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    // Enough objects that `git gc` takes a while.
+    for i in 0..3000 {
+        std::fs::write(root.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let mut shadow = Shadow::for_workspace(&data.path().join("shadow"), root.clone(), "s1");
+    shadow.snapshot("one", Duration::from_secs(60)).await.unwrap();
+    let dir = shadow.git_dir().to_path_buf();
+    let policy = Retention {
+        keep: Duration::from_secs(14 * 24 * 3600),
+        max_bytes: 1 << 30,
+    };
+    let later = std::time::SystemTime::now() + Duration::from_secs(2 * 24 * 3600);
+    let collecting = tokio::spawn({
+        let dir = dir.clone();
+        async move { collect(&dir, policy, later).await }
+    });
+    // `git gc` marks its run with `gc.pid`; the collection is then dropped, as when `tern run` ends.
+    let started = std::time::Instant::now();
+    while !dir.join("gc.pid").exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "gc never started");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    collecting.abort();
+    assert!(collecting.await.is_err(), "the collection was stopped");
+    let other = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("tern.lock"))
+        .unwrap();
+    assert!(
+        matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        "git still collects: nobody else may write or remove the repository"
+    );
+    // Free once git is done, and git was done by then.
+    let free = shadow::lock(&dir.join("tern.lock"), Duration::from_secs(120)).await.unwrap();
+    assert!(!dir.join("gc.pid").exists());
+    drop(free);
+    // A snapshot after it works on the collected repository.
+    shadow.snapshot("two", SNAPSHOT_LIMIT).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_writer_waiting_while_retention_removes_the_repository_makes_it_again() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut shadow = Shadow::for_workspace(&data.path().join("shadow"), root.clone(), "s1");
+    shadow.snapshot("one", SNAPSHOT_LIMIT).await.unwrap();
+    let dir = shadow.git_dir().to_path_buf();
+    // Retention holds the repository; a snapshot waits for it meanwhile.
+    let held = shadow::lock(&dir.join("tern.lock"), Duration::ZERO).await.unwrap();
+    let writer = tokio::spawn(async move {
+        let taken = shadow.snapshot("two", Duration::from_secs(30)).await;
+        (shadow, taken)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!writer.is_finished(), "the snapshot waits for the lock");
+    super::retention::remove(&dir).unwrap();
+    drop(held);
+    let (shadow, taken) = writer.await.unwrap();
+    // A lock on the removed file would have let it write into a directory that is gone.
+    let commit = taken.unwrap();
+    assert!(dir.join("HEAD").is_file());
+    assert_eq!(shadow.content(&commit, "a.txt").await.unwrap(), b"one\n");
+    let count = shadow.git(&["rev-list", "--count", &commit]).await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&count).trim(), "1", "no parent from the removed repository");
+    let left: Vec<_> = std::fs::read_dir(data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "only the repository made again: {left:?}");
+}
