@@ -543,3 +543,26 @@ async fn a_writer_waiting_while_retention_removes_the_repository_makes_it_again(
         .collect();
     assert_eq!(left.len(), 1, "only the repository made again: {left:?}");
 }
+
+#[tokio::test]
+async fn shadow_git_reads_the_neutral_settings_and_starts_no_collection_by_itself() {
+    let repo = hostile_repo();
+    let data = tempfile::tempdir().unwrap();
+    let mut shadow = Shadow::new(data.path().join("shadow"), repo.path().canonicalize().unwrap());
+    shadow.snapshot("one", SNAPSHOT_LIMIT).await.unwrap();
+    for (key, value) in [
+        // From `tools::exec::git_env`.
+        ("core.hooksPath", "/dev/null"),
+        ("core.fsmonitor", "false"),
+        ("core.pager", "cat"),
+        ("safe.bareRepository", "explicit"),
+        // The shadow's own.
+        ("gc.auto", "0"),
+        ("gc.autoDetach", "false"),
+        ("maintenance.auto", "false"),
+        ("commit.gpgSign", "false"),
+    ] {
+        let out = shadow.git(&["config", "--get", key]).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&out).trim(), value, "{key}");
+    }
+}
