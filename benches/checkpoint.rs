@@ -1,12 +1,14 @@
 //! What work-tree snapshots cost, in git trees of 10,000 and 100,000 small files (generated in a temp dir):
 //! - the real `tern run` process against the scripted model on 127.0.0.1: a one-answer turn inside git and the same
 //!   files outside git (`.git` moved away), and a turn with one edit (`write_file`) in both;
-//! - the data a workspace's runs leave besides the sessions' own logs: after ten unchanged runs;
+//! - the data a workspace's runs leave besides the sessions' own logs (an earlier version's snapshots kept in a
+//!   session's directory count as data): after ten unchanged runs;
 //! - through the library, a turn that runs a command: the first indexing of a new workspace, and then, with the
 //!   persistent index, the snapshot before the command and the one after the turn.
 //!
 //! Prints medians. `TERN_BENCH_RUNS` sets the runs per figure (default 7); `TERN_BENCH_SIZES` the tree sizes
-//! (default "10000,100000"); `TERN_BIN` another `tern` binary to measure (an earlier build, for a before/after).
+//! (default "10000,100000"); `TERN_BIN` another `tern` binary to measure (an earlier build, for a before/after; the
+//! library's figures are then left out).
 //! Run with `cargo bench --bench checkpoint`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -107,16 +109,17 @@ fn ratio(a: Duration, b: Duration) -> String {
     format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64())
 }
 
-/// Bytes under `dir`, leaving out `skip` (a direct child).
-fn size(dir: &Path, skip: &str) -> u64 {
+/// Bytes under `dir`; with `logs_only`, an earlier version's per-session snapshot data (`shadow.git`,
+/// `checkpoints` in a session's directory) left out.
+fn size(dir: &Path, logs_only: bool) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
     entries
         .flatten()
-        .filter(|e| e.file_name() != skip)
+        .filter(|e| !(logs_only && (e.file_name() == "shadow.git" || e.file_name() == "checkpoints")))
         .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => size(&e.path(), ""),
+            Ok(t) if t.is_dir() => size(&e.path(), logs_only),
             _ => e.metadata().map(|m| m.len()).unwrap_or(0),
         })
         .sum()
@@ -132,7 +135,8 @@ fn main() {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    let bin = std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
+    let other = std::env::var("TERN_BIN").ok();
+    let bin = other.clone().unwrap_or_else(|| env!("CARGO_BIN_EXE_tern").to_string());
     println!("work-tree snapshots: tern run against the scripted model on 127.0.0.1, median of {runs} runs ({bin})");
     for files in sizes {
         let work = repo(files);
@@ -145,8 +149,8 @@ fn main() {
         for _ in 0..10 {
             runner.run(work.path(), false);
         }
-        let left = size(&runner.data(), "sessions");
-        let logs = size(&runner.data().join("sessions"), "");
+        let logs = size(&runner.data().join("sessions"), true);
+        let left = size(&runner.data(), false).saturating_sub(logs);
         let in_git = runner.median(work.path(), false, runs);
         let edit_in_git = runner.median(work.path(), true, runs);
         std::fs::rename(work.path().join(".git"), work.path().join(".git-away")).unwrap();
@@ -171,7 +175,10 @@ fn main() {
             left as f64 / 1024.0,
             logs as f64 / 1024.0
         );
-        command_turns(work.path(), files);
+        // The library's figures are this build's: left out when another binary is measured.
+        if other.is_none() {
+            command_turns(work.path(), files);
+        }
     }
 }
 
