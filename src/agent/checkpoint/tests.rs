@@ -504,7 +504,9 @@ async fn a_collection_holds_its_repository_until_git_is_done_even_when_tern_stop
         "git still collects: nobody else may write or remove the repository"
     );
     // Free once git is done, and git was done by then.
-    let free = shadow::lock(&dir.join("tern.lock"), Duration::from_secs(120)).await.unwrap();
+    let free = shadow::lock(&dir.join("tern.lock"), Duration::from_secs(120))
+        .await
+        .unwrap();
     assert!(!dir.join("gc.pid").exists());
     drop(free);
     // A snapshot after it works on the collected repository.
@@ -535,7 +537,11 @@ async fn a_writer_waiting_while_retention_removes_the_repository_makes_it_again(
     assert!(dir.join("HEAD").is_file());
     assert_eq!(shadow.content(&commit, "a.txt").await.unwrap(), b"one\n");
     let count = shadow.git(&["rev-list", "--count", &commit]).await.unwrap();
-    assert_eq!(String::from_utf8_lossy(&count).trim(), "1", "no parent from the removed repository");
+    assert_eq!(
+        String::from_utf8_lossy(&count).trim(),
+        "1",
+        "no parent from the removed repository"
+    );
     let left: Vec<_> = std::fs::read_dir(data.path().join("shadow"))
         .unwrap()
         .flatten()
