@@ -70,8 +70,9 @@ impl fmt::Display for CommandRule {
         }
         // Words are written bare where that reads naturally, but a parser has corners no list of characters
         // captures (`1+:`), so the bare form is used only when it parses back to these very words.
-        let natural = self.spelled(|i, word| bare_looking(i, word));
-        if syntax::subset(&natural).is_some_and(|commands| matches!(commands.as_slice(), [words] if *words == self.words))
+        let natural = self.spelled(bare_looking);
+        if syntax::subset(&natural)
+            .is_some_and(|commands| matches!(commands.as_slice(), [words] if *words == self.words))
         {
             return f.write_str(&natural);
         }
