@@ -3,6 +3,8 @@
 //! cut in the session log, and never touch the user's `.git`. One tmux test drives `/rewind` through the picker.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "undo/quiet.rs"]
+mod quiet;
 #[path = "undo/resume.rs"]
 mod resume;
 mod support;
@@ -330,10 +332,19 @@ async fn undo_reverts_edits_and_commands_a_turn_at_a_time_and_leaves_git_alone()
         "the user's .git is byte-identical"
     );
     assert!(!s.work.path().join("HOOK-RAN").exists(), "no hook of the project ran");
-    let shadow = s.data.path().join("sessions/s1/shadow.git");
+    let shadows: Vec<PathBuf> = std::fs::read_dir(s.data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(
+        shadows.len(),
+        1,
+        "one shadow repository for the workspace, in tern's data directory"
+    );
     assert!(
-        shadow.join("HEAD").exists(),
-        "snapshots live in the session's data directory"
+        shadows[0].join("refs/sessions/s1").exists(),
+        "the session's snapshots on its ref"
     );
 }
 
@@ -450,7 +461,7 @@ async fn without_git_edits_come_back_from_checkpoints_and_commands_are_named() {
     assert!(!said.is_empty());
     let saved = s.data.path().join("sessions/s1/checkpoints/turn-1/0");
     assert_eq!(std::fs::read_to_string(saved).unwrap(), "a one\n");
-    assert!(!s.data.path().join("sessions/s1/shadow.git").exists());
+    assert!(!s.data.path().join("shadow").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -223,10 +223,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
         let (prepared, policy, change, limits) = approved.into_parts();
-        // Approved and about to run: what it will write is saved first, so /undo can put it back.
-        self.checkpoints.before_write(&call.name, &prepared.args, &policy);
-        if call.name == "exec" {
-            self.checkpoints.ran_command();
+        // Approved and about to run: what it will write is saved first (the work tree snapshotted, for a call whose
+        // writes are not known), so /undo can put it back.
+        if let Some(text) = self
+            .checkpoints
+            .before_call(prepared.tool.as_ref(), &prepared.args, &policy)
+            .await
+        {
+            self.shared.emit(Event::Notice { text });
         }
         // What tern reads as instructions, stat'ed around a command: a change is reported, never loaded unseen.
         let root = policy.root().to_path_buf();

@@ -70,6 +70,8 @@ pub fn config_for(
     resume: Option<&Path>,
 ) -> Result<(AgentConfig, SessionInfo), StartError> {
     let data_dir = crate::config::data_dir();
+    // Old work-tree snapshots go in the background, whatever this session does.
+    checkpoint::collect_in_background(data_dir.join("shadow"), settings.checkpoints);
     let mut warnings = Vec::new();
     let mut notices = Vec::new();
     let (provider, session_id, history, events, checkpoints, log) = match resume {

@@ -316,7 +316,6 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
 impl Agent {
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         self.messages = super::conversation::Conversation::new(std::mem::take(&mut self.history));
-        self.checkpoints.prepare();
         let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
         self.shared.emit(Event::SessionStarted {
             provider: self.provider.name().to_string(),

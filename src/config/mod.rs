@@ -12,6 +12,7 @@ use crate::agent::approval::{ApprovalMode, CommandRule};
 use crate::models::{Catalog, ModelEntry};
 use crate::provider::{ProviderConfig, ProviderKind, ReasoningEffort, RetryPolicy, Thinking, WireApi};
 
+mod checkpoints;
 mod compaction;
 pub mod detect;
 pub mod hooks;
@@ -22,6 +23,7 @@ pub mod tui;
 mod web;
 pub mod write;
 
+pub use checkpoints::CheckpointsFile;
 pub use compaction::Compaction;
 pub use hooks::HooksFile;
 pub use subagents::{SubagentSettings, SubagentsFile};
@@ -75,6 +77,9 @@ pub struct ConfigFile {
     pub sandbox: SandboxFile,
     #[serde(default)]
     pub subagents: SubagentsFile,
+    /// `[checkpoints]`: how long and how much of the work-tree snapshots is kept.
+    #[serde(default)]
+    pub checkpoints: CheckpointsFile,
     /// Extra directories writes may go to besides the workspace.
     #[serde(default)]
     pub write_roots: Vec<PathBuf>,
@@ -235,6 +240,8 @@ pub struct Settings {
     pub write_roots: Vec<PathBuf>,
     pub sandbox: SandboxSettings,
     pub subagents: SubagentSettings,
+    /// `[checkpoints]`: how long and how much of the work-tree snapshots is kept.
+    pub checkpoints: crate::agent::checkpoint::Retention,
     pub mcp_servers: toml::Table,
     /// A JSON file of `mcpServers` given with `--mcp-config`.
     pub mcp_config: Option<PathBuf>,
@@ -332,6 +339,7 @@ impl ConfigFile {
         self.sandbox.allow_unix_sockets.extend(other.sandbox.allow_unix_sockets);
         self.sandbox.devices.extend(other.sandbox.devices);
         self.subagents.merge(other.subagents);
+        self.checkpoints.merge(other.checkpoints);
         self.mcp_servers.extend(other.mcp_servers);
         self.trusted_projects.extend(other.trusted_projects);
         self.hooks.extend(other.hooks);
@@ -414,6 +422,11 @@ impl ConfigFile {
         drop_if!(self.api_key.is_some(), "api_key", self.api_key = None);
         drop_if!(self.api_key_env.is_some(), "api_key_env", self.api_key_env = None);
         drop_if!(self.provider.is_some(), "provider", self.provider = None);
+        drop_if!(
+            self.checkpoints.is_set(),
+            "checkpoints",
+            self.checkpoints = CheckpointsFile::default()
+        );
         self.web.drop_loosening(&mut dropped);
         self.trusted_projects.clear();
         (self, dropped)
@@ -715,6 +728,7 @@ fn finish(
             devices: file.sandbox.devices,
         },
         subagents: SubagentSettings::from_file(&file.subagents),
+        checkpoints: file.checkpoints.retention(),
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,
         hooks,

@@ -4,11 +4,16 @@
 //! - **File checkpoints**: before an approved edit, write or patch runs, the content (or absence) of every file it
 //!   will write is saved under `<session>/checkpoints/turn-<n>/` (directories 0700, files 0600). At the end of the
 //!   turn, a hash of each such file is kept, so a later change by someone else is noticed before it is overwritten.
-//! - **Shadow snapshots**: in a git work tree, the whole tree is snapshotted before and after each turn into a git
-//!   directory of tern's own (`shadow.rs`), so what shell commands changed is undoable too. A tree too large
-//!   (more than `MAX_SNAPSHOT_FILES` files) or too slow to snapshot (over `SNAPSHOT_LIMIT`) turns snapshots off for
-//!   the session, with a notice. The first snapshot, which hashes every file, is indexed in the background when the
-//!   session starts (`prepare`), so a turn start only waits for what changed.
+//! - **Shadow snapshots**: in a git work tree, a turn that runs a call whose writes are not known beforehand (a
+//!   command, an MCP tool that is not read-only: any tool that is not `read_only()` and writes no file checkpoint)
+//!   snapshots the whole tree just before the first such call and again at its end, into the workspace's shadow
+//!   repository (`shadow.rs`), so what commands changed is undoable too. A turn that changes nothing, or only edits
+//!   files through edit tools, takes no snapshot. When the workspace was snapshotted before, its persistent index is
+//!   brought up to date in the background as each turn starts, so the first command waits for little more than a
+//!   commit; files the turn's edit tools wrote by then go into that snapshot as they were before the turn. A tree
+//!   too large (more than `MAX_SNAPSHOT_FILES` files) or too slow to snapshot turns snapshots off for the session,
+//!   with a notice; a first indexing slower than `SNAPSHOT_LIMIT` goes on in the background for the next turns.
+//!   Old snapshots are collected by `retention.rs`.
 //!
 //! Each record is written to the session log when its turn begins, when it changes and when the turn ends
 //! (`record_to`), and a resumed session starts with the records it had (`restore`, `restore.rs`), so its earlier turns
@@ -21,8 +26,11 @@
 
 mod ops;
 mod restore;
+mod retention;
 mod revert;
 pub mod shadow;
+
+pub use retention::{Retention, collect, collect_in_background};
 
 pub use restore::restorable;
 pub(crate) use revert::stays_inside;
@@ -41,12 +49,13 @@ use shadow::Shadow;
 
 /// The tools whose write targets `approval::edit_paths` lists.
 const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
-/// How long one snapshot may take before snapshots are turned off for the session.
+/// How long a command waits for the snapshot before it, and how long the snapshot after a turn may take before
+/// snapshots are turned off for the session.
 pub const SNAPSHOT_LIMIT: Duration = Duration::from_secs(3);
-/// How long the first indexing of the work tree may take, in the background.
-const FIRST_INDEX_LIMIT: Duration = Duration::from_secs(120);
-/// Work trees with more files than this are not snapshotted.
-pub const MAX_SNAPSHOT_FILES: usize = 20_000;
+/// How long the indexing of the work tree may take, in the background (the first one hashes every file).
+const FIRST_INDEX_LIMIT: Duration = Duration::from_secs(600);
+/// Work trees with more files than this are not snapshotted (counted once, before the first indexing).
+pub const MAX_SNAPSHOT_FILES: usize = 500_000;
 /// Files larger than this get no file checkpoint (no edit tool handles them anyway).
 const MAX_CHECKPOINT_BYTES: u64 = 32 * 1024 * 1024;
 
@@ -157,6 +166,11 @@ pub struct Checkpoints {
     /// Locked by whoever runs git on it: a turn's snapshot, a revert, or the first indexing in the background.
     shadow: Option<Arc<tokio::sync::Mutex<ShadowSlot>>>,
     turns: Mutex<Vec<TurnRecord>>,
+    /// The work tree.
+    root: PathBuf,
+    /// The last turn whose snapshot before its first command was tried (taken or missed: a turn gets one try, as
+    /// a later one would miss what the first command changed).
+    tried: Mutex<u64>,
     sink: Option<RecordSink>,
 }
 
@@ -164,6 +178,8 @@ struct ShadowSlot {
     shadow: Shadow,
     /// The work tree's size was checked.
     sized: bool,
+    /// The turn the index was last brought up to date for.
+    indexed_for: Option<u64>,
     /// Why snapshots are off, once they are, and whether the user was told.
     off: Option<String>,
     told: bool,
@@ -174,6 +190,9 @@ impl ShadowSlot {
     async fn check_size(&mut self) -> bool {
         if !self.sized {
             self.sized = true;
+            if self.shadow.indexed() {
+                return self.off.is_none();
+            }
             let root = self.shadow.work_tree().to_path_buf();
             let count = tokio::task::spawn_blocking(move || shadow::count_files(&root, MAX_SNAPSHOT_FILES + 1))
                 .await
@@ -214,12 +233,16 @@ impl Checkpoints {
         };
         let dir = base.as_ref().map(|b| b.join("checkpoints")).unwrap_or_default();
         let shadow = match &base {
-            Some(base) if shadow::in_git_work_tree(root) => Some(Arc::new(tokio::sync::Mutex::new(ShadowSlot {
-                shadow: Shadow::new(base.join("shadow.git"), root.to_path_buf()),
-                sized: false,
-                off: None,
-                told: false,
-            }))),
+            Some(base) if shadow::in_git_work_tree(root) => {
+                let shadow = workspace_shadow(base, temp.is_some(), root);
+                Some(Arc::new(tokio::sync::Mutex::new(ShadowSlot {
+                    shadow,
+                    sized: false,
+                    indexed_for: None,
+                    off: None,
+                    told: false,
+                })))
+            }
             _ => None,
         };
         Self {
@@ -227,6 +250,8 @@ impl Checkpoints {
             _temp: temp,
             shadow,
             turns: Mutex::new(Vec::new()),
+            root: root.to_path_buf(),
+            tried: Mutex::new(0),
             sink: None,
         }
     }
@@ -282,44 +307,146 @@ impl Checkpoints {
         self.save(|r| turns.contains(&r.turn));
     }
 
-    /// Starts the first snapshot's indexing in the background (hashing every file is the slow part: ~1 s for 10,000
-    /// files), so that by the first turn a snapshot only looks at what changed. Needs a tokio runtime.
-    pub fn prepare(&self) {
-        let Some(slot) = self.shadow.clone() else {
-            return;
-        };
-        tokio::spawn(async move {
-            let mut slot = slot.lock().await;
-            if slot.check_size().await
-                && let Err(e) = slot.shadow.index(FIRST_INDEX_LIMIT).await
-            {
-                slot.turn_off(e.to_string());
-            }
-        });
-    }
-
-    /// Starts a turn's record, snapshotting the work tree first. Returns a notice when snapshots are off or late.
+    /// Starts a turn's record. In a work tree snapshotted before, the index is brought up to date in the
+    /// background (off the path of the turn's first request), so a command in the turn waits for little. Nothing
+    /// is written for a turn that changes nothing.
     pub async fn begin_turn(&mut self, turn: u64, text: &str, messages: usize, events: usize) -> Option<String> {
-        let (before, notice) = self.snapshot(&format!("before turn {turn}")).await;
         if let Ok(mut turns) = self.turns.lock() {
             turns.push(TurnRecord {
                 turn,
                 text: text.to_string(),
                 messages: Some(messages),
                 events,
-                before,
+                before: None,
                 after: None,
                 files: BTreeMap::new(),
                 ran_commands: false,
                 code: true,
             });
         }
-        // Recorded now: a crash during the turn leaves its snapshot from before it, and its number taken.
+        if let Some(slot) = &self.shadow
+            && slot.try_lock().is_ok_and(|s| s.shadow.indexed() && s.off.is_none())
+        {
+            drop(self.index_in_background(turn));
+        }
+        // Recorded now: a crash during the turn leaves its number taken.
         self.save_current();
+        None
+    }
+
+    /// Brings the index up to date for `turn` in a task of its own, which goes on when its caller stops waiting.
+    fn index_in_background(&self, turn: u64) -> Option<tokio::task::JoinHandle<Result<(), String>>> {
+        let slot = self.shadow.clone()?;
+        Some(tokio::spawn(async move {
+            let mut slot = slot.lock().await;
+            if slot.indexed_for == Some(turn) {
+                return Ok(());
+            }
+            if !slot.check_size().await {
+                return Err(slot.off.clone().unwrap_or_default());
+            }
+            match slot.shadow.index(FIRST_INDEX_LIMIT).await {
+                Ok(()) => {
+                    slot.indexed_for = Some(turn);
+                    Ok(())
+                }
+                Err(e) => {
+                    slot.turn_off(e.to_string());
+                    Err(e.to_string())
+                }
+            }
+        }))
+    }
+
+    /// Before a call that can change files: an edit tool's files are saved (`before_write`); for any other call
+    /// that is not read-only (a command, an MCP tool), the work tree is snapshotted, the first time in the turn.
+    /// Returns a notice when that snapshot could not be taken.
+    pub async fn before_call(
+        &self,
+        tool: &dyn crate::tools::Tool,
+        args: &Value,
+        policy: &PathPolicy,
+    ) -> Option<String> {
+        // An MCP server's read-only hint is not a guarantee; a request to the outside (a web fetch) writes nothing.
+        if (tool.read_only() && tool.hints().is_none()) || tool.repeat_key(args).is_some() {
+            return None;
+        }
+        if WRITE_TOOLS.contains(&tool.name()) {
+            self.before_write(tool.name(), args, policy);
+            return None;
+        }
+        let notice = self.before_command().await;
+        self.ran_command();
         notice
     }
 
-    /// Ends the current turn's record: the snapshot after it, and each checkpointed file's hash.
+    /// Snapshots the work tree before the turn's first command (once per turn): the index as the turn found it,
+    /// with the files the turn's edit tools already wrote as they were before. Waits at most `SNAPSHOT_LIMIT`; a
+    /// slower first indexing goes on for the next turns.
+    pub async fn before_command(&self) -> Option<String> {
+        let turn = self.current(|r| r.turn)?;
+        let first = self
+            .tried
+            .lock()
+            .map(|mut tried| std::mem::replace(&mut *tried, turn) != turn)
+            .unwrap_or(false);
+        if !first {
+            return None;
+        }
+        let slot = self.shadow.clone()?;
+        let started = std::time::Instant::now();
+        let indexing = self.index_in_background(turn)?;
+        let late = "the work tree is still being indexed for snapshots: what commands change in this turn cannot be \
+                    undone (edits by tools can)";
+        match tokio::time::timeout(SNAPSHOT_LIMIT, indexing).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(_))) | Ok(Err(_)) => return slot.lock().await.tell(),
+            Err(_) => return Some(late.into()),
+        }
+        let earlier = self.earlier();
+        let mut slot = slot.lock().await;
+        let left = SNAPSHOT_LIMIT.saturating_sub(started.elapsed()).max(SNAPSHOT_LIMIT / 3);
+        match slot.shadow.commit(&format!("before turn {turn}"), &earlier, left).await {
+            Ok(commit) => {
+                self.update(|turns| {
+                    if let Some(record) = turns.last_mut() {
+                        record.before = Some(commit);
+                    }
+                });
+                self.save_current();
+                None
+            }
+            Err(e) => {
+                slot.turn_off(e.to_string());
+                slot.tell()
+            }
+        }
+    }
+
+    /// The files the current turn's edit tools wrote, as they were before the turn, relative to the work tree.
+    fn earlier(&self) -> Vec<shadow::Earlier> {
+        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
+        self.current(|record| {
+            record
+                .files
+                .iter()
+                .filter_map(|(path, file)| {
+                    let relative = path.strip_prefix(&root).ok()?.to_str()?.to_string();
+                    Some(shadow::Earlier {
+                        path: relative,
+                        saved: match &file.before {
+                            Saved::Absent => None,
+                            Saved::Stored(stored) => Some(stored.clone()),
+                        },
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    /// Ends the current turn's record: the snapshot after it (when there is one from before it), and each
+    /// checkpointed file's hash.
     pub async fn end_turn(&mut self) -> Option<String> {
         let has_before = self.current(|r| r.before.is_some()).unwrap_or(false);
         let (after, notice) = if has_before {
@@ -344,26 +471,22 @@ impl Checkpoints {
         self.turns.lock().ok().and_then(|t| t.last().map(f))
     }
 
-    /// A snapshot within `SNAPSHOT_LIMIT` (waiting for the first indexing included), and a notice for the user.
+    /// A snapshot within `SNAPSHOT_LIMIT`, and a notice for the user.
     async fn snapshot(&self, message: &str) -> (Option<String>, Option<String>) {
         let Some(slot) = &self.shadow else {
             return (None, None);
         };
         let Ok(mut slot) = tokio::time::timeout(SNAPSHOT_LIMIT, slot.lock()).await else {
-            return (
-                None,
-                Some(
-                    "the first snapshot of the work tree is still being taken: what commands change in this turn \
-                     cannot be undone (edits by tools can)"
-                        .into(),
-                ),
-            );
+            return (None, None);
         };
         if !slot.check_size().await {
             return (None, slot.tell());
         }
         match slot.shadow.snapshot(message, SNAPSHOT_LIMIT).await {
-            Ok(commit) => (Some(commit), None),
+            Ok(commit) => {
+                slot.indexed_for = None;
+                (Some(commit), None)
+            }
             Err(e) => {
                 slot.turn_off(e.to_string());
                 (None, slot.tell())
@@ -481,6 +604,29 @@ impl Checkpoints {
     pub(crate) fn forget_conversation(&self) {
         self.update(|turns| turns.iter_mut().for_each(|r| r.messages = None));
     }
+}
+
+/// The shadow repository for the work tree `root` of a session kept in `base`: the workspace's, shared by its
+/// sessions, under the data directory (`<data>/sessions/<id>` → `<data>/shadow/`); a session without a data
+/// directory (`temporary`) keeps one of its own. A session of an earlier version kept its snapshots in its own
+/// `shadow.git`: they stay readable through alternates.
+fn workspace_shadow(base: &Path, temporary: bool, root: &Path) -> Shadow {
+    let data = base.parent().and_then(Path::parent).filter(|_| !temporary);
+    let session = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shadow = match data {
+        Some(data) => Shadow::for_workspace(&data.join("shadow"), root.to_path_buf(), &session),
+        None => Shadow::new(base.join("shadow"), root.to_path_buf()),
+    };
+    let own = base.join("shadow.git");
+    if own.join("objects").is_dir()
+        && let Err(e) = shadow::share_objects(shadow.git_dir(), &own)
+    {
+        tracing::warn!(error = %e, "cannot reach the session's earlier snapshots");
+    }
+    shadow
 }
 
 #[cfg(test)]

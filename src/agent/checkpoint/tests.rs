@@ -52,7 +52,7 @@ fn hostile_repo() -> tempfile::TempDir {
     git(root, &["init", "-q"]);
     std::fs::write(root.join("a.txt"), "one\n").unwrap();
     std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-    std::fs::write(root.join(".gitattributes"), "*.txt filter=evil\n").unwrap();
+    std::fs::write(root.join(".gitattributes"), "*.txt filter=evil text eol=crlf\n").unwrap();
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "init"]);
     let marker = root.join("PWNED");
@@ -95,6 +95,13 @@ async fn shadow_snapshots_never_touch_the_users_repository_or_run_its_commands()
     let paths: Vec<(char, &str)> = changed.iter().map(|c| (c.status, c.path.as_str())).collect();
     assert_eq!(paths, vec![('M', "a.txt"), ('A', "new.txt")], "ignored files stay out");
     assert_eq!(shadow.content(&first, "a.txt").await.unwrap(), b"one\n");
+    std::fs::write(root.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    let third = shadow.snapshot("bytes", SNAPSHOT_LIMIT).await.unwrap();
+    assert_eq!(
+        shadow.content(&third, "crlf.txt").await.unwrap(),
+        b"one\r\ntwo\r\n",
+        "no attribute of the project converts what a snapshot keeps"
+    );
     assert!(
         !root.join("PWNED").exists(),
         "no hook, filter or fsmonitor of the project ran"
@@ -185,8 +192,9 @@ async fn several_turns_revert_to_the_oldest_content() {
     for (turn, text) in [(1, "two\n"), (2, "three\n")] {
         checkpoints.begin_turn(turn, "t", 0, 0).await;
         // A command's change: only the snapshot sees it.
-        std::fs::write(root.join("a.txt"), text).unwrap();
+        assert_eq!(checkpoints.before_command().await, None);
         checkpoints.ran_command();
+        std::fs::write(root.join("a.txt"), text).unwrap();
         checkpoints.end_turn().await;
     }
     let mut records = checkpoints.records();
@@ -231,6 +239,7 @@ async fn a_data_directory_inside_the_work_tree_stays_out_of_its_snapshots() {
     std::fs::create_dir_all(&session).unwrap();
     let mut checkpoints = Checkpoints::new(Some(&session), &root);
     checkpoints.begin_turn(1, "t", 0, 0).await;
+    assert_eq!(checkpoints.before_command().await, None);
     std::fs::write(root.join("a.txt"), "changed\n").unwrap();
     std::fs::write(session.join("session.jsonl"), "{}\n").unwrap();
     checkpoints.end_turn().await;
@@ -250,6 +259,7 @@ async fn a_snapshot_path_through_a_new_symlink_is_not_written() {
     std::fs::write(root.join("sub/f.txt"), "one\n").unwrap();
     let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
     checkpoints.begin_turn(1, "t", 0, 0).await;
+    assert_eq!(checkpoints.before_command().await, None);
     std::fs::write(root.join("sub/f.txt"), "two\n").unwrap();
     checkpoints.end_turn().await;
     // After the turn, `sub` becomes a link out of the workspace (holding the same content, so no conflict).
@@ -335,4 +345,231 @@ fn a_session_resumed_in_another_directory_restores_no_records_and_says_so() {
     let (kept, notice) = restorable(&meta, vec![record.clone()], &log, here.path());
     assert_eq!((kept, notice), (vec![record], None));
     assert!(!data.path().join("sessions/s2/shadow.git").exists());
+}
+
+/// A session directory `<data>/sessions/<id>` as the runner gives it.
+fn session_in(data: &Path, id: &str) -> PathBuf {
+    let session = data.join("sessions").join(id);
+    std::fs::create_dir_all(&session).unwrap();
+    session
+}
+
+#[tokio::test]
+async fn a_turn_that_changes_nothing_or_only_edits_takes_no_snapshot_and_leaves_nothing() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let policy = PathPolicy::new(&root).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut checkpoints = Checkpoints::new(Some(&session_in(data.path(), "s1")), &root);
+    checkpoints.begin_turn(1, "look", 0, 0).await;
+    checkpoints.end_turn().await;
+    checkpoints.begin_turn(2, "edit", 0, 0).await;
+    checkpoints.before_write("write_file", &json!({"path": "a.txt"}), &policy);
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    checkpoints.end_turn().await;
+    assert!(
+        !data.path().join("shadow").exists(),
+        "no shadow repository for turns without commands"
+    );
+    assert!(
+        checkpoints
+            .records()
+            .iter()
+            .all(|r| r.before.is_none() && r.after.is_none())
+    );
+    // The edit is still undone, from its file checkpoint.
+    let revert = checkpoints.plan(&checkpoints.records()[1..]).await;
+    checkpoints.apply(&revert);
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+}
+
+#[tokio::test]
+async fn sessions_share_the_workspace_index_and_an_edit_before_the_first_command_is_undone_too() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let policy = PathPolicy::new(&root).unwrap();
+    std::fs::write(root.join("b.txt"), "bee\n").unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut first = Checkpoints::new(Some(&session_in(data.path(), "s1")), &root);
+    first.begin_turn(1, "t", 0, 0).await;
+    assert_eq!(first.before_command().await, None);
+    first.end_turn().await;
+    let shadows: Vec<_> = std::fs::read_dir(data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(shadows.len(), 1, "one shadow repository for the workspace");
+    let index = shadows[0].path().join("tern-index");
+    let indexed = std::fs::metadata(&index).unwrap().modified().unwrap();
+
+    // A second session: the edit tool writes a.txt, then a command changes b.txt and creates c.txt.
+    let mut second = Checkpoints::new(Some(&session_in(data.path(), "s2")), &root);
+    second.begin_turn(1, "t", 0, 0).await;
+    second.before_write("write_file", &json!({"path": "a.txt"}), &policy);
+    std::fs::write(root.join("a.txt"), "edited\n").unwrap();
+    assert_eq!(second.before_command().await, None);
+    second.ran_command();
+    std::fs::write(root.join("b.txt"), "changed\n").unwrap();
+    std::fs::write(root.join("c.txt"), "new\n").unwrap();
+    second.end_turn().await;
+    assert!(std::fs::metadata(&index).unwrap().modified().unwrap() >= indexed);
+    let revert = second.plan(&second.records()).await;
+    assert!(revert.conflicts.is_empty(), "{:?}", revert.conflicts);
+    second.apply(&revert);
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "bee\n");
+    assert!(!root.join("c.txt").exists());
+    // Each session's snapshots hang on a ref of its own.
+    let refs = std::fs::read_dir(shadows[0].path().join("refs/sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(refs, 2);
+    assert!(!root.join("PWNED").exists());
+}
+
+#[tokio::test]
+async fn retention_drops_old_snapshots_and_unused_repositories() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut checkpoints = Checkpoints::new(Some(&session_in(data.path(), "s1")), &root);
+    checkpoints.begin_turn(1, "t", 0, 0).await;
+    assert_eq!(checkpoints.before_command().await, None);
+    checkpoints.end_turn().await;
+    let dir = std::fs::read_dir(data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let day = Duration::from_secs(24 * 3600);
+    let now = std::time::SystemTime::now();
+    let policy = Retention {
+        keep: 14 * day,
+        max_bytes: 1 << 30,
+    };
+    // Collected a day after it was made, and kept whole within its age and size.
+    collect(&dir, policy, now + 2 * day).await.unwrap();
+    assert!(dir.join("refs/sessions/s1").exists() || packed(&dir).contains("refs/sessions/s1"));
+    // Over its size at the next collection: every session's snapshots older than an hour go; the index stays.
+    std::fs::remove_file(dir.join("collected")).unwrap();
+    let small = Retention { max_bytes: 1, ..policy };
+    collect(&dir, small, now + 2 * day).await.unwrap();
+    assert!(!dir.join("refs/sessions/s1").exists() && !packed(&dir).contains("refs/sessions/s1"));
+    assert!(dir.join("tern-index").exists() && dir.join("collected").exists());
+    // Unused for longer than it keeps: the whole repository goes.
+    collect(&dir, policy, now + 15 * day).await.unwrap();
+    assert!(!dir.exists());
+}
+
+fn packed(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("packed-refs")).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_collection_holds_its_repository_until_git_is_done_even_when_tern_stops_waiting() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    // Enough objects that `git gc` takes a while.
+    for i in 0..3000 {
+        std::fs::write(root.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let mut shadow = Shadow::for_workspace(&data.path().join("shadow"), root.clone(), "s1");
+    shadow.snapshot("one", Duration::from_secs(60)).await.unwrap();
+    let dir = shadow.git_dir().to_path_buf();
+    let policy = Retention {
+        keep: Duration::from_secs(14 * 24 * 3600),
+        max_bytes: 1 << 30,
+    };
+    let later = std::time::SystemTime::now() + Duration::from_secs(2 * 24 * 3600);
+    let collecting = tokio::spawn({
+        let dir = dir.clone();
+        async move { collect(&dir, policy, later).await }
+    });
+    // `git gc` marks its run with `gc.pid`; the collection is then dropped, as when `tern run` ends.
+    let started = std::time::Instant::now();
+    while !dir.join("gc.pid").exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "gc never started");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    collecting.abort();
+    assert!(collecting.await.is_err(), "the collection was stopped");
+    let other = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("tern.lock"))
+        .unwrap();
+    assert!(
+        matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        "git still collects: nobody else may write or remove the repository"
+    );
+    // Free once git is done, and git was done by then.
+    let free = shadow::lock(&dir.join("tern.lock"), Duration::from_secs(120))
+        .await
+        .unwrap();
+    assert!(!dir.join("gc.pid").exists());
+    drop(free);
+    // A snapshot after it works on the collected repository.
+    shadow.snapshot("two", SNAPSHOT_LIMIT).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_writer_waiting_while_retention_removes_the_repository_makes_it_again() {
+    let repo = hostile_repo();
+    let root = repo.path().canonicalize().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut shadow = Shadow::for_workspace(&data.path().join("shadow"), root.clone(), "s1");
+    shadow.snapshot("one", SNAPSHOT_LIMIT).await.unwrap();
+    let dir = shadow.git_dir().to_path_buf();
+    // Retention holds the repository; a snapshot waits for it meanwhile.
+    let held = shadow::lock(&dir.join("tern.lock"), Duration::ZERO).await.unwrap();
+    let writer = tokio::spawn(async move {
+        let taken = shadow.snapshot("two", Duration::from_secs(30)).await;
+        (shadow, taken)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!writer.is_finished(), "the snapshot waits for the lock");
+    super::retention::remove(&dir).unwrap();
+    drop(held);
+    let (shadow, taken) = writer.await.unwrap();
+    // A lock on the removed file would have let it write into a directory that is gone.
+    let commit = taken.unwrap();
+    assert!(dir.join("HEAD").is_file());
+    assert_eq!(shadow.content(&commit, "a.txt").await.unwrap(), b"one\n");
+    let count = shadow.git(&["rev-list", "--count", &commit]).await.unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&count).trim(),
+        "1",
+        "no parent from the removed repository"
+    );
+    let left: Vec<_> = std::fs::read_dir(data.path().join("shadow"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "only the repository made again: {left:?}");
+}
+
+#[tokio::test]
+async fn shadow_git_reads_the_neutral_settings_and_starts_no_collection_by_itself() {
+    let repo = hostile_repo();
+    let data = tempfile::tempdir().unwrap();
+    let mut shadow = Shadow::new(data.path().join("shadow"), repo.path().canonicalize().unwrap());
+    shadow.snapshot("one", SNAPSHOT_LIMIT).await.unwrap();
+    for (key, value) in [
+        // From `tools::exec::git_env`.
+        ("core.hooksPath", "/dev/null"),
+        ("core.fsmonitor", "false"),
+        ("core.pager", "cat"),
+        ("safe.bareRepository", "explicit"),
+        // The shadow's own.
+        ("gc.auto", "0"),
+        ("gc.autoDetach", "false"),
+        ("maintenance.auto", "false"),
+        ("commit.gpgSign", "false"),
+    ] {
+        let out = shadow.git(&["config", "--get", key]).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&out).trim(), value, "{key}");
+    }
 }

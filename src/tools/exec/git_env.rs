@@ -42,12 +42,22 @@ pub(crate) const REMOVED_VARS: [&str; 3] = ["GIT_EXTERNAL_DIFF", "GIT_CONFIG_PAR
 
 /// The variables to set for neutral git (names and values), `GIT_CONFIG_*` included.
 pub(crate) fn vars() -> Vec<(String, String)> {
+    vars_with(&[])
+}
+
+/// `vars` with the caller's own settings after the neutral ones, in the same `GIT_CONFIG_*` list (git reads one
+/// such list; a later key wins): tern's shadow repository adds what its snapshots need.
+pub(crate) fn vars_with(extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = NEUTRAL_VARS
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    vars.push(("GIT_CONFIG_COUNT".into(), NEUTRAL_CONFIG.len().to_string()));
-    for (i, (key, value)) in NEUTRAL_CONFIG.iter().enumerate() {
+    let config = NEUTRAL_CONFIG.iter().chain(extra);
+    vars.push((
+        "GIT_CONFIG_COUNT".into(),
+        (NEUTRAL_CONFIG.len() + extra.len()).to_string(),
+    ));
+    for (i, (key, value)) in config.enumerate() {
         vars.push((format!("GIT_CONFIG_KEY_{i}"), key.to_string()));
         vars.push((format!("GIT_CONFIG_VALUE_{i}"), value.to_string()));
     }
