@@ -10,8 +10,10 @@ use ratatui::text::Line;
 use syntect::highlighting::HighlightState;
 use syntect::parsing::ParseState;
 
-/// At most this many highlighted texts are kept…
-const MAX_ENTRIES: usize = 64;
+/// At most this many highlighted texts are kept… (Tests share this process-wide cache while they run in parallel:
+/// with 64 entries one test's block could be evicted by others between the worker colouring it and the test's next
+/// frame, so they get room for all.)
+const MAX_ENTRIES: usize = if cfg!(test) { 1 << 16 } else { 64 };
 /// …holding at most this much source text in all.
 const MAX_BYTES: usize = 4 * 1024 * 1024;
 
