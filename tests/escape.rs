@@ -15,6 +15,8 @@ mod gitrepos;
 mod mcp;
 #[path = "escape/persistence.rs"]
 mod persistence;
+#[path = "escape/probes.rs"]
+mod probes;
 #[path = "escape/races.rs"]
 mod races;
 #[path = "escape/sandboxed.rs"]

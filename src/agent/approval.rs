@@ -350,7 +350,7 @@ impl ApprovalGate {
             };
             if !policy.writable(&resolved) {
                 outside.push(resolved.display().to_string());
-            } else if is_protected(policy, &resolved) {
+            } else if is_protected(policy, &resolved) || is_in_git(policy, &resolved) {
                 in_git |= is_in_git(policy, &resolved);
                 protected.push(policy.display(&resolved));
             } else {
@@ -701,11 +701,20 @@ fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
             .any(|c| matches!(c, Component::Normal(name) if PROTECTED_DIRS.iter().any(|p| name == *p)))
 }
 
-/// Whether a resolved path lies in a `.git` directory of the workspace (its own or a nested repository's).
+/// Whether a resolved path is something git runs or obeys later: inside a `.git` directory of the workspace (its own
+/// or a nested repository's), or in what the workspace repository's config points at in the work tree (a
+/// `core.hooksPath` such as `.husky`, an included config file), the same places the sandbox keeps read-only.
 fn is_in_git(policy: &PathPolicy, resolved: &Path) -> bool {
-    resolved
+    let in_dot_git = resolved
         .strip_prefix(policy.root())
-        .is_ok_and(|relative| relative.components().any(|c| c == Component::Normal(".git".as_ref())))
+        .is_ok_and(|relative| relative.components().any(|c| c == Component::Normal(".git".as_ref())));
+    in_dot_git || {
+        let git = crate::sandbox::git_repos::protection(&policy.root().join(".git"));
+        git.read_only_dirs
+            .iter()
+            .chain(&git.read_only)
+            .any(|path| resolved.starts_with(path))
+    }
 }
 
 /// `a`, or `a (and 2 more)`.

@@ -15,7 +15,7 @@
 //! keeps the session's state (`session`, `git_repos`), and recognises output that looks like a sandbox refusal
 //! (`refusal_note`). It decides nothing about whether a command may run: that is the approval gate's business.
 
-mod git_repos;
+pub(crate) mod git_repos;
 mod landlock_rules;
 pub mod launcher;
 mod namespaces;

@@ -130,6 +130,23 @@ mod tests {
     }
 
     #[test]
+    fn edits_to_a_hooks_path_in_the_work_tree_ask_like_edits_in_git() {
+        let (dir, policy) = repo("[core]\n\tbare = false\n");
+        std::fs::write(dir.path().join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".husky")).unwrap();
+        let tools = crate::tools::fs::tools();
+        let write = tools.iter().find(|t| t.name() == "write_file").unwrap().as_ref();
+        let hook = json!({ "path": ".husky/pre-commit", "content": "#!/bin/sh\n" });
+        let source = json!({ "path": "src/main.rs", "content": "fn main() {}\n" });
+        assert!(asks(&gate(ApprovalMode::AutoEdit, true).check(write, &hook, &policy)));
+        assert!(asks(&gate(ApprovalMode::FullAuto, false).check(write, &hook, &policy)));
+        assert_eq!(
+            gate(ApprovalMode::AutoEdit, true).check(write, &source, &policy),
+            Verdict::Allow
+        );
+    }
+
+    #[test]
     fn read_only_mode_writes_nothing_and_only_the_list_gets_neutral_git() {
         let (_dir, policy) = repo("[core]\n\tbare = false\n");
         let status = json!({ "command": "git status" });
