@@ -350,8 +350,10 @@ impl ApprovalGate {
             };
             if !policy.writable(&resolved) {
                 outside.push(resolved.display().to_string());
-            } else if is_protected(policy, &resolved) || is_in_git(policy, &resolved) {
-                in_git |= is_in_git(policy, &resolved);
+            } else if let git_runs = is_in_git(policy, &resolved)
+                && (git_runs || is_protected(policy, &resolved))
+            {
+                in_git |= git_runs;
                 protected.push(policy.display(&resolved));
             } else {
                 inside.push(policy.display(&resolved));
