@@ -712,10 +712,7 @@ fn is_in_git(policy: &PathPolicy, resolved: &Path) -> bool {
         .is_ok_and(|relative| relative.components().any(|c| c == Component::Normal(".git".as_ref())));
     in_dot_git || {
         let git = crate::sandbox::git_repos::protection(&policy.root().join(".git"));
-        git.read_only_dirs
-            .iter()
-            .chain(&git.read_only)
-            .any(|path| resolved.starts_with(path))
+        git.read_only_paths().any(|path| resolved.starts_with(path))
     }
 }
 

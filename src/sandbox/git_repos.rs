@@ -110,13 +110,25 @@ fn modified(dir: &Path) -> Option<SystemTime> {
 }
 
 /// What to do with one git entry in the sandbox: paths to pin (bind onto themselves so they cannot be moved aside),
-/// paths to mount read-only, and directories to mount read-only after making them if missing (else a command could
-/// make `hooks/` in a repository cloned without one).
+/// paths to mount read-only, directories to mount read-only after making them if missing (else a command could make
+/// `hooks/` in a repository cloned without one), and files likewise (a config file the repository includes from the
+/// work tree but that does not exist yet: else a command could write it, and git would obey it outside).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Protection {
     pub pin: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
     pub read_only_dirs: Vec<PathBuf>,
+    pub read_only_files: Vec<PathBuf>,
+}
+
+impl Protection {
+    /// Every path kept read-only, whatever its kind.
+    pub(crate) fn read_only_paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.read_only
+            .iter()
+            .chain(&self.read_only_dirs)
+            .chain(&self.read_only_files)
+    }
 }
 
 /// What git later obeys in a git directory: hooks and info (attributes, exclude), and the config files. A missing
@@ -210,7 +222,7 @@ fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, out: &mut Protec
                 "include.path" | "includeif.path" => expand(base),
                 _ => None,
             };
-            let Some(path) = path.map(|p| fs::canonicalize(&p).unwrap_or(p)) else {
+            let Some(path) = path.map(|p| real_path(&p)) else {
                 continue;
             };
             // Includes are followed (a few levels deep, as git does) for hooks paths of their own.
@@ -222,11 +234,43 @@ fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, out: &mut Protec
             }
             match key.as_str() {
                 "core.hookspath" if !out.read_only_dirs.contains(&path) => out.read_only_dirs.push(path),
-                "include.path" | "includeif.path" if !out.read_only.contains(&path) => out.read_only.push(path),
+                "include.path" | "includeif.path" if !out.read_only_files.contains(&path) => {
+                    out.read_only_files.push(path)
+                }
                 _ => {}
             }
         }
     }
+}
+
+/// Where `path` really is, though it may not exist yet: its nearest existing ancestor with every symlink resolved, then
+/// the rest of its names (which, not existing, are no symlinks; a `..` among them takes one name off).
+fn real_path(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    let mut real = loop {
+        if let Ok(real) = fs::canonicalize(existing) {
+            break real;
+        }
+        match existing.parent() {
+            Some(parent) => {
+                missing.extend(existing.components().next_back());
+                existing = parent;
+            }
+            // Nothing of it exists, not even its root: taken as written.
+            None => return path.to_path_buf(),
+        }
+    };
+    for component in missing.into_iter().rev() {
+        match component {
+            std::path::Component::ParentDir => {
+                real.pop();
+            }
+            std::path::Component::Normal(name) => real.push(name),
+            _ => {}
+        }
+    }
+    real
 }
 
 /// The `section.key` names (lowercased, subsections left out) and values of a git config file, as far as hook paths
@@ -352,6 +396,17 @@ mod tests {
     }
 
     #[test]
+    fn real_paths_of_missing_files_resolve_what_exists_and_take_dot_dot_off() {
+        let root = tempfile::tempdir().unwrap();
+        let r = fs::canonicalize(root.path()).unwrap();
+        fs::create_dir_all(r.join("real")).unwrap();
+        std::os::unix::fs::symlink(r.join("real"), r.join("link")).unwrap();
+        assert_eq!(real_path(&r.join("link/new/../x.cfg")), r.join("real/x.cfg"));
+        assert_eq!(real_path(&r.join("real/a/b/../../../out.cfg")), r.join("out.cfg"));
+        assert_eq!(real_path(&r.join("link")), r.join("real"));
+    }
+
+    #[test]
     fn a_hooks_path_and_includes_in_the_work_tree_are_protected() {
         let root = tempfile::tempdir().unwrap();
         let r = fs::canonicalize(root.path()).unwrap();
@@ -360,7 +415,8 @@ mod tests {
         fs::write(r.join("shared.cfg"), "[core]\n\thooksPath = tools/hooks\n").unwrap();
         fs::write(
             r.join(".git/config"),
-            "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.cfg\n\tpath = /etc/elsewhere.cfg\n",
+            "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.cfg\n\tpath = /etc/elsewhere.cfg\n\
+             \tpath = ../conf/not-yet.cfg\n",
         )
         .unwrap();
         let top = protection(&r.join(".git"));
@@ -369,7 +425,11 @@ mod tests {
             top.read_only_dirs.contains(&r.join("tools/hooks")),
             "an included config's hooks path: {top:?}"
         );
-        assert!(top.read_only.contains(&r.join("shared.cfg")), "{top:?}");
-        assert!(!top.read_only.iter().any(|p| p.starts_with("/etc")), "{top:?}");
+        assert!(top.read_only_files.contains(&r.join("shared.cfg")), "{top:?}");
+        assert!(
+            top.read_only_files.contains(&r.join("conf/not-yet.cfg")),
+            "an include that does not exist yet: {top:?}"
+        );
+        assert!(!top.read_only_paths().any(|p| p.starts_with("/etc")), "{top:?}");
     }
 }

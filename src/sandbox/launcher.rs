@@ -43,6 +43,9 @@ pub struct Args {
     pub read_only: Vec<PathBuf>,
     /// `--read-only-dir DIR`: directories made when missing, then mounted read-only (git hooks).
     pub read_only_dirs: Vec<PathBuf>,
+    /// `--read-only-file FILE`: files made empty when missing (and the directories above them), then mounted read-only
+    /// (a git config the repository includes from the work tree).
+    pub read_only_files: Vec<PathBuf>,
     /// `--pin PATH`: paths bound onto themselves so they cannot be renamed or removed (a `.git` directory).
     pub pinned: Vec<PathBuf>,
     /// `--hide PATH`: directories covered by an empty read-only tmpfs, files by an empty read-only file.
@@ -76,6 +79,7 @@ impl Args {
                 "--write" => &mut parsed.writable,
                 "--read-only" => &mut parsed.read_only,
                 "--read-only-dir" => &mut parsed.read_only_dirs,
+                "--read-only-file" => &mut parsed.read_only_files,
                 "--pin" => &mut parsed.pinned,
                 "--hide" => &mut parsed.hidden,
                 "--temp-over" => &mut parsed.temp_over,
@@ -273,7 +277,15 @@ fn mount_everything(args: &Args) -> Result<(), String> {
             std::fs::create_dir(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
         }
     }
-    for path in args.read_only.iter().chain(&args.read_only_dirs) {
+    for file in &args.read_only_files {
+        make_empty_file(file).map_err(|e| format!("cannot make {}: {e}", file.display()))?;
+    }
+    for path in args
+        .read_only
+        .iter()
+        .chain(&args.read_only_dirs)
+        .chain(&args.read_only_files)
+    {
         namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
     }
     let empty = empty.map(|fd| (PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())), fd));
@@ -282,6 +294,14 @@ fn mount_everything(args: &Args) -> Result<(), String> {
         namespaces::hide(path, empty).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Makes `file` empty when nothing is there, and the directories above it that are missing: a path that does not
+/// exist cannot be mounted read-only, and git would obey whatever a command wrote there. Each is made inside the
+/// directory opened before it, never through a symlink (`strict_fs`); what is there already is left as it is.
+fn make_empty_file(file: &Path) -> io::Result<()> {
+    let (dir, name) = crate::tools::strict_fs::parent_dir(file, true)?;
+    dir.create_empty(name, 0o644)
 }
 
 /// Replaces the process with `command` (searched in `PATH`); exits with `EXEC_FAILED` when that fails.

@@ -300,6 +300,9 @@ fn launcher_args(
         for path in protection.read_only_dirs.iter().filter(needed) {
             flag("--read-only-dir", path);
         }
+        for path in protection.read_only_files.iter().filter(needed) {
+            flag("--read-only-file", path);
+        }
     }
     // A workspace inside a hidden directory stays visible: hiding it would hide the work.
     let secret_files = policy.secret_files.wait();

@@ -18,7 +18,7 @@ use std::ffi::{CString, OsStr};
 use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -363,6 +363,55 @@ impl Drop for TempFile<'_> {
         if !self.persisted {
             let _ = self.dir.unlink(&self.name, 0);
         }
+    }
+}
+
+impl Dir {
+    /// Creates the empty file `name` with `mode` (the umask applies) unless something is there already, which is left
+    /// as it is.
+    pub fn create_empty(&self, name: &OsStr, mode: u32) -> io::Result<()> {
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        match openat(self.fd.as_raw_fd(), name, flags, mode) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Where the symlink `name` in this directory points.
+    pub fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
+        let c_name = cstring(name)?;
+        let mut buf = vec![0u8; libc::PATH_MAX as usize];
+        // SAFETY: a valid directory descriptor, C string and buffer of the length passed.
+        let len = unsafe { libc::readlinkat(self.fd.as_raw_fd(), c_name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        if len < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        buf.truncate(len as usize);
+        Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+    }
+}
+
+/// Checks the names a directory walk found. The `ignore` walker opens each directory by its path, so a directory
+/// swapped for a symlink during the walk is listed where the link points. A name is kept only if it is still there
+/// when reached from the walk's (resolved) root without following any symlink, as the same file (inode) the walk saw:
+/// no name from outside the walked tree reaches the model. One parent directory is kept open, so the entries of one
+/// directory, which a walk yields together, cost one `openat` and one `fstat` each.
+#[derive(Default)]
+pub struct WalkCheck {
+    parent: Option<Dir>,
+}
+
+impl WalkCheck {
+    /// What the entry at `path` is (not following a symlink there), if it is still the file numbered `ino`.
+    pub fn entry(&mut self, path: &Path, ino: Option<u64>) -> Option<(&Dir, Metadata)> {
+        use std::os::unix::fs::MetadataExt;
+        let (parent, name) = split(path).ok()?;
+        if self.parent.as_ref().is_none_or(|dir| dir.path != parent) {
+            self.parent = Some(Dir::open(parent).ok()?);
+        }
+        let dir = self.parent.as_ref()?;
+        let meta = dir.metadata(name).ok()?;
+        (ino.is_none_or(|ino| ino == meta.ino())).then_some((dir, meta))
     }
 }
 

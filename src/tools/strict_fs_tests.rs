@@ -136,3 +136,31 @@ fn unresolved_paths_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_walk_check_keeps_names_still_there_and_drops_the_rest() {
+    use std::os::unix::fs::MetadataExt;
+    let s = setup();
+    let file = s.ws.join("sub/f");
+    std::fs::write(&file, "x").unwrap();
+    let ino = std::fs::metadata(&file).unwrap().ino();
+    let mut check = WalkCheck::default();
+    assert!(check.entry(&file, Some(ino)).is_some());
+    // Another file under the same name: not what the walk saw.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, "y").unwrap();
+    let other = std::fs::metadata(&file).unwrap().ino();
+    assert!(check.entry(&file, Some(ino)).is_none() || ino == other);
+    // A name the walk read through a swapped directory: gone, or behind a symlink now.
+    assert!(check.entry(&s.ws.join("sub/missing"), None).is_none());
+    std::fs::write(s.outside.join("f"), "outside").unwrap();
+    swap(&s);
+    let mut fresh = WalkCheck::default();
+    assert!(fresh.entry(&s.ws.join("sub/f"), None).is_none());
+    // A symlink itself is an entry: its metadata is the link's, and where it points can be read.
+    let link = s.ws.join("link");
+    symlink("/etc/passwd", &link).unwrap();
+    let (dir, meta) = fresh.entry(&link, None).unwrap();
+    assert!(meta.file_type().is_symlink());
+    assert_eq!(dir.read_link(OsStr::new("link")).unwrap(), Path::new("/etc/passwd"));
+}

@@ -167,3 +167,37 @@ async fn a_hooks_path_and_an_included_config_in_the_work_tree_are_protected() {
     assert!(out.text.contains("committed"), "{}", out.text);
     assert!(!Path::new(&marker).exists(), "a planted hook or fsmonitor ran");
 }
+
+#[tokio::test]
+async fn an_included_config_that_does_not_exist_yet_cannot_be_planted() {
+    let (dir, ctx) = workspace();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    repo(&root);
+    // Included from the work tree, but not there (yet): one beside the work tree's files, one in a missing directory.
+    for include in ["../local.gitconfig", "../conf/team.gitconfig"] {
+        assert!(
+            git(&root, &["config", "--add", "include.path", include])
+                .status
+                .success()
+        );
+    }
+    let exec = tool(policy());
+    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    std::fs::remove_file(&marker).unwrap();
+    let marker = quoted(&marker);
+    let plant = format!(
+        "for f in local.gitconfig conf/team.gitconfig; do \
+         printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' > $f; echo wrote-$?; \
+         rm -f $f; echo removed-$?; done 2>&1; true"
+    );
+    let out = run(&exec, &ctx, &plant).await;
+    assert!(out.text.contains("Read-only file system"), "{}", out.text);
+    assert!(!out.text.contains("wrote-0"), "{}", out.text);
+    assert!(!out.text.contains("removed-0"), "{}", out.text);
+    // Made empty so they could be kept read-only; git reads an empty include as nothing.
+    for file in ["local.gitconfig", "conf/team.gitconfig"] {
+        assert_eq!(std::fs::read(root.join(file)).unwrap(), b"", "{file}");
+    }
+    assert!(git(&root, &["status"]).status.success());
+    assert!(!Path::new(&marker).exists(), "a planted fsmonitor ran");
+}

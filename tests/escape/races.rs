@@ -150,3 +150,67 @@ async fn file_tools_do_not_follow_a_directory_swapped_for_a_symlink() {
         .unwrap();
     assert!(read.text.contains("edited"), "{}", read.text);
 }
+
+/// The listing tools walk directories by path (the `ignore` walker); a name read from where a swapped symlink pointed
+/// must never be shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_never_show_names_from_a_directory_swapped_for_a_symlink() {
+    const OUTSIDE_NAME: &str = "outside-only-name";
+    let base = scratch();
+    let base_path = std::fs::canonicalize(base.path()).unwrap();
+    let (ws, outside) = (base_path.join("ws"), base_path.join("outside"));
+    std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
+    std::fs::create_dir_all(outside.join(format!("{OUTSIDE_NAME}-dir"))).unwrap();
+    std::fs::write(ws.join("sub/inside.txt"), "inside\n").unwrap();
+    std::fs::write(outside.join(format!("{OUTSIDE_NAME}.txt")), "outside\n").unwrap();
+    let tools = ToolRegistry::with_builtins();
+    let tool = |name: &str| tools.get(name).unwrap();
+    let ctx = ToolContext::new(PathPolicy::new(&ws).unwrap());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let thread = swapper(ws.clone(), outside.clone(), stop.clone(), swaps.clone());
+    let mut leaked = Vec::new();
+    for _ in 0..300 {
+        let calls = [
+            ("list_dir", json!({"path": "sub"})),
+            ("list_dir", json!({"recursive": true})),
+            ("find_files", json!({"glob": "*.txt"})),
+            ("find_files", json!({"query": OUTSIDE_NAME, "type": "dir"})),
+        ];
+        for (name, args) in calls {
+            let text = match tool(name).execute(args, &ctx).await {
+                Ok(out) => out.text,
+                Err(e) => e.to_string(),
+            };
+            // "No directories matching query '…'" names the query, not a found path.
+            let found = text.replace(&format!("query '{OUTSIDE_NAME}'"), "");
+            if found.contains(OUTSIDE_NAME) {
+                leaked.push(format!("{name}: {text}"));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    thread.join().unwrap();
+
+    assert!(
+        swaps.load(Ordering::Relaxed) > 100,
+        "the directory was swapped while the tools ran"
+    );
+    assert!(leaked.is_empty(), "names from outside were listed: {leaked:?}");
+    // Once nothing swaps, the same calls list the workspace as before.
+    let listed = tool("list_dir")
+        .execute(json!({"recursive": true}), &ctx)
+        .await
+        .unwrap();
+    assert!(
+        listed.text.contains("sub/inside.txt") && listed.text.contains("sub/deeper/"),
+        "{}",
+        listed.text
+    );
+    let found = tool("find_files")
+        .execute(json!({"glob": "*.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert!(found.text.contains("sub/inside.txt"), "{}", found.text);
+}

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{bool_arg, int_arg, opt_str_arg, run_blocking};
 use crate::protocol::{ToolDetails, ToolOutput};
+use crate::tools::strict_fs::{Dir, WalkCheck};
 use crate::tools::{Tool, ToolContext, ToolError};
 
 const DEFAULT_MAX_ENTRIES: u64 = 200;
@@ -141,6 +142,8 @@ fn list(
     let mut complete = true;
     let mut errors = 0u64;
     let mut first_error = None;
+    let mut check = WalkCheck::default();
+    let mut changed = 0u64;
     for item in walker {
         if cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -149,17 +152,25 @@ fn list(
             Ok(entry) => entry,
             Err(e) => {
                 errors += 1;
-                first_error.get_or_insert_with(|| e.to_string());
+                first_error.get_or_insert_with(|| error_text(dir, &e));
                 continue;
             }
         };
         if entry.depth() == 0 {
             continue;
         }
+        if total < max {
+            // Shown only if it is really there (the walker reads directories by path; see `WalkCheck`).
+            match check.entry(entry.path(), entry.ino()) {
+                Some((parent, meta)) => lines.push(describe(dir, entry.path(), &meta, parent)),
+                None => {
+                    changed += 1;
+                    continue;
+                }
+            }
+        }
         total += 1;
-        if total <= max {
-            lines.push(describe(dir, entry.path(), entry.file_type()));
-        } else if total >= max + COUNT_LIMIT {
+        if total >= max + COUNT_LIMIT {
             complete = false;
             break;
         }
@@ -188,6 +199,12 @@ fn list(
         let names: Vec<String> = skipped.iter().map(|n| format!("{n}/")).collect();
         notes.push(format!("(Not listed: {}.)", names.join(", ")));
     }
+    if changed > 0 {
+        notes.push(format!(
+            "({changed} entries changed or went away while listing and were left out: something is changing this \
+             directory)"
+        ));
+    }
     if let Some(first) = first_error {
         notes.push(format!("({errors} entries could not be read; first: {first})"));
     }
@@ -201,17 +218,46 @@ fn list(
     }))
 }
 
+/// What a walker error says in the listing. Its path is named only if it is really in the listed tree (not a name the
+/// walker read through a directory swapped for a symlink), and the message is the system's, never text from an ignore
+/// file the walker read.
+fn error_text(dir: &Path, error: &ignore::Error) -> String {
+    // The io error's own text may name the path (walkdir's does), so only its kind is kept.
+    let reason = error.io_error().map_or_else(
+        || "an ignore file's rules could not be read".to_string(),
+        |e| match e.raw_os_error() {
+            Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+            None => e.kind().to_string(),
+        },
+    );
+    let mut inner = error;
+    let path = loop {
+        match inner {
+            ignore::Error::WithPath { path, .. } => break Some(path),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => inner = err,
+            _ => break None,
+        }
+    };
+    match path {
+        Some(path) if crate::tools::strict_fs::metadata(path).is_ok() => {
+            format!("{}: {reason}", path.strip_prefix(dir).unwrap_or(path).display())
+        }
+        _ => reason,
+    }
+}
+
 /// One line of the listing: the path relative to the listed directory, `/` after directories, and where a symlink
-/// points.
-fn describe(dir: &Path, path: &Path, file_type: Option<std::fs::FileType>) -> String {
+/// points (read in the directory checked to hold it).
+fn describe(dir: &Path, path: &Path, meta: &std::fs::Metadata, parent: &Dir) -> String {
     let rel = path.strip_prefix(dir).unwrap_or(path);
     let mut line = rel.to_string_lossy().into_owned();
-    let is_link = file_type.is_some_and(|t| t.is_symlink());
-    if file_type.is_some_and(|t| t.is_dir()) || (is_link && path.is_dir()) {
+    let is_link = meta.file_type().is_symlink();
+    if meta.is_dir() || (is_link && path.is_dir()) {
         line.push('/');
     }
     if is_link {
-        let target = std::fs::read_link(path).unwrap_or_else(|_| PathBuf::from("?"));
+        let name = path.file_name().unwrap_or_default();
+        let target = parent.read_link(name).unwrap_or_else(|_| PathBuf::from("?"));
         let _ = write!(line, " -> {}", target.to_string_lossy());
     }
     line

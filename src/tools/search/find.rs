@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::walk::{self, PathGlob};
 use super::{CappedText, Page, count_of, limit_arg, path_arg, str_arg, thousands, uint_arg};
 use crate::protocol::{ToolDetails, ToolOutput};
+use crate::tools::strict_fs::WalkCheck;
 use crate::tools::{PathPolicy, Tool, ToolContext, ToolError};
 
 const DEFAULT_LIMIT: usize = 200;
@@ -151,6 +152,7 @@ impl FindArgs {
 struct Found {
     path: PathBuf,
     modified: Option<SystemTime>,
+    ino: Option<u64>,
 }
 
 /// What the walker threads share: the filter, and where they put what they found.
@@ -234,6 +236,7 @@ impl ParallelVisitor for Visitor<'_> {
                     None
                 };
                 self.found.push(Found {
+                    ino: entry.ino(),
                     path: entry.into_path(),
                     modified,
                 });
@@ -301,7 +304,14 @@ fn find(
     let page = Page::new(found.len(), args.offset, args.limit, args.unit())?;
     let mut out = CappedText::new();
     let mut shown = 0;
+    let mut check = WalkCheck::default();
+    let mut changed = 0u64;
     for item in &found[page.start..page.end] {
+        // Shown only if it is really there (the walker reads directories by path; see `WalkCheck`).
+        if check.entry(&item.path, item.ino).is_none() {
+            changed += 1;
+            continue;
+        }
         let mut line = policy.display(&item.path);
         if args.dirs {
             line.push('/');
@@ -326,6 +336,12 @@ fn find(
         text.push_str(&format!(
             "(Skipped {}.)\n",
             count_of(unreadable, "unreadable path", "unreadable paths")
+        ));
+    }
+    if changed > 0 {
+        text.push_str(&format!(
+            "(Left out {} that changed or went away while searching: something is changing this tree.)\n",
+            count_of(changed, "path", "paths")
         ));
     }
     Ok(
