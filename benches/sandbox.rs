@@ -1,6 +1,6 @@
 //! The sandbox's cost per command: `true` through `ExecTool` (the real exec path: process group, pipes, capture,
 //! leftover check), sandboxed with the built `tern` as launcher and unsandboxed, alternating so both see the same
-//! machine load. Prints median and p90 of each and the difference (goal: under 2 ms extra); then what finding the
+//! machine load (and sandboxed without the session's holder, each command making its own namespaces). Prints median and p90 of each and the difference (goal: under 2 ms extra); then what finding the
 //! git repositories a command created costs after each command on a 10,000-file tree. Run with
 //! `cargo bench --bench sandbox`; `TERN_BENCH_RUNS` sets the number of runs of each (default 200).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -25,27 +25,44 @@ fn main() {
         sandbox: Some(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"))),
         ..ExecConfig::default()
     });
+    // Each command making its own namespaces and shared mounts, as before the session's holder.
+    let mut unshared = SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"));
+    unshared.shared_namespaces = false;
+    let alone = ExecTool::new(ExecConfig {
+        sandbox: Some(unshared),
+        ..ExecConfig::default()
+    });
     let plain = ExecTool::new(ExecConfig::default());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     let (mut with, mut without) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let mut own = Vec::with_capacity(runs);
     runtime.block_on(async {
         // Warm-up: page cache, the launcher binary, the runtime's blocking pool.
         for _ in 0..5 {
             once(&sandboxed, &ctx).await;
+            once(&alone, &ctx).await;
             once(&plain, &ctx).await;
         }
         for _ in 0..runs {
             with.push(once(&sandboxed, &ctx).await);
+            own.push(once(&alone, &ctx).await);
             without.push(once(&plain, &ctx).await);
         }
     });
     let (with_median, with_p90) = (percentile(&mut with, 50), percentile(&mut with, 90));
     let (without_median, without_p90) = (percentile(&mut without, 50), percentile(&mut without, 90));
+    let (own_median, own_p90) = (percentile(&mut own, 50), percentile(&mut own, 90));
     println!("exec `true`, {runs} runs each:");
     println!("  sandboxed    median {}  p90 {}", ms(with_median), ms(with_p90));
+    println!(
+        "  own namespaces per command (no holder)  median {}  p90 {}  extra {}",
+        ms(own_median),
+        ms(own_p90),
+        ms(own_median.saturating_sub(without_median))
+    );
     println!("  unsandboxed  median {}  p90 {}", ms(without_median), ms(without_p90));
     println!(
         "  extra        median {}  p90 {}  (goal: under 2 ms)",

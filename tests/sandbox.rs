@@ -450,3 +450,77 @@ async fn a_sandbox_that_writes_nothing_writes_only_its_private_temp() {
     assert!(out.text.contains("this session is read-only"), "{}", out.text);
     assert!(!dir.path().join("in-workspace").exists());
 }
+
+/// The session's holders (`launcher::hold`) for `workspace`: this process's children started with `--hold` in it.
+fn holders(workspace: &Path) -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let workspace = std::fs::canonicalize(workspace).unwrap();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid ...`: the fields after the last `)`.
+        let ppid = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1));
+        let args = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = args.split(|&b| b == 0).collect();
+        if ppid == Some(me.as_str())
+            && args.contains(&b"--hold".as_slice())
+            && args.contains(&workspace.as_os_str().as_encoded_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn commands_join_one_holder_per_session_which_ends_with_it() {
+    let (dir, ctx) = workspace();
+    let exec = tool(policy());
+    for i in 0..3 {
+        let out = run(
+            &exec,
+            &ctx,
+            json!({ "command": format!("echo {i} >> /tmp/count; wc -l < /tmp/count") }),
+        )
+        .await;
+        assert!(
+            out.text.contains(&format!("{}", i + 1)),
+            "the private temp is the session's: {}",
+            out.text
+        );
+    }
+    let first = holders(dir.path());
+    assert_eq!(first.len(), 1, "one holder for the session's commands: {first:?}");
+    // The commands cannot see it: they have a PID namespace of their own.
+    let out = run(&exec, &ctx, json!({ "command": "ls /proc | grep '^[0-9]'" })).await;
+    assert!(out.text.lines().any(|l| l.trim() == "1"), "{}", out.text);
+    assert!(
+        !out.text.lines().any(|l| l.trim() == first[0].to_string()),
+        "{}",
+        out.text
+    );
+    // A holder that went away is replaced; the command still runs sandboxed.
+    // SAFETY: kill takes plain values.
+    unsafe { libc::kill(first[0] as libc::pid_t, libc::SIGKILL) };
+    let out = run(
+        &exec,
+        &ctx,
+        json!({ "command": "cat /tmp/count | wc -l; touch /etc/tern-probe" }),
+    )
+    .await;
+    assert!(
+        out.text.contains('3') && out.text.contains("/etc/tern-probe"),
+        "{}",
+        out.text
+    );
+    assert!(!Path::new("/etc/tern-probe").exists());
+    // That command may have found the holder dying and made its own namespaces; the next one starts a new holder.
+    run(&exec, &ctx, json!({ "command": "true" })).await;
+    let second = holders(dir.path());
+    assert!(second.len() == 1 && second != first, "{first:?} then {second:?}");
+    drop(exec);
+    assert!(holders(dir.path()).is_empty(), "the holder ends with the session");
+}

@@ -2,10 +2,13 @@
 //! (`Args` lists every flag). `main` calls `main` here first thing, before logging, clap or any thread exists, and
 //! it never returns.
 //!
-//! Three processes:
-//! - the launcher (the process tern spawned, in the command's process group) enters new user, mount, PID, IPC and
-//!   network namespaces, forks the PID namespace's init, waits for it, and exits with the command's status (by the
-//!   same signal when the command was killed by one);
+//! Three processes per command, and one per session:
+//! - the holder (`--hold`, see `hold`), started once per session, makes the user, mount, IPC and network namespaces
+//!   and the mounts every command shares (the private `/dev` and temp), then waits for the session to end;
+//! - the launcher (the process tern spawned, in the command's process group) joins the holder's namespaces
+//!   (`--join`; without a holder it makes new user, mount, IPC and network namespaces itself), enters a mount
+//!   namespace of its own and a new PID namespace, forks the PID namespace's init, waits for it, and exits with the
+//!   command's status (by the same signal when the command was killed by one);
 //! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc` and everything
 //!   else (`mount_everything`), brings loopback up, drops every capability, applies Landlock and the system-call
 //!   filter, forks the command, reaps every orphan, and exits as soon as the command's main process ends, reporting
@@ -22,7 +25,6 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
@@ -62,6 +64,11 @@ pub struct Args {
     pub devices: Vec<PathBuf>,
     /// `--network`: keep tern's network namespace.
     pub network: bool,
+    /// `--join PID`: enter the namespaces of the session's holder `PID` (which made the private `/dev` and temp once)
+    /// instead of making new ones; see `hold`.
+    pub join: Option<u32>,
+    /// `--hold`: be the session's holder (no program).
+    pub hold: bool,
     /// After `--`: the program and its arguments.
     pub command: Vec<OsString>,
 }
@@ -94,6 +101,16 @@ impl Args {
                     parsed.network = true;
                     continue;
                 }
+                "--hold" => {
+                    parsed.hold = true;
+                    continue;
+                }
+                "--join" => {
+                    let pid = Self::value(&mut args, flag)?;
+                    let pid = pid.to_str().and_then(|p| p.parse().ok());
+                    parsed.join = Some(pid.ok_or("--join needs a process id")?);
+                    continue;
+                }
                 "--" => {
                     parsed.command = args.collect();
                     if parsed.command.is_empty() {
@@ -104,6 +121,9 @@ impl Args {
                 _ => return Err(format!("unknown argument {arg:?}")),
             };
             list.push(Self::value(&mut args, flag)?);
+        }
+        if parsed.hold {
+            return Ok(parsed);
         }
         Err("missing -- before the program".into())
     }
@@ -121,10 +141,44 @@ pub fn main(args: Vec<OsString>) -> ! {
         Ok(args) => args,
         Err(e) => fail(&format!("bad arguments: {e}")),
     };
+    if args.hold {
+        match hold(&args) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => fail(&e),
+        }
+    }
     match launch(&args) {
         Ok(status) => exit_like(status),
         Err(e) => fail(&e),
     }
+}
+
+/// What the holder writes to stdout once its namespaces are ready.
+pub const HOLDER_READY: &[u8] = b"ready\n";
+
+/// The session's holder: makes the user, mount, IPC and network namespaces once, with the mounts every command of the
+/// session shares (the private `/dev` and temp directory) and loopback up, says `ready` on stdout, then waits until
+/// its stdin closes (tern closes it when the session ends, and the kernel when tern dies).
+/// Each command's launcher then joins these namespaces (`--join`) instead of making its own, which is most of what a
+/// sandboxed command costs; it still gets its own PID namespace, a mount namespace copied from the holder's (for its
+/// `/proc` and its own read-only and hidden paths), Landlock and the system-call filter. The holder runs no program:
+/// a command cannot see it (another PID namespace) or change its mounts (another mount namespace, no capabilities).
+fn hold(args: &Args) -> Result<(), String> {
+    // No `PR_SET_PDEATHSIG`: it fires when the *thread* that started the holder ends, and tern's threads come and go.
+    // tern's death closes the holder's stdin, which ends it.
+    set_polite_signals(libc::SIG_IGN);
+    namespaces::enter_held().map_err(|e| format!("cannot create namespaces: {e}"))?;
+    namespaces::make_private().map_err(|e| format!("cannot make the mounts private: {e}"))?;
+    mount_shared(args)?;
+    namespaces::loopback_up().map_err(|e| format!("cannot bring loopback up: {e}"))?;
+    let mut out = io::stdout();
+    io::Write::write_all(&mut out, HOLDER_READY)
+        .and_then(|()| io::Write::flush(&mut out))
+        .map_err(|e| format!("cannot say ready: {e}"))?;
+    let mut buf = [0u8; 64];
+    // Until end of file (or an error): whatever is written is ignored.
+    while io::Read::read(&mut io::stdin(), &mut buf).is_ok_and(|n| n > 0) {}
+    Ok(())
 }
 
 /// Prints a setup failure and exits with `SETUP_FAILED`.
@@ -148,7 +202,15 @@ fn set_polite_signals(action: libc::sighandler_t) {
 fn launch(args: &Args) -> Result<i32, String> {
     let command = c_strings(&args.command)?;
     set_polite_signals(libc::SIG_IGN);
-    namespaces::enter(args.network).map_err(|e| format!("cannot create namespaces: {e}"))?;
+    // A holder that went away (killed, or ending as the session ends) leaves this command to make its own.
+    let joined = match args.join {
+        Some(holder) => namespaces::join(holder, args.network)
+            .map_err(|e| format!("cannot join the session's sandbox (process {holder}): {e}"))?,
+        None => false,
+    };
+    if !joined {
+        namespaces::enter(args.network).map_err(|e| format!("cannot create namespaces: {e}"))?;
+    }
     let status_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let alive_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     // SAFETY: the launcher is single-threaded (this runs before anything starts a thread), so the child may do
@@ -160,7 +222,7 @@ fn launch(args: &Args) -> Result<i32, String> {
     if pid == 0 {
         close(status_pipe.0);
         close(alive_pipe.1);
-        let code = match init(args, &command, status_pipe.1, alive_pipe.0) {
+        let code = match init(args, joined, &command, status_pipe.1, alive_pipe.0) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("tern sandbox: {e}");
@@ -182,7 +244,7 @@ fn launch(args: &Args) -> Result<i32, String> {
 }
 
 /// PID 1 of the new PID namespace: sets the sandbox up, runs the command, reaps orphans until the command ends.
-fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> Result<(), String> {
+fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> Result<(), String> {
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and touches no memory.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
         return Err(format!(
@@ -195,13 +257,16 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
         return Err("the launcher is gone".into());
     }
     namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
-    mount_everything(args)?;
+    if !joined {
+        mount_shared(args)?;
+    }
+    mount_own(args)?;
     // The working directory was inherited as a path walked before the mounts: walk it again so a command started
     // inside `.git` sees the read-only mount, and one started in a workspace under `/tmp` the workspace bound back.
     if let Ok(cwd) = std::env::current_dir() {
         std::env::set_current_dir(&cwd).map_err(|e| format!("cannot enter {}: {e}", cwd.display()))?;
     }
-    if !args.network {
+    if !args.network && !joined {
         namespaces::loopback_up().map_err(|e| format!("cannot bring loopback up: {e}"))?;
     }
     namespaces::drop_capabilities().map_err(|e| format!("cannot drop capabilities: {e}"))?;
@@ -238,19 +303,11 @@ fn init(args: &Args, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> 
     }
 }
 
-/// Every mount of the sandbox, in the one order that works: the private `/dev` first (with its own terminals and an
-/// empty `shm`), then the private temp (it covers `/tmp`, where the workspace often is, binds back what must stay,
-/// and puts the session's `shm` on `/dev/shm`), then pins and read-only paths (resolved through the paths just bound
-/// back), then hidden paths.
-fn mount_everything(args: &Args) -> Result<(), String> {
-    // What hidden files are covered with, opened now: the private temp may live under the `/tmp` about to be covered.
-    let empty = match &args.private_temp {
-        Some(dir) => Some(
-            private_mounts::open_path(&dir.join("empty"))
-                .map_err(|e| format!("cannot open the private temp directory: {e}"))?,
-        ),
-        None => None,
-    };
+/// The mounts every command of a session shares (made once by the holder, or by each command without one), in the one
+/// order that works: the private `/dev` first (with its own terminals and an empty `shm`), then the private temp (it
+/// covers `/tmp`, where the workspace often is, binds back what must stay, and puts the session's `shm` on
+/// `/dev/shm`).
+fn mount_shared(args: &Args) -> Result<(), String> {
     // `/dev` first: the private temp's `shm` is mounted over its `/dev/shm`.
     private_mounts::private_dev(&args.devices).map_err(|e| format!("cannot mount a private /dev: {e}"))?;
     if let Some(private) = &args.private_temp {
@@ -268,6 +325,12 @@ fn mount_everything(args: &Args) -> Result<(), String> {
         private_mounts::private_temp(private, &args.temp_over, &keep)
             .map_err(|e| format!("cannot mount the private temp directory: {e}"))?;
     }
+    Ok(())
+}
+
+/// Each command's own mounts, after the shared ones: pins and read-only paths (resolved through the paths the private
+/// temp bound back), then hidden paths.
+fn mount_own(args: &Args) -> Result<(), String> {
     for path in &args.pinned {
         namespaces::pin(path).map_err(|e| format!("cannot pin {}: {e}", path.display()))?;
     }
@@ -288,11 +351,7 @@ fn mount_everything(args: &Args) -> Result<(), String> {
     {
         namespaces::bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
     }
-    let empty = empty.map(|fd| (PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())), fd));
-    let empty = empty.as_ref().map(|(path, _fd)| path.as_path());
-    for path in &args.hidden {
-        namespaces::hide(path, empty).map_err(|e| format!("cannot hide {}: {e}", path.display()))?;
-    }
+    namespaces::hide_all(&args.hidden).map_err(|e| format!("cannot hide what commands must not see: {e}"))?;
     Ok(())
 }
 

@@ -14,12 +14,59 @@ use std::path::Path;
 /// uid and gid to themselves. The IPC namespace keeps SysV shared memory, semaphores and message queues of the
 /// user's session out of reach. The caller's next child becomes PID 1 of the new PID namespace.
 pub(super) fn enter(network: bool) -> io::Result<()> {
-    // SAFETY: getuid and getgid cannot fail and touch no memory.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if !network {
         flags |= libc::CLONE_NEWNET;
     }
+    unshare_mapped(flags)
+}
+
+/// The namespaces a session's holder keeps for its commands (see `launcher::hold`): user, mount, IPC and network.
+pub(super) fn enter_held() -> io::Result<()> {
+    unshare_mapped(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET)
+}
+
+/// Joins the user, mount and IPC namespaces of the holder `pid` (and its network namespace unless `network`), goes
+/// back to the working directory (entering a mount namespace leaves it at its root), then enters a mount namespace of
+/// its own (a copy of the holder's, for this command's mounts and `/proc`) and a new PID namespace for the next child.
+/// `Ok(false)`: the holder is gone (its namespaces cannot be opened), and nothing was changed.
+pub(super) fn join(pid: u32, network: bool) -> io::Result<bool> {
+    let cwd = std::env::current_dir()?;
+    let mut kinds = vec![
+        ("user", libc::CLONE_NEWUSER),
+        ("mnt", libc::CLONE_NEWNS),
+        ("ipc", libc::CLONE_NEWIPC),
+    ];
+    if !network {
+        kinds.push(("net", libc::CLONE_NEWNET));
+    }
+    // All opened first: once in the holder's user namespace, its files are still reachable, but one order is simpler.
+    let Ok(files) = kinds
+        .iter()
+        .map(|(name, kind)| Ok((std::fs::File::open(format!("/proc/{pid}/ns/{name}"))?, *kind)))
+        .collect::<io::Result<Vec<_>>>()
+    else {
+        return Ok(false);
+    };
+    for (file, kind) in &files {
+        use std::os::fd::AsRawFd;
+        // SAFETY: setns takes a valid namespace descriptor and its kind.
+        if unsafe { libc::setns(file.as_raw_fd(), *kind) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    std::env::set_current_dir(&cwd)?;
+    // SAFETY: unshare takes flags only.
+    if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(true)
+}
+
+/// Enters new namespaces (`flags`, a new user namespace among them), mapping the caller's uid and gid to themselves.
+fn unshare_mapped(flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: getuid and getgid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     // SAFETY: unshare takes flags only.
     if unsafe { libc::unshare(flags) } != 0 {
         return Err(io::Error::last_os_error());
@@ -31,10 +78,15 @@ pub(super) fn enter(network: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes every mount private: nothing done here reaches the rest of the system.
+pub(super) fn make_private() -> io::Result<()> {
+    mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE)
+}
+
 /// Makes every mount private (nothing done here reaches the rest of the system) and mounts a `/proc` that shows only
 /// the namespace's processes, so tern's own `/proc/<pid>/environ` is not even visible. Must run as PID 1.
 pub(super) fn mount_proc() -> io::Result<()> {
-    mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE)?;
+    make_private()?;
     mount(
         Some(c"proc"),
         c"/proc",
@@ -43,24 +95,54 @@ pub(super) fn mount_proc() -> io::Result<()> {
     )
 }
 
-/// Makes `path` unreadable: a directory is covered by an empty read-only tmpfs, anything else by `empty` (an empty
-/// file) bound read-only. A path that does not exist is left alone.
-pub(super) fn hide(path: &Path, empty: Option<&Path>) -> io::Result<()> {
-    // Followed: the mount lands on what a symlink points to, so that decides between tmpfs and file.
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let target = c_path(path)?;
-    if !meta.is_dir() {
-        let empty = empty.ok_or_else(|| io::Error::other("no empty file to cover it with"))?;
-        return bind(&c_path(empty)?, &target, true);
+/// Makes each of `paths` unreadable: a directory is covered by an empty read-only tmpfs, anything else by an empty
+/// file bound read-only. A path that does not exist is left alone.
+///
+/// The empty file is made on a scratch tmpfs mounted over `/dev/shm` (a mount point every sandbox has) and that mount
+/// is taken away again once the files are covered: the covers keep the scratch filesystem alive, and nothing else in
+/// the sandbox can reach it. (A bind's source must be a mount of this namespace, so a file tern opened outside cannot
+/// serve when the command joins a holder's namespaces.)
+pub(super) fn hide_all(paths: &[std::path::PathBuf]) -> io::Result<()> {
+    let mut files = Vec::new();
+    for path in paths {
+        // Followed: the mount lands on what a symlink points to, so that decides between tmpfs and file.
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            files.push(path);
+            continue;
+        }
+        mount(
+            Some(c"tmpfs"),
+            &c_path(path)?,
+            Some(c"tmpfs"),
+            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        )?;
     }
+    if files.is_empty() {
+        return Ok(());
+    }
+    const SCRATCH: &CStr = c"/dev/shm";
     mount(
         Some(c"tmpfs"),
-        &target,
+        SCRATCH,
         Some(c"tmpfs"),
-        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-    )
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+    )?;
+    let empty = Path::new("/dev/shm/empty");
+    let covered = std::fs::File::create(empty).and_then(|_| {
+        files
+            .iter()
+            .try_for_each(|path| bind(&c_path(empty)?, &c_path(path)?, true))
+    });
+    // SAFETY: umount2 takes a NUL-terminated path and flags.
+    let unmounted = unsafe { libc::umount2(SCRATCH.as_ptr(), libc::MNT_DETACH) };
+    covered?;
+    if unmounted != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Bind-mounts `path` onto itself read-only. A path that does not exist is left alone (a workspace without `.git`).

@@ -1,5 +1,5 @@
-//! What a sandbox keeps for the length of a session: its private temp directory and the git repositories found
-//! under each workspace.
+//! What a sandbox keeps for the length of a session: its holder process (`holder`), its private temp directory and the
+//! git repositories found under each workspace.
 //!
 //! The private temp directory, `<temp>/tern-sandbox-<uid>/<pid>-<random>/`, holds `tmp/` (mounted over `/tmp`,
 //! `/var/tmp` and `$TMPDIR` inside the sandbox) and `shm/` (over `/dev/shm`), kept between the session's commands and
@@ -22,6 +22,8 @@ use super::git_repos::RepoScan;
 /// A session's state, shared by every clone of its `SandboxPolicy`.
 #[derive(Debug, Default)]
 pub(crate) struct SessionState {
+    /// Ends before the private temp goes (it has it mounted).
+    pub(crate) holder: Mutex<super::holder::HolderSlot>,
     temp: OnceLock<Result<PrivateTemp, String>>,
     repos: Mutex<HashMap<PathBuf, RepoScan>>,
 }
@@ -72,10 +74,6 @@ impl PrivateTemp {
         for sub in ["tmp", "shm"] {
             fs::DirBuilder::new().mode(0o700).create(dir.join(sub))?;
         }
-        // What hidden files are covered with.
-        let empty = dir.join("empty");
-        File::create(&empty)?;
-        fs::set_permissions(&empty, fs::Permissions::from_mode(0o444))?;
         Ok(Self { dir, _lock: lock })
     }
 }
@@ -161,7 +159,7 @@ mod tests {
     fn the_private_temp_lives_as_long_as_the_session_and_stale_ones_are_collected() {
         let state = SessionState::default();
         let dir = state.private_temp().unwrap().to_path_buf();
-        assert!(dir.join("tmp").is_dir() && dir.join("shm").is_dir() && dir.join("empty").is_file());
+        assert!(dir.join("tmp").is_dir() && dir.join("shm").is_dir());
         // A crashed session's directory: nobody holds its lock.
         let stale = dir.parent().unwrap().join("1-deadbeef");
         fs::create_dir_all(stale.join("tmp/locked")).unwrap();

@@ -1,0 +1,99 @@
+//! The session's holder process (`launcher::hold`): started on a session's first sandboxed command, it keeps the
+//! namespaces and shared mounts that every later command joins (`--join PID`), and ends with the session.
+//!
+//! A holder is started for one set of shared arguments (the private temp, the temp directories it covers, what stays
+//! visible under them, devices); a command with another set gets a new one. When a holder cannot be started (an old
+//! kernel, a launcher that cannot join) commands make their own namespaces, as they did before holders existed: the
+//! same sandbox at a higher cost per command.
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use super::launcher::HOLDER_READY;
+
+/// The session's holder, or why there is none.
+#[derive(Debug, Default)]
+pub(crate) struct HolderSlot {
+    current: Option<Holder>,
+}
+
+#[derive(Debug)]
+struct Holder {
+    /// The shared arguments it was started with.
+    key: Vec<OsString>,
+    /// `None`: starting it failed for this key; commands make their own namespaces.
+    process: Option<Running>,
+}
+
+#[derive(Debug)]
+struct Running {
+    child: Child,
+    /// Kept open: the holder ends at end of file.
+    _stdin: ChildStdin,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl HolderSlot {
+    /// The process id of a running holder for `args` (the launcher's arguments with `--hold`), started by `launcher`
+    /// in `workspace` if there is none yet. `None` when one cannot be started.
+    pub(crate) fn pid(&mut self, launcher: &Path, workspace: &Path, args: Vec<OsString>) -> Option<u32> {
+        let usable = self.current.as_mut().is_some_and(|holder| {
+            holder.key == args
+                && holder
+                    .process
+                    .as_mut()
+                    .is_none_or(|running| matches!(running.child.try_wait(), Ok(None)))
+        });
+        if !usable {
+            // The old one (if any) ends before the new one starts.
+            self.current = None;
+            let process = match start(launcher, workspace, &args) {
+                Ok(running) => Some(running),
+                Err(e) => {
+                    tracing::warn!("sandbox holder: {e}; each command makes its own namespaces");
+                    None
+                }
+            };
+            self.current = Some(Holder { key: args, process });
+        }
+        let running = self.current.as_ref()?.process.as_ref()?;
+        Some(running.child.id())
+    }
+}
+
+fn start(launcher: &Path, workspace: &Path, args: &[OsString]) -> io::Result<Running> {
+    let mut child = Command::new(launcher)
+        .args(args)
+        .current_dir(workspace)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Not in tern's process group: a Ctrl+C at the terminal is not for it.
+        .process_group(0)
+        .spawn()?;
+    let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin"))?;
+    let mut stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
+    let mut said = vec![0u8; HOLDER_READY.len()];
+    // The holder says ready or exits (end of file): this cannot wait forever.
+    let ready = stdout.read_exact(&mut said).is_ok() && said == HOLDER_READY;
+    if !ready {
+        let mut stderr = String::new();
+        if let Some(mut err) = child.stderr.take() {
+            let _ = child.kill();
+            let _ = err.read_to_string(&mut stderr);
+        }
+        let _ = child.wait();
+        return Err(io::Error::other(format!("could not start: {}", stderr.trim())));
+    }
+    Ok(Running { child, _stdin: stdin })
+}
