@@ -31,10 +31,14 @@ pub fn give_back_soon() {
 }
 
 /// Hands the freed heap back to the system now.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn give_back_now() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks the allocator's own free lists under its locks; it has no preconditions.
     unsafe {
         libc::malloc_trim(0);
     }
 }
+
+/// Hands the freed heap back to the system now (nothing to do but with glibc).
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn give_back_now() {}

@@ -120,11 +120,10 @@ impl StreamLayout {
         self.extend(text, inner, theme, &mut lines);
         let tail = &text[self.laid()..];
         if !tail.trim().is_empty() {
-            let tail_lines = render_markdown(tail, inner, theme);
-            if self.len > 0 && !tail_lines.is_empty() {
+            if self.len > 0 {
                 lines.push(gap());
             }
-            lines.extend(tail_lines.into_iter().map(gutter));
+            lines.extend(render_markdown(tail, inner, theme).into_iter().map(gutter));
         }
         lines.push(Line::default());
         Some(lines)
@@ -165,7 +164,7 @@ impl StreamLayout {
             let (chunk_lines, provisional) = render_chunk(&text[chunk.from..chunk.to], inner, theme);
             chunk.gap = any && !chunk_lines.is_empty();
             chunk.lines = chunk_lines.len();
-            chunk.provisional = provisional.then(highlight::epoch);
+            chunk.provisional = provisional;
             any |= !chunk_lines.is_empty();
             if chunk.gap {
                 lines.push(gap());
@@ -199,7 +198,7 @@ impl StreamLayout {
                     lines.splice(at..at + count, fresh);
                     self.len = self.len + fresh_count - count;
                     self.chunks[i].lines = fresh_count;
-                    self.chunks[i].provisional = provisional.then_some(epoch);
+                    self.chunks[i].provisional = provisional;
                     at += fresh_count;
                 }
                 Some(_) => {
@@ -254,15 +253,17 @@ impl StreamLayout {
             to: split,
             gap,
             lines: count,
-            provisional: provisional.then(highlight::epoch),
+            provisional,
         });
     }
 }
 
-/// A chunk's lines with the gutter, and whether it drew code plain for now.
-fn render_chunk(text: &str, inner: u16, theme: &Theme) -> (Vec<Line<'static>>, bool) {
+/// A chunk's lines with the gutter, and the epoch (read before laying out, so a block finished meanwhile is not
+/// missed) at which it drew code plain for now.
+fn render_chunk(text: &str, inner: u16, theme: &Theme) -> (Vec<Line<'static>>, Option<u64>) {
+    let epoch = highlight::epoch();
     let (lines, provisional) = highlight::track(|| render_markdown(text, inner, theme));
-    (lines.into_iter().map(gutter).collect(), provisional)
+    (lines.into_iter().map(gutter).collect(), provisional.then_some(epoch))
 }
 
 /// How `piece` (text after a blank line) begins.
