@@ -250,6 +250,22 @@ fn main() {
             first,
             sizes[199] / 1024
         );
+        // The issue's figure: the last 100 steps against the first 100 (goal: within 1.2x).
+        let hundred = |from: usize| {
+            let mut medians: Vec<f64> = turns
+                .iter()
+                .map(|(gaps, _)| median_ms(&gaps[from..from + 100]))
+                .collect();
+            medians.sort_by(f64::total_cmp);
+            medians[medians.len() / 2]
+        };
+        let (head, tail) = (hundred(0), hundred(steps - 100));
+        println!(
+            "  first 100: {head:.3} ms   last 100: {tail:.3} ms   request body at step {steps}: {:>6} KB   \
+             ({:.2}x; goal: within 1.2x)",
+            sizes[steps - 1] / 1024,
+            tail / head
+        );
         for end in [1_000, 2_000, 5_000, 10_000].into_iter().filter(|&e| e <= steps) {
             let m = window(end);
             println!(

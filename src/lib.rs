@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod headless;
+pub mod heap;
 pub mod hooks;
 pub mod models;
 pub mod protocol;

@@ -75,6 +75,56 @@ impl Limits {
     }
 }
 
+/// Text that has streamed this long is read in batches (see `Pace`): a short answer is never held back.
+const PACE_AFTER: Duration = Duration::from_millis(250);
+/// A batch starts at most this often: about a frame.
+const PACE: Duration = Duration::from_millis(16);
+/// A batch takes what the connection already holds, and what arrives within this long of the last piece…
+const GATHER: Duration = Duration::from_millis(1);
+/// …for at most this long.
+const BATCH: Duration = Duration::from_millis(2);
+
+/// Reads a long stream in batches about a frame apart. A model streams an event per token, each its own network
+/// packet; read as they come, every token wakes tern (the runtime, the connection's task, the turn), which is most of
+/// what streaming costs on a fast stream. Between batches the events wait in the socket, and a batch takes them all
+/// in one go; no screen shows them sooner than its next frame anyway.
+#[derive(Default)]
+struct Pace {
+    /// When the first text went out.
+    streaming_since: Option<Instant>,
+    batch_start: Option<Instant>,
+}
+
+impl Pace {
+    /// The body's next chunk, as `Response::chunk` gives it, within the attempt's limits.
+    async fn next(
+        &mut self,
+        response: &mut Response,
+        limits: &Limits,
+        output: bool,
+    ) -> Result<reqwest::Result<Option<Bytes>>, ProviderError> {
+        let now = Instant::now();
+        if output {
+            self.streaming_since.get_or_insert(now);
+        }
+        if self.streaming_since.is_none_or(|since| now < since + PACE_AFTER) {
+            return limits.wait(response.chunk()).await;
+        }
+        if let Some(start) = self.batch_start
+            && now < start + BATCH
+            && let Ok(chunk) = tokio::time::timeout(GATHER, response.chunk()).await
+        {
+            return Ok(chunk);
+        }
+        if let Some(start) = self.batch_start {
+            limits.wait(tokio::time::sleep_until(start + PACE)).await?;
+        }
+        let chunk = limits.wait(response.chunk()).await;
+        self.batch_start = Some(Instant::now());
+        chunk
+    }
+}
+
 pub(crate) struct Transport {
     client: reqwest::Client,
     url: Url,
@@ -239,8 +289,9 @@ impl Transport {
                 )))
             }
         };
+        let mut pace = Pace::default();
         loop {
-            let chunk = match limits.wait(response.chunk()).await? {
+            let chunk = match pace.next(response, limits, handler.has_output()).await? {
                 Err(e) => {
                     return Err(ProviderError::Stream(format!(
                         "the connection broke mid-answer: {}",

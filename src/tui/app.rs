@@ -226,6 +226,14 @@ impl App {
         };
         let answer = reveal::is_answer(&event);
         self.awaiting_reply &= !matches!(event, Event::TurnStarted { .. });
+        if matches!(event, Event::TurnStarted { .. }) {
+            // The answer may hold code: the syntax definitions load meanwhile.
+            super::highlight::warm_up_soon();
+        }
+        if matches!(event, Event::TurnFinished { .. }) {
+            // What the turn's answer and tools freed goes back to the system, not kept for the next turn.
+            crate::heap::give_back_soon();
+        }
         let before = self.state.cells.len();
         self.state.apply(event);
         self.reveal_reply(answer, before);

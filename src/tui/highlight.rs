@@ -1,6 +1,7 @@
 //! Syntax highlighting for code blocks, diffs and file panes: syntect's default grammars and themes, mapped to ratatui
 //! styles (24-bit foreground colours, bold and italic; never a background, so code sits on the terminal's own).
-//! The definitions load once, by `warm_up` on a background thread at start-up (about 14 ms); until they are loaded,
+//! The definitions load once, by `warm_up` on a background thread when code may first be shown (about 14 ms; a
+//! session that shows none never loads them); until they are loaded,
 //! `highlight` returns plain lines rather than make a frame wait, and views re-render their code once `is_ready` (the
 //! UI is woken when warm-up ends). Each language's grammar compiles on first use (tens of milliseconds once, several
 //! MB), so a session pays only for what it shows. Work that would not fit a frame — huge inputs, minified one-line
@@ -57,8 +58,27 @@ pub fn warm_up() {
 /// `warm_up`, then a word on `done` (the UI's wake-up channel), so code drawn plain is redrawn highlighted. Blocks
 /// highlighted in the background later say so on the same channel.
 pub fn warm_up_and_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
-    background::set_notify(done);
+    set_notify(done);
     warm_up();
+}
+
+/// Where the end of a warm-up and blocks highlighted in the background are announced (the UI's wake-up channel).
+pub fn set_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
+    background::set_notify(done);
+}
+
+/// Starts `warm_up` on a thread of its own, once: called when code may soon be shown (a turn starts) and by the
+/// first `highlight` that finds the definitions not loaded, so a session that shows no code never loads them (they
+/// take megabytes) and one that does is not held up by the load.
+pub fn warm_up_soon() {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if READY.load(Ordering::Acquire) || STARTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let spawned = std::thread::Builder::new().name("tern-syntax".into()).spawn(warm_up);
+    if spawned.is_err() {
+        STARTED.store(false, Ordering::Release);
+    }
 }
 
 /// Whether `highlight` highlights (the definitions are loaded) rather than return plain lines. Views that cached plain
@@ -79,6 +99,7 @@ pub fn is_ready() -> bool {
 pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {
     // Loading the definitions here would hold the frame for the whole load.
     if !is_ready() {
+        warm_up_soon();
         background::mark_provisional();
         return plain_lines(code, theme);
     }

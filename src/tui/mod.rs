@@ -74,9 +74,10 @@ pub async fn launch(
     } else {
         switch::show(&mut app, session);
     }
-    // Loading the syntax definitions takes ~14 ms: frames show code plain until then, and the end of it asks for a
-    // frame that shows it highlighted.
-    tokio::task::spawn_blocking(move || highlight::warm_up_and_notify(&highlight_ready));
+    // Loading the syntax definitions takes ~14 ms and megabytes: it starts when code may first be shown (a turn, a
+    // resumed transcript), frames show code plain until it ends, and its end asks for a frame that shows it
+    // highlighted.
+    highlight::set_notify(&highlight_ready);
     // Asked before anything else: the answer decides which configuration the session runs on.
     if let Some(offer) = trust {
         app.layers.push(Box::new(view::trust::TrustLayer::new(offer)));

@@ -10,6 +10,7 @@ pub mod review;
 pub mod rewind;
 pub mod start;
 pub mod status;
+mod stream;
 pub mod subagent;
 pub mod summary;
 pub mod tool_pane;

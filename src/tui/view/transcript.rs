@@ -12,9 +12,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState};
 
-use super::cells::{GUTTER, frame_lines, is_live, render_cell, stable_split};
+use super::cells::{is_live, render_cell};
+use super::stream::StreamLayout;
 use crate::tui::highlight;
-use crate::tui::markdown::render_markdown;
 use crate::tui::state::{AppState, CellKind};
 use crate::tui::theme::Theme;
 
@@ -42,21 +42,13 @@ const MAX_CACHED_CELLS: usize = 600;
 /// Cells on each side of the viewport whose layout is always kept.
 const KEEP_AROUND: usize = 150;
 
-/// The laid-out finished blocks of the answer that is streaming.
-struct StreamPrefix {
-    id: u64,
-    width: u16,
-    split: usize,
-    provisional: Option<u64>,
-    lines: Vec<Line<'static>>,
-}
-
 #[derive(Default)]
 pub struct TranscriptView {
     cache: HashMap<u64, Cached>,
     /// Each cell's height (id, lines): exact once laid out, estimated before. Summed for the scrollbar.
     heights: Vec<(u64, usize)>,
-    stream_prefix: Option<StreamPrefix>,
+    /// The layout of the newest answer, kept in pieces while it streams and after (`stream`).
+    stream: Option<StreamLayout>,
     position: Position,
     /// Scrolling asked for since the last frame (negative = up), applied when the layout is at hand.
     pending: isize,
@@ -179,7 +171,9 @@ impl TranscriptView {
         };
         if fresh {
             let (lines, provisional) = highlight::track(|| match &cell.kind {
-                CellKind::Assistant { text, streaming: true } => self.streaming_lines(cell.id, text, width, theme),
+                CellKind::Assistant { text, streaming } => self
+                    .answer_lines(cell.id, text, *streaming, width, theme)
+                    .unwrap_or_else(|| render_cell(cell, &state.calls, width, theme, self.selected_call)),
                 _ => render_cell(cell, &state.calls, width, theme, self.selected_call),
             });
             let provisional = provisional.then_some(epoch);
@@ -200,42 +194,25 @@ impl TranscriptView {
         self.cache.get(&cell.id).map(|c| c.lines.as_slice()).unwrap_or(&[])
     }
 
-    /// A streaming answer: its finished blocks from `stream_prefix`, only the block being written laid out anew.
-    fn streaming_lines(&mut self, id: u64, text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-        let inner = width.saturating_sub(GUTTER).max(8);
-        let split = stable_split(text);
-        let epoch = highlight::epoch();
-        let reuse = self.stream_prefix.as_ref().is_some_and(|p| {
-            p.id == id && p.width == width && p.split == split && p.provisional.is_none_or(|e| e == epoch)
-        });
-        if !reuse {
-            let (lines, provisional) = highlight::track(|| {
-                if split == 0 {
-                    Vec::new()
-                } else {
-                    render_markdown(&text[..split], inner, theme)
-                }
-            });
-            self.stream_prefix = Some(StreamPrefix {
-                id,
-                width,
-                split,
-                provisional: provisional.then_some(epoch),
-                lines,
-            });
-        } else if self.stream_prefix.as_ref().is_some_and(|p| p.provisional.is_some()) {
-            // The reused prefix still shows code plain: so does the cell's layout made from it.
-            highlight::mark_provisional();
+    /// An answer's lines from the kept layout of the newest answer (`stream`): a streaming answer starts one, and
+    /// the answer it was made for keeps using it once finished. None for other answers, laid out whole.
+    fn answer_lines(
+        &mut self,
+        id: u64,
+        text: &str,
+        streaming: bool,
+        width: u16,
+        theme: &Theme,
+    ) -> Option<Vec<Line<'static>>> {
+        if streaming && self.stream.as_ref().is_none_or(|s| s.id() != id) {
+            self.stream = Some(StreamLayout::new(id));
         }
-        let mut lines = self.stream_prefix.as_ref().map(|p| p.lines.clone()).unwrap_or_default();
-        let tail = &text[split..];
-        if !tail.trim().is_empty() {
-            if !lines.is_empty() {
-                lines.push(Line::default());
-            }
-            lines.extend(render_markdown(tail, inner, theme));
+        let stream = self.stream.as_mut().filter(|s| s.id() == id)?;
+        let old = self.cache.remove(&id).map(|c| c.lines);
+        let lines = stream.lines(text, !streaming, width, theme, old);
+        if lines.is_none() {
+            self.stream = None;
         }
-        frame_lines(&mut lines, false, theme);
         lines
     }
 
