@@ -89,7 +89,9 @@ fn main() {
     let kb: usize = env_or("TERN_BENCH_ANSWER_KB", 200);
     let runs: usize = env_or("TERN_BENCH_RUNS", 3);
     let rate: u32 = env_or("TERN_BENCH_RATE", 2_000);
-    let bin = env!("CARGO_BIN_EXE_tern");
+    // `TERN_BIN`: another build to compare (an earlier commit's release binary).
+    let bin = std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
+    let bin = bin.as_str();
     let mock = MockLlm::start_standalone(vec![]);
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();

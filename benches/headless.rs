@@ -17,7 +17,9 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
-    let bin = env!("CARGO_BIN_EXE_tern");
+    // `TERN_BIN`: another build to compare (an earlier commit's release binary).
+    let bin = std::env::var("TERN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tern").to_string());
+    let bin = bin.as_str();
     let mock = MockLlm::start_standalone(vec![]);
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
