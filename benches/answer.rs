@@ -4,8 +4,8 @@
 //! tern runs in tmux at 200x60 against the scripted model server on 127.0.0.1.
 //!
 //! Run with `cargo bench --bench answer`. Knobs (environment): `TERN_BENCH_ANSWER_KB` (200), `TERN_BENCH_RUNS`
-//! (2 answers, one after another in the same session; a third 200 KB answer does not reach the screen within the
-//! bench's wait), `TERN_BENCH_RATE` (2,000 word pieces a second), `TERN_BIN` (another build to compare).
+//! (2 answers, one after another in the same session; before a third 200 KB answer tern compacts the conversation to
+//! fit the scripted model's context window, and the compaction takes the scripted answer), `TERN_BENCH_RATE` (2,000 word pieces a second), `TERN_BIN` (another build to compare).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "tui/corpus.rs"]
@@ -164,7 +164,8 @@ fn main() {
         let timeout = Duration::from_secs_f64(pieces as f64 / f64::from(rate) * 4.0 + 20.0);
         assert!(
             tmux.wait_for(&marker, Duration::from_millis(20), timeout),
-            "run {run}: the answer never finished on screen"
+            "run {run}: the answer never finished on screen:\n{}",
+            tmux.run(&["capture-pane", "-p", "-t", "main"])
         );
         let wall = start.elapsed().as_secs_f64();
         // The turn ends and the UI settles before the next sample.
