@@ -9,8 +9,9 @@
 //!   (`--join`; without a holder it makes new user, mount, IPC and network namespaces itself), enters a mount
 //!   namespace of its own and a new PID namespace, forks the PID namespace's init, waits for it, and exits with the
 //!   command's status (by the same signal when the command was killed by one);
-//! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc` and everything
-//!   else (`mount_everything`), brings loopback up, drops every capability, applies Landlock and the system-call
+//! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, the shared
+//!   mounts when there is no holder (`mount_shared`) and its own (`mount_own`), brings loopback up when there is no
+//!   holder, drops every capability, applies Landlock and the system-call
 //!   filter, forks the command, reaps every orphan, and exits as soon as the command's main process ends, reporting
 //!   its wait status through a pipe. Its exit makes the kernel kill everything left in the namespace, `setsid` and
 //!   double-forked daemons included;
