@@ -711,7 +711,7 @@ fn is_in_git(policy: &PathPolicy, resolved: &Path) -> bool {
         .strip_prefix(policy.root())
         .is_ok_and(|relative| relative.components().any(|c| c == Component::Normal(".git".as_ref())));
     in_dot_git || {
-        let git = crate::sandbox::git_repos::protection(&policy.root().join(".git"));
+        let git = crate::sandbox::git_repos::protection(&policy.root().join(".git"), policy.write_roots());
         git.read_only_paths().any(|path| resolved.starts_with(path))
     }
 }

@@ -139,7 +139,10 @@ const OBEYED_FILES: [&str; 2] = ["config", "config.worktree"];
 /// The protection of the `.git` entry (or submodule git directory) `entry`. A `.git` file (a linked worktree or a
 /// submodule's checkout) is itself read-only, since rewriting its `gitdir:` line would point git at new hooks; the
 /// git directory it names, and that one's common directory (`commondir`), are protected too.
-pub(crate) fn protection(entry: &Path) -> Protection {
+///
+/// `writable` are the other directories commands may write (the configured roots): what git obeys there because a
+/// config says so is protected like what it obeys in the work tree.
+pub(crate) fn protection(entry: &Path, writable: &[PathBuf]) -> Protection {
     let mut out = Protection::default();
     let Ok(meta) = fs::symlink_metadata(entry) else {
         return out;
@@ -184,7 +187,7 @@ pub(crate) fn protection(entry: &Path) -> Protection {
         out.read_only.extend(OBEYED_FILES.iter().map(|name| dir.join(name)));
     }
     if let Some(work_tree) = work_tree {
-        configured_elsewhere(&dirs, work_tree, &mut out);
+        configured_elsewhere(&dirs, work_tree, writable, &mut out);
     }
     out
 }
@@ -192,9 +195,9 @@ pub(crate) fn protection(entry: &Path) -> Protection {
 /// What git obeys in the work tree because a config says so: a `core.hooksPath` there (husky's `.husky`, a
 /// `.githooks` directory: relative paths are taken from the work tree), and config files pulled in with
 /// `include.path`/`includeIf.*.path`. Both are read from the repository's config and the user's global one (a global
-/// relative `hooksPath` applies in every repository). Only paths inside the work tree are protected; the rest are
-/// out of a command's reach anyway.
-fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, out: &mut Protection) {
+/// relative `hooksPath` applies in every repository). Only paths inside the work tree or another of `writable` are
+/// protected; the rest are out of a command's reach anyway.
+fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, writable: &[PathBuf], out: &mut Protection) {
     let home = std::env::home_dir();
     let mut configs: Vec<PathBuf> = git_dirs
         .iter()
@@ -229,7 +232,7 @@ fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, out: &mut Protec
             if key != "core.hookspath" && configs.len() < 16 && !configs.contains(&path) {
                 configs.push(path.clone());
             }
-            if !path.starts_with(work_tree) {
+            if !path.starts_with(work_tree) && !writable.iter().any(|dir| path.starts_with(dir)) {
                 continue;
             }
             match key.as_str() {
@@ -358,17 +361,17 @@ mod tests {
         assert_eq!(scan.refresh(), [r.join("new/deep/.git")]);
         assert_eq!(scan.refresh(), Vec::<PathBuf>::new());
 
-        let sub = protection(&r.join("sub/.git"));
+        let sub = protection(&r.join("sub/.git"), &[]);
         let git_dir = fs::canonicalize(r.join(".git/modules/sub")).unwrap();
         assert_eq!(sub.read_only[0], r.join("sub/.git"));
         assert!(sub.read_only_dirs.contains(&git_dir.join("hooks")), "{sub:?}");
         assert!(sub.read_only.contains(&git_dir.join("config")), "{sub:?}");
         assert!(sub.pin.is_empty());
-        let top = protection(&r.join(".git"));
+        let top = protection(&r.join(".git"), &[]);
         assert_eq!(top.pin, [r.join(".git")]);
         assert_eq!(top.read_only, [r.join(".git/config"), r.join(".git/config.worktree")]);
         assert_eq!(top.read_only_dirs, [r.join(".git/hooks"), r.join(".git/info")]);
-        let inner = protection(&r.join(".git/modules/sub/modules/inner"));
+        let inner = protection(&r.join(".git/modules/sub/modules/inner"), &[]);
         assert_eq!(
             inner.pin,
             [
@@ -413,13 +416,25 @@ mod tests {
         fs::create_dir_all(r.join(".git")).unwrap();
         fs::create_dir_all(r.join(".husky")).unwrap();
         fs::write(r.join("shared.cfg"), "[core]\n\thooksPath = tools/hooks\n").unwrap();
+        // A root commands may also write (`[sandbox] writable_roots`), outside the work tree.
+        let other = tempfile::tempdir().unwrap();
+        let cache = fs::canonicalize(other.path()).unwrap();
         fs::write(
             r.join(".git/config"),
-            "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.cfg\n\tpath = /etc/elsewhere.cfg\n\
-             \tpath = ../conf/not-yet.cfg\n",
+            format!(
+                "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.cfg\n\tpath = /etc/elsewhere.cfg\n\
+                 \tpath = ../conf/not-yet.cfg\n\tpath = {}/team.cfg\n",
+                cache.display()
+            ),
         )
         .unwrap();
-        let top = protection(&r.join(".git"));
+        let alone = protection(&r.join(".git"), &[]);
+        assert!(!alone.read_only_files.contains(&cache.join("team.cfg")), "{alone:?}");
+        let top = protection(&r.join(".git"), std::slice::from_ref(&cache));
+        assert!(
+            top.read_only_files.contains(&cache.join("team.cfg")),
+            "an include in another writable root: {top:?}"
+        );
         assert!(top.read_only_dirs.contains(&r.join(".husky")), "{top:?}");
         assert!(
             top.read_only_dirs.contains(&r.join("tools/hooks")),

@@ -231,16 +231,19 @@ pub fn notice(settings: &SandboxSettings) -> Option<String> {
 }
 
 /// The directories the private temp is mounted over: `/tmp`, `/var/tmp` and `$TMPDIR`, resolved, those that exist,
-/// each once, parents first.
-fn temp_mounts() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = [PathBuf::from("/tmp"), PathBuf::from("/var/tmp"), std::env::temp_dir()]
-        .iter()
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
-        .filter(|dir| dir.is_dir() && dir != Path::new("/"))
-        .collect();
-    dirs.sort_by_key(|dir| dir.as_os_str().len());
-    dirs.dedup();
-    dirs
+/// each once, parents first (found once per process).
+fn temp_mounts() -> &'static [PathBuf] {
+    static DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        let mut dirs: Vec<PathBuf> = [PathBuf::from("/tmp"), PathBuf::from("/var/tmp"), std::env::temp_dir()]
+            .iter()
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .filter(|dir| dir.is_dir() && dir != Path::new("/"))
+            .collect();
+        dirs.sort_by_key(|dir| dir.as_os_str().len());
+        dirs.dedup();
+        dirs
+    })
 }
 
 /// The launcher command that runs `bash -c <script>` inside the sandbox for a command in `workspace`. The caller sets
@@ -274,18 +277,26 @@ pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::i
     Ok(cmd)
 }
 
-/// The arguments of the session's holder (`launcher::hold`): what the mounts every command shares depend on. Read-only
-/// mode is among them: a workspace under a temp directory is bound back read-only then (Landlock lets commands write
-/// anywhere under the temp directories), so switching modes starts another holder.
+/// The arguments of the session's holder (`launcher::hold`): the shared ones.
 fn holder_args(policy: &SandboxPolicy, workspace: &Path, private: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![LAUNCHER_ARG.into(), "--hold".into()];
+    args.extend(shared_args(policy, workspace, private));
+    args
+}
+
+/// What the mounts every command of a session shares depend on, given both to the holder and to each command (which
+/// makes them itself without one). Read-only mode is among them: a workspace under a temp directory is bound back
+/// read-only then (Landlock lets commands write anywhere under the temp directories), so switching modes starts
+/// another holder.
+fn shared_args(policy: &SandboxPolicy, workspace: &Path, private: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
     let mut flag = |name: &str, path: &Path| {
         args.push(name.into());
         args.push(path.as_os_str().to_owned());
     };
     flag("--private-temp", private);
     for dir in temp_mounts() {
-        flag("--temp-over", &dir);
+        flag("--temp-over", dir);
     }
     flag("--keep", workspace);
     if !policy.writes_nothing {
@@ -312,21 +323,11 @@ fn launcher_args(
     repos: &[PathBuf],
 ) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![LAUNCHER_ARG.into()];
+    args.extend(shared_args(policy, workspace, private));
     let mut flag = |name: &str, path: &Path| {
         args.push(name.into());
         args.push(path.as_os_str().to_owned());
     };
-    flag("--private-temp", private);
-    for dir in temp_mounts() {
-        flag("--temp-over", &dir);
-    }
-    flag("--keep", workspace);
-    if !policy.writes_nothing {
-        flag("--write", workspace);
-        for root in &policy.writable_roots {
-            flag("--write", root);
-        }
-    }
     // `.tern/` holds the project's own tern settings (rules, mode, MCP servers): a command must not loosen the next
     // session of a trusted project. The edit tools ask before touching it; here it is simply read-only.
     flag("--read-only", &workspace.join(".tern"));
@@ -335,7 +336,7 @@ fn launcher_args(
         flag("--read-only", &git);
     }
     for repo in repos.iter() {
-        let protection = git_repos::protection(repo);
+        let protection = git_repos::protection(repo, &policy.writable_roots);
         // A read-only `.git` needs nothing more inside it; a hooks path in the work tree still does.
         let needed = |path: &&PathBuf| !(policy.git_read_only && path.starts_with(&git));
         for path in protection.pin.iter().filter(needed) {
@@ -360,12 +361,6 @@ fn launcher_args(
         .filter(|path| !workspace.starts_with(path))
     {
         flag("--hide", path);
-    }
-    for device in &policy.devices {
-        flag("--device", device);
-    }
-    for socket in &policy.unix_sockets {
-        flag("--unix-socket", socket);
     }
     if policy.network {
         args.push("--network".into());

@@ -87,6 +87,11 @@ impl PathPolicy {
         &self.root
     }
 
+    /// The directories besides the root that writes may go to.
+    pub fn write_roots(&self) -> &[PathBuf] {
+        &self.write_roots
+    }
+
     pub fn restrict_reads(mut self, restrict: bool) -> Self {
         self.restrict_reads = restrict;
         self
