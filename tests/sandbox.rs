@@ -524,3 +524,22 @@ async fn commands_join_one_holder_per_session_which_ends_with_it() {
     drop(exec);
     assert!(holders(dir.path()).is_empty(), "the holder ends with the session");
 }
+
+#[test]
+fn a_launcher_told_to_join_a_process_that_is_not_the_holder_makes_its_own_namespaces() {
+    let (dir, _ctx) = workspace();
+    // This test's own id, with a start time it does not have: as if the holder had ended and its id been reused.
+    let not_the_holder = format!("{}:1", std::process::id());
+    let out = std::process::Command::new(LAUNCHER)
+        .args(["--join", &not_the_holder, "--write"])
+        .arg(dir.path())
+        .args(["--", "sh", "-c", "touch /etc/tern-join-probe 2>/dev/null; echo ran"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ran"),
+        "{out:?}"
+    );
+    assert!(!Path::new("/etc/tern-join-probe").exists(), "ran outside the sandbox");
+}

@@ -225,14 +225,22 @@ fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, writable: &[Path
                 "include.path" | "includeif.path" => expand(base),
                 _ => None,
             };
-            let Some(path) = path.map(|p| real_path(&p)) else {
+            let Some(Route { real: path, passed }) = path.map(|p| route(&p)) else {
                 continue;
             };
             // Includes are followed (a few levels deep, as git does) for hooks paths of their own.
             if key != "core.hookspath" && configs.len() < 16 && !configs.contains(&path) {
                 configs.push(path.clone());
             }
-            if !path.starts_with(work_tree) && !writable.iter().any(|dir| path.starts_with(dir)) {
+            // Every directory and symlink on the way that a command could rename or replace is pinned, even when
+            // the way leads outside: a symlink in the work tree re-pointed at a file of the command's own would do.
+            let mut roots = std::iter::once(work_tree).chain(writable.iter().map(PathBuf::as_path));
+            for passed in passed {
+                if roots.clone().any(|root| passed.starts_with(root) && passed != root) && !out.pin.contains(&passed) {
+                    out.pin.push(passed);
+                }
+            }
+            if !roots.any(|root| path.starts_with(root)) {
                 continue;
             }
             match key.as_str() {
@@ -246,34 +254,61 @@ fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, writable: &[Path
     }
 }
 
-/// Where `path` really is, though it may not exist yet: its nearest existing ancestor with every symlink resolved, then
-/// the rest of its names (which, not existing, are no symlinks; a `..` among them takes one name off).
-fn real_path(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut existing = path;
-    let mut real = loop {
-        if let Ok(real) = fs::canonicalize(existing) {
-            break real;
-        }
-        match existing.parent() {
-            Some(parent) => {
-                missing.extend(existing.components().next_back());
-                existing = parent;
-            }
-            // Nothing of it exists, not even its root: taken as written.
-            None => return path.to_path_buf(),
-        }
+/// The way to `path` as the kernel walks it, which may not exist yet: where it really is (every symlink on the way
+/// followed; a missing name is taken as written, a `..` after it takes it off again), and every directory and symlink
+/// passed on the way there. Each of those is a name a command could change to send git elsewhere: a directory renamed
+/// and made again, a symlink pointed at a file of its own.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Route {
+    real: PathBuf,
+    passed: Vec<PathBuf>,
+}
+
+/// As many symlinks as the kernel follows on one path (`MAXSYMLINKS`).
+const MAX_SYMLINKS: usize = 40;
+
+fn route(path: &Path) -> Route {
+    use std::path::Component;
+    let mut out = Route {
+        real: PathBuf::from("/"),
+        passed: Vec::new(),
     };
-    for component in missing.into_iter().rev() {
-        match component {
-            std::path::Component::ParentDir => {
-                real.pop();
+    let mut todo: std::collections::VecDeque<PathBuf> =
+        path.components().map(|c| PathBuf::from(c.as_os_str())).collect();
+    let mut links = 0;
+    while let Some(next) = todo.pop_front() {
+        match next.components().next() {
+            Some(Component::RootDir) => out.real = PathBuf::from("/"),
+            Some(Component::ParentDir) => {
+                out.real.pop();
             }
-            std::path::Component::Normal(name) => real.push(name),
+            Some(Component::Normal(name)) => {
+                let here = out.real.join(name);
+                match fs::symlink_metadata(&here) {
+                    Ok(meta) if meta.is_symlink() && links < MAX_SYMLINKS => {
+                        links += 1;
+                        let Ok(target) = fs::read_link(&here) else {
+                            out.real = here;
+                            continue;
+                        };
+                        out.passed.push(here);
+                        // The target's names come next; a relative one starts from the symlink's directory.
+                        for part in target.components().rev() {
+                            todo.push_front(PathBuf::from(part.as_os_str()));
+                        }
+                    }
+                    _ => {
+                        if !todo.is_empty() {
+                            out.passed.push(here.clone());
+                        }
+                        out.real = here;
+                    }
+                }
+            }
             _ => {}
         }
     }
-    real
+    out
 }
 
 /// The `section.key` names (lowercased, subsections left out) and values of a git config file, as far as hook paths
@@ -399,14 +434,22 @@ mod tests {
     }
 
     #[test]
-    fn real_paths_of_missing_files_resolve_what_exists_and_take_dot_dot_off() {
+    fn routes_resolve_what_exists_take_dot_dot_off_and_name_what_they_pass() {
         let root = tempfile::tempdir().unwrap();
         let r = fs::canonicalize(root.path()).unwrap();
         fs::create_dir_all(r.join("real")).unwrap();
         std::os::unix::fs::symlink(r.join("real"), r.join("link")).unwrap();
-        assert_eq!(real_path(&r.join("link/new/../x.cfg")), r.join("real/x.cfg"));
-        assert_eq!(real_path(&r.join("real/a/b/../../../out.cfg")), r.join("out.cfg"));
-        assert_eq!(real_path(&r.join("link")), r.join("real"));
+        std::os::unix::fs::symlink("../real/x.cfg", r.join("real/rel")).unwrap();
+        assert_eq!(route(&r.join("link/new/../x.cfg")).real, r.join("real/x.cfg"));
+        assert_eq!(route(&r.join("real/a/b/../../../out.cfg")).real, r.join("out.cfg"));
+        assert_eq!(route(&r.join("link")).real, r.join("real"));
+        let way = route(&r.join("link/rel"));
+        assert_eq!(way.real, r.join("real/x.cfg"));
+        let inside: Vec<_> = way.passed.iter().filter(|p| p.starts_with(&r) && **p != r).collect();
+        assert_eq!(
+            inside,
+            [&r.join("link"), &r.join("real"), &r.join("real/rel"), &r.join("real")]
+        );
     }
 
     #[test]
@@ -423,11 +466,13 @@ mod tests {
             r.join(".git/config"),
             format!(
                 "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.cfg\n\tpath = /etc/elsewhere.cfg\n\
-                 \tpath = ../conf/not-yet.cfg\n\tpath = {}/team.cfg\n",
+                 \tpath = ../conf/not-yet.cfg\n\tpath = {}/team.cfg\n\tpath = ../local.cfg\n",
                 cache.display()
             ),
         )
         .unwrap();
+        // An include through a symlink in the work tree (to a file beside it).
+        std::os::unix::fs::symlink("team.cfg", r.join("local.cfg")).unwrap();
         let alone = protection(&r.join(".git"), &[]);
         assert!(!alone.read_only_files.contains(&cache.join("team.cfg")), "{alone:?}");
         let top = protection(&r.join(".git"), std::slice::from_ref(&cache));
@@ -446,5 +491,12 @@ mod tests {
             "an include that does not exist yet: {top:?}"
         );
         assert!(!top.read_only_paths().any(|p| p.starts_with("/etc")), "{top:?}");
+        // What lies on the way is pinned, so it cannot be renamed and made again, or re-pointed.
+        assert!(top.read_only_files.contains(&r.join("team.cfg")), "{top:?}");
+        for way in ["local.cfg", "conf", "tools", ".git"] {
+            assert!(top.pin.contains(&r.join(way)), "{way}: {top:?}");
+        }
+        assert!(!top.pin.contains(&r), "the work tree itself: {top:?}");
+        assert!(!top.pin.iter().any(|p| p.starts_with("/etc")), "{top:?}");
     }
 }

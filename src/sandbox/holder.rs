@@ -1,5 +1,5 @@
 //! The session's holder process (`launcher::hold`): started on a session's first sandboxed command, it keeps the
-//! namespaces and shared mounts that every later command joins (`--join PID`), and ends with the session.
+//! namespaces and shared mounts that every later command joins (`--join PID:START`), and ends with the session.
 //!
 //! A holder is started for one set of shared arguments (the private temp, the temp directories it covers, what stays
 //! visible under them, devices); a command with another set gets a new one. When a holder cannot be started (an old
@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 
 use super::launcher::HOLDER_READY;
+use super::namespaces::ProcessKey;
 
 /// The session's holder, or why there is none.
 #[derive(Debug, Default)]
@@ -31,6 +32,8 @@ struct Holder {
 #[derive(Debug)]
 struct Running {
     child: Child,
+    /// Read before anything could reap it, so its id cannot have been reused yet.
+    key: ProcessKey,
     /// Kept open: the holder ends at end of file.
     _stdin: ChildStdin,
 }
@@ -43,9 +46,9 @@ impl Drop for Running {
 }
 
 impl HolderSlot {
-    /// The process id of a running holder for `args` (the launcher's arguments with `--hold`), started by `launcher`
-    /// in `workspace` if there is none yet. `None` when one cannot be started.
-    pub(crate) fn pid(&mut self, launcher: &Path, workspace: &Path, args: Vec<OsString>) -> Option<u32> {
+    /// The running holder for `args` (the launcher's arguments with `--hold`), started by `launcher` in `workspace` if
+    /// there is none yet. `None` when one cannot be started.
+    pub(crate) fn key(&mut self, launcher: &Path, workspace: &Path, args: Vec<OsString>) -> Option<ProcessKey> {
         let usable = self.current.as_mut().is_some_and(|holder| {
             holder.key == args
                 && holder
@@ -66,7 +69,7 @@ impl HolderSlot {
             self.current = Some(Holder { key: args, process });
         }
         let running = self.current.as_ref()?.process.as_ref()?;
-        Some(running.child.id())
+        Some(running.key)
     }
 }
 
@@ -95,5 +98,16 @@ fn start(launcher: &Path, workspace: &Path, args: &[OsString]) -> io::Result<Run
         let _ = child.wait();
         return Err(io::Error::other(format!("could not start: {}", stderr.trim())));
     }
-    Ok(Running { child, _stdin: stdin })
+    match ProcessKey::of(child.id()) {
+        Ok(key) => Ok(Running {
+            child,
+            key,
+            _stdin: stdin,
+        }),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(io::Error::other(format!("cannot read its start time: {e}")))
+        }
+    }
 }

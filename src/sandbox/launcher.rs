@@ -44,12 +44,14 @@ pub struct Args {
     pub writable: Vec<PathBuf>,
     /// `--read-only PATH`: paths mounted read-only even inside a writable directory (`.tern`, git config).
     pub read_only: Vec<PathBuf>,
-    /// `--read-only-dir DIR`: directories made when missing, then mounted read-only (git hooks).
+    /// `--read-only-dir DIR`: directories made when missing (with those above them, where commands may write), then
+    /// mounted read-only (git hooks).
     pub read_only_dirs: Vec<PathBuf>,
     /// `--read-only-file FILE`: files made empty when missing (and the directories above them), then mounted read-only
     /// (a git config the repository includes from the work tree).
     pub read_only_files: Vec<PathBuf>,
-    /// `--pin PATH`: paths bound onto themselves so they cannot be renamed or removed (a `.git` directory).
+    /// `--pin PATH`: paths bound onto themselves so they cannot be renamed, removed or replaced (a `.git` directory, a
+    /// directory or symlink on the way to an included git config).
     pub pinned: Vec<PathBuf>,
     /// `--hide PATH`: directories covered by an empty read-only tmpfs, files by an empty read-only file.
     pub hidden: Vec<PathBuf>,
@@ -65,9 +67,9 @@ pub struct Args {
     pub devices: Vec<PathBuf>,
     /// `--network`: keep tern's network namespace.
     pub network: bool,
-    /// `--join PID`: enter the namespaces of the session's holder `PID` (which made the private `/dev` and temp once)
-    /// instead of making new ones; see `hold`.
-    pub join: Option<u32>,
+    /// `--join PID:START`: enter the namespaces of the session's holder, the process `PID` started at `START` (which
+    /// made the private `/dev` and temp once) instead of making new ones; see `hold`.
+    pub join: Option<namespaces::ProcessKey>,
     /// `--hold`: be the session's holder (no program).
     pub hold: bool,
     /// After `--`: the program and its arguments.
@@ -107,9 +109,9 @@ impl Args {
                     continue;
                 }
                 "--join" => {
-                    let pid = Self::value(&mut args, flag)?;
-                    let pid = pid.to_str().and_then(|p| p.parse().ok());
-                    parsed.join = Some(pid.ok_or("--join needs a process id")?);
+                    let holder = Self::value(&mut args, flag)?;
+                    let holder = holder.to_str().and_then(namespaces::ProcessKey::parse);
+                    parsed.join = Some(holder.ok_or("--join needs PID:START (a process id and its start time)")?);
                     continue;
                 }
                 "--" => {
@@ -206,7 +208,7 @@ fn launch(args: &Args) -> Result<i32, String> {
     // A holder that went away (killed, or ending as the session ends) leaves this command to make its own.
     let joined = match args.join {
         Some(holder) => namespaces::join(holder, args.network)
-            .map_err(|e| format!("cannot join the session's sandbox (process {holder}): {e}"))?,
+            .map_err(|e| format!("cannot join the session's sandbox (process {}): {e}", holder.pid))?,
         None => false,
     };
     if !joined {
@@ -329,20 +331,22 @@ fn mount_shared(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Each command's own mounts, after the shared ones: pins and read-only paths (resolved through the paths the private
-/// temp bound back), then hidden paths.
+/// Each command's own mounts, after the shared ones: missing read-only paths made, pins, read-only paths (resolved
+/// through the paths the private temp bound back), then hidden paths.
+///
+/// The pins come after the missing paths are made, so a directory made on the way to a read-only path is pinned too,
+/// and before the read-only mounts, which land inside them.
 fn mount_own(args: &Args) -> Result<(), String> {
+    // Only where a command could write: elsewhere it can plant nothing, and the launcher makes nothing there.
+    let writable = |path: &Path| args.writable.iter().any(|w| path.starts_with(w));
+    for dir in args.read_only_dirs.iter().filter(|dir| writable(dir)) {
+        crate::tools::strict_fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    }
+    for file in args.read_only_files.iter().filter(|file| writable(file)) {
+        make_empty_file(file).map_err(|e| format!("cannot make {}: {e}", file.display()))?;
+    }
     for path in &args.pinned {
         namespaces::pin(path).map_err(|e| format!("cannot pin {}: {e}", path.display()))?;
-    }
-    for dir in &args.read_only_dirs {
-        // Made when missing only inside a directory that exists (a git directory): never a tree of new directories.
-        if dir.parent().is_some_and(Path::is_dir) && std::fs::symlink_metadata(dir).is_err() {
-            std::fs::create_dir(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        }
-    }
-    for file in &args.read_only_files {
-        make_empty_file(file).map_err(|e| format!("cannot make {}: {e}", file.display()))?;
     }
     for path in args
         .read_only

@@ -267,10 +267,10 @@ pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::i
             .holder
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .pid(&policy.launcher, workspace, holder_args(policy, workspace, private))
+            .key(&policy.launcher, workspace, holder_args(policy, workspace, private))
     });
-    if let Some(pid) = holder.flatten() {
-        args.splice(1..1, ["--join".into(), pid.to_string().into()]);
+    if let Some(key) = holder.flatten() {
+        args.splice(1..1, ["--join".into(), key.to_string().into()]);
     }
     let mut cmd = std::process::Command::new(&policy.launcher);
     cmd.args(args);

@@ -7,6 +7,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -26,30 +27,89 @@ pub(super) fn enter_held() -> io::Result<()> {
     unshare_mapped(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET)
 }
 
-/// Joins the user, mount and IPC namespaces of the holder `pid` (and its network namespace unless `network`), goes
-/// back to the working directory (entering a mount namespace leaves it at its root), then enters a mount namespace of
-/// its own (a copy of the holder's, for this command's mounts and `/proc`) and a new PID namespace for the next child.
-/// `Ok(false)`: the holder is gone (its namespaces cannot be opened), and nothing was changed.
-pub(super) fn join(pid: u32, network: bool) -> io::Result<bool> {
+/// A process for the whole of its life: its id, and when it started (in clock ticks after boot). An id alone may name
+/// another process once the first has ended and been reaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessKey {
+    pub pid: u32,
+    pub start: u64,
+}
+
+impl ProcessKey {
+    /// The key of the running process `pid`.
+    pub fn of(pid: u32) -> io::Result<Self> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        let start = start_time(&stat).ok_or_else(|| io::Error::other("unreadable /proc stat"))?;
+        Ok(Self { pid, start })
+    }
+
+    /// `PID:START`, as `Display` writes it.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (pid, start) = text.split_once(':')?;
+        Some(Self {
+            pid: pid.parse().ok()?,
+            start: start.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for ProcessKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.pid, self.start)
+    }
+}
+
+/// The start time in a `/proc/PID/stat` line: its 22nd field, counted after the command name (which may hold spaces
+/// and parentheses, so the last `)` ends it).
+fn start_time(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Joins the user, mount and IPC namespaces of the holder (and its network namespace unless `network`), goes back to
+/// the working directory (entering a mount namespace leaves it at its root), then enters a mount namespace of its own
+/// (a copy of the holder's, for this command's mounts and `/proc`) and a new PID namespace for the next child.
+/// `Ok(false)`: the holder is gone, and nothing was changed.
+///
+/// The holder's `/proc` directory is opened once and everything is read through it: if its id was reused by another
+/// process before it was opened, the start time differs; if after, the directory no longer answers.
+pub(super) fn join(holder: ProcessKey, network: bool) -> io::Result<bool> {
     let cwd = std::env::current_dir()?;
     let mut kinds = vec![
-        ("user", libc::CLONE_NEWUSER),
-        ("mnt", libc::CLONE_NEWNS),
-        ("ipc", libc::CLONE_NEWIPC),
+        (c"ns/user", libc::CLONE_NEWUSER),
+        (c"ns/mnt", libc::CLONE_NEWNS),
+        (c"ns/ipc", libc::CLONE_NEWIPC),
     ];
     if !network {
-        kinds.push(("net", libc::CLONE_NEWNET));
+        kinds.push((c"ns/net", libc::CLONE_NEWNET));
     }
+    let Ok(dir) = std::fs::File::open(format!("/proc/{}", holder.pid)) else {
+        return Ok(false);
+    };
+    let at = |name: &CStr| -> io::Result<OwnedFd> {
+        // SAFETY: a valid directory descriptor and a NUL-terminated relative path; the result is owned below.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new descriptor nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let same = at(c"stat")
+        .and_then(|fd| io::read_to_string(std::fs::File::from(fd)))
+        .is_ok_and(|stat| start_time(&stat) == Some(holder.start));
     // All opened first: once in the holder's user namespace, its files are still reachable, but one order is simpler.
-    let Ok(files) = kinds
+    let files = kinds
         .iter()
-        .map(|(name, kind)| Ok((std::fs::File::open(format!("/proc/{pid}/ns/{name}"))?, *kind)))
-        .collect::<io::Result<Vec<_>>>()
+        .map(|(name, kind)| Ok((at(name)?, *kind)))
+        .collect::<io::Result<Vec<_>>>();
+    let Ok(files) = files
+        .map_err(drop)
+        .and_then(|files| if same { Ok(files) } else { Err(()) })
     else {
         return Ok(false);
     };
     for (file, kind) in &files {
-        use std::os::fd::AsRawFd;
         // SAFETY: setns takes a valid namespace descriptor and its kind.
         if unsafe { libc::setns(file.as_raw_fd(), *kind) } != 0 {
             return Err(io::Error::last_os_error());
@@ -154,14 +214,53 @@ pub(super) fn bind_read_only(path: &Path) -> io::Result<()> {
     bind(&target, &target, true)
 }
 
-/// Bind-mounts `path` onto itself, writable: it becomes a mount point, which cannot be renamed or removed (a `.git`
-/// whose hooks are read-only cannot be moved aside and replaced). A path that does not exist is left alone.
+/// Bind-mounts `path` onto itself, writable: it becomes a mount point, which cannot be renamed, removed or replaced (a
+/// `.git` whose hooks are read-only cannot be moved aside and replaced). A symlink is pinned itself, not what it points
+/// at (so it cannot be pointed elsewhere). A path that does not exist is left alone.
 pub(super) fn pin(path: &Path) -> io::Result<()> {
-    if std::fs::symlink_metadata(path).is_err() {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
-    }
+    };
     let target = c_path(path)?;
+    if meta.is_symlink() {
+        return pin_symlink(&target);
+    }
     bind(&target, &target, false)
+}
+
+/// Binds the symlink `link` onto itself. `mount(2)` follows a symlink at the end of either path; the mount API of
+/// `open_tree` and `move_mount` can be told not to.
+fn pin_symlink(link: &CStr) -> io::Result<()> {
+    // SAFETY: a NUL-terminated path and plain flags; the descriptor returned is owned below.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            link.as_ptr(),
+            libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `open_tree` returned a new descriptor that nothing else owns.
+    let tree = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    // Without `MOVE_MOUNT_T_SYMLINKS` the target's last symlink is not followed.
+    // SAFETY: a valid descriptor, an empty and a NUL-terminated path.
+    let moved = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            link.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    if moved < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn c_path(path: &Path) -> io::Result<CString> {
@@ -304,4 +403,18 @@ pub(super) fn drop_capabilities() -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_times_are_read_after_the_command_name() {
+        let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 123456 1000 200";
+        assert_eq!(start_time(stat), Some(123456));
+        let me = ProcessKey::of(std::process::id()).unwrap();
+        assert_eq!(ProcessKey::parse(&me.to_string()), Some(me));
+        assert_eq!(ProcessKey::parse("12"), None);
+    }
 }

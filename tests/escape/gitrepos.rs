@@ -201,3 +201,59 @@ async fn an_included_config_that_does_not_exist_yet_cannot_be_planted() {
     assert!(git(&root, &["status"]).status.success());
     assert!(!Path::new(&marker).exists(), "a planted fsmonitor ran");
 }
+
+#[tokio::test]
+async fn what_lies_on_the_way_to_an_include_or_a_hooks_path_cannot_be_renamed_or_re_pointed() {
+    let (dir, ctx) = workspace();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    repo(&root);
+    // An include reached through a symlink and a directory, and a hooks path whose directories do not exist yet.
+    std::fs::create_dir_all(root.join("conf")).unwrap();
+    std::fs::write(root.join("conf/team.gitconfig"), "[alias]\n\tst = status\n").unwrap();
+    std::os::unix::fs::symlink("conf/team.gitconfig", root.join("local.gitconfig")).unwrap();
+    assert!(
+        git(&root, &["config", "include.path", "../local.gitconfig"])
+            .status
+            .success()
+    );
+    assert!(
+        git(&root, &["config", "core.hooksPath", "tools/hooks"])
+            .status
+            .success()
+    );
+    let exec = tool(policy());
+    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    std::fs::remove_file(&marker).unwrap();
+    let marker = quoted(&marker);
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' > evil.gitconfig; \
+         ln -sfn evil.gitconfig local.gitconfig; echo relinked-$?; \
+         mv local.gitconfig aside.gitconfig; echo moved-link-$?; \
+         mv conf conf-aside; echo moved-dir-$?; \
+         mv tools tools-aside; echo moved-tools-$?; \
+         printf '#!/bin/sh\\ntouch {marker}\\n' > tools/hooks/post-index-change; echo hooked-$?; \
+         true"
+    );
+    let out = run(&exec, &ctx, &plant).await;
+    for done in ["relinked-0", "moved-link-0", "moved-dir-0", "moved-tools-0", "hooked-0"] {
+        assert!(!out.text.contains(done), "{done}: {}", out.text);
+    }
+    assert_eq!(
+        std::fs::read_link(root.join("local.gitconfig")).unwrap(),
+        Path::new("conf/team.gitconfig")
+    );
+    assert!(root.join("conf/team.gitconfig").is_file());
+    // The hooks path was made (empty) so it could be kept read-only.
+    assert_eq!(std::fs::read_dir(root.join("tools/hooks")).unwrap().count(), 0);
+    // Ordinary work beside them still works.
+    let out = run(
+        &exec,
+        &ctx,
+        "echo x > conf/other && rm conf/other && mkdir tools/x && echo fine",
+    )
+    .await;
+    assert!(out.text.contains("fine"), "{}", out.text);
+    assert!(git(&root, &["add", "-A"]).status.success());
+    assert!(git(&root, &["status"]).status.success());
+    assert!(!Path::new(&marker).exists(), "a planted include or hook ran");
+}
