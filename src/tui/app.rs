@@ -29,6 +29,9 @@ mod toggles;
 
 /// The shortest time between two frames (~60 per second).
 pub const FRAME: Duration = Duration::from_millis(16);
+/// The shortest time between two frames when only the agent's output changed them (~30 per second): streamed text
+/// reads the same at half the rate and costs half the drawing. Keys and resizes are still drawn at `FRAME`.
+pub const STREAM_FRAME: Duration = Duration::from_millis(33);
 /// The frame interval while only an animation (spinner, timer) moves.
 pub const ANIMATION: Duration = Duration::from_millis(80);
 /// A second Ctrl+C within this time quits.

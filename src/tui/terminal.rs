@@ -25,7 +25,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
-use super::app::{ANIMATION, App, FRAME, osc52};
+use super::app::{ANIMATION, App, FRAME, STREAM_FRAME, osc52};
 use super::state::Level;
 use super::switch::StartSession;
 use crate::agent::{AgentHandle, SessionInfo};
@@ -199,11 +199,16 @@ async fn run_screen(
     let mut task = Some(task);
     let mut agent_panicked = false;
     let mut dirty = true;
+    // What is to be drawn came only from the agent (streamed text, tool output): it is drawn at `STREAM_FRAME`.
+    let mut streamed_only = false;
     let mut last_draw = Instant::now() - FRAME;
     loop {
         let now = Instant::now();
+        let was_dirty = dirty;
+        let mut from_agent = false;
         let deadline = if dirty {
-            Some((last_draw + FRAME).max(now))
+            let pace = if streamed_only { STREAM_FRAME } else { FRAME };
+            Some((last_draw + pace).max(now))
         } else if app.animating() {
             Some((last_draw + ANIMATION).max(now))
         } else {
@@ -257,6 +262,7 @@ async fn run_screen(
                 Some(event) => {
                     app.on_agent_event(event);
                     dirty = true;
+                    from_agent = true;
                 }
                 None => {
                     app.state.agent_gone = true;
@@ -295,6 +301,13 @@ async fn run_screen(
                 dirty = false;
                 last_draw = Instant::now();
             }
+        }
+        // Anything else (a key, a resize, a loaded session) is drawn at the full rate, also when streamed text is
+        // already waiting.
+        if from_agent && !was_dirty {
+            streamed_only = true;
+        } else if dirty && !from_agent {
+            streamed_only = false;
         }
         if app.quit {
             break;
