@@ -3,8 +3,8 @@
 //! The definitions load once, by `warm_up` on a background thread when code may first be shown (about 14 ms; a
 //! session that shows none never loads them); until they are loaded,
 //! `highlight` returns plain lines rather than make a frame wait, and views re-render their code once `is_ready` (the
-//! UI is woken when warm-up ends). Each language's grammar compiles on first use (tens of milliseconds once, several
-//! MB), so a session pays only for what it shows. Work that would not fit a frame — huge inputs, minified one-line
+//! UI is woken when warm-up ends). Each language's grammar compiles its (Oniguruma) regexes on first use, so a
+//! session pays only for what it shows. Work that would not fit a frame — huge inputs, minified one-line
 //! files — falls back to plain lines. A large block is drawn plain once and highlighted by a worker thread
 //! (`background`); views that lay code out wrap it in `track` and lay it out again when `epoch` moves.
 

@@ -16,8 +16,8 @@ use syntect::parsing::SyntaxReference;
 
 use crate::tui::theme::Theme;
 
-/// More uncached lines than this are highlighted by the worker. syntect with the pure-Rust regex engine takes 30 to
-/// 100 microseconds a line, and a first visit lays out one or two cells of up to two blocks each: this many keep a
+/// More uncached lines than this are highlighted by the worker. syntect takes tens of microseconds a line (30 to 100
+/// with the pure-Rust regex engine, less with Oniguruma), and a first visit lays out one or two cells of up to two blocks each: this many keep a
 /// frame inside its 2 ms, and a block still streaming (a line or two new a frame) stays on the render path.
 pub(crate) const SYNC_LINES: usize = 10;
 

@@ -1,7 +1,7 @@
 //! Remembers highlighted code so the same block is never parsed twice, and so a block that grows line by line while
 //! an answer streams is highlighted incrementally: each entry keeps syntect's state after its last complete line, and
 //! a longer text that starts with an entry's text resumes from there. Without this every streamed token would
-//! re-highlight the whole block (syntect with the pure-Rust regex engine costs tens of microseconds a line).
+//! re-highlight the whole block (syntect costs tens of microseconds a line).
 
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
@@ -34,6 +34,12 @@ pub(super) struct Checkpoint {
     pub parse: ParseState,
     pub highlight: HighlightState,
 }
+
+// SAFETY: syntect's `ParseState` holds Oniguruma match regions (`onig::Region`): each owns its malloc'd arrays
+// outright, shares nothing and uses no thread-local state, so a checkpoint may move to another thread (the cache is
+// behind a mutex, and the background worker highlights on its own thread). The onig crate only leaves `Send` off
+// because the region is a raw C struct.
+unsafe impl Send for Checkpoint {}
 
 struct Entry {
     key: Key,
