@@ -89,12 +89,12 @@ fn new_repos_check() {
     let mut checks = Vec::new();
     for _ in 0..50 {
         let start = Instant::now();
-        assert!(policy.new_git_repos(tree.path()).is_empty());
+        assert!(policy.git_changes(tree.path()).new_repos.is_empty());
         checks.push(start.elapsed());
     }
     std::fs::create_dir_all(tree.path().join("d7/e3/new/.git")).unwrap();
     let start = Instant::now();
-    assert_eq!(policy.new_git_repos(tree.path()).len(), 1);
+    assert_eq!(policy.git_changes(tree.path()).new_repos.len(), 1);
     let found = start.elapsed();
     println!("new git repositories, 10,000 files in 1,111 directories:");
     println!("  first walk (once per session, off the hot path)  {}", ms(walk));

@@ -192,11 +192,31 @@ pub fn key_argument(args: &serde_json::Value) -> String {
     };
     for key in ["command", "pattern", "query", "glob", "path", "url"] {
         if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
-            let one_line: String = v.split('\n').next().unwrap_or("").chars().take(120).collect();
-            return one_line;
+            return one_line_summary(v);
         }
     }
     String::new()
+}
+
+/// The first line of `value` as a person must see it (invisible characters and tabs shown, as in the approval prompt:
+/// `terminal_text::reveal`), at most `SUMMARY_CHARS` characters, saying what it leaves out: a command's later lines
+/// run too.
+fn one_line_summary(value: &str) -> String {
+    const SUMMARY_CHARS: usize = 120;
+    let mut lines = value.trim_end_matches('\n').split('\n');
+    let first = lines.next().unwrap_or("");
+    let more = lines.count();
+    let (shown, _) = crate::terminal_text::reveal(first);
+    let mut out: String = shown.chars().take(SUMMARY_CHARS).collect();
+    if shown.chars().nth(SUMMARY_CHARS).is_some() {
+        out.push('…');
+    }
+    match more {
+        0 => {}
+        1 => out.push_str(" (+1 more line)"),
+        n => out.push_str(&format!(" (+{n} more lines)")),
+    }
+    out
 }
 
 /// The plan, compactly: a title with the progress, then one line a step.
@@ -215,4 +235,21 @@ pub fn plan_text(items: &[PlanItem]) -> String {
         text.push_str(&format!("  {mark} {}\n", item.content));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calls_summary_shows_hidden_characters_and_says_what_it_leaves_out() {
+        let args = serde_json::json!({"command": "echo ok # \u{200b}\tx\nrm -rf ~\n"});
+        let shown = key_argument(&args);
+        assert!(shown.starts_with("echo ok # \\u{200b}␉x"), "{shown}");
+        assert!(shown.ends_with(" (+1 more line)"), "{shown}");
+        assert_eq!(key_argument(&serde_json::json!({"path": "a.txt"})), "a.txt");
+        let long = key_argument(&serde_json::json!({"pattern": "x".repeat(130)}));
+        assert_eq!(long.chars().count(), 121);
+        assert!(long.ends_with('…'));
+    }
 }

@@ -20,6 +20,8 @@ pub(crate) struct RepoScan {
     dirs: HashMap<PathBuf, Option<SystemTime>>,
     /// Every `.git` (directory or file) under the workspace, and every submodule git directory in `.git/modules`.
     repos: BTreeSet<PathBuf>,
+    /// The git directories among `repos` that had a `commondir` file when first seen.
+    with_commondir: BTreeSet<PathBuf>,
 }
 
 impl RepoScan {
@@ -33,6 +35,36 @@ impl RepoScan {
     /// Every `.git` entry and submodule git directory known.
     pub(crate) fn repos(&self) -> impl Iterator<Item = &PathBuf> {
         self.repos.iter()
+    }
+
+    /// Removes each `commondir` file that appeared in a known git directory since it was first seen, and returns
+    /// those removed. git takes a git directory's config and hooks from the directory `commondir` names, so a command
+    /// that writes one (the rest of `.git` stays writable, and a missing file cannot be mounted read-only) would have
+    /// git obey a config of its own outside the sandbox. Run after each command, when none of its processes is left.
+    pub(crate) fn remove_planted_commondirs(&mut self) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        for repo in &self.repos {
+            let file = repo.join(COMMONDIR);
+            if self.with_commondir.contains(repo) || fs::symlink_metadata(&file).is_err() {
+                continue;
+            }
+            match crate::tools::strict_fs::remove_file(&file) {
+                Ok(()) => removed.push(file),
+                Err(e) => tracing::warn!("cannot remove {}: {e}", file.display()),
+            }
+        }
+        removed
+    }
+
+    /// Records `repo`, and whether it has a `commondir` now; true when it was not known.
+    fn add_repo(&mut self, repo: PathBuf) -> bool {
+        if self.repos.contains(&repo) {
+            return false;
+        }
+        if fs::symlink_metadata(repo.join(COMMONDIR)).is_ok() {
+            self.with_commondir.insert(repo.clone());
+        }
+        self.repos.insert(repo)
     }
 
     /// Reads again the directories whose modification time changed (and walks new ones); returns the `.git`
@@ -53,6 +85,8 @@ impl RepoScan {
             }
         }
         self.repos.retain(|repo| fs::symlink_metadata(repo).is_ok());
+        let repos = &self.repos;
+        self.with_commondir.retain(|repo| repos.contains(repo));
         found
     }
 
@@ -68,7 +102,7 @@ impl RepoScan {
                 let path = entry.path();
                 let Ok(kind) = entry.file_type() else { continue };
                 if entry.file_name() == ".git" {
-                    if self.repos.insert(path.clone()) {
+                    if self.add_repo(path.clone()) {
                         found.push(path.clone());
                     }
                     if kind.is_dir() {
@@ -92,7 +126,7 @@ impl RepoScan {
                 }
                 let path = entry.path();
                 if path.join("HEAD").is_file() {
-                    if self.repos.insert(path.clone()) {
+                    if self.add_repo(path.clone()) {
                         found.push(path.clone());
                     }
                     stack.push(path.join("modules"));
@@ -130,6 +164,9 @@ impl Protection {
             .chain(&self.read_only_files)
     }
 }
+
+/// The file in a git directory that names the directory its config and hooks come from (a linked worktree's).
+const COMMONDIR: &str = "commondir";
 
 /// What git later obeys in a git directory: hooks and info (attributes, exclude), and the config files. A missing
 /// `config.worktree` may be created: git reads it only when `config` says so.
@@ -173,7 +210,7 @@ pub(crate) fn protection(entry: &Path, writable: &[PathBuf]) -> Protection {
         return out;
     };
     let mut dirs = vec![git_dir.clone()];
-    if let Ok(common) = fs::read_to_string(git_dir.join("commondir")) {
+    if let Ok(common) = fs::read_to_string(git_dir.join(COMMONDIR)) {
         let common = git_dir.join(common.trim());
         dirs.push(fs::canonicalize(&common).unwrap_or(common));
     }
@@ -395,6 +432,14 @@ mod tests {
         fs::create_dir_all(r.join("new/deep/.git")).unwrap();
         assert_eq!(scan.refresh(), [r.join("new/deep/.git")]);
         assert_eq!(scan.refresh(), Vec::<PathBuf>::new());
+        // A `commondir` a command writes is taken away; one that was there from the start (a linked worktree's) stays.
+        fs::write(r.join(".git/commondir"), "../evil\n").unwrap();
+        assert_eq!(scan.remove_planted_commondirs(), [r.join(".git/commondir")]);
+        assert!(!r.join(".git/commondir").exists());
+        fs::write(r.join(".git/modules/sub/commondir"), "../..\n").unwrap();
+        assert!(RepoScan::walk(r).remove_planted_commondirs().is_empty());
+        assert!(r.join(".git/modules/sub/commondir").exists());
+        fs::remove_file(r.join(".git/modules/sub/commondir")).unwrap();
 
         let sub = protection(&r.join("sub/.git"), &[]);
         let git_dir = fs::canonicalize(r.join(".git/modules/sub")).unwrap();

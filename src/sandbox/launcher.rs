@@ -77,6 +77,11 @@ pub struct Args {
 }
 
 impl Args {
+    /// Whether `path` lies under a `--write` root.
+    fn is_writable(&self, path: &Path) -> bool {
+        self.writable.iter().any(|root| path.starts_with(root))
+    }
+
     /// Parses the arguments after `__sandbox`.
     pub fn parse(args: Vec<OsString>) -> Result<Self, String> {
         let mut parsed = Self::default();
@@ -316,13 +321,12 @@ fn mount_shared(args: &Args) -> Result<(), String> {
     if let Some(private) = &args.private_temp {
         // What stays visible under the temp directories; read-only unless writable anyway. Sockets stay as they
         // are: connecting needs no writable mount, and a socket is no place to write.
-        let writable = |path: &PathBuf| args.writable.iter().any(|w| path.starts_with(w));
         let keep: Vec<(PathBuf, bool)> = args
             .keep
             .iter()
             .chain(&args.writable)
             .chain(std::env::current_dir().ok().as_ref())
-            .map(|path| (path.clone(), !writable(path)))
+            .map(|path| (path.clone(), !args.is_writable(path)))
             .chain(args.unix_sockets.iter().map(|socket| (socket.clone(), false)))
             .collect();
         private_mounts::private_temp(private, &args.temp_over, &keep)
@@ -338,11 +342,10 @@ fn mount_shared(args: &Args) -> Result<(), String> {
 /// and before the read-only mounts, which land inside them.
 fn mount_own(args: &Args) -> Result<(), String> {
     // Only where a command could write: elsewhere it can plant nothing, and the launcher makes nothing there.
-    let writable = |path: &Path| args.writable.iter().any(|w| path.starts_with(w));
-    for dir in args.read_only_dirs.iter().filter(|dir| writable(dir)) {
+    for dir in args.read_only_dirs.iter().filter(|dir| args.is_writable(dir)) {
         crate::tools::strict_fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     }
-    for file in args.read_only_files.iter().filter(|file| writable(file)) {
+    for file in args.read_only_files.iter().filter(|file| args.is_writable(file)) {
         make_empty_file(file).map_err(|e| format!("cannot make {}: {e}", file.display()))?;
     }
     for path in &args.pinned {

@@ -205,14 +205,26 @@ impl SandboxPolicy {
         }
     }
 
-    /// The git repositories (their `.git` entries) that appeared under `workspace` since the last command: the
-    /// sandbox protects them from the next command on, and the user should know of them.
-    pub fn new_git_repos(&self, workspace: &Path) -> Vec<PathBuf> {
+    /// What the last command changed in the git repositories under `workspace`, after undoing what must not stay:
+    /// the repositories (their `.git` entries) that appeared, which the sandbox protects from the next command on
+    /// and the user should know of, and the `commondir` files it planted, now removed
+    /// (`RepoScan::remove_planted_commondirs`).
+    pub fn git_changes(&self, workspace: &Path) -> GitChanges {
         if !self.protect_git {
-            return Vec::new();
+            return GitChanges::default();
         }
-        self.session.0.with_repos(workspace, |scan| scan.refresh())
+        self.session.0.with_repos(workspace, |scan| GitChanges {
+            removed: scan.remove_planted_commondirs(),
+            new_repos: scan.refresh(),
+        })
     }
+}
+
+/// See `SandboxPolicy::git_changes`.
+#[derive(Debug, Default)]
+pub struct GitChanges {
+    pub new_repos: Vec<PathBuf>,
+    pub removed: Vec<PathBuf>,
 }
 
 /// The one-time notice for the user when commands will run outside the sandbox (so the gate asks before each), or

@@ -98,14 +98,14 @@ pub(super) fn join(holder: ProcessKey, network: bool) -> io::Result<bool> {
     let same = at(c"stat")
         .and_then(|fd| io::read_to_string(std::fs::File::from(fd)))
         .is_ok_and(|stat| start_time(&stat) == Some(holder.start));
+    if !same {
+        return Ok(false);
+    }
     // All opened first: once in the holder's user namespace, its files are still reachable, but one order is simpler.
-    let files = kinds
+    let Ok(files) = kinds
         .iter()
         .map(|(name, kind)| Ok((at(name)?, *kind)))
-        .collect::<io::Result<Vec<_>>>();
-    let Ok(files) = files
-        .map_err(drop)
-        .and_then(|files| if same { Ok(files) } else { Err(()) })
+        .collect::<io::Result<Vec<_>>>()
     else {
         return Ok(false);
     };

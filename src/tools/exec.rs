@@ -207,7 +207,7 @@ impl ExecTool {
             text.push_str(&stored_note(stored));
         }
         if let Some((policy, workspace)) = sandbox {
-            text.push_str(&new_repos_note(&policy.new_git_repos(workspace), workspace));
+            text.push_str(&git_changes_note(&policy.git_changes(workspace), workspace));
         }
         if let Some((policy, _)) = sandbox
             && matches!(ending, Ending::Exited(_))
@@ -369,22 +369,35 @@ fn stored_note(stored: &spill::Stored) -> String {
     )
 }
 
-/// The note on git repositories a sandboxed command created (empty when none): git obeys their hooks and config
-/// outside the sandbox, so the user should look at them; from the next command on the sandbox protects them.
-fn new_repos_note(repos: &[PathBuf], workspace: &Path) -> String {
-    if repos.is_empty() {
-        return String::new();
+/// The note on what a sandboxed command changed in git (empty when nothing): repositories it created, whose hooks
+/// and config git obeys outside the sandbox, so the user should look at them (from the next command on the sandbox
+/// protects them); and `commondir` files it planted, which tern removed.
+fn git_changes_note(changes: &sandbox::GitChanges, workspace: &Path) -> String {
+    let relative = |paths: &[PathBuf]| -> String {
+        let names: Vec<String> = paths
+            .iter()
+            .map(|path| path.strip_prefix(workspace).unwrap_or(path).display().to_string())
+            .collect();
+        names.join(", ")
+    };
+    let mut note = String::new();
+    if !changes.removed.is_empty() {
+        note.push_str(&format!(
+            "\nNote: this command wrote {}, which would make git take its config and hooks from another directory \
+             outside the sandbox; tern removed it.",
+            relative(&changes.removed)
+        ));
     }
-    let names: Vec<String> = repos
-        .iter()
-        .map(|repo| repo.strip_prefix(workspace).unwrap_or(repo).display().to_string())
-        .collect();
-    format!(
+    let repos = &changes.new_repos;
+    if repos.is_empty() {
+        return note;
+    }
+    note + &format!(
         "\nNote: this command created git repositor{} at {}. Its hooks and config were writable during this command; \
          git runs hooks outside the sandbox, so they deserve a look before the next `git` the user runs. Later \
          commands cannot change them.",
         if repos.len() == 1 { "y" } else { "ies" },
-        names.join(", ")
+        relative(repos)
     )
 }
 

@@ -21,11 +21,25 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
 fn repo(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     assert!(git(dir, &["init", "-q", "-b", "main"]).status.success());
-    assert!(git(dir, &["config", "user.name", "t"]).status.success());
-    assert!(git(dir, &["config", "user.email", "t@example.com"]).status.success());
+    set_config(dir, &["user.name", "t"]);
+    set_config(dir, &["user.email", "t@example.com"]);
     std::fs::write(dir.join("README"), "hello\n").unwrap();
     assert!(git(dir, &["add", "README"]).status.success());
     assert!(git(dir, &["commit", "-q", "-m", "first"]).status.success());
+}
+
+/// A path that does not exist yet (its temp file removed), kept until the returned guard drops: whatever a planted
+/// hook or config runs creates it.
+fn missing_marker() -> tempfile::TempPath {
+    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    std::fs::remove_file(&marker).unwrap();
+    marker
+}
+
+/// Sets (or with `--add`, adds) a key in the repository at `root`'s own config.
+fn set_config(root: &Path, args: &[&str]) {
+    let args: Vec<&str> = ["config"].iter().chain(args).copied().collect();
+    assert!(git(root, &args).status.success(), "git {args:?}");
 }
 
 /// A command planting, in the repository at `repo` (relative to the workspace), a hook and an fsmonitor that each
@@ -49,8 +63,7 @@ async fn hooks_and_fsmonitor_cannot_be_planted_in_the_workspace_repo_or_a_nested
     repo(&root.join("vendor/lib"));
     let exec = tool(policy());
     for repo_dir in [".", "vendor/lib"] {
-        let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
-        std::fs::remove_file(&marker).unwrap();
+        let marker = missing_marker();
         let out = run(&exec, &ctx, &plant(repo_dir, &marker)).await;
         assert!(out.text.contains("Read-only file system"), "{}", out.text);
         assert!(!out.text.contains("moved-0"), "{}", out.text);
@@ -127,15 +140,10 @@ async fn a_hooks_path_and_an_included_config_in_the_work_tree_are_protected() {
     std::fs::create_dir_all(root.join(".husky")).unwrap();
     std::fs::write(root.join(".husky/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
     std::fs::write(root.join("shared.gitconfig"), "[alias]\n\tst = status\n").unwrap();
-    assert!(git(&root, &["config", "core.hooksPath", ".husky"]).status.success());
-    assert!(
-        git(&root, &["config", "include.path", "../shared.gitconfig"])
-            .status
-            .success()
-    );
+    set_config(&root, &["core.hooksPath", ".husky"]);
+    set_config(&root, &["include.path", "../shared.gitconfig"]);
     let exec = tool(policy());
-    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
-    std::fs::remove_file(&marker).unwrap();
+    let marker = missing_marker();
     let marker = quoted(&marker);
     let plant = format!(
         "printf '#!/bin/sh\\ntouch {marker}\\n' > .husky/post-index-change; chmod +x .husky/post-index-change; \
@@ -175,15 +183,10 @@ async fn an_included_config_that_does_not_exist_yet_cannot_be_planted() {
     repo(&root);
     // Included from the work tree, but not there (yet): one beside the work tree's files, one in a missing directory.
     for include in ["../local.gitconfig", "../conf/team.gitconfig"] {
-        assert!(
-            git(&root, &["config", "--add", "include.path", include])
-                .status
-                .success()
-        );
+        set_config(&root, &["--add", "include.path", include]);
     }
     let exec = tool(policy());
-    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
-    std::fs::remove_file(&marker).unwrap();
+    let marker = missing_marker();
     let marker = quoted(&marker);
     let plant = format!(
         "for f in local.gitconfig conf/team.gitconfig; do \
@@ -211,19 +214,10 @@ async fn what_lies_on_the_way_to_an_include_or_a_hooks_path_cannot_be_renamed_or
     std::fs::create_dir_all(root.join("conf")).unwrap();
     std::fs::write(root.join("conf/team.gitconfig"), "[alias]\n\tst = status\n").unwrap();
     std::os::unix::fs::symlink("conf/team.gitconfig", root.join("local.gitconfig")).unwrap();
-    assert!(
-        git(&root, &["config", "include.path", "../local.gitconfig"])
-            .status
-            .success()
-    );
-    assert!(
-        git(&root, &["config", "core.hooksPath", "tools/hooks"])
-            .status
-            .success()
-    );
+    set_config(&root, &["include.path", "../local.gitconfig"]);
+    set_config(&root, &["core.hooksPath", "tools/hooks"]);
     let exec = tool(policy());
-    let marker = tempfile::NamedTempFile::new().unwrap().into_temp_path();
-    std::fs::remove_file(&marker).unwrap();
+    let marker = missing_marker();
     let marker = quoted(&marker);
     let plant = format!(
         "printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' > evil.gitconfig; \
@@ -256,4 +250,31 @@ async fn what_lies_on_the_way_to_an_include_or_a_hooks_path_cannot_be_renamed_or
     assert!(git(&root, &["add", "-A"]).status.success());
     assert!(git(&root, &["status"]).status.success());
     assert!(!Path::new(&marker).exists(), "a planted include or hook ran");
+}
+
+#[tokio::test]
+async fn a_commondir_planted_in_a_git_directory_is_removed_and_reported() {
+    let (dir, ctx) = workspace();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    repo(&root);
+    let exec = tool(policy());
+    let marker = missing_marker();
+    let quoted_marker = quoted(&marker);
+    // A whole common directory of the command's own (objects, refs and a config with an fsmonitor), named from the
+    // repository's `.git/commondir`: git would take the config and hooks from there.
+    let plant = format!(
+        "mkdir -p evil/hooks && cp -r .git/objects .git/refs .git/HEAD evil/ && \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch {quoted_marker}; false\\n' > evil/config && \
+         echo ../evil > .git/commondir && echo planted"
+    );
+    let out = run(&exec, &ctx, &plant).await;
+    assert!(out.text.contains("planted"), "{}", out.text);
+    assert!(
+        out.text.contains(".git/commondir") && out.text.contains("removed"),
+        "{}",
+        out.text
+    );
+    assert!(!root.join(".git/commondir").exists());
+    assert!(git(&root, &["status"]).status.success());
+    assert!(!marker.exists(), "the planted common directory's fsmonitor ran");
 }
