@@ -522,7 +522,104 @@ async fn commands_join_one_holder_per_session_which_ends_with_it() {
     let second = holders(dir.path());
     assert!(second.len() == 1 && second != first, "{first:?} then {second:?}");
     drop(exec);
+    // It ends once it has read the end of its control socket (and been reaped off tern's thread).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !holders(dir.path()).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(holders(dir.path()).is_empty(), "the holder ends with the session");
+}
+
+/// The parent of process `pid`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[tokio::test]
+async fn the_holder_starts_commands_with_their_own_stdio_environment_and_directory_and_nothing_of_its_own() {
+    let (dir, ctx) = workspace();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut live = ctx.clone();
+    live.output = OutputSink::new(tx);
+    let exec = tool(policy());
+    // Its descriptors: nothing but stdio (and the directory `ls` reads), no socket of the holder's.
+    let out = run(&exec, &ctx, json!({ "command": "exec ls -l /proc/self/fd" })).await;
+    let fds: Vec<&str> = out
+        .text
+        .lines()
+        .filter(|l| l.contains(" -> ") && !l.contains("-> /proc/"))
+        .collect();
+    assert_eq!(fds.len(), 3, "stdin, stdout and stderr only: {}", out.text);
+    assert!(fds[0].ends_with("/dev/null"), "{}", out.text);
+    assert!(fds[1..].iter().all(|fd| fd.contains("pipe:")), "{}", out.text);
+    // Init's, which a command can open through /proc: its stdio and the two pipes to its launcher, nothing inherited.
+    let out = run(&exec, &ctx, json!({ "command": "ls -l /proc/1/fd" })).await;
+    let fds: Vec<&str> = out.text.lines().filter(|l| l.contains(" -> ")).collect();
+    assert_eq!(fds.len(), 5, "{}", out.text);
+    assert!(
+        fds.iter().all(|fd| fd.ends_with("/dev/null") || fd.contains("pipe:")),
+        "{}",
+        out.text
+    );
+    let holder = holders(dir.path());
+    assert_eq!(holder.len(), 1, "{holder:?}");
+    // A second's sleep whose command line is this test's own (GNU sleep adds its arguments up).
+    let sleeper = format!("0.0000{}{}", std::process::id(), fastrand::u32(..1000));
+    // The SIGPIPE a pipeline ends with, the variables and directory it was given.
+    let command = format!(
+        "pwd; yes | head -1 >/dev/null; echo \"pipe=${{PIPESTATUS[0]}}\"; echo \"path=$PATH\"; echo started; \
+         sleep 1 {sleeper}; true"
+    );
+    let call = tokio::spawn(async move {
+        exec.execute(json!({ "command": command, "working_dir": "sub" }), &live)
+            .await
+    });
+    let mut seen = String::new();
+    while !seen.contains("started") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.unwrap();
+        seen.push_str(&chunk.unwrap());
+    }
+    // The command runs under init, under the launcher the holder forked: not under a launcher tern spawned.
+    let sleep: u32 = processes_with(&sleeper)[0].split(':').next().unwrap().parse().unwrap();
+    // sleep, bash, init, the launcher.
+    let launcher = parent_of(sleep).and_then(parent_of).and_then(parent_of);
+    assert_eq!(launcher.and_then(parent_of), Some(holder[0]), "{seen}");
+    let out = call.await.unwrap().unwrap();
+    assert_eq!(exec_details(&out), (Some(0), true), "{}", out.text);
+    let canonical = std::fs::canonicalize(dir.path().join("sub")).unwrap();
+    assert!(
+        out.text.starts_with(&format!("{}\n", canonical.display())),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("pipe=141"),
+        "yes ends by SIGPIPE, as outside: {}",
+        out.text
+    );
+    let path = std::env::var("PATH").unwrap();
+    assert!(out.text.contains(&format!("path={path}\n")), "{}", out.text);
+}
+
+#[tokio::test]
+async fn a_command_outlives_a_holder_replaced_while_it_runs() {
+    let (_dir, ctx) = workspace();
+    let mut read_only = ctx.clone();
+    read_only.limits.writes_nothing = true;
+    let exec = tool(policy());
+    let long = exec.execute(json!({ "command": "sleep 1; echo survived" }), &ctx);
+    // A read-only command needs other shared mounts, so another holder, which replaces the first.
+    let switch = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        exec.execute(json!({ "command": "echo read-only" }), &read_only).await
+    };
+    let (long, switch) = tokio::join!(long, switch);
+    let (long, switch) = (long.unwrap(), switch.unwrap());
+    assert!(switch.text.contains("read-only"), "{}", switch.text);
+    assert_eq!(exec_details(&long), (Some(0), true), "{}", long.text);
+    assert!(long.text.contains("survived"), "{}", long.text);
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! The session's holder process (`launcher::hold`): started on a session's first sandboxed command, it keeps the
-//! namespaces and shared mounts that every later command joins (`--join PID:START`), and ends with the session.
+//! namespaces and shared mounts of the session's commands, starts them when tern asks over its control socket
+//! (`held`), and ends with the session. A command it cannot start (one that keeps tern's network, or too long to send)
+//! gets a launcher of its own that joins its namespaces (`--join PID:START`).
 //!
 //! A holder is started for one set of shared arguments (the private temp, the temp directories it covers, what stays
 //! visible under them, devices); a command with another set gets a new one. When a holder cannot be started (an old
@@ -8,9 +10,11 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 
 use super::launcher::HOLDER_READY;
 use super::namespaces::ProcessKey;
@@ -31,30 +35,41 @@ struct Holder {
 
 #[derive(Debug)]
 struct Running {
-    child: Child,
+    /// Taken only on drop.
+    child: Option<Child>,
     /// Read before anything could reap it, so its id cannot have been reused yet.
     key: ProcessKey,
-    /// Kept open: the holder ends at end of file.
-    _stdin: ChildStdin,
+    /// tern's end of the control socket (the holder's stdin): requests go here, and the holder ends at end of file.
+    control: Arc<OwnedFd>,
 }
 
 impl Drop for Running {
+    /// Closing the control socket ends the holder once the commands it started have finished (a command running when
+    /// the holder is replaced is not cut short); it is reaped off this thread.
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(mut child) = self.child.take()
+            && matches!(child.try_wait(), Ok(None))
+        {
+            std::thread::spawn(move || child.wait());
+        }
     }
 }
 
 impl HolderSlot {
     /// The running holder for `args` (the launcher's arguments with `--hold`), started by `launcher` in `workspace` if
-    /// there is none yet. `None` when one cannot be started.
-    pub(crate) fn key(&mut self, launcher: &Path, workspace: &Path, args: Vec<OsString>) -> Option<ProcessKey> {
+    /// there is none yet: its key and its control socket. `None` when one cannot be started.
+    pub(crate) fn get(
+        &mut self,
+        launcher: &Path,
+        workspace: &Path,
+        args: Vec<OsString>,
+    ) -> Option<(ProcessKey, Arc<OwnedFd>)> {
         let usable = self.current.as_mut().is_some_and(|holder| {
             holder.key == args
                 && holder
                     .process
                     .as_mut()
-                    .is_none_or(|running| matches!(running.child.try_wait(), Ok(None)))
+                    .is_none_or(|running| running.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None))))
         });
         if !usable {
             // The old one (if any) ends before the new one starts.
@@ -69,22 +84,22 @@ impl HolderSlot {
             self.current = Some(Holder { key: args, process });
         }
         let running = self.current.as_ref()?.process.as_ref()?;
-        Some(running.key)
+        Some((running.key, running.control.clone()))
     }
 }
 
 fn start(launcher: &Path, workspace: &Path, args: &[OsString]) -> io::Result<Running> {
+    let (control, holders_end) = super::held::control_pair()?;
     let mut child = Command::new(launcher)
         .args(args)
         .current_dir(workspace)
         .env_clear()
-        .stdin(Stdio::piped())
+        .stdin(Stdio::from(holders_end))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Not in tern's process group: a Ctrl+C at the terminal is not for it.
         .process_group(0)
         .spawn()?;
-    let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin"))?;
     let mut stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
     let mut said = vec![0u8; HOLDER_READY.len()];
     // The holder says ready or exits (end of file): this cannot wait forever.
@@ -100,9 +115,9 @@ fn start(launcher: &Path, workspace: &Path, args: &[OsString]) -> io::Result<Run
     }
     match ProcessKey::of(child.id()) {
         Ok(key) => Ok(Running {
-            child,
+            child: Some(child),
             key,
-            _stdin: stdin,
+            control: Arc::new(control),
         }),
         Err(e) => {
             let _ = child.kill();

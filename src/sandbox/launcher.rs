@@ -4,11 +4,14 @@
 //!
 //! Three processes per command, and one per session:
 //! - the holder (`--hold`, see `hold`), started once per session, makes the user, mount, IPC and network namespaces
-//!   and the mounts every command shares (the private `/dev` and temp), then waits for the session to end;
-//! - the launcher (the process tern spawned, in the command's process group) joins the holder's namespaces
-//!   (`--join`; without a holder it makes new user, mount, IPC and network namespaces itself), enters a mount
-//!   namespace of its own and a new PID namespace, forks the PID namespace's init, waits for it, and exits with the
-//!   command's status (by the same signal when the command was killed by one);
+//!   and the mounts every command shares (the private `/dev` and temp), then starts the commands tern sends it
+//!   (`held`) until the session ends;
+//! - the launcher, forked by the holder for each command (`serve`): it leads the command's session and process group
+//!   and tells tern its process id and, at the end, the command's wait status. A command the holder cannot start gets
+//!   a launcher tern spawns, which joins the holder's namespaces (`--join`; without a holder it makes new user, mount,
+//!   IPC and network namespaces itself) and exits with the command's status (by the same signal when the command was
+//!   killed by one). Either way it enters a mount namespace of its own and a new PID namespace, forks the PID
+//!   namespace's init and waits for it;
 //! - init (PID 1 in the namespace) dies with the launcher (`PR_SET_PDEATHSIG`), mounts a fresh `/proc`, the shared
 //!   mounts when there is no holder (`mount_shared`) and its own (`mount_own`), brings loopback up when there is no
 //!   holder, drops every capability, applies Landlock and the system-call
@@ -26,11 +29,12 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
 
-use super::{landlock_rules, namespaces, private_mounts, seccomp};
+use super::{held, landlock_rules, namespaces, private_mounts, seccomp};
 
 /// Exit code when the sandbox could not be set up (as `env` and container runtimes use 125 for their own failures).
 pub const SETUP_FAILED: i32 = 125;
@@ -165,12 +169,15 @@ pub fn main(args: Vec<OsString>) -> ! {
 pub const HOLDER_READY: &[u8] = b"ready\n";
 
 /// The session's holder: makes the user, mount, IPC and network namespaces once, with the mounts every command of the
-/// session shares (the private `/dev` and temp directory) and loopback up, says `ready` on stdout, then waits until
-/// its stdin closes (tern closes it when the session ends, and the kernel when tern dies).
-/// Each command's launcher then joins these namespaces (`--join`) instead of making its own, which is most of what a
-/// sandboxed command costs; it still gets its own PID namespace, a mount namespace copied from the holder's (for its
-/// `/proc` and its own read-only and hidden paths), Landlock and the system-call filter. The holder runs no program:
-/// a command cannot see it (another PID namespace) or change its mounts (another mount namespace, no capabilities).
+/// session shares (the private `/dev` and temp directory) and loopback up, says `ready` on stdout, then starts the
+/// commands tern sends on its stdin, a control socket (`held`), until tern closes it (when the session ends, and the
+/// kernel when tern dies).
+///
+/// Each command gets a launcher forked from the holder (`serve`), already inside these namespaces, which is most of
+/// what a sandboxed command costs; it still gets its own PID namespace, a mount namespace copied from the holder's (for
+/// its `/proc` and its own read-only and hidden paths), Landlock and the system-call filter. A command tern cannot
+/// send gets a launcher of its own that joins the namespaces (`--join`). The holder runs no program: a command cannot
+/// see it (another PID namespace), change its mounts (another mount namespace, no capabilities) or reach its socket.
 fn hold(args: &Args) -> Result<(), String> {
     // No `PR_SET_PDEATHSIG`: it fires when the *thread* that started the holder ends, and tern's threads come and go.
     // tern's death closes the holder's stdin, which ends it.
@@ -179,14 +186,139 @@ fn hold(args: &Args) -> Result<(), String> {
     namespaces::make_private().map_err(|e| format!("cannot make the mounts private: {e}"))?;
     mount_shared(args)?;
     namespaces::loopback_up().map_err(|e| format!("cannot bring loopback up: {e}"))?;
+    // The kernel reaps the launchers forked here (each resets this for its own children).
+    // SAFETY: installs SIG_IGN, which runs no code of ours.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
     let mut out = io::stdout();
     io::Write::write_all(&mut out, HOLDER_READY)
         .and_then(|()| io::Write::flush(&mut out))
         .map_err(|e| format!("cannot say ready: {e}"))?;
-    let mut buf = [0u8; 64];
-    // Until end of file (or an error): whatever is written is ignored.
-    while io::Read::read(&mut io::stdin(), &mut buf).is_ok_and(|n| n > 0) {}
+    // tern reads nothing more from the holder: what it would print now could only fill a pipe nobody empties.
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        // SAFETY: dup2 onto stdout and stderr from a descriptor this process owns.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO);
+            libc::dup2(null.as_raw_fd(), libc::STDERR_FILENO);
+        }
+    }
+    // SAFETY: getpid and getppid have no preconditions.
+    let (holder, tern) = unsafe { (libc::getpid(), libc::getppid()) };
+    let mut buf = Vec::new();
+    loop {
+        match held::receive(libc::STDIN_FILENO, &mut buf) {
+            Ok(Some(Ok(request))) => start_held(request, holder),
+            // Its descriptors are closed: whoever waits on its report socket sees it end without a process id.
+            Ok(Some(Err(e))) => eprintln!("tern sandbox: refused a request: {e}"),
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("tern sandbox: cannot read requests: {e}");
+                break;
+            }
+        }
+    }
+    // tern closed the socket: it has another holder now, or the session ended. Commands still running finish first
+    // (they die with this process); if tern itself is gone, so are they.
+    // SAFETY: getppid and waitpid (no status pointer) have no preconditions.
+    while unsafe { libc::getppid() } == tern && unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     Ok(())
+}
+
+/// Forks the launcher of one request (`serve`); the request's descriptors are closed here once it has them.
+fn start_held(request: held::Request, holder: libc::pid_t) {
+    // SAFETY: the holder is single-threaded, so the child may do anything the parent could.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        serve(request, holder);
+    }
+    if pid < 0 {
+        eprintln!("tern sandbox: cannot fork: {}", io::Error::last_os_error());
+    }
+}
+
+/// A launcher forked by the holder for one request: becomes the leader of a new session and process group with the
+/// command's stdio and says its process id on the report socket, then does what a launcher that joined the holder
+/// does, writes the command's wait status there and exits. Until it has said its process id, a failure ends it with
+/// nothing written (nothing ran, so tern may start the command another way); after, a failure is the command's status.
+fn serve(request: held::Request, holder: libc::pid_t) -> ! {
+    let held::Request {
+        cwd,
+        env,
+        args,
+        stdin,
+        stdout,
+        stderr,
+        report,
+    } = request;
+    if let Err(e) = become_launcher([stdin, stdout, stderr], &report, holder) {
+        eprintln!("tern sandbox: {e}");
+        // SAFETY: ends without running the holder's exit handlers.
+        unsafe { libc::_exit(SETUP_FAILED) }
+    }
+    let status = run_request(&cwd, env, args, report.as_raw_fd()).unwrap_or_else(|e| {
+        eprintln!("tern sandbox: {e}");
+        SETUP_FAILED << 8
+    });
+    let bytes = status.to_ne_bytes();
+    // SAFETY: writes 4 bytes from a 4-byte buffer, then ends without running the holder's exit handlers.
+    unsafe {
+        libc::write(report.as_raw_fd(), bytes.as_ptr().cast(), bytes.len());
+        libc::_exit(0)
+    }
+}
+
+/// The steps before the launcher says its process id: tied to the holder, the command's stdio, a session of its own.
+fn become_launcher(stdio: [OwnedFd; 3], report: &OwnedFd, holder: libc::pid_t) -> Result<(), String> {
+    // SAFETY: plain system calls on values and descriptors this process owns.
+    unsafe {
+        // Its children are waited for; the holder's choice to have the kernel reap them is not theirs.
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        // Dies with the holder, which dies with tern; a holder gone already means tern is going.
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != holder {
+            return Err("the holder is gone".into());
+        }
+        // The command's stdio replaces the holder's: its control socket (stdin) above all.
+        for (fd, target) in stdio
+            .iter()
+            .zip([libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO])
+        {
+            if libc::dup2(fd.as_raw_fd(), target) < 0 {
+                return Err(format!("cannot set up stdio: {}", io::Error::last_os_error()));
+            }
+        }
+        // A session of its own: its process group is the one tern signals, and no terminal is its.
+        if libc::setsid() < 0 {
+            return Err(format!("cannot start a session: {}", io::Error::last_os_error()));
+        }
+        let pid = libc::getpid().to_ne_bytes();
+        if libc::write(report.as_raw_fd(), pid.as_ptr().cast(), pid.len()) != 4 {
+            return Err(format!("cannot say the process id: {}", io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// The rest of a held launcher's work: the request's working directory and environment, then the command in a mount
+/// and PID namespace of its own. Returns the command's wait status.
+fn run_request(cwd: &Path, env: Vec<OsString>, args: Vec<OsString>, report: RawFd) -> Result<i32, String> {
+    std::env::set_current_dir(cwd).map_err(|e| format!("cannot enter {}: {e}", cwd.display()))?;
+    // SAFETY: this process is single-threaded (a fork of the single-threaded holder): nothing else reads the
+    // environment while it changes.
+    unsafe {
+        libc::clearenv();
+        for var in env {
+            let var = CString::new(var.into_vec()).map_err(|_| "a variable holds a NUL byte".to_string())?;
+            // putenv keeps the pointer until exec, so the string is leaked.
+            if libc::putenv(var.into_raw()) != 0 {
+                return Err(format!("cannot set the environment: {}", io::Error::last_os_error()));
+            }
+        }
+    }
+    let args = Args::parse(args).map_err(|e| format!("bad arguments: {e}"))?;
+    let command = c_strings(&args.command)?;
+    namespaces::unshare_command().map_err(|e| format!("cannot create namespaces: {e}"))?;
+    run(&args, true, &command, Some(report))
 }
 
 /// Prints a setup failure and exits with `SETUP_FAILED`.
@@ -219,6 +351,11 @@ fn launch(args: &Args) -> Result<i32, String> {
     if !joined {
         namespaces::enter(args.network).map_err(|e| format!("cannot create namespaces: {e}"))?;
     }
+    run(args, joined, &command, None)
+}
+
+/// Forks init, waits for it, and returns the command's wait status. `report` is a descriptor init must not keep.
+fn run(args: &Args, joined: bool, command: &[CString], report: Option<RawFd>) -> Result<i32, String> {
     let status_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let alive_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     // SAFETY: the launcher is single-threaded (this runs before anything starts a thread), so the child may do
@@ -230,7 +367,10 @@ fn launch(args: &Args) -> Result<i32, String> {
     if pid == 0 {
         close(status_pipe.0);
         close(alive_pipe.1);
-        let code = match init(args, joined, &command, status_pipe.1, alive_pipe.0) {
+        if let Some(fd) = report {
+            close(fd);
+        }
+        let code = match init(args, joined, command, status_pipe.1, alive_pipe.0) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("tern sandbox: {e}");
@@ -264,6 +404,8 @@ fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_
     if parent_gone(alive_fd) {
         return Err("the launcher is gone".into());
     }
+    // Init is the command's PID 1, whose descriptors it could open through `/proc/1/fd`: it keeps only its own.
+    close_all_but(&[status_fd, alive_fd]);
     namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
     if !joined {
         mount_shared(args)?;
@@ -293,6 +435,11 @@ fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_
         close(status_fd);
         close(alive_fd);
         set_polite_signals(libc::SIG_DFL);
+        // The launcher's runtime ignores SIGPIPE; the command gets it with its default meaning, as outside (a
+        // `yes | head -1` ends quietly instead of failing on a broken pipe).
+        // SAFETY: installs SIG_DFL, which runs no code of ours.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        close_inherited();
         exec(command);
     }
     loop {
@@ -369,6 +516,48 @@ fn mount_own(args: &Args) -> Result<(), String> {
 fn make_empty_file(file: &Path) -> io::Result<()> {
     let (dir, name) = crate::tools::strict_fs::parent_dir(file, true)?;
     dir.create_empty(name, 0o644)
+}
+
+/// Marks every descriptor but stdio close-on-exec: the command gets nothing tern (or whatever started tern) left open
+/// without that flag, such as a terminal, a socket or a build's jobserver pipe.
+fn close_inherited() {
+    // SAFETY: close_range takes plain values and only changes this process's descriptor flags.
+    if unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) } == 0 {
+        return;
+    }
+    // Kernels before 5.11: one at a time.
+    for fd in 3..descriptor_limit() {
+        // SAFETY: fcntl on a descriptor number; one that is not open fails with EBADF, which is fine.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
+/// Closes every descriptor above stdio but those in `keep`.
+fn close_all_but(keep: &[RawFd]) {
+    let mut keep: Vec<RawFd> = keep.iter().copied().filter(|fd| *fd > 2).collect();
+    keep.sort_unstable();
+    let mut from = 3;
+    for upto in keep.iter().map(|fd| Some(*fd)).chain([None]) {
+        let last = upto.map_or(libc::c_uint::MAX, |fd| (fd - 1) as libc::c_uint);
+        if last >= from as libc::c_uint {
+            // SAFETY: close_range takes plain values; it closes only descriptors this process owns and no longer uses.
+            if unsafe { libc::close_range(from as libc::c_uint, last, 0) } != 0 {
+                // Kernels before 5.11: one at a time.
+                for fd in from..upto.unwrap_or_else(descriptor_limit) {
+                    close(fd);
+                }
+            }
+        }
+        if let Some(fd) = upto {
+            from = fd + 1;
+        }
+    }
+}
+
+/// The highest descriptor number worth closing one at a time.
+fn descriptor_limit() -> RawFd {
+    // SAFETY: sysconf takes a plain value.
+    unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(1024, 1 << 20) as RawFd
 }
 
 /// Replaces the process with `command` (searched in `PATH`); exits with `EXEC_FAILED` when that fails.

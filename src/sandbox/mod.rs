@@ -11,11 +11,16 @@
 //! ends, init exits with its status and the kernel ends everything else in the namespace: `setsid` and double-forked
 //! daemons included.
 //!
+//! A session's commands share one set of namespaces and mounts, kept by a holder process that starts each command's
+//! launcher itself when tern sends it the command (`holder`, `held`), which saves a fork of tern and an exec of the
+//! launcher per command.
+//!
 //! This module builds the launcher command (`command`), checks once whether the kernel supports all this (`probe`),
 //! keeps the session's state (`session`, `git_repos`), and recognises output that looks like a sandbox refusal
 //! (`refusal_note`). It decides nothing about whether a command may run: that is the approval gate's business.
 
 pub(crate) mod git_repos;
+mod held;
 mod holder;
 mod landlock_rules;
 pub mod launcher;
@@ -30,6 +35,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use self::held::{HeldChild, HeldStart};
 pub use self::probe::{Support, probe};
 pub use self::refusal::refusal_note;
 use self::session::SessionState;
@@ -258,10 +264,23 @@ fn temp_mounts() -> &'static [PathBuf] {
     })
 }
 
-/// The launcher command that runs `bash -c <script>` inside the sandbox for a command in `workspace`. The caller sets
-/// the working directory, stdio, environment and process group, exactly as for an unsandboxed `bash`. `Err` when the
-/// session's private temp directory cannot be made.
-pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::io::Result<std::process::Command> {
+/// How a sandboxed command starts.
+pub enum Launch {
+    /// By the session's holder, already inside its namespaces (`held`); `fallback` spawns a launcher that joins them,
+    /// for when the holder cannot start it (nothing ran then).
+    Held {
+        start: HeldStart,
+        fallback: std::process::Command,
+    },
+    /// By a launcher tern spawns: one that joins a holder (a command that keeps tern's network), or one that makes its
+    /// own namespaces when there is no holder.
+    Spawn(std::process::Command),
+}
+
+/// How to run `bash -c <script>` inside the sandbox for a command in `workspace`. For a spawned launcher the caller
+/// sets the working directory, stdio, environment and process group, exactly as for an unsandboxed `bash`; a held
+/// start takes them as arguments. `Err` when the session's private temp directory cannot be made.
+pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::io::Result<Launch> {
     let private = policy.session.0.private_temp()?;
     let repos: Vec<PathBuf> = if policy.protect_git {
         policy
@@ -279,14 +298,25 @@ pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::i
             .holder
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .key(&policy.launcher, workspace, holder_args(policy, workspace, private))
+            .get(&policy.launcher, workspace, holder_args(policy, workspace, private))
     });
-    if let Some(key) = holder.flatten() {
-        args.splice(1..1, ["--join".into(), key.to_string().into()]);
-    }
+    let Some((key, control)) = holder.flatten() else {
+        let mut cmd = std::process::Command::new(&policy.launcher);
+        cmd.args(args);
+        return Ok(Launch::Spawn(cmd));
+    };
+    // The holder's commands are in its network namespace: one that keeps tern's joins it from a launcher of its own.
+    let held = (!policy.network).then(|| args[1..].to_vec());
+    args.splice(1..1, ["--join".into(), key.to_string().into()]);
     let mut cmd = std::process::Command::new(&policy.launcher);
     cmd.args(args);
-    Ok(cmd)
+    Ok(match held {
+        Some(args) => Launch::Held {
+            start: HeldStart { control, args },
+            fallback: cmd,
+        },
+        None => Launch::Spawn(cmd),
+    })
 }
 
 /// The arguments of the session's holder (`launcher::hold`): the shared ones.

@@ -116,11 +116,18 @@ pub(super) fn join(holder: ProcessKey, network: bool) -> io::Result<bool> {
         }
     }
     std::env::set_current_dir(&cwd)?;
+    unshare_command()?;
+    Ok(true)
+}
+
+/// A mount namespace of its own (copied from the holder's) and a new PID namespace for the caller's next child: what a
+/// command gets inside its session's holder.
+pub(super) fn unshare_command() -> io::Result<()> {
     // SAFETY: unshare takes flags only.
     if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(true)
+    Ok(())
 }
 
 /// Enters new namespaces (`flags`, a new user namespace among them), mapping the caller's uid and gid to themselves.
@@ -377,12 +384,14 @@ const CAP_VERSION_3: u32 = 0x2008_0522;
 /// effective, permitted and inheritable sets.
 pub(super) fn drop_capabilities() -> io::Result<()> {
     for cap in 0..64 {
-        // SAFETY: prctl takes plain values. Capabilities this kernel does not know fail with EINVAL, which is fine.
+        // SAFETY: prctl takes plain values.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
             let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINVAL) {
-                return Err(e);
+            // Capabilities are numbered from 0 up: the first this kernel does not know is past the last one.
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                break;
             }
+            return Err(e);
         }
     }
     // SAFETY: prctl takes plain values.

@@ -13,8 +13,16 @@
 //! ends every process it holds when the command's main process ends or the launcher dies, and the launcher is the
 //! group leader here, so everything below applies to it unchanged. The child also gets `PR_SET_PDEATHSIG`, so the
 //! launcher (and with it the namespace) dies even when tern is killed with SIGKILL and cannot end the group.
+//!
+//! Most sandboxed commands are not spawned by tern at all: the session's sandbox holder forks their launcher inside
+//! its namespaces (`crate::sandbox::HeldStart`), which saves a fork of tern and an exec of the launcher per command.
+//! That launcher calls `setsid()` too, leads the group tern signals, and dies with the holder, which dies with tern;
+//! its wait status comes over a socket instead of from `wait`.
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 
@@ -27,7 +35,7 @@ use super::capture::Capture;
 use super::env;
 use super::live::{LiveOutput, Stream};
 use super::spill::{Spill, Stored};
-use crate::sandbox::SandboxPolicy;
+use crate::sandbox::{HeldChild, HeldStart, Launch, SandboxPolicy};
 use crate::tools::OutputSink;
 
 /// After bash exits: how long children it left behind may keep the pipes open before they are ended.
@@ -80,53 +88,32 @@ pub(super) struct Finished {
 /// Runs `spec.command` to the end. `Err` only when bash could not be started.
 pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &OutputSink) -> io::Result<Finished> {
     let start = Instant::now();
-    let mut cmd = match spec.sandbox {
-        Some((policy, workspace)) => Command::from(crate::sandbox::command(policy, workspace, spec.command)?),
-        None => {
-            let mut bash = Command::new("bash");
-            bash.arg("-c").arg(spec.command);
-            bash
-        }
-    };
-    cmd.current_dir(spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
     let mut vars = env::child_env(spec.env_allow);
     if spec.neutral_git {
         super::git_env::neutralise(&mut vars);
     }
-    cmd.env_clear().envs(vars);
-    // SAFETY: getpid has no preconditions.
-    let tern = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and only makes system calls that are async-signal-safe and touch
-    // no memory of the parent (setsid, prctl, getppid); its errors are built from errno without allocating.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
+    let launch = match spec.sandbox {
+        Some((policy, workspace)) => crate::sandbox::command(policy, workspace, spec.command)?,
+        None => {
+            let mut bash = std::process::Command::new("bash");
+            bash.arg("-c").arg(spec.command);
+            Launch::Spawn(bash)
+        }
+    };
+    let (child, pid, out, err) = match launch {
+        Launch::Held { start, fallback } => match start_held(start, spec.cwd, &vars) {
+            Ok(started) => started,
+            Err(e) => {
+                tracing::warn!("sandbox holder: {e}; starting a launcher for this command");
+                spawn(fallback, spec.cwd, vars)?
             }
-            // The child dies with tern, even when tern is killed with SIGKILL and cannot end the group itself. For a
-            // sandboxed command the child is the launcher, so its whole PID namespace goes with it.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::getppid() != tern {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn()?;
-    let pid = child.id().and_then(|id| i32::try_from(id).ok());
-    let Some(pid) = pid else {
-        return Err(io::Error::other("bash exited before its process id could be read"));
+        },
+        Launch::Spawn(cmd) => spawn(cmd, spec.cwd, vars)?,
     };
     let group = GroupGuard { pgid: pid, armed: true };
     let pipes = Pipes {
-        out: child.stdout.take(),
-        err: child.stderr.take(),
+        out: Some(out),
+        err: Some(err),
         out_buf: vec![0; READ_CHUNK],
         err_buf: vec![0; READ_CHUNK],
     };
@@ -166,9 +153,100 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
     })
 }
 
+/// A pipe tern reads a command's output from.
+type Output = Box<dyn AsyncRead + Unpin + Send>;
+
+/// Spawns `cmd` (bash, or a sandbox launcher) in `cwd` with exactly `vars`, in a session and process group of its own;
+/// returns it, its process id and its stdout and stderr.
+fn spawn(
+    cmd: std::process::Command,
+    cwd: &Path,
+    vars: BTreeMap<OsString, OsString>,
+) -> io::Result<(Launched, i32, Output, Output)> {
+    let mut cmd = Command::from(cmd);
+    cmd.current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd.env_clear().envs(vars);
+    // SAFETY: getpid has no preconditions.
+    let tern = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only makes system calls that are async-signal-safe and touch
+    // no memory of the parent (setsid, prctl, getppid); its errors are built from errno without allocating.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            // The child dies with tern, even when tern is killed with SIGKILL and cannot end the group itself. For a
+            // sandboxed command the child is the launcher, so its whole PID namespace goes with it.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != tern {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let Some(pid) = pid else {
+        return Err(io::Error::other("bash exited before its process id could be read"));
+    };
+    let out = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
+    let err = child.stderr.take().ok_or_else(|| io::Error::other("no stderr"))?;
+    Ok((Launched::Spawned(child), pid, Box::new(out), Box::new(err)))
+}
+
+/// Has the session's sandbox holder start the command (see `crate::sandbox::HeldStart`): its launcher leads a session
+/// and process group of its own and dies with the holder, which dies with tern.
+fn start_held(
+    start: HeldStart,
+    cwd: &Path,
+    vars: &BTreeMap<OsString, OsString>,
+) -> io::Result<(Launched, i32, Output, Output)> {
+    let (out_read, out_write) = pipe()?;
+    let (err_read, err_write) = pipe()?;
+    let vars: Vec<(OsString, OsString)> = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let child = start.start(cwd, &vars, out_write, err_write)?;
+    let pid = child.pid;
+    let out = tokio::net::unix::pipe::Receiver::from_owned_fd(out_read)?;
+    let err = tokio::net::unix::pipe::Receiver::from_owned_fd(err_read)?;
+    Ok((Launched::Held(child), pid, Box::new(out), Box::new(err)))
+}
+
+/// A pipe whose ends close on exec, as (read, write).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into a two-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: two new descriptors nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The process tern waits for: bash or a launcher it spawned, or a launcher the sandbox holder started.
+enum Launched {
+    Spawned(Child),
+    Held(HeldChild),
+}
+
+impl Launched {
+    /// Its wait status once it has ended. Cancel-safe.
+    async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self {
+            Self::Spawned(child) => child.wait().await,
+            Self::Held(child) => child.wait().await,
+        }
+    }
+}
+
 /// A started command and what is known about it so far.
 struct Running {
-    child: Child,
+    child: Launched,
     group: GroupGuard,
     pipes: Pipes,
     sinks: Sinks,
@@ -329,8 +407,8 @@ impl Running {
 }
 
 struct Pipes {
-    out: Option<tokio::process::ChildStdout>,
-    err: Option<tokio::process::ChildStderr>,
+    out: Option<Output>,
+    err: Option<Output>,
     out_buf: Vec<u8>,
     err_buf: Vec<u8>,
 }
