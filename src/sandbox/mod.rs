@@ -19,6 +19,7 @@
 //! keeps the session's state (`session`, `git_repos`), and recognises output that looks like a sandbox refusal
 //! (`refusal_note`). It decides nothing about whether a command may run: that is the approval gate's business.
 
+mod dir_watch;
 pub(crate) mod git_repos;
 mod held;
 mod holder;
