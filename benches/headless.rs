@@ -72,7 +72,7 @@ fn main() {
         walls[walls.len() - 1]
     );
     println!(
-        "  peak RSS   median {:.1} MB   max {:.1} MB   (goal: under 15 MB)",
+        "  peak RSS   median {:.1} MB   max {:.1} MB   (goal: under 12 MB)",
         median(&rss),
         rss[rss.len() - 1]
     );
