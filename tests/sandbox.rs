@@ -554,12 +554,17 @@ async fn the_holder_starts_commands_with_their_own_stdio_environment_and_directo
     assert_eq!(fds.len(), 3, "stdin, stdout and stderr only: {}", out.text);
     assert!(fds[0].ends_with("/dev/null"), "{}", out.text);
     assert!(fds[1..].iter().all(|fd| fd.contains("pipe:")), "{}", out.text);
-    // Init's, which a command can open through /proc: its stdio and the two pipes to its launcher, nothing inherited.
-    let out = run(&exec, &ctx, json!({ "command": "ls -l /proc/1/fd" })).await;
-    let fds: Vec<&str> = out.text.lines().filter(|l| l.contains(" -> ")).collect();
-    assert_eq!(fds.len(), 5, "{}", out.text);
+    // Init's are out of its reach: it cannot open them through /proc (to write a wait status of its choosing into the
+    // pipe to its launcher, say), nor read init's environment.
+    let out = run(
+        &exec,
+        &ctx,
+        json!({ "command": "ls /proc/1/fd; cat /proc/1/environ; for f in /proc/1/fd/*; do printf '\\0\\0\\0\\0' > $f; done; exit 3" }),
+    )
+    .await;
+    assert_eq!(exec_details(&out), (Some(3), true), "{}", out.text);
     assert!(
-        fds.iter().all(|fd| fd.ends_with("/dev/null") || fd.contains("pipe:")),
+        !out.text.contains(" -> ") && out.text.contains("Permission denied"),
         "{}",
         out.text
     );
@@ -639,4 +644,26 @@ fn a_launcher_told_to_join_a_process_that_is_not_the_holder_makes_its_own_namesp
         "{out:?}"
     );
     assert!(!Path::new("/etc/tern-join-probe").exists(), "ran outside the sandbox");
+}
+
+#[tokio::test]
+async fn a_repository_a_command_made_without_a_config_cannot_get_one_from_the_next_command() {
+    let (dir, ctx) = workspace();
+    let exec = tool(policy());
+    let out = run(
+        &exec,
+        &ctx,
+        json!({ "command": "mkdir -p sub/.git/hooks && echo made" }),
+    )
+    .await;
+    assert!(out.text.contains("created git repository"), "{}", out.text);
+    let out = run(
+        &exec,
+        &ctx,
+        json!({ "command": "printf '[core]\\n\\thooksPath = /tmp\\n' >> sub/.git/config" }),
+    )
+    .await;
+    assert_eq!(exec_details(&out), (Some(1), true), "{}", out.text);
+    // Made empty, and read-only from then on.
+    assert_eq!(std::fs::read_to_string(dir.path().join("sub/.git/config")).unwrap(), "");
 }

@@ -147,18 +147,13 @@ async fn commands_cannot_read_the_key_from_env_or_proc() {
         !env_part.contains("OPENAI_API_KEY") && !env_part.contains("GITHUB_TOKEN") && !env_part.contains(UNNAMED.1),
         "{env_part}"
     );
-    // The parent's /proc entry. In the sandbox that is the namespace's init, whose environment is its launcher's (the
-    // session's holder starts it with none); without one it is tern, readable only by root (tern is not dumpable),
-    // and the key was overwritten in the environment block the kernel reports. Either way, no key.
+    // The parent's /proc entry. In the sandbox that is the namespace's init, which is not dumpable (and whose
+    // environment is its launcher's, which the holder starts with none); without one it is tern, readable only by
+    // root (tern is not dumpable), and the key was overwritten in the environment block the kernel reports. Either
+    // way, no key.
     let (tern_part, _) = rest.split_once("==all==").unwrap();
     assert!(!tern_part.contains("OPENAI_API_KEY="), "{tern_part}");
     let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        assert!(
-            !tern_part.contains("Permission denied"),
-            "the parent's environ was read: {tern_part}"
-        );
-    }
     eprintln!(
         "root: {root}; the command's output: {} bytes, {} environ lines",
         results.len(),

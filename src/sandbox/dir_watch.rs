@@ -25,6 +25,8 @@ pub(super) struct DirWatch {
     fd: OwnedFd,
     /// Each watch's directory, as last walked.
     dirs: HashMap<i32, PathBuf>,
+    /// How many watches it may hold: a quarter of the user's limit, which editors and file watchers share.
+    budget: usize,
 }
 
 const EVENTS: u32 =
@@ -42,10 +44,17 @@ impl DirWatch {
             // SAFETY: a new descriptor nothing else owns.
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             dirs: HashMap::new(),
+            budget: watch_budget(),
         })
     }
 
-    /// Watches `dir` (again, under this path, if it is watched already); false when it cannot be watched.
+    /// Whether `count` more directories fit in its budget.
+    pub(super) fn has_room_for(&self, count: usize) -> bool {
+        self.dirs.len() + count <= self.budget
+    }
+
+    /// Watches `dir` (again, under this path, if it is watched already); false when it cannot be watched (the budget
+    /// or the kernel's limit reached).
     pub(super) fn add(&mut self, dir: &Path) -> bool {
         let Ok(path) = CString::new(dir.as_os_str().as_bytes()) else {
             return false;
@@ -53,6 +62,11 @@ impl DirWatch {
         // SAFETY: a valid inotify descriptor and a NUL-terminated path.
         let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), path.as_ptr(), EVENTS) };
         if wd < 0 {
+            return false;
+        }
+        if !self.dirs.contains_key(&wd) && !self.has_room_for(1) {
+            // SAFETY: removes the watch just added, on this process's own descriptor.
+            unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
             return false;
         }
         self.dirs.insert(wd, dir.to_path_buf());
@@ -98,6 +112,15 @@ impl DirWatch {
         }
         (!lost).then_some(arrived)
     }
+}
+
+/// A quarter of the user's limit on inotify watches (`fs.inotify.max_user_watches`; 8,192 where it cannot be read).
+fn watch_budget() -> usize {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|limit| limit.trim().parse::<usize>().ok())
+        .unwrap_or(8192)
+        / 4
 }
 
 /// The fixed part of a `struct inotify_event`: wd, mask, cookie, len.
@@ -175,6 +198,22 @@ mod tests {
             }]
         );
         assert_eq!(watch.changes().unwrap(), []);
+    }
+
+    #[test]
+    fn it_takes_no_more_watches_than_its_budget() {
+        let root = tempfile::tempdir().unwrap();
+        let mut watch = DirWatch::new().unwrap();
+        assert!(
+            watch.budget >= 2048,
+            "a quarter of this machine's limit: {}",
+            watch.budget
+        );
+        watch.budget = 1;
+        assert!(watch.add(root.path()));
+        assert!(watch.add(root.path()), "the same directory again takes no more");
+        let other = tempfile::tempdir().unwrap();
+        assert!(!watch.has_room_for(1) && !watch.add(other.path()));
     }
 
     fn fs_mkdir(dir: &Path) {

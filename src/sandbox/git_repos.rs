@@ -8,8 +8,9 @@
 //! command created is found (and reported) for the cost of one `stat` per directory. In a tree of `WATCH_FROM`
 //! directories or more it watches them instead (`dir_watch`) and walks only what was created or moved in: a few
 //! microseconds instead of milliseconds per command, for about 10 ms once, when the process ends (the kernel waits for
-//! a grace period when the last inotify descriptor closes). When the watches cannot vouch for everything (no inotify,
-//! the limit on watches, events lost) it falls back to the modification times.
+//! a grace period when the last inotify descriptor closes). It takes at most a quarter of the user's inotify watches,
+//! which editors share. When the watches cannot vouch for everything (no inotify, that budget or the kernel's limit
+//! reached, events lost) it falls back to the modification times.
 //!
 //! This module only finds paths; the launcher mounts them and `exec` reports new repositories.
 
@@ -54,7 +55,7 @@ impl RepoScan {
         if self.watch.is_some() || self.watch_failed || self.dirs.len() < WATCH_FROM {
             return;
         }
-        let mut watch = DirWatch::new();
+        let mut watch = DirWatch::new().filter(|w| w.has_room_for(self.dirs.len()));
         if let Some(w) = &mut watch
             && !self.dirs.keys().all(|dir| w.add(dir))
         {
@@ -231,9 +232,11 @@ impl Protection {
 const COMMONDIR: &str = "commondir";
 
 /// What git later obeys in a git directory: hooks and info (attributes, exclude), and the config files. A missing
-/// `config.worktree` may be created: git reads it only when `config` says so.
+/// `config` is made empty (a `.git` a command made without one would otherwise take one from the next command); a
+/// missing `config.worktree` may be created: git reads it only when `config` says so.
 const OBEYED_DIRS: [&str; 2] = ["hooks", "info"];
-const OBEYED_FILES: [&str; 2] = ["config", "config.worktree"];
+const CONFIG: &str = "config";
+const CONFIG_WORKTREE: &str = "config.worktree";
 
 /// The protection of the `.git` entry (or submodule git directory) `entry`. A `.git` file (a linked worktree or a
 /// submodule's checkout) is itself read-only, since rewriting its `gitdir:` line would point git at new hooks; the
@@ -283,7 +286,8 @@ pub(crate) fn protection(entry: &Path, writable: &[PathBuf]) -> Protection {
         .flatten();
     for dir in &dirs {
         out.read_only_dirs.extend(OBEYED_DIRS.iter().map(|name| dir.join(name)));
-        out.read_only.extend(OBEYED_FILES.iter().map(|name| dir.join(name)));
+        out.read_only_files.push(dir.join(CONFIG));
+        out.read_only.push(dir.join(CONFIG_WORKTREE));
     }
     if let Some(work_tree) = work_tree {
         configured_elsewhere(&dirs, work_tree, writable, &mut out);
@@ -300,7 +304,7 @@ fn configured_elsewhere(git_dirs: &[PathBuf], work_tree: &Path, writable: &[Path
     let home = std::env::home_dir();
     let mut configs: Vec<PathBuf> = git_dirs
         .iter()
-        .flat_map(|dir| OBEYED_FILES.iter().map(move |name| dir.join(name)))
+        .flat_map(|dir| [CONFIG, CONFIG_WORKTREE].map(|name| dir.join(name)))
         .collect();
     if let Some(home) = &home {
         configs.push(home.join(".gitconfig"));
@@ -507,11 +511,12 @@ mod tests {
         let git_dir = fs::canonicalize(r.join(".git/modules/sub")).unwrap();
         assert_eq!(sub.read_only[0], r.join("sub/.git"));
         assert!(sub.read_only_dirs.contains(&git_dir.join("hooks")), "{sub:?}");
-        assert!(sub.read_only.contains(&git_dir.join("config")), "{sub:?}");
+        assert!(sub.read_only_files.contains(&git_dir.join("config")), "{sub:?}");
         assert!(sub.pin.is_empty());
         let top = protection(&r.join(".git"), &[]);
         assert_eq!(top.pin, [r.join(".git")]);
-        assert_eq!(top.read_only, [r.join(".git/config"), r.join(".git/config.worktree")]);
+        assert_eq!(top.read_only, [r.join(".git/config.worktree")]);
+        assert_eq!(top.read_only_files, [r.join(".git/config")]);
         assert_eq!(top.read_only_dirs, [r.join(".git/hooks"), r.join(".git/info")]);
         let inner = protection(&r.join(".git/modules/sub/modules/inner"), &[]);
         assert_eq!(
@@ -555,6 +560,28 @@ mod tests {
             assert_eq!(scan.refresh(), [r.join("n/m/.git")], "watched: {watched}");
             assert_eq!(scan.watch.is_some(), watched);
         }
+    }
+
+    #[test]
+    fn a_repo_hidden_behind_a_flood_of_events_is_still_found() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        for i in 0..WATCH_FROM {
+            fs::create_dir(r.join(format!("d{i}"))).unwrap();
+        }
+        let mut scan = RepoScan::walk(r);
+        assert!(scan.watch.is_some());
+        // More events than the kernel queues (16,384 by default): some are dropped, and the scan knows it.
+        let max = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events").unwrap();
+        for i in 0..max.trim().parse::<usize>().unwrap() + 100 {
+            fs::write(r.join(format!("d0/f{i}")), "").unwrap();
+        }
+        fs::create_dir(r.join("d7/.git")).unwrap();
+        assert_eq!(scan.refresh(), [r.join("d7/.git")]);
+        // Watched again after the scan by modification time.
+        fs::create_dir(r.join("d9/.git")).unwrap();
+        assert_eq!(scan.refresh(), [r.join("d9/.git")]);
+        assert!(scan.watch.is_some());
     }
 
     #[test]

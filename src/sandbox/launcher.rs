@@ -404,8 +404,15 @@ fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_
     if parent_gone(alive_fd) {
         return Err("the launcher is gone".into());
     }
-    // Init is the command's PID 1, whose descriptors it could open through `/proc/1/fd`: it keeps only its own.
+    // Init is the command's PID 1: it keeps only its own descriptors, and the command cannot open them through
+    // `/proc/1/fd` (where it could write a wait status of its choosing into the pipe to the launcher) or read its
+    // environment or memory. Not dumpable, its `/proc` entries are out of reach of a process without capabilities;
+    // the command becomes dumpable again when it execs.
     close_all_but(&[status_fd, alive_fd]);
+    // SAFETY: prctl takes plain values.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(format!("cannot make init private: {}", io::Error::last_os_error()));
+    }
     namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
     if !joined {
         mount_shared(args)?;

@@ -439,13 +439,9 @@ mod tests {
         // The whole `.git` is read-only, so only the nested repository gets the finer protection.
         assert_eq!(
             parsed.read_only,
-            [
-                w.join(".tern"),
-                w.join(".git"),
-                w.join("vendor/.git/config"),
-                w.join("vendor/.git/config.worktree"),
-            ]
+            [w.join(".tern"), w.join(".git"), w.join("vendor/.git/config.worktree"),]
         );
+        assert_eq!(parsed.read_only_files, [w.join("vendor/.git/config")]);
         assert_eq!(parsed.pinned, [w.join("vendor/.git")]);
         assert_eq!(parsed.hidden, [PathBuf::from("/home/me/.netrc")]);
         assert!(!parsed.network && parsed.unix_sockets.is_empty());
