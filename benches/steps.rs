@@ -1,11 +1,13 @@
 //! tern's own time per model step in a long turn: a scripted model over real HTTP on 127.0.0.1 calls a no-op tool once
-//! per step for N steps, then answers. The server notes when it finished sending response N and when request N+1 had
-//! fully arrived; the gap is tern's own time for that step (decoding the answer, running the call through prepare,
-//! gate, run and record, building and sending the next request). It prints the median gap per window of steps, so a
-//! cost that grows with the conversation shows as a growing figure. Run with `cargo bench --bench steps`;
-//! `TERN_BENCH_STEPS` sets N (default 2,000), `TERN_BENCH_RUNS` how many turns are run (default 3; each window's
-//! figure is the median over the turns of its median), `TERN_BENCH_PROVIDER=anthropic` uses the Anthropic wire
-//! format.
+//! per step for N steps, then answers. The server notes when it finished sending response N, when the head of request
+//! N+1 arrived and when its whole body had arrived. Response sent to request head is tern's own work for that step
+//! (decoding the answer, running the call through prepare, gate, run and record, building the next request); head to
+//! whole body is sending the body over loopback, which grows with the conversation on any client that resends it. The
+//! server counts body bytes without keeping them, so its own copying is not in either figure. It prints the median
+//! per window of steps, so a cost that grows with the conversation shows as a growing figure. Run with `cargo bench
+//! --bench steps`; `TERN_BENCH_STEPS` sets N (default 2,000), `TERN_BENCH_RUNS` how many turns are run (default 3;
+//! each window's figure is the median over the turns of its median), `TERN_BENCH_PROVIDER=anthropic` uses the
+//! Anthropic wire format.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
@@ -25,9 +27,10 @@ use tokio::net::{TcpListener, TcpStream};
 mod noop;
 use noop::Noop;
 
-/// When each request arrived whole and when its response was sent whole.
+/// When each request's head arrived, when it arrived whole and when its response was sent whole.
 #[derive(Default)]
 struct Clock {
+    headed: Vec<Instant>,
     arrived: Vec<Instant>,
     answered: Vec<Instant>,
     /// Each request's body size in bytes.
@@ -45,7 +48,7 @@ async fn connection(mut stream: TcpStream, steps: usize, kind: ProviderKind, clo
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 256 * 1024];
     loop {
-        // One request: the head, then Content-Length bytes of body.
+        // One request: the head, then Content-Length bytes of body, counted and dropped.
         let (head_end, length) = loop {
             if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
@@ -61,15 +64,22 @@ async fn connection(mut stream: TcpStream, steps: usize, kind: ProviderKind, clo
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         };
-        while buf.len() < head_end + length {
+        let headed = Instant::now();
+        let mut missing = (head_end + length).saturating_sub(buf.len());
+        buf.drain(..(head_end + length).min(buf.len()));
+        while missing > 0 {
             match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Ok(n) if n > missing => {
+                    buf.extend_from_slice(&chunk[missing..n]);
+                    missing = 0;
+                }
+                Ok(n) => missing -= n,
             }
         }
-        buf.drain(..head_end + length);
         let n = {
             let mut c = clock.lock().unwrap();
+            c.headed.push(headed);
             c.arrived.push(Instant::now());
             c.sizes.push(length);
             c.arrived.len() - 1
@@ -146,9 +156,18 @@ fn anthropic_answer(n: usize, steps: usize) -> String {
     out + &event("message_stop", json!({"type": "message_stop"}))
 }
 
-/// Runs one turn of `steps` steps and returns tern's own time per step (response N sent to request N+1 arrived) and
-/// each request's body size.
-async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
+/// One turn's figures per step.
+struct Turn {
+    /// Response N sent to the head of request N+1: tern's own work.
+    own: Vec<Duration>,
+    /// Response N sent to the whole of request N+1: its own work and sending the body.
+    whole: Vec<Duration>,
+    /// Each request's body size.
+    sizes: Vec<usize>,
+}
+
+/// Runs one turn of `steps` steps.
+async fn turn(steps: usize, kind: ProviderKind) -> Turn {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let clock = Arc::new(Mutex::new(Clock::default()));
@@ -197,10 +216,16 @@ async fn turn(steps: usize, kind: ProviderKind) -> (Vec<Duration>, Vec<usize>) {
         steps + 1,
         "one request per step and the last answer"
     );
-    let gaps = (0..steps)
-        .map(|n| clock.arrived[n + 1].duration_since(clock.answered[n]))
-        .collect();
-    (gaps, clock.sizes.clone())
+    let gaps = |to: &[Instant]| {
+        (0..steps)
+            .map(|n| to[n + 1].duration_since(clock.answered[n]))
+            .collect()
+    };
+    Turn {
+        own: gaps(&clock.headed),
+        whole: gaps(&clock.arrived),
+        sizes: clock.sizes.clone(),
+    }
 }
 
 fn median_ms(gaps: &[Duration]) -> f64 {
@@ -234,45 +259,41 @@ fn main() {
         for _ in 0..runs {
             turns.push(turn(steps, kind).await);
         }
-        let window = |end: usize| {
-            let mut medians: Vec<f64> = turns.iter().map(|(gaps, _)| median_ms(&gaps[end - 200..end])).collect();
+        // The median over the turns of each turn's median over steps `from..to` of the figure `pick` takes.
+        let median = |pick: fn(&Turn) -> &[Duration], from: usize, to: usize| {
+            let mut medians: Vec<f64> = turns.iter().map(|t| median_ms(&pick(t)[from..to])).collect();
             medians.sort_by(f64::total_cmp);
             medians[medians.len() / 2]
         };
-        let sizes = &turns[0].1;
+        let own: fn(&Turn) -> &[Duration] = |t| &t.own;
+        let whole: fn(&Turn) -> &[Duration] = |t| &t.whole;
+        let sizes = &turns[0].sizes;
         println!(
-            "tern's own time per step, {kind} wire format, {runs} turn(s) of {steps} steps (median per window, median \
-             over turns)"
+            "tern's time per step, {kind} wire format, {runs} turn(s) of {steps} steps (median per window, median \
+             over turns): its own work (answer received to the next request's head), and with sending the body"
         );
-        let first = window(200);
+        let (first, first_whole) = (median(own, 0, 200), median(whole, 0, 200));
         println!(
-            "  steps 1-200:{:>13.3} ms   request body at step 200: {:>6} KB",
-            first,
+            "  steps 1-200:{first:>13.3} ms own {first_whole:>9.3} ms with the body   request body at step 200: \
+             {:>6} KB",
             sizes[199] / 1024
         );
         // The issue's figure: the last 100 steps against the first 100 (goal: within 1.2x).
-        let hundred = |from: usize| {
-            let mut medians: Vec<f64> = turns
-                .iter()
-                .map(|(gaps, _)| median_ms(&gaps[from..from + 100]))
-                .collect();
-            medians.sort_by(f64::total_cmp);
-            medians[medians.len() / 2]
-        };
-        let (head, tail) = (hundred(0), hundred(steps - 100));
+        let (head, tail) = (median(own, 0, 100), median(own, steps - 100, steps));
+        let (head_whole, tail_whole) = (median(whole, 0, 100), median(whole, steps - 100, steps));
         println!(
-            "  first 100: {head:.3} ms   last 100: {tail:.3} ms   request body at step {steps}: {:>6} KB   \
-             ({:.2}x; goal: within 1.2x)",
+            "  first 100: {head:.3} ms   last 100: {tail:.3} ms   ({:.2}x; goal: within 1.2x)   with the body: \
+             {head_whole:.3} → {tail_whole:.3} ms ({:.2}x; request body at step {steps}: {} KB)",
+            tail / head,
+            tail_whole / head_whole,
             sizes[steps - 1] / 1024,
-            tail / head
         );
         for end in [1_000, 2_000, 5_000, 10_000].into_iter().filter(|&e| e <= steps) {
-            let m = window(end);
+            let (m, w) = (median(own, end - 200, end), median(whole, end - 200, end));
             println!(
-                "  steps {}-{end}:{:>10.3} ms   request body at step {end}: {:>6} KB   ({:.1}x the first 200; goal at \
-                 1,000: within 2x)",
+                "  steps {}-{end}:{m:>10.3} ms own {w:>9.3} ms with the body   request body at step {end}: {:>6} KB   \
+                 ({:.1}x the first 200; goal at 1,000: within 2x)",
                 end - 199,
-                m,
                 sizes[end - 1] / 1024,
                 m / first
             );

@@ -194,6 +194,29 @@ async fn text_turn_streams_and_completes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_fast_stream_reaches_the_frontend_whole_in_batches_not_a_delta_per_token() {
+    // 1,500 word pieces at 2,000 a second: the first quarter second token by token, the rest in frame-sized batches.
+    let text: String = (0..1_500).map(|i| format!("w{i} ")).collect();
+    let mut h = openai(vec![Reply::paced(text.clone(), 2_000)], ApprovalMode::AutoEdit).await;
+    h.next().await;
+    let events = h.turn("talk", |_| ApprovalDecision::Once).await;
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AssistantDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), text, "nothing lost, nothing reordered");
+    assert!(
+        deltas.len() < 1_500 / 2,
+        "{} delta events for 1,500 pieces: the stream was passed on token by token",
+        deltas.len()
+    );
+    assert_eq!(end_of(&events), TurnEnd::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn parallel_reads_answered_in_call_order_with_sorted_stable_tools() {
     let script = vec![
         Reply::ToolCalls(vec![

@@ -198,18 +198,39 @@ impl Agent {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut partial = String::new();
         let mut partial_reasoning = String::new();
+        let mut held = Held::default();
         let result = {
             let fut = self.provider.complete_prepared(&request, &tx, cancel);
             tokio::pin!(fut);
             loop {
                 tokio::select! {
                     biased;
-                    Some(event) = rx.recv() => self.forward(event, &mut partial, &mut partial_reasoning),
+                    Some(event) = rx.recv() => {
+                        if let Some(event) = held.take(event) {
+                            for event in held.release() {
+                                self.forward(event, &mut partial, &mut partial_reasoning);
+                            }
+                            self.forward(event, &mut partial, &mut partial_reasoning);
+                        }
+                    }
+                    () = tokio::time::sleep_until(held.due), if held.is_waiting() => {
+                        for event in held.release() {
+                            self.forward(event, &mut partial, &mut partial_reasoning);
+                        }
+                    }
                     result = &mut fut => break result,
                 }
             }
         };
         while let Ok(event) = rx.try_recv() {
+            if let Some(event) = held.take(event) {
+                for event in held.release() {
+                    self.forward(event, &mut partial, &mut partial_reasoning);
+                }
+                self.forward(event, &mut partial, &mut partial_reasoning);
+            }
+        }
+        for event in held.release() {
             self.forward(event, &mut partial, &mut partial_reasoning);
         }
         match result {
@@ -243,6 +264,7 @@ impl Agent {
         }
     }
 
+    /// Passes one provider event on to the frontend (see `merged`).
     fn forward(&self, event: ProviderEvent, partial: &mut String, reasoning: &mut String) {
         match event {
             ProviderEvent::TextDelta(text) => {
@@ -270,5 +292,54 @@ impl Agent {
                 });
             }
         }
+    }
+}
+
+/// How often streamed text goes on to the frontend at most: the screen's frame while only streamed text changes it
+/// (`tui::app::STREAM_FRAME`).
+const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_millis(33);
+
+/// Streamed text and reasoning held back for at most a frame and joined, so the frontend wakes, prints or draws once
+/// per batch of tokens, not once per token. A delta after a quiet spell goes on at once; any other event first
+/// releases what is held, so the order is kept.
+struct Held {
+    /// Runs of text and reasoning deltas in arrival order, each run joined into one.
+    events: Vec<ProviderEvent>,
+    /// When what is held goes on.
+    due: tokio::time::Instant,
+}
+
+impl Default for Held {
+    fn default() -> Self {
+        Self {
+            events: Vec::new(),
+            due: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Held {
+    /// Holds `event` when it is a delta; hands back any other event, which goes on after what is held.
+    fn take(&mut self, event: ProviderEvent) -> Option<ProviderEvent> {
+        match (self.events.last_mut(), event) {
+            (Some(ProviderEvent::TextDelta(text)), ProviderEvent::TextDelta(more))
+            | (Some(ProviderEvent::ReasoningDelta(text)), ProviderEvent::ReasoningDelta(more)) => text.push_str(&more),
+            (_, event @ (ProviderEvent::TextDelta(_) | ProviderEvent::ReasoningDelta(_))) => self.events.push(event),
+            (_, event) => return Some(event),
+        }
+        None
+    }
+
+    /// Something is held until `due`.
+    fn is_waiting(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// What is held, to go on now; the next release is a frame from now.
+    fn release(&mut self) -> Vec<ProviderEvent> {
+        if !self.events.is_empty() {
+            self.due = tokio::time::Instant::now() + RELEASE_EVERY;
+        }
+        std::mem::take(&mut self.events)
     }
 }

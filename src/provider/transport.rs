@@ -77,22 +77,23 @@ impl Limits {
 
 /// Text that has streamed this long is read in batches (see `Pace`): a short answer is never held back.
 const PACE_AFTER: Duration = Duration::from_millis(250);
-/// A batch starts at most this often: about a frame.
-const PACE: Duration = Duration::from_millis(16);
-/// A batch takes what the connection already holds, and what arrives within this long of the last piece…
-const GATHER: Duration = Duration::from_millis(1);
-/// …for at most this long.
-const BATCH: Duration = Duration::from_millis(2);
+/// A batch starts at most this often: the screen's frame while only streamed text changes it
+/// (`tui::app::STREAM_FRAME`).
+const PACE: Duration = Duration::from_millis(33);
 
 /// Reads a long stream in batches about a frame apart. A model streams an event per token, each its own network
 /// packet; read as they come, every token wakes tern (the runtime, the connection's task, the turn), which is most of
-/// what streaming costs on a fast stream. Between batches the events wait in the socket, and a batch takes them all
-/// in one go; no screen shows them sooner than its next frame anyway.
+/// what streaming costs on a fast stream. Between batches the events wait in the socket; a batch waits for the next
+/// chunk, then takes every chunk the connection already holds without waiting again, and no screen shows them sooner
+/// than its next frame anyway.
 #[derive(Default)]
 struct Pace {
     /// When the first text went out.
     streaming_since: Option<Instant>,
-    batch_start: Option<Instant>,
+    /// A batch is being taken.
+    batch: bool,
+    /// When the last batch began.
+    last: Option<Instant>,
 }
 
 impl Pace {
@@ -110,17 +111,21 @@ impl Pace {
         if self.streaming_since.is_none_or(|since| now < since + PACE_AFTER) {
             return limits.wait(response.chunk()).await;
         }
-        if let Some(start) = self.batch_start
-            && now < start + BATCH
-            && let Ok(chunk) = tokio::time::timeout(GATHER, response.chunk()).await
-        {
-            return Ok(chunk);
+        if self.batch {
+            // What the connection already holds belongs to this batch. The connection's task hands the body over one
+            // chunk at a time, so it gets one turn of the scheduler to hand over the next before the batch ends.
+            tokio::select! {
+                biased;
+                chunk = response.chunk() => return Ok(chunk),
+                () = tokio::task::yield_now() => self.batch = false,
+            }
         }
-        if let Some(start) = self.batch_start {
-            limits.wait(tokio::time::sleep_until(start + PACE)).await?;
+        if let Some(last) = self.last {
+            limits.wait(tokio::time::sleep_until(last + PACE)).await?;
         }
         let chunk = limits.wait(response.chunk()).await;
-        self.batch_start = Some(Instant::now());
+        self.batch = true;
+        self.last = Some(Instant::now());
         chunk
     }
 }

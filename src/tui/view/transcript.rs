@@ -295,7 +295,9 @@ impl TranscriptView {
             },
             Position::Anchored { cell, line } => (cell, line),
         };
-        let mut collected: Vec<Line<'static>> = Vec::with_capacity(height);
+        // The cached lines are already wrapped to `width`: each is written straight into the buffer, with no copy
+        // and no second wrapping pass (what `Paragraph` would do every frame).
+        let mut row = 0u16;
         let mut skip = start_line;
         'cells: for i in start_cell..state.cells.len() {
             for line in self.lines_of(state, i, width, theme) {
@@ -303,13 +305,13 @@ impl TranscriptView {
                     skip -= 1;
                     continue;
                 }
-                collected.push(line.clone());
-                if collected.len() == height {
+                put_line(frame.buffer_mut(), Rect { width, ..area }, row, line);
+                row += 1;
+                if usize::from(row) == height {
                     break 'cells;
                 }
             }
         }
-        frame.render_widget(Paragraph::new(collected), Rect { width, ..area });
         self.render_scrollbar(frame, area, start_cell, start_line, height, theme);
         self.track_end(state);
         if self.new_below {
@@ -402,6 +404,28 @@ impl TranscriptView {
     pub fn clear_cache(&mut self) {
         self.cache.clear();
     }
+}
+
+/// Writes `line` on row `row` of `area`, cut at its width and placed by its alignment, as `Paragraph` (without
+/// wrapping) draws it.
+fn put_line(buf: &mut ratatui::buffer::Buffer, area: Rect, row: u16, line: &Line<'_>) {
+    if row >= area.height {
+        return;
+    }
+    let offset = match line.alignment {
+        Some(ratatui::layout::Alignment::Center) | Some(ratatui::layout::Alignment::Right) => {
+            let free = area
+                .width
+                .saturating_sub(u16::try_from(line.width()).unwrap_or(u16::MAX));
+            if line.alignment == Some(ratatui::layout::Alignment::Center) {
+                free / 2
+            } else {
+                free
+            }
+        }
+        _ => 0,
+    };
+    buf.set_line(area.x + offset, area.y + row, line, area.width - offset);
 }
 
 /// "new output below ↓" on the bottom edge of the transcript, right-aligned so it covers as little as it can.
