@@ -13,7 +13,7 @@
 //! stdin with the command's before anything else runs.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::net::UnixStream;
@@ -55,7 +55,7 @@ pub struct HeldStart {
 impl HeldStart {
     /// Asks the holder to start the command in `cwd` with `env`, its stdin from `/dev/null` and its output to
     /// `stdout` and `stderr`. `Err` when it could not start (nothing ran then, so the caller may spawn a launcher).
-    pub fn start(
+    pub async fn start(
         self,
         cwd: &Path,
         env: &[(OsString, OsString)],
@@ -80,21 +80,22 @@ impl HeldStart {
         )?;
         // Only the launcher holds these now: tern's copies would keep the pipes open after it ends.
         drop((stdin, stdout, stderr, theirs));
-        let mut report = UnixStream::from(report);
-        report.set_read_timeout(Some(START_LIMIT))?;
+        // Waited for on the runtime, so a holder slow to answer holds up no other task.
+        let report = UnixStream::from(report);
+        report.set_nonblocking(true)?;
+        let mut report = tokio::net::UnixStream::from_std(report)?;
         let mut pid = [0u8; 4];
-        report
-            .read_exact(&mut pid)
-            .map_err(|e| io::Error::new(e.kind(), format!("the holder did not start the command: {e}")))?;
+        let read = tokio::time::timeout(START_LIMIT, tokio::io::AsyncReadExt::read_exact(&mut report, &mut pid))
+            .await
+            .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::TimedOut, "no answer in time")));
+        read.map_err(|e| io::Error::new(e.kind(), format!("the holder did not start the command: {e}")))?;
         let pid = i32::from_ne_bytes(pid);
         if pid <= 0 {
             return Err(io::Error::other("the holder sent no process id"));
         }
-        report.set_read_timeout(None)?;
-        report.set_nonblocking(true)?;
         Ok(HeldChild {
             pid,
-            report: tokio::net::UnixStream::from_std(report)?,
+            report,
             status: Vec::with_capacity(4),
         })
     }

@@ -101,7 +101,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         }
     };
     let (child, pid, out, err) = match launch {
-        Launch::Held { start, fallback } => match start_held(start, spec.cwd, &vars) {
+        Launch::Held { start, fallback } => match start_held(start, spec.cwd, &vars).await {
             Ok(started) => started,
             Err(e) => {
                 tracing::warn!("sandbox holder: {e}; starting a launcher for this command");
@@ -202,7 +202,7 @@ fn spawn(
 
 /// Has the session's sandbox holder start the command (see `crate::sandbox::HeldStart`): its launcher leads a session
 /// and process group of its own and dies with the holder, which dies with tern.
-fn start_held(
+async fn start_held(
     start: HeldStart,
     cwd: &Path,
     vars: &BTreeMap<OsString, OsString>,
@@ -210,7 +210,7 @@ fn start_held(
     let (out_read, out_write) = pipe()?;
     let (err_read, err_write) = pipe()?;
     let vars: Vec<(OsString, OsString)> = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let child = start.start(cwd, &vars, out_write, err_write)?;
+    let child = start.start(cwd, &vars, out_write, err_write).await?;
     let pid = child.pid;
     let out = tokio::net::unix::pipe::Receiver::from_owned_fd(out_read)?;
     let err = tokio::net::unix::pipe::Receiver::from_owned_fd(err_read)?;
