@@ -206,10 +206,7 @@ impl Agent {
                 tokio::select! {
                     biased;
                     Some(event) = rx.recv() => {
-                        if let Some(event) = held.take(event) {
-                            for event in held.release() {
-                                self.forward(event, &mut partial, &mut partial_reasoning);
-                            }
+                        for event in held.take(event) {
                             self.forward(event, &mut partial, &mut partial_reasoning);
                         }
                     }
@@ -223,10 +220,7 @@ impl Agent {
             }
         };
         while let Ok(event) = rx.try_recv() {
-            if let Some(event) = held.take(event) {
-                for event in held.release() {
-                    self.forward(event, &mut partial, &mut partial_reasoning);
-                }
+            for event in held.take(event) {
                 self.forward(event, &mut partial, &mut partial_reasoning);
             }
         }
@@ -319,15 +313,19 @@ impl Default for Held {
 }
 
 impl Held {
-    /// Holds `event` when it is a delta; hands back any other event, which goes on after what is held.
-    fn take(&mut self, event: ProviderEvent) -> Option<ProviderEvent> {
+    /// Holds `event` when it is a delta (nothing goes on now); any other event goes on now, after what is held.
+    fn take(&mut self, event: ProviderEvent) -> Vec<ProviderEvent> {
         match (self.events.last_mut(), event) {
             (Some(ProviderEvent::TextDelta(text)), ProviderEvent::TextDelta(more))
             | (Some(ProviderEvent::ReasoningDelta(text)), ProviderEvent::ReasoningDelta(more)) => text.push_str(&more),
             (_, event @ (ProviderEvent::TextDelta(_) | ProviderEvent::ReasoningDelta(_))) => self.events.push(event),
-            (_, event) => return Some(event),
+            (_, event) => {
+                let mut now = self.release();
+                now.push(event);
+                return now;
+            }
         }
-        None
+        Vec::new()
     }
 
     /// Something is held until `due`.
@@ -341,5 +339,66 @@ impl Held {
             self.due = tokio::time::Instant::now() + RELEASE_EVERY;
         }
         std::mem::take(&mut self.events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Held, ProviderEvent};
+
+    fn text(t: &str) -> ProviderEvent {
+        ProviderEvent::TextDelta(t.into())
+    }
+
+    fn shown(events: &[ProviderEvent]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e {
+                ProviderEvent::TextDelta(t) => format!("text:{t}"),
+                ProviderEvent::ReasoningDelta(t) => format!("reasoning:{t}"),
+                ProviderEvent::ToolCallStarted { name, .. } => format!("call:{name}"),
+                ProviderEvent::Retrying { .. } => "retrying".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deltas_are_held_and_joined_by_kind_in_arrival_order() {
+        let mut held = Held::default();
+        for event in [
+            ProviderEvent::ReasoningDelta("think".into()),
+            ProviderEvent::ReasoningDelta("ing".into()),
+            text("Hel"),
+            text("lo"),
+        ] {
+            assert!(held.take(event).is_empty(), "a delta goes on only when released");
+        }
+        assert!(held.is_waiting());
+        assert_eq!(shown(&held.release()), ["reasoning:thinking", "text:Hello"]);
+        assert!(!held.is_waiting());
+        assert!(held.release().is_empty());
+    }
+
+    #[test]
+    fn any_other_event_goes_on_at_once_after_what_is_held() {
+        let mut held = Held::default();
+        assert!(held.take(text("a")).is_empty());
+        assert!(held.take(text("b")).is_empty());
+        let call = ProviderEvent::ToolCallStarted {
+            index: 0,
+            id: "c1".into(),
+            name: "exec".into(),
+        };
+        assert_eq!(shown(&held.take(call)), ["text:ab", "call:exec"]);
+        assert!(!held.is_waiting());
+    }
+
+    #[test]
+    fn a_release_puts_the_next_one_a_frame_later() {
+        let mut held = Held::default();
+        let before = tokio::time::Instant::now();
+        assert!(held.take(text("a")).is_empty());
+        held.release();
+        assert!(held.due >= before + super::RELEASE_EVERY);
     }
 }
