@@ -237,7 +237,7 @@ fn with_cache_control(block: &[u8]) -> Vec<u8> {
 
 /// One message's wire form.
 pub(crate) fn encode(message: &Message) -> Result<Encoded, ProviderError> {
-    encode_form(message).map(Encoded)
+    encode_form(message).map(Encoded::new)
 }
 
 fn encode_form(message: &Message) -> Result<Form, ProviderError> {

@@ -6,6 +6,7 @@
 //! for models that can reason (see `crate::models::Catalog::thinking`), since other models refuse it.
 
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -29,6 +30,32 @@ pub(crate) struct OpenAiProvider {
     /// mostly know only `max_tokens`.
     completion_tokens_field: bool,
     thinking: Thinking,
+    /// The last request's body, to grow the next one from (see `Reuse`).
+    last: Mutex<Option<Reuse>>,
+}
+
+/// A request body kept so that the next request of the same conversation copies only the messages added since: in a
+/// long turn every step resends the whole history, and copying it again each step would make a step's cost grow
+/// with the conversation. It is reused only when it began the same way (skeleton up to the messages, and the system
+/// message) and held the same stored messages, by their encodings' ids, which no other encoding ever has; and only
+/// once no request holds it any more. It costs one body's bytes between requests.
+struct Reuse {
+    body: Arc<Vec<u8>>,
+    /// `body[..start]` comes before the first conversation message: the skeleton's start, `[` and the system message.
+    start: usize,
+    /// `body[..end]` ends with the last message; `]` and the rest of the skeleton follow.
+    end: usize,
+    /// The ids of the messages it holds, in order.
+    ids: Vec<u64>,
+}
+
+/// A kept body lent to a request without copying it.
+struct Lent(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 impl OpenAiProvider {
@@ -47,6 +74,7 @@ impl OpenAiProvider {
             max_tokens: config.max_tokens,
             completion_tokens_field: config.base_url.contains("api.openai.com"),
             thinking: config.thinking,
+            last: Mutex::new(None),
         })
     }
 
@@ -83,18 +111,97 @@ impl OpenAiProvider {
         body
     }
 
-    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
+    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once; in a
+    /// growing conversation, the last body grown by the new messages (`Reuse`).
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request.model, request.tools, request.max_tokens, wire::messages_slot());
+        let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
+        let system = if request.system.is_empty() {
+            Vec::new()
+        } else {
+            wire::to_bytes(&json!({"role": "system", "content": request.system}))?
+        };
+        let start = prefix.len() + 1 + system.len();
+        // A body can be grown when every message is stored without images (those move as the conversation grows).
+        let ids: Option<Vec<u64>> = (0..request.messages.len())
+            .map(|i| match request.stored(i, true) {
+                Some(Form::OpenAi { tool_images, .. }) if tool_images.is_empty() => request.stored_openai_id(i),
+                _ => None,
+            })
+            .collect();
+        let Some(ids) = ids else {
+            return self.write_whole(request, &prefix, suffix, &system).map(Bytes::from);
+        };
+        let mut kept = self.last.lock().ok().and_then(|mut last| last.take());
+        let grown = kept.as_mut().and_then(|kept| {
+            if kept.start != start || !ids.starts_with(&kept.ids) {
+                return None;
+            }
+            let body = Arc::get_mut(&mut kept.body)?;
+            let same_start = body.get(..prefix.len()) == Some(prefix.as_slice())
+                && body.get(prefix.len()) == Some(&b'[')
+                && body.get(prefix.len() + 1..start) == Some(system.as_slice());
+            if !same_start {
+                return None;
+            }
+            body.truncate(kept.end);
+            for i in kept.ids.len()..ids.len() {
+                let Some(Form::OpenAi { message, .. }) = request.stored(i, true) else {
+                    return None;
+                };
+                if body.last() != Some(&b'[') {
+                    body.push(b',');
+                }
+                body.extend_from_slice(message);
+            }
+            kept.end = body.len();
+            body.push(b']');
+            body.extend_from_slice(&suffix);
+            kept.ids = ids.clone();
+            Some(())
+        });
+        let kept = match (grown, kept) {
+            (Some(()), Some(kept)) => kept,
+            _ => {
+                let body = self.write_whole(request, &prefix, suffix.clone(), &system)?;
+                Reuse {
+                    end: body.len() - 1 - suffix.len(),
+                    body: Arc::new(body),
+                    start,
+                    ids,
+                }
+            }
+        };
+        let bytes = Bytes::from_owner(Lent(Arc::clone(&kept.body)));
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(kept);
+        }
+        Ok(bytes)
+    }
+
+    /// Where the kept body lives, to tell a grown body from one written afresh.
+    #[cfg(test)]
+    pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
+        self.last.lock().ok()?.as_ref().map(|kept| Arc::as_ptr(&kept.body))
+    }
+
+    /// The whole body, each message's stored wire form reused and the others encoded now, written once.
+    fn write_whole(
+        &self,
+        request: &PreparedRequest<'_>,
+        prefix: &[u8],
+        suffix: Vec<u8>,
+        system: &[u8],
+    ) -> Result<Vec<u8>, ProviderError> {
         let stored: usize = (0..request.messages.len())
             .map(|i| match request.stored(i, true) {
                 Some(Form::OpenAi { message, .. }) => message.len() + 1,
                 _ => 0,
             })
             .sum();
-        let mut body = BodyWriter::new(&skeleton, stored + request.system.len() + 64)?;
-        if !request.system.is_empty() {
-            body.push(&wire::to_bytes(&json!({"role": "system", "content": request.system}))?);
+        let mut body = BodyWriter::from_parts(prefix, suffix, stored + system.len() + 64);
+        if !system.is_empty() {
+            body.push(system);
         }
         // The parts of the user message that follows a run of tool messages with images (rare: built apart).
         let mut tool_images: Option<ArrayWriter> = None;
@@ -129,7 +236,7 @@ impl OpenAiProvider {
         if let Some(parts) = tool_images {
             flush_images(&mut body, parts);
         }
-        Ok(body.finish())
+        Ok(body.finish_vec())
     }
 }
 
@@ -143,7 +250,7 @@ fn flush_images(body: &mut BodyWriter, parts: ArrayWriter) {
 
 /// One message's wire form.
 pub(crate) fn encode(message: &Message) -> Result<Encoded, ProviderError> {
-    encode_form(message).map(Encoded)
+    encode_form(message).map(Encoded::new)
 }
 
 fn encode_form(message: &Message) -> Result<Form, ProviderError> {

@@ -120,7 +120,7 @@ pub(crate) fn encode(message: &Message) -> Result<Encoded, ProviderError> {
         .iter()
         .map(wire::to_bytes)
         .collect::<Result<_, _>>()?;
-    Ok(Encoded(Form::Responses { items }))
+    Ok(Encoded::new(Form::Responses { items }))
 }
 
 #[async_trait::async_trait]

@@ -10,9 +10,19 @@ use super::ProviderError;
 use crate::protocol::{Message, ToolDefinition};
 
 /// One message in one provider's wire format. Opaque outside the providers; a form of the wrong format is ignored
-/// (the message is encoded afresh for that request).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Encoded(pub(super) Form);
+/// (the message is encoded afresh for that request). Each encoding gets an id no other encoding in the process ever
+/// has, so a request can tell that a message is the very one an earlier request sent (`openai::Reuse`).
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    pub(super) form: Form,
+    id: u64,
+}
+
+impl PartialEq for Encoded {
+    fn eq(&self, other: &Self) -> bool {
+        self.form == other.form
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Form {
@@ -35,9 +45,17 @@ pub(super) struct Block {
 }
 
 impl Encoded {
+    pub(super) fn new(form: Form) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self {
+            form,
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
     /// Roughly how many bytes the form holds, for memory accounting.
     pub fn size(&self) -> usize {
-        match &self.0 {
+        match &self.form {
             Form::OpenAi { message, tool_images } => message.len() + tool_images.iter().map(Vec::len).sum::<usize>(),
             Form::Anthropic { blocks, .. } => blocks.iter().map(|b| b.bytes.len()).sum(),
             Form::Responses { items } => items.iter().map(Vec::len).sum(),
@@ -62,16 +80,22 @@ pub struct PreparedRequest<'a> {
 impl PreparedRequest<'_> {
     /// The stored form of message `i`, if it is one of `format`'s.
     pub(super) fn stored(&self, i: usize, openai: bool) -> Option<&Form> {
-        match self.encoded.get(i)?.as_ref().map(|e| &e.0)? {
+        match self.encoded.get(i)?.as_ref().map(|e| &e.form)? {
             form @ Form::OpenAi { .. } if openai => Some(form),
             form @ Form::Anthropic { .. } if !openai => Some(form),
             _ => None,
         }
     }
 
+    /// The id of message `i`'s stored OpenAI chat form, if it has one.
+    pub(super) fn stored_openai_id(&self, i: usize) -> Option<u64> {
+        let encoded = self.encoded.get(i)?.as_ref()?;
+        matches!(encoded.form, Form::OpenAi { .. }).then_some(encoded.id)
+    }
+
     /// The stored Responses items of message `i`, if it has them.
     pub(super) fn stored_items(&self, i: usize) -> Option<&[Vec<u8>]> {
-        match self.encoded.get(i)?.as_ref().map(|e| &e.0)? {
+        match self.encoded.get(i)?.as_ref().map(|e| &e.form)? {
             Form::Responses { items } => Some(items),
             _ => None,
         }
@@ -102,20 +126,20 @@ pub(super) struct BodyWriter {
 impl BodyWriter {
     /// `capacity` is about how many bytes the messages take.
     pub(super) fn new(skeleton: &Value, capacity: usize) -> Result<Self, ProviderError> {
-        let outer = to_bytes(skeleton)?;
-        let slot = to_bytes(&Value::String(SLOT.to_string()))?;
-        let at = outer
-            .windows(slot.len())
-            .position(|w| w == slot.as_slice())
-            .ok_or_else(|| ProviderError::Decode("cannot encode the request: no place for the messages".into()))?;
-        let mut out = Vec::with_capacity(outer.len() + capacity + 2);
-        out.extend_from_slice(&outer[..at]);
+        let (prefix, suffix) = split_skeleton(skeleton)?;
+        Ok(Self::from_parts(&prefix, suffix, capacity))
+    }
+
+    /// The same, from the skeleton's two sides (`split_skeleton`).
+    pub(super) fn from_parts(prefix: &[u8], suffix: Vec<u8>, capacity: usize) -> Self {
+        let mut out = Vec::with_capacity(prefix.len() + capacity + suffix.len() + 2);
+        out.extend_from_slice(prefix);
         out.push(b'[');
-        Ok(Self {
+        Self {
             out,
-            suffix: outer[at + slot.len()..].to_vec(),
+            suffix,
             empty: true,
-        })
+        }
     }
 
     /// Starts the next element of the messages array; the caller writes it into the returned buffer.
@@ -131,11 +155,28 @@ impl BodyWriter {
         self.element().extend_from_slice(element);
     }
 
-    pub(super) fn finish(mut self) -> Bytes {
+    pub(super) fn finish(self) -> Bytes {
+        Bytes::from(self.finish_vec())
+    }
+
+    pub(super) fn finish_vec(mut self) -> Vec<u8> {
         self.out.push(b']');
         self.out.extend_from_slice(&self.suffix);
-        Bytes::from(self.out)
+        self.out
     }
+}
+
+/// The serialised skeleton (built with `messages_slot()` as its messages) before and after the messages array.
+pub(super) fn split_skeleton(skeleton: &Value) -> Result<(Vec<u8>, Vec<u8>), ProviderError> {
+    let mut outer = to_bytes(skeleton)?;
+    let slot = to_bytes(&Value::String(SLOT.to_string()))?;
+    let at = outer
+        .windows(slot.len())
+        .position(|w| w == slot.as_slice())
+        .ok_or_else(|| ProviderError::Decode("cannot encode the request: no place for the messages".into()))?;
+    let suffix = outer[at + slot.len()..].to_vec();
+    outer.truncate(at);
+    Ok((outer, suffix))
 }
 
 /// A JSON array of already serialised elements.

@@ -240,6 +240,74 @@ fn responses_bodies_from_stored_forms_match_whole_bodies() {
 }
 
 #[test]
+fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages() {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-test");
+    config.base_url = "http://127.0.0.1:1/v1".into();
+    let provider = OpenAiProvider::new(&config).unwrap();
+    let definitions = tools();
+    let body = |c: &mut Conversation, system: &str| {
+        c.ensure_valid();
+        c.encode_with(&provider);
+        let whole = ChatRequest {
+            model: String::new(),
+            system: system.into(),
+            messages: c.to_vec(),
+            tools: definitions.clone(),
+            max_tokens: None,
+        };
+        let stored = PreparedRequest {
+            encoded: c.encoded(),
+            ..whole.prepared()
+        };
+        let bytes = provider.body_bytes(&stored).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&bytes),
+            String::from_utf8_lossy(&serde_json::to_vec(&provider.body(&whole)).unwrap())
+        );
+        bytes
+    };
+    let mut c = Conversation::new(vec![user("start", vec![])]);
+    drop(body(&mut c, "be brief"));
+    let first = provider.kept_at();
+    for i in 0..20 {
+        let id = format!("c{i}");
+        c.push(calls(&[id.as_str()], "", false));
+        c.push(result(&id, &format!("result {i}"), vec![], false));
+        drop(body(&mut c, "be brief"));
+        assert_eq!(provider.kept_at(), first, "step {i}: grown, not written afresh");
+    }
+    // The same length and place, other content: a new encoding, so a new body.
+    let last = c.len() - 1;
+    c.replace(last, last + 1, vec![result("c19", "RESULT 19", vec![], false)]);
+    drop(body(&mut c, "be brief"));
+    let rewritten = provider.kept_at();
+    assert_ne!(rewritten, first, "a replaced message is never taken from the last body");
+    c.truncate(c.len() - 2);
+    drop(body(&mut c, "be brief"));
+    assert_ne!(
+        provider.kept_at(),
+        rewritten,
+        "a shorter conversation is written afresh"
+    );
+    let other = provider.kept_at();
+    drop(body(&mut c, "be terse"));
+    assert_ne!(provider.kept_at(), other, "another system prompt is written afresh");
+    // A body still being sent is not touched: the next one is written apart.
+    let held = body(&mut c, "be terse");
+    let before = held.to_vec();
+    c.push(user("more", vec![]));
+    let next = body(&mut c, "be terse");
+    assert_eq!(held.to_vec(), before, "the body in flight is unchanged");
+    assert_ne!(next.len(), held.len());
+    // Images move as the conversation grows: such a body is always written whole (and still right).
+    c.push(calls(&["img"], "", false));
+    c.push(result("img", "a picture", vec![image()], false));
+    drop(body(&mut c, "be terse"));
+    c.push(user("after", vec![]));
+    drop(body(&mut c, "be terse"));
+}
+
+#[test]
 fn a_form_of_the_other_format_is_not_used() {
     let message = user("hello", vec![]);
     let openai_form = super::super::openai::encode(&message).unwrap();
