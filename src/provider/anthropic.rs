@@ -9,6 +9,8 @@
 //! assistant message must start with a thinking block". tern never sends `temperature`, `top_p`, `top_k` or a forced
 //! `tool_choice`, so the constraints thinking puts on them always hold.
 
+use std::sync::{Arc, Mutex};
+
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
@@ -19,7 +21,7 @@ use super::Thinking;
 use super::anthropic_stream::AnthropicStream;
 use super::reasoning::MIN_THINKING_BUDGET;
 use super::transport::Transport;
-use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
+use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{Image, Message, Reasoning, ReasoningBlock};
@@ -33,6 +35,8 @@ pub(crate) struct AnthropicProvider {
     model: String,
     max_tokens: Option<u32>,
     thinking: Thinking,
+    /// The last request's body, to grow the next one from.
+    last: Mutex<Option<Kept>>,
 }
 
 impl AnthropicProvider {
@@ -53,6 +57,7 @@ impl AnthropicProvider {
             model: config.model.clone(),
             max_tokens: config.max_tokens,
             thinking: config.thinking,
+            last: Mutex::new(None),
         })
     }
 
@@ -99,6 +104,7 @@ impl AnthropicProvider {
     /// Merging, ordering and the cache breakpoint follow `messages` exactly.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request, wire::messages_slot());
+        let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
         // Messages without a stored form (none, in a running session) are encoded for this request only.
         let fresh: Vec<(usize, Form)> = request
             .messages
@@ -107,7 +113,7 @@ impl AnthropicProvider {
             .filter(|(i, _)| request.stored(*i, false).is_none())
             .map(|(i, m)| encode_form(m).map(|form| (i, form)))
             .collect::<Result<_, _>>()?;
-        let mut forms: Vec<(&'static str, &[wire::Block])> = Vec::with_capacity(request.messages.len());
+        let mut forms: Vec<Part<'_>> = Vec::with_capacity(request.messages.len());
         let mut next_fresh = fresh.iter().peekable();
         for i in 0..request.messages.len() {
             let form = match next_fresh.next_if(|(at, _)| *at == i) {
@@ -117,24 +123,76 @@ impl AnthropicProvider {
             if let Some(Form::Anthropic { role, blocks }) = form
                 && !blocks.is_empty()
             {
-                forms.push((role, blocks));
+                forms.push(Part {
+                    message: i,
+                    role,
+                    blocks,
+                });
             }
         }
         // The cache breakpoint goes on the last block of the last user message, which ends with the last user form.
-        let breakpoint = forms.iter().rposition(|(role, _)| *role == "user");
-        let bytes: usize = forms
-            .iter()
-            .flat_map(|(_, b)| b.iter())
-            .map(|b| b.bytes.len() + 1)
-            .sum();
-        let mut body = BodyWriter::new(&skeleton, bytes + forms.len() * 32)?;
+        let breakpoint = forms.iter().rposition(|f| f.role == "user");
+        // Adjacent forms of one role are one message: the forms each message of the body starts with.
+        let starts: Vec<usize> = (0..forms.len())
+            .filter(|&k| k == 0 || forms[k].role != forms[k - 1].role)
+            .collect();
+        // What the next request can keep: the messages before the one with the breakpoint (which moves) and before
+        // the last (which the next forms may join).
+        let last = starts.len().saturating_sub(1);
+        let keep = breakpoint
+            .map(|b| starts.partition_point(|&s| s <= b) - 1)
+            .unwrap_or(last)
+            .min(last);
+        let ids: Option<Vec<u64>> = (0..request.messages.len())
+            .map(|i| request.stored_id(i, false))
+            .collect();
+        let start = prefix.len() + 1;
+        let mut kept = self.last.lock().ok().and_then(|mut last| last.take());
+        // The kept body, emptied past what stays, and the first form after it (which begins a message of its own).
+        let resumed = match (&ids, kept.as_mut()) {
+            (Some(ids), Some(kept)) if kept.start == start && ids.starts_with(&kept.ids) => {
+                let from = forms.partition_point(|f| f.message < kept.ids.len());
+                let fits = from < forms.len() && forms[from].role != kept.role && breakpoint.is_none_or(|b| b >= from);
+                match Arc::get_mut(&mut kept.body) {
+                    Some(body)
+                        if fits
+                            && body.get(..prefix.len()) == Some(prefix.as_slice())
+                            && body.get(prefix.len()) == Some(&b'[') =>
+                    {
+                        let mut out = std::mem::take(body);
+                        out.truncate(kept.end);
+                        Some((out, from))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let grown = resumed.is_some();
+        let (mut body, from) = match resumed {
+            Some((out, from)) => (BodyWriter::resume(out, suffix.clone()), from),
+            None => {
+                let bytes: usize = forms
+                    .iter()
+                    .flat_map(|f| f.blocks.iter())
+                    .map(|b| b.bytes.len() + 1)
+                    .sum();
+                (
+                    BodyWriter::from_parts(&prefix, suffix.clone(), bytes + forms.len() * 32),
+                    0,
+                )
+            }
+        };
+        let mut end = (keep == 0).then_some(start);
         let mut group: Vec<&wire::Block> = Vec::new();
-        let mut start = 0;
-        while start < forms.len() {
-            let role = forms[start].0;
-            let end = start + forms[start..].iter().take_while(|(r, _)| *r == role).count();
+        for (n, &first) in starts.iter().enumerate().filter(|&(_, &first)| first >= from) {
+            if n == keep {
+                end = Some(body.len());
+            }
+            let role = forms[first].role;
+            let until = starts.get(n + 1).copied().unwrap_or(forms.len());
             group.clear();
-            group.extend(forms[start..end].iter().flat_map(|(_, blocks)| blocks.iter()));
+            group.extend(forms[first..until].iter().flat_map(|f| f.blocks.iter()));
             if role == "user" {
                 // A stable sort: tool results first, everything else after in its order.
                 group.sort_by_key(|b| !b.tool_result);
@@ -142,7 +200,7 @@ impl AnthropicProvider {
             let out = body.element();
             wire::open_role_message(out, role);
             out.push(b'[');
-            let marked = breakpoint.is_some_and(|b| (start..end).contains(&b));
+            let marked = breakpoint.is_some_and(|b| (first..until).contains(&b));
             for (k, block) in group.iter().enumerate() {
                 if k > 0 {
                     out.push(b',');
@@ -154,10 +212,49 @@ impl AnthropicProvider {
                 }
             }
             out.extend_from_slice(b"]}");
-            start = end;
         }
-        Ok(body.finish())
+        let body = body.finish_vec();
+        let (Some(ids), Some(end)) = (ids, end) else {
+            return Ok(Bytes::from(body));
+        };
+        let messages = starts.get(keep).map_or(request.messages.len(), |&k| forms[k].message);
+        // A grown body goes back where it was kept.
+        let body = match kept {
+            Some(mut kept) if grown => match Arc::get_mut(&mut kept.body) {
+                Some(slot) => {
+                    *slot = body;
+                    kept.body
+                }
+                None => Arc::new(body),
+            },
+            _ => Arc::new(body),
+        };
+        let kept = Kept {
+            body,
+            start,
+            end,
+            ids: ids[..messages].to_vec(),
+            role: if keep == 0 { "" } else { forms[starts[keep] - 1].role },
+        };
+        let bytes = kept.lend();
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(kept);
+        }
+        Ok(bytes)
     }
+
+    /// Where the kept body lives, to tell a grown body from one written afresh.
+    #[cfg(test)]
+    pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
+        self.last.lock().ok()?.as_ref().map(|kept| Arc::as_ptr(&kept.body))
+    }
+}
+
+/// One message's form in a request: its index and its blocks.
+struct Part<'a> {
+    message: usize,
+    role: &'static str,
+    blocks: &'a [wire::Block],
 }
 
 /// The output limit and thinking budget of a request: the budget at least Anthropic's minimum, `max_tokens` raised

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::caps;
 use super::transport::{StreamHandler, Transport};
-use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, PreparedRequest};
+use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
@@ -30,32 +30,8 @@ pub(crate) struct OpenAiProvider {
     /// mostly know only `max_tokens`.
     completion_tokens_field: bool,
     thinking: Thinking,
-    /// The last request's body, to grow the next one from (see `Reuse`).
-    last: Mutex<Option<Reuse>>,
-}
-
-/// A request body kept so that the next request of the same conversation copies only the messages added since: in a
-/// long turn every step resends the whole history, and copying it again each step would make a step's cost grow
-/// with the conversation. It is reused only when it began the same way (skeleton up to the messages, and the system
-/// message) and held the same stored messages, by their encodings' ids, which no other encoding ever has; and only
-/// once no request holds it any more. It costs one body's bytes between requests.
-struct Reuse {
-    body: Arc<Vec<u8>>,
-    /// `body[..start]` comes before the first conversation message: the skeleton's start, `[` and the system message.
-    start: usize,
-    /// `body[..end]` ends with the last message; `]` and the rest of the skeleton follow.
-    end: usize,
-    /// The ids of the messages it holds, in order.
-    ids: Vec<u64>,
-}
-
-/// A kept body lent to a request without copying it.
-struct Lent(Arc<Vec<u8>>);
-
-impl AsRef<[u8]> for Lent {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
+    /// The last request's body, to grow the next one from.
+    last: Mutex<Option<Kept>>,
 }
 
 impl OpenAiProvider {
@@ -112,7 +88,7 @@ impl OpenAiProvider {
     }
 
     /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once; in a
-    /// growing conversation, the last body grown by the new messages (`Reuse`).
+    /// growing conversation, the last body grown by the new messages (`wire::Kept`).
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request.model, request.tools, request.max_tokens, wire::messages_slot());
         let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
@@ -125,7 +101,7 @@ impl OpenAiProvider {
         // A body can be grown when every message is stored without images (those move as the conversation grows).
         let ids: Option<Vec<u64>> = (0..request.messages.len())
             .map(|i| match request.stored(i, true) {
-                Some(Form::OpenAi { tool_images, .. }) if tool_images.is_empty() => request.stored_openai_id(i),
+                Some(Form::OpenAi { tool_images, .. }) if tool_images.is_empty() => request.stored_id(i, true),
                 _ => None,
             })
             .collect();
@@ -164,15 +140,16 @@ impl OpenAiProvider {
             (Some(()), Some(kept)) => kept,
             _ => {
                 let body = self.write_whole(request, &prefix, suffix.clone(), &system)?;
-                Reuse {
+                Kept {
                     end: body.len() - 1 - suffix.len(),
                     body: Arc::new(body),
                     start,
                     ids,
+                    role: "",
                 }
             }
         };
-        let bytes = Bytes::from_owner(Lent(Arc::clone(&kept.body)));
+        let bytes = kept.lend();
         if let Ok(mut last) = self.last.lock() {
             *last = Some(kept);
         }

@@ -3,6 +3,8 @@
 //! serialising the whole history again, so a step costs the same at message 4,000 as at message 4. The bytes are
 //! exactly what serialising the whole body as one `serde_json::Value` gives (the providers' tests pin both).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use serde_json::Value;
 
@@ -87,10 +89,10 @@ impl PreparedRequest<'_> {
         }
     }
 
-    /// The id of message `i`'s stored OpenAI chat form, if it has one.
-    pub(super) fn stored_openai_id(&self, i: usize) -> Option<u64> {
-        let encoded = self.encoded.get(i)?.as_ref()?;
-        matches!(encoded.form, Form::OpenAi { .. }).then_some(encoded.id)
+    /// The id of message `i`'s stored form, if it is one of `format`'s (as `stored`).
+    pub(super) fn stored_id(&self, i: usize, openai: bool) -> Option<u64> {
+        self.stored(i, openai)?;
+        self.encoded.get(i)?.as_ref().map(|e| e.id)
     }
 
     /// The stored Responses items of message `i`, if it has them.
@@ -124,6 +126,17 @@ pub(super) struct BodyWriter {
 }
 
 impl BodyWriter {
+    /// Goes on writing `out`, which holds the start of a body up to the end of a message (or its opening `[`).
+    pub(super) fn resume(out: Vec<u8>, suffix: Vec<u8>) -> Self {
+        let empty = out.last() == Some(&b'[');
+        Self { out, suffix, empty }
+    }
+
+    /// How many bytes are written.
+    pub(super) fn len(&self) -> usize {
+        self.out.len()
+    }
+
     /// `capacity` is about how many bytes the messages take.
     pub(super) fn new(skeleton: &Value, capacity: usize) -> Result<Self, ProviderError> {
         let (prefix, suffix) = split_skeleton(skeleton)?;
@@ -177,6 +190,38 @@ pub(super) fn split_skeleton(skeleton: &Value) -> Result<(Vec<u8>, Vec<u8>), Pro
     let suffix = outer[at + slot.len()..].to_vec();
     outer.truncate(at);
     Ok((outer, suffix))
+}
+
+/// A request body kept so that the next request of the same conversation copies only the messages added since: in
+/// a long turn every step resends the whole history, and copying it again each step would make a step's cost grow
+/// with the conversation. A provider grows it only when it begins the same way and ends with the same stored
+/// messages, by their encodings' ids (which no other encoding ever has), and only once no request holds it any more
+/// (`Arc::get_mut`). It costs one body's bytes between requests.
+pub(super) struct Kept {
+    pub body: Arc<Vec<u8>>,
+    /// `body[..start]` is what precedes the first conversation message.
+    pub start: usize,
+    /// `body[..end]` ends with the part that stays; what follows is written again by the next request.
+    pub end: usize,
+    /// The ids of the messages in `body[start..end]`, in order.
+    pub ids: Vec<u64>,
+    /// The role of the last message in that part ("" when none or when the format does not merge roles).
+    pub role: &'static str,
+}
+
+impl Kept {
+    /// The body for a request, lent without copying it.
+    pub(super) fn lend(&self) -> Bytes {
+        Bytes::from_owner(Lent(Arc::clone(&self.body)))
+    }
+}
+
+struct Lent(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// A JSON array of already serialised elements.

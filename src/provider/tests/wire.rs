@@ -1,6 +1,7 @@
 //! The bodies built from stored wire forms are byte for byte the bodies built whole, for both formats, through every
 //! change a conversation goes through (pushes, replaced ranges, truncation, a repair).
 
+use bytes::Bytes;
 use serde_json::json;
 
 use super::super::anthropic::AnthropicProvider;
@@ -239,15 +240,44 @@ fn responses_bodies_from_stored_forms_match_whole_bodies() {
     exercise(provider.as_ref(), &bodies);
 }
 
-#[test]
-fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages() {
-    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-test");
-    config.base_url = "http://127.0.0.1:1/v1".into();
-    let provider = OpenAiProvider::new(&config).unwrap();
+/// A provider whose bodies grow from the last one (`wire::Kept`).
+trait Grows: Provider {
+    fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes;
+    fn whole(&self, request: &ChatRequest) -> Vec<u8>;
+    fn kept_at(&self) -> Option<*const Vec<u8>>;
+}
+
+impl Grows for OpenAiProvider {
+    fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes {
+        self.body_bytes(request).unwrap()
+    }
+    fn whole(&self, request: &ChatRequest) -> Vec<u8> {
+        serde_json::to_vec(&self.body(request)).unwrap()
+    }
+    fn kept_at(&self) -> Option<*const Vec<u8>> {
+        OpenAiProvider::kept_at(self)
+    }
+}
+
+impl Grows for AnthropicProvider {
+    fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes {
+        self.body_bytes(request).unwrap()
+    }
+    fn whole(&self, request: &ChatRequest) -> Vec<u8> {
+        serde_json::to_vec(&self.body(request)).unwrap()
+    }
+    fn kept_at(&self) -> Option<*const Vec<u8>> {
+        AnthropicProvider::kept_at(self)
+    }
+}
+
+/// `system_first`: the system prompt comes before the messages (OpenAI), so another one means a new body; after them
+/// (Anthropic) it is written again with the rest anyway.
+fn grows_only_from_the_very_same_messages(provider: &dyn Grows, system_first: bool) {
     let definitions = tools();
     let body = |c: &mut Conversation, system: &str| {
         c.ensure_valid();
-        c.encode_with(&provider);
+        c.encode_with(provider);
         let whole = ChatRequest {
             model: String::new(),
             system: system.into(),
@@ -259,26 +289,32 @@ fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages
             encoded: c.encoded(),
             ..whole.prepared()
         };
-        let bytes = provider.body_bytes(&stored).unwrap();
+        let bytes = provider.bytes(&stored);
         assert_eq!(
             String::from_utf8_lossy(&bytes),
-            String::from_utf8_lossy(&serde_json::to_vec(&provider.body(&whole)).unwrap())
+            String::from_utf8_lossy(&provider.whole(&whole))
         );
         bytes
     };
     let mut c = Conversation::new(vec![user("start", vec![])]);
     drop(body(&mut c, "be brief"));
+    c.push(calls(&["c0"], "", false));
+    c.push(result("c0", "result 0", vec![], false));
+    drop(body(&mut c, "be brief"));
     let first = provider.kept_at();
-    for i in 0..20 {
+    for i in 1..20 {
         let id = format!("c{i}");
-        c.push(calls(&[id.as_str()], "", false));
-        c.push(result(&id, &format!("result {i}"), vec![], false));
+        c.push(calls(&[id.as_str()], "", i % 3 == 0));
+        c.push(result(&id, &format!("result {i}"), vec![], i % 5 == 0));
+        if i % 4 == 0 {
+            // A note after the results joins their message (Anthropic) or follows it (OpenAI).
+            c.push(user("a note", vec![]));
+        }
         drop(body(&mut c, "be brief"));
         assert_eq!(provider.kept_at(), first, "step {i}: grown, not written afresh");
     }
-    // The same length and place, other content: a new encoding, so a new body.
-    let last = c.len() - 1;
-    c.replace(last, last + 1, vec![result("c19", "RESULT 19", vec![], false)]);
+    // An early message replaced by one of the same length and place, other content: a new encoding, a new body.
+    c.replace(2, 3, vec![result("c0", "RESULT 0", vec![], false)]);
     drop(body(&mut c, "be brief"));
     let rewritten = provider.kept_at();
     assert_ne!(rewritten, first, "a replaced message is never taken from the last body");
@@ -291,7 +327,9 @@ fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages
     );
     let other = provider.kept_at();
     drop(body(&mut c, "be terse"));
-    assert_ne!(provider.kept_at(), other, "another system prompt is written afresh");
+    if system_first {
+        assert_ne!(provider.kept_at(), other, "another system prompt is written afresh");
+    }
     // A body still being sent is not touched: the next one is written apart.
     let held = body(&mut c, "be terse");
     let before = held.to_vec();
@@ -299,12 +337,32 @@ fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages
     let next = body(&mut c, "be terse");
     assert_eq!(held.to_vec(), before, "the body in flight is unchanged");
     assert_ne!(next.len(), held.len());
-    // Images move as the conversation grows: such a body is always written whole (and still right).
+    drop((held, next));
+    // An answer without calls, then the user: the last message changes role twice.
+    c.push(answer("done"));
+    drop(body(&mut c, "be terse"));
+    c.push(user("again", vec![]));
+    drop(body(&mut c, "be terse"));
+    // Images: OpenAI moves them as the conversation grows and writes such bodies whole; all stay right.
     c.push(calls(&["img"], "", false));
     c.push(result("img", "a picture", vec![image()], false));
     drop(body(&mut c, "be terse"));
     c.push(user("after", vec![]));
     drop(body(&mut c, "be terse"));
+}
+
+#[test]
+fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages() {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-test");
+    config.base_url = "http://127.0.0.1:1/v1".into();
+    grows_only_from_the_very_same_messages(&OpenAiProvider::new(&config).unwrap(), true);
+}
+
+#[test]
+fn an_anthropic_body_grows_from_the_last_only_while_it_holds_the_very_same_messages() {
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, "claude-test");
+    config.base_url = "http://127.0.0.1:1".into();
+    grows_only_from_the_very_same_messages(&AnthropicProvider::new(&config).unwrap(), false);
 }
 
 #[test]
