@@ -100,8 +100,9 @@ impl AnthropicProvider {
         body
     }
 
-    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once.
-    /// Merging, ordering and the cache breakpoint follow `messages` exactly.
+    /// The body's bytes, with each message's stored wire form reused and the others encoded now, written once; in a
+    /// growing conversation, the last body grown by what changed (`wire::Kept`). Merging, ordering and the cache
+    /// breakpoint follow `messages` exactly.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request, wire::messages_slot());
         let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
@@ -113,111 +114,26 @@ impl AnthropicProvider {
             .filter(|(i, _)| request.stored(*i, false).is_none())
             .map(|(i, m)| encode_form(m).map(|form| (i, form)))
             .collect::<Result<_, _>>()?;
-        let mut forms: Vec<Part<'_>> = Vec::with_capacity(request.messages.len());
-        let mut next_fresh = fresh.iter().peekable();
-        for i in 0..request.messages.len() {
-            let form = match next_fresh.next_if(|(at, _)| *at == i) {
-                Some((_, form)) => Some(form),
-                None => request.stored(i, false),
-            };
-            if let Some(Form::Anthropic { role, blocks }) = form
-                && !blocks.is_empty()
-            {
-                forms.push(Part {
-                    message: i,
-                    role,
-                    blocks,
-                });
-            }
-        }
-        // The cache breakpoint goes on the last block of the last user message, which ends with the last user form.
-        let breakpoint = forms.iter().rposition(|f| f.role == "user");
-        // Adjacent forms of one role are one message: the forms each message of the body starts with.
-        let starts: Vec<usize> = (0..forms.len())
-            .filter(|&k| k == 0 || forms[k].role != forms[k - 1].role)
-            .collect();
-        // What the next request can keep: the messages before the one with the breakpoint (which moves) and before
-        // the last (which the next forms may join).
-        let last = starts.len().saturating_sub(1);
-        let keep = breakpoint
-            .map(|b| starts.partition_point(|&s| s <= b) - 1)
-            .unwrap_or(last)
-            .min(last);
+        let layout = Layout::new(request, &fresh);
         let ids: Option<Vec<u64>> = (0..request.messages.len())
             .map(|i| request.stored_id(i, false))
             .collect();
         let start = prefix.len() + 1;
         let mut kept = self.last.lock().ok().and_then(|mut last| last.take());
-        // The kept body, emptied past what stays, and the first form after it (which begins a message of its own).
         let resumed = match (&ids, kept.as_mut()) {
-            (Some(ids), Some(kept)) if kept.start == start && ids.starts_with(&kept.ids) => {
-                let from = forms.partition_point(|f| f.message < kept.ids.len());
-                let fits = from < forms.len() && forms[from].role != kept.role && breakpoint.is_none_or(|b| b >= from);
-                match Arc::get_mut(&mut kept.body) {
-                    Some(body)
-                        if fits
-                            && body.get(..prefix.len()) == Some(prefix.as_slice())
-                            && body.get(prefix.len()) == Some(&b'[') =>
-                    {
-                        let mut out = std::mem::take(body);
-                        out.truncate(kept.end);
-                        Some((out, from))
-                    }
-                    _ => None,
-                }
-            }
+            (Some(ids), Some(kept)) => layout.resume(kept, ids, &prefix),
             _ => None,
         };
         let grown = resumed.is_some();
         let (mut body, from) = match resumed {
-            Some((out, from)) => (BodyWriter::resume(out, suffix.clone()), from),
-            None => {
-                let bytes: usize = forms
-                    .iter()
-                    .flat_map(|f| f.blocks.iter())
-                    .map(|b| b.bytes.len() + 1)
-                    .sum();
-                (
-                    BodyWriter::from_parts(&prefix, suffix.clone(), bytes + forms.len() * 32),
-                    0,
-                )
-            }
+            Some((out, from)) => (BodyWriter::resume(out, suffix), from),
+            None => (BodyWriter::from_parts(&prefix, suffix, layout.bytes()), 0),
         };
-        let mut end = (keep == 0).then_some(start);
-        let mut group: Vec<&wire::Block> = Vec::new();
-        for (n, &first) in starts.iter().enumerate().filter(|&(_, &first)| first >= from) {
-            if n == keep {
-                end = Some(body.len());
-            }
-            let role = forms[first].role;
-            let until = starts.get(n + 1).copied().unwrap_or(forms.len());
-            group.clear();
-            group.extend(forms[first..until].iter().flat_map(|f| f.blocks.iter()));
-            if role == "user" {
-                // A stable sort: tool results first, everything else after in its order.
-                group.sort_by_key(|b| !b.tool_result);
-            }
-            let out = body.element();
-            wire::open_role_message(out, role);
-            out.push(b'[');
-            let marked = breakpoint.is_some_and(|b| (first..until).contains(&b));
-            for (k, block) in group.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                if marked && k + 1 == group.len() {
-                    out.extend_from_slice(&with_cache_control(&block.bytes));
-                } else {
-                    out.extend_from_slice(&block.bytes);
-                }
-            }
-            out.extend_from_slice(b"]}");
-        }
+        let end = layout.write(&mut body, from, start);
         let body = body.finish_vec();
         let (Some(ids), Some(end)) = (ids, end) else {
             return Ok(Bytes::from(body));
         };
-        let messages = starts.get(keep).map_or(request.messages.len(), |&k| forms[k].message);
         // A grown body goes back where it was kept.
         let body = match kept {
             Some(mut kept) if grown => match Arc::get_mut(&mut kept.body) {
@@ -229,12 +145,13 @@ impl AnthropicProvider {
             },
             _ => Arc::new(body),
         };
+        let (messages, role) = layout.kept_part(request.messages.len());
         let kept = Kept {
             body,
             start,
             end,
             ids: ids[..messages].to_vec(),
-            role: if keep == 0 { "" } else { forms[starts[keep] - 1].role },
+            role,
         };
         let bytes = kept.lend();
         if let Ok(mut last) = self.last.lock() {
@@ -255,6 +172,134 @@ struct Part<'a> {
     message: usize,
     role: &'static str,
     blocks: &'a [wire::Block],
+}
+
+/// How a request's forms become the body's messages: adjacent forms of one role are one message, user messages put
+/// tool results first, and the cache breakpoint goes on the last block of the last user message.
+struct Layout<'a> {
+    /// The forms with blocks, in order.
+    forms: Vec<Part<'a>>,
+    /// The form each message of the body starts with.
+    starts: Vec<usize>,
+    /// The last user form: the breakpoint is on the last block of its message.
+    breakpoint: Option<usize>,
+    /// The messages before this one stay for the next request: the message with the breakpoint moves, and the
+    /// next forms may join the last one.
+    keep: usize,
+}
+
+impl<'a> Layout<'a> {
+    fn new(request: &'a PreparedRequest<'a>, fresh: &'a [(usize, Form)]) -> Self {
+        let mut forms: Vec<Part<'a>> = Vec::with_capacity(request.messages.len());
+        let mut next_fresh = fresh.iter().peekable();
+        for i in 0..request.messages.len() {
+            let form = match next_fresh.next_if(|(at, _)| *at == i) {
+                Some((_, form)) => Some(form),
+                None => request.stored(i, false),
+            };
+            if let Some(Form::Anthropic { role, blocks }) = form
+                && !blocks.is_empty()
+            {
+                forms.push(Part {
+                    message: i,
+                    role,
+                    blocks,
+                });
+            }
+        }
+        let breakpoint = forms.iter().rposition(|f| f.role == "user");
+        let starts: Vec<usize> = (0..forms.len())
+            .filter(|&k| k == 0 || forms[k].role != forms[k - 1].role)
+            .collect();
+        let last = starts.len().saturating_sub(1);
+        let keep = breakpoint
+            .map(|b| starts.partition_point(|&s| s <= b) - 1)
+            .unwrap_or(last)
+            .min(last);
+        Self {
+            forms,
+            starts,
+            breakpoint,
+            keep,
+        }
+    }
+
+    /// About how many bytes the messages take.
+    fn bytes(&self) -> usize {
+        let blocks: usize = self
+            .forms
+            .iter()
+            .flat_map(|f| f.blocks.iter())
+            .map(|b| b.bytes.len() + 1)
+            .sum();
+        blocks + self.forms.len() * 32
+    }
+
+    /// The kept body emptied past the part that stays, and the first form after that part, when this request can
+    /// grow it: its messages begin with the kept ones (by encoding id), that form begins a message of its own, the
+    /// breakpoint is not in the kept part, the body starts with `prefix`, and no request holds it any more.
+    fn resume(&self, kept: &mut Kept, ids: &[u64], prefix: &[u8]) -> Option<(Vec<u8>, usize)> {
+        if kept.start != prefix.len() + 1 || !ids.starts_with(&kept.ids) {
+            return None;
+        }
+        let from = self.forms.partition_point(|f| f.message < kept.ids.len());
+        let fits =
+            from < self.forms.len() && self.forms[from].role != kept.role && self.breakpoint.is_none_or(|b| b >= from);
+        let body = Arc::get_mut(&mut kept.body)?;
+        if !fits || body.get(..prefix.len()) != Some(prefix) || body.get(prefix.len()) != Some(&b'[') {
+            return None;
+        }
+        let mut out = std::mem::take(body);
+        out.truncate(kept.end);
+        Some((out, from))
+    }
+
+    /// Writes the messages from the one starting with form `from`. Returns where the part that stays for the next
+    /// request ends (`start` when it is empty), or `None` when it began before `from`.
+    fn write(&self, body: &mut BodyWriter, from: usize, start: usize) -> Option<usize> {
+        let forms = &self.forms;
+        let mut end = (self.keep == 0).then_some(start);
+        let mut group: Vec<&wire::Block> = Vec::new();
+        for (n, &first) in self.starts.iter().enumerate().filter(|&(_, &first)| first >= from) {
+            if n == self.keep {
+                end = Some(body.len());
+            }
+            let role = forms[first].role;
+            let until = self.starts.get(n + 1).copied().unwrap_or(forms.len());
+            group.clear();
+            group.extend(forms[first..until].iter().flat_map(|f| f.blocks.iter()));
+            if role == "user" {
+                // A stable sort: tool results first, everything else after in its order.
+                group.sort_by_key(|b| !b.tool_result);
+            }
+            let out = body.element();
+            wire::open_role_message(out, role);
+            out.push(b'[');
+            let marked = self.breakpoint.is_some_and(|b| (first..until).contains(&b));
+            for (k, block) in group.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                if marked && k + 1 == group.len() {
+                    out.extend_from_slice(&with_cache_control(&block.bytes));
+                } else {
+                    out.extend_from_slice(&block.bytes);
+                }
+            }
+            out.extend_from_slice(b"]}");
+        }
+        end
+    }
+
+    /// How many of the request's `messages` the part that stays covers, and the role of its last message.
+    fn kept_part(&self, messages: usize) -> (usize, &'static str) {
+        let covered = self.starts.get(self.keep).map_or(messages, |&k| self.forms[k].message);
+        let role = match self.keep {
+            0 => "",
+            keep => self.forms[self.starts[keep] - 1].role,
+        };
+        (covered, role)
+    }
 }
 
 /// The output limit and thinking budget of a request: the budget at least Anthropic's minimum, `max_tokens` raised
