@@ -6,7 +6,7 @@
 //! for models that can reason (see `crate::models::Catalog::thinking`), since other models refuse it.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -97,7 +97,6 @@ impl OpenAiProvider {
         } else {
             wire::to_bytes(&json!({"role": "system", "content": request.system}))?
         };
-        let start = prefix.len() + 1 + system.len();
         // A body can be grown when every message is stored without images (those move as the conversation grows).
         let ids: Option<Vec<u64>> = (0..request.messages.len())
             .map(|i| match request.stored(i, true) {
@@ -108,58 +107,26 @@ impl OpenAiProvider {
         let Some(ids) = ids else {
             return self.write_whole(request, &prefix, suffix, &system).map(Bytes::from);
         };
-        let mut kept = self.last.lock().ok().and_then(|mut last| last.take());
-        let grown = kept.as_mut().and_then(|kept| {
-            if kept.start != start || !ids.starts_with(&kept.ids) {
-                return None;
-            }
-            let body = Arc::get_mut(&mut kept.body)?;
-            let same_start = body.get(..prefix.len()) == Some(prefix.as_slice())
-                && body.get(prefix.len()) == Some(&b'[')
-                && body.get(prefix.len() + 1..start) == Some(system.as_slice());
-            if !same_start {
-                return None;
-            }
-            body.truncate(kept.end);
-            for i in kept.ids.len()..ids.len() {
-                let Some(Form::OpenAi { message, .. }) = request.stored(i, true) else {
-                    return None;
-                };
-                if body.last() != Some(&b'[') {
-                    body.push(b',');
-                }
-                body.extend_from_slice(message);
-            }
-            kept.end = body.len();
-            body.push(b']');
-            body.extend_from_slice(&suffix);
-            kept.ids = ids.clone();
-            Some(())
-        });
-        let kept = match (grown, kept) {
-            (Some(()), Some(kept)) => kept,
-            _ => {
-                let body = self.write_whole(request, &prefix, suffix.clone(), &system)?;
-                Kept {
-                    end: body.len() - 1 - suffix.len(),
-                    body: Arc::new(body),
-                    start,
-                    ids,
-                    role: "",
-                }
-            }
+        let mut head = prefix.clone();
+        head.push(b'[');
+        head.extend_from_slice(&system);
+        let message = |i| match request.stored(i, true) {
+            Some(Form::OpenAi { message, .. }) => vec![message.as_slice()],
+            _ => Vec::new(),
         };
-        let bytes = kept.lend();
-        if let Ok(mut last) = self.last.lock() {
-            *last = Some(kept);
-        }
-        Ok(bytes)
+        wire::grow_or_write(&self.last, &head, ids, message, &suffix, || {
+            self.write_whole(request, &prefix, suffix.clone(), &system)
+        })
     }
 
     /// Where the kept body lives, to tell a grown body from one written afresh.
     #[cfg(test)]
     pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
-        self.last.lock().ok()?.as_ref().map(|kept| Arc::as_ptr(&kept.body))
+        self.last
+            .lock()
+            .ok()?
+            .as_ref()
+            .map(|kept| std::sync::Arc::as_ptr(&kept.body))
     }
 
     /// The whole body, each message's stored wire form reused and the others encoded now, written once.

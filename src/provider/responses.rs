@@ -10,6 +10,8 @@
 //! `store: false` an id refers to nothing and the API rejects it. Reasoning items without encrypted content are
 //! shown but never sent back. Each message's items are encoded once and spliced into later bodies (`wire.rs`).
 
+use std::sync::Mutex;
+
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
@@ -18,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::caps;
 use super::transport::{StreamHandler, Transport};
-use super::wire::{self, BodyWriter, Encoded, Form, PreparedRequest};
+use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, ToolDefinition, Usage};
 use crate::sse::SseEvent;
@@ -28,6 +30,8 @@ pub(crate) struct ResponsesProvider {
     model: String,
     max_tokens: Option<u32>,
     thinking: Thinking,
+    /// The last request's body, to grow the next one from.
+    last: Mutex<Option<Kept>>,
 }
 
 impl ResponsesProvider {
@@ -44,6 +48,7 @@ impl ResponsesProvider {
             model: config.model.clone(),
             max_tokens: config.max_tokens,
             thinking: config.thinking,
+            last: Mutex::new(None),
         })
     }
 
@@ -95,11 +100,33 @@ impl ResponsesProvider {
     /// The body's bytes, with each message's stored items reused and the others encoded now, written once.
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request, wire::messages_slot());
+        let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
+        let ids: Option<Vec<u64>> = (0..request.messages.len())
+            .map(|i| request.stored_items_id(i))
+            .collect();
+        let Some(ids) = ids else {
+            return Self::write_whole(request, &prefix, suffix).map(Bytes::from);
+        };
+        let mut head = prefix.clone();
+        head.push(b'[');
+        let items = |i| {
+            request
+                .stored_items(i)
+                .map(|items| items.iter().map(Vec::as_slice).collect())
+                .unwrap_or_default()
+        };
+        wire::grow_or_write(&self.last, &head, ids, items, &suffix, || {
+            Self::write_whole(request, &prefix, suffix.clone())
+        })
+    }
+
+    /// The whole body, each message's stored items reused and the others encoded now, written once.
+    fn write_whole(request: &PreparedRequest<'_>, prefix: &[u8], suffix: Vec<u8>) -> Result<Vec<u8>, ProviderError> {
         let stored: usize = (0..request.messages.len())
             .filter_map(|i| request.stored_items(i))
             .flat_map(|items| items.iter().map(|item| item.len() + 1))
             .sum();
-        let mut body = BodyWriter::new(&skeleton, stored + 64)?;
+        let mut body = BodyWriter::from_parts(prefix, suffix, stored + 64);
         for (i, message) in request.messages.iter().enumerate() {
             match request.stored_items(i) {
                 Some(items) => items.iter().for_each(|item| body.push(item)),
@@ -110,7 +137,17 @@ impl ResponsesProvider {
                 }
             }
         }
-        Ok(body.finish())
+        Ok(body.finish_vec())
+    }
+
+    /// Where the kept body lives, to tell a grown body from one written afresh.
+    #[cfg(test)]
+    pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
+        self.last
+            .lock()
+            .ok()?
+            .as_ref()
+            .map(|kept| std::sync::Arc::as_ptr(&kept.body))
     }
 }
 

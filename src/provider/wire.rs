@@ -3,7 +3,7 @@
 //! serialising the whole history again, so a step costs the same at message 4,000 as at message 4. The bytes are
 //! exactly what serialising the whole body as one `serde_json::Value` gives (the providers' tests pin both).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -95,6 +95,12 @@ impl PreparedRequest<'_> {
         self.encoded.get(i)?.as_ref().map(|e| e.id)
     }
 
+    /// The id of message `i`'s stored Responses items, if it has them.
+    pub(super) fn stored_items_id(&self, i: usize) -> Option<u64> {
+        self.stored_items(i)?;
+        self.encoded.get(i)?.as_ref().map(|e| e.id)
+    }
+
     /// The stored Responses items of message `i`, if it has them.
     pub(super) fn stored_items(&self, i: usize) -> Option<&[Vec<u8>]> {
         match self.encoded.get(i)?.as_ref().map(|e| &e.form)? {
@@ -137,13 +143,8 @@ impl BodyWriter {
         self.out.len()
     }
 
-    /// `capacity` is about how many bytes the messages take.
-    pub(super) fn new(skeleton: &Value, capacity: usize) -> Result<Self, ProviderError> {
-        let (prefix, suffix) = split_skeleton(skeleton)?;
-        Ok(Self::from_parts(&prefix, suffix, capacity))
-    }
-
-    /// The same, from the skeleton's two sides (`split_skeleton`).
+    /// A body written from the skeleton's two sides (`split_skeleton`); `capacity` is about how many bytes the
+    /// messages take.
     pub(super) fn from_parts(prefix: &[u8], suffix: Vec<u8>, capacity: usize) -> Self {
         let mut out = Vec::with_capacity(prefix.len() + capacity + suffix.len() + 2);
         out.extend_from_slice(prefix);
@@ -166,10 +167,6 @@ impl BodyWriter {
 
     pub(super) fn push(&mut self, element: &[u8]) {
         self.element().extend_from_slice(element);
-    }
-
-    pub(super) fn finish(self) -> Bytes {
-        Bytes::from(self.finish_vec())
     }
 
     pub(super) fn finish_vec(mut self) -> Vec<u8> {
@@ -214,6 +211,62 @@ impl Kept {
     pub(super) fn lend(&self) -> Bytes {
         Bytes::from_owner(Lent(Arc::clone(&self.body)))
     }
+}
+
+/// The body of a request whose array of messages begins with `head` (the skeleton up to the array, `[`, and any
+/// elements before the conversation's messages), holds then the elements of the messages with encoding `ids`
+/// (`elements(i)` for message `i`) and ends with `]` and `suffix`: the body kept in `last` grown by the messages
+/// added since, when it holds the very same ones before them; otherwise `whole()`, kept for the next request.
+pub(super) fn grow_or_write<'e>(
+    last: &Mutex<Option<Kept>>,
+    head: &[u8],
+    ids: Vec<u64>,
+    elements: impl Fn(usize) -> Vec<&'e [u8]>,
+    suffix: &[u8],
+    whole: impl FnOnce() -> Result<Vec<u8>, ProviderError>,
+) -> Result<Bytes, ProviderError> {
+    let mut kept = last.lock().ok().and_then(|mut last| last.take());
+    let grown = kept.as_mut().and_then(|kept| {
+        if kept.start != head.len() || !ids.starts_with(&kept.ids) {
+            return None;
+        }
+        let body = Arc::get_mut(&mut kept.body)?;
+        if body.get(..head.len()) != Some(head) {
+            return None;
+        }
+        body.truncate(kept.end);
+        for i in kept.ids.len()..ids.len() {
+            for element in elements(i) {
+                if body.last() != Some(&b'[') {
+                    body.push(b',');
+                }
+                body.extend_from_slice(element);
+            }
+        }
+        kept.end = body.len();
+        body.push(b']');
+        body.extend_from_slice(suffix);
+        kept.ids.clone_from(&ids);
+        Some(())
+    });
+    let kept = match (grown, kept) {
+        (Some(()), Some(kept)) => kept,
+        _ => {
+            let body = whole()?;
+            Kept {
+                end: body.len() - 1 - suffix.len(),
+                body: Arc::new(body),
+                start: head.len(),
+                ids,
+                role: "",
+            }
+        }
+    };
+    let bytes = kept.lend();
+    if let Ok(mut last) = last.lock() {
+        *last = Some(kept);
+    }
+    Ok(bytes)
 }
 
 struct Lent(Arc<Vec<u8>>);

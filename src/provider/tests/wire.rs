@@ -273,6 +273,18 @@ impl Grows for AnthropicProvider {
 
 /// `system_first`: the system prompt comes before the messages (OpenAI), so another one means a new body; after them
 /// (Anthropic) it is written again with the rest anyway.
+impl Grows for ResponsesProvider {
+    fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes {
+        self.body_bytes(request).unwrap()
+    }
+    fn whole(&self, request: &ChatRequest) -> Vec<u8> {
+        serde_json::to_vec(&self.body(request)).unwrap()
+    }
+    fn kept_at(&self) -> Option<*const Vec<u8>> {
+        ResponsesProvider::kept_at(self)
+    }
+}
+
 fn grows_only_from_the_very_same_messages(provider: &dyn Grows, system_first: bool) {
     let definitions = tools();
     let body = |c: &mut Conversation, system: &str| {
@@ -356,6 +368,13 @@ fn an_openai_body_grows_from_the_last_only_while_it_holds_the_very_same_messages
     let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-test");
     config.base_url = "http://127.0.0.1:1/v1".into();
     grows_only_from_the_very_same_messages(&OpenAiProvider::new(&config).unwrap(), true);
+}
+
+#[test]
+fn a_responses_body_grows_from_the_last_only_while_it_holds_the_very_same_messages() {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "gpt-test");
+    config.base_url = "http://127.0.0.1:1/v1".into();
+    grows_only_from_the_very_same_messages(&ResponsesProvider::new(&config).unwrap(), false);
 }
 
 #[test]
