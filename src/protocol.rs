@@ -525,6 +525,10 @@ impl PlanStatus {
     }
 }
 
+/// How often streamed text moves at most: the provider reads a fast stream in batches this far apart, the turn passes
+/// deltas on no more often, and the TUI draws streamed output at this interval (~30 frames a second).
+pub const STREAM_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
+
 /// How the notice a subagent sends while it waits for a free slot begins (frontends show it as queued).
 pub const SUBAGENT_QUEUED: &str = "waiting:";
 

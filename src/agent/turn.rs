@@ -258,7 +258,7 @@ impl Agent {
         }
     }
 
-    /// Passes one provider event on to the frontend (see `merged`).
+    /// Passes one provider event on to the frontend (deltas come joined, see `Held`).
     fn forward(&self, event: ProviderEvent, partial: &mut String, reasoning: &mut String) {
         match event {
             ProviderEvent::TextDelta(text) => {
@@ -289,9 +289,8 @@ impl Agent {
     }
 }
 
-/// How often streamed text goes on to the frontend at most: the screen's frame while only streamed text changes it
-/// (`tui::app::STREAM_FRAME`).
-const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_millis(33);
+/// How often streamed text goes on to the frontend at most.
+const RELEASE_EVERY: std::time::Duration = crate::protocol::STREAM_FRAME;
 
 /// Streamed text and reasoning held back for at most a frame and joined, so the frontend wakes, prints or draws once
 /// per batch of tokens, not once per token. A delta after a quiet spell goes on at once; any other event first

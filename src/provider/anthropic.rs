@@ -36,7 +36,7 @@ pub(crate) struct AnthropicProvider {
     max_tokens: Option<u32>,
     thinking: Thinking,
     /// The last request's body, to grow the next one from.
-    last: Mutex<Option<Kept>>,
+    pub(super) last: Mutex<Option<Kept>>,
 }
 
 impl AnthropicProvider {
@@ -158,12 +158,6 @@ impl AnthropicProvider {
             *last = Some(kept);
         }
         Ok(bytes)
-    }
-
-    /// Where the kept body lives, to tell a grown body from one written afresh.
-    #[cfg(test)]
-    pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
-        self.last.lock().ok()?.as_ref().map(|kept| Arc::as_ptr(&kept.body))
     }
 }
 

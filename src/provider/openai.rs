@@ -31,7 +31,7 @@ pub(crate) struct OpenAiProvider {
     completion_tokens_field: bool,
     thinking: Thinking,
     /// The last request's body, to grow the next one from.
-    last: Mutex<Option<Kept>>,
+    pub(super) last: Mutex<Option<Kept>>,
 }
 
 impl OpenAiProvider {
@@ -117,16 +117,6 @@ impl OpenAiProvider {
         wire::grow_or_write(&self.last, &head, ids, message, &suffix, || {
             self.write_whole(request, &prefix, suffix.clone(), &system)
         })
-    }
-
-    /// Where the kept body lives, to tell a grown body from one written afresh.
-    #[cfg(test)]
-    pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
-        self.last
-            .lock()
-            .ok()?
-            .as_ref()
-            .map(|kept| std::sync::Arc::as_ptr(&kept.body))
     }
 
     /// The whole body, each message's stored wire form reused and the others encoded now, written once.

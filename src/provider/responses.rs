@@ -31,7 +31,7 @@ pub(crate) struct ResponsesProvider {
     max_tokens: Option<u32>,
     thinking: Thinking,
     /// The last request's body, to grow the next one from.
-    last: Mutex<Option<Kept>>,
+    pub(super) last: Mutex<Option<Kept>>,
 }
 
 impl ResponsesProvider {
@@ -138,16 +138,6 @@ impl ResponsesProvider {
             }
         }
         Ok(body.finish_vec())
-    }
-
-    /// Where the kept body lives, to tell a grown body from one written afresh.
-    #[cfg(test)]
-    pub(super) fn kept_at(&self) -> Option<*const Vec<u8>> {
-        self.last
-            .lock()
-            .ok()?
-            .as_ref()
-            .map(|kept| std::sync::Arc::as_ptr(&kept.body))
     }
 }
 

@@ -77,9 +77,8 @@ impl Limits {
 
 /// Text that has streamed this long is read in batches (see `Pace`): a short answer is never held back.
 const PACE_AFTER: Duration = Duration::from_millis(250);
-/// A batch starts at most this often: the screen's frame while only streamed text changes it
-/// (`tui::app::STREAM_FRAME`).
-const PACE: Duration = Duration::from_millis(33);
+/// A batch starts at most this often.
+const PACE: Duration = crate::protocol::STREAM_FRAME;
 
 /// Reads a long stream in batches about a frame apart. A model streams an event per token, each its own network
 /// packet; read as they come, every token wakes tern (the runtime, the connection's task, the turn), which is most of

@@ -13,7 +13,7 @@ use crate::protocol::{Message, ToolDefinition};
 
 /// One message in one provider's wire format. Opaque outside the providers; a form of the wrong format is ignored
 /// (the message is encoded afresh for that request). Each encoding gets an id no other encoding in the process ever
-/// has, so a request can tell that a message is the very one an earlier request sent (`openai::Reuse`).
+/// has, so a request can tell that a message is the very one an earlier request sent (`Kept`).
 #[derive(Debug, Clone)]
 pub struct Encoded {
     pub(super) form: Form,

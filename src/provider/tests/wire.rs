@@ -1,6 +1,8 @@
 //! The bodies built from stored wire forms are byte for byte the bodies built whole, for both formats, through every
 //! change a conversation goes through (pushes, replaced ranges, truncation, a repair).
 
+use std::sync::{Arc, Mutex};
+
 use bytes::Bytes;
 use serde_json::json;
 
@@ -244,7 +246,12 @@ fn responses_bodies_from_stored_forms_match_whole_bodies() {
 trait Grows: Provider {
     fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes;
     fn whole(&self, request: &ChatRequest) -> Vec<u8>;
-    fn kept_at(&self) -> Option<*const Vec<u8>>;
+    fn last(&self) -> &Mutex<Option<Kept>>;
+
+    /// Where the kept body lives, to tell a grown body from one written afresh.
+    fn kept_at(&self) -> Option<*const Vec<u8>> {
+        self.last().lock().ok()?.as_ref().map(|kept| Arc::as_ptr(&kept.body))
+    }
 }
 
 impl Grows for OpenAiProvider {
@@ -254,8 +261,8 @@ impl Grows for OpenAiProvider {
     fn whole(&self, request: &ChatRequest) -> Vec<u8> {
         serde_json::to_vec(&self.body(request)).unwrap()
     }
-    fn kept_at(&self) -> Option<*const Vec<u8>> {
-        OpenAiProvider::kept_at(self)
+    fn last(&self) -> &Mutex<Option<Kept>> {
+        &self.last
     }
 }
 
@@ -266,8 +273,8 @@ impl Grows for AnthropicProvider {
     fn whole(&self, request: &ChatRequest) -> Vec<u8> {
         serde_json::to_vec(&self.body(request)).unwrap()
     }
-    fn kept_at(&self) -> Option<*const Vec<u8>> {
-        AnthropicProvider::kept_at(self)
+    fn last(&self) -> &Mutex<Option<Kept>> {
+        &self.last
     }
 }
 
@@ -280,8 +287,8 @@ impl Grows for ResponsesProvider {
     fn whole(&self, request: &ChatRequest) -> Vec<u8> {
         serde_json::to_vec(&self.body(request)).unwrap()
     }
-    fn kept_at(&self) -> Option<*const Vec<u8>> {
-        ResponsesProvider::kept_at(self)
+    fn last(&self) -> &Mutex<Option<Kept>> {
+        &self.last
     }
 }
 
