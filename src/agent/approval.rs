@@ -17,9 +17,11 @@
 //! so a rule for server `git` never reaches server `github`.
 //!
 //! In every mode an edit whose path resolves outside the workspace asks, and a deny rule refuses what it matches.
-//! (*) In `auto-edit`, an edit inside `.git/` or `.tern/` asks too: git config and hooks make later, vetted commands
-//! run other programs, and `.tern/` holds this program's own settings, rules included. Without an OS sandbox an edit
-//! inside `.git/` asks in every mode, full-auto included: what it plants runs at the user's next `git`.
+//! (*) In `auto-edit` and `full-auto`, an edit inside `.git/` or `.tern/` (or of `.mcp.json`, a hooks path or an
+//! included git config in the work tree) asks too: git config and hooks make later, vetted commands run other
+//! programs, and `.tern/` holds this program's own settings, rules included. The sandbox keeps the same places
+//! read-only to commands, so an edit tool must not be the way around it: what it plants runs at the user's next
+//! `git` or session, outside any sandbox.
 //!
 //! A command is *covered* when its whole parse lies in the subset of bash the gate understands completely (`syntax`:
 //! literal words joined by `&& || ; |`, nothing else) and every simple command in it, after looking through wrappers
@@ -370,9 +372,11 @@ impl ApprovalGate {
             ));
         }
         match self.mode {
-            ApprovalMode::FullAuto => Verdict::Allow,
-            ApprovalMode::AutoEdit if protected.is_empty() => Verdict::Allow,
-            ApprovalMode::AutoEdit => Verdict::ask(format!(
+            ApprovalMode::FullAuto | ApprovalMode::AutoEdit if protected.is_empty() => Verdict::Allow,
+            // Full-auto included: the sandbox keeps these read-only to commands, and tern's own edit must not be the
+            // way around it (git config and hooks run at the user's next `git`, `.tern/` and `.mcp.json` at the next
+            // session).
+            ApprovalMode::FullAuto | ApprovalMode::AutoEdit => Verdict::ask(format!(
                 "writes {}, which can change what later commands run",
                 summary(&protected)
             )),

@@ -121,12 +121,9 @@ mod tests {
             let verdict = gate.check(write, &edit, &policy);
             assert!(!matches!(verdict, Verdict::Allow), "{mode:?}: {verdict:?}");
         }
-        // With the sandbox, full-auto edits `.git` as before.
+        // With the sandbox too: it keeps `.git` read-only to commands, and an edit tool is no way around it.
         let edit = json!({ "path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n" });
-        assert_eq!(
-            gate(ApprovalMode::FullAuto, true).check(write, &edit, &policy),
-            Verdict::Allow
-        );
+        assert!(asks(&gate(ApprovalMode::FullAuto, true).check(write, &edit, &policy)));
     }
 
     #[test]

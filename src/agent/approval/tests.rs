@@ -226,7 +226,7 @@ fn unresolvable_paths_are_left_to_the_tool() {
 }
 
 #[test]
-fn git_and_tern_folders_ask_in_auto_edit() {
+fn git_and_tern_folders_ask_in_auto_edit_and_full_auto() {
     let fx = fixture();
     let auto = gate(ApprovalMode::AutoEdit);
     for path in [".git/config", ".git/hooks/pre-commit", "sub/.git", ".tern/config.toml"] {
@@ -238,9 +238,16 @@ fn git_and_tern_folders_ask_in_auto_edit() {
         auto.check(&WRITE, &json!({"path": ".github/ci.yml"}), &fx.policy),
         Verdict::Allow
     );
+    // Full-auto too: commands cannot write these in the sandbox, and an edit tool is no way around it.
     let full = gate(ApprovalMode::FullAuto);
+    for path in [".git/config", ".git/hooks/pre-commit", ".tern/config.toml", ".mcp.json"] {
+        assert!(
+            is_ask(&full.check(&WRITE, &json!({"path": path}), &fx.policy)),
+            "{path}"
+        );
+    }
     assert_eq!(
-        full.check(&WRITE, &json!({"path": ".git/config"}), &fx.policy),
+        full.check(&WRITE, &json!({"path": "src/main.rs"}), &fx.policy),
         Verdict::Allow
     );
 }
