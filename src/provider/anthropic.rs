@@ -114,44 +114,53 @@ impl AnthropicProvider {
             .filter(|(i, _)| request.stored(*i, false).is_none())
             .map(|(i, m)| encode_form(m).map(|form| (i, form)))
             .collect::<Result<_, _>>()?;
-        let layout = Layout::new(request, &fresh);
         let ids: Option<Vec<u64>> = (0..request.messages.len())
             .map(|i| request.stored_id(i, false))
             .collect();
         let start = prefix.len() + 1;
         let mut kept = self.last.lock().ok().and_then(|mut last| last.take());
-        let resumed = match (&ids, kept.as_mut()) {
-            (Some(ids), Some(kept)) => layout.resume(kept, ids, &prefix),
+        // Growing lays out only the messages after the part that stays, so a step costs what it added.
+        let grown = match (&ids, kept.as_mut()) {
+            (Some(ids), Some(kept)) => Layout::grow(request, &fresh, kept, ids, &prefix),
             _ => None,
         };
-        let grown = resumed.is_some();
-        let (mut body, from) = match resumed {
-            Some((out, from)) => (BodyWriter::resume(out, suffix), from),
-            None => (BodyWriter::from_parts(&prefix, suffix, layout.bytes()), 0),
+        let resumed = grown.is_some();
+        let (layout, mut body, from) = match grown {
+            Some((layout, out)) => {
+                let from = out.len();
+                (layout, BodyWriter::resume(out, suffix), from)
+            }
+            None => {
+                let layout = Layout::new(request, &fresh, 0, "");
+                let body = BodyWriter::from_parts(&prefix, suffix, layout.bytes());
+                (layout, body, start)
+            }
         };
-        let end = layout.write(&mut body, from, start);
+        let end = layout.write(&mut body, from);
         let body = body.finish_vec();
-        let (Some(ids), Some(end)) = (ids, end) else {
+        let Some(ids) = ids else {
             return Ok(Bytes::from(body));
         };
-        // A grown body goes back where it was kept.
-        let body = match kept {
-            Some(mut kept) if grown => match Arc::get_mut(&mut kept.body) {
-                Some(slot) => {
-                    *slot = body;
-                    kept.body
-                }
-                None => Arc::new(body),
-            },
-            _ => Arc::new(body),
-        };
         let (messages, role) = layout.kept_part(request.messages.len());
-        let kept = Kept {
-            body,
-            start,
-            end,
-            ids: ids[..messages].to_vec(),
-            role,
+        // A grown body goes back where it was kept, with its ids.
+        let kept = match kept {
+            Some(mut kept) if resumed => {
+                match Arc::get_mut(&mut kept.body) {
+                    Some(slot) => *slot = body,
+                    None => kept.body = Arc::new(body),
+                }
+                kept.ids.extend_from_slice(&ids[kept.ids.len()..messages]);
+                kept.end = end;
+                kept.role = role;
+                kept
+            }
+            _ => Kept {
+                body: Arc::new(body),
+                start,
+                end,
+                ids: ids[..messages].to_vec(),
+                role,
+            },
         };
         let bytes = kept.lend();
         if let Ok(mut last) = self.last.lock() {
@@ -169,7 +178,8 @@ struct Part<'a> {
 }
 
 /// How a request's forms become the body's messages: adjacent forms of one role are one message, user messages put
-/// tool results first, and the cache breakpoint goes on the last block of the last user message.
+/// tool results first, and the cache breakpoint goes on the last block of the last user message. A layout covers the
+/// messages from one on: all of them, or those after the part of the last body that stays.
 struct Layout<'a> {
     /// The forms with blocks, in order.
     forms: Vec<Part<'a>>,
@@ -180,13 +190,16 @@ struct Layout<'a> {
     /// The messages before this one stay for the next request: the message with the breakpoint moves, and the
     /// next forms may join the last one.
     keep: usize,
+    /// The role of the message before the first one laid out ("" when there is none).
+    before: &'static str,
 }
 
 impl<'a> Layout<'a> {
-    fn new(request: &'a PreparedRequest<'a>, fresh: &'a [(usize, Form)]) -> Self {
-        let mut forms: Vec<Part<'a>> = Vec::with_capacity(request.messages.len());
-        let mut next_fresh = fresh.iter().peekable();
-        for i in 0..request.messages.len() {
+    /// The layout of the request's messages from `first` on; `before` is the role of the body's message before them.
+    fn new(request: &'a PreparedRequest<'a>, fresh: &'a [(usize, Form)], first: usize, before: &'static str) -> Self {
+        let mut forms: Vec<Part<'a>> = Vec::with_capacity(request.messages.len() - first);
+        let mut next_fresh = fresh.iter().skip_while(|(at, _)| *at < first).peekable();
+        for i in first..request.messages.len() {
             let form = match next_fresh.next_if(|(at, _)| *at == i) {
                 Some((_, form)) => Some(form),
                 None => request.stored(i, false),
@@ -215,7 +228,33 @@ impl<'a> Layout<'a> {
             starts,
             breakpoint,
             keep,
+            before,
         }
+    }
+
+    /// The layout of the messages after the kept body's part that stays, and that body emptied past it, when this
+    /// request can grow it: its messages begin with the kept ones (by encoding id), the first form after them
+    /// begins a message of its own, the breakpoint is after them, the body starts with `prefix`, and no request
+    /// holds it any more.
+    fn grow(
+        request: &'a PreparedRequest<'a>,
+        fresh: &'a [(usize, Form)],
+        kept: &mut Kept,
+        ids: &[u64],
+        prefix: &[u8],
+    ) -> Option<(Self, Vec<u8>)> {
+        if kept.start != prefix.len() + 1 || !ids.starts_with(&kept.ids) {
+            return None;
+        }
+        let layout = Self::new(request, fresh, kept.ids.len(), kept.role);
+        let fits = layout.forms.first().is_some_and(|f| f.role != kept.role) && layout.breakpoint.is_some();
+        let body = Arc::get_mut(&mut kept.body)?;
+        if !fits || body.get(..prefix.len()) != Some(prefix) || body.get(prefix.len()) != Some(&b'[') {
+            return None;
+        }
+        let mut out = std::mem::take(body);
+        out.truncate(kept.end);
+        Some((layout, out))
     }
 
     /// About how many bytes the messages take.
@@ -229,34 +268,15 @@ impl<'a> Layout<'a> {
         blocks + self.forms.len() * 32
     }
 
-    /// The kept body emptied past the part that stays, and the first form after that part, when this request can
-    /// grow it: its messages begin with the kept ones (by encoding id), that form begins a message of its own, the
-    /// breakpoint is not in the kept part, the body starts with `prefix`, and no request holds it any more.
-    fn resume(&self, kept: &mut Kept, ids: &[u64], prefix: &[u8]) -> Option<(Vec<u8>, usize)> {
-        if kept.start != prefix.len() + 1 || !ids.starts_with(&kept.ids) {
-            return None;
-        }
-        let from = self.forms.partition_point(|f| f.message < kept.ids.len());
-        let fits =
-            from < self.forms.len() && self.forms[from].role != kept.role && self.breakpoint.is_none_or(|b| b >= from);
-        let body = Arc::get_mut(&mut kept.body)?;
-        if !fits || body.get(..prefix.len()) != Some(prefix) || body.get(prefix.len()) != Some(&b'[') {
-            return None;
-        }
-        let mut out = std::mem::take(body);
-        out.truncate(kept.end);
-        Some((out, from))
-    }
-
-    /// Writes the messages from the one starting with form `from`. Returns where the part that stays for the next
-    /// request ends (`start` when it is empty), or `None` when it began before `from`.
-    fn write(&self, body: &mut BodyWriter, from: usize, start: usize) -> Option<usize> {
+    /// Writes the messages, the first at `body.len() == from`. Returns where the part that stays for the next
+    /// request ends.
+    fn write(&self, body: &mut BodyWriter, from: usize) -> usize {
         let forms = &self.forms;
-        let mut end = (self.keep == 0).then_some(start);
+        let mut end = from;
         let mut group: Vec<&wire::Block> = Vec::new();
-        for (n, &first) in self.starts.iter().enumerate().filter(|&(_, &first)| first >= from) {
+        for (n, &first) in self.starts.iter().enumerate() {
             if n == self.keep {
-                end = Some(body.len());
+                end = body.len();
             }
             let role = forms[first].role;
             let until = self.starts.get(n + 1).copied().unwrap_or(forms.len());
@@ -289,7 +309,7 @@ impl<'a> Layout<'a> {
     fn kept_part(&self, messages: usize) -> (usize, &'static str) {
         let covered = self.starts.get(self.keep).map_or(messages, |&k| self.forms[k].message);
         let role = match self.keep {
-            0 => "",
+            0 => self.before,
             keep => self.forms[self.starts[keep] - 1].role,
         };
         (covered, role)
