@@ -146,8 +146,12 @@ fn work() {
         };
         let id = job_id(&job);
         super::highlight_cached(&job.code, job.syntax, job.syn_theme, &job.theme);
-        queue().pending.remove(&id);
+        // The epoch moves with the block leaving the queue, under its lock: whoever sees the block done (`idle`)
+        // sees the epoch moved too.
+        let mut queue = queue();
+        queue.pending.remove(&id);
         advance();
+        drop(queue);
     }
 }
 
