@@ -7,6 +7,8 @@
 mod approve;
 #[path = "tui_e2e/review.rs"]
 mod review;
+#[path = "tui_e2e/stream.rs"]
+mod stream;
 mod support;
 #[path = "tui_e2e/trust.rs"]
 mod trust;

@@ -64,6 +64,12 @@ pub(crate) fn clean_event(event: &mut Event) {
 /// Replaces, in every cell of `buf`, a character that a terminal would act on with a one-column picture of it.
 pub(crate) fn guard_buffer(buf: &mut Buffer) {
     for cell in &mut buf.content {
+        // Most cells hold one printable ASCII character, which no terminal acts on.
+        if let [byte] = cell.symbol().as_bytes()
+            && (b' '..=b'~').contains(byte)
+        {
+            continue;
+        }
         if let Cow::Owned(shown) = one_cell(cell.symbol()) {
             cell.set_symbol(&shown);
         }

@@ -26,6 +26,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::{ANIMATION, App, FRAME, STREAM_FRAME, osc52};
+use super::screen::Screen;
 use super::state::Level;
 use super::switch::StartSession;
 use crate::agent::{AgentHandle, SessionInfo};
@@ -188,7 +189,10 @@ async fn run_screen(
     app.state.status.mouse_off = !mouse;
     let mut mouse_on = mouse;
     // Buffered, so a frame reaches the terminal as one write.
-    let mut terminal = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(1 << 16, stdout())))?;
+    let mut terminal = Terminal::new(Screen::new(CrosstermBackend::new(BufWriter::with_capacity(
+        1 << 16,
+        stdout(),
+    ))))?;
     let mut ended_by: Option<i32> = None;
     let mut input = Input::start();
     let AgentHandle {
@@ -449,9 +453,12 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-fn draw(terminal: &mut Terminal<CrosstermBackend<BufWriter<Stdout>>>, app: &mut App) -> std::io::Result<()> {
+type Tty = Terminal<Screen<CrosstermBackend<BufWriter<Stdout>>>>;
+
+/// One frame: rendered by ratatui, written by `Screen` (only what changed, rows that moved moved by the terminal).
+fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    let result = terminal.draw(|frame| app.render(frame)).map(|_| ());
+    let result = super::screen::draw(terminal, |frame| app.render(frame));
     execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     for text in app.clipboard.drain(..) {
         osc52(terminal.backend_mut(), &text)?;

@@ -1,0 +1,205 @@
+//! `Screen` against ratatui's `TestBackend`, which models what a terminal does with the writes and scroll regions
+//! it is given: after every frame the modelled terminal must show exactly the frame.
+
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use unicode_width::UnicodeWidthStr;
+
+use super::{Screen, Scroll, Shift, best_shift, row_hashes};
+
+/// ratatui's model of a terminal moving rows in a scroll region.
+impl Scroll for TestBackend {
+    fn scroll(&mut self, region: std::ops::Range<u16>, by: u16, up: bool) -> Result<(), Self::Error> {
+        use ratatui::backend::Backend;
+        if up {
+            self.scroll_region_up(region, by)
+        } else {
+            self.scroll_region_down(region, by)
+        }
+    }
+}
+
+const W: u16 = 30;
+const H: u16 = 12;
+
+/// A frame: a status row at the top, `lines` of a transcript from `top` in rows 1..H-2, an input row at the bottom.
+fn frame(lines: &[String], top: usize, status: &str) -> Buffer {
+    let mut buf = Buffer::empty(Rect::new(0, 0, W, H));
+    buf.set_string(0, 0, status, Style::default().fg(Color::Yellow));
+    for (row, line) in lines.iter().skip(top).take(H as usize - 2).enumerate() {
+        let style = if line.starts_with('#') {
+            Style::default().fg(Color::Cyan).bg(Color::Rgb(10, 20, 30))
+        } else {
+            Style::default()
+        };
+        buf.set_string(0, 1 + row as u16, line, style);
+    }
+    buf.set_string(0, H - 1, "> ask tern", Style::default().fg(Color::Gray));
+    buf
+}
+
+fn lines(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                format!("# heading {i}")
+            } else {
+                format!("line {i} of the answer, wide 好")
+            }
+        })
+        .collect()
+}
+
+/// What a person sees: each row's symbols with their colours and modifiers, leaving out the cells a wide symbol
+/// covers (neither ratatui nor `Screen` writes those, so the terminal keeps whatever they held).
+fn visible(buf: &Buffer) -> Vec<Vec<(String, Color, Color, u16)>> {
+    let width = buf.area.width as usize;
+    buf.content
+        .chunks(width)
+        .map(|row| {
+            let mut out = Vec::new();
+            let mut covered = 0;
+            for cell in row {
+                if covered > 0 {
+                    covered -= 1;
+                    continue;
+                }
+                covered = cell.symbol().width().saturating_sub(1);
+                out.push((cell.symbol().to_string(), cell.fg, cell.bg, cell.modifier.bits()));
+            }
+            out
+        })
+        .collect()
+}
+
+/// Presents the frames in order; after each the terminal shows it.
+fn show(frames: &[Buffer]) {
+    let mut screen = Screen::new(TestBackend::new(W, H));
+    for (n, f) in frames.iter().enumerate() {
+        screen.present(f.clone()).unwrap();
+        assert_eq!(
+            visible(screen.inner.buffer()),
+            visible(f),
+            "frame {n} is on the terminal as it was drawn"
+        );
+    }
+}
+
+#[test]
+fn a_transcript_that_moves_up_is_scrolled_and_the_screen_ends_as_each_frame() {
+    let text = lines(60);
+    let frames: Vec<Buffer> = [0, 1, 2, 5, 9, 9, 20, 21, 40, 48]
+        .iter()
+        .enumerate()
+        .map(|(n, &top)| frame(&text, top, &format!("streaming {n}")))
+        .collect();
+    show(&frames);
+}
+
+#[test]
+fn moving_down_and_jumps_further_than_the_view_come_out_right_too() {
+    let text = lines(80);
+    let frames: Vec<Buffer> = [40, 39, 35, 36, 0, 70, 3, 3]
+        .iter()
+        .map(|&top| frame(&text, top, "browsing"))
+        .collect();
+    show(&frames);
+}
+
+#[test]
+fn a_scroll_is_found_for_a_band_that_moved_and_not_for_one_that_stayed() {
+    let text = lines(40);
+    let before = row_hashes(&frame(&text, 4, "s"));
+    let after = row_hashes(&frame(&text, 6, "s"));
+    // The transcript rows 1..=10 move up by two: rows 3..=10 come out right, 9 and 10 are written.
+    assert_eq!(
+        best_shift(&before, &after),
+        Some(Shift {
+            region: 1..11,
+            by: 2,
+            up: true
+        })
+    );
+    assert_eq!(best_shift(&before, &before), None, "nothing moved");
+    let down = row_hashes(&frame(&text, 3, "s"));
+    assert_eq!(
+        best_shift(&before, &down),
+        Some(Shift {
+            region: 1..11,
+            by: 1,
+            up: false
+        })
+    );
+}
+
+#[test]
+fn a_scrolled_frame_writes_only_its_new_lines() {
+    let text = lines(40);
+    let mut screen = Screen::new(TestBackend::new(W, H));
+    screen.present(frame(&text, 0, "s")).unwrap();
+    // After a scroll by one, the diff against what the terminal shows holds only the new bottom line.
+    let next = frame(&text, 1, "s");
+    let shift = best_shift(&screen.shown_rows, &row_hashes(&next)).expect("a scroll");
+    screen.apply(shift).unwrap();
+    let changed: std::collections::BTreeSet<u16> = screen.shown.diff(&next).iter().map(|&(_, y, _)| y).collect();
+    assert_eq!(changed, [H - 2].into_iter().collect(), "only the line that came in");
+    screen.present(next.clone()).unwrap();
+    assert_eq!(visible(screen.inner.buffer()), visible(&next));
+}
+
+#[test]
+fn a_clear_or_a_new_size_writes_the_whole_frame_again() {
+    use ratatui::backend::Backend;
+    let text = lines(30);
+    let mut screen = Screen::new(TestBackend::new(W, H));
+    screen.present(frame(&text, 0, "s")).unwrap();
+    screen.clear().unwrap();
+    screen.present(frame(&text, 1, "s")).unwrap();
+    assert_eq!(visible(screen.inner.buffer()), visible(&frame(&text, 1, "s")));
+    // A terminal of another size: the frame is laid out for it and written whole.
+    screen.inner.resize(W + 10, H);
+    let mut wide = Buffer::empty(Rect::new(0, 0, W + 10, H));
+    wide.set_string(2, 3, "wider now", Style::default());
+    screen.present(wide.clone()).unwrap();
+    assert_eq!(visible(screen.inner.buffer()), visible(&wide));
+}
+
+#[test]
+fn the_cursor_goes_where_the_frame_asked_after_the_cells_are_written() {
+    use ratatui::backend::Backend;
+    let text = lines(30);
+    let mut screen = Screen::new(TestBackend::new(W, H));
+    screen.show_cursor().unwrap();
+    screen.set_cursor_position((4, H - 1)).unwrap();
+    screen.present(frame(&text, 0, "s")).unwrap();
+    assert_eq!(screen.inner.get_cursor_position().unwrap(), (4, H - 1).into());
+    screen.inner.assert_cursor_position((4, H - 1));
+}
+
+#[test]
+fn frames_drawn_through_a_terminal_trade_buffers_and_come_out_right() {
+    use ratatui::Terminal;
+    let text = lines(70);
+    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
+    for (n, top) in [0usize, 1, 3, 3, 10, 9, 30, 31, 32, 0].into_iter().enumerate() {
+        let want = frame(&text, top, &format!("frame {n}"));
+        super::draw(&mut terminal, |f| {
+            for (cell, want) in f.buffer_mut().content.iter_mut().zip(&want.content) {
+                *cell = want.clone();
+            }
+            f.set_cursor_position((2, H - 1));
+        })
+        .unwrap();
+        let screen = terminal.backend_mut();
+        assert_eq!(visible(screen.inner.buffer()), visible(&want), "frame {n}");
+        screen.inner.assert_cursor_position((2, H - 1));
+    }
+    // A new size: both buffers follow it and the frame is written whole.
+    terminal.backend_mut().inner.resize(W + 4, H + 2);
+    let mut wide = Buffer::empty(Rect::new(0, 0, W + 4, H + 2));
+    wide.set_string(1, H + 1, "bottom of a taller screen", Style::default());
+    super::draw(&mut terminal, |f| f.buffer_mut().merge(&wide)).unwrap();
+    assert_eq!(visible(terminal.backend().inner.buffer()), visible(&wide));
+}
