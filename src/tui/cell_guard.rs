@@ -70,7 +70,13 @@ pub(crate) fn guard_buffer(buf: &mut Buffer) {
         {
             continue;
         }
-        if let Cow::Owned(shown) = one_cell(cell.symbol()) {
+        // Text may keep its newlines and tabs, a cell may not: printed, they move the cursor, and the cells written
+        // after them land where the screen does not say.
+        let symbol = cell.symbol();
+        if symbol.contains(['\n', '\t']) {
+            let shown = symbol.replace('\n', "\u{240a}").replace('\t', "\u{2409}");
+            cell.set_symbol(&one_cell(&shown));
+        } else if let Cow::Owned(shown) = one_cell(symbol) {
             cell.set_symbol(&shown);
         }
     }
@@ -102,5 +108,11 @@ mod tests {
         guard_buffer(&mut buf);
         let row: String = (0..4).map(|x| buf[(x, 0)].symbol().to_string()).collect();
         assert_eq!(row, "ok␛\u{fffd}");
+        // Newlines and tabs, which text keeps, show as pictures in a cell.
+        buf[(0, 0)].set_symbol("\n");
+        buf[(1, 0)].set_symbol("\t");
+        guard_buffer(&mut buf);
+        assert_eq!(buf[(0, 0)].symbol(), "␊");
+        assert_eq!(buf[(1, 0)].symbol(), "␉");
     }
 }
