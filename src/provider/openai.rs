@@ -418,10 +418,81 @@ impl OpenAiStream {
     }
 }
 
+/// The chunk that makes up most of a stream: text or reasoning for choice 0, perhaps its finish reason, and nothing
+/// else. It is read with borrowed strings instead of a `Value` tree per token; any other chunk (tool calls, usage, an
+/// error, other choices, a field of another type, a repeated key) is read as a `Value`, as before.
+#[derive(serde::Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow)]
+    choices: [TextChoice<'a>; 1],
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextChoice<'a> {
+    #[serde(default)]
+    index: u64,
+    #[serde(borrow, default)]
+    delta: Option<TextDelta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
+impl OpenAiStream {
+    /// Handles `data` if it is a `TextChunk`; false when it is not (the caller reads it as a `Value`).
+    fn on_text_chunk(&mut self, data: &str, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+        let Ok(TextChunk {
+            choices: [choice],
+            usage: None,
+            error: None,
+        }) = serde_json::from_str::<TextChunk>(data)
+        else {
+            return Ok(false);
+        };
+        if choice.index != 0 || choice.delta.as_ref().is_some_and(|d| d.tool_calls.is_some()) {
+            return Ok(false);
+        }
+        self.seen_chunk = true;
+        if let Some(delta) = &choice.delta {
+            let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());
+            if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
+                caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
+                let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+            }
+            if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+                caps::append(&mut self.content, text, caps::Part::Answer)?;
+                let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+        }
+        Ok(true)
+    }
+}
+
 impl StreamHandler for OpenAiStream {
     fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
         if event.is_done() {
             return Ok(true);
+        }
+        if self.on_text_chunk(&event.data, events)? {
+            return Ok(false);
         }
         let chunk: Value = match serde_json::from_str(&event.data) {
             Ok(chunk) => chunk,

@@ -306,3 +306,51 @@ fn error_chunks_fail_and_junk_is_skipped() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+/// Text chunks are read without a `Value` tree (`TextChunk`); each must have the same effect as when read as a `Value`,
+/// which a second choice (not ours) forces.
+#[test]
+fn text_chunks_read_the_fast_way_do_what_the_value_way_does() {
+    let chunks = [
+        json!({"choices": [{"index": 0, "delta": {"content": "plain"}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {"content": "q\"uote \\ back\nnew é 日本"}}]}),
+        json!({"choices": [{"delta": {"content": "no index"}}], "usage": null, "error": null}),
+        json!({"choices": [{"index": 0, "delta": {"content": ""}}]}),
+        json!({"choices": [{"index": 0, "delta": {"content": null, "role": "assistant"}}]}),
+        json!({"choices": [{"index": 0, "delta": {"reasoning_content": "think", "reasoning": "other"}}]}),
+        json!({"choices": [{"index": 0, "delta": {"reasoning_content": "", "reasoning": "other"}}]}),
+        json!({"choices": [{"index": 0, "delta": {"reasoning": "only reasoning", "content": "and text"}}]}),
+        json!({"choices": [{"index": 0, "finish_reason": "stop"}], "id": "x", "model": "m"}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
+    ];
+    for chunk in chunks {
+        let (tx_fast, mut rx_fast) = unbounded_channel();
+        let (tx_probe, _rx_probe) = unbounded_channel();
+        assert!(
+            OpenAiStream::default()
+                .on_text_chunk(&chunk.to_string(), &tx_probe)
+                .unwrap(),
+            "read the fast way: {chunk}"
+        );
+        let mut fast = OpenAiStream::default();
+        feed(&mut fast, &tx_fast, std::slice::from_ref(&chunk));
+        let mut slow_chunk = chunk.clone();
+        slow_chunk["choices"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"index": 1, "delta": {"content": "not ours"}, "finish_reason": "stop"}));
+        let (tx_slow, mut rx_slow) = unbounded_channel();
+        let mut slow = OpenAiStream::default();
+        feed(&mut slow, &tx_slow, &[slow_chunk]);
+        assert_eq!(
+            format!("{:?}", drain(&mut rx_fast)),
+            format!("{:?}", drain(&mut rx_slow)),
+            "{chunk}"
+        );
+        assert_eq!(
+            (&fast.content, &fast.reasoning, &fast.finish_reason, fast.seen_chunk),
+            (&slow.content, &slow.reasoning, &slow.finish_reason, slow.seen_chunk),
+            "{chunk}"
+        );
+    }
+}
