@@ -146,6 +146,79 @@ async fn allow_rules_from_project_config_let_commands_run() {
 }
 
 #[tokio::test]
+async fn an_untrusted_project_config_that_cannot_be_used_is_ignored_with_a_warning() {
+    // A command may leave anything at .tern/config.toml: text that is not TOML, a link to a key (whose text must not
+    // be quoted back), a FIFO (whose read would never end). Each run still answers, and says why the file was ignored.
+    let sb = sandbox();
+    let tern = sb.work.path().join(".tern");
+    std::fs::create_dir(&tern).unwrap();
+    let config = tern.join("config.toml");
+    let secret = sb.home.path().join("id_key");
+    std::fs::write(
+        &secret,
+        "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA\n",
+    )
+    .unwrap();
+    let cases: [(&str, &dyn Fn()); 3] = [
+        ("not a valid config", &|| {
+            std::fs::write(&config, "mode = [[[\n").unwrap()
+        }),
+        ("not a valid config", &|| {
+            std::os::unix::fs::symlink(&secret, &config).unwrap()
+        }),
+        ("not a regular file", &|| {
+            let path = std::ffi::CString::new(config.as_os_str().as_encoded_bytes()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        }),
+    ];
+    for (reason, plant) in cases {
+        let _ = std::fs::remove_file(&config);
+        plant();
+        let mock = MockLlm::start(vec![Reply::text("Still here.")]).await;
+        let out = tokio::time::timeout(Duration::from_secs(60), sb.run(Some(&mock), &["run", "hi"]))
+            .await
+            .expect("tern run hung on the planted config");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{reason}: {err}");
+        assert_eq!(text(&out.stdout), "Still here.\n");
+        assert!(
+            err.contains(".tern/config.toml") && err.contains(reason),
+            "{reason}: {err}"
+        );
+        assert!(err.contains("--trust-project"), "{err}");
+        assert!(
+            !err.contains("OPENSSH") && !err.contains("b3Bl"),
+            "the file's text was shown: {err}"
+        );
+    }
+    // Trusted, the same broken file is an error that names it.
+    let _ = std::fs::remove_file(&config);
+    std::fs::write(&config, "mode = [[[\n").unwrap();
+    let mock = MockLlm::start(vec![Reply::text("unused")]).await;
+    let out = sb.run(Some(&mock), &["run", "--trust-project", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("invalid config"), "{}", text(&out.stderr));
+}
+
+#[tokio::test]
+async fn a_written_name_with_hidden_characters_is_shown_with_them() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("write_file", json!({"path": "x\u{200b}file.txt", "content": "z\n"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let sb = sandbox();
+    let out = sb.run(Some(&mock), &["run", "--mode", "auto-edit", "write it"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(sb.work.path().join("x\u{200b}file.txt").exists());
+    // The call's line and its result line both show the zero-width space; nothing prints it raw.
+    assert!(!err.contains('\u{200b}'), "{err}");
+    assert!(err.contains("● write_file x\\u{200b}file.txt"), "{err}");
+    assert!(err.contains("✓ Created x\\u{200b}file.txt"), "{err}");
+}
+
+#[tokio::test]
 async fn prompt_from_stdin() {
     let mock = MockLlm::start(vec![Reply::text("got it")]).await;
     let sb = sandbox();

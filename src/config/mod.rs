@@ -257,19 +257,45 @@ pub struct Settings {
     pub web: WebSettings,
 }
 
+/// A config file larger than this is not read (a command could leave any file there).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of a config file, or `None` when there is none. Only a regular file of at most `MAX_CONFIG_BYTES` is
+/// read: opened without blocking, so a FIFO a command left in the project cannot hang the next start.
+fn read_config(path: &Path) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, more than a config file may have ({MAX_CONFIG_BYTES})",
+            meta.len()
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES).read_to_string(&mut text)?;
+    Ok(Some(text))
+}
+
 impl ConfigFile {
     pub fn load(path: &Path) -> Result<Option<Self>, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-        };
-        Self::parse(&text, path).map(Some)
+        let text = read_config(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        text.map(|text| Self::parse(&text, path)).transpose()
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
@@ -521,7 +547,17 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         ));
     }
     let project = workspace.join(".tern/config.toml");
-    if let Some(layer) = ConfigFile::load(&project)? {
+    // An untrusted project's file that cannot be read is ignored with a warning, not an error: a command may have
+    // written it, and it must not keep tern from starting. The warning names no text of the file, which may be a
+    // link to anything the user can read.
+    let loaded = match ConfigFile::load(&project) {
+        Err(e) if !project_trusted => {
+            ignored.push(format!("{} ({})", project.display(), unreadable_reason(&e)));
+            None
+        }
+        loaded => loaded?,
+    };
+    if let Some(layer) = loaded {
         let layer = if project_trusted {
             layer
         } else {
@@ -540,6 +576,14 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         trust_changed,
         ignored,
     })
+}
+
+/// Why a config file was not used, without quoting it.
+fn unreadable_reason(error: &ConfigError) -> String {
+    match error {
+        ConfigError::Read { source, .. } => format!("cannot read it: {source}"),
+        ConfigError::Parse { .. } | ConfigError::Invalid(_) => "it is not a valid config".to_string(),
+    }
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

@@ -72,7 +72,12 @@ impl Printer {
                 let ended = Ended {
                     name: name.clone(),
                     is_error: output.is_error,
-                    first_line: output.text.lines().next().unwrap_or("").chars().take(limit).collect(),
+                    // Shown as the call's line is: a name with a zero-width space must not pass for another.
+                    first_line: crate::terminal_text::reveal(output.text.lines().next().unwrap_or(""))
+                        .0
+                        .chars()
+                        .take(limit)
+                        .collect(),
                     duration_ms: *duration_ms,
                 };
                 return self.released(agent, call_id, ended);

@@ -122,7 +122,18 @@ fn is_meaningful(line: &str) -> bool {
 }
 
 /// The one-line summary of a finished call.
+///
+/// Characters a person cannot see are shown (`terminal_text::reveal`), as in the call's label: a file name with a
+/// zero-width space must not pass for another.
 pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
+    let text = summary_text(call, output);
+    match crate::terminal_text::reveal(&text).0 {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(shown) => shown,
+    }
+}
+
+fn summary_text(call: &ToolCallState, output: &ToolOutput) -> String {
     if let ToolDetails::Exec { exit_code, .. } = &output.details {
         return exec_summary(&output.text, output.is_error, *exit_code);
     }
@@ -266,8 +277,10 @@ pub fn call_label(call: &ToolCallState) -> String {
         let files = patch_files(call);
         return match files.as_slice() {
             [] => String::new(),
-            [one] => one.clone(),
-            many => format!("{} ({} files)", many.join(", "), many.len()),
+            [one] => crate::terminal_text::reveal(one).0.into_owned(),
+            many => crate::terminal_text::reveal(&format!("{} ({} files)", many.join(", "), many.len()))
+                .0
+                .into_owned(),
         };
     }
     call.key_arg.clone()

@@ -124,3 +124,21 @@ fn patch_rows_name_their_files() {
     let call = ToolCallState::new("e".into(), "exec".into(), json!({"command": "ls -la"}));
     assert_eq!(call_label(&call), "ls -la");
 }
+
+#[test]
+fn hidden_characters_in_a_written_name_are_shown() {
+    // write_file tells the model the real name ("Created x\u{200b}file.txt"); the summary and a patch row show the
+    // zero-width space, so the name cannot pass for "xfile.txt".
+    let args = json!({"path": "x\u{200b}file.txt", "content": "z\n"});
+    let mut call = ToolCallState::new("w".into(), "write_file".into(), args);
+    call.finish(
+        ToolOutput::text("Created x\u{200b}file.txt (1 line)"),
+        Default::default(),
+        None,
+    );
+    let shown = summary_of(&call);
+    assert_eq!(shown, "Created x\\u{200b}file.txt (1 line)");
+
+    let call = patch_call(json!({"edits": [{"path": "a\u{2060}b.rs", "action": "add", "new_text": "z"}]}));
+    assert_eq!(call_label(&call), "a\\u{2060}b.rs");
+}
