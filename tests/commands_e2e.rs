@@ -8,7 +8,7 @@ mod support;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply};
-use support::tmux::{Tmux, tmux_available};
+use support::tmux::{Tmux, tern_command, tmux_available};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tern");
 
@@ -40,12 +40,14 @@ async fn a_custom_command_with_arguments_and_the_plan_pane() {
     )
     .unwrap();
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
-         --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
+    let command = tern_command(
+        "",
+        BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "echo TERN-EXITED-$?; sleep 30",
     );
     let tmux = Tmux::start("commands", (100, 30), &command);
     tmux.wait_for("Ask tern").await;

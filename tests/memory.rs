@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use support::mock_llm::{MockLlm, Reply};
-use support::tmux::{Tmux, tmux_available};
+use support::tmux::{Tmux, tern_command, tmux_available};
 use tern::agent::prompt::files::{MAX_FILE_CHARS, MAX_TOTAL_CHARS};
 use tern::agent::prompt::{ContextSources, SystemPrompt};
 use tern::agent::{AgentConfig, AgentHandle, spawn};
@@ -478,13 +478,14 @@ async fn remember_and_hash_in_a_real_terminal() {
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir(work.path().join(".git")).unwrap();
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {bin} \
-         --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
-        bin = support::tern::BIN,
+    let command = tern_command(
+        "",
+        support::tern::BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "echo TERN-EXITED-$?; sleep 30",
     );
     let tmux = Tmux::start("memory", (110, 36), &command);
     tmux.wait_for("Ask tern").await;

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::mock_llm::{MockLlm, Reply};
-use support::tmux::{Tmux, tmux_available};
+use support::tmux::{Tmux, tern_command, tmux_available};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tern");
 
@@ -38,12 +38,14 @@ async fn approve_a_command_browse_history_and_quit() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("README.md"), "# e2e\n").unwrap();
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
-         --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
+    let command = tern_command(
+        "",
+        BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "echo TERN-EXITED-$?; sleep 30",
     );
     let tmux = Tmux::start("e2e", (110, 36), &command);
     tmux.wait_for("Ask tern").await;

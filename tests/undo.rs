@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use support::tmux::{Tmux, tmux_available};
+use support::tmux::{Tmux, tern_command, tmux_available};
 use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentConfig, AgentHandle, spawn};
 use tern::protocol::{ApprovalMode, Event, Op, RewindPoint, ToolDetails};
@@ -480,13 +480,14 @@ async fn rewind_through_the_picker_in_a_real_terminal() {
     .await;
     let work = workspace(true);
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {bin} \
-         --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
-        bin = support::tern::BIN,
+    let command = tern_command(
+        "",
+        support::tern::BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "echo TERN-EXITED-$?; sleep 30",
     );
     let tmux = Tmux::start("rewind", (100, 32), &command);
     tmux.wait_for("Ask tern").await;

@@ -2,7 +2,7 @@
 //! done with its report, Ctrl+O on the spawn call shows its transcript, and Esc goes back. Skipped without tmux
 //! outside CI, as the other terminal tests.
 
-use support::tmux::{Tmux, tmux_available};
+use support::tmux::{Tmux, tern_command, tmux_available};
 
 use super::*;
 
@@ -26,12 +26,14 @@ async fn the_pane_and_the_transcript_in_a_real_terminal() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("README.md"), "# subagents\n").unwrap();
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
-         --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
+    let command = tern_command(
+        "",
+        BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "echo TERN-EXITED-$?; sleep 30",
     );
     let tmux = Tmux::start("subagent", (120, 36), &command);
     tmux.wait_for("Ask tern").await;

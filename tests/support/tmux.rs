@@ -1,6 +1,7 @@
 //! A real terminal for end-to-end tests: a tmux server of the test's own (its own socket, so tests never share one),
 //! one window `t`, keys in and the screen out. Killed when dropped.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,18 @@ pub fn tmux_available() -> bool {
         eprintln!("skipping: tmux is not installed");
     }
     ok
+}
+
+/// The shell command that runs `tern` (the binary at `bin`, after `prefix` such as a profiler, with `flags`) in `work`
+/// with a private `home`, against the scripted model at `url`; then `after` (which can say how it exited and keep the
+/// pane open for a last look).
+pub fn tern_command(prefix: &str, bin: &str, work: &Path, home: &Path, url: &str, flags: &str, after: &str) -> String {
+    format!(
+        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k \
+         {prefix}{bin} --provider openai --base-url {url} --model scripted {flags}; {after}",
+        work = work.display(),
+        home = home.display(),
+    )
 }
 
 impl Tmux {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::BIN;
 use super::support::mock_llm::{MockLlm, Reply};
-use super::support::tmux::{Tmux, tmux_available};
+use super::support::tmux::{Tmux, tern_command, tmux_available};
 
 fn numbered() -> String {
     (1..=40).map(|i| format!("row {i}\n")).collect()
@@ -37,12 +37,14 @@ async fn an_edit_approved_hunk_by_hunk_writes_only_the_accepted_hunks() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("rows.txt"), numbered()).unwrap();
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
-         --provider openai --base-url {url} --model scripted --mode ask; echo TERN-EXITED-$?; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
+    let command = tern_command(
+        "",
+        BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "--mode ask",
+        "echo TERN-EXITED-$?; sleep 30",
     );
     let tmux = Tmux::start("approve", (100, 30), &command);
     tmux.wait_for("Ask tern").await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::BIN;
 use super::support::mock_llm::{MockLlm, Reply};
-use super::support::tmux::{Tmux, tmux_available};
+use super::support::tmux::{Tmux, tern_command, tmux_available};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_answer_that_scrolls_leaves_the_screen_a_full_redraw_draws() {
@@ -22,12 +22,14 @@ async fn a_streamed_answer_that_scrolls_leaves_the_screen_a_full_redraw_draws() 
     let mock = MockLlm::start(vec![Reply::paced(answer, 400)]).await;
     let work = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let command = format!(
-        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k {BIN} \
-         --provider openai --base-url {url} --model scripted; sleep 30",
-        work = work.path().display(),
-        home = home.path().display(),
-        url = mock.openai_base_url(),
+    let command = tern_command(
+        "",
+        BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "sleep 30",
     );
     let tmux = Tmux::start("stream", (100, 30), &command);
     tmux.wait_for("Ask tern").await;
