@@ -17,6 +17,7 @@ mod openai;
 mod reasoning;
 mod responses;
 pub mod retry;
+mod stream_thread;
 mod transport;
 mod wire;
 

@@ -1,5 +1,5 @@
-//! The HTTP side shared by both wire formats: the reqwest client (rustls with ring), one POST per attempt, the
-//! timed read of the event stream (an idle timeout that any bytes reset, and an overall deadline that nothing
+//! The HTTP side shared by both wire formats: the reqwest client (rustls with ring), one POST per attempt (sent and
+//! read on the stream thread, `stream_thread`), the timed read of the event stream (an idle timeout that any bytes reset, and an overall deadline that nothing
 //! resets), telling a broken stream from one that was never an answer, and turning HTTP failures into errors a person
 //! can act on. The format modules only build request bodies and interpret events (`StreamHandler`).
 
@@ -7,14 +7,15 @@ use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT};
-use reqwest::{Response, Url};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{Instant, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{self, Failure, RetryPolicy};
+use super::stream_thread::{self, Body, SendError};
 use super::{Completion, ProviderConfig, ProviderError, ProviderEvent, ProviderKind};
 use crate::sse::{SseDecoder, SseEvent};
 
@@ -72,60 +73,6 @@ impl Limits {
                 .await
                 .map_err(|_| ProviderError::Stalled(self.idle))
         }
-    }
-}
-
-/// Text that has streamed this long is read in batches (see `Pace`): a short answer is never held back.
-const PACE_AFTER: Duration = Duration::from_millis(250);
-/// A batch starts at most this often.
-const PACE: Duration = crate::protocol::STREAM_FRAME;
-
-/// Reads a long stream in batches about a frame apart. A model streams an event per token, each its own network
-/// packet; read as they come, every token wakes tern (the runtime, the connection's task, the turn), which is most of
-/// what streaming costs on a fast stream. Between batches the events wait in the socket; a batch waits for the next
-/// chunk, then takes every chunk the connection already holds without waiting again, and no screen shows them sooner
-/// than its next frame anyway.
-#[derive(Default)]
-struct Pace {
-    /// When the first text went out.
-    streaming_since: Option<Instant>,
-    /// A batch is being taken.
-    batch: bool,
-    /// When the last batch began.
-    last: Option<Instant>,
-}
-
-impl Pace {
-    /// The body's next chunk, as `Response::chunk` gives it, within the attempt's limits.
-    async fn next(
-        &mut self,
-        response: &mut Response,
-        limits: &Limits,
-        output: bool,
-    ) -> Result<reqwest::Result<Option<Bytes>>, ProviderError> {
-        let now = Instant::now();
-        if output {
-            self.streaming_since.get_or_insert(now);
-        }
-        if self.streaming_since.is_none_or(|since| now < since + PACE_AFTER) {
-            return limits.wait(response.chunk()).await;
-        }
-        if self.batch {
-            // What the connection already holds belongs to this batch. The connection's task hands the body over one
-            // chunk at a time, so it gets one turn of the scheduler to hand over the next before the batch ends.
-            tokio::select! {
-                biased;
-                chunk = response.chunk() => return Ok(chunk),
-                () = tokio::task::yield_now() => self.batch = false,
-            }
-        }
-        if let Some(last) = self.last {
-            limits.wait(tokio::time::sleep_until(last + PACE)).await?;
-        }
-        let chunk = limits.wait(response.chunk()).await;
-        self.batch = true;
-        self.last = Some(Instant::now());
-        chunk
     }
 }
 
@@ -204,22 +151,25 @@ impl Transport {
             .post(self.url.clone())
             .headers(self.headers.clone())
             .body(body);
-        let mut response = match limits.wait(request.send()).await? {
+        let (head, mut body) = match limits.wait(stream_thread::send(request)).await? {
             // A host name that does not resolve fails at once: retrying it only delays the message.
-            Err(e) if e.is_dns() => return Err(ProviderError::Dns(error_chain(&e)).into()),
-            Err(e) => return Err(ProviderError::Connect(error_chain(&e)).into()),
-            Ok(response) => response,
+            Err(SendError::Http(e)) if e.is_dns() => return Err(ProviderError::Dns(error_chain(&e)).into()),
+            Err(SendError::Http(e)) => return Err(ProviderError::Connect(error_chain(&e)).into()),
+            Err(SendError::Lost) => {
+                return Err(ProviderError::Connect("the request ended without an answer".into()).into());
+            }
+            Ok(sent) => sent,
         };
-        let status = response.status().as_u16();
-        if !response.status().is_success() {
-            let retry_after = retry::retry_after(response.headers(), SystemTime::now());
-            let should_retry = retry::should_retry_header(response.headers());
-            let location = response
-                .headers()
+        let status = head.status.as_u16();
+        if !head.status.is_success() {
+            let retry_after = retry::retry_after(&head.headers, SystemTime::now());
+            let should_retry = retry::should_retry_header(&head.headers);
+            let location = head
+                .headers
                 .get(LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
-            let text = read_body(&mut response, &limits).await;
+            let text = read_body(&mut body, &limits).await;
             let message = match location {
                 // Redirects are not followed: a POST would turn into a GET, or http into https.
                 Some(to) if (300..400).contains(&status) => {
@@ -240,9 +190,9 @@ impl Transport {
                 should_retry,
             });
         }
-        if is_json(&response) {
+        if is_json(&head.headers) {
             // A server that ignored `stream: true` or reports an error with a 200.
-            let text = read_body(&mut response, &limits).await;
+            let text = read_body(&mut body, &limits).await;
             return Err(match error_message(&text) {
                 Some(message) => ProviderError::Api {
                     kind: "error".into(),
@@ -255,7 +205,7 @@ impl Transport {
             }
             .into());
         }
-        match self.read_stream(&mut response, &limits, &mut handler, events).await {
+        match self.read_stream(&mut body, &limits, &mut handler, events).await {
             Ok(()) => Ok(handler.finish()),
             // Out of time after part of the answer went out: another attempt would most likely run out at the same
             // point, and the consumer would have to throw away what it showed for nothing.
@@ -270,7 +220,7 @@ impl Transport {
     /// Feeds the body's events to `handler` until the answer is whole; an error says why it is not.
     async fn read_stream<H: StreamHandler>(
         &self,
-        response: &mut Response,
+        body: &mut Body,
         limits: &Limits,
         handler: &mut H,
         events: &UnboundedSender<ProviderEvent>,
@@ -293,9 +243,8 @@ impl Transport {
                 )))
             }
         };
-        let mut pace = Pace::default();
         loop {
-            let chunk = match pace.next(response, limits, handler.has_output()).await? {
+            let chunk = match limits.wait(body.chunk()).await? {
                 Err(e) => {
                     return Err(ProviderError::Stream(format!(
                         "the connection broke mid-answer: {}",
@@ -388,16 +337,15 @@ fn client(policy: &RetryPolicy, tls: bool) -> Result<reqwest::Client, ProviderEr
         .map_err(|e| ProviderError::Config(format!("cannot set up the HTTP client: {}", error_chain(&e))))
 }
 
-fn is_json(response: &Response) -> bool {
-    response
-        .headers()
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"))
 }
 
 /// Reads up to `MAX_ERROR_BODY` bytes of a body; whatever arrived before a failure, a stall or the deadline is kept.
-async fn read_body(response: &mut Response, limits: &Limits) -> String {
+async fn read_body(response: &mut Body, limits: &Limits) -> String {
     let mut body = Vec::new();
     while let Ok(Ok(Some(chunk))) = limits.wait(response.chunk()).await {
         body.extend_from_slice(&chunk);
