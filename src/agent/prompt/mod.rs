@@ -88,7 +88,8 @@ impl SystemPrompt {
         let withheld = crate::config::planted::withheld(&sources.workspace);
         if !withheld.is_empty() {
             warnings.push(format!(
-                "commands wrote instruction files in this project ({}): its AGENTS.md, skills and commands are left                  out until you trust it again (start tern there and accept, or pass --trust-project)",
+                "commands wrote instruction files in this project ({}): its AGENTS.md, skills and commands are left \
+                 out until you trust it again (start tern there and accept, or pass --trust-project)",
                 withheld.join(", ")
             ));
         }
