@@ -529,6 +529,11 @@ impl PlanStatus {
 /// deltas on no more often, and the TUI draws streamed output at this interval (~30 frames a second).
 pub const STREAM_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
 
+/// Work timed at `STREAM_FRAME` that is this close to its time is done at once: the three clocks above run a frame
+/// apart each, so waiting out the difference would cost two wake-ups (the runtime's timer thread, then the waiting
+/// one) for a fraction of a millisecond.
+pub const FRAME_SLACK: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// How the notice a subagent sends while it waits for a free slot begins (frontends show it as queued).
 pub const SUBAGENT_QUEUED: &str = "waiting:";
 

@@ -209,6 +209,18 @@ impl Agent {
                         for event in held.take(event) {
                             self.forward(event, &mut partial, &mut partial_reasoning);
                         }
+                        // A batch read at once is held whole; when its release is (all but) due, it goes on now
+                        // rather than on a timer.
+                        while let Ok(event) = rx.try_recv() {
+                            for event in held.take(event) {
+                                self.forward(event, &mut partial, &mut partial_reasoning);
+                            }
+                        }
+                        if held.is_waiting() && held.due <= tokio::time::Instant::now() + crate::protocol::FRAME_SLACK {
+                            for event in held.release() {
+                                self.forward(event, &mut partial, &mut partial_reasoning);
+                            }
+                        }
                     }
                     () = tokio::time::sleep_until(held.due), if held.is_waiting() => {
                         for event in held.release() {

@@ -11,6 +11,7 @@
 //! frame is. A clear or a new size makes the shown screen blank, so everything is written again.
 
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::{Buffer, Cell};
@@ -33,7 +34,16 @@ pub struct Screen<B: Backend> {
     /// The cursor the frame asked for: where, and whether it shows.
     cursor: Position,
     cursor_shown: bool,
+    /// The terminal's size and when it was asked: ratatui asks every frame, and crossterm opens `/dev/tty` for each
+    /// answer. Asked again after a resize event (`resized`), a clear, or `SIZE_KEPT`.
+    size: std::cell::Cell<Option<(Size, Instant)>>,
+    /// Inside `draw`: ratatui's flush after rendering is held, so the frame goes out in one write after `present`.
+    drawing: bool,
 }
+
+/// How long a size asked of the terminal is believed without a resize event: a resize whose event was missed (one
+/// while another program had the terminal) shows within this.
+const SIZE_KEPT: Duration = Duration::from_secs(1);
 
 impl<B: Scroll> Screen<B> {
     pub fn new(inner: B) -> Self {
@@ -45,6 +55,8 @@ impl<B: Scroll> Screen<B> {
             next_rows: Vec::new(),
             cursor: Position::ORIGIN,
             cursor_shown: false,
+            size: std::cell::Cell::new(None),
+            drawing: false,
         }
     }
 
@@ -64,58 +76,88 @@ impl<B: Scroll> Screen<B> {
             self.shown_rows = row_hashes(&self.shown);
         }
         self.next_rows = row_hashes(&self.next);
-        if let Some(shift) = best_shift(&self.shown_rows, &self.next_rows) {
-            self.apply(shift)?;
+        let shift = best_shift(&self.shown_rows, &self.next_rows);
+        if let Some(shift) = &shift {
+            self.inner.scroll(shift.region.clone(), shift.by, shift.up)?;
         }
-        let updates = self.shown.diff(&self.next);
-        self.inner.draw(updates.into_iter())?;
-        if self.cursor_shown {
-            self.inner.show_cursor()?;
-            self.inner.set_cursor_position(self.cursor)?;
-        } else {
-            self.inner.hide_cursor()?;
-        }
+        let changes = self.changes(shift.as_ref());
+        self.inner.draw(changes.iter().map(|(x, y, cell)| (*x, *y, cell)))?;
+        self.inner.cursor(self.cursor_shown.then_some(self.cursor))?;
         std::mem::swap(&mut self.shown, &mut self.next);
         std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
         Ok(())
     }
 
-    /// Has the terminal move rows as `shift` says and moves the shown rows the same way.
-    fn apply(&mut self, shift: Shift) -> Result<(), B::Error> {
-        let width = self.shown.area.width as usize;
-        let (start, end, by) = (
-            shift.region.start as usize,
-            shift.region.end as usize,
-            shift.by as usize,
-        );
-        let cells = &mut self.shown.content;
-        let blank = blank_row(width);
-        // Rows leave at one end of the region and blank ones come in at the other: one move of the cells after.
-        self.inner.scroll(shift.region.clone(), shift.by, shift.up)?;
-        if shift.up {
-            cells.drain(start * width..(start + by) * width);
-            cells.splice(
-                (end - by) * width..(end - by) * width,
-                std::iter::repeat_n(Cell::default(), by * width),
-            );
-            self.shown_rows.drain(start..start + by);
-            self.shown_rows
-                .splice(end - by..end - by, std::iter::repeat_n(blank, by));
-        } else {
-            cells.drain((end - by) * width..end * width);
-            cells.splice(
-                start * width..start * width,
-                std::iter::repeat_n(Cell::default(), by * width),
-            );
-            self.shown_rows.drain(end - by..end);
-            self.shown_rows.splice(start..start, std::iter::repeat_n(blank, by));
+    /// The cells of `next` that differ from what the terminal shows once `shift` moved its rows, as ratatui's diff
+    /// finds them, row band by row band: a band of rows that differ is compared by ratatui (wide characters and what
+    /// they cover handled as it does), the rows that are the same, most of a frame, only by `same_row`, cheaper than
+    /// ratatui's diff, which measures each cell's width before comparing it. The rows the terminal moved are read
+    /// where they were in `shown`, which itself is never moved.
+    fn changes(&self, shift: Option<&Shift>) -> Vec<(u16, u16, Cell)> {
+        let width = usize::from(self.next.area.width);
+        let height = usize::from(self.next.area.height.min(self.shown.area.height));
+        let mut out = Vec::new();
+        if width == 0 {
+            return out;
         }
-        Ok(())
+        let blank = vec![Cell::default(); width];
+        // What the terminal shows on row `y`: a row of `shown`, or a blank one the move brought in.
+        let shows = |y: usize| -> &[Cell] {
+            let from = match shift {
+                Some(s) if (usize::from(s.region.start)..usize::from(s.region.end)).contains(&y) => {
+                    let (start, end, by) = (
+                        usize::from(s.region.start),
+                        usize::from(s.region.end),
+                        usize::from(s.by),
+                    );
+                    if s.up {
+                        Some(y + by).filter(|&from| from < end)
+                    } else {
+                        y.checked_sub(by).filter(|&from| from >= start)
+                    }
+                }
+                _ => Some(y),
+            };
+            from.map_or(&blank, |from| &self.shown.content[from * width..(from + 1) * width])
+        };
+        let next = |y: usize| &self.next.content[y * width..(y + 1) * width];
+        let mut y = 0;
+        while y < height {
+            if same_row(shows(y), next(y)) {
+                y += 1;
+                continue;
+            }
+            let first = y;
+            while y < height && !same_row(shows(y), next(y)) {
+                y += 1;
+            }
+            let area = Rect {
+                y: self.next.area.y + first as u16,
+                height: (y - first) as u16,
+                ..self.next.area
+            };
+            let was = Buffer {
+                area,
+                content: (first..y).flat_map(|row| shows(row).iter().cloned()).collect(),
+            };
+            let now = Buffer {
+                area,
+                content: self.next.content[first * width..y * width].to_vec(),
+            };
+            out.extend(was.diff(&now).into_iter().map(|(x, y, cell)| (x, y, cell.clone())));
+        }
+        out
     }
 
     /// Forgets what the terminal shows: the next frame is written whole.
     fn forget(&mut self) {
         self.shown = Buffer::empty(Rect::default());
+        self.size.set(None);
+    }
+
+    /// The terminal was resized: its size is asked again.
+    pub fn resized(&mut self) {
+        self.size.set(None);
     }
 }
 
@@ -123,6 +165,18 @@ impl<B: Scroll> Screen<B> {
 pub trait Scroll: Backend {
     /// Moves rows `region` `by` rows up (or down), blank rows coming in at the other end.
     fn scroll(&mut self, region: std::ops::Range<u16>, by: u16, up: bool) -> Result<(), Self::Error>;
+
+    /// Shows the cursor at `at`, or hides it, without flushing (ratatui's cursor calls flush each), so a frame
+    /// reaches the terminal as one write.
+    fn cursor(&mut self, at: Option<Position>) -> Result<(), Self::Error> {
+        match at {
+            Some(at) => {
+                self.show_cursor()?;
+                self.set_cursor_position(at)
+            }
+            None => self.hide_cursor(),
+        }
+    }
 }
 
 /// `SGR 0` (blank rows come in without colour), `CSI top;bottom r` (the region), `CSI n S` or `T` (the move) and
@@ -138,17 +192,30 @@ impl<W: Write> Scroll for CrosstermBackend<W> {
             region.end
         )
     }
+
+    fn cursor(&mut self, at: Option<Position>) -> io::Result<()> {
+        match at {
+            Some(at) => crossterm::queue!(self, crossterm::cursor::Show, crossterm::cursor::MoveTo(at.x, at.y)),
+            None => crossterm::queue!(self, crossterm::cursor::Hide),
+        }
+    }
 }
 
 /// Draws one frame: ratatui renders it into its buffer, which is traded for the screen's spare one (of the same
-/// size: ratatui clears it before it renders into it again), and the screen writes it.
+/// size: ratatui clears it before it renders into it again), and the screen writes it. Nothing is flushed (ratatui's
+/// own flush after rendering is held): the caller flushes, once.
 pub fn draw<B: Scroll>(terminal: &mut Terminal<Screen<B>>, render: impl FnOnce(&mut Frame)) -> Result<(), B::Error> {
     let mut next = terminal.backend_mut().spare();
-    terminal.draw(|frame| {
-        render(frame);
-        next.resize(frame.area());
-        std::mem::swap(frame.buffer_mut(), &mut next);
-    })?;
+    terminal.backend_mut().drawing = true;
+    let drawn = terminal
+        .draw(|frame| {
+            render(frame);
+            next.resize(frame.area());
+            std::mem::swap(frame.buffer_mut(), &mut next);
+        })
+        .map(|_| ());
+    terminal.backend_mut().drawing = false;
+    drawn?;
     terminal.backend_mut().present(next)
 }
 
@@ -212,6 +279,24 @@ fn best_shift(shown: &[u64], next: &[u64]) -> Option<Shift> {
     best.map(|(_, shift)| shift)
 }
 
+/// Whether two rows are the same, as ratatui's `Cell` equality says, with a single-byte symbol (most cells)
+/// compared as a byte.
+#[allow(deprecated)] // `skip`, which ratatui's equality still compares
+fn same_row(a: &[Cell], b: &[Cell]) -> bool {
+    a.iter().zip(b).all(|(a, b)| {
+        a.fg == b.fg
+            && a.bg == b.bg
+            && a.modifier == b.modifier
+            && match (a.symbol().as_bytes(), b.symbol().as_bytes()) {
+                ([x], [y]) => x == y,
+                (x, y) => x == y,
+            }
+            && a.underline_color == b.underline_color
+            && a.diff_option == b.diff_option
+            && a.skip == b.skip
+    })
+}
+
 /// How many columns of a row its hash covers: enough to tell a transcript's lines apart, a fifth of a wide row's work.
 const HASHED_COLUMNS: usize = 64;
 
@@ -232,10 +317,6 @@ fn row_hashes(buffer: &Buffer) -> Vec<u64> {
 
 fn hashed(width: usize) -> usize {
     width.saturating_sub(1).min(HASHED_COLUMNS)
-}
-
-fn blank_row(width: usize) -> u64 {
-    row_hash(&vec![Cell::default(); hashed(width)])
 }
 
 /// A hash of a row's cells, to find rows that moved: symbols, colours and modifiers, two multiplications a cell
@@ -329,7 +410,14 @@ impl<B: Scroll> Backend for Screen<B> {
     }
 
     fn size(&self) -> Result<Size, Self::Error> {
-        self.inner.size()
+        if let Some((size, asked)) = self.size.get()
+            && asked.elapsed() < SIZE_KEPT
+        {
+            return Ok(size);
+        }
+        let size = self.inner.size()?;
+        self.size.set(Some((size, Instant::now())));
+        Ok(size)
     }
 
     fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
@@ -337,6 +425,9 @@ impl<B: Scroll> Backend for Screen<B> {
     }
 
     fn flush(&mut self) -> Result<(), Self::Error> {
+        if self.drawing {
+            return Ok(());
+        }
         self.inner.flush()
     }
 

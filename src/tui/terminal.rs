@@ -17,7 +17,7 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crossterm::event::EventStream;
-use crossterm::execute;
+use crossterm::queue;
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate, disable_raw_mode, enable_raw_mode};
 use futures_util::StreamExt;
 use ratatui::Terminal;
@@ -30,6 +30,7 @@ use super::screen::Screen;
 use super::state::Level;
 use super::switch::StartSession;
 use crate::agent::{AgentHandle, SessionInfo};
+use crate::protocol::FRAME_SLACK;
 use crate::protocol::Op;
 
 pub mod modes;
@@ -212,7 +213,7 @@ async fn run_screen(
         let mut from_agent = false;
         let deadline = if dirty {
             let pace = if streamed_only { STREAM_FRAME } else { FRAME };
-            Some((last_draw + pace).max(now))
+            Some((last_draw + pace - FRAME_SLACK).max(now))
         } else if app.animating() {
             Some((last_draw + ANIMATION).max(now))
         } else {
@@ -236,6 +237,9 @@ async fn run_screen(
             }
             event = input.next() => match event {
                 Some(Ok(event)) => {
+                    if matches!(event, crossterm::event::Event::Resize(..)) {
+                        terminal.backend_mut().resized();
+                    }
                     app.on_terminal_event(event);
                     dirty = true;
                 }
@@ -298,12 +302,12 @@ async fn run_screen(
                 while sessions.pending.is_none() && let Ok(event) = events.try_recv() {
                     app.on_agent_event(event);
                 }
+                last_draw = Instant::now();
                 draw(&mut terminal, &mut app)?;
                 if let Some(go) = sessions.pending.as_mut().and_then(|p| p.go.take()) {
                     let _ = go.send(());
                 }
                 dirty = false;
-                last_draw = Instant::now();
             }
         }
         // Anything else (a key, a resize, a loaded session) is drawn at the full rate, also when streamed text is
@@ -446,8 +450,11 @@ fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
     result
 }
 
+/// Waits until `deadline`; one already passed is not handed to the runtime's timer, which would wake the thread
+/// that drives it only to wake this one back.
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
+        Some(d) if d <= Instant::now() => {}
         Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
         None => std::future::pending().await,
     }
@@ -457,9 +464,10 @@ type Tty = Terminal<Screen<CrosstermBackend<BufWriter<Stdout>>>>;
 
 /// One frame: rendered by ratatui, written by `Screen` (only what changed, rows that moved moved by the terminal).
 fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
-    execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    // Queued, not executed: the frame reaches the terminal as one write, at the flush below.
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
     let result = super::screen::draw(terminal, |frame| app.render(frame));
-    execute!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+    queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     for text in app.clipboard.drain(..) {
         osc52(terminal.backend_mut(), &text)?;
     }
