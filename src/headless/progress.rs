@@ -73,7 +73,7 @@ impl Printer {
                     name: name.clone(),
                     is_error: output.is_error,
                     // Shown as the call's line is: a name with a zero-width space must not pass for another.
-                    first_line: crate::terminal_text::reveal(output.text.lines().next().unwrap_or(""))
+                    first_line: crate::terminal_text::reveal(&headline(&output.text))
                         .0
                         .chars()
                         .take(limit)
@@ -148,6 +148,23 @@ fn write_lines<E: Write>(agent: &AgentKey, lines: &[String], err: &mut E) {
     }
 }
 
+/// A result's first line; one that introduces a list ("Patch applied:") goes on with the list's items, joined.
+fn headline(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    if !first.ends_with(':') {
+        return first.to_string();
+    }
+    let items: Vec<&str> = lines
+        .map(|l| l.trim().trim_start_matches("- "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if items.is_empty() {
+        return first.to_string();
+    }
+    format!("{first} {}", items.join("; "))
+}
+
 /// "  ✓ first line (0.1s)", or with the call's label when it does not stand right under its begin line.
 fn result_line(ended: &Ended, label: Option<&str>) -> String {
     let mark = if ended.is_error { "✗" } else { "✓" };
@@ -200,7 +217,33 @@ pub fn key_argument(args: &serde_json::Value) -> String {
             return one_line_summary(v);
         }
     }
-    String::new()
+    files_label(&edit_paths(&args))
+}
+
+/// The files a call's `edits` name (`apply_patch`), each once, in order.
+pub fn edit_paths(args: &serde_json::Value) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for path in args
+        .get("edits")
+        .and_then(|e| e.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("path").and_then(|p| p.as_str()))
+    {
+        if !path.is_empty() && !files.iter().any(|f| f == path) {
+            files.push(path.to_string());
+        }
+    }
+    files
+}
+
+/// "a.rs", or "a.rs, b.rs (2 files)", as a person must see it (`one_line_summary`); empty for no files.
+pub fn files_label(files: &[String]) -> String {
+    match files {
+        [] => String::new(),
+        [one] => one_line_summary(one),
+        many => one_line_summary(&format!("{} ({} files)", many.join(", "), many.len())),
+    }
 }
 
 /// The first line of `value` as a person must see it (invisible characters and tabs shown, as in the approval prompt:
@@ -245,6 +288,25 @@ pub fn plan_text(items: &[PlanItem]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_that_introduces_a_list_goes_on_with_its_items() {
+        assert_eq!(
+            super::headline("Patch applied:\n- update a.txt (+2 -2)\n- add new/b.txt (+1)\n"),
+            "Patch applied: update a.txt (+2 -2); add new/b.txt (+1)"
+        );
+        assert_eq!(super::headline("Created a.txt\nmore"), "Created a.txt");
+        assert_eq!(super::headline("Found:"), "Found:");
+    }
+
+    #[test]
+    fn a_patch_is_summed_up_by_the_files_it_edits() {
+        let args = serde_json::json!({"edits": [{"path": "a.rs"}, {"path": "b.rs"}, {"path": "a.rs"}]});
+        assert_eq!(super::key_argument(&args), "a.rs, b.rs (2 files)");
+        let one = serde_json::json!({"edits": [{"path": "x\u{200b}y.rs"}]});
+        assert_eq!(super::key_argument(&one), "x\\u{200b}y.rs");
+        assert_eq!(super::key_argument(&serde_json::json!({"edits": []})), "");
+    }
 
     #[test]
     fn a_calls_summary_shows_hidden_characters_and_says_what_it_leaves_out() {

@@ -9,7 +9,7 @@
 //!
 //! While the thread sleeps for one stream, other requests on it wait too, at most `PACE`.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -56,13 +56,16 @@ pub(crate) enum SendError {
     Http(reqwest::Error),
     /// Its task ended without a word (it panicked, or the runtime is gone).
     Lost,
+    /// The stream thread could not be started: why.
+    NoThread(String),
 }
 
 /// Sends `request` on the stream thread; its head comes back, then its body through `Body`.
 pub(crate) async fn send(request: RequestBuilder) -> Result<(Head, Body), SendError> {
     let (head_tx, head_rx) = oneshot::channel();
     let (chunks_tx, chunks) = mpsc::unbounded_channel();
-    let task = AbortOnDrop(thread().handle.spawn(async move {
+    let thread = thread().map_err(SendError::NoThread)?;
+    let task = AbortOnDrop(thread.handle.spawn(async move {
         let response = match request.send().await {
             Ok(response) => response,
             Err(e) => {
@@ -147,25 +150,38 @@ struct StreamThread {
     woken: Notify,
 }
 
-fn thread() -> &'static StreamThread {
-    static THREAD: OnceLock<&'static StreamThread> = OnceLock::new();
-    THREAD.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap_or_else(|e| panic!("cannot start the runtime for model requests: {e}"));
-        let shared: &'static StreamThread = Box::leak(Box::new(StreamThread {
-            handle: runtime.handle().clone(),
-            until: Mutex::new(None),
-            asked: Notify::new(),
-            woken: Notify::new(),
-        }));
-        std::thread::Builder::new()
-            .name("tern-stream".into())
-            .spawn(move || run(runtime, shared))
-            .unwrap_or_else(|e| panic!("cannot start the thread for model requests: {e}"));
-        shared
-    })
+/// The stream thread, started by the first request. When the system refuses a thread or a runtime, the request
+/// fails with the reason and the next one tries again.
+fn thread() -> Result<&'static StreamThread, String> {
+    static THREAD: Mutex<Option<&'static StreamThread>> = Mutex::new(None);
+    let mut slot = THREAD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(thread) = *slot {
+        return Ok(thread);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime for model requests: {e}"))?;
+    let handle = runtime.handle().clone();
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<&'static StreamThread>();
+    std::thread::Builder::new()
+        .name("tern-stream".into())
+        .spawn(move || {
+            if let Ok(shared) = started_rx.recv() {
+                run(runtime, shared);
+            }
+        })
+        .map_err(|e| format!("cannot start the thread for model requests: {e}"))?;
+    let shared: &'static StreamThread = Box::leak(Box::new(StreamThread {
+        handle,
+        until: Mutex::new(None),
+        asked: Notify::new(),
+        woken: Notify::new(),
+    }));
+    // The thread waits for this before it runs anything; it cannot have gone.
+    let _ = started_tx.send(shared);
+    *slot = Some(shared);
+    Ok(shared)
 }
 
 /// Runs the requests until a stream asks to pause, sleeps (outside the runtime, so no packet wakes the thread) until
@@ -188,7 +204,10 @@ fn run(runtime: tokio::runtime::Runtime, shared: &'static StreamThread) {
 
 /// Waits until `until` with the whole thread asleep. Only for tasks on the stream thread.
 async fn pause_until(until: Instant) {
-    let shared = thread();
+    let Ok(shared) = thread() else {
+        // Not on the stream thread after all (it always exists there): a plain timer.
+        return tokio::time::sleep_until(until).await;
+    };
     let woken = shared.woken.notified();
     {
         let mut slot = shared.until.lock().unwrap_or_else(|e| e.into_inner());

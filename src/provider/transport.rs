@@ -158,6 +158,7 @@ impl Transport {
             Err(SendError::Lost) => {
                 return Err(ProviderError::Connect("the request ended without an answer".into()).into());
             }
+            Err(SendError::NoThread(why)) => return Err(ProviderError::Connect(why).into()),
             Ok(sent) => sent,
         };
         let status = head.status.as_u16();

@@ -262,26 +262,13 @@ pub fn patch_files(call: &ToolCallState) -> Vec<String> {
         serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
         other => other.clone(),
     };
-    if let Some(edits) = args.get("edits").and_then(|e| e.as_array()) {
-        edits
-            .iter()
-            .filter_map(|e| e.get("path").and_then(|p| p.as_str()))
-            .for_each(&mut add);
-    }
-    files
+    crate::headless::edit_paths(&args)
 }
 
 /// The argument a call's row shows: its key argument, or for a patch the files it touched.
 pub fn call_label(call: &ToolCallState) -> String {
-    if call.key_arg.is_empty() && call.name == "apply_patch" {
-        let files = patch_files(call);
-        return match files.as_slice() {
-            [] => String::new(),
-            [one] => crate::terminal_text::reveal(one).0.into_owned(),
-            many => crate::terminal_text::reveal(&format!("{} ({} files)", many.join(", "), many.len()))
-                .0
-                .into_owned(),
-        };
+    if call.name == "apply_patch" {
+        return crate::headless::files_label(&patch_files(call));
     }
     call.key_arg.clone()
 }
