@@ -5,7 +5,9 @@
 //! ↑/↓/PgUp/PgDn scroll, Ctrl+D opens the change full screen. In review: `y` accept the hunk, `n` reject it, `a`
 //! accept it and the rest, `e` edit it in `$EDITOR`, `Esc` back to whole-call answers.
 //! Keys that arrive within a short guard time after the prompt appears go elsewhere: typing into the composer when the
-//! prompt pops up must never answer it.
+//! prompt pops up must never answer it. Each such key holds the guard up a while longer, so a sentence being typed
+//! when the prompt appeared ("explain…" holds an `a`, which is "always") goes on into the composer to its end; the
+//! prompt answers keys after a pause.
 
 mod body;
 pub mod hunks;
@@ -30,14 +32,16 @@ use hunks::{Choice, HunkReview};
 /// Rows the prompt wants at most, before the app's own cap (the composer and a few transcript rows stay).
 const MAX_BODY_ROWS: u16 = 30;
 
-/// Keys arriving sooner than this after the prompt appeared are not taken as an answer.
+/// Keys arriving sooner than this after the prompt appeared, or after a key that arrived so, are not taken as an
+/// answer.
 pub const GUARD: Duration = Duration::from_millis(400);
 
 pub struct ApprovalLayer {
     pub request: ApprovalRequest,
     /// How many more requests wait behind this one.
     pub queued: usize,
-    shown: Instant,
+    /// Keys before this are not answers (`GUARD`).
+    guard_until: Instant,
     /// Typing feedback after `n`.
     feedback: Option<String>,
     /// The subagent that asks, by label; `None`: the main agent.
@@ -55,7 +59,7 @@ impl ApprovalLayer {
         Self {
             request,
             queued,
-            shown: Instant::now(),
+            guard_until: Instant::now() + GUARD,
             feedback: None,
             from: None,
             scroll: 0,
@@ -72,7 +76,7 @@ impl ApprovalLayer {
 
     /// For tests: as if the prompt had been on screen for a while.
     pub fn settled(mut self) -> Self {
-        self.shown = Instant::now() - GUARD * 2;
+        self.guard_until = Instant::now() - GUARD;
         self
     }
 
@@ -258,7 +262,9 @@ impl Layer for ApprovalLayer {
             }
             return Handled::Consumed;
         }
-        if self.shown.elapsed() < GUARD {
+        let now = Instant::now();
+        if now < self.guard_until {
+            self.guard_until = now + GUARD;
             return Handled::Ignored;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);

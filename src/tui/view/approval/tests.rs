@@ -263,3 +263,49 @@ fn a_command_with_invisible_characters_shows_them_and_says_so() {
         insta::assert_snapshot!(format!("hidden_characters_{w}x{h}"), screen);
     }
 }
+
+#[test]
+fn keys_typed_on_into_the_guard_hold_it_up_and_a_pause_ends_it() {
+    use std::time::{Duration, Instant};
+
+    use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
+
+    let request = ApprovalRequest {
+        call_id: "c1".into(),
+        tool: "exec".into(),
+        command: "cargo test".into(),
+        proposed_rule: Some("cargo test".into()),
+        ..Default::default()
+    };
+    let theme = Theme::dark();
+    let mut layer = ApprovalLayer::new(request, 0);
+    let press = |layer: &mut ApprovalLayer, c: char| {
+        let mut ctx = Ctx::new(View {
+            calls: &[],
+            theme: &theme,
+        });
+        let handled = layer.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), &mut ctx);
+        let always = ctx.effects.iter().any(|e| {
+            matches!(
+                e,
+                Effect::Op(Op::Approve {
+                    decision: ApprovalDecision::Always,
+                    ..
+                })
+            )
+        });
+        (handled, always)
+    };
+    // The guard is about to end when the user, still typing, presses `a` ("always"): it goes to the composer and
+    // holds the guard up for a whole guard time from now.
+    layer.guard_until = Instant::now() + Duration::from_millis(1);
+    let before = Instant::now();
+    assert_eq!(press(&mut layer, 'a'), (Handled::Ignored, false));
+    assert!(
+        layer.guard_until >= before + super::GUARD,
+        "the guard goes on after a key typed into it"
+    );
+    // After a pause the prompt answers.
+    layer.guard_until = Instant::now() - Duration::from_millis(1);
+    assert_eq!(press(&mut layer, 'a'), (Handled::Consumed, true));
+}
