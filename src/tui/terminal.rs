@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 use crossterm::event::EventStream;
 use crossterm::queue;
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate, disable_raw_mode, enable_raw_mode};
-use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -33,7 +32,10 @@ use crate::agent::{AgentHandle, SessionInfo};
 use crate::protocol::FRAME_SLACK;
 use crate::protocol::Op;
 
+mod input;
 pub mod modes;
+
+use input::Input;
 
 /// How long the agent gets to stop its tools after the UI ends; what is left is killed with the runtime.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
@@ -329,7 +331,7 @@ async fn run_screen(
             // both back afterwards with a full redraw.
             drop(input);
             let result = run_editor(&text, mouse_on);
-            input = Input::Ready(EventStream::new());
+            input = Input::ready(EventStream::new());
             terminal.clear()?;
             app.edited(result);
             dirty = true;
@@ -412,34 +414,6 @@ async fn run_screen(
 }
 
 /// Hands the terminal to `$EDITOR` for `text` and takes it back.
-/// The terminal's input. crossterm's `EventStream::new` waits for its reader, which the kitty keyboard query holds
-/// for up to two seconds on a terminal that answers neither query: the stream is made on a blocking thread, so the
-/// first frame never waits for it (keys typed meanwhile wait in the terminal, none is lost).
-enum Input {
-    Starting(tokio::task::JoinHandle<EventStream>),
-    Ready(EventStream),
-}
-
-impl Input {
-    fn start() -> Self {
-        Input::Starting(tokio::task::spawn_blocking(EventStream::new))
-    }
-
-    /// The next terminal event; `None` when input ended. Cancel-safe, as `select!` needs.
-    async fn next(&mut self) -> Option<std::io::Result<crossterm::event::Event>> {
-        if let Input::Starting(handle) = self {
-            match handle.await {
-                Ok(stream) => *self = Input::Ready(stream),
-                Err(_) => return None,
-            }
-        }
-        match self {
-            Input::Ready(stream) => stream.next().await,
-            Input::Starting(_) => None,
-        }
-    }
-}
-
 fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
     let mut out = stdout();
     let _ = modes::leave(&mut out);
