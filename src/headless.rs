@@ -16,7 +16,7 @@ use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
 use crate::secrets::MaskingWriter;
 use crate::terminal_text::{CleanWriter, Stream};
 use printer::Printer;
-pub use progress::{edit_paths, files_label, key_argument, plan_text};
+pub use progress::{call_arguments, edit_paths, files_label, key_argument, plan_text, unique_paths};
 #[cfg(test)]
 use {
     crate::protocol::{PlanItem, PlanStatus, ToolOutput},

@@ -206,20 +206,17 @@ impl Agent {
                 tokio::select! {
                     biased;
                     Some(event) = rx.recv() => {
-                        for event in held.take(event) {
-                            self.forward(event, &mut partial, &mut partial_reasoning);
-                        }
                         // A batch read at once is held whole; when its release is (all but) due, it goes on now
                         // rather than on a timer.
+                        let mut now = held.take(event);
                         while let Ok(event) = rx.try_recv() {
-                            for event in held.take(event) {
-                                self.forward(event, &mut partial, &mut partial_reasoning);
-                            }
+                            now.extend(held.take(event));
                         }
-                        if held.is_waiting() && held.due <= tokio::time::Instant::now() + crate::protocol::FRAME_SLACK {
-                            for event in held.release() {
-                                self.forward(event, &mut partial, &mut partial_reasoning);
-                            }
+                        if held.due_within(crate::protocol::FRAME_SLACK) {
+                            now.extend(held.release());
+                        }
+                        for event in now {
+                            self.forward(event, &mut partial, &mut partial_reasoning);
                         }
                     }
                     () = tokio::time::sleep_until(held.due), if held.is_waiting() => {
@@ -342,6 +339,11 @@ impl Held {
     /// Something is held until `due`.
     fn is_waiting(&self) -> bool {
         !self.events.is_empty()
+    }
+
+    /// Something is held and its release is due within `slack`.
+    fn due_within(&self, slack: std::time::Duration) -> bool {
+        self.is_waiting() && self.due <= tokio::time::Instant::now() + slack
     }
 
     /// What is held, to go on now; the next release is a frame from now.

@@ -208,10 +208,7 @@ fn subagent_line(event: &Event) -> Option<String> {
 
 /// The argument that says most about a call: the command, path or pattern.
 pub fn key_argument(args: &serde_json::Value) -> String {
-    let args = match args {
-        serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
-        other => other.clone(),
-    };
+    let args = call_arguments(args);
     for key in ["command", "pattern", "query", "glob", "path", "url"] {
         if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
             return one_line_summary(v);
@@ -220,16 +217,29 @@ pub fn key_argument(args: &serde_json::Value) -> String {
     files_label(&edit_paths(&args))
 }
 
+/// A call's arguments as an object: some providers send them as a JSON string.
+pub fn call_arguments(args: &serde_json::Value) -> serde_json::Value {
+    match args {
+        serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
+        other => other.clone(),
+    }
+}
+
 /// The files a call's `edits` name (`apply_patch`), each once, in order.
 pub fn edit_paths(args: &serde_json::Value) -> Vec<String> {
+    unique_paths(
+        args.get("edits")
+            .and_then(|e| e.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("path").and_then(|p| p.as_str())),
+    )
+}
+
+/// Non-empty `paths`, each once, in order.
+pub fn unique_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
-    for path in args
-        .get("edits")
-        .and_then(|e| e.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.get("path").and_then(|p| p.as_str()))
-    {
+    for path in paths {
         if !path.is_empty() && !files.iter().any(|f| f == path) {
             files.push(path.to_string());
         }

@@ -243,26 +243,15 @@ pub fn exec_tail(output: &ToolOutput) -> Option<(usize, Vec<String>)> {
 
 /// The files an `apply_patch` call touched: from its diffs once it ran, else from its arguments. Each once, in order.
 pub fn patch_files(call: &ToolCallState) -> Vec<String> {
-    let mut files: Vec<String> = Vec::new();
-    let mut add = |path: &str| {
-        if !path.is_empty() && !files.iter().any(|f| f == path) {
-            files.push(path.to_string());
-        }
-    };
     if let Some(ToolOutput {
         details: ToolDetails::Diffs { diffs },
         ..
     }) = &call.output
         && !diffs.is_empty()
     {
-        diffs.iter().for_each(|d| add(&d.path));
-        return files;
+        return crate::headless::unique_paths(diffs.iter().map(|d| d.path.as_str()));
     }
-    let args = match &call.args {
-        serde_json::Value::String(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
-        other => other.clone(),
-    };
-    crate::headless::edit_paths(&args)
+    crate::headless::edit_paths(&crate::headless::call_arguments(&call.args))
 }
 
 /// The argument a call's row shows: its key argument, or for a patch the files it touched.
