@@ -529,9 +529,14 @@ impl PlanStatus {
 /// deltas on no more often, and the TUI draws streamed output at this interval (~30 frames a second).
 pub const STREAM_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
 
-/// Work timed at `STREAM_FRAME` that is this close to its time is done at once: the three clocks above run a frame
-/// apart each, so waiting out the difference would cost two wake-ups (the runtime's timer thread, then the waiting
-/// one) for a fraction of a millisecond.
+/// Streamed output that arrives this much before its time (a `STREAM_FRAME` after the last) goes on at once: the turn
+/// passes it to the frontend and the TUI draws it. The stream thread's batches set the pace, and the turn and the
+/// screen follow that clock instead of keeping clocks of their own a few milliseconds off it, which cost a timer and
+/// a second wake-up each, every frame.
+pub const STREAM_EARLY: std::time::Duration = std::time::Duration::from_millis(8);
+
+/// A TUI frame this close to its time is drawn at once: waiting out the difference on a timer would cost two wake-ups
+/// (the runtime's timer thread, then the UI) for a fraction of a millisecond.
 pub const FRAME_SLACK: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// How the notice a subagent sends while it waits for a free slot begins (frontends show it as queued).

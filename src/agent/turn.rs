@@ -206,13 +206,13 @@ impl Agent {
                 tokio::select! {
                     biased;
                     Some(event) = rx.recv() => {
-                        // A batch read at once is held whole; when its release is (all but) due, it goes on now
-                        // rather than on a timer.
+                        // A batch read at once is held whole; when its release is nearly due (the stream thread's
+                        // batches come a frame apart), it goes on now rather than on a timer.
                         let mut now = held.take(event);
                         while let Ok(event) = rx.try_recv() {
                             now.extend(held.take(event));
                         }
-                        if held.due_within(crate::protocol::FRAME_SLACK) {
+                        if held.due_within(crate::protocol::STREAM_EARLY) {
                             now.extend(held.release());
                         }
                         for event in now {

@@ -31,7 +31,7 @@ mod toggles;
 pub const FRAME: Duration = Duration::from_millis(16);
 /// The shortest time between two frames when only the agent's output changed them (~30 per second): streamed text
 /// reads the same at half the rate and costs half the drawing. Keys and resizes are still drawn at `FRAME`.
-pub use crate::protocol::STREAM_FRAME;
+pub use crate::protocol::{STREAM_EARLY, STREAM_FRAME};
 /// The frame interval while only an animation (spinner, timer) moves.
 pub const ANIMATION: Duration = Duration::from_millis(80);
 /// A second Ctrl+C within this time quits.

@@ -24,7 +24,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
-use super::app::{ANIMATION, App, FRAME, STREAM_FRAME, osc52};
+use super::app::{ANIMATION, App, FRAME, STREAM_EARLY, STREAM_FRAME, osc52};
 use super::screen::Screen;
 use super::state::Level;
 use super::switch::StartSession;
@@ -209,13 +209,18 @@ async fn run_screen(
     // What is to be drawn came only from the agent (streamed text, tool output): it is drawn at `STREAM_FRAME`.
     let mut streamed_only = false;
     let mut last_draw = Instant::now() - FRAME;
+    let mut timer = Timer::new();
     loop {
         let now = Instant::now();
         let was_dirty = dirty;
         let mut from_agent = false;
         let deadline = if dirty {
-            let pace = if streamed_only { STREAM_FRAME } else { FRAME };
-            Some((last_draw + pace - FRAME_SLACK).max(now))
+            let due = if streamed_only {
+                last_draw + STREAM_FRAME - STREAM_EARLY
+            } else {
+                last_draw + FRAME - FRAME_SLACK
+            };
+            Some(due.max(now))
         } else if app.animating() {
             Some((last_draw + ANIMATION).max(now))
         } else {
@@ -300,7 +305,7 @@ async fn run_screen(
                 app.mcp_changed();
                 dirty = true;
             }
-            _ = sleep_until(deadline), if deadline.is_some() => {
+            () = timer.until(deadline), if deadline.is_some() => {
                 while sessions.pending.is_none() && let Ok(event) = events.try_recv() {
                     app.on_agent_event(event);
                 }
@@ -424,13 +429,30 @@ fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
     result
 }
 
-/// Waits until `deadline`; one already passed is not handed to the runtime's timer, which would wake the thread
-/// that drives it only to wake this one back.
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) if d <= Instant::now() => {}
-        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
-        None => std::future::pending().await,
+/// The UI loop's one timer, kept from one turn of the loop to the next. A timer made anew is registered with the
+/// runtime's timer, which wakes the worker thread that drives it whenever the new time is its earliest: twice a frame
+/// while an answer streams. One moved later is only marked, and the driver sees the new time when it wakes for the
+/// old one.
+struct Timer(std::pin::Pin<Box<tokio::time::Sleep>>);
+
+impl Timer {
+    fn new() -> Self {
+        Self(Box::pin(tokio::time::sleep(Duration::from_secs(24 * 60 * 60))))
+    }
+
+    /// Waits until `deadline` (None: forever). One already passed is not handed to the runtime's timer at all.
+    async fn until(&mut self, deadline: Option<Instant>) {
+        match deadline {
+            Some(d) if d <= Instant::now() => {}
+            Some(d) => {
+                let d = tokio::time::Instant::from_std(d);
+                if self.0.deadline() != d {
+                    self.0.as_mut().reset(d);
+                }
+                self.0.as_mut().await;
+            }
+            None => std::future::pending().await,
+        }
     }
 }
 
@@ -447,4 +469,33 @@ fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     }
     terminal.backend_mut().flush()?;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::Timer;
+
+    #[tokio::test]
+    async fn the_kept_timer_waits_for_its_newest_deadline_and_not_at_all_for_a_passed_one() {
+        let mut timer = Timer::new();
+        let start = Instant::now();
+        // Armed for 20 ms, then moved later before it fires: it keeps the later time, not the first.
+        let first = tokio::time::timeout(
+            Duration::from_millis(5),
+            timer.until(Some(start + Duration::from_millis(20))),
+        );
+        assert!(first.await.is_err(), "fired before its deadline");
+        timer.until(Some(start + Duration::from_millis(60))).await;
+        assert!(start.elapsed() >= Duration::from_millis(60));
+        // A deadline already passed is not waited for (no timer round trip), also after the timer fired.
+        let again = Instant::now();
+        timer.until(Some(again - Duration::from_millis(1))).await;
+        timer.until(Some(Instant::now() + Duration::from_millis(10))).await;
+        assert!(again.elapsed() >= Duration::from_millis(10));
+        // No deadline: it waits for ever.
+        let never = tokio::time::timeout(Duration::from_millis(20), timer.until(None));
+        assert!(never.await.is_err());
+    }
 }
