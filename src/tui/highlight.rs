@@ -1,16 +1,19 @@
-//! Syntax highlighting for code blocks, diffs and file panes: syntect's default grammars and themes, mapped to ratatui
-//! styles (24-bit foreground colours, bold and italic; never a background, so code sits on the terminal's own).
-//! The definitions load once, by `warm_up` on a background thread when code may first be shown (about 14 ms; a
-//! session that shows none never loads them); until they are loaded,
+//! Syntax highlighting for code blocks, diffs and file panes, mapped to ratatui styles (24-bit foreground colours,
+//! bold and italic; never a background, so code sits on the terminal's own). The languages shown most (Rust, Python,
+//! JavaScript and TypeScript, Go, the C family, shell, JSON, YAML) go through a small lexer (`lexer`), about a
+//! microsecond a line, on the render path; the rest through syntect's default grammars, tens of microseconds a line.
+//! Both take their colours from a syntect theme. The definitions load once, by `warm_up` on a background thread when
+//! code may first be shown (about 14 ms; a session that shows none never loads them); until they are loaded,
 //! `highlight` returns plain lines rather than make a frame wait, and views re-render their code once `is_ready` (the
-//! UI is woken when warm-up ends). Each language's grammar compiles its (Oniguruma) regexes on first use, so a
+//! UI is woken when warm-up ends). Each syntect grammar compiles its (Oniguruma) regexes on first use, so a
 //! session pays only for what it shows. Work that would not fit a frame — huge inputs, minified one-line
-//! files — falls back to plain lines. A large block is drawn plain once and highlighted by a worker thread
-//! (`background`); views that lay code out wrap it in `track` and lay it out again when `epoch` moves.
+//! files — falls back to plain lines. A large block in a syntect language is drawn plain once and highlighted by a
+//! worker thread (`background`); views that lay code out wrap it in `track` and lay it out again when `epoch` moves.
 
 mod background;
 mod cache;
 mod lang;
+mod lexer;
 
 pub use background::{epoch, frame, mark_provisional, track};
 
@@ -111,9 +114,57 @@ pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'sta
         lang.and_then(|lang| lang::find_syntax(&SYNTAXES, lang))
     };
     match (syntax, syntect_theme(theme)) {
-        (Some(syntax), Some(syn_theme)) => highlight_or_submit(code, syntax, syn_theme, theme),
+        (Some(syntax), Some(syn_theme)) => match lexer::for_syntax(&syntax.name) {
+            Some(lang) => lex(code, lang, syn_theme, theme),
+            None => highlight_or_submit(code, syntax, syn_theme, theme),
+        },
         _ => plain_lines(code, theme),
     }
+}
+
+/// Highlights `code` with the lexer (`lexer`), whole, here: it is fast enough for any frame, so it needs neither the
+/// cache nor the worker.
+fn lex(code: &str, lang: &'static lexer::Lang, syn_theme: &'static syn::Theme, theme: &Theme) -> Vec<Line<'static>> {
+    let palette = Palette::new(syn_theme, theme);
+    let styles = lexer_styles(syn_theme);
+    // Plain tokens take the theme's own foreground, which `Palette` leaves to the terminal.
+    let plain = syn::Style {
+        foreground: syn_theme
+            .settings
+            .foreground
+            .unwrap_or(syn::Color { r: 0, g: 0, b: 0, a: 0 }),
+        background: syn::Color::BLACK,
+        font_style: FontStyle::empty(),
+    };
+    let mut open = lexer::Open::default();
+    let mut lines = Vec::new();
+    let mut sources = source_lines(code);
+    for line in sources.by_ref() {
+        if line.len() > MAX_LINE_BYTES {
+            lines.push(plain_line(line, theme));
+            break;
+        }
+        let ranges: Vec<(syn::Style, &str)> = lexer::line(lang, &mut open, line)
+            .into_iter()
+            .map(|(kind, from, to)| (lexer::style_of(styles, kind, plain), &line[from..to]))
+            .collect();
+        lines.push(palette.line(&ranges));
+    }
+    lines.extend(sources.map(|line| plain_line(line, theme)));
+    lines
+}
+
+/// The lexer's token styles for a theme, worked out once per theme.
+fn lexer_styles(syn_theme: &'static syn::Theme) -> &'static lexer::Styles {
+    static STYLES: std::sync::Mutex<Vec<(usize, &'static lexer::Styles)>> = std::sync::Mutex::new(Vec::new());
+    let key = std::ptr::from_ref(syn_theme) as usize;
+    let mut known = STYLES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, styles)) = known.iter().find(|(k, _)| *k == key) {
+        return styles;
+    }
+    let styles: &'static lexer::Styles = Box::leak(Box::new(lexer::Styles::new(syn_theme)));
+    known.push((key, styles));
+    styles
 }
 
 /// Highlights `code` here when what the cache lacks of it fits a frame; otherwise returns the cached part coloured

@@ -154,6 +154,20 @@ fn streaming_prefixes_match_a_fresh_highlight() {
 }
 
 #[test]
+fn a_language_the_lexer_knows_is_coloured_at_once_however_large() {
+    warm_up();
+    let theme = Theme::default();
+    let code: String = (0..background::SYNC_LINES * 20)
+        .map(|i| format!("let lexed_{i} = \"s\"; // note\n"))
+        .collect();
+    let (lines, provisional) = super::background::frame(|| super::track(|| highlight(&code, Some("rust"), &theme)));
+    assert!(!provisional, "never handed to the worker");
+    assert_eq!(lines.len(), background::SYNC_LINES * 20);
+    assert!(lines.iter().all(has_rgb));
+    assert_eq!(text(&lines[..1]), ["let lexed_0 = \"s\"; // note"]);
+}
+
+#[test]
 fn language_names_resolve() {
     let name = |lang: &str| lang::find_syntax(&SYNTAXES, lang).map(|s| s.name.as_str());
     assert_eq!(name("rust"), Some("Rust"));

@@ -53,9 +53,10 @@ fn a_large_block_is_drawn_plain_at_once_and_coloured_once_the_worker_is_done() {
     crate::tui::highlight::warm_up();
     let theme = Theme::dark();
     let mut state = AppState::new();
-    let body: String = (0..300).map(|i| format!("let transcript_block_{i} = {i};\n")).collect();
+    // Ruby: syntect highlights it (the languages the lexer knows are coloured at once, whatever their size).
+    let body: String = (0..300).map(|i| format!("transcript_block_{i} = {i}\n")).collect();
     state.apply(Event::AssistantMessage {
-        text: format!("Here:\n\n```rust\n{body}fn main() {{ let answer = 42; }}\n```\n"),
+        text: format!("Here:\n\n```ruby\n{body}puts \"fn main\" # 42\n```\n"),
         reasoning: None,
     });
     let mut view = TranscriptView::new();
