@@ -684,10 +684,10 @@ impl App {
         }
     }
 
+    /// Renders the frame. Whatever path wrote a cell, nothing a terminal would act on reaches the terminal: `Screen`
+    /// guards each cell it writes (`cell_guard::guard_cell`), which are only the cells that changed.
     pub fn render(&mut self, frame: &mut Frame<'_>) {
         super::highlight::frame(|| self.render_frame(frame));
-        // Whatever path wrote a cell, nothing a terminal would act on leaves the frame.
-        super::cell_guard::guard_buffer(frame.buffer_mut());
     }
 
     fn render_frame(&mut self, frame: &mut Frame<'_>) {

@@ -1,14 +1,15 @@
 //! Where the TUI applies the terminal gate (`crate::terminal_text`). Text enters ratatui as spans, and ratatui drops
 //! control characters from them silently, which would hide what a model or a file tried to send: `clean_spans` shows
-//! them instead, on every line the views lay out (`wrap`). `guard_buffer` is the last check of each finished frame:
-//! crossterm prints a cell's symbol as it is, so no cell may hold a character a terminal would act on, whatever path
-//! wrote it.
+//! them instead, on every line the views lay out (`wrap`). `guard_cell` is the last check of every cell written to the
+//! terminal (`Screen` passes each through it; the session picker, on its own terminal, guards its whole frame with
+//! `guard_buffer`): crossterm prints a cell's symbol as it is, so no cell may hold a character a terminal would act
+//! on, whatever path wrote it.
 //!
 //! It must not change the layout of clean text (clean spans stay borrowed, and a guarded cell keeps one column).
 
 use std::borrow::Cow;
 
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::text::Span;
 
 use crate::protocol::Event;
@@ -63,22 +64,26 @@ pub(crate) fn clean_event(event: &mut Event) {
 
 /// Replaces, in every cell of `buf`, a character that a terminal would act on with a one-column picture of it.
 pub(crate) fn guard_buffer(buf: &mut Buffer) {
-    for cell in &mut buf.content {
-        // Most cells hold one printable ASCII character, which no terminal acts on.
-        if let [byte] = cell.symbol().as_bytes()
-            && (b' '..=b'~').contains(byte)
-        {
-            continue;
-        }
-        // Text may keep its newlines and tabs, a cell may not: printed, they move the cursor, and the cells written
-        // after them land where the screen does not say.
-        let symbol = cell.symbol();
-        if symbol.contains(['\n', '\t']) {
-            let shown = symbol.replace('\n', "\u{240a}").replace('\t', "\u{2409}");
-            cell.set_symbol(&one_cell(&shown));
-        } else if let Cow::Owned(shown) = one_cell(symbol) {
-            cell.set_symbol(&shown);
-        }
+    buf.content.iter_mut().for_each(guard_cell);
+}
+
+/// Replaces a character in `cell` that a terminal would act on with a one-column picture of it. `Screen` passes
+/// every cell it writes through this.
+pub(crate) fn guard_cell(cell: &mut Cell) {
+    // Most cells hold one printable ASCII character, which no terminal acts on.
+    if let [byte] = cell.symbol().as_bytes()
+        && (b' '..=b'~').contains(byte)
+    {
+        return;
+    }
+    // Text may keep its newlines and tabs, a cell may not: printed, they move the cursor, and the cells written
+    // after them land where the screen does not say.
+    let symbol = cell.symbol();
+    if symbol.contains(['\n', '\t']) {
+        let shown = symbol.replace('\n', "\u{240a}").replace('\t', "\u{2409}");
+        cell.set_symbol(&one_cell(&shown));
+    } else if let Cow::Owned(shown) = one_cell(symbol) {
+        cell.set_symbol(&shown);
     }
 }
 

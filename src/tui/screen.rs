@@ -93,7 +93,11 @@ impl<B: Scroll> Screen<B> {
     /// they cover handled as it does), the rows that are the same, most of a frame, only by `same_row`, cheaper than
     /// ratatui's diff, which measures each cell's width before comparing it. The rows the terminal moved are read
     /// where they were in `shown`, which itself is never moved.
-    fn changes(&self, shift: Option<&Shift>) -> Vec<(u16, u16, Cell)> {
+    ///
+    /// This is also the one gate of what reaches the terminal: the rows of a band that differs pass through
+    /// `cell_guard::guard_cell` before they are compared, so every cell written has (and `shown` holds only cells
+    /// that have); a row the same as one shown holds only guarded cells already.
+    fn changes(&mut self, shift: Option<&Shift>) -> Vec<(u16, u16, Cell)> {
         let width = usize::from(self.next.area.width);
         let height = usize::from(self.next.area.height.min(self.shown.area.height));
         let mut out = Vec::new();
@@ -101,6 +105,7 @@ impl<B: Scroll> Screen<B> {
             return out;
         }
         let blank = vec![Cell::default(); width];
+        let shown = &self.shown;
         // What the terminal shows on row `y`: a row of `shown`, or a blank one the move brought in.
         let shows = |y: usize| -> &[Cell] {
             let from = match shift {
@@ -118,19 +123,22 @@ impl<B: Scroll> Screen<B> {
                 }
                 _ => Some(y),
             };
-            from.map_or(&blank, |from| &self.shown.content[from * width..(from + 1) * width])
+            from.map_or(&blank, |from| &shown.content[from * width..(from + 1) * width])
         };
-        let next = |y: usize| &self.next.content[y * width..(y + 1) * width];
+        let row = |y: usize| y * width..(y + 1) * width;
         let mut y = 0;
         while y < height {
-            if same_row(shows(y), next(y)) {
+            if same_row(shows(y), &self.next.content[row(y)]) {
                 y += 1;
                 continue;
             }
             let first = y;
-            while y < height && !same_row(shows(y), next(y)) {
+            while y < height && !same_row(shows(y), &self.next.content[row(y)]) {
                 y += 1;
             }
+            self.next.content[first * width..y * width]
+                .iter_mut()
+                .for_each(super::cell_guard::guard_cell);
             let area = Rect {
                 y: self.next.area.y + first as u16,
                 height: (y - first) as u16,

@@ -203,3 +203,43 @@ fn frames_drawn_through_a_terminal_trade_buffers_and_come_out_right() {
     super::draw(&mut terminal, |f| f.buffer_mut().merge(&wide)).unwrap();
     assert_eq!(visible(terminal.backend().inner.buffer()), visible(&wide));
 }
+
+#[test]
+fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
+    let text = lines(30);
+    let mut screen = Screen::new(TestBackend::new(W, H));
+    // Cells set around ratatui's span filters: an escape, a C1 control, a newline and a wide symbol with an escape.
+    let mut first = frame(&text, 0, "s");
+    first[(3, 2)].set_symbol("\x1b");
+    first[(4, 2)].set_symbol("\u{9b}");
+    first[(5, 2)].set_symbol("\n");
+    first[(0, 5)].set_symbol("好\x1b[2J");
+    screen.present(first.clone()).unwrap();
+    let row = |screen: &Screen<TestBackend>, y: u16| -> String {
+        (0..W)
+            .map(|x| screen.inner.buffer()[(x, y)].symbol().to_string())
+            .collect()
+    };
+    assert!(row(&screen, 2).starts_with("lin␛\u{fffd}␊"), "{:?}", row(&screen, 2));
+    assert!(!row(&screen, 5).contains('\x1b'), "{:?}", row(&screen, 5));
+    for y in 0..H {
+        assert!(
+            !row(&screen, y).chars().any(|c| c.is_control()),
+            "row {y}: {:?}",
+            row(&screen, y)
+        );
+    }
+    // The same frame again: nothing differs from what the terminal shows, so nothing is written.
+    screen.next = first.clone();
+    assert!(
+        screen.changes(None).is_empty(),
+        "guarded rows compare equal to what they were written as"
+    );
+    // The rest of the screen is the frame as drawn.
+    let mut want = visible(&first);
+    let shown = visible(screen.inner.buffer());
+    for y in [2, 5] {
+        want[y] = shown[y].clone();
+    }
+    assert_eq!(shown, want);
+}
