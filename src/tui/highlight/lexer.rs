@@ -687,39 +687,33 @@ impl<'a> Lexer<'a> {
             .min(2);
         // Letters only count as a prefix right before a quote, and not at the end of a longer word.
         let after_word = start > 0 && is_word_byte(self.bytes[start - 1]);
-        for skip in [prefix, 0] {
-            if skip > 0 && after_word {
-                continue;
-            }
-            let at = start + skip;
-            if lang.rust && self.rust_raw(start, at, open) {
-                return true;
-            }
-            let Some(quote) = lang.quotes.iter().find(|quote| self.text[at..].starts_with(quote.open)) else {
-                continue;
-            };
-            let from = at + quote.open.len();
-            match find_close(self.text, from, quote.close, quote.escapes) {
-                Some(end) => self.at = end,
-                None => {
-                    self.at = self.bytes.len();
-                    if quote.multiline {
-                        *open = Open::Str {
-                            close: quote.close.to_string(),
-                            escapes: quote.escapes,
-                        };
-                    }
-                }
-            }
-            let kind = if self.lang.keys == Keys::Json && self.rest().trim_start().starts_with(':') {
-                Kind::Key
-            } else {
-                Kind::Str
-            };
-            self.push(kind, start, self.at);
+        let at = if after_word { start } else { start + prefix };
+        if lang.rust && self.rust_raw(start, at, open) {
             return true;
         }
-        false
+        let Some(quote) = lang.quotes.iter().find(|quote| self.text[at..].starts_with(quote.open)) else {
+            return false;
+        };
+        let from = at + quote.open.len();
+        match find_close(self.text, from, quote.close, quote.escapes) {
+            Some(end) => self.at = end,
+            None => {
+                self.at = self.bytes.len();
+                if quote.multiline {
+                    *open = Open::Str {
+                        close: quote.close.to_string(),
+                        escapes: quote.escapes,
+                    };
+                }
+            }
+        }
+        let kind = if self.lang.keys == Keys::Json && self.rest().trim_start().starts_with(':') {
+            Kind::Key
+        } else {
+            Kind::Str
+        };
+        self.push(kind, start, self.at);
+        true
     }
 
     /// Rust's raw strings: `r"…"`, `r#"…"#` (and `br`, `cr`), which may go on over lines.

@@ -285,3 +285,21 @@ fn odd_input_never_breaks_the_runs() {
         }
     }
 }
+
+#[test]
+fn string_prefixes_only_before_a_quote_and_not_inside_a_word() {
+    use Kind::*;
+    assert_eq!(
+        tokens("Rust", r#"use crate::x; br"raw\" br"#),
+        [t(Keyword, "use"), t(Keyword, "crate"), t(Str, r#"br"raw\""#)]
+    );
+    assert_eq!(tokens("Python", "rb'\\x00' + bar'"), [t(Str, "rb'\\x00'"), t(Str, "'")]);
+    assert_eq!(
+        tokens("Python", "from f import fr"),
+        [t(Keyword, "from"), t(Keyword, "import")]
+    );
+    assert_eq!(
+        tokens("Bourne Again Shell (bash)", "printf $'a\\tb' $x"),
+        [t(Type, "printf"), t(Str, "$'a\\tb'"), t(Variable, "$x")]
+    );
+}
