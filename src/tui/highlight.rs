@@ -146,7 +146,7 @@ fn lex(code: &str, lang: &'static lexer::Lang, syn_theme: &'static syn::Theme, t
         }
         let ranges: Vec<(syn::Style, &str)> = lexer::line(lang, &mut open, line)
             .into_iter()
-            .map(|(kind, from, to)| (lexer::style_of(styles, kind, plain), &line[from..to]))
+            .map(|(kind, from, to)| (styles.get(kind, plain), &line[from..to]))
             .collect();
         lines.push(palette.line(&ranges));
     }

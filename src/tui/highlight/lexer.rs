@@ -92,6 +92,7 @@ impl Styles {
         Self(styles)
     }
 
+    /// The style of `kind`: `plain` (the grammar's default) for plain text.
     pub(super) fn get(&self, kind: Kind, plain: syn::Style) -> syn::Style {
         self.0.iter().find(|(k, _)| *k == kind).map_or(plain, |(_, s)| *s)
     }
@@ -232,7 +233,7 @@ const LANGS: &[Lang] = &[
         ..BASE
     },
     Lang {
-        syntax: &["JavaScript", "TypeScript", "TypeScriptReact", "JavaScript (Babel)"],
+        syntax: &["JavaScript"],
         line_comment: &["//"],
         block_comment: Some(("/*", "*/")),
         quotes: &[
@@ -920,31 +921,17 @@ fn key_end(text: &str) -> Option<usize> {
 }
 
 /// The end (after the closing delimiter) of a string whose text starts at `from`, or None when the line ends first.
+/// With `escapes`, a backslash and the character after it (however many bytes) never close it.
 fn find_close(text: &str, from: usize, close: &str, escapes: bool) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut i = from;
-    while i < bytes.len() {
-        if escapes && bytes[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if text[i..].starts_with(close) {
-            return Some(i + close.len());
-        }
-        i += 1;
-        while i < bytes.len() && !text.is_char_boundary(i) {
-            i += 1;
+    let mut chars = text[from..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        if escapes && c == '\\' {
+            chars.next();
+        } else if text[from + i..].starts_with(close) {
+            return Some(from + i + close.len());
         }
     }
     None
-}
-
-/// A token's style: the kind's colour from the theme, or `plain` (the grammar's default) for plain text.
-pub(super) fn style_of(styles: &Styles, kind: Kind, plain: syn::Style) -> syn::Style {
-    match kind {
-        Kind::Plain => plain,
-        kind => styles.get(kind, plain),
-    }
 }
 
 #[cfg(test)]

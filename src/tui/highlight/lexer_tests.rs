@@ -303,3 +303,21 @@ fn string_prefixes_only_before_a_quote_and_not_inside_a_word() {
         [t(Type, "printf"), t(Str, "$'a\\tb'"), t(Variable, "$x")]
     );
 }
+#[test]
+fn every_syntax_a_lexer_stands_in_for_is_one_syntect_has() {
+    // A name syntect does not have would never pick its lexer.
+    let set = syntect::parsing::SyntaxSet::load_defaults_newlines();
+    for lang in super::LANGS {
+        for name in lang.syntax {
+            assert!(set.find_syntax_by_name(name).is_some(), "no syntax {name:?}");
+        }
+    }
+}
+
+#[test]
+fn an_escape_before_a_wide_character_inside_a_string() {
+    // The escaped character is skipped whole, however many bytes it takes.
+    assert_eq!(tokens("Rust", "\"a\\é\" x"), [t(Kind::Str, "\"a\\é\"")]);
+    assert_eq!(tokens("Python", "'\\✓'"), [t(Kind::Str, "'\\✓'")]);
+    assert_eq!(tokens("JSON", "\"\\"), [t(Kind::Str, "\"\\")]);
+}
