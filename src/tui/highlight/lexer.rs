@@ -535,6 +535,7 @@ pub(super) fn line(lang: &Lang, open: &mut Open, text: &str) -> Vec<(Kind, usize
         at: 0,
         out: Vec::new(),
         last_word: None,
+        key_at: text.len() - text.trim_start_matches([' ', '\t', '-']).len(),
     };
     lexer.run(open);
     lexer.out
@@ -546,8 +547,10 @@ struct Lexer<'a> {
     bytes: &'a [u8],
     at: usize,
     out: Vec<(Kind, usize, usize)>,
-    /// The last word seen on the line and whether it defines a function or a type.
+    /// The last word seen on the line: the name after `fn`, `def` or `class` is the one being defined.
     last_word: Option<&'a str>,
+    /// Where a YAML key may start: after the line's indentation and list dashes.
+    key_at: usize,
 }
 
 impl<'a> Lexer<'a> {
@@ -847,8 +850,7 @@ impl<'a> Lexer<'a> {
         self.skip_while(is_word_byte);
         if lang.keys == Keys::Yaml {
             // A key: the first word (and what follows up to `: `) of a line, after indentation and list dashes.
-            let before = self.text[..start].trim_start_matches([' ', '\t', '-']);
-            if before.trim().is_empty()
+            if start == self.key_at
                 && let Some(colon) = key_end(&self.text[start..])
             {
                 self.at = start + colon;
