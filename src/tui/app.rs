@@ -687,14 +687,33 @@ impl App {
     /// Renders the frame. Whatever path wrote a cell, nothing a terminal would act on reaches the terminal: `Screen`
     /// guards each cell it writes (`cell_guard::guard_cell`), which are only the cells that changed.
     pub fn render(&mut self, frame: &mut Frame<'_>) {
-        super::highlight::frame(|| self.render_frame(frame));
+        self.render_reusing(frame, false);
     }
 
-    fn render_frame(&mut self, frame: &mut Frame<'_>) {
-        #[cfg(debug_assertions)]
-        test_panic_in_view(&self.state);
+    /// Before a frame of `area` is drawn: the transcript rows it will show as the last frame did, for `Screen` to
+    /// copy (then `render_reusing` is told so and leaves them). None while something may draw over the transcript
+    /// (a popup, a layer that is not docked, the history viewer) or the start screen shows above it.
+    pub fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
         self.state.expire_flash(Instant::now());
-        let area = frame.area();
+        let areas = self.areas(area);
+        if self.overlaid(&areas) || super::view::start::shown(&self.state) {
+            return None;
+        }
+        self.transcript.plan(area, areas.transcript, &self.state, &self.theme)
+    }
+
+    /// Renders the frame; `reused`: `Screen` copied the transcript rows `plan` named from the last frame.
+    pub fn render_reusing(&mut self, frame: &mut Frame<'_>, reused: bool) {
+        super::highlight::frame(|| self.render_frame(frame, reused));
+    }
+
+    /// Whether anything draws over the transcript this frame (or instead of it).
+    fn overlaid(&self, areas: &Areas) -> bool {
+        self.viewer.is_some() || self.composer.popup_open() || self.layers.len() > usize::from(areas.docked.is_some())
+    }
+
+    /// Where each part of a frame of `area` goes.
+    fn areas(&mut self, area: Rect) -> Areas {
         let composer_h = self
             .composer
             .desired_height(area.width)
@@ -719,42 +738,71 @@ impl App {
             area.height.saturating_sub(composer_h + queued_h + dock_h + 1),
         );
         let transcript_h = area.height.saturating_sub(composer_h + queued_h + dock_h + plan_h + 1);
-        let transcript_area = Rect {
+        let transcript = Rect {
             height: transcript_h,
             ..area
         };
-        let plan_area = Rect {
+        let plan = Rect {
             y: area.y + transcript_h,
             height: plan_h,
             ..area
         };
-        let dock_area = Rect {
-            y: plan_area.y + plan_h,
+        let dock = Rect {
+            y: plan.y + plan_h,
             height: dock_h,
             ..area
         };
-        let queued_area = Rect {
-            y: dock_area.y + dock_h,
+        let queued = Rect {
+            y: dock.y + dock_h,
             height: queued_h,
             ..area
         };
-        let composer_area = Rect {
-            y: queued_area.y + queued_h,
+        let composer = Rect {
+            y: queued.y + queued_h,
             height: composer_h,
             ..area
         };
-        let status_area = Rect {
-            y: composer_area.y + composer_h,
+        let status = Rect {
+            y: composer.y + composer_h,
             height: 1,
             ..area
         };
+        Areas {
+            transcript,
+            plan,
+            dock,
+            queued,
+            composer,
+            status,
+            docked: docked.map(|(i, _)| i),
+        }
+    }
+
+    fn render_frame(&mut self, frame: &mut Frame<'_>, reused: bool) {
+        #[cfg(debug_assertions)]
+        test_panic_in_view(&self.state);
+        self.state.expire_flash(Instant::now());
+        let area = frame.area();
+        let areas = self.areas(area);
+        let overlaid = self.overlaid(&areas);
+        let Areas {
+            transcript: transcript_area,
+            plan: plan_area,
+            dock: dock_area,
+            queued: queued_area,
+            composer: composer_area,
+            status: status_area,
+            docked,
+        } = areas;
+        let queued_h = queued_area.height;
         let viewed = match &mut self.viewer {
             Some(viewer) => viewer.render(frame, transcript_area, &self.state, &self.theme),
             None => false,
         };
         if !viewed {
             let transcript_area = self.render_start(frame, transcript_area);
-            self.transcript.render(frame, transcript_area, &self.state, &self.theme);
+            self.transcript
+                .render(frame, transcript_area, &self.state, &self.theme, reused);
         }
         super::view::plan::render(frame, plan_area, &self.state.plan, &self.theme);
         if queued_h > 0 {
@@ -795,10 +843,25 @@ impl App {
             theme: &self.theme,
         };
         for (i, layer) in self.layers.iter_mut().enumerate() {
-            let docked_here = docked.is_some_and(|(d, _)| d == i);
+            let docked_here = docked == Some(i);
             layer.render(frame, if docked_here { dock_area } else { area }, &view);
         }
+        if overlaid {
+            self.transcript.forget_rows();
+        }
     }
+}
+
+/// Where the parts of a frame go (`App::areas`).
+struct Areas {
+    transcript: Rect,
+    plan: Rect,
+    dock: Rect,
+    queued: Rect,
+    composer: Rect,
+    status: Rect,
+    /// The layer docked above the composer.
+    docked: Option<usize>,
 }
 
 /// Transcript rows a docked prompt always leaves on screen (when the screen has room for the prompt too).

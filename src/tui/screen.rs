@@ -9,6 +9,13 @@
 //! unread and its cursor requests are held, and `present` writes the frame. Whatever the scroll guessed, the cells
 //! written are those that differ from what the terminal shows after the scroll, so the screen always ends as the
 //! frame is. A clear or a new size makes the shown screen blank, so everything is written again.
+//!
+//! A frame can also say, before it is drawn, which of its rows show what the last frame showed (`Reuse`: the
+//! transcript moved up while an answer streams, its lines unchanged). Those rows are copied from the last frame into
+//! the buffer the frame is drawn in, nobody draws them, and they are neither hashed nor compared again: the terminal
+//! moves them and only the cells beside them (the scrollbar) are compared. A streaming frame then costs the rows
+//! that changed, not the screen. ratatui's own two buffers are kept empty, so it neither resets nor compares 12,000
+//! cells a frame; `Screen` prepares the buffer each frame is drawn in.
 
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
@@ -24,8 +31,10 @@ const MIN_ROWS_MOVED: usize = 3;
 
 pub struct Screen<B: Backend> {
     inner: B,
-    /// What the terminal shows, as far as tern wrote it.
+    /// The last frame: what the terminal shows, unless `blank`.
     shown: Buffer,
+    /// The terminal was cleared or written by someone else since the last frame: the next one is written whole.
+    blank: bool,
     /// The hash of each row of `shown`.
     shown_rows: Vec<u64>,
     /// The next frame while it is written; between frames, the spare buffer.
@@ -50,6 +59,7 @@ impl<B: Scroll> Screen<B> {
         Self {
             inner,
             shown: Buffer::empty(Rect::default()),
+            blank: true,
             shown_rows: Vec::new(),
             next: Buffer::empty(Rect::default()),
             next_rows: Vec::new(),
@@ -60,32 +70,52 @@ impl<B: Scroll> Screen<B> {
         }
     }
 
-    /// A buffer to trade for the one a frame was rendered into (that of the frame before last: no allocation).
-    pub fn spare(&mut self) -> Buffer {
-        std::mem::take(&mut self.next)
-    }
-
-    /// Writes `frame` (the buffer `Terminal::draw` rendered): moves the rows that moved, writes the cells that still
-    /// differ, puts the cursor where the frame asked. The caller flushes.
-    pub fn present(&mut self, frame: Buffer) -> Result<(), B::Error> {
+    /// Writes `frame`: moves the rows that moved, writes the cells that still differ, puts the cursor where the frame
+    /// asked. `reused`: the rows `frame` took from the last frame (`prepare`), known to be the same. The caller flushes.
+    pub fn present(&mut self, frame: Buffer, reused: Option<Reuse>) -> Result<(), B::Error> {
         self.next = frame;
-        if self.shown.area != self.next.area {
-            // Unknown: start from a blank screen.
+        let mut reused = reused;
+        if self.blank || self.shown.area != self.next.area {
+            // Unknown: start from a blank screen, and write every row.
             self.inner.clear()?;
             self.shown = Buffer::empty(self.next.area);
             self.shown_rows = row_hashes(&self.shown);
+            self.blank = false;
+            reused = None;
         }
-        self.next_rows = row_hashes(&self.next);
-        let shift = best_shift(&self.shown_rows, &self.next_rows);
+        let shift = match &reused {
+            Some(reuse) => {
+                self.next_rows = self.reused_hashes(reuse);
+                reuse.shift()
+            }
+            None => {
+                self.next_rows = row_hashes(&self.next);
+                best_shift(&self.shown_rows, &self.next_rows)
+            }
+        };
         if let Some(shift) = &shift {
             self.inner.scroll(shift.region.clone(), shift.by, shift.up)?;
         }
-        let changes = self.changes(shift.as_ref());
+        let changes = self.changes(shift.as_ref(), reused.as_ref());
         self.inner.draw(changes.iter().map(|(x, y, cell)| (*x, *y, cell)))?;
         self.inner.cursor(self.cursor_shown.then_some(self.cursor))?;
         std::mem::swap(&mut self.shown, &mut self.next);
         std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
         Ok(())
+    }
+
+    /// The row hashes of `next`, whose rows `reuse` names are those of the last frame: their hashes are taken over
+    /// (a row's hash covers only columns `reuse` vouches for, see `Reuse::fits`), the other rows hashed.
+    fn reused_hashes(&self, reuse: &Reuse) -> Vec<u64> {
+        let width = usize::from(self.next.area.width);
+        let mut hashes = Vec::with_capacity(usize::from(self.next.area.height));
+        for (y, row) in self.next.content.chunks(width.max(1)).enumerate() {
+            hashes.push(match reuse.source(self.next.area, y) {
+                Some(from) => self.shown_rows[from],
+                None => row_hash(&row[..hashed(width)]),
+            });
+        }
+        hashes
     }
 
     /// The cells of `next` that differ from what the terminal shows once `shift` moved its rows, as ratatui's diff
@@ -97,7 +127,10 @@ impl<B: Scroll> Screen<B> {
     /// This is also the one gate of what reaches the terminal: the rows of a band that differs pass through
     /// `cell_guard::guard_cell` before they are compared, so every cell written has (and `shown` holds only cells
     /// that have); a row the same as one shown holds only guarded cells already.
-    fn changes(&mut self, shift: Option<&Shift>) -> Vec<(u16, u16, Cell)> {
+    ///
+    /// The rows `reused` names are the same as the rows the terminal moved there in `reused.cols`: only their other
+    /// cells are compared, a cell at a time.
+    fn changes(&mut self, shift: Option<&Shift>, reused: Option<&Reuse>) -> Vec<(u16, u16, Cell)> {
         let width = usize::from(self.next.area.width);
         let height = usize::from(self.next.area.height.min(self.shown.area.height));
         let mut out = Vec::new();
@@ -126,40 +159,76 @@ impl<B: Scroll> Screen<B> {
             from.map_or(&blank, |from| &shown.content[from * width..(from + 1) * width])
         };
         let row = |y: usize| y * width..(y + 1) * width;
+        let area = self.next.area;
+        let known = |y: usize| reused.is_some_and(|r| r.source(area, y).is_some());
         let mut y = 0;
         while y < height {
+            if let Some(reuse) = reused.filter(|_| known(y)) {
+                let was = shows(y);
+                let cols = reuse.cols_in(area);
+                for x in (0..width).filter(|x| !cols.contains(x)) {
+                    let cell = &mut self.next.content[y * width + x];
+                    super::cell_guard::guard_cell(cell);
+                    if !same_row(std::slice::from_ref(&was[x]), std::slice::from_ref(cell)) {
+                        out.push((area.x + x as u16, area.y + y as u16, cell.clone()));
+                    }
+                }
+                y += 1;
+                continue;
+            }
             if same_row(shows(y), &self.next.content[row(y)]) {
                 y += 1;
                 continue;
             }
             let first = y;
-            while y < height && !same_row(shows(y), &self.next.content[row(y)]) {
+            while y < height && !known(y) && !same_row(shows(y), &self.next.content[row(y)]) {
                 y += 1;
             }
             self.next.content[first * width..y * width]
                 .iter_mut()
                 .for_each(super::cell_guard::guard_cell);
-            let area = Rect {
-                y: self.next.area.y + first as u16,
-                height: (y - first) as u16,
-                ..self.next.area
-            };
-            let was = Buffer {
-                area,
-                content: (first..y).flat_map(|row| shows(row).iter().cloned()).collect(),
-            };
-            let now = Buffer {
-                area,
-                content: self.next.content[first * width..y * width].to_vec(),
-            };
-            out.extend(was.diff(&now).into_iter().map(|(x, y, cell)| (x, y, cell.clone())));
+            for row in first..y {
+                let (was, now) = (shows(row), &self.next.content[row * width..(row + 1) * width]);
+                let at = area.y + row as u16;
+                if was.iter().chain(now).all(narrow) {
+                    // Every symbol one column wide: the cells that differ are what ratatui's diff would write.
+                    for (x, (was, now)) in was.iter().zip(now).enumerate() {
+                        if !same_row(std::slice::from_ref(was), std::slice::from_ref(now)) {
+                            out.push((area.x + x as u16, at, now.clone()));
+                        }
+                    }
+                    continue;
+                }
+                // Wide symbols, and what they cover, as ratatui's diff handles them.
+                let line = Rect {
+                    y: at,
+                    height: 1,
+                    ..area
+                };
+                let was = Buffer {
+                    area: line,
+                    content: was.to_vec(),
+                };
+                let now = Buffer {
+                    area: line,
+                    content: now.to_vec(),
+                };
+                out.extend(was.diff(&now).into_iter().map(|(x, y, cell)| (x, y, cell.clone())));
+            }
         }
         out
     }
 
-    /// Forgets what the terminal shows: the next frame is written whole.
+    /// The terminal behind it (tests read what it shows).
+    #[cfg(test)]
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    /// Forgets what the terminal shows: the next frame is written whole. The last frame is kept: the next one may
+    /// still take rows from it.
     fn forget(&mut self) {
-        self.shown = Buffer::empty(Rect::default());
+        self.blank = true;
         self.size.set(None);
     }
 
@@ -209,22 +278,133 @@ impl<W: Write> Scroll for CrosstermBackend<W> {
     }
 }
 
-/// Draws one frame: ratatui renders it into its buffer, which is traded for the screen's spare one (of the same
-/// size: ratatui clears it before it renders into it again), and the screen writes it. Nothing is flushed (ratatui's
-/// own flush after rendering is held): the caller flushes, once.
-pub fn draw<B: Scroll>(terminal: &mut Terminal<Screen<B>>, render: impl FnOnce(&mut Frame)) -> Result<(), B::Error> {
-    let mut next = terminal.backend_mut().spare();
-    terminal.backend_mut().drawing = true;
+/// Draws one frame. `reuse`: rows the frame will show as the last one did, if the renderer knows them before it draws
+/// (`render` is told whether they were taken, and then must not draw them). The frame is drawn into a buffer
+/// `Screen` prepares (those rows copied from the last frame, every other cell blank), traded for ratatui's own,
+/// which stays empty; the screen writes it. Nothing is flushed (ratatui's own flush after rendering is held): the
+/// caller flushes, once.
+pub fn draw<B: Scroll>(
+    terminal: &mut Terminal<Screen<B>>,
+    reuse: Option<Reuse>,
+    render: impl FnOnce(&mut Frame, bool),
+) -> Result<(), B::Error> {
+    let screen = terminal.backend_mut();
+    let mut shown = std::mem::take(&mut screen.shown);
+    let mut work = std::mem::take(&mut screen.next);
+    screen.drawing = true;
+    let mut taken = None;
     let drawn = terminal
         .draw(|frame| {
-            render(frame);
-            next.resize(frame.area());
-            std::mem::swap(frame.buffer_mut(), &mut next);
+            taken = prepare(&mut work, &mut shown, frame.area(), reuse);
+            let _theirs = std::mem::replace(frame.buffer_mut(), std::mem::take(&mut work));
+            render(frame, taken.is_some());
+            // ratatui keeps a buffer of no rows (as wide as the frame: it compares its two buffers, which must be):
+            // nothing for it to reset or compare.
+            let none = Buffer::empty(Rect {
+                height: 0,
+                ..frame.area()
+            });
+            work = std::mem::replace(frame.buffer_mut(), none);
         })
         .map(|_| ());
-    terminal.backend_mut().drawing = false;
-    drawn?;
-    terminal.backend_mut().present(next)
+    let screen = terminal.backend_mut();
+    screen.drawing = false;
+    if let Err(e) = drawn {
+        // `shown` may have lent rows to a frame never presented: the next frame takes none and is written whole.
+        screen.next = work;
+        screen.blank = true;
+        return Err(e);
+    }
+    screen.shown = shown;
+    screen.present(work, taken)
+}
+
+/// Readies `work` for a frame of `area`: the rows `reuse` names (when it fits the last frame, `shown`) moved from
+/// it, every other cell blank. Returns the reuse taken.
+///
+/// The cells are swapped, not copied: the rows of `shown` they came from are left holding what `work` held. `present`
+/// never reads those cells again. It compares a row `reuse` names only outside its columns, and every other row of
+/// the frame shows a row of `shown` that is no row's source: a row outside the band the terminal moves, or blank.
+fn prepare(work: &mut Buffer, shown: &mut Buffer, area: Rect, reuse: Option<Reuse>) -> Option<Reuse> {
+    work.resize(area);
+    let taken = reuse.filter(|r| r.fits(shown, area));
+    let width = usize::from(area.width);
+    if width == 0 {
+        return taken;
+    }
+    for (y, row) in work.content.chunks_mut(width).enumerate() {
+        match taken
+            .as_ref()
+            .and_then(|r| r.source(area, y).map(|from| (r.cols_in(area), from)))
+        {
+            Some((cols, from)) => {
+                let source = &mut shown.content[from * width + cols.start..from * width + cols.end];
+                row[cols.clone()].swap_with_slice(source);
+                row[..cols.start].iter_mut().for_each(Cell::reset);
+                row[cols.end..].iter_mut().for_each(Cell::reset);
+            }
+            None => row.iter_mut().for_each(Cell::reset),
+        }
+    }
+    taken
+}
+
+/// Rows of the next frame that show what the last frame showed `by` rows further down (negative: up), in columns
+/// `cols`: the transcript knows this before it draws, when it moved without its lines changing. Coordinates are the
+/// terminal's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reuse {
+    /// The frame's area: rows are taken only from a last frame of the same area.
+    pub frame: Rect,
+    pub rows: std::ops::Range<u16>,
+    pub by: i16,
+    pub cols: std::ops::Range<u16>,
+}
+
+impl Reuse {
+    /// Whether it can be taken for a frame of `area` after `shown`: the same area, rows and their sources inside it,
+    /// and every column but the last vouched for (so a row's hash, which covers no more, can be taken over, and the
+    /// one cell left, a scrollbar's, is compared alone: no wide symbol reaches into it).
+    fn fits(&self, shown: &Buffer, area: Rect) -> bool {
+        let (top, bottom) = (i32::from(area.y), i32::from(area.bottom()));
+        self.frame == area
+            && shown.area == area
+            && area.width > 1
+            && !self.rows.is_empty()
+            && i32::from(self.rows.start) >= top
+            && i32::from(self.rows.end) <= bottom
+            && i32::from(self.rows.start) + i32::from(self.by) >= top
+            && i32::from(self.rows.end) + i32::from(self.by) <= bottom
+            && self.cols.start == area.x
+            && self.cols.end == area.right() - 1
+    }
+
+    /// The row of the last frame that row `y` (of `area`, from its top) shows, if it is one of these rows.
+    fn source(&self, area: Rect, y: usize) -> Option<usize> {
+        let at = usize::from(area.y) + y;
+        (usize::from(self.rows.start)..usize::from(self.rows.end))
+            .contains(&at)
+            .then(|| (y as isize + isize::from(self.by)) as usize)
+    }
+
+    /// `cols` as indexes into a row of `area`.
+    fn cols_in(&self, area: Rect) -> std::ops::Range<usize> {
+        usize::from(self.cols.start - area.x)..usize::from(self.cols.end - area.x)
+    }
+
+    /// How the terminal moves the rows: none when they stayed.
+    fn shift(&self) -> Option<Shift> {
+        let by = self.by.unsigned_abs();
+        (by != 0).then(|| Shift {
+            region: if self.by > 0 {
+                self.rows.start..self.rows.end + by
+            } else {
+                self.rows.start - by..self.rows.end
+            },
+            by,
+            up: self.by > 0,
+        })
+    }
 }
 
 /// Rows `region` move `by` rows up (or down): the rows that come in at the other end are blank.
@@ -285,6 +465,22 @@ fn best_shift(shown: &[u64], next: &[u64]) -> Option<Shift> {
         }
     }
     best.map(|(_, shift)| shift)
+}
+
+/// Whether a cell holds one symbol one column wide and nothing ratatui's diff treats apart (a cell it skips or one
+/// with a forced width): a row of such cells is compared cell by cell, as ratatui's diff would.
+#[allow(deprecated)] // `skip`, which ratatui's diff still honours
+fn narrow(cell: &Cell) -> bool {
+    use unicode_width::UnicodeWidthChar;
+    let symbol = cell.symbol();
+    let one = match symbol.as_bytes() {
+        [b] => (0x20..0x7f).contains(b),
+        _ => {
+            let mut chars = symbol.chars();
+            matches!((chars.next(), chars.next()), (Some(c), None) if c.width() == Some(1))
+        }
+    };
+    one && !cell.skip && cell.diff_option == ratatui::buffer::CellDiffOption::None
 }
 
 /// Whether two rows are the same, as ratatui's `Cell` equality says, with a single-byte symbol (most cells)

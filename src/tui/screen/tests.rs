@@ -78,7 +78,7 @@ fn visible(buf: &Buffer) -> Vec<Vec<(String, Color, Color, u16)>> {
 fn show(frames: &[Buffer]) {
     let mut screen = Screen::new(TestBackend::new(W, H));
     for (n, f) in frames.iter().enumerate() {
-        screen.present(f.clone()).unwrap();
+        screen.present(f.clone(), None).unwrap();
         assert_eq!(
             visible(screen.inner.buffer()),
             visible(f),
@@ -138,14 +138,15 @@ fn a_scroll_is_found_for_a_band_that_moved_and_not_for_one_that_stayed() {
 fn a_scrolled_frame_writes_only_its_new_lines() {
     let text = lines(40);
     let mut screen = Screen::new(TestBackend::new(W, H));
-    screen.present(frame(&text, 0, "s")).unwrap();
+    screen.present(frame(&text, 0, "s"), None).unwrap();
     // After a scroll by one, the diff against what the terminal shows holds only the new bottom line.
     let next = frame(&text, 1, "s");
     let shift = best_shift(&screen.shown_rows, &row_hashes(&next)).expect("a scroll");
     screen.next = next.clone();
-    let changed: std::collections::BTreeSet<u16> = screen.changes(Some(&shift)).iter().map(|&(_, y, _)| y).collect();
+    let changed: std::collections::BTreeSet<u16> =
+        screen.changes(Some(&shift), None).iter().map(|&(_, y, _)| y).collect();
     assert_eq!(changed, [H - 2].into_iter().collect(), "only the line that came in");
-    screen.present(next.clone()).unwrap();
+    screen.present(next.clone(), None).unwrap();
     assert_eq!(visible(screen.inner.buffer()), visible(&next));
 }
 
@@ -154,15 +155,15 @@ fn a_clear_or_a_new_size_writes_the_whole_frame_again() {
     use ratatui::backend::Backend;
     let text = lines(30);
     let mut screen = Screen::new(TestBackend::new(W, H));
-    screen.present(frame(&text, 0, "s")).unwrap();
+    screen.present(frame(&text, 0, "s"), None).unwrap();
     screen.clear().unwrap();
-    screen.present(frame(&text, 1, "s")).unwrap();
+    screen.present(frame(&text, 1, "s"), None).unwrap();
     assert_eq!(visible(screen.inner.buffer()), visible(&frame(&text, 1, "s")));
     // A terminal of another size: the frame is laid out for it and written whole.
     screen.inner.resize(W + 10, H);
     let mut wide = Buffer::empty(Rect::new(0, 0, W + 10, H));
     wide.set_string(2, 3, "wider now", Style::default());
-    screen.present(wide.clone()).unwrap();
+    screen.present(wide.clone(), None).unwrap();
     assert_eq!(visible(screen.inner.buffer()), visible(&wide));
 }
 
@@ -173,7 +174,7 @@ fn the_cursor_goes_where_the_frame_asked_after_the_cells_are_written() {
     let mut screen = Screen::new(TestBackend::new(W, H));
     screen.show_cursor().unwrap();
     screen.set_cursor_position((4, H - 1)).unwrap();
-    screen.present(frame(&text, 0, "s")).unwrap();
+    screen.present(frame(&text, 0, "s"), None).unwrap();
     assert_eq!(screen.inner.get_cursor_position().unwrap(), (4, H - 1).into());
     screen.inner.assert_cursor_position((4, H - 1));
 }
@@ -185,7 +186,7 @@ fn frames_drawn_through_a_terminal_trade_buffers_and_come_out_right() {
     let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
     for (n, top) in [0usize, 1, 3, 3, 10, 9, 30, 31, 32, 0].into_iter().enumerate() {
         let want = frame(&text, top, &format!("frame {n}"));
-        super::draw(&mut terminal, |f| {
+        super::draw(&mut terminal, None, |f, _| {
             for (cell, want) in f.buffer_mut().content.iter_mut().zip(&want.content) {
                 *cell = want.clone();
             }
@@ -200,7 +201,7 @@ fn frames_drawn_through_a_terminal_trade_buffers_and_come_out_right() {
     terminal.backend_mut().inner.resize(W + 4, H + 2);
     let mut wide = Buffer::empty(Rect::new(0, 0, W + 4, H + 2));
     wide.set_string(1, H + 1, "bottom of a taller screen", Style::default());
-    super::draw(&mut terminal, |f| f.buffer_mut().merge(&wide)).unwrap();
+    super::draw(&mut terminal, None, |f, _| f.buffer_mut().merge(&wide)).unwrap();
     assert_eq!(visible(terminal.backend().inner.buffer()), visible(&wide));
 }
 
@@ -214,7 +215,7 @@ fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
     first[(4, 2)].set_symbol("\u{9b}");
     first[(5, 2)].set_symbol("\n");
     first[(0, 5)].set_symbol("好\x1b[2J");
-    screen.present(first.clone()).unwrap();
+    screen.present(first.clone(), None).unwrap();
     let row = |screen: &Screen<TestBackend>, y: u16| -> String {
         (0..W)
             .map(|x| screen.inner.buffer()[(x, y)].symbol().to_string())
@@ -232,7 +233,7 @@ fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
     // The same frame again: nothing differs from what the terminal shows, so nothing is written.
     screen.next = first.clone();
     assert!(
-        screen.changes(None).is_empty(),
+        screen.changes(None, None).is_empty(),
         "guarded rows compare equal to what they were written as"
     );
     // The rest of the screen is the frame as drawn.

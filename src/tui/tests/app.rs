@@ -560,5 +560,7 @@ mod app_mcp;
 
 #[path = "app_keys.rs"]
 mod app_keys;
+#[path = "app_reuse.rs"]
+mod app_reuse;
 #[path = "app_screens.rs"]
 mod app_screens;

@@ -14,7 +14,7 @@ use crate::tui::highlight::tests::cold;
 fn draw(view: &mut TranscriptView, state: &AppState, theme: &Theme) -> (String, bool) {
     let mut terminal = Terminal::new(TestBackend::new(60, 12)).unwrap();
     terminal
-        .draw(|frame| view.render(frame, Rect::new(0, 0, 60, 12), state, theme))
+        .draw(|frame| view.render(frame, Rect::new(0, 0, 60, 12), state, theme, false))
         .unwrap();
     let buffer = terminal.backend().buffer().clone();
     let text = format!("{}", terminal.backend());

@@ -170,7 +170,7 @@ impl SubagentViewer {
             height: area.height - 1,
             ..area
         };
-        self.transcript.render(frame, body, &subagent.view, theme);
+        self.transcript.render(frame, body, &subagent.view, theme, false);
         true
     }
 }

@@ -15,6 +15,7 @@ use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarStat
 use super::cells::{is_live, render_cell};
 use super::stream::StreamLayout;
 use crate::tui::highlight;
+use crate::tui::screen::Reuse;
 use crate::tui::state::{AppState, CellKind};
 use crate::tui::theme::Theme;
 
@@ -63,6 +64,31 @@ pub struct TranscriptView {
     /// Output arrived below since the view stopped following: the "new output below" marker shows until the user
     /// is back at the bottom.
     new_below: bool,
+    /// What the rows showed in the last frame and show in this one (`plan`).
+    rows: Rows,
+    /// This frame's viewport and the rows it takes from the last frame, worked out by `plan` before it is drawn.
+    planned: Option<Planned>,
+}
+
+/// Each row's line, encoded (`encode`), in the last frame drawn whole and in this one: a row whose line is the one
+/// some row of the last frame showed, at the same place and width, shows the same cells.
+#[derive(Default)]
+struct Rows {
+    /// The transcript's area and the frame's in the last frame, when its rows are known (nothing drew over them).
+    last_at: Option<(Rect, Rect)>,
+    last: Vec<Vec<u8>>,
+    now: Vec<Vec<u8>>,
+}
+
+/// An encoded row that matches no other: the "new output below" marker covers it.
+const COVERED: u8 = 0xff;
+
+struct Planned {
+    area: Rect,
+    /// The viewport's top: a cell and a line of it.
+    start: (usize, usize),
+    /// Rows (from the top of `area`) that show what the last frame's row `r + by` showed.
+    reused: Option<(std::ops::Range<usize>, isize)>,
 }
 
 impl TranscriptView {
@@ -244,11 +270,122 @@ impl TranscriptView {
         self.cache.retain(|id, _| keep.contains(id));
     }
 
-    /// Draws the transcript into `area`.
-    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme) {
+    /// Works out this frame's viewport in `area` (of a frame of `frame_area`) before anything is drawn, and which of
+    /// its rows show what a row of the last frame showed: those `Screen` can copy from the last frame
+    /// (`render` is then told not to draw them).
+    pub fn plan(&mut self, frame_area: Rect, area: Rect, state: &AppState, theme: &Theme) -> Option<Reuse> {
+        self.planned = None;
+        let start = self.viewport(area, state, theme)?;
+        let width = area.width - 1; // the scrollbar column
+        let height = usize::from(area.height);
+        self.rows.now.resize_with(height, Vec::new);
+        self.rows.now.iter_mut().for_each(Vec::clear);
+        let mut row = 0;
+        let mut skip = start.1;
+        'cells: for i in start.0..state.cells.len() {
+            self.lines_of(state, i, width, theme);
+            let Some(cached) = self.cache.get(&state.cells[i].id) else {
+                break;
+            };
+            for line in &cached.lines {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                encode(line, &mut self.rows.now[row]);
+                row += 1;
+                if row == height {
+                    break 'cells;
+                }
+            }
+        }
+        if self.new_below {
+            self.rows.now[height - 1] = vec![COVERED];
+        }
+        let reused = (self.rows.last_at == Some((area, frame_area)))
+            .then(|| same_rows(&self.rows.now, &self.rows.last))
+            .flatten();
+        self.planned = Some(Planned {
+            area,
+            start,
+            reused: reused.clone(),
+        });
+        reused.map(|(rows, by)| Reuse {
+            frame: frame_area,
+            rows: area.y + rows.start as u16..area.y + rows.end as u16,
+            by: by as i16,
+            cols: area.x..area.x + width,
+        })
+    }
+
+    /// The rows drawn are not what the terminal shows next frame (something drew over them, or the transcript was
+    /// not drawn): no row is taken from this frame.
+    pub fn forget_rows(&mut self) {
+        self.rows.last_at = None;
+    }
+
+    /// Draws the transcript into `area`, the viewport `plan` worked out (planned now, when it was not). `reused`:
+    /// `Screen` took the rows `plan` named from the last frame, so they are not drawn.
+    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme, reused: bool) {
+        self.height = area.height;
+        let planned = match self.planned.take() {
+            Some(planned) if planned.area == area => planned,
+            _ => {
+                // Not planned for this area: whatever `Screen` copied in is cleared, and every row drawn.
+                if reused {
+                    frame.render_widget(ratatui::widgets::Clear, area);
+                }
+                self.plan(frame.area(), area, state, theme);
+                match self.planned.take() {
+                    Some(mut planned) => {
+                        planned.reused = None;
+                        planned
+                    }
+                    None => return,
+                }
+            }
+        };
+        let width = area.width - 1;
+        let height = usize::from(area.height);
+        let skipped = planned.reused.as_ref().filter(|_| reused).map(|(rows, _)| rows.clone());
+        let (start_cell, start_line) = planned.start;
+        // The cached lines are already wrapped to `width`: each is written straight into the buffer, with no copy
+        // and no second wrapping pass (what `Paragraph` would do every frame). `plan` laid them out.
+        let mut row = 0usize;
+        let mut skip = start_line;
+        'cells: for cell in &state.cells[start_cell..] {
+            let Some(cached) = self.cache.get(&cell.id) else {
+                break;
+            };
+            for line in &cached.lines {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                if !skipped.as_ref().is_some_and(|rows| rows.contains(&row)) {
+                    put_line(frame.buffer_mut(), Rect { width, ..area }, row as u16, line);
+                }
+                row += 1;
+                if row == height {
+                    break 'cells;
+                }
+            }
+        }
+        self.render_scrollbar(frame, area, start_cell, start_line, height, theme);
+        if self.new_below {
+            render_marker(frame, Rect { width, ..area }, theme);
+        }
+        std::mem::swap(&mut self.rows.last, &mut self.rows.now);
+        self.rows.last_at = Some((area, frame.area()));
+        self.evict(state, start_cell);
+    }
+
+    /// Applies the scrolling and jumps asked for since the last frame and returns the viewport's top (a cell and a
+    /// line of it); None when `area` is too small to show anything.
+    fn viewport(&mut self, area: Rect, state: &AppState, theme: &Theme) -> Option<(usize, usize)> {
         self.height = area.height;
         if area.width < 4 || area.height == 0 {
-            return;
+            return None;
         }
         self.sync_heights(state);
         let width = area.width - 1; // the scrollbar column
@@ -295,29 +432,8 @@ impl TranscriptView {
             },
             Position::Anchored { cell, line } => (cell, line),
         };
-        // The cached lines are already wrapped to `width`: each is written straight into the buffer, with no copy
-        // and no second wrapping pass (what `Paragraph` would do every frame).
-        let mut row = 0u16;
-        let mut skip = start_line;
-        'cells: for i in start_cell..state.cells.len() {
-            for line in self.lines_of(state, i, width, theme) {
-                if skip > 0 {
-                    skip -= 1;
-                    continue;
-                }
-                put_line(frame.buffer_mut(), Rect { width, ..area }, row, line);
-                row += 1;
-                if usize::from(row) == height {
-                    break 'cells;
-                }
-            }
-        }
-        self.render_scrollbar(frame, area, start_cell, start_line, height, theme);
         self.track_end(state);
-        if self.new_below {
-            render_marker(frame, Rect { width, ..area }, theme);
-        }
-        self.evict(state, start_cell);
+        Some((start_cell, start_line))
     }
 
     /// The top of the viewport when the bottom is the end of the transcript (or the start, when it all fits).
@@ -478,6 +594,118 @@ fn render_marker(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         )),
         at,
     );
+}
+
+/// A row's line as bytes: what `put_line` draws from it (alignment, styles, text), so two rows with the same bytes
+/// at the same place and width show the same cells.
+fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
+    fn style(style: ratatui::style::Style, out: &mut Vec<u8>) {
+        for color in [style.fg, style.bg, style.underline_color] {
+            out.extend_from_slice(&color.map_or(u32::MAX, color_code).to_le_bytes());
+        }
+        out.extend_from_slice(&style.add_modifier.bits().to_le_bytes());
+        out.extend_from_slice(&style.sub_modifier.bits().to_le_bytes());
+    }
+    out.push(match line.alignment {
+        None => 0,
+        Some(ratatui::layout::Alignment::Left) => 1,
+        Some(ratatui::layout::Alignment::Center) => 2,
+        Some(ratatui::layout::Alignment::Right) => 3,
+    });
+    style(line.style, out);
+    for span in &line.spans {
+        style(span.style, out);
+        out.extend_from_slice(&(span.content.len() as u32).to_le_bytes());
+        out.extend_from_slice(span.content.as_bytes());
+    }
+}
+
+/// A colour as 32 bits, none of them `u32::MAX`.
+fn color_code(color: ratatui::style::Color) -> u32 {
+    use ratatui::style::Color;
+    match color {
+        Color::Rgb(r, g, b) => 1 << 25 | u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b),
+        Color::Indexed(i) => 1 << 24 | u32::from(i),
+        Color::Reset => 0,
+        Color::Black => 1,
+        Color::Red => 2,
+        Color::Green => 3,
+        Color::Yellow => 4,
+        Color::Blue => 5,
+        Color::Magenta => 6,
+        Color::Cyan => 7,
+        Color::Gray => 8,
+        Color::DarkGray => 9,
+        Color::LightRed => 10,
+        Color::LightGreen => 11,
+        Color::LightYellow => 12,
+        Color::LightBlue => 13,
+        Color::LightMagenta => 14,
+        Color::LightCyan => 15,
+        Color::White => 16,
+    }
+}
+
+/// The longest run of rows of `now` that are rows of `last` moved by one distance (`now[r] == last[r + by]`): the
+/// run and the distance. Found by hashes (a tie goes to the shorter move), then checked byte for byte, the run cut
+/// to its longest stretch that holds; rows marked `COVERED` never match.
+fn same_rows(now: &[Vec<u8>], last: &[Vec<u8>]) -> Option<(std::ops::Range<usize>, isize)> {
+    let hash = |row: &Vec<u8>| {
+        if row.first() == Some(&COVERED) {
+            return None;
+        }
+        Some(row.chunks(8).fold(row.len() as u64, |h, chunk| {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
+        }))
+    };
+    let now_hashes: Vec<Option<u64>> = now.iter().map(hash).collect();
+    let last_hashes: Vec<Option<u64>> = last.iter().map(hash).collect();
+    let (rows, lasts) = (now.len() as isize, last.len() as isize);
+    let mut best: Option<(std::ops::Range<usize>, isize)> = None;
+    let moves = std::iter::once(0).chain((1..rows.max(lasts)).flat_map(|d| [d, -d]));
+    for by in moves {
+        // Rows r with r + by inside `last`.
+        let (from, to) = ((-by).max(0), rows.min(lasts - by));
+        if to - from <= best.as_ref().map_or(0, |(run, _)| run.len() as isize) {
+            continue;
+        }
+        let mut r = from;
+        while r < to {
+            let same =
+                |r: isize| now_hashes[r as usize].is_some() && now_hashes[r as usize] == last_hashes[(r + by) as usize];
+            if !same(r) {
+                r += 1;
+                continue;
+            }
+            let first = r;
+            while r < to && same(r) {
+                r += 1;
+            }
+            if best.as_ref().is_none_or(|(run, _)| (r - first) as usize > run.len()) {
+                best = Some((first as usize..r as usize, by));
+            }
+        }
+    }
+    let (run, by) = best?;
+    let mut held: Option<std::ops::Range<usize>> = None;
+    let mut r = run.start;
+    while r < run.end {
+        let same = |r: usize| now[r] == last[(r as isize + by) as usize];
+        if !same(r) {
+            r += 1;
+            continue;
+        }
+        let first = r;
+        while r < run.end && same(r) {
+            r += 1;
+        }
+        if held.as_ref().is_none_or(|h| r - first > h.len()) {
+            held = Some(first..r);
+        }
+    }
+    held.map(|rows| (rows, by))
 }
 
 #[derive(Debug, Clone, Copy)]
