@@ -31,13 +31,16 @@ const MIN_ROWS_MOVED: usize = 3;
 
 pub struct Screen<B: Backend> {
     inner: B,
-    /// The last frame: what the terminal shows, unless `blank`.
-    shown: Buffer,
+    /// The last frame, a row at a time: what the terminal shows, unless `blank`. A row the next frame takes over
+    /// (`Reuse`) is moved here as a whole, its cells untouched.
+    shown: Vec<Vec<Cell>>,
+    /// The area of the last frame.
+    shown_area: Rect,
     /// The terminal was cleared or written by someone else since the last frame: the next one is written whole.
     blank: bool,
     /// The hash of each row of `shown`.
     shown_rows: Vec<u64>,
-    /// The next frame while it is written; between frames, the spare buffer.
+    /// The buffer frames are drawn in. Between frames its rows hold whatever they held: `prepare` readies it.
     next: Buffer,
     next_rows: Vec<u64>,
     /// The cursor the frame asked for: where, and whether it shows.
@@ -58,7 +61,8 @@ impl<B: Scroll> Screen<B> {
     pub fn new(inner: B) -> Self {
         Self {
             inner,
-            shown: Buffer::empty(Rect::default()),
+            shown: Vec::new(),
+            shown_area: Rect::default(),
             blank: true,
             shown_rows: Vec::new(),
             next: Buffer::empty(Rect::default()),
@@ -71,35 +75,65 @@ impl<B: Scroll> Screen<B> {
     }
 
     /// Writes `frame`: moves the rows that moved, writes the cells that still differ, puts the cursor where the frame
-    /// asked. `reused`: the rows `frame` took from the last frame (`prepare`), known to be the same. The caller flushes.
+    /// asked. `reused`: the rows the frame takes from the last one (`prepare` left them undrawn in `frame`), known
+    /// to be the same in its columns. The caller flushes.
     pub fn present(&mut self, frame: Buffer, reused: Option<Reuse>) -> Result<(), B::Error> {
         self.next = frame;
-        let mut reused = reused;
-        if self.blank || self.shown.area != self.next.area {
-            // Unknown: start from a blank screen, and write every row.
-            self.inner.clear()?;
-            self.shown = Buffer::empty(self.next.area);
-            self.shown_rows = row_hashes(&self.shown);
-            self.blank = false;
-            reused = None;
+        let area = self.next.area;
+        let (width, height) = (usize::from(area.width), usize::from(area.height));
+        // The rows taken over, moved out of `shown`; their sources are no row's "what the terminal shows" below.
+        let mut moved: Vec<Option<Vec<Cell>>> = (0..height).map(|_| None).collect();
+        if let Some(reuse) = reused.as_ref().filter(|r| r.fits(self.shown_area, area)) {
+            for (y, slot) in moved.iter_mut().enumerate() {
+                if let Some(from) = reuse.source(area, y) {
+                    *slot = Some(std::mem::take(&mut self.shown[from]));
+                }
+            }
         }
-        let shift = match &reused {
-            Some(reuse) => {
-                self.next_rows = self.reused_hashes(reuse);
-                reuse.shift()
+        let shift = if self.blank || self.shown_area != area {
+            // Unknown: start from a blank screen and write every row, those taken over too.
+            self.inner.clear()?;
+            for (y, slot) in moved.iter_mut().enumerate() {
+                // All but the last cell: the frame drew that one.
+                if let Some(row) = slot.take() {
+                    self.next.content[y * width..(y + 1) * width - 1].clone_from_slice(&row[..width - 1]);
+                }
             }
-            None => {
-                self.next_rows = row_hashes(&self.next);
-                best_shift(&self.shown_rows, &self.next_rows)
-            }
+            self.shown = (0..height).map(|_| vec![Cell::EMPTY; width]).collect();
+            self.shown_area = area;
+            self.shown_rows = vec![row_hash(&vec![Cell::EMPTY; hashed(width)]); height];
+            self.blank = false;
+            self.next_rows = row_hashes(&self.next);
+            None
+        } else if let Some(reuse) = reused.as_ref().filter(|_| moved.iter().any(Option::is_some)) {
+            self.next_rows = self.reused_hashes(reuse);
+            reuse.shift()
+        } else {
+            self.next_rows = row_hashes(&self.next);
+            best_shift(&self.shown_rows, &self.next_rows)
         };
         if let Some(shift) = &shift {
             self.inner.scroll(shift.region.clone(), shift.by, shift.up)?;
         }
-        let changes = self.changes(shift.as_ref(), reused.as_ref());
+        let changes = self.changes(shift.as_ref(), &mut moved);
         self.inner.draw(changes.iter().map(|(x, y, cell)| (*x, *y, cell)))?;
         self.inner.cursor(self.cursor_shown.then_some(self.cursor))?;
-        std::mem::swap(&mut self.shown, &mut self.next);
+        // The new frame becomes `shown`: rows taken over as they are, the others traded with rows of `next`.
+        let mut spare: Vec<Vec<Cell>> = std::mem::take(&mut self.shown)
+            .into_iter()
+            .filter(|row| row.len() == width)
+            .collect();
+        self.shown = moved
+            .into_iter()
+            .enumerate()
+            .map(|(y, taken)| {
+                taken.unwrap_or_else(|| {
+                    let mut row = spare.pop().unwrap_or_else(|| vec![Cell::EMPTY; width]);
+                    row.swap_with_slice(&mut self.next.content[y * width..(y + 1) * width]);
+                    row
+                })
+            })
+            .collect();
         std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
         Ok(())
     }
@@ -119,20 +153,22 @@ impl<B: Scroll> Screen<B> {
     }
 
     /// The cells of `next` that differ from what the terminal shows once `shift` moved its rows, as ratatui's diff
-    /// finds them, row band by row band: a band of rows that differ is compared by ratatui (wide characters and what
-    /// they cover handled as it does), the rows that are the same, most of a frame, only by `same_row`, cheaper than
-    /// ratatui's diff, which measures each cell's width before comparing it. The rows the terminal moved are read
-    /// where they were in `shown`, which itself is never moved.
+    /// finds them, row band by row band: a row of narrow symbols cell by cell, one with wide symbols by ratatui's
+    /// diff (wide characters and what they cover handled as it does); the rows that are the same, most of a frame,
+    /// only by `same_row`, cheaper than ratatui's diff, which measures each cell's width before comparing it. The
+    /// rows the terminal moved are read where they were in `shown`.
     ///
     /// This is also the one gate of what reaches the terminal: the rows of a band that differs pass through
     /// `cell_guard::guard_cell` before they are compared, so every cell written has (and `shown` holds only cells
     /// that have); a row the same as one shown holds only guarded cells already.
     ///
-    /// The rows `reused` names are the same as the rows the terminal moved there in `reused.cols`: only their other
-    /// cells are compared, a cell at a time.
-    fn changes(&mut self, shift: Option<&Shift>, reused: Option<&Reuse>) -> Vec<(u16, u16, Cell)> {
-        let width = usize::from(self.next.area.width);
-        let height = usize::from(self.next.area.height.min(self.shown.area.height));
+    /// `moved`: the rows taken over from the last frame, the same as what the terminal moved there except maybe in
+    /// their last cell (a scrollbar's, which `Reuse` does not vouch for): that cell alone is compared, and written
+    /// into the row.
+    fn changes(&mut self, shift: Option<&Shift>, moved: &mut [Option<Vec<Cell>>]) -> Vec<(u16, u16, Cell)> {
+        let area = self.next.area;
+        let width = usize::from(area.width);
+        let height = usize::from(area.height).min(self.shown.len());
         let mut out = Vec::new();
         if width == 0 {
             return out;
@@ -156,22 +192,24 @@ impl<B: Scroll> Screen<B> {
                 }
                 _ => Some(y),
             };
-            from.map_or(&blank, |from| &shown.content[from * width..(from + 1) * width])
+            from.map_or(&blank, |from| {
+                debug_assert_eq!(
+                    shown[from].len(),
+                    width,
+                    "row {y} shows row {from}, taken over by another"
+                );
+                &shown[from]
+            })
         };
         let row = |y: usize| y * width..(y + 1) * width;
-        let area = self.next.area;
-        let known = |y: usize| reused.is_some_and(|r| r.source(area, y).is_some());
         let mut y = 0;
         while y < height {
-            if let Some(reuse) = reused.filter(|_| known(y)) {
-                let was = shows(y);
-                let cols = reuse.cols_in(area);
-                for x in (0..width).filter(|x| !cols.contains(x)) {
-                    let cell = &mut self.next.content[y * width + x];
-                    super::cell_guard::guard_cell(cell);
-                    if !same_row(std::slice::from_ref(&was[x]), std::slice::from_ref(cell)) {
-                        out.push((area.x + x as u16, area.y + y as u16, cell.clone()));
-                    }
+            if let Some(taken) = moved[y].as_mut() {
+                let cell = &mut self.next.content[y * width + width - 1];
+                super::cell_guard::guard_cell(cell);
+                if !same_row(std::slice::from_ref(&taken[width - 1]), std::slice::from_ref(cell)) {
+                    out.push((area.right() - 1, area.y + y as u16, cell.clone()));
+                    taken[width - 1] = cell.clone();
                 }
                 y += 1;
                 continue;
@@ -181,7 +219,7 @@ impl<B: Scroll> Screen<B> {
                 continue;
             }
             let first = y;
-            while y < height && !known(y) && !same_row(shows(y), &self.next.content[row(y)]) {
+            while y < height && moved[y].is_none() && !same_row(shows(y), &self.next.content[row(y)]) {
                 y += 1;
             }
             self.next.content[first * width..y * width]
@@ -289,13 +327,13 @@ pub fn draw<B: Scroll>(
     render: impl FnOnce(&mut Frame, bool),
 ) -> Result<(), B::Error> {
     let screen = terminal.backend_mut();
-    let mut shown = std::mem::take(&mut screen.shown);
+    let shown = screen.shown_area;
     let mut work = std::mem::take(&mut screen.next);
     screen.drawing = true;
     let mut taken = None;
     let drawn = terminal
         .draw(|frame| {
-            taken = prepare(&mut work, &mut shown, frame.area(), reuse);
+            taken = prepare(&mut work, shown, frame.area(), reuse);
             let _theirs = std::mem::replace(frame.buffer_mut(), std::mem::take(&mut work));
             render(frame, taken.is_some());
             // ratatui keeps a buffer of no rows (as wide as the frame: it compares its two buffers, which must be):
@@ -310,22 +348,15 @@ pub fn draw<B: Scroll>(
     let screen = terminal.backend_mut();
     screen.drawing = false;
     if let Err(e) = drawn {
-        // `shown` may have lent rows to a frame never presented: the next frame takes none and is written whole.
         screen.next = work;
-        screen.blank = true;
         return Err(e);
     }
-    screen.shown = shown;
     screen.present(work, taken)
 }
 
-/// Readies `work` for a frame of `area`: the rows `reuse` names (when it fits the last frame, `shown`) moved from
-/// it, every other cell blank. Returns the reuse taken.
-///
-/// The cells are swapped, not copied: the rows of `shown` they came from are left holding what `work` held. `present`
-/// never reads those cells again. It compares a row `reuse` names only outside its columns, and every other row of
-/// the frame shows a row of `shown` that is no row's source: a row outside the band the terminal moves, or blank.
-fn prepare(work: &mut Buffer, shown: &mut Buffer, area: Rect, reuse: Option<Reuse>) -> Option<Reuse> {
+/// Readies `work` for a frame of `area` after a last frame of `shown`: every cell blank but those of the rows `reuse`
+/// names (when it fits), which nobody draws: `present` takes them from the last frame. Returns the reuse taken.
+fn prepare(work: &mut Buffer, shown: Rect, area: Rect, reuse: Option<Reuse>) -> Option<Reuse> {
     work.resize(area);
     let taken = reuse.filter(|r| r.fits(shown, area));
     let width = usize::from(area.width);
@@ -333,13 +364,9 @@ fn prepare(work: &mut Buffer, shown: &mut Buffer, area: Rect, reuse: Option<Reus
         return taken;
     }
     for (y, row) in work.content.chunks_mut(width).enumerate() {
-        match taken
-            .as_ref()
-            .and_then(|r| r.source(area, y).map(|from| (r.cols_in(area), from)))
-        {
-            Some((cols, from)) => {
-                let source = &mut shown.content[from * width + cols.start..from * width + cols.end];
-                row[cols.clone()].swap_with_slice(source);
+        match taken.as_ref().filter(|r| r.source(area, y).is_some()) {
+            Some(r) => {
+                let cols = r.cols_in(area);
                 row[..cols.start].iter_mut().for_each(Cell::reset);
                 row[cols.end..].iter_mut().for_each(Cell::reset);
             }
@@ -365,10 +392,10 @@ impl Reuse {
     /// Whether it can be taken for a frame of `area` after `shown`: the same area, rows and their sources inside it,
     /// and every column but the last vouched for (so a row's hash, which covers no more, can be taken over, and the
     /// one cell left, a scrollbar's, is compared alone: no wide symbol reaches into it).
-    fn fits(&self, shown: &Buffer, area: Rect) -> bool {
+    fn fits(&self, shown: Rect, area: Rect) -> bool {
         let (top, bottom) = (i32::from(area.y), i32::from(area.bottom()));
         self.frame == area
-            && shown.area == area
+            && shown == area
             && area.width > 1
             && !self.rows.is_empty()
             && i32::from(self.rows.start) >= top
