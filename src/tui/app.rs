@@ -699,7 +699,9 @@ impl App {
         if self.overlaid(&areas) || super::view::start::shown(&self.state) {
             return None;
         }
-        self.transcript.plan(area, areas.transcript, &self.state, &self.theme)
+        // Planning lays out what the frame shows: as part of the frame (`highlight::frame`).
+        let (transcript, state, theme) = (&mut self.transcript, &self.state, &self.theme);
+        super::highlight::frame(|| transcript.plan(area, areas.transcript, state, theme))
     }
 
     /// Renders the frame; `reused`: `Screen` copied the transcript rows `plan` named from the last frame.

@@ -571,7 +571,7 @@ fn row_hash(row: &[Cell]) -> u64 {
 }
 
 /// A colour as 26 bits.
-fn color_code(color: Color) -> u64 {
+pub(crate) fn color_code(color: Color) -> u64 {
     match color {
         Color::Rgb(r, g, b) => 1 << 25 | u64::from(r) << 16 | u64::from(g) << 8 | u64::from(b),
         Color::Indexed(i) => 1 << 24 | u64::from(i),

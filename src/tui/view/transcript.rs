@@ -601,7 +601,7 @@ fn render_marker(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
 fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
     fn style(style: ratatui::style::Style, out: &mut Vec<u8>) {
         for color in [style.fg, style.bg, style.underline_color] {
-            out.extend_from_slice(&color.map_or(u32::MAX, color_code).to_le_bytes());
+            out.extend_from_slice(&color.map_or(u64::MAX, crate::tui::screen::color_code).to_le_bytes());
         }
         out.extend_from_slice(&style.add_modifier.bits().to_le_bytes());
         out.extend_from_slice(&style.sub_modifier.bits().to_le_bytes());
@@ -617,32 +617,6 @@ fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
         style(span.style, out);
         out.extend_from_slice(&(span.content.len() as u32).to_le_bytes());
         out.extend_from_slice(span.content.as_bytes());
-    }
-}
-
-/// A colour as 32 bits, none of them `u32::MAX`.
-fn color_code(color: ratatui::style::Color) -> u32 {
-    use ratatui::style::Color;
-    match color {
-        Color::Rgb(r, g, b) => 1 << 25 | u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b),
-        Color::Indexed(i) => 1 << 24 | u32::from(i),
-        Color::Reset => 0,
-        Color::Black => 1,
-        Color::Red => 2,
-        Color::Green => 3,
-        Color::Yellow => 4,
-        Color::Blue => 5,
-        Color::Magenta => 6,
-        Color::Cyan => 7,
-        Color::Gray => 8,
-        Color::DarkGray => 9,
-        Color::LightRed => 10,
-        Color::LightGreen => 11,
-        Color::LightYellow => 12,
-        Color::LightBlue => 13,
-        Color::LightMagenta => 14,
-        Color::LightCyan => 15,
-        Color::White => 16,
     }
 }
 
