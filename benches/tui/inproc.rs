@@ -1,5 +1,5 @@
-//! The in-process figures: an `App` drawn into ratatui's `TestBackend` (the same `App::render` and `Terminal::draw`
-//! the real loop runs, without the terminal's I/O). Frame times with a 5,000-cell transcript (following a streaming
+//! The in-process figures: an `App` drawn into ratatui's `TestBackend` through tern's `Screen` (the same
+//! `App::draw` the real loop runs: planned, rendered, written as changes, without the terminal's I/O). Frame times with a 5,000-cell transcript (following a streaming
 //! answer, scrolled to the middle, after a resize), key press to frame, App construction to first frame, and the
 //! memory that transcript costs.
 
@@ -13,6 +13,7 @@ use tern::protocol::{Event, Op, TurnEnd};
 use tern::tui::app::{App, slash_commands};
 use tern::tui::composer::Composer;
 use tern::tui::keymap::Keymap;
+use tern::tui::screen::Screen;
 use tern::tui::state::CellKind;
 use tern::tui::theme::Theme;
 use tern::tui::view::cells::render_cell;
@@ -71,7 +72,7 @@ pub struct Results {
 /// An App with its channels kept open (a closed ops channel would mark the agent gone).
 struct Harness {
     app: App,
-    terminal: Terminal<TestBackend>,
+    terminal: Terminal<Screen<TestBackend>>,
     _ops: UnboundedReceiver<Op>,
     _notify: UnboundedReceiver<()>,
 }
@@ -84,7 +85,7 @@ impl Harness {
         let composer = Composer::new(workspace, slash_commands(), notify_tx);
         let keymap = Keymap::load(None).unwrap_or_default();
         let app = App::new(ops_tx, composer, keymap, Theme::dark(), 200_000);
-        let terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        let terminal = Terminal::new(Screen::new(TestBackend::new(width, height))).unwrap();
         Self {
             app,
             terminal,
@@ -93,11 +94,10 @@ impl Harness {
         }
     }
 
-    /// Draws one frame and returns how long `Terminal::draw` took.
+    /// Draws one frame and returns how long `App::draw` took.
     fn draw(&mut self) -> Timed {
-        let app = &mut self.app;
         let clock = Clock::start();
-        self.terminal.draw(|f| app.render(f)).unwrap();
+        self.app.draw(&mut self.terminal).unwrap();
         clock.stop()
     }
 
@@ -107,7 +107,7 @@ impl Harness {
     }
 
     fn resize(&mut self, width: u16, height: u16) {
-        self.terminal.backend_mut().resize(width, height);
+        self.terminal.backend_mut().inner_mut().resize(width, height);
     }
 
     /// Lays every cell out once, outside the view's cache: the transcript's total height in lines at the current
@@ -271,8 +271,7 @@ pub fn run(opts: &Options) -> Results {
         }
         let clock = Clock::start();
         h.key(KeyCode::Char(c), KeyModifiers::NONE);
-        let app = &mut h.app;
-        h.terminal.draw(|f| app.render(f)).unwrap();
+        h.app.draw(&mut h.terminal).unwrap();
         key_to_frame.push(clock.stop());
     }
     h.app.composer.set_text("");

@@ -704,6 +704,17 @@ impl App {
         super::highlight::frame(|| transcript.plan(area, areas.transcript, state, theme))
     }
 
+    /// Draws one frame on `terminal` as the terminal loop does: planned (the transcript rows the last frame drew that
+    /// still show are taken over), rendered, and written by `Screen`. The caller flushes.
+    pub fn draw<B: super::screen::Scroll>(
+        &mut self,
+        terminal: &mut ratatui::Terminal<super::screen::Screen<B>>,
+    ) -> Result<(), B::Error> {
+        let size = terminal.size()?;
+        let reuse = self.plan(Rect::new(0, 0, size.width, size.height));
+        super::screen::draw(terminal, reuse, |frame, reused| self.render_reusing(frame, reused))
+    }
+
     /// Renders the frame; `reused`: `Screen` copied the transcript rows `plan` named from the last frame.
     pub fn render_reusing(&mut self, frame: &mut Frame<'_>, reused: bool) {
         super::highlight::frame(|| self.render_frame(frame, reused));

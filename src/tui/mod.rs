@@ -13,7 +13,7 @@ pub mod layer;
 pub mod markdown;
 pub mod memory;
 pub mod picker;
-mod screen;
+pub mod screen;
 pub mod state;
 mod subagents;
 pub mod switch;

@@ -257,10 +257,14 @@ impl<B: Scroll> Screen<B> {
         out
     }
 
-    /// The terminal behind it (tests read what it shows).
-    #[cfg(test)]
+    /// The terminal behind it (tests and benchmarks read what it shows).
     pub fn inner(&self) -> &B {
         &self.inner
+    }
+
+    /// The terminal behind it, to resize a test's terminal.
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
     }
 
     /// Forgets what the terminal shows: the next frame is written whole. The last frame is kept: the next one may
@@ -290,6 +294,17 @@ pub trait Scroll: Backend {
                 self.set_cursor_position(at)
             }
             None => self.hide_cursor(),
+        }
+    }
+}
+
+/// ratatui's model of a terminal moving rows in a scroll region, for tests and benchmarks.
+impl Scroll for ratatui::backend::TestBackend {
+    fn scroll(&mut self, region: std::ops::Range<u16>, by: u16, up: bool) -> Result<(), Self::Error> {
+        if up {
+            self.scroll_region_up(region, by)
+        } else {
+            self.scroll_region_down(region, by)
         }
     }
 }

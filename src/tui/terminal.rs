@@ -462,10 +462,7 @@ type Tty = Terminal<Screen<CrosstermBackend<BufWriter<Stdout>>>>;
 fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     // Queued, not executed: the frame reaches the terminal as one write, at the flush below.
     queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    // The transcript rows this frame shows as the last one did are known before it is drawn: `Screen` copies them.
-    let size = terminal.size()?;
-    let reuse = app.plan(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-    let result = super::screen::draw(terminal, reuse, |frame, reused| app.render_reusing(frame, reused));
+    let result = app.draw(terminal);
     queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     for text in app.clipboard.drain(..) {
         osc52(terminal.backend_mut(), &text)?;

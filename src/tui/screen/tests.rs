@@ -7,19 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use unicode_width::UnicodeWidthStr;
 
-use super::{Screen, Scroll, Shift, best_shift, row_hashes};
-
-/// ratatui's model of a terminal moving rows in a scroll region.
-impl Scroll for TestBackend {
-    fn scroll(&mut self, region: std::ops::Range<u16>, by: u16, up: bool) -> Result<(), Self::Error> {
-        use ratatui::backend::Backend;
-        if up {
-            self.scroll_region_up(region, by)
-        } else {
-            self.scroll_region_down(region, by)
-        }
-    }
-}
+use super::{Screen, Shift, best_shift, row_hashes};
 
 const W: u16 = 30;
 const H: u16 = 12;
@@ -246,4 +234,64 @@ fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
         want[y] = shown[y].clone();
     }
     assert_eq!(shown, want);
+}
+
+/// A frame as the transcript draws it: a status row, lines from `top` cut one column short of the width, a
+/// scrollbar thumb in the last column (where `top` is), an input row. Rows in `skip` are left undrawn.
+fn transcript_frame(buf: &mut Buffer, lines: &[String], top: usize, skip: std::ops::Range<u16>) {
+    buf.set_string(0, 0, format!("status {top}"), Style::default().fg(Color::Yellow));
+    for row in 1..H - 1 {
+        if !skip.contains(&row)
+            && let Some(line) = lines.get(top + usize::from(row) - 1)
+        {
+            buf.set_stringn(0, row, line, usize::from(W) - 1, Style::default().fg(Color::Cyan));
+        }
+        if usize::from(row) == 1 + top % usize::from(H - 2) {
+            buf[(W - 1, row)].set_symbol("█");
+        }
+    }
+    buf.set_string(0, H - 1, "> ask tern", Style::default().fg(Color::Gray));
+}
+
+#[test]
+fn rows_taken_from_the_last_frame_are_moved_and_the_screen_ends_as_each_frame() {
+    use ratatui::Terminal;
+    let text = lines(80);
+    let area = Rect::new(0, 0, W, H);
+    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
+    let mut last: Option<usize> = None;
+    let mut taken_frames = 0;
+    for (n, top) in [0usize, 1, 4, 4, 2, 30, 29, 29, 60, 61].into_iter().enumerate() {
+        if n == 9 {
+            // A clear: the rows still come from the last frame, and everything is written again.
+            terminal.clear().unwrap();
+        }
+        // The transcript rows (1..H-1) that show a line the last frame showed, `by` rows further down.
+        let reuse = last.and_then(|last| {
+            let by = top as i32 - last as i32;
+            let rows = 1.max(1 - by)..(i32::from(H) - 1).min(i32::from(H) - 1 - by);
+            (rows.start < rows.end).then_some(super::Reuse {
+                frame: area,
+                rows: rows.start as u16..rows.end as u16,
+                by: by as i16,
+                cols: 0..W - 1,
+            })
+        });
+        let skip = reuse.as_ref().map_or(0..0, |r| r.rows.clone());
+        super::draw(&mut terminal, reuse, |f, taken| {
+            taken_frames += usize::from(taken);
+            transcript_frame(f.buffer_mut(), &text, top, if taken { skip.clone() } else { 0..0 });
+        })
+        .unwrap();
+        let mut want = Buffer::empty(area);
+        transcript_frame(&mut want, &text, top, 0..0);
+        assert_eq!(
+            visible(terminal.backend().inner.buffer()),
+            visible(&want),
+            "frame {n} (top {top})"
+        );
+        last = Some(top);
+    }
+    // Not the first frame, nor the two jumps further than the view (30, 60).
+    assert_eq!(taken_frames, 7, "frames that took rows from the last one");
 }
