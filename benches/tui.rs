@@ -221,7 +221,7 @@ fn print_report(r: &inproc::Results, p: Option<&process::Results>) {
     print_table(&rows);
     println!(
         "\nHow: 1, 2, 5a and 6a run in this process: the real App::draw (planned, rendered, written as changes by \
-         Screen) into ratatui's TestBackend, timed (terminal I/O not); wall time, and the thread's CPU time (the work itself on a \
+         Screen, the escapes formatted into a sink), timed (terminal I/O not); wall time, and the thread's CPU time (the work itself on a \
          shared machine). 1a: {} word deltas, 8 applied between frames. 1b: PageUp from the tail to the middle (each \
          cell laid out on its first visit), PageUp/PageDown there, then Home and PageDown to the end. 1c: the frame \
          after each resize between 200x60 and 180x50 (tail) or 180x60 (middle). 1d: a frame with nothing new. \

@@ -1,5 +1,5 @@
-//! The in-process figures: an `App` drawn into ratatui's `TestBackend` through tern's `Screen` (the same
-//! `App::draw` the real loop runs: planned, rendered, written as changes, without the terminal's I/O). Frame times with a 5,000-cell transcript (following a streaming
+//! The in-process figures: an `App` drawn through tern's `Screen` as the real loop draws it (`App::draw`: planned,
+//! rendered, written as changes), the escapes written into a sink of a set size instead of a terminal. Frame times with a 5,000-cell transcript (following a streaming
 //! answer, scrolled to the middle, after a resize), key press to frame, App construction to first frame, and the
 //! memory that transcript costs.
 
@@ -8,12 +8,14 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
 use tern::protocol::{Event, Op, TurnEnd};
 use tern::tui::app::{App, slash_commands};
 use tern::tui::composer::Composer;
 use tern::tui::keymap::Keymap;
-use tern::tui::screen::Screen;
+use tern::tui::screen::{Screen, Scroll};
 use tern::tui::state::CellKind;
 use tern::tui::theme::Theme;
 use tern::tui::view::cells::render_cell;
@@ -69,10 +71,90 @@ pub struct Results {
     pub hwm_end: f64,
 }
 
+/// A terminal of a set size that takes what crossterm writes and keeps none of it: a frame's cost is tern's work
+/// (the escapes formatted), not a terminal's.
+struct Sink {
+    out: CrosstermBackend<std::io::Sink>,
+    size: Size,
+}
+
+impl Sink {
+    fn new(width: u16, height: u16) -> Self {
+        Self {
+            out: CrosstermBackend::new(std::io::sink()),
+            size: Size::new(width, height),
+        }
+    }
+}
+
+impl Backend for Sink {
+    type Error = std::io::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> std::io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.out.draw(content)
+    }
+
+    fn hide_cursor(&mut self) -> std::io::Result<()> {
+        self.out.hide_cursor()
+    }
+
+    fn show_cursor(&mut self) -> std::io::Result<()> {
+        self.out.show_cursor()
+    }
+
+    fn get_cursor_position(&mut self) -> std::io::Result<Position> {
+        Ok(Position::ORIGIN)
+    }
+
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> std::io::Result<()> {
+        self.out.set_cursor_position(position)
+    }
+
+    fn clear(&mut self) -> std::io::Result<()> {
+        self.out.clear()
+    }
+
+    fn clear_region(&mut self, clear_type: ClearType) -> std::io::Result<()> {
+        self.out.clear_region(clear_type)
+    }
+
+    fn size(&self) -> std::io::Result<Size> {
+        Ok(self.size)
+    }
+
+    fn window_size(&mut self) -> std::io::Result<WindowSize> {
+        Ok(WindowSize {
+            columns_rows: self.size,
+            pixels: Size::default(),
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    fn scroll_region_up(&mut self, region: std::ops::Range<u16>, by: u16) -> std::io::Result<()> {
+        self.out.scroll_region_up(region, by)
+    }
+
+    fn scroll_region_down(&mut self, region: std::ops::Range<u16>, by: u16) -> std::io::Result<()> {
+        self.out.scroll_region_down(region, by)
+    }
+}
+
+impl Scroll for Sink {
+    fn scroll(&mut self, region: std::ops::Range<u16>, by: u16, up: bool) -> std::io::Result<()> {
+        self.out.scroll(region, by, up)
+    }
+}
+
 /// An App with its channels kept open (a closed ops channel would mark the agent gone).
 struct Harness {
     app: App,
-    terminal: Terminal<Screen<TestBackend>>,
+    terminal: Terminal<Screen<Sink>>,
     _ops: UnboundedReceiver<Op>,
     _notify: UnboundedReceiver<()>,
 }
@@ -85,7 +167,7 @@ impl Harness {
         let composer = Composer::new(workspace, slash_commands(), notify_tx);
         let keymap = Keymap::load(None).unwrap_or_default();
         let app = App::new(ops_tx, composer, keymap, Theme::dark(), 200_000);
-        let terminal = Terminal::new(Screen::new(TestBackend::new(width, height))).unwrap();
+        let terminal = Terminal::new(Screen::new(Sink::new(width, height))).unwrap();
         Self {
             app,
             terminal,
@@ -107,7 +189,8 @@ impl Harness {
     }
 
     fn resize(&mut self, width: u16, height: u16) {
-        self.terminal.backend_mut().inner_mut().resize(width, height);
+        self.terminal.backend_mut().inner_mut().size = Size::new(width, height);
+        self.terminal.backend_mut().resized();
     }
 
     /// Lays every cell out once, outside the view's cache: the transcript's total height in lines at the current

@@ -257,12 +257,13 @@ impl<B: Scroll> Screen<B> {
         out
     }
 
-    /// The terminal behind it (tests and benchmarks read what it shows).
+    /// The terminal behind it (tests read what it shows).
+    #[cfg(test)]
     pub fn inner(&self) -> &B {
         &self.inner
     }
 
-    /// The terminal behind it, to resize a test's terminal.
+    /// The terminal behind it (a benchmark's, to resize it).
     pub fn inner_mut(&mut self) -> &mut B {
         &mut self.inner
     }
@@ -298,7 +299,8 @@ pub trait Scroll: Backend {
     }
 }
 
-/// ratatui's model of a terminal moving rows in a scroll region, for tests and benchmarks.
+/// ratatui's model of a terminal moving rows in a scroll region, for tests.
+#[cfg(test)]
 impl Scroll for ratatui::backend::TestBackend {
     fn scroll(&mut self, region: std::ops::Range<u16>, by: u16, up: bool) -> Result<(), Self::Error> {
         if up {
