@@ -81,16 +81,22 @@ impl<B: Scroll> Screen<B> {
         self.next = frame;
         let area = self.next.area;
         let (width, height) = (usize::from(area.width), usize::from(area.height));
+        let reused = reused.filter(|r| r.fits(self.shown_area, area));
+        let known = !self.blank && self.shown_area == area;
+        // Until this frame is written the last one is not known: an error below leaves the next frame written whole
+        // and taking no rows from `shown`, which has lent some.
+        self.blank = true;
+        self.shown_area = Rect::default();
         // The rows taken over, moved out of `shown`; their sources are no row's "what the terminal shows" below.
         let mut moved: Vec<Option<Vec<Cell>>> = (0..height).map(|_| None).collect();
-        if let Some(reuse) = reused.as_ref().filter(|r| r.fits(self.shown_area, area)) {
+        if let Some(reuse) = &reused {
             for (y, slot) in moved.iter_mut().enumerate() {
                 if let Some(from) = reuse.source(area, y) {
                     *slot = Some(std::mem::take(&mut self.shown[from]));
                 }
             }
         }
-        let shift = if self.blank || self.shown_area != area {
+        let shift = if !known {
             // Unknown: start from a blank screen and write every row, those taken over too.
             self.inner.clear()?;
             for (y, slot) in moved.iter_mut().enumerate() {
@@ -100,9 +106,7 @@ impl<B: Scroll> Screen<B> {
                 }
             }
             self.shown = (0..height).map(|_| vec![Cell::EMPTY; width]).collect();
-            self.shown_area = area;
             self.shown_rows = vec![row_hash(&vec![Cell::EMPTY; hashed(width)]); height];
-            self.blank = false;
             self.next_rows = row_hashes(&self.next);
             None
         } else if let Some(reuse) = reused.as_ref().filter(|_| moved.iter().any(Option::is_some)) {
@@ -135,6 +139,8 @@ impl<B: Scroll> Screen<B> {
             })
             .collect();
         std::mem::swap(&mut self.shown_rows, &mut self.next_rows);
+        self.shown_area = area;
+        self.blank = false;
         Ok(())
     }
 
