@@ -691,7 +691,7 @@ impl App {
     }
 
     /// Before a frame of `area` is drawn: the transcript rows it will show as the last frame did, for `Screen` to
-    /// copy (then `render_reusing` is told so and leaves them). None while something may draw over the transcript
+    /// take over (then `render_reusing` is told so and leaves them). None while something may draw over the transcript
     /// (a popup, a layer that is not docked, the history viewer) or the start screen shows above it.
     pub fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
         self.state.expire_flash(Instant::now());
@@ -715,7 +715,7 @@ impl App {
         super::screen::draw(terminal, reuse, |frame, reused| self.render_reusing(frame, reused))
     }
 
-    /// Renders the frame; `reused`: `Screen` copied the transcript rows `plan` named from the last frame.
+    /// Renders the frame; `reused`: `Screen` takes the transcript rows `plan` named from the last frame.
     pub fn render_reusing(&mut self, frame: &mut Frame<'_>, reused: bool) {
         super::highlight::frame(|| self.render_frame(frame, reused));
     }

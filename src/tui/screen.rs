@@ -11,9 +11,9 @@
 //! frame is. A clear or a new size makes the shown screen blank, so everything is written again.
 //!
 //! A frame can also say, before it is drawn, which of its rows show what the last frame showed (`Reuse`: the
-//! transcript moved up while an answer streams, its lines unchanged). Those rows are copied from the last frame into
-//! the buffer the frame is drawn in, nobody draws them, and they are neither hashed nor compared again: the terminal
-//! moves them and only the cells beside them (the scrollbar) are compared. A streaming frame then costs the rows
+//! transcript moved up while an answer streams, its lines unchanged). Nobody draws those rows: `Screen` keeps the
+//! last frame a row at a time and moves them over whole, and they are neither hashed nor compared again; the
+//! terminal moves them and only the cell beside them (the scrollbar's) is compared. A streaming frame then costs the rows
 //! that changed, not the screen. ratatui's own two buffers are kept empty, so it neither resets nor compares 12,000
 //! cells a frame; `Screen` prepares the buffer each frame is drawn in.
 
@@ -109,7 +109,7 @@ impl<B: Scroll> Screen<B> {
             self.shown_rows = vec![row_hash(&vec![Cell::EMPTY; hashed(width)]); height];
             self.next_rows = row_hashes(&self.next);
             None
-        } else if let Some(reuse) = reused.as_ref().filter(|_| moved.iter().any(Option::is_some)) {
+        } else if let Some(reuse) = &reused {
             self.next_rows = self.reused_hashes(reuse);
             reuse.shift()
         } else {
@@ -340,9 +340,9 @@ impl<W: Write> Scroll for CrosstermBackend<W> {
 }
 
 /// Draws one frame. `reuse`: rows the frame will show as the last one did, if the renderer knows them before it draws
-/// (`render` is told whether they were taken, and then must not draw them). The frame is drawn into a buffer
-/// `Screen` prepares (those rows copied from the last frame, every other cell blank), traded for ratatui's own,
-/// which stays empty; the screen writes it. Nothing is flushed (ratatui's own flush after rendering is held): the
+/// (`render` is told whether they were taken, and then must not draw them: `present` takes them from the last
+/// frame). The frame is drawn into a buffer `Screen` prepares (every cell blank but those of the rows taken), traded
+/// for ratatui's own, which stays empty; the screen writes it. Nothing is flushed (ratatui's own flush after rendering is held): the
 /// caller flushes, once.
 pub fn draw<B: Scroll>(
     terminal: &mut Terminal<Screen<B>>,

@@ -271,7 +271,7 @@ impl TranscriptView {
     }
 
     /// Works out this frame's viewport in `area` (of a frame of `frame_area`) before anything is drawn, and which of
-    /// its rows show what a row of the last frame showed: those `Screen` can copy from the last frame
+    /// its rows show what a row of the last frame showed: those `Screen` can take over from the last frame
     /// (`render` is then told not to draw them).
     pub fn plan(&mut self, frame_area: Rect, area: Rect, state: &AppState, theme: &Theme) -> Option<Reuse> {
         self.planned = None;
@@ -331,10 +331,10 @@ impl TranscriptView {
         let planned = match self.planned.take() {
             Some(planned) if planned.area == area => planned,
             _ => {
-                // Not planned for this area: whatever `Screen` copied in is cleared, and every row drawn.
-                if reused {
-                    frame.render_widget(ratatui::widgets::Clear, area);
-                }
+                // Not planned for this area (a view drawn without `App::plan`): every row is drawn. `Screen` takes
+                // rows only for a frame of the area they were planned for, and the app lays that frame out from the
+                // same state both times, so rows it took were always planned here.
+                debug_assert!(!reused, "rows were taken for a transcript area that was not planned");
                 self.plan(frame.area(), area, state, theme);
                 match self.planned.take() {
                     Some(mut planned) => {
