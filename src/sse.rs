@@ -71,13 +71,12 @@ impl SseDecoder {
                 chunk = rest;
             }
         }
-        while let Some(pos) = chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(pos) = memchr::memchr2(b'\n', b'\r', chunk) {
             let (head, rest) = chunk.split_at(pos);
             // Checked on whole lines as well as on the unfinished rest, so the limit does not depend on the split.
             if self.line.len() + head.len() > MAX_EVENT_BYTES {
                 return Err(EventTooLarge);
             }
-            self.line.extend_from_slice(head);
             let is_cr = rest.first() == Some(&b'\r');
             chunk = rest.get(1..).unwrap_or_default();
             if is_cr {
@@ -87,8 +86,18 @@ impl SseDecoder {
                     Some(_) => {}
                 }
             }
-            let line = std::mem::take(&mut self.line);
-            self.process_line(&line, &mut out)?;
+            if self.line.is_empty() {
+                // The whole line is in this chunk (the usual case): read in place.
+                self.process_line(head, &mut out)?;
+            } else {
+                // The line began in an earlier chunk; its buffer is kept (emptied) for the next such line.
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(head);
+                let processed = self.process_line(&line, &mut out);
+                line.clear();
+                self.line = line;
+                processed?;
+            }
         }
         if self.line.len() + chunk.len() > MAX_EVENT_BYTES {
             return Err(EventTooLarge);

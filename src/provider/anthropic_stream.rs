@@ -3,10 +3,9 @@
 //! be sent back in the tool-use loop), usage from `message_start` and `message_delta`, and `error` events.
 
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::caps;
-use super::transport::StreamHandler;
+use super::transport::{Outbox, StreamHandler};
 use super::{Completion, ProviderError, ProviderEvent};
 use crate::protocol::{FinishReason, Reasoning, ReasoningBlock, ToolCall, Usage};
 use crate::sse::SseEvent;
@@ -50,7 +49,7 @@ impl AnthropicStream {
         self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
     }
 
-    fn on_block_start(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
+    fn on_block_start(&mut self, event: &Value, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         let index = event
             .get("index")
             .and_then(Value::as_u64)
@@ -84,7 +83,7 @@ impl AnthropicStream {
                         .iter()
                         .filter(|(_, b)| matches!(b, Block::ToolUse { name, .. } if !name.is_empty()))
                         .count();
-                    let _ = events.send(ProviderEvent::ToolCallStarted {
+                    events.push(ProviderEvent::ToolCallStarted {
                         index: ordinal,
                         id: id.clone(),
                         name: name.clone(),
@@ -117,7 +116,7 @@ impl AnthropicStream {
             .sum()
     }
 
-    fn on_block_delta(&mut self, event: &Value, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
+    fn on_block_delta(&mut self, event: &Value, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         let Some(delta) = event.get("delta") else {
             return Ok(());
@@ -152,18 +151,18 @@ impl AnthropicStream {
         Ok(())
     }
 
-    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
+    fn push_text(&mut self, text: &str, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         if !text.is_empty() {
             caps::append(&mut self.content, text, caps::Part::Answer)?;
-            let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+            events.text(text);
         }
         Ok(())
     }
 
-    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
+    fn push_reasoning(&mut self, text: &str, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         if !text.is_empty() {
             caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
-            let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+            events.reasoning(text);
         }
         Ok(())
     }
@@ -187,7 +186,7 @@ impl AnthropicStream {
 }
 
 impl StreamHandler for AnthropicStream {
-    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+    fn on_event(&mut self, event: SseEvent, events: &mut Outbox<'_>) -> Result<bool, ProviderError> {
         let data: Value = match serde_json::from_str(&event.data) {
             Ok(data) => data,
             Err(e) => {

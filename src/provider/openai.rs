@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::caps;
-use super::transport::{StreamHandler, Transport};
+use super::transport::{Outbox, StreamHandler, Transport};
 use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::ToolDefinition;
@@ -356,12 +356,7 @@ pub(crate) struct OpenAiStream {
 }
 
 impl OpenAiStream {
-    fn on_tool_delta(
-        &mut self,
-        position: usize,
-        delta: &Value,
-        events: &UnboundedSender<ProviderEvent>,
-    ) -> Result<(), ProviderError> {
+    fn on_tool_delta(&mut self, position: usize, delta: &Value, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         let index = delta.get("index").and_then(Value::as_u64).unwrap_or(position as u64);
         let id = delta.get("id").and_then(Value::as_str).unwrap_or_default();
         let function = delta.get("function");
@@ -412,7 +407,7 @@ impl OpenAiStream {
                 name: call.name.clone(),
             };
             self.announced += 1;
-            let _ = events.send(started);
+            events.push(started);
         }
         Ok(())
     }
@@ -455,7 +450,7 @@ struct TextDelta<'a> {
 
 impl OpenAiStream {
     /// Handles `data` if it is a `TextChunk`; false when it is not (the caller reads it as a `Value`).
-    fn on_text_chunk(&mut self, data: &str, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+    fn on_text_chunk(&mut self, data: &str, events: &mut Outbox<'_>) -> Result<bool, ProviderError> {
         let Ok(TextChunk {
             choices: [choice],
             usage: None,
@@ -472,11 +467,11 @@ impl OpenAiStream {
             let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());
             if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
                 caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
-                let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+                events.reasoning(text);
             }
             if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
                 caps::append(&mut self.content, text, caps::Part::Answer)?;
-                let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+                events.text(text);
             }
         }
         if let Some(reason) = choice.finish_reason {
@@ -487,7 +482,7 @@ impl OpenAiStream {
 }
 
 impl StreamHandler for OpenAiStream {
-    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+    fn on_event(&mut self, event: SseEvent, events: &mut Outbox<'_>) -> Result<bool, ProviderError> {
         if event.is_done() {
             return Ok(true);
         }
@@ -536,11 +531,11 @@ impl StreamHandler for OpenAiStream {
                 .or_else(|| delta.get("reasoning").and_then(Value::as_str));
             if let Some(text) = reasoning.filter(|t| !t.is_empty()) {
                 caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
-                let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+                events.reasoning(text);
             }
             if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
                 caps::append(&mut self.content, text, caps::Part::Answer)?;
-                let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+                events.text(text);
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, call) in calls.iter().enumerate() {

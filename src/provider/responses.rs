@@ -19,7 +19,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::caps;
-use super::transport::{StreamHandler, Transport};
+use super::transport::{Outbox, StreamHandler, Transport};
 use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, ToolDefinition, Usage};
@@ -330,18 +330,18 @@ impl ResponsesStream {
             .map(|(_, item)| item)
     }
 
-    fn push_text(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
+    fn push_text(&mut self, text: &str, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         if !text.is_empty() {
             caps::append(&mut self.content, text, caps::Part::Answer)?;
-            let _ = events.send(ProviderEvent::TextDelta(text.to_string()));
+            events.text(text);
         }
         Ok(())
     }
 
-    fn push_reasoning(&mut self, text: &str, events: &UnboundedSender<ProviderEvent>) -> Result<(), ProviderError> {
+    fn push_reasoning(&mut self, text: &str, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         if !text.is_empty() {
             caps::append(&mut self.reasoning, text, caps::Part::Reasoning)?;
-            let _ = events.send(ProviderEvent::ReasoningDelta(text.to_string()));
+            events.reasoning(text);
         }
         Ok(())
     }
@@ -358,7 +358,7 @@ impl ResponsesStream {
     }
 
     /// Tells the consumer a call began, once, as soon as its name is known.
-    fn announce(&mut self, index: u64, events: &UnboundedSender<ProviderEvent>) {
+    fn announce(&mut self, index: u64, events: &mut Outbox<'_>) {
         let ordinal = self.announced;
         if let Some(Item::Call {
             call_id,
@@ -379,18 +379,12 @@ impl ResponsesStream {
                 name: name.clone(),
             };
             self.announced += 1;
-            let _ = events.send(started);
+            events.push(started);
         }
     }
 
     /// An item as `output_item.added` (possibly partial) or `output_item.done` (final) gives it.
-    fn on_item(
-        &mut self,
-        index: u64,
-        item: &Value,
-        done: bool,
-        events: &UnboundedSender<ProviderEvent>,
-    ) -> Result<(), ProviderError> {
+    fn on_item(&mut self, index: u64, item: &Value, done: bool, events: &mut Outbox<'_>) -> Result<(), ProviderError> {
         let new = match text_of(item, "type") {
             "function_call" => Item::Call {
                 call_id: text_of(item, "call_id").to_string(),
@@ -500,7 +494,7 @@ fn api_error(error: &Value) -> ProviderError {
 }
 
 impl StreamHandler for ResponsesStream {
-    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError> {
+    fn on_event(&mut self, event: SseEvent, events: &mut Outbox<'_>) -> Result<bool, ProviderError> {
         let data: Value = match serde_json::from_str(&event.data) {
             Ok(data) => data,
             Err(e) => {

@@ -22,7 +22,7 @@ use crate::sse::{SseDecoder, SseEvent};
 /// Interprets one attempt's events for a wire format.
 pub(crate) trait StreamHandler: Send {
     /// Takes one event; returns `true` when it marks the end of the answer.
-    fn on_event(&mut self, event: SseEvent, events: &UnboundedSender<ProviderEvent>) -> Result<bool, ProviderError>;
+    fn on_event(&mut self, event: SseEvent, events: &mut Outbox<'_>) -> Result<bool, ProviderError>;
     /// Whether what arrived is a whole answer although the end marker did not (some servers omit it).
     fn is_complete(&self) -> bool;
     /// Whether any event of an answer in this format arrived. A body without one was never an answer (an HTML page,
@@ -31,6 +31,52 @@ pub(crate) trait StreamHandler: Send {
     /// Whether text, reasoning or a tool call went out to the consumer.
     fn has_output(&self) -> bool;
     fn finish(self) -> Completion;
+}
+
+/// What a handler passes on while it reads a chunk of the body. Runs of text or reasoning deltas are joined, and all
+/// of it goes to the consumer when the chunk has been read (or the outbox is dropped): one message per chunk, not one
+/// per token, and no copy of each token of its own. A fast stream's chunks are the stream thread's batches.
+pub(crate) struct Outbox<'a> {
+    to: &'a UnboundedSender<ProviderEvent>,
+    held: Vec<ProviderEvent>,
+}
+
+impl<'a> Outbox<'a> {
+    pub fn new(to: &'a UnboundedSender<ProviderEvent>) -> Self {
+        Self { to, held: Vec::new() }
+    }
+
+    pub fn text(&mut self, text: &str) {
+        match self.held.last_mut() {
+            Some(ProviderEvent::TextDelta(held)) => held.push_str(text),
+            _ => self.held.push(ProviderEvent::TextDelta(text.to_string())),
+        }
+    }
+
+    pub fn reasoning(&mut self, text: &str) {
+        match self.held.last_mut() {
+            Some(ProviderEvent::ReasoningDelta(held)) => held.push_str(text),
+            _ => self.held.push(ProviderEvent::ReasoningDelta(text.to_string())),
+        }
+    }
+
+    /// Any other event, in order with the deltas.
+    pub fn push(&mut self, event: ProviderEvent) {
+        self.held.push(event);
+    }
+
+    /// Sends what is held (a closed receiver is fine).
+    pub fn flush(&mut self) {
+        for event in self.held.drain(..) {
+            let _ = self.to.send(event);
+        }
+    }
+}
+
+impl Drop for Outbox<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 /// The most of an error body kept: enough for any real error message.
@@ -227,12 +273,13 @@ impl Transport {
         events: &UnboundedSender<ProviderEvent>,
     ) -> Result<(), ProviderError> {
         let mut decoder = SseDecoder::new();
+        let mut out = Outbox::new(events);
         // The start of the body, quoted if it turns out not to be an event stream.
         let mut excerpt = Vec::new();
         let mut decoded_any = false;
-        let mut take = |event: SseEvent, handler: &mut H| -> Result<bool, ProviderError> {
+        let mut take = |event: SseEvent, handler: &mut H, out: &mut Outbox<'_>| -> Result<bool, ProviderError> {
             decoded_any = true;
-            if !handler.on_event(event, events)? {
+            if !handler.on_event(event, out)? {
                 return Ok(false);
             }
             if handler.has_message() {
@@ -259,13 +306,14 @@ impl Transport {
                 excerpt.extend(chunk.iter().take(EXCERPT_BYTES - excerpt.len()));
             }
             for event in decoder.feed(&chunk).map_err(|e| ProviderError::Decode(e.to_string()))? {
-                if take(event, handler)? {
+                if take(event, handler, &mut out)? {
                     return Ok(());
                 }
             }
+            out.flush();
         }
         for event in decoder.finish() {
-            if take(event, handler)? {
+            if take(event, handler, &mut out)? {
                 return Ok(());
             }
         }
@@ -409,6 +457,39 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shown(event: ProviderEvent) -> String {
+        match event {
+            ProviderEvent::TextDelta(t) => format!("text:{t}"),
+            ProviderEvent::ReasoningDelta(t) => format!("reasoning:{t}"),
+            ProviderEvent::ToolCallStarted { index, name, .. } => format!("call:{index}:{name}"),
+            ProviderEvent::Retrying { attempt, .. } => format!("retry:{attempt}"),
+        }
+    }
+
+    #[test]
+    fn an_outbox_joins_runs_of_deltas_keeps_their_order_and_sends_on_flush_or_drop() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut out = Outbox::new(&tx);
+        out.reasoning("think");
+        out.reasoning("ing");
+        out.text("Hel");
+        out.text("lo");
+        out.push(ProviderEvent::ToolCallStarted {
+            index: 0,
+            id: "c1".into(),
+            name: "read".into(),
+        });
+        out.text(" again");
+        assert!(rx.try_recv().is_err(), "nothing goes out before the chunk is read");
+        out.flush();
+        let sent: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).map(shown).collect();
+        assert_eq!(sent, ["reasoning:thinking", "text:Hello", "call:0:read", "text: again"]);
+        out.text("last");
+        drop(out);
+        assert_eq!(rx.try_recv().ok().map(shown).as_deref(), Some("text:last"));
+        assert!(rx.try_recv().is_err());
+    }
 
     #[test]
     fn error_messages_from_every_shape() {

@@ -1,7 +1,7 @@
 use super::*;
 use crate::protocol::{FinishReason, ToolCall, Usage};
 use crate::provider::ProviderKind;
-use crate::provider::transport::StreamHandler;
+use crate::provider::transport::{Outbox, StreamHandler};
 use crate::sse::SseEvent;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -184,7 +184,7 @@ fn send(stream: &mut AnthropicStream, tx: &UnboundedSender<ProviderEvent>, data:
         event: data["type"].as_str().unwrap_or_default().to_string(),
         data: data.to_string(),
     };
-    stream.on_event(event, tx).unwrap()
+    stream.on_event(event, &mut Outbox::new(tx)).unwrap()
 }
 
 fn drain(rx: &mut UnboundedReceiver<ProviderEvent>) -> Vec<ProviderEvent> {
@@ -310,7 +310,7 @@ fn stop_reasons_errors_and_junk() {
         event: "mystery".into(),
         data: "{nope".into(),
     };
-    assert!(!s.on_event(junk, &tx).unwrap());
+    assert!(!s.on_event(junk, &mut Outbox::new(&tx)).unwrap());
     assert!(!send(&mut s, &tx, json!({"type": "future_event", "x": 1})));
     // A nameless tool_use is dropped.
     send(
@@ -323,7 +323,7 @@ fn stop_reasons_errors_and_junk() {
         event: "error".into(),
         data: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string(),
     };
-    let err = s.on_event(error, &tx).unwrap_err();
+    let err = s.on_event(error, &mut Outbox::new(&tx)).unwrap_err();
     assert!(err.is_retryable() && err.to_string().contains("Overloaded"), "{err}");
     assert!(s.finish().tool_calls.is_empty());
 }

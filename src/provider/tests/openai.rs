@@ -135,7 +135,7 @@ fn feed(stream: &mut OpenAiStream, tx: &UnboundedSender<ProviderEvent>, chunks: 
             event: String::new(),
             data: chunk.to_string(),
         };
-        stream.on_event(event, tx).unwrap()
+        stream.on_event(event, &mut Outbox::new(tx)).unwrap()
     })
 }
 
@@ -174,7 +174,7 @@ fn assembles_text_reasoning_tool_calls_and_usage() {
         event: String::new(),
         data: "[DONE]".into(),
     };
-    assert!(stream.on_event(done, &tx).unwrap());
+    assert!(stream.on_event(done, &mut Outbox::new(&tx)).unwrap());
     let completion = stream.finish();
     assert_eq!(completion.content, "Hello");
     assert_eq!(completion.reasoning.map(|r| r.text).as_deref(), Some("think more"));
@@ -284,7 +284,7 @@ fn error_chunks_fail_and_junk_is_skipped() {
         event: String::new(),
         data: "{not json".into(),
     };
-    assert!(!stream.on_event(junk, &tx).unwrap());
+    assert!(!stream.on_event(junk, &mut Outbox::new(&tx)).unwrap());
     assert!(!feed(
         &mut stream,
         &tx,
@@ -298,7 +298,7 @@ fn error_chunks_fail_and_junk_is_skipped() {
         event: String::new(),
         data: json!({"error": {"message": "model overloaded", "type": "server_error"}}).to_string(),
     };
-    match stream.on_event(error, &tx) {
+    match stream.on_event(error, &mut Outbox::new(&tx)) {
         Err(e @ ProviderError::Api { .. }) => {
             assert!(e.is_retryable());
             assert!(e.to_string().contains("model overloaded"));
@@ -328,7 +328,7 @@ fn text_chunks_read_the_fast_way_do_what_the_value_way_does() {
         let (tx_probe, _rx_probe) = unbounded_channel();
         assert!(
             OpenAiStream::default()
-                .on_text_chunk(&chunk.to_string(), &tx_probe)
+                .on_text_chunk(&chunk.to_string(), &mut Outbox::new(&tx_probe))
                 .unwrap(),
             "read the fast way: {chunk}"
         );

@@ -140,7 +140,7 @@ fn send(stream: &mut ResponsesStream, tx: &UnboundedSender<ProviderEvent>, data:
         event: String::new(),
         data: data.to_string(),
     };
-    stream.on_event(event, tx)
+    stream.on_event(event, &mut Outbox::new(tx))
 }
 
 fn drain(rx: &mut UnboundedReceiver<ProviderEvent>) -> Vec<ProviderEvent> {
@@ -302,6 +302,6 @@ fn incomplete_failed_and_error_events() {
         event: String::new(),
         data: "{not json".into(),
     };
-    assert!(!s.on_event(junk, &tx).unwrap());
+    assert!(!s.on_event(junk, &mut Outbox::new(&tx)).unwrap());
     assert!(!s.has_message());
 }

@@ -78,6 +78,9 @@ struct Rows {
     last_at: Option<(Rect, Rect)>,
     last: Vec<Vec<u8>>,
     now: Vec<Vec<u8>>,
+    /// Each row's `row_hash`, made once when the row is planned and kept for the next frame.
+    last_hashes: Vec<Option<u64>>,
+    now_hashes: Vec<Option<u64>>,
 }
 
 /// An encoded row that matches no other: the "new output below" marker covers it.
@@ -302,8 +305,17 @@ impl TranscriptView {
         if self.new_below {
             self.rows.now[height - 1] = vec![COVERED];
         }
+        self.rows.now_hashes.clear();
+        self.rows
+            .now_hashes
+            .extend(self.rows.now.iter().map(|row| row_hash(row)));
         let reused = (self.rows.last_at == Some((area, frame_area)))
-            .then(|| same_rows(&self.rows.now, &self.rows.last))
+            .then(|| {
+                same_rows(
+                    (&self.rows.now, &self.rows.now_hashes),
+                    (&self.rows.last, &self.rows.last_hashes),
+                )
+            })
             .flatten();
         self.planned = Some(Planned {
             area,
@@ -376,6 +388,7 @@ impl TranscriptView {
             render_marker(frame, Rect { width, ..area }, theme);
         }
         std::mem::swap(&mut self.rows.last, &mut self.rows.now);
+        std::mem::swap(&mut self.rows.last_hashes, &mut self.rows.now_hashes);
         self.rows.last_at = Some((area, frame.area()));
         self.evict(state, start_cell);
     }
@@ -620,22 +633,28 @@ fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
     }
 }
 
+/// A row's hash for finding moved rows; None for a row that matches no other (`COVERED`).
+fn row_hash(row: &[u8]) -> Option<u64> {
+    if row.first() == Some(&COVERED) {
+        return None;
+    }
+    Some(row.chunks(8).fold(row.len() as u64, |h, chunk| {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
+    }))
+}
+
+/// A frame's encoded rows and their hashes.
+type Encoded<'a> = (&'a [Vec<u8>], &'a [Option<u64>]);
+
 /// The longest run of rows of `now` that are rows of `last` moved by one distance (`now[r] == last[r + by]`): the
-/// run and the distance. Found by hashes (a tie goes to the shorter move), then checked byte for byte, the run cut
-/// to its longest stretch that holds; rows marked `COVERED` never match.
-fn same_rows(now: &[Vec<u8>], last: &[Vec<u8>]) -> Option<(std::ops::Range<usize>, isize)> {
-    let hash = |row: &Vec<u8>| {
-        if row.first() == Some(&COVERED) {
-            return None;
-        }
-        Some(row.chunks(8).fold(row.len() as u64, |h, chunk| {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
-        }))
-    };
-    let now_hashes: Vec<Option<u64>> = now.iter().map(hash).collect();
-    let last_hashes: Vec<Option<u64>> = last.iter().map(hash).collect();
+/// run and the distance. Found by the rows' hashes (`row_hash`, a tie goes to the shorter move), then checked byte
+/// for byte, the run cut to its longest stretch that holds; rows marked `COVERED` never match.
+fn same_rows(
+    (now, now_hashes): Encoded<'_>,
+    (last, last_hashes): Encoded<'_>,
+) -> Option<(std::ops::Range<usize>, isize)> {
     let (rows, lasts) = (now.len() as isize, last.len() as isize);
     let mut best: Option<(std::ops::Range<usize>, isize)> = None;
     let moves = std::iter::once(0).chain((1..rows.max(lasts)).flat_map(|d| [d, -d]));
