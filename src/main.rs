@@ -322,11 +322,17 @@ fn mcp_auth(global: &GlobalArgs, workspace: &std::path::Path, command: AuthComma
     })
 }
 
+/// The async runtime: one worker thread unless `TOKIO_WORKER_THREADS` says otherwise. What runs on it waits (the
+/// agent loop, tool processes' pipes, MCP servers, timers); filesystem and CPU work goes to the blocking pool
+/// (`tools::run_blocking`) and model streams to their own thread. A second worker added nothing but wake-ups: tokio
+/// wakes another parked worker whenever one finds work, so each batch of a streamed answer woke both, about a
+/// twelfth of the CPU the answer cost.
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(1);
+    }
+    builder.enable_all().build().context("cannot start the async runtime")
 }
 
 fn settings(

@@ -20,6 +20,9 @@ impl SseEvent {
 /// The largest event (or single line) kept in memory. A server that never ends a line must not exhaust memory.
 const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most room kept for the next line that arrives split across chunks.
+const KEPT_LINE_CAPACITY: usize = 64 * 1024;
+
 /// The UTF-8 byte order mark, which the format allows (and ignores) at the very start of a stream.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -90,12 +93,15 @@ impl SseDecoder {
                 // The whole line is in this chunk (the usual case): read in place.
                 self.process_line(head, &mut out)?;
             } else {
-                // The line began in an earlier chunk; its buffer is kept (emptied) for the next such line.
+                // The line began in an earlier chunk; its buffer is kept (emptied) for the next such line, unless
+                // a long line made it large.
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(head);
                 let processed = self.process_line(&line, &mut out);
-                line.clear();
-                self.line = line;
+                if line.capacity() <= KEPT_LINE_CAPACITY {
+                    line.clear();
+                    self.line = line;
+                }
                 processed?;
             }
         }

@@ -22,13 +22,16 @@ pub fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<
         return vec![line];
     }
     let indent_w = self::width(indent).min(width.saturating_sub(1));
+    let spans = &line.spans;
+    let (tokens, parts) = tokens(spans);
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut used = 0usize;
-    for token in tokens(&line.spans) {
+    for token in tokens {
+        let parts = &parts[token.parts.clone()];
         if token.space {
             if used + token.width <= width {
-                push_token(&mut current, token.parts);
+                push_token(&mut current, spans, parts);
                 used += token.width;
             } else {
                 // A break here: the spaces are dropped.
@@ -38,22 +41,23 @@ pub fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<
             continue;
         }
         if used + token.width <= width {
-            push_token(&mut current, token.parts);
+            push_token(&mut current, spans, parts);
             used += token.width;
             continue;
         }
         if token.width <= width - indent_w && used > indent_w {
             flush(&mut out, &mut current, &line.style, line.alignment);
             used = start_continuation(&mut current, indent, indent_w);
-            push_token(&mut current, token.parts);
+            push_token(&mut current, spans, parts);
             used += token.width;
             continue;
         }
-        // A word wider than the line: break it by characters.
-        for (text, style) in token.parts {
-            let mut chunk = String::new();
-            for ch in text.chars() {
-                let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        // A word wider than the line: break it by characters, a piece per run of one style.
+        let mut chunk = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            let style = spans[part.span].style;
+            for ch in spans[part.span].content[part.bytes.clone()].chars() {
+                let cw = char_width(ch);
                 if used + cw > width && used > indent_w {
                     if !chunk.is_empty() {
                         current.push(Span::styled(std::mem::take(&mut chunk), style));
@@ -64,8 +68,9 @@ pub fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<
                 chunk.push(ch);
                 used += cw;
             }
-            if !chunk.is_empty() {
-                current.push(Span::styled(chunk, style));
+            let run_ends = parts.get(i + 1).is_none_or(|next| spans[next.span].style != style);
+            if run_ends && !chunk.is_empty() {
+                current.push(Span::styled(std::mem::take(&mut chunk), style));
             }
         }
     }
@@ -78,19 +83,37 @@ pub fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<
     out
 }
 
-/// A unit of wrapping: a word (possibly in several styles), a run of spaces, or one wide character.
+/// A unit of wrapping: a word (possibly in several styles), a run of spaces, or one wide character. Its text is the
+/// parts `parts` of the list `tokens` returns with it.
 struct Token {
-    parts: Vec<(String, Style)>,
+    parts: std::ops::Range<usize>,
     width: usize,
     space: bool,
 }
 
-fn tokens(spans: &[Span<'static>]) -> Vec<Token> {
+/// A token's text within one span: bytes `bytes` of span `span`.
+struct Part {
+    span: usize,
+    bytes: std::ops::Range<usize>,
+}
+
+/// A character's width in cells (printable ASCII, most text, without a table look-up).
+fn char_width(ch: char) -> usize {
+    if (' '..='~').contains(&ch) {
+        1
+    } else {
+        unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0)
+    }
+}
+
+/// The tokens of `spans` and the parts their text is in, read in place.
+fn tokens(spans: &[Span<'static>]) -> (Vec<Token>, Vec<Part>) {
     let mut out: Vec<Token> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     let mut open: Option<Token> = None;
-    for span in spans {
-        for ch in span.content.chars() {
-            let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+    for (index, span) in spans.iter().enumerate() {
+        for (at, ch) in span.content.char_indices() {
+            let cw = char_width(ch);
             let space = ch == ' ';
             let wide = cw > 1 && is_cjk(ch);
             let continues = open.as_ref().is_some_and(|t| t.space == space && !wide);
@@ -98,13 +121,21 @@ fn tokens(spans: &[Span<'static>]) -> Vec<Token> {
                 out.push(t);
             }
             let token = open.get_or_insert_with(|| Token {
-                parts: Vec::new(),
+                parts: parts.len()..parts.len(),
                 width: 0,
                 space,
             });
-            match token.parts.last_mut() {
-                Some((text, style)) if *style == span.style => text.push(ch),
-                _ => token.parts.push((ch.to_string(), span.style)),
+            match parts.last_mut() {
+                Some(part) if token.parts.end > token.parts.start && part.span == index => {
+                    part.bytes.end = at + ch.len_utf8();
+                }
+                _ => {
+                    parts.push(Part {
+                        span: index,
+                        bytes: at..at + ch.len_utf8(),
+                    });
+                    token.parts.end = parts.len();
+                }
             }
             token.width += cw;
             if wide {
@@ -118,7 +149,7 @@ fn tokens(spans: &[Span<'static>]) -> Vec<Token> {
     if let Some(t) = open {
         out.push(t);
     }
-    out
+    (out, parts)
 }
 
 /// Scripts written without spaces, where a line may break between any two characters.
@@ -128,11 +159,13 @@ fn is_cjk(ch: char) -> bool {
         | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x2FFFD | 0x30000..=0x3FFFD)
 }
 
-fn push_token(current: &mut Vec<Span<'static>>, parts: Vec<(String, Style)>) {
-    for (text, style) in parts {
+fn push_token(current: &mut Vec<Span<'static>>, spans: &[Span<'static>], parts: &[Part]) {
+    for part in parts {
+        let span = &spans[part.span];
+        let text = &span.content[part.bytes.clone()];
         match current.last_mut() {
-            Some(last) if last.style == style => last.content.to_mut().push_str(&text),
-            _ => current.push(Span::styled(text, style)),
+            Some(last) if last.style == span.style => last.content.to_mut().push_str(text),
+            _ => current.push(Span::styled(text.to_string(), span.style)),
         }
     }
 }
