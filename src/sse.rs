@@ -52,22 +52,29 @@ impl SseDecoder {
 
     /// Feeds the next chunk of the body and returns the events it completed, in order.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, EventTooLarge> {
+        let mut out = Vec::new();
+        self.feed_into(chunk, &mut out)?;
+        Ok(out)
+    }
+
+    /// `feed`, with the events added to `out` (a caller reading many chunks keeps one list for all of them). On an
+    /// error, `out` may hold events that came before it in the chunk.
+    pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), EventTooLarge> {
         if self.started {
-            return self.feed_lines(chunk);
+            return self.feed_lines(chunk, out);
         }
         // A byte order mark may arrive split across chunks: hold the first bytes until they are known to be one or not.
         let mut head = std::mem::take(&mut self.head);
         head.extend_from_slice(chunk);
         if head.len() < BOM.len() && BOM.starts_with(&head) {
             self.head = head;
-            return Ok(Vec::new());
+            return Ok(());
         }
         self.started = true;
-        self.feed_lines(head.strip_prefix(BOM).unwrap_or(&head))
+        self.feed_lines(head.strip_prefix(BOM).unwrap_or(&head), out)
     }
 
-    fn feed_lines(&mut self, mut chunk: &[u8]) -> Result<Vec<SseEvent>, EventTooLarge> {
-        let mut out = Vec::new();
+    fn feed_lines(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), EventTooLarge> {
         if self.after_cr && !chunk.is_empty() {
             self.after_cr = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
@@ -91,13 +98,13 @@ impl SseDecoder {
             }
             if self.line.is_empty() {
                 // The whole line is in this chunk (the usual case): read in place.
-                self.process_line(head, &mut out)?;
+                self.process_line(head, out)?;
             } else {
                 // The line began in an earlier chunk; its buffer is kept (emptied) for the next such line, unless
                 // a long line made it large.
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(head);
-                let processed = self.process_line(&line, &mut out);
+                let processed = self.process_line(&line, out);
                 if line.capacity() <= KEPT_LINE_CAPACITY {
                     line.clear();
                     self.line = line;
@@ -109,7 +116,7 @@ impl SseDecoder {
             return Err(EventTooLarge);
         }
         self.line.extend_from_slice(chunk);
-        Ok(out)
+        Ok(())
     }
 
     /// The body ended: processes an unterminated last line and dispatches a pending event, so a server that omits

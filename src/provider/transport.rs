@@ -274,6 +274,8 @@ impl Transport {
     ) -> Result<(), ProviderError> {
         let mut decoder = SseDecoder::new();
         let mut out = Outbox::new(events);
+        // The events of a chunk; one list for all of them.
+        let mut decoded = Vec::new();
         // The start of the body, quoted if it turns out not to be an event stream.
         let mut excerpt = Vec::new();
         let mut decoded_any = false;
@@ -305,7 +307,10 @@ impl Transport {
             if excerpt.len() < EXCERPT_BYTES {
                 excerpt.extend(chunk.iter().take(EXCERPT_BYTES - excerpt.len()));
             }
-            for event in decoder.feed(&chunk).map_err(|e| ProviderError::Decode(e.to_string()))? {
+            decoder
+                .feed_into(&chunk, &mut decoded)
+                .map_err(|e| ProviderError::Decode(e.to_string()))?;
+            for event in decoded.drain(..) {
                 if take(event, handler, &mut out)? {
                     return Ok(());
                 }

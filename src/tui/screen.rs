@@ -225,6 +225,7 @@ impl<B: Scroll> Screen<B> {
                 continue;
             }
             let first = y;
+            y += 1;
             while y < height && moved[y].is_none() && !same_row(shows(y), &self.next.content[row(y)]) {
                 y += 1;
             }

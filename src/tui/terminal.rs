@@ -209,6 +209,8 @@ async fn run_screen(
     // What is to be drawn came only from the agent (streamed text, tool output): it is drawn at `STREAM_FRAME`.
     let mut streamed_only = false;
     let mut last_draw = Instant::now() - FRAME;
+    // When the agent's output last came in.
+    let mut last_streamed: Option<Instant> = None;
     let mut timer = Timer::new();
     loop {
         let now = Instant::now();
@@ -222,7 +224,11 @@ async fn run_screen(
             };
             Some(due.max(now))
         } else if app.animating() {
-            Some((last_draw + ANIMATION).max(now))
+            // While an answer streams, its frames move the spinner too, and its own frame waits for a pause in the
+            // stream. (The kept timer is moved on every streamed frame; the runtime's timer driver wakes at the
+            // time it was moved from, so an animation frame due a few frames ahead woke it twice a frame.)
+            let paused = last_streamed.map(|at| at + STREAM_PAUSE).filter(|&at| at > now);
+            Some(paused.unwrap_or(last_draw + ANIMATION).max(now))
         } else {
             // A status message's deadline: one wake-up to clear it, no ticking.
             app.wake_at().map(|at| at.max(now))
@@ -278,6 +284,7 @@ async fn run_screen(
                     app.on_agent_event(event);
                     dirty = true;
                     from_agent = true;
+                    last_streamed = Some(now);
                 }
                 None => {
                     app.state.agent_gone = true;
@@ -428,6 +435,9 @@ fn run_editor(text: &str, mouse: bool) -> Result<String, String> {
     let _ = modes::resume(&mut out, mouse);
     result
 }
+
+/// How long after the agent's output last came in the animation (spinner, timer) takes its own frames again.
+const STREAM_PAUSE: Duration = Duration::from_millis(250);
 
 /// The UI loop's one timer, kept from one turn of the loop to the next. A timer made anew is registered with the
 /// runtime's timer, which wakes the worker thread that drives it whenever the new time is its earliest: twice a frame

@@ -206,7 +206,7 @@ fn start_continuation(current: &mut Vec<Span<'static>>, indent: &str, indent_w: 
 fn flush(
     out: &mut Vec<Line<'static>>,
     current: &mut Vec<Span<'static>>,
-    style: &ratatui::style::Style,
+    style: &Style,
     alignment: Option<ratatui::layout::Alignment>,
 ) {
     let mut line = Line::from(std::mem::take(current)).style(*style);
