@@ -120,7 +120,7 @@ fn tokens(spans: &[Span<'static>]) -> (Vec<Token>, Vec<Part>) {
             if !continues && let Some(t) = open.take() {
                 out.push(t);
             }
-            let token = open.get_or_insert_with(|| Token {
+            let token = open.get_or_insert(Token {
                 parts: parts.len()..parts.len(),
                 width: 0,
                 space,
