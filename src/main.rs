@@ -325,8 +325,8 @@ fn mcp_auth(global: &GlobalArgs, workspace: &std::path::Path, command: AuthComma
 /// The async runtime: one worker thread unless `TOKIO_WORKER_THREADS` says otherwise. What runs on it waits (the
 /// agent loop, tool processes' pipes, MCP servers, timers); filesystem and CPU work goes to the blocking pool
 /// (`tools::run_blocking`) and model streams to their own thread. A second worker added nothing but wake-ups: tokio
-/// wakes another parked worker whenever one finds work, so each batch of a streamed answer woke both, about a
-/// twelfth of the CPU the answer cost.
+/// wakes another parked worker whenever one finds work, so each batch of a streamed answer woke both (about 7% of
+/// the CPU the answer cost).
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {

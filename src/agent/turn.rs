@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::compact::Trigger;
 use super::runner::Agent;
 use crate::protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
-use crate::provider::{Completion, PreparedRequest, ProviderError, ProviderEvent};
+use crate::provider::{Completion, Delta, PreparedRequest, ProviderError, ProviderEvent};
 
 /// How many times a reply cut by the output limit is continued.
 const MAX_LENGTH_CONTINUES: u32 = 3;
@@ -323,11 +323,12 @@ impl Default for Held {
 impl Held {
     /// Holds `event` when it is a delta (nothing goes on now); any other event goes on now, after what is held.
     fn take(&mut self, event: ProviderEvent) -> Vec<ProviderEvent> {
-        match (self.events.last_mut(), event) {
-            (Some(ProviderEvent::TextDelta(text)), ProviderEvent::TextDelta(more))
-            | (Some(ProviderEvent::ReasoningDelta(text)), ProviderEvent::ReasoningDelta(more)) => text.push_str(&more),
-            (_, event @ (ProviderEvent::TextDelta(_) | ProviderEvent::ReasoningDelta(_))) => self.events.push(event),
-            (_, event) => {
+        match event {
+            ProviderEvent::TextDelta(text) => ProviderEvent::append_delta(&mut self.events, Delta::Text, text.into()),
+            ProviderEvent::ReasoningDelta(text) => {
+                ProviderEvent::append_delta(&mut self.events, Delta::Reasoning, text.into())
+            }
+            event => {
                 let mut now = self.release();
                 now.push(event);
                 return now;

@@ -88,6 +88,26 @@ pub enum ProviderEvent {
     },
 }
 
+/// Which stream a delta belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delta {
+    Text,
+    Reasoning,
+}
+
+impl ProviderEvent {
+    /// Adds a `kind` delta to `events`: onto the last event when that is a delta of the same kind, else as a new
+    /// one. How runs of deltas are joined wherever they are held (a chunk's `transport::Outbox`, the turn's batch).
+    pub(crate) fn append_delta(events: &mut Vec<ProviderEvent>, kind: Delta, text: std::borrow::Cow<'_, str>) {
+        match (events.last_mut(), kind) {
+            (Some(ProviderEvent::TextDelta(held)), Delta::Text)
+            | (Some(ProviderEvent::ReasoningDelta(held)), Delta::Reasoning) => held.push_str(&text),
+            (_, Delta::Text) => events.push(ProviderEvent::TextDelta(text.into_owned())),
+            (_, Delta::Reasoning) => events.push(ProviderEvent::ReasoningDelta(text.into_owned())),
+        }
+    }
+}
+
 /// The model's whole answer to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {

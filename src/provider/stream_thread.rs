@@ -192,14 +192,12 @@ fn thread() -> Result<&'static StreamThread, String> {
 /// Runs the requests until a stream asks to pause, sleeps (outside the runtime, so no packet wakes the thread) until
 /// the earliest time asked for, wakes the paused streams, and again.
 fn run(runtime: tokio::runtime::Runtime, shared: &'static StreamThread) {
-    let mut slept = false;
     loop {
         let until = runtime.block_on(async {
-            if std::mem::take(&mut slept) {
-                // Woken here, on the runtime's thread, the paused streams are queued as its own tasks: from outside
-                // it, their wake-up would first wake the runtime through its event fd.
-                shared.woken.notify_waiters();
-            }
+            // The streams that paused before the sleep go on. Woken here, on the runtime's thread, they are queued
+            // as its own tasks: from outside it, their wake-up would first wake the runtime through its event fd.
+            // (The first time round, nothing waits.)
+            shared.woken.notify_waiters();
             loop {
                 let asked = shared.asked.notified();
                 if let Some(until) = shared.until.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -209,7 +207,6 @@ fn run(runtime: tokio::runtime::Runtime, shared: &'static StreamThread) {
             }
         });
         std::thread::sleep(until.saturating_duration_since(Instant::now()));
-        slept = true;
     }
 }
 

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::retry::{self, Failure, RetryPolicy};
 use super::stream_thread::{self, Body, SendError};
-use super::{Completion, ProviderConfig, ProviderError, ProviderEvent, ProviderKind};
+use super::{Completion, Delta, ProviderConfig, ProviderError, ProviderEvent, ProviderKind};
 use crate::sse::{SseDecoder, SseEvent};
 
 /// Interprets one attempt's events for a wire format.
@@ -47,17 +47,11 @@ impl<'a> Outbox<'a> {
     }
 
     pub fn text(&mut self, text: &str) {
-        match self.held.last_mut() {
-            Some(ProviderEvent::TextDelta(held)) => held.push_str(text),
-            _ => self.held.push(ProviderEvent::TextDelta(text.to_string())),
-        }
+        ProviderEvent::append_delta(&mut self.held, Delta::Text, text.into());
     }
 
     pub fn reasoning(&mut self, text: &str) {
-        match self.held.last_mut() {
-            Some(ProviderEvent::ReasoningDelta(held)) => held.push_str(text),
-            _ => self.held.push(ProviderEvent::ReasoningDelta(text.to_string())),
-        }
+        ProviderEvent::append_delta(&mut self.held, Delta::Reasoning, text.into());
     }
 
     /// Any other event, in order with the deltas.

@@ -578,7 +578,6 @@ fn hashed(width: usize) -> usize {
 /// (FxHash's mixing). What it leaves out (underline colours) or a collision costs only a worse guess of the move,
 /// never a wrong screen: the diff compares whole cells.
 fn row_hash(row: &[Cell]) -> u64 {
-    let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     row.iter().fold(0, |h, cell| {
         let symbol = match cell.symbol().as_bytes() {
             [one] => u64::from(*one),
@@ -592,6 +591,11 @@ fn row_hash(row: &[Cell]) -> u64 {
             color_code(cell.fg) | color_code(cell.bg) << 26 | u64::from(cell.modifier.bits()) << 52,
         )
     })
+}
+
+/// One step of a row hash (FxHash's mixing): `word` folded into `h`.
+pub(crate) fn mix(h: u64, word: u64) -> u64 {
+    (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
 /// A colour as 26 bits.

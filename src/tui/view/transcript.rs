@@ -76,11 +76,29 @@ pub struct TranscriptView {
 struct Rows {
     /// The transcript's area and the frame's in the last frame, when its rows are known (nothing drew over them).
     last_at: Option<(Rect, Rect)>,
-    last: Vec<Vec<u8>>,
-    now: Vec<Vec<u8>>,
-    /// Each row's `row_hash`, made once when the row is planned and kept for the next frame.
-    last_hashes: Vec<Option<u64>>,
-    now_hashes: Vec<Option<u64>>,
+    last: Vec<Row>,
+    now: Vec<Row>,
+}
+
+/// One row's line, encoded, and its hash for finding moved rows, made once when the row is planned (None: the row
+/// matches no other).
+#[derive(Default)]
+struct Row {
+    bytes: Vec<u8>,
+    hash: Option<u64>,
+}
+
+impl Row {
+    /// Hashes the bytes encoded into it.
+    fn rehash(&mut self) {
+        self.hash = (self.bytes.first() != Some(&COVERED)).then(|| {
+            self.bytes.chunks(8).fold(self.bytes.len() as u64, |h, chunk| {
+                let mut word = [0u8; 8];
+                word[..chunk.len()].copy_from_slice(chunk);
+                crate::tui::screen::mix(h, u64::from_le_bytes(word))
+            })
+        });
+    }
 }
 
 /// An encoded row that matches no other: the "new output below" marker covers it.
@@ -281,8 +299,8 @@ impl TranscriptView {
         let start = self.viewport(area, state, theme)?;
         let width = area.width - 1; // the scrollbar column
         let height = usize::from(area.height);
-        self.rows.now.resize_with(height, Vec::new);
-        self.rows.now.iter_mut().for_each(Vec::clear);
+        self.rows.now.resize_with(height, Row::default);
+        self.rows.now.iter_mut().for_each(|row| row.bytes.clear());
         let mut row = 0;
         let mut skip = start.1;
         'cells: for i in start.0..state.cells.len() {
@@ -295,7 +313,7 @@ impl TranscriptView {
                     skip -= 1;
                     continue;
                 }
-                encode(line, &mut self.rows.now[row]);
+                encode(line, &mut self.rows.now[row].bytes);
                 row += 1;
                 if row == height {
                     break 'cells;
@@ -303,19 +321,11 @@ impl TranscriptView {
             }
         }
         if self.new_below {
-            self.rows.now[height - 1] = vec![COVERED];
+            self.rows.now[height - 1].bytes = vec![COVERED];
         }
-        self.rows.now_hashes.clear();
-        self.rows
-            .now_hashes
-            .extend(self.rows.now.iter().map(|row| row_hash(row)));
+        self.rows.now.iter_mut().for_each(Row::rehash);
         let reused = (self.rows.last_at == Some((area, frame_area)))
-            .then(|| {
-                same_rows(
-                    (&self.rows.now, &self.rows.now_hashes),
-                    (&self.rows.last, &self.rows.last_hashes),
-                )
-            })
+            .then(|| same_rows(&self.rows.now, &self.rows.last))
             .flatten();
         self.planned = Some(Planned {
             area,
@@ -388,7 +398,6 @@ impl TranscriptView {
             render_marker(frame, Rect { width, ..area }, theme);
         }
         std::mem::swap(&mut self.rows.last, &mut self.rows.now);
-        std::mem::swap(&mut self.rows.last_hashes, &mut self.rows.now_hashes);
         self.rows.last_at = Some((area, frame.area()));
         self.evict(state, start_cell);
     }
@@ -642,28 +651,10 @@ fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
     }
 }
 
-/// A row's hash for finding moved rows; None for a row that matches no other (`COVERED`).
-fn row_hash(row: &[u8]) -> Option<u64> {
-    if row.first() == Some(&COVERED) {
-        return None;
-    }
-    Some(row.chunks(8).fold(row.len() as u64, |h, chunk| {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
-    }))
-}
-
-/// A frame's encoded rows and their hashes.
-type Encoded<'a> = (&'a [Vec<u8>], &'a [Option<u64>]);
-
 /// The longest run of rows of `now` that are rows of `last` moved by one distance (`now[r] == last[r + by]`): the
-/// run and the distance. Found by the rows' hashes (`row_hash`, a tie goes to the shorter move), then checked byte
-/// for byte, the run cut to its longest stretch that holds; rows marked `COVERED` never match.
-fn same_rows(
-    (now, now_hashes): Encoded<'_>,
-    (last, last_hashes): Encoded<'_>,
-) -> Option<(std::ops::Range<usize>, isize)> {
+/// run and the distance. Found by the rows' hashes (a tie goes to the shorter move), then checked byte for byte, the
+/// run cut to its longest stretch that holds; rows marked `COVERED` never match.
+fn same_rows(now: &[Row], last: &[Row]) -> Option<(std::ops::Range<usize>, isize)> {
     let (rows, lasts) = (now.len() as isize, last.len() as isize);
     let mut best: Option<(std::ops::Range<usize>, isize)> = None;
     let moves = std::iter::once(0).chain((1..rows.max(lasts)).flat_map(|d| [d, -d]));
@@ -675,8 +666,10 @@ fn same_rows(
         }
         let mut r = from;
         while r < to {
-            let same =
-                |r: isize| now_hashes[r as usize].is_some() && now_hashes[r as usize] == last_hashes[(r + by) as usize];
+            let same = |r: isize| {
+                let hash = now[r as usize].hash;
+                hash.is_some() && hash == last[(r + by) as usize].hash
+            };
             if !same(r) {
                 r += 1;
                 continue;
@@ -694,7 +687,7 @@ fn same_rows(
     let mut held: Option<std::ops::Range<usize>> = None;
     let mut r = run.start;
     while r < run.end {
-        let same = |r: usize| now[r] == last[(r as isize + by) as usize];
+        let same = |r: usize| now[r].bytes == last[(r as isize + by) as usize].bytes;
         if !same(r) {
             r += 1;
             continue;
