@@ -119,7 +119,9 @@ pub struct App {
     pub transcript: TranscriptView,
     pub composer: Composer,
     pub layers: Vec<Box<dyn Layer>>,
-    pub keymap: Keymap,
+    pub(super) keymap: Keymap,
+    /// The status bar's key hints, from `keymap` (which never changes).
+    hints: String,
     pub theme: Theme,
     ops: mpsc::UnboundedSender<Op>,
     pub context_window: u64,
@@ -153,7 +155,13 @@ impl App {
         theme: Theme,
         context_window: u64,
     ) -> Self {
+        let hints = format!(
+            "{} history · {} help",
+            keymap.hint(Action::History),
+            keymap.hint(Action::Help)
+        );
         Self {
+            hints,
             state: AppState::new(),
             transcript: TranscriptView::new(),
             composer,
@@ -835,18 +843,13 @@ impl App {
         }
         let focused = self.layers.is_empty();
         self.composer.render(frame, composer_area, &self.theme, focused);
-        let hints = format!(
-            "{} history · {} help",
-            self.keymap.hint(Action::History),
-            self.keymap.hint(Action::Help)
-        );
         status::render(
             frame,
             status_area,
             &self.state.status,
             self.context_window,
             &self.theme,
-            &hints,
+            &self.hints,
         );
         if focused {
             self.composer.render_popup(frame, composer_area, &self.theme);

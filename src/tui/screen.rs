@@ -213,7 +213,7 @@ impl<B: Scroll> Screen<B> {
             if let Some(taken) = moved[y].as_mut() {
                 let cell = &mut self.next.content[y * width + width - 1];
                 super::cell_guard::guard_cell(cell);
-                if !same_row(std::slice::from_ref(&taken[width - 1]), std::slice::from_ref(cell)) {
+                if !same_cell(&taken[width - 1], cell) {
                     out.push((area.right() - 1, area.y + y as u16, cell.clone()));
                     taken[width - 1] = cell.clone();
                 }
@@ -235,15 +235,22 @@ impl<B: Scroll> Screen<B> {
             for row in first..y {
                 let (was, now) = (shows(row), &self.next.content[row * width..(row + 1) * width]);
                 let at = area.y + row as u16;
-                if was.iter().chain(now).all(narrow) {
-                    // Every symbol one column wide: the cells that differ are what ratatui's diff would write.
-                    for (x, (was, now)) in was.iter().zip(now).enumerate() {
-                        if !same_row(std::slice::from_ref(was), std::slice::from_ref(now)) {
-                            out.push((area.x + x as u16, at, now.clone()));
-                        }
+                // Every symbol one column wide: the cells that differ are what ratatui's diff would write.
+                let mark = out.len();
+                let mut all_narrow = true;
+                for (x, (was, now)) in was.iter().zip(now).enumerate() {
+                    if !narrow(was) || !narrow(now) {
+                        all_narrow = false;
+                        break;
                     }
+                    if !same_cell(was, now) {
+                        out.push((area.x + x as u16, at, now.clone()));
+                    }
+                }
+                if all_narrow {
                     continue;
                 }
+                out.truncate(mark);
                 // Wide symbols, and what they cover, as ratatui's diff handles them.
                 let line = Rect {
                     y: at,
@@ -534,22 +541,25 @@ fn narrow(cell: &Cell) -> bool {
     one && !cell.skip && cell.diff_option == ratatui::buffer::CellDiffOption::None
 }
 
-/// Whether two rows are the same, as ratatui's `Cell` equality says, with a single-byte symbol (most cells)
+/// Whether two rows are the same, cell by cell (`same_cell`).
+fn same_row(a: &[Cell], b: &[Cell]) -> bool {
+    a.iter().zip(b).all(|(a, b)| same_cell(a, b))
+}
+
+/// Whether two cells are the same, as ratatui's `Cell` equality says, with a single-byte symbol (most cells)
 /// compared as a byte.
 #[allow(deprecated)] // `skip`, which ratatui's equality still compares
-fn same_row(a: &[Cell], b: &[Cell]) -> bool {
-    a.iter().zip(b).all(|(a, b)| {
-        a.fg == b.fg
-            && a.bg == b.bg
-            && a.modifier == b.modifier
-            && match (a.symbol().as_bytes(), b.symbol().as_bytes()) {
-                ([x], [y]) => x == y,
-                (x, y) => x == y,
-            }
-            && a.underline_color == b.underline_color
-            && a.diff_option == b.diff_option
-            && a.skip == b.skip
-    })
+fn same_cell(a: &Cell, b: &Cell) -> bool {
+    a.fg == b.fg
+        && a.bg == b.bg
+        && a.modifier == b.modifier
+        && match (a.symbol().as_bytes(), b.symbol().as_bytes()) {
+            ([x], [y]) => x == y,
+            (x, y) => x == y,
+        }
+        && a.underline_color == b.underline_color
+        && a.diff_option == b.diff_option
+        && a.skip == b.skip
 }
 
 /// How many columns of a row its hash covers: enough to tell a transcript's lines apart, a fifth of a wide row's work.

@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, BorderType, Paragraph, Widget};
+use ratatui::widgets::{Block, BorderType, Widget};
 
 use super::Composer;
 use super::file_index::MAX_PATHS;
@@ -52,7 +52,7 @@ impl Composer {
         }
         let (cursor_x, cursor_y, top) = if self.textarea.is_empty() {
             let hint = wrap::truncate(PLACEHOLDER, usize::from(rect.width));
-            frame.render_widget(Paragraph::new(Line::styled(hint, theme.dim)), rect);
+            crate::tui::view::line::put_line(frame.buffer_mut(), rect, 0, &Line::styled(hint, theme.dim));
             (rect.x, rect.y, 0)
         } else {
             self.textarea.set_style(theme.text);
@@ -78,7 +78,7 @@ impl Composer {
             width: 1,
             height: 1,
         };
-        frame.render_widget(Paragraph::new(prompt), prompt_area);
+        crate::tui::view::line::put_line(frame.buffer_mut(), prompt_area, 0, &prompt);
         if focused {
             frame.set_cursor_position((cursor_x, cursor_y));
         }

@@ -6,7 +6,6 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use super::tool_pane::spinner;
 use crate::tui::state::Status;
@@ -112,7 +111,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     let mut spans = left;
     spans.push(Span::raw(" ".repeat(pad)));
     spans.extend(right.into_iter().map(|(_, s)| s));
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    super::line::put_line(frame.buffer_mut(), area, 0, &Line::from(spans));
 }
 
 /// `· 3/7 done` while the model has a plan.
