@@ -136,6 +136,7 @@ fn main() {
     let mut corpus = corpus::Corpus::new(18);
     let mut cpu = Vec::new();
     let mut walls = Vec::new();
+    let mut threads = Vec::new();
     let mut after = Vec::new();
     let mut answer_bytes = 0;
     for run in 0..runs {
@@ -172,6 +173,17 @@ fn main() {
         std::thread::sleep(Duration::from_millis(1_000));
         let end = ProcSample::read(pid).expect("tern exited");
         cpu.push((end.ticks - before.ticks) as f64 / ticks);
+        // Where it went: each thread's time on a CPU (schedstat, nanoseconds), threads of one name together.
+        threads.push(
+            end.by_name
+                .iter()
+                .map(|(name, ns)| {
+                    let was = before.by_name.get(name).copied().unwrap_or(0);
+                    format!("{name} {:.3}", ns.saturating_sub(was) as f64 / 1e9)
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
         walls.push(wall);
         let (rss, hwm) = memory_mb(&pid.to_string()).unwrap();
         after.push((rss, hwm));
@@ -192,6 +204,9 @@ fn main() {
         cpu.iter().map(|c| format!("{c:.2}")).collect::<Vec<_>>().join(", "),
         median(&walls)
     );
+    for (i, split) in threads.iter().enumerate() {
+        println!("  answer {} by thread (s on a CPU): {split}", i + 1);
+    }
     for (i, (rss, hwm)) in after.iter().enumerate() {
         println!(
             "  after answer {}   VmRSS {rss:.1} MB   VmHWM {hwm:.1} MB   (goal: peak under 30 MB)",

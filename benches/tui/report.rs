@@ -205,7 +205,7 @@ pub fn print_table(rows: &[Row]) {
 }
 
 /// A process's counters at one moment.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ProcSample {
     /// utime + stime of all its threads, living and exited, in clock ticks (/proc/PID/stat).
     pub ticks: u64,
@@ -214,6 +214,8 @@ pub struct ProcSample {
     /// Voluntary + involuntary context switches of its living threads: every wake-up counts one.
     pub switches: u64,
     pub threads: u64,
+    /// `sched_ns` by thread name (threads of one name summed).
+    pub by_name: std::collections::BTreeMap<String, u64>,
 }
 
 impl ProcSample {
@@ -230,11 +232,14 @@ impl ProcSample {
         for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
             let dir = task.path();
             if let Ok(s) = std::fs::read_to_string(dir.join("schedstat")) {
-                sample.sched_ns += s
+                let ns = s
                     .split_whitespace()
                     .next()
                     .and_then(|v| v.parse::<u64>().ok())
                     .unwrap_or(0);
+                sample.sched_ns += ns;
+                let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+                *sample.by_name.entry(name.trim().to_string()).or_default() += ns;
             }
             if let Ok(status) = std::fs::read_to_string(dir.join("status")) {
                 sample.switches += ["voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"]

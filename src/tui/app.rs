@@ -21,9 +21,10 @@ use super::state::{AppState, Level};
 use super::theme::Theme;
 use super::view::approval::ApprovalLayer;
 use super::view::help::HelpLayer;
-use super::view::{status, transcript::TranscriptView};
+use super::view::transcript::TranscriptView;
 use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
 
+mod bottom;
 mod reveal;
 mod toggles;
 
@@ -145,6 +146,9 @@ pub struct App {
     pub start: super::view::start::StartInfo,
     /// A slash command waits for the agent's answer, to be scrolled into view (`reveal.rs`).
     awaiting_reply: bool,
+    /// What the last frame drew under the transcript, and what this one will (`bottom.rs`).
+    shown_bottom: bottom::Shown,
+    planned_bottom: Option<bottom::Planned>,
 }
 
 impl App {
@@ -181,6 +185,8 @@ impl App {
             viewer: None,
             start: Default::default(),
             awaiting_reply: false,
+            shown_bottom: Default::default(),
+            planned_bottom: None,
         }
     }
 
@@ -702,6 +708,7 @@ impl App {
     /// take over (then `render_reusing` is told so and leaves them). None while something may draw over the transcript
     /// (a popup, a layer that is not docked, the history viewer) or the start screen shows above it.
     pub fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
+        self.planned_bottom = None;
         self.state.expire_flash(Instant::now());
         let areas = self.areas(area);
         if self.overlaid(&areas) || super::view::start::shown(&self.state) {
@@ -709,7 +716,12 @@ impl App {
         }
         // Planning lays out what the frame shows: as part of the frame (`highlight::frame`).
         let (transcript, state, theme) = (&mut self.transcript, &self.state, &self.theme);
-        super::highlight::frame(|| transcript.plan(area, areas.transcript, state, theme))
+        let reuse = super::highlight::frame(|| transcript.plan(area, areas.transcript, state, theme));
+        let kept = self.plan_bottom(area, areas.composer, areas.status);
+        match reuse {
+            Some(reuse) => Some(super::screen::Reuse { kept, ..reuse }),
+            None => (!kept.is_empty()).then(|| super::screen::Reuse::kept(area, kept)),
+        }
     }
 
     /// Draws one frame on `terminal` as the terminal loop does: planned (the transcript rows the last frame drew that
@@ -842,15 +854,7 @@ impl App {
             frame.render_widget(Paragraph::new(lines), queued_area);
         }
         let focused = self.layers.is_empty();
-        self.composer.render(frame, composer_area, &self.theme, focused);
-        status::render(
-            frame,
-            status_area,
-            &self.state.status,
-            self.context_window,
-            &self.theme,
-            &self.hints,
-        );
+        self.render_bottom(frame, composer_area, status_area, reused, overlaid);
         if focused {
             self.composer.render_popup(frame, composer_area, &self.theme);
         }

@@ -56,6 +56,7 @@ use keys::Intent;
 use paste::PasteStore;
 use popup::{Anchor, Popup};
 pub use slash::SlashCommand;
+pub use view::ViewKey;
 
 /// Which keys the composer takes, for checks of the help screen's table.
 #[cfg(test)]

@@ -100,9 +100,10 @@ impl<B: Scroll> Screen<B> {
             // Unknown: start from a blank screen and write every row, those taken over too.
             self.inner.clear()?;
             for (y, slot) in moved.iter_mut().enumerate() {
-                // All but the last cell: the frame drew that one.
-                if let Some(row) = slot.take() {
-                    self.next.content[y * width..(y + 1) * width - 1].clone_from_slice(&row[..width - 1]);
+                // The columns taken over: the frame drew the others.
+                if let (Some(row), Some(reuse)) = (slot.take(), &reused) {
+                    let cols = reuse.cols_in(area, y);
+                    self.next.content[y * width + cols.start..y * width + cols.end].clone_from_slice(&row[cols]);
                 }
             }
             self.shown = (0..height).map(|_| vec![Cell::EMPTY; width]).collect();
@@ -119,7 +120,7 @@ impl<B: Scroll> Screen<B> {
         if let Some(shift) = &shift {
             self.inner.scroll(shift.region.clone(), shift.by, shift.up)?;
         }
-        let changes = self.changes(shift.as_ref(), &mut moved);
+        let changes = self.changes(shift.as_ref(), reused.as_ref(), &mut moved);
         self.inner.draw(changes.iter().map(|(x, y, cell)| (*x, *y, cell)))?;
         self.inner.cursor(self.cursor_shown.then_some(self.cursor))?;
         // The new frame becomes `shown`: rows taken over as they are, the others traded with rows of `next`.
@@ -168,10 +169,15 @@ impl<B: Scroll> Screen<B> {
     /// `cell_guard::guard_cell` before they are compared, so every cell written has (and `shown` holds only cells
     /// that have); a row the same as one shown holds only guarded cells already.
     ///
-    /// `moved`: the rows taken over from the last frame, the same as what the terminal moved there except maybe in
-    /// their last cell (a scrollbar's, which `Reuse` does not vouch for): that cell alone is compared, and written
-    /// into the row.
-    fn changes(&mut self, shift: Option<&Shift>, moved: &mut [Option<Vec<Cell>>]) -> Vec<(u16, u16, Cell)> {
+    /// `moved`: the rows taken over from the last frame (`reuse`'s), the same as what the terminal shows there in the
+    /// columns `reuse` vouches for; the cells of the others (a scrollbar's, in a moved band) are compared, and
+    /// written into the row.
+    fn changes(
+        &mut self,
+        shift: Option<&Shift>,
+        reuse: Option<&Reuse>,
+        moved: &mut [Option<Vec<Cell>>],
+    ) -> Vec<(u16, u16, Cell)> {
         let area = self.next.area;
         let width = usize::from(area.width);
         let height = usize::from(area.height).min(self.shown.len());
@@ -210,12 +216,15 @@ impl<B: Scroll> Screen<B> {
         let row = |y: usize| y * width..(y + 1) * width;
         let mut y = 0;
         while y < height {
-            if let Some(taken) = moved[y].as_mut() {
-                let cell = &mut self.next.content[y * width + width - 1];
-                super::cell_guard::guard_cell(cell);
-                if !same_cell(&taken[width - 1], cell) {
-                    out.push((area.right() - 1, area.y + y as u16, cell.clone()));
-                    taken[width - 1] = cell.clone();
+            if let (Some(taken), Some(reuse)) = (moved[y].as_mut(), reuse) {
+                let cols = reuse.cols_in(area, y);
+                for x in (0..cols.start).chain(cols.end..width) {
+                    let cell = &mut self.next.content[y * width + x];
+                    super::cell_guard::guard_cell(cell);
+                    if !same_cell(&taken[x], cell) {
+                        out.push((area.x + x as u16, area.y + y as u16, cell.clone()));
+                        taken[x] = cell.clone();
+                    }
                 }
                 y += 1;
                 continue;
@@ -397,7 +406,7 @@ fn prepare(work: &mut Buffer, shown: Rect, area: Rect, reuse: Option<Reuse>) -> 
     for (y, row) in work.content.chunks_mut(width).enumerate() {
         match taken.as_ref().filter(|r| r.source(area, y).is_some()) {
             Some(r) => {
-                let cols = r.cols_in(area);
+                let cols = r.cols_in(area, y);
                 row[..cols.start].iter_mut().for_each(Cell::reset);
                 row[cols.end..].iter_mut().for_each(Cell::reset);
             }
@@ -407,9 +416,10 @@ fn prepare(work: &mut Buffer, shown: Rect, area: Rect, reuse: Option<Reuse>) -> 
     taken
 }
 
-/// Rows of the next frame that show what the last frame showed `by` rows further down (negative: up), in columns
-/// `cols`: the transcript knows this before it draws, when it moved without its lines changing. Coordinates are the
-/// terminal's.
+/// Rows of the next frame that show what rows of the last frame showed, known before the frame is drawn: a band that
+/// moved `by` rows (the transcript, when it moved without its lines changing: row `y` shows in columns `cols` what
+/// row `y + by` showed), and rows `kept` where they were, every column the same (the composer and the status bar,
+/// when nothing in them changed). Either may be empty. Coordinates are the terminal's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reuse {
     /// The frame's area: rows are taken only from a last frame of the same area.
@@ -417,43 +427,75 @@ pub struct Reuse {
     pub rows: std::ops::Range<u16>,
     pub by: i16,
     pub cols: std::ops::Range<u16>,
+    pub kept: std::ops::Range<u16>,
 }
 
 impl Reuse {
-    /// Whether it can be taken for a frame of `area` after `shown`: the same area, rows and their sources inside it,
-    /// and every column but the last vouched for (so a row's hash, which covers no more, can be taken over, and the
-    /// one cell left, a scrollbar's, is compared alone: no wide symbol reaches into it).
+    /// Rows `kept` where they were, and no moved band.
+    pub fn kept(frame: Rect, kept: std::ops::Range<u16>) -> Self {
+        Reuse {
+            frame,
+            rows: 0..0,
+            by: 0,
+            cols: 0..0,
+            kept,
+        }
+    }
+
+    /// Whether it can be taken for a frame of `area` after `shown`: the same area, and rows to take inside it. A
+    /// moved band's rows and their sources lie inside it and every column but the last is vouched for (so a row's
+    /// hash, which covers no more, can be taken over, and the one cell left, a scrollbar's, is compared alone: no wide
+    /// symbol reaches into it). Kept rows lie inside it and outside the rows the terminal moves for the band (its
+    /// rows and their sources), which they would move with.
     fn fits(&self, shown: Rect, area: Rect) -> bool {
         let (top, bottom) = (i32::from(area.y), i32::from(area.bottom()));
+        let band = self.rows.is_empty()
+            || (i32::from(self.rows.start) >= top
+                && i32::from(self.rows.end) <= bottom
+                && i32::from(self.rows.start) + i32::from(self.by) >= top
+                && i32::from(self.rows.end) + i32::from(self.by) <= bottom
+                && self.cols.start == area.x
+                && self.cols.end == area.right() - 1);
+        let moved = i32::from(self.rows.start).min(i32::from(self.rows.start) + i32::from(self.by))
+            ..i32::from(self.rows.end).max(i32::from(self.rows.end) + i32::from(self.by));
+        let kept = self.kept.is_empty()
+            || (self.kept.start >= area.y
+                && self.kept.end <= area.bottom()
+                && (self.rows.is_empty()
+                    || i32::from(self.kept.end) <= moved.start
+                    || i32::from(self.kept.start) >= moved.end));
         self.frame == area
             && shown == area
             && area.width > 1
-            && !self.rows.is_empty()
-            && i32::from(self.rows.start) >= top
-            && i32::from(self.rows.end) <= bottom
-            && i32::from(self.rows.start) + i32::from(self.by) >= top
-            && i32::from(self.rows.end) + i32::from(self.by) <= bottom
-            && self.cols.start == area.x
-            && self.cols.end == area.right() - 1
+            && !(self.rows.is_empty() && self.kept.is_empty())
+            && band
+            && kept
     }
 
     /// The row of the last frame that row `y` (of `area`, from its top) shows, if it is one of these rows.
     fn source(&self, area: Rect, y: usize) -> Option<usize> {
         let at = usize::from(area.y) + y;
+        if (usize::from(self.kept.start)..usize::from(self.kept.end)).contains(&at) {
+            return Some(y);
+        }
         (usize::from(self.rows.start)..usize::from(self.rows.end))
             .contains(&at)
             .then(|| (y as isize + isize::from(self.by)) as usize)
     }
 
-    /// `cols` as indexes into a row of `area`.
-    fn cols_in(&self, area: Rect) -> std::ops::Range<usize> {
+    /// The columns of row `y` (one of these rows) taken from the last frame, as indexes into a row of `area`.
+    fn cols_in(&self, area: Rect, y: usize) -> std::ops::Range<usize> {
+        let at = usize::from(area.y) + y;
+        if (usize::from(self.kept.start)..usize::from(self.kept.end)).contains(&at) {
+            return 0..usize::from(area.width);
+        }
         usize::from(self.cols.start - area.x)..usize::from(self.cols.end - area.x)
     }
 
     /// How the terminal moves the rows: none when they stayed.
     fn shift(&self) -> Option<Shift> {
         let by = self.by.unsigned_abs();
-        (by != 0).then(|| Shift {
+        (by != 0 && !self.rows.is_empty()).then(|| Shift {
             region: if self.by > 0 {
                 self.rows.start..self.rows.end + by
             } else {

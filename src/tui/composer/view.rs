@@ -35,7 +35,36 @@ fn text_rect(inner: Rect) -> Rect {
     }
 }
 
+/// What an empty composer's box shows, all of it (`Composer::view_key`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewKey {
+    area: Rect,
+    focused: bool,
+    history: Option<(usize, usize)>,
+}
+
 impl Composer {
+    /// What the box would show in `area`, when that is all it depends on (the text box is empty: the placeholder
+    /// shows): two frames with the same key draw the same cells. None when it holds text (the textarea keeps its own
+    /// view of it).
+    pub fn view_key(&self, area: Rect, focused: bool) -> Option<ViewKey> {
+        self.textarea.is_empty().then(|| ViewKey {
+            area,
+            focused,
+            history: self.history.position(),
+        })
+    }
+
+    /// The frame shows the box as the last one did (its key is the same): nothing is drawn, but the cursor is placed
+    /// and the file index read, as `render` does.
+    pub fn render_kept(&mut self, frame: &mut Frame<'_>, area: Rect, focused: bool) {
+        self.poll_index();
+        let rect = text_rect(Block::bordered().inner(area));
+        if focused && rect.width > 0 && rect.height > 0 {
+            frame.set_cursor_position((rect.x, rect.y));
+        }
+    }
+
     pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, focused: bool) {
         self.poll_index();
         let mut block = Block::bordered()

@@ -132,7 +132,7 @@ fn a_scrolled_frame_writes_only_its_new_lines() {
     let shift = best_shift(&screen.shown_rows, &row_hashes(&next)).expect("a scroll");
     screen.next = next.clone();
     let changed: std::collections::BTreeSet<u16> = screen
-        .changes(Some(&shift), &mut vec![None; H as usize])
+        .changes(Some(&shift), None, &mut vec![None; H as usize])
         .iter()
         .map(|&(_, y, _)| y)
         .collect();
@@ -224,7 +224,7 @@ fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
     // The same frame again: nothing differs from what the terminal shows, so nothing is written.
     screen.next = first.clone();
     assert!(
-        screen.changes(None, &mut vec![None; H as usize]).is_empty(),
+        screen.changes(None, None, &mut vec![None; H as usize]).is_empty(),
         "guarded rows compare equal to what they were written as"
     );
     // The rest of the screen is the frame as drawn.
@@ -239,6 +239,17 @@ fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
 /// A frame as the transcript draws it: a status row, lines from `top` cut one column short of the width, a
 /// scrollbar thumb in the last column (where `top` is), an input row. Rows in `skip` are left undrawn.
 fn transcript_frame(buf: &mut Buffer, lines: &[String], top: usize, skip: std::ops::Range<u16>) {
+    transcript_frame_keeping(buf, lines, top, skip, false);
+}
+
+/// `transcript_frame`, with the input row left undrawn when `keep_input` (taken from the last frame).
+fn transcript_frame_keeping(
+    buf: &mut Buffer,
+    lines: &[String],
+    top: usize,
+    skip: std::ops::Range<u16>,
+    keep_input: bool,
+) {
     buf.set_string(0, 0, format!("status {top}"), Style::default().fg(Color::Yellow));
     for row in 1..H - 1 {
         if !skip.contains(&row)
@@ -250,7 +261,9 @@ fn transcript_frame(buf: &mut Buffer, lines: &[String], top: usize, skip: std::o
             buf[(W - 1, row)].set_symbol("█");
         }
     }
-    buf.set_string(0, H - 1, "> ask tern", Style::default().fg(Color::Gray));
+    if !keep_input {
+        buf.set_string(0, H - 1, "> ask tern", Style::default().fg(Color::Gray));
+    }
 }
 
 #[test]
@@ -275,6 +288,7 @@ fn rows_taken_from_the_last_frame_are_moved_and_the_screen_ends_as_each_frame() 
                 rows: rows.start as u16..rows.end as u16,
                 by: by as i16,
                 cols: 0..W - 1,
+                kept: 0..0,
             })
         });
         let skip = reuse.as_ref().map_or(0..0, |r| r.rows.clone());
@@ -294,4 +308,72 @@ fn rows_taken_from_the_last_frame_are_moved_and_the_screen_ends_as_each_frame() 
     }
     // Not the first frame, nor the two jumps further than the view (30, 60).
     assert_eq!(taken_frames, 7, "frames that took rows from the last one");
+}
+
+#[test]
+fn rows_kept_where_they_were_are_not_drawn_and_the_screen_ends_as_each_frame() {
+    use ratatui::Terminal;
+    let text = lines(80);
+    let area = Rect::new(0, 0, W, H);
+    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
+    let mut last: Option<usize> = None;
+    let mut taken_frames = 0;
+    for (n, top) in [0usize, 1, 4, 4, 2, 30, 29, 60, 61].into_iter().enumerate() {
+        if n == 8 {
+            // A clear: the kept row comes from the last frame and is written again with the rest.
+            terminal.clear().unwrap();
+        }
+        // The input row (H - 1) is kept; the transcript rows that show a line the last frame showed move with it.
+        let reuse = last.map(|last| {
+            let by = top as i32 - last as i32;
+            let rows = 1.max(1 - by)..(i32::from(H) - 1).min(i32::from(H) - 1 - by);
+            match rows.start < rows.end {
+                true => super::Reuse {
+                    frame: area,
+                    rows: rows.start as u16..rows.end as u16,
+                    by: by as i16,
+                    cols: 0..W - 1,
+                    kept: H - 1..H,
+                },
+                false => super::Reuse::kept(area, H - 1..H),
+            }
+        });
+        let skip = reuse.as_ref().map_or(0..0, |r| r.rows.clone());
+        super::draw(&mut terminal, reuse, |f, taken| {
+            taken_frames += usize::from(taken);
+            let skip = if taken { skip.clone() } else { 0..0 };
+            transcript_frame_keeping(f.buffer_mut(), &text, top, skip, taken);
+        })
+        .unwrap();
+        let mut want = Buffer::empty(area);
+        transcript_frame(&mut want, &text, top, 0..0);
+        assert_eq!(
+            visible(terminal.backend().inner.buffer()),
+            visible(&want),
+            "frame {n} (top {top})"
+        );
+        last = Some(top);
+    }
+    // Every frame but the first keeps the input row, the jumps too.
+    assert_eq!(taken_frames, 8, "frames that took rows from the last one");
+}
+
+#[test]
+fn kept_rows_the_terminal_would_move_are_not_taken() {
+    let area = Rect::new(0, 0, W, H);
+    let band = |kept: std::ops::Range<u16>| super::Reuse {
+        frame: area,
+        rows: 2..8,
+        by: 3,
+        cols: 0..W - 1,
+        kept,
+    };
+    // The band's rows 2..8 show rows 5..11: the terminal moves rows 2..11.
+    assert!(band(11..H).fits(area, area));
+    assert!(band(0..2).fits(area, area));
+    assert!(!band(10..12).fits(area, area), "a kept row the move reads from");
+    assert!(!band(1..3).fits(area, area), "a kept row the move writes");
+    assert!(!band(H - 1..H + 1).fits(area, area), "a kept row outside the frame");
+    assert!(super::Reuse::kept(area, 0..H).fits(area, area));
+    assert!(!super::Reuse::kept(area, 0..0).fits(area, area), "nothing to take");
 }

@@ -58,6 +58,39 @@ pub(crate) fn set_line(buf: &mut ratatui::buffer::Buffer, mut x: u16, y: u16, li
     }
 }
 
+/// A row's line as bytes: what `put_line` draws from it (alignment, styles, text), so two rows with the same bytes
+/// at the same place and width show the same cells.
+pub(crate) fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
+    // A style in 16 bytes: each colour in 27 bits (`color_code`'s 26, or bit 26 alone for none), each set of
+    // modifiers in its 12 (ratatui uses 9).
+    const _: () = assert!(
+        ratatui::style::Modifier::all().bits() <= 0xfff,
+        "modifiers take more than 12 bits"
+    );
+    fn style(style: ratatui::style::Style, out: &mut Vec<u8>) {
+        let color = |c: Option<ratatui::style::Color>| c.map_or(1 << 26, crate::tui::screen::color_code);
+        let modifiers = |m: ratatui::style::Modifier| u64::from(m.bits());
+        let first = color(style.fg) | color(style.bg) << 27 | (modifiers(style.add_modifier) & 0x3ff) << 54;
+        let second = color(style.underline_color)
+            | modifiers(style.sub_modifier) << 27
+            | modifiers(style.add_modifier) >> 10 << 39;
+        out.extend_from_slice(&first.to_le_bytes());
+        out.extend_from_slice(&second.to_le_bytes());
+    }
+    out.push(match line.alignment {
+        None => 0,
+        Some(ratatui::layout::Alignment::Left) => 1,
+        Some(ratatui::layout::Alignment::Center) => 2,
+        Some(ratatui::layout::Alignment::Right) => 3,
+    });
+    style(line.style, out);
+    for span in &line.spans {
+        style(span.style, out);
+        out.extend_from_slice(&(span.content.len() as u32).to_le_bytes());
+        out.extend_from_slice(span.content.as_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use ratatui::buffer::Buffer;

@@ -35,6 +35,12 @@ fn session_tokens(status: &Status) -> String {
 }
 
 pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window: u64, theme: &Theme, hints: &str) {
+    let line = line(area.width, status, context_window, theme, hints);
+    super::line::put_line(frame.buffer_mut(), area, 0, &line);
+}
+
+/// The status bar as it shows now on a row `width` columns wide.
+pub fn line(width: u16, status: &Status, context_window: u64, theme: &Theme, hints: &str) -> Line<'static> {
     let now = Instant::now();
     let mut left: Vec<Span<'static>> = Vec::new();
     if status.busy {
@@ -95,7 +101,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     }
     right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));
     let left_w: usize = left.iter().map(|s| text_width(&s.content)).sum();
-    let width = usize::from(area.width);
+    let width = usize::from(width);
     loop {
         let right_w: usize = right.iter().map(|(_, s)| text_width(&s.content)).sum();
         if left_w + right_w <= width || right.len() <= 1 {
@@ -111,7 +117,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window
     let mut spans = left;
     spans.push(Span::raw(" ".repeat(pad)));
     spans.extend(right.into_iter().map(|(_, s)| s));
-    super::line::put_line(frame.buffer_mut(), area, 0, &Line::from(spans));
+    Line::from(spans)
 }
 
 /// `· 3/7 done` while the model has a plan.

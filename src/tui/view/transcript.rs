@@ -13,7 +13,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState};
 
 use super::cells::{is_live, render_cell};
-use super::line::put_line;
+use super::line::{encode, put_line};
 use super::stream::StreamLayout;
 use crate::tui::highlight;
 use crate::tui::screen::Reuse;
@@ -338,6 +338,7 @@ impl TranscriptView {
             rows: area.y + rows.start as u16..area.y + rows.end as u16,
             by: by as i16,
             cols: area.x..area.x + width,
+            kept: 0..0,
         })
     }
 
@@ -565,39 +566,6 @@ fn render_marker(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         )),
         at,
     );
-}
-
-/// A row's line as bytes: what `put_line` draws from it (alignment, styles, text), so two rows with the same bytes
-/// at the same place and width show the same cells.
-fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
-    // A style in 16 bytes: each colour in 27 bits (`color_code`'s 26, or bit 26 alone for none), each set of
-    // modifiers in its 12 (ratatui uses 9).
-    const _: () = assert!(
-        ratatui::style::Modifier::all().bits() <= 0xfff,
-        "modifiers take more than 12 bits"
-    );
-    fn style(style: ratatui::style::Style, out: &mut Vec<u8>) {
-        let color = |c: Option<ratatui::style::Color>| c.map_or(1 << 26, crate::tui::screen::color_code);
-        let modifiers = |m: ratatui::style::Modifier| u64::from(m.bits());
-        let first = color(style.fg) | color(style.bg) << 27 | (modifiers(style.add_modifier) & 0x3ff) << 54;
-        let second = color(style.underline_color)
-            | modifiers(style.sub_modifier) << 27
-            | modifiers(style.add_modifier) >> 10 << 39;
-        out.extend_from_slice(&first.to_le_bytes());
-        out.extend_from_slice(&second.to_le_bytes());
-    }
-    out.push(match line.alignment {
-        None => 0,
-        Some(ratatui::layout::Alignment::Left) => 1,
-        Some(ratatui::layout::Alignment::Center) => 2,
-        Some(ratatui::layout::Alignment::Right) => 3,
-    });
-    style(line.style, out);
-    for span in &line.spans {
-        style(span.style, out);
-        out.extend_from_slice(&(span.content.len() as u32).to_le_bytes());
-        out.extend_from_slice(span.content.as_bytes());
-    }
 }
 
 /// The longest run of rows of `now` that are rows of `last` moved by one distance (`now[r] == last[r + by]`): the
