@@ -108,11 +108,7 @@ pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'sta
     }
     let too_big =
         code.len() > MAX_HIGHLIGHT_BYTES || code.bytes().filter(|&b| b == b'\n').count() > MAX_HIGHLIGHT_LINES;
-    let syntax = if too_big {
-        None
-    } else {
-        lang.and_then(|lang| lang::find_syntax(&SYNTAXES, lang))
-    };
+    let syntax = if too_big { None } else { lang.and_then(syntax_for) };
     match (syntax, syntect_theme(theme)) {
         (Some(syntax), Some(syn_theme)) => match lexer::for_syntax(&syntax.name) {
             Some(lang) => lex(code, lang, syn_theme, theme),
@@ -120,6 +116,24 @@ pub fn highlight(code: &str, lang: Option<&str>, theme: &Theme) -> Vec<Line<'sta
         },
         _ => plain_lines(code, theme),
     }
+}
+
+/// The grammar for a fence's info string (`lang::find_syntax`), remembered: the same few languages are asked for on
+/// every frame an answer's code streams, and finding one compares every grammar's names and extensions.
+fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
+    /// More info strings than any session shows; past this the oldest are forgotten.
+    const KEPT: usize = 32;
+    static KNOWN: std::sync::Mutex<Vec<(String, Option<&'static SyntaxReference>)>> = std::sync::Mutex::new(Vec::new());
+    let mut known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, syntax)) = known.iter().find(|(l, _)| l == lang) {
+        return *syntax;
+    }
+    let syntax = lang::find_syntax(&SYNTAXES, lang);
+    if known.len() == KEPT {
+        known.remove(0);
+    }
+    known.push((lang.to_string(), syntax));
+    syntax
 }
 
 /// Highlights `code` with the lexer (`lexer`), whole, here: it is fast enough for any frame, so it needs neither the

@@ -224,7 +224,19 @@ impl StreamLayout {
             }
             return;
         }
-        let start = start_of(piece);
+        let start = match start_of(piece) {
+            // Only a list or an indented block goes on after a blank line: after anything else, a list item or an
+            // indented line starts a new block, and what came before is not laid out again with it.
+            Start::Continues
+                if !self
+                    .chunks
+                    .last()
+                    .is_some_and(|c| text[c.from..c.to].lines().any(|l| start_of(l) == Start::Continues)) =>
+            {
+                Start::Fresh
+            }
+            start => start,
+        };
         self.whole |= start == Start::Reaching;
         let from = if self.whole {
             0

@@ -89,6 +89,18 @@ fn a_list_that_goes_on_after_blank_lines_stays_one_block() {
 }
 
 #[test]
+fn a_list_after_other_blocks_starts_its_own_chunk() {
+    highlight::warm_up();
+    // After a paragraph, a heading, a table, a quote or code, a list item or an indented line starts a new block;
+    // after a list (its item's lazy line too), it may go on.
+    let text = "Para.\n\n- a\n- b\n\n## H\n\n1. one\n\n| x |\n|---|\n| 1 |\n\n2. two\n\n> q\n\n    code\n\n\
+                ```\n- in code\n```\n\n- after code\nlazy\n\n- more\n\n  still more\n\nEnd.\n\n    indented code\n";
+    for step in [1, 5] {
+        stream_and_compare(text, step, 40);
+    }
+}
+
+#[test]
 fn a_width_change_and_a_dropped_cache_lay_it_out_again() {
     highlight::warm_up();
     let theme = Theme::dark();

@@ -93,11 +93,13 @@ impl Row {
     /// Hashes the bytes encoded into it.
     fn rehash(&mut self) {
         self.hash = (self.bytes.first() != Some(&COVERED)).then(|| {
-            self.bytes.chunks(8).fold(self.bytes.len() as u64, |h, chunk| {
-                let mut word = [0u8; 8];
-                word[..chunk.len()].copy_from_slice(chunk);
-                crate::tui::screen::mix(h, u64::from_le_bytes(word))
-            })
+            let words = self.bytes.chunks_exact(8);
+            let mut last = [0u8; 8];
+            last[..words.remainder().len()].copy_from_slice(words.remainder());
+            let h = words.fold(self.bytes.len() as u64, |h, word| {
+                crate::tui::screen::mix(h, u64::from_le_bytes(word.try_into().unwrap_or_default()))
+            });
+            crate::tui::screen::mix(h, u64::from_le_bytes(last))
         });
     }
 }
