@@ -112,7 +112,14 @@ impl<B: Scroll> Screen<B> {
             None
         } else if let Some(reuse) = &reused {
             self.next_rows = self.reused_hashes(reuse);
-            reuse.shift()
+            match reuse.rows.is_empty() {
+                // Only rows kept where they were: the rows above them may still have moved (a page scrolled).
+                true => {
+                    let above = usize::from(reuse.kept.start.saturating_sub(area.y));
+                    best_shift(&self.shown_rows[..above], &self.next_rows[..above])
+                }
+                false => reuse.shift(),
+            }
         } else {
             self.next_rows = row_hashes(&self.next);
             best_shift(&self.shown_rows, &self.next_rows)

@@ -237,19 +237,9 @@ fn every_cell_written_is_guarded_and_an_unchanged_one_is_not_written_again() {
 }
 
 /// A frame as the transcript draws it: a status row, lines from `top` cut one column short of the width, a
-/// scrollbar thumb in the last column (where `top` is), an input row. Rows in `skip` are left undrawn.
-fn transcript_frame(buf: &mut Buffer, lines: &[String], top: usize, skip: std::ops::Range<u16>) {
-    transcript_frame_keeping(buf, lines, top, skip, false);
-}
-
-/// `transcript_frame`, with the input row left undrawn when `keep_input` (taken from the last frame).
-fn transcript_frame_keeping(
-    buf: &mut Buffer,
-    lines: &[String],
-    top: usize,
-    skip: std::ops::Range<u16>,
-    keep_input: bool,
-) {
+/// scrollbar thumb in the last column (where `top` is), an input row. Rows in `skip` are left undrawn, and the input
+/// row too when `keep_input`.
+fn transcript_frame(buf: &mut Buffer, lines: &[String], top: usize, skip: std::ops::Range<u16>, keep_input: bool) {
     buf.set_string(0, 0, format!("status {top}"), Style::default().fg(Color::Yellow));
     for row in 1..H - 1 {
         if !skip.contains(&row)
@@ -266,87 +256,46 @@ fn transcript_frame_keeping(
     }
 }
 
-#[test]
-fn rows_taken_from_the_last_frame_are_moved_and_the_screen_ends_as_each_frame() {
+/// Draws the transcript scrolled to each of `tops` in turn, each frame taking from the last one the transcript rows
+/// (1..H-1) that show a line it showed, `by` rows further down, and the input row when `keep_input`; a clear comes
+/// before the last frame; without `band`, only the input row is named (the screen finds the move itself). The screen
+/// must end as each frame drawn whole. Returns how many frames took rows.
+fn frames_taking_rows(tops: &[usize], keep_input: bool, band: bool) -> usize {
     use ratatui::Terminal;
     let text = lines(80);
     let area = Rect::new(0, 0, W, H);
     let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
     let mut last: Option<usize> = None;
     let mut taken_frames = 0;
-    for (n, top) in [0usize, 1, 4, 4, 2, 30, 29, 29, 60, 61].into_iter().enumerate() {
-        if n == 9 {
-            // A clear: the rows still come from the last frame, and everything is written again.
+    for (n, &top) in tops.iter().enumerate() {
+        if n + 1 == tops.len() {
+            // The rows still come from the last frame, and everything is written again.
             terminal.clear().unwrap();
         }
-        // The transcript rows (1..H-1) that show a line the last frame showed, `by` rows further down.
+        let kept = if keep_input { H - 1..H } else { 0..0 };
         let reuse = last.and_then(|last| {
             let by = top as i32 - last as i32;
             let rows = 1.max(1 - by)..(i32::from(H) - 1).min(i32::from(H) - 1 - by);
-            (rows.start < rows.end).then_some(super::Reuse {
-                frame: area,
-                rows: rows.start as u16..rows.end as u16,
-                by: by as i16,
-                cols: 0..W - 1,
-                kept: 0..0,
-            })
-        });
-        let skip = reuse.as_ref().map_or(0..0, |r| r.rows.clone());
-        super::draw(&mut terminal, reuse, |f, taken| {
-            taken_frames += usize::from(taken);
-            transcript_frame(f.buffer_mut(), &text, top, if taken { skip.clone() } else { 0..0 });
-        })
-        .unwrap();
-        let mut want = Buffer::empty(area);
-        transcript_frame(&mut want, &text, top, 0..0);
-        assert_eq!(
-            visible(terminal.backend().inner.buffer()),
-            visible(&want),
-            "frame {n} (top {top})"
-        );
-        last = Some(top);
-    }
-    // Not the first frame, nor the two jumps further than the view (30, 60).
-    assert_eq!(taken_frames, 7, "frames that took rows from the last one");
-}
-
-#[test]
-fn rows_kept_where_they_were_are_not_drawn_and_the_screen_ends_as_each_frame() {
-    use ratatui::Terminal;
-    let text = lines(80);
-    let area = Rect::new(0, 0, W, H);
-    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
-    let mut last: Option<usize> = None;
-    let mut taken_frames = 0;
-    for (n, top) in [0usize, 1, 4, 4, 2, 30, 29, 60, 61].into_iter().enumerate() {
-        if n == 8 {
-            // A clear: the kept row comes from the last frame and is written again with the rest.
-            terminal.clear().unwrap();
-        }
-        // The input row (H - 1) is kept; the transcript rows that show a line the last frame showed move with it.
-        let reuse = last.map(|last| {
-            let by = top as i32 - last as i32;
-            let rows = 1.max(1 - by)..(i32::from(H) - 1).min(i32::from(H) - 1 - by);
-            match rows.start < rows.end {
-                true => super::Reuse {
+            match band && rows.start < rows.end {
+                true => Some(super::Reuse {
                     frame: area,
                     rows: rows.start as u16..rows.end as u16,
                     by: by as i16,
                     cols: 0..W - 1,
-                    kept: H - 1..H,
-                },
-                false => super::Reuse::kept(area, H - 1..H),
+                    kept: kept.clone(),
+                }),
+                false => (!kept.is_empty()).then(|| super::Reuse::kept(area, kept.clone())),
             }
         });
         let skip = reuse.as_ref().map_or(0..0, |r| r.rows.clone());
         super::draw(&mut terminal, reuse, |f, taken| {
             taken_frames += usize::from(taken);
             let skip = if taken { skip.clone() } else { 0..0 };
-            transcript_frame_keeping(f.buffer_mut(), &text, top, skip, taken);
+            transcript_frame(f.buffer_mut(), &text, top, skip, taken && keep_input);
         })
         .unwrap();
         let mut want = Buffer::empty(area);
-        transcript_frame(&mut want, &text, top, 0..0);
+        transcript_frame(&mut want, &text, top, 0..0, false);
         assert_eq!(
             visible(terminal.backend().inner.buffer()),
             visible(&want),
@@ -354,8 +303,22 @@ fn rows_kept_where_they_were_are_not_drawn_and_the_screen_ends_as_each_frame() {
         );
         last = Some(top);
     }
+    taken_frames
+}
+
+#[test]
+fn rows_taken_from_the_last_frame_are_moved_and_the_screen_ends_as_each_frame() {
+    let taken = frames_taking_rows(&[0, 1, 4, 4, 2, 30, 29, 29, 60, 61], false, true);
+    // Not the first frame, nor the two jumps further than the view (30, 60).
+    assert_eq!(taken, 7, "frames that took rows from the last one");
+}
+
+#[test]
+fn rows_kept_where_they_were_are_not_drawn_and_the_screen_ends_as_each_frame() {
+    let tops = [0, 1, 4, 4, 2, 30, 29, 29, 60, 61];
     // Every frame but the first keeps the input row, the jumps too.
-    assert_eq!(taken_frames, 8, "frames that took rows from the last one");
+    assert_eq!(frames_taking_rows(&tops, true, true), 9);
+    assert_eq!(frames_taking_rows(&tops, true, false), 9, "the input row alone");
 }
 
 #[test]

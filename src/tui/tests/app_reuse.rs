@@ -35,6 +35,16 @@ fn both_kept(h: &mut Harness, terminal: &mut Terminal<Screen<TestBackend>>) -> (
     (stable(&reused), whole, taken, if taken { kept } else { 0 })
 }
 
+/// The app harness with a turn started, and a terminal for `both`.
+fn answering() -> (Harness, Terminal<Screen<TestBackend>>) {
+    let mut h = harness();
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "write a long answer".into(),
+    });
+    (h, Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap())
+}
+
 /// A piece of a long answer: prose, a list, a fenced code block with wide symbols, a table row.
 fn piece(i: usize) -> String {
     match i % 9 {
@@ -52,12 +62,7 @@ fn piece(i: usize) -> String {
 
 #[test]
 fn frames_that_reuse_rows_show_what_frames_drawn_whole_show() {
-    let mut h = harness();
-    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
-    h.event(Event::TurnStarted {
-        turn: 1,
-        text: "write a long answer".into(),
-    });
+    let (mut h, mut terminal) = answering();
     let mut reused_frames = 0;
     for i in 0..160 {
         h.event(Event::AssistantDelta { text: piece(i) });
@@ -93,12 +98,7 @@ fn frames_that_reuse_rows_show_what_frames_drawn_whole_show() {
 
 #[test]
 fn the_composer_and_status_bar_kept_from_the_last_frame_show_what_frames_drawn_whole_show() {
-    let mut h = harness();
-    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
-    h.event(Event::TurnStarted {
-        turn: 1,
-        text: "write a long answer".into(),
-    });
+    let (mut h, mut terminal) = answering();
     let (mut kept_frames, mut kept_all) = (0, 0);
     for i in 0..80 {
         h.event(Event::AssistantDelta { text: piece(i) });
