@@ -481,22 +481,25 @@ impl Reuse {
 
     /// The row of the last frame that row `y` (of `area`, from its top) shows, if it is one of these rows.
     fn source(&self, area: Rect, y: usize) -> Option<usize> {
-        let at = usize::from(area.y) + y;
-        if (usize::from(self.kept.start)..usize::from(self.kept.end)).contains(&at) {
+        if self.keeps(area, y) {
             return Some(y);
         }
         (usize::from(self.rows.start)..usize::from(self.rows.end))
-            .contains(&at)
+            .contains(&(usize::from(area.y) + y))
             .then(|| (y as isize + isize::from(self.by)) as usize)
     }
 
     /// The columns of row `y` (one of these rows) taken from the last frame, as indexes into a row of `area`.
     fn cols_in(&self, area: Rect, y: usize) -> std::ops::Range<usize> {
-        let at = usize::from(area.y) + y;
-        if (usize::from(self.kept.start)..usize::from(self.kept.end)).contains(&at) {
+        if self.keeps(area, y) {
             return 0..usize::from(area.width);
         }
         usize::from(self.cols.start - area.x)..usize::from(self.cols.end - area.x)
+    }
+
+    /// Whether row `y` (of `area`, from its top) is one of the rows kept where they were.
+    fn keeps(&self, area: Rect, y: usize) -> bool {
+        self.kept.contains(&(area.y + y as u16))
     }
 
     /// How the terminal moves the rows: none when they stayed.

@@ -22,12 +22,20 @@ pub(super) struct Shown {
     status: Option<(Rect, Vec<u8>)>,
 }
 
+/// What the rows under the transcript show now: the composer's box (its area and key, when it has one) and the status
+/// bar (its area, its line and that line encoded).
+struct Now {
+    composer: Option<(Rect, ViewKey)>,
+    status: Rect,
+    line: Line<'static>,
+    bytes: Vec<u8>,
+}
+
 /// What this frame draws there, as `App::plan` worked it out.
 pub(super) struct Planned {
     /// The frame it was planned for.
     frame: Rect,
-    composer: Option<(Rect, ViewKey)>,
-    status: (Rect, Line<'static>, Vec<u8>),
+    now: Now,
     /// The rows that show what the last frame showed (if `Screen` takes them, they are not drawn).
     keep_composer: bool,
     keep_status: bool,
@@ -35,43 +43,36 @@ pub(super) struct Planned {
 
 impl App {
     /// Works out the composer's box (`composer`) and the status bar (`status`, the row under it) of a frame of
-    /// `frame`, and returns the rows among them that show what the last frame showed.
+    /// `frame`, and returns the rows among them that show what the last frame showed. (After a frame with a layer
+    /// open, nothing shows what it did: `render_bottom` remembered nothing.)
     pub(super) fn plan_bottom(&mut self, frame: Rect, composer: Rect, status: Rect) -> Range<u16> {
-        let focused = self.layers.is_empty();
-        let line = self.status_line(status.width);
-        let mut bytes = Vec::new();
-        line::encode(&line, &mut bytes);
-        let key = self.composer.view_key(composer, focused).map(|key| (composer, key));
-        let status = (status, line, bytes);
-        let keep_composer = focused && key.is_some() && self.shown_bottom.composer == key;
-        let keep_status = focused
-            && self
-                .shown_bottom
-                .status
-                .as_ref()
-                .is_some_and(|(area, bytes)| *area == status.0 && *bytes == status.2);
+        let now = self.bottom_now(composer, status);
+        let shown = &self.shown_bottom;
+        let keep_composer = now.composer.is_some() && shown.composer == now.composer;
+        let keep_status = shown
+            .status
+            .as_ref()
+            .is_some_and(|(area, bytes)| *area == status && *bytes == now.bytes);
         let rows = |area: Rect| area.y..area.bottom();
         let kept = match (keep_composer, keep_status) {
             // The status bar is the row under the box.
-            (true, true) if composer.bottom() == status.0.y => composer.y..status.0.bottom(),
+            (true, true) if composer.bottom() == status.y => composer.y..status.bottom(),
             (true, _) => rows(composer),
-            (false, true) => rows(status.0),
+            (false, true) => rows(status),
             (false, false) => 0..0,
         };
-        let covers = |area: Rect| !area.is_empty() && kept.start <= area.y && area.bottom() <= kept.end;
         self.planned_bottom = Some(Planned {
             frame,
-            keep_composer: keep_composer && covers(composer),
-            keep_status: keep_status && covers(status.0),
-            composer: key,
-            status,
+            now,
+            keep_composer,
+            keep_status: keep_status && kept.contains(&status.y),
         });
         kept
     }
 
     /// Draws the composer's box in `composer` and the status bar in `status`, but not the rows `App::plan` found
     /// kept when `Screen` took them (`reused`), and remembers what shows there for the next frame (nothing, when
-    /// `overlaid`: something drew over the frame).
+    /// `overlaid` or a layer is open: something drew over the frame, or may next time without a plan).
     pub(super) fn render_bottom(
         &mut self,
         frame: &mut Frame<'_>,
@@ -84,23 +85,11 @@ impl App {
         let planned = self
             .planned_bottom
             .take()
-            .filter(|p| p.frame == frame.area() && p.status.0 == status);
-        let (key, line, bytes, keep_composer, keep_status) = match planned {
-            Some(p) => (
-                p.composer,
-                p.status.1,
-                p.status.2,
-                reused && p.keep_composer,
-                reused && p.keep_status,
-            ),
-            // Not planned (a frame drawn whole): as `plan_bottom` would have found it, nothing kept.
-            None => {
-                let line = self.status_line(status.width);
-                let mut bytes = Vec::new();
-                line::encode(&line, &mut bytes);
-                let key = self.composer.view_key(composer, focused).map(|key| (composer, key));
-                (key, line, bytes, false, false)
-            }
+            .filter(|p| p.frame == frame.area() && p.now.status == status);
+        let (now, keep_composer, keep_status) = match planned {
+            Some(p) => (p.now, reused && p.keep_composer, reused && p.keep_status),
+            // Not planned (a frame drawn whole): nothing kept.
+            None => (self.bottom_now(composer, status), false, false),
         };
         if keep_composer {
             self.composer.render_kept(frame, composer, focused);
@@ -108,19 +97,34 @@ impl App {
             self.composer.render(frame, composer, &self.theme, focused);
         }
         if !keep_status {
-            line::put_line(frame.buffer_mut(), status, 0, &line);
+            line::put_line(frame.buffer_mut(), status, 0, &now.line);
         }
         self.shown_bottom = match overlaid || !focused {
             true => Shown::default(),
             false => Shown {
-                composer: key,
-                status: Some((status, bytes)),
+                composer: now.composer,
+                status: Some((status, now.bytes)),
             },
         };
     }
 
-    /// The status bar as it shows now.
-    fn status_line(&self, width: u16) -> Line<'static> {
-        status::line(width, &self.state.status, self.context_window, &self.theme, &self.hints)
+    /// What the rows under the transcript show now.
+    fn bottom_now(&self, composer: Rect, status: Rect) -> Now {
+        let line = status::line(
+            status.width,
+            &self.state.status,
+            self.context_window,
+            &self.theme,
+            &self.hints,
+        );
+        let mut bytes = Vec::new();
+        line::encode(&line, &mut bytes);
+        let focused = self.layers.is_empty();
+        Now {
+            composer: self.composer.view_key(composer, focused).map(|key| (composer, key)),
+            status,
+            line,
+            bytes,
+        }
     }
 }

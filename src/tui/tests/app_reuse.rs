@@ -13,15 +13,10 @@ use crate::tui::screen::{self, Screen};
 const W: u16 = 72;
 const H: u16 = 24;
 
-/// The app drawn as the terminal loop draws it (planned, rows reused) and then whole on a fresh terminal: both
-/// screens as text, durations and spinners made stable; and whether rows were reused.
-fn both(h: &mut Harness, terminal: &mut Terminal<Screen<TestBackend>>) -> (String, String, bool) {
-    let (reused, whole, taken, _) = both_kept(h, terminal);
-    (reused, whole, taken)
-}
-
-/// `both`, and how many rows below the transcript were kept from the last frame.
-fn both_kept(h: &mut Harness, terminal: &mut Terminal<Screen<TestBackend>>) -> (String, String, bool, usize) {
+/// The app drawn as the terminal loop draws it (planned, rows reused), checked against the app drawn whole on a
+/// fresh terminal (durations and spinners made stable): whether rows were taken from the last frame, and how many
+/// of them were rows below the transcript kept where they were.
+fn check_frame(h: &mut Harness, terminal: &mut Terminal<Screen<TestBackend>>, what: &str) -> (bool, usize) {
     let reuse = h.app.plan(Rect::new(0, 0, W, H));
     let kept = reuse.as_ref().map_or(0, |r| r.kept.len());
     let mut taken = false;
@@ -30,19 +25,39 @@ fn both_kept(h: &mut Harness, terminal: &mut Terminal<Screen<TestBackend>>) -> (
         h.app.render_reusing(frame, reused);
     })
     .unwrap();
-    let reused = format!("{}", terminal.backend().inner());
-    let whole = h.screen(W, H);
-    (stable(&reused), whole, taken, if taken { kept } else { 0 })
+    let reused = stable(&format!("{}", terminal.backend().inner()));
+    assert_eq!(
+        reused,
+        h.screen(W, H),
+        "{what}: a frame taking rows from the last one differs from one drawn whole"
+    );
+    (taken, if taken { kept } else { 0 })
 }
 
-/// The app harness with a turn started, and a terminal for `both`.
-fn answering() -> (Harness, Terminal<Screen<TestBackend>>) {
+/// Streams `frames` pieces of an answer, a frame after each (`act` runs before frame `i`), each checked
+/// (`check_frame`); returns what each frame took.
+fn stream(
+    frames: usize,
+    mut act: impl FnMut(usize, &mut Harness, &mut Terminal<Screen<TestBackend>>),
+) -> Vec<(bool, usize)> {
     let mut h = harness();
     h.event(Event::TurnStarted {
         turn: 1,
         text: "write a long answer".into(),
     });
-    (h, Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap())
+    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
+    let mut taken = Vec::new();
+    for i in 0..frames {
+        h.event(Event::AssistantDelta { text: piece(i) });
+        act(i, &mut h, &mut terminal);
+        taken.push(check_frame(&mut h, &mut terminal, &format!("frame {i}")));
+    }
+    h.event(Event::AssistantMessage {
+        text: String::new(),
+        reasoning: None,
+    });
+    check_frame(&mut h, &mut terminal, "the finished answer");
+    taken
 }
 
 /// A piece of a long answer: prose, a list, a fenced code block with wide symbols, a table row.
@@ -62,80 +77,51 @@ fn piece(i: usize) -> String {
 
 #[test]
 fn frames_that_reuse_rows_show_what_frames_drawn_whole_show() {
-    let (mut h, mut terminal) = answering();
-    let mut reused_frames = 0;
-    for i in 0..160 {
-        h.event(Event::AssistantDelta { text: piece(i) });
-        match i {
-            60 => h.press(key(KeyCode::PageUp)),
-            64 | 66 => h.press(key(KeyCode::Up)),
-            70 => h.press(key(KeyCode::PageDown)),
-            80 => h.press(key(KeyCode::End)),
-            // A popup over the transcript, then gone.
-            100 => h.keys("/"),
-            104 => h.press(key(KeyCode::Esc)),
-            120 => terminal.clear().unwrap(),
-            _ => {}
-        }
-        let (reused, whole, taken) = both(&mut h, &mut terminal);
-        reused_frames += usize::from(taken);
-        assert_eq!(
-            reused, whole,
-            "frame {i}: a frame with reused rows differs from one drawn whole"
-        );
-    }
-    h.event(Event::AssistantMessage {
-        text: String::new(),
-        reasoning: None,
+    let taken = stream(160, |i, h, terminal| match i {
+        60 => h.press(key(KeyCode::PageUp)),
+        64 | 66 => h.press(key(KeyCode::Up)),
+        70 => h.press(key(KeyCode::PageDown)),
+        80 => h.press(key(KeyCode::End)),
+        // A popup over the transcript, then gone.
+        100 => h.keys("/"),
+        104 => h.press(key(KeyCode::Esc)),
+        120 => terminal.clear().unwrap(),
+        _ => {}
     });
-    let (reused, whole, _) = both(&mut h, &mut terminal);
-    assert_eq!(reused, whole, "the finished answer");
-    assert!(
-        reused_frames > 100,
-        "rows were reused in only {reused_frames} of 160 frames"
-    );
+    let reused = taken.iter().filter(|(taken, _)| *taken).count();
+    assert!(reused > 100, "rows were reused in only {reused} of 160 frames");
 }
 
 #[test]
 fn the_composer_and_status_bar_kept_from_the_last_frame_show_what_frames_drawn_whole_show() {
-    let (mut h, mut terminal) = answering();
-    let (mut kept_frames, mut kept_all) = (0, 0);
-    for i in 0..80 {
-        h.event(Event::AssistantDelta { text: piece(i) });
-        match i {
-            // Typed while the answer streams, then taken back.
-            20 => h.keys("a question"),
-            21 => h.keys(" and more"),
-            25 => (0..19).for_each(|_| h.press(key(KeyCode::Backspace))),
-            // A prompt docks above the box (the box loses focus), then is answered.
-            40 => h.request(7, "cargo test"),
-            44 => {
-                h.settle_prompt();
-                h.keys("y");
-            }
-            // An older prompt from the history, then back.
-            50 => h.press(key(KeyCode::Up)),
-            52 => h.press(key(KeyCode::Down)),
-            // A popup over the transcript, then gone.
-            60 => h.keys("/"),
-            62 => h.press(key(KeyCode::Esc)),
-            70 => terminal.clear().unwrap(),
-            _ => {}
+    let taken = stream(80, |i, h, terminal| match i {
+        // Typed while the answer streams, then taken back.
+        20 => h.keys("a question"),
+        21 => h.keys(" and more"),
+        25 => (0..19).for_each(|_| h.press(key(KeyCode::Backspace))),
+        // A prompt docks above the box (the box loses focus), then is answered.
+        40 => h.request(7, "cargo test"),
+        44 => {
+            h.settle_prompt();
+            h.keys("y");
         }
-        let (reused, whole, _, kept) = both_kept(&mut h, &mut terminal);
-        kept_frames += usize::from(kept > 0);
-        kept_all += usize::from(kept == 4);
-        assert_eq!(
-            reused, whole,
-            "frame {i}: a frame with kept rows differs from one drawn whole"
-        );
-    }
+        // An older prompt from the history, then back.
+        50 => h.press(key(KeyCode::Up)),
+        52 => h.press(key(KeyCode::Down)),
+        // A popup over the transcript, then gone.
+        60 => h.keys("/"),
+        62 => h.press(key(KeyCode::Esc)),
+        70 => terminal.clear().unwrap(),
+        _ => {}
+    });
+    let kept = taken.iter().filter(|(_, kept)| *kept > 0).count();
+    let both = taken.iter().filter(|(_, kept)| *kept == 4).count();
     assert!(
-        kept_frames > 40,
-        "rows below the transcript were kept in only {kept_frames} of 80 frames"
+        kept > 40,
+        "rows below the transcript were kept in only {kept} of 80 frames"
     );
     assert!(
-        kept_all > 10,
-        "the box and the status bar were kept together in only {kept_all} of 80 frames"
+        both > 10,
+        "the box and the status bar were kept together in only {both} of 80 frames"
     );
 }

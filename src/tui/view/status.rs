@@ -3,8 +3,6 @@
 
 use std::time::Instant;
 
-use ratatui::Frame;
-use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::tool_pane::spinner;
@@ -32,11 +30,6 @@ fn session_tokens(status: &Status) -> String {
     } else {
         format!(" · {} tokens ({} subagents)", tokens(main + sub), tokens(sub))
     }
-}
-
-pub fn render(frame: &mut Frame<'_>, area: Rect, status: &Status, context_window: u64, theme: &Theme, hints: &str) {
-    let line = line(area.width, status, context_window, theme, hints);
-    super::line::put_line(frame.buffer_mut(), area, 0, &line);
 }
 
 /// The status bar as it shows now on a row `width` columns wide.
@@ -133,7 +126,11 @@ mod tests {
     fn bar(status: &Status, width: u16) -> String {
         let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, 1)).unwrap();
         terminal
-            .draw(|f| render(f, f.area(), status, 100_000, &Theme::default(), "? help"))
+            .draw(|f| {
+                let area = f.area();
+                let line = line(area.width, status, 100_000, &Theme::default(), "? help");
+                super::super::line::put_line(f.buffer_mut(), area, 0, &line);
+            })
             .unwrap();
         terminal
             .backend()
