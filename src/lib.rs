@@ -9,16 +9,16 @@ pub mod headless;
 pub mod heap;
 pub mod hooks;
 pub mod models;
-pub mod protocol;
 pub mod provider;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
-pub mod sse;
-pub mod terminal_text;
 pub mod tools;
 pub mod tui;
-pub mod units;
+
+pub use tern_protocol as protocol;
+pub use tern_text as terminal_text;
+pub use tern_text::units;
 
 #[cfg(test)]
 pub(crate) mod fuzz_config;

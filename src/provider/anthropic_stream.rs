@@ -8,7 +8,7 @@ use super::caps;
 use super::transport::{Outbox, StreamHandler};
 use super::{Completion, ProviderError, ProviderEvent};
 use crate::protocol::{FinishReason, Reasoning, ReasoningBlock, ToolCall, Usage};
-use crate::sse::SseEvent;
+use tern_http::sse::SseEvent;
 
 #[derive(Debug)]
 enum Block {

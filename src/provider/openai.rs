@@ -20,7 +20,7 @@ use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, Kept, PreparedRe
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::ToolDefinition;
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
-use crate::sse::SseEvent;
+use tern_http::sse::SseEvent;
 
 pub(crate) struct OpenAiProvider {
     transport: Transport,

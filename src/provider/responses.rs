@@ -23,7 +23,7 @@ use super::transport::{Outbox, StreamHandler, Transport};
 use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
 use crate::protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, ToolDefinition, Usage};
-use crate::sse::SseEvent;
+use tern_http::sse::SseEvent;
 
 pub(crate) struct ResponsesProvider {
     transport: Transport,

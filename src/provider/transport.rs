@@ -3,7 +3,6 @@
 //! resets), telling a broken stream from one that was never an answer, and turning HTTP failures into errors a person
 //! can act on. The format modules only build request bodies and interpret events (`StreamHandler`).
 
-use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -17,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 use super::retry::{self, Failure, RetryPolicy};
 use super::stream_thread::{self, Body, SendError};
 use super::{Completion, Delta, ProviderConfig, ProviderError, ProviderEvent, ProviderKind};
-use crate::sse::{SseDecoder, SseEvent};
+use tern_http::error_chain;
+use tern_http::sse::{SseDecoder, SseEvent};
 
 /// Interprets one attempt's events for a wire format.
 pub(crate) trait StreamHandler: Send {
@@ -361,24 +361,11 @@ impl Transport {
 }
 
 fn client(policy: &RetryPolicy, tls: bool) -> Result<reqwest::Client, ProviderError> {
-    static CRYPTO: Once = Once::new();
-    CRYPTO.call_once(|| {
-        // Fails only when a provider is already installed, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    let mut builder = reqwest::Client::builder()
+    let mut builder = tern_http::client_builder()
         .connect_timeout(policy.connect_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .tcp_nodelay(true);
+        .redirect(reqwest::redirect::Policy::none());
     if !tls {
-        // A plain-HTTP server (Ollama, llama.cpp, a test server) needs no certificate roots, and loading the
-        // platform's takes milliseconds, a large part of a local turn.
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ProviderError::Config(format!("cannot set up TLS: {e}")))?
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth();
-        builder = builder.tls_backend_preconfigured(config);
+        builder = tern_http::without_roots(builder).map_err(ProviderError::Config)?;
     }
     builder
         .build()
@@ -436,21 +423,6 @@ fn truncate(text: &str, max_chars: usize) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
     }
-}
-
-/// An error and its causes on one line; reqwest's own message alone ("error sending request") rarely says why.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

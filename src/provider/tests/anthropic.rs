@@ -2,8 +2,8 @@ use super::*;
 use crate::protocol::{FinishReason, ToolCall, Usage};
 use crate::provider::ProviderKind;
 use crate::provider::transport::{Outbox, StreamHandler};
-use crate::sse::SseEvent;
 use serde_json::json;
+use tern_http::sse::SseEvent;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 fn provider(max_tokens: Option<u32>) -> AnthropicProvider {

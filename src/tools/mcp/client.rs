@@ -10,7 +10,7 @@
 //! model reads a note about it in the result of the call that was running).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
@@ -43,8 +43,9 @@ use super::elicit::{Asking, ClientSetup, file_uri, note_for_model};
 use super::oversize::{DroppedReplies, MAX_REPLY_BYTES};
 use super::stdio::{ChildProcess, LogLimiter};
 use super::tasks::{TaskOnly, TaskTap};
-use super::transport_sse::{SseTransport, UNAUTHORIZED, error_chain};
+use super::transport_sse::{SseTransport, UNAUTHORIZED};
 use crate::tools::OutputSink;
+use tern_http::error_chain;
 
 /// The shortest gap between two progress lines sent to a tool's live output.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(200);
@@ -610,23 +611,12 @@ fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
     Ok((map, token))
 }
 
-/// Installs the crypto provider the rest of tern uses, before any HTTP client (ours or rmcp's OAuth client) is built.
-pub(crate) fn install_crypto() {
-    static CRYPTO: Once = Once::new();
-    CRYPTO.call_once(|| {
-        // Fails only when a provider is already installed, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
 /// The HTTP client all remote servers share, with the crypto provider the rest of tern uses.
 pub(crate) fn http_client() -> Result<reqwest::Client, String> {
-    install_crypto();
-    reqwest::Client::builder()
+    tern_http::client_builder()
         .connect_timeout(Duration::from_secs(10))
         // A redirect could carry the bearer token to another host.
         .redirect(reqwest::redirect::Policy::none())
-        .tcp_nodelay(true)
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {}", error_chain(&e)))
 }

@@ -15,7 +15,8 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
-use crate::sse::{SseDecoder, SseEvent};
+use tern_http::error_chain;
+use tern_http::sse::{SseDecoder, SseEvent};
 
 /// Messages read ahead of the client.
 const CHANNEL_CAPACITY: usize = 64;
@@ -232,19 +233,4 @@ async fn error_body(response: reqwest::Response) -> String {
     }
     let cut: String = text.chars().take(MAX_ERROR_BODY).collect();
     format!(": {cut}")
-}
-
-/// An error with its causes, which reqwest keeps out of its own message.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
-    text
 }

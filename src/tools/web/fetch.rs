@@ -15,9 +15,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use serde_json::{Value, json};
 
 use super::guard::{Blocked, GuardedResolver, HostPolicy, Lookup, blocked_in};
-use super::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, charset, cut_chars, error_chain, html, untrusted};
+use super::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, charset, cut_chars, html, untrusted};
 use crate::protocol::ToolOutput;
 use crate::tools::{Tool, ToolContext, ToolError};
+use tern_http::error_chain;
 
 /// Redirects followed at most; each target is checked like the first URL.
 pub const MAX_REDIRECTS: usize = 5;

@@ -12,7 +12,7 @@ pub mod guard;
 mod html;
 mod search;
 
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use fetch::{FetchConfig, WebFetchTool};
@@ -60,19 +60,13 @@ pub(crate) fn untrusted(source: &str, body: &str, notes: &[String]) -> String {
     text
 }
 
-/// A reqwest client builder with the crypto provider the rest of tern uses, and no proxy from the environment (a
-/// proxy would do the name lookup the guard must do itself, and would see every URL).
+/// A reqwest client builder with no proxy from the environment (a proxy would do the name lookup the guard must do
+/// itself, and would see every URL).
 pub(crate) fn client_builder(timeout: Duration) -> reqwest::ClientBuilder {
-    static CRYPTO: Once = Once::new();
-    CRYPTO.call_once(|| {
-        // Fails only when a provider is already installed, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    reqwest::Client::builder()
+    tern_http::client_builder()
         .no_proxy()
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         .timeout(timeout)
-        .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION")))
 }
 
 /// The first `max` characters of `text`, and whether anything was cut.
@@ -81,21 +75,6 @@ pub(crate) fn cut_chars(text: &str, max: usize) -> (&str, bool) {
         Some((at, _)) => (&text[..at], true),
         None => (text, false),
     }
-}
-
-/// An error and its causes on one line, for a result the model reads.
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        let part = e.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = e.source();
-    }
-    text
 }
 
 #[cfg(test)]

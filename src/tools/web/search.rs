@@ -12,11 +12,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{cut_chars, error_chain, untrusted};
+use super::{cut_chars, untrusted};
 use crate::config::WebSettings;
 use crate::protocol::ToolOutput;
 use crate::secrets::REDACTED;
 use crate::tools::{Tool, ToolContext, ToolError};
+use tern_http::error_chain;
 
 /// Results returned when the model does not say, and the most it may ask for.
 const DEFAULT_COUNT: u64 = 5;

@@ -20,7 +20,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationReques
 use super::callback::{Callback, Outcome};
 use super::store::{TokenFile, token_path};
 use crate::tools::mcp::config::ServerConfig;
-use crate::tools::mcp::transport_sse::error_chain;
+use tern_http::error_chain;
 
 /// The client name tern registers under (shown by the authorization server on its consent page).
 const CLIENT_NAME: &str = "tern";
@@ -96,7 +96,7 @@ pub async fn login(
         url: url.clone(),
         message: error_chain(&e),
     };
-    crate::tools::mcp::client::install_crypto();
+    tern_http::install_crypto();
     let mut manager = AuthorizationManager::new(url.as_str()).await.map_err(discovery)?;
     let resolution = manager.resolve_metadata().await.map_err(discovery)?;
     let guessed = !resolution.source.is_discovered();

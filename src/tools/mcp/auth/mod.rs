@@ -97,7 +97,7 @@ pub(crate) async fn stored_login(name: &str, url: &str) -> Result<Option<Authori
     // A login saved before endpoints were checked may name one tern would no longer send a refresh token to.
     endpoints::check_metadata(&record.metadata)
         .map_err(|e| format!("cannot use the stored login: {e}; run `tern mcp logout {name}` and log in again"))?;
-    super::client::install_crypto();
+    tern_http::install_crypto();
     let mut manager = AuthorizationManager::new(url)
         .await
         .map_err(|e| format!("cannot use the stored login: {e}"))?;

@@ -12,6 +12,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+pub mod units;
+
 /// How one character must be shown, when it cannot be shown as itself.
 enum Shown {
     /// A one-cell symbol (a Unicode control picture).
@@ -263,5 +265,4 @@ fn json_escape(text: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
-#[path = "terminal_text_tests.rs"]
 mod tests;
