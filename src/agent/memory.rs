@@ -10,7 +10,7 @@ use super::prompt::{ContextSources, SystemPrompt};
 use super::runner::Agent;
 use crate::protocol::{ContextReport, ContextShare, Event, FileDiff, MemoryScope, Message, Op};
 use crate::tools::path_policy::{PathError, PathPolicy};
-use crate::tools::{file_state, strict_fs};
+use tern_fs as strict_fs;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -80,8 +80,8 @@ pub fn remember(sources: &ContextSources, scope: MemoryScope, fact: &str) -> Res
     }
     new.push_str(&format!("- {fact}\n"));
     match &real {
-        Some(real) => file_state::atomic_write(real, new.as_bytes(), None),
-        None => file_state::atomic_write_own(&path, new.as_bytes()),
+        Some(real) => strict_fs::atomic_write(real, new.as_bytes(), None),
+        None => strict_fs::atomic_write_own(&path, new.as_bytes()),
     }
     .map_err(io)?;
     Ok(FileDiff::new(shown_path(sources, &path), old, Some(new)))

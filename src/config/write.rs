@@ -73,12 +73,12 @@ pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Resu
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // An existing file keeps its mode; a new one (and its directory) is the user's alone.
     if path.exists() {
-        return crate::tools::file_state::atomic_write_own(path, bytes);
+        return tern_fs::atomic_write_own(path, bytes);
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_private_dir(dir)?;
     }
-    crate::tools::file_state::atomic_write_private(path, bytes)
+    tern_fs::atomic_write_private(path, bytes)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

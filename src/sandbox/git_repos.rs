@@ -81,7 +81,7 @@ impl RepoScan {
             if self.with_commondir.contains(repo) || fs::symlink_metadata(&file).is_err() {
                 continue;
             }
-            match crate::tools::strict_fs::remove_file(&file) {
+            match tern_fs::remove_file(&file) {
                 Ok(()) => removed.push(file),
                 Err(e) => tracing::warn!("cannot remove {}: {e}", file.display()),
             }

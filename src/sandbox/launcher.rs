@@ -497,7 +497,7 @@ fn mount_shared(args: &Args) -> Result<(), String> {
 fn mount_own(args: &Args) -> Result<(), String> {
     // Only where a command could write: elsewhere it can plant nothing, and the launcher makes nothing there.
     for dir in args.read_only_dirs.iter().filter(|dir| args.is_writable(dir)) {
-        crate::tools::strict_fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        tern_fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     }
     for file in args.read_only_files.iter().filter(|file| args.is_writable(file)) {
         make_empty_file(file).map_err(|e| format!("cannot make {}: {e}", file.display()))?;
@@ -521,7 +521,7 @@ fn mount_own(args: &Args) -> Result<(), String> {
 /// exist cannot be mounted read-only, and git would obey whatever a command wrote there. Each is made inside the
 /// directory opened before it, never through a symlink (`strict_fs`); what is there already is left as it is.
 fn make_empty_file(file: &Path) -> io::Result<()> {
-    let (dir, name) = crate::tools::strict_fs::parent_dir(file, true)?;
+    let (dir, name) = tern_fs::parent_dir(file, true)?;
     dir.create_empty(name, 0o644)
 }
 

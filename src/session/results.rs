@@ -50,7 +50,7 @@ impl ToolResultStore {
     pub fn save(&self, call_id: &str, tool: &str, text: &str) -> std::io::Result<PathBuf> {
         self.ensure_dir()?;
         let path = self.path_for(call_id, tool);
-        crate::tools::file_state::atomic_write_private(&path, text.as_bytes())?;
+        tern_fs::atomic_write_private(&path, text.as_bytes())?;
         Ok(path)
     }
 }

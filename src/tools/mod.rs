@@ -12,7 +12,6 @@ pub mod path_policy;
 pub mod registry;
 pub mod schema;
 pub mod search;
-pub mod strict_fs;
 pub mod todo;
 pub mod web;
 

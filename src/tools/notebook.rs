@@ -155,7 +155,7 @@ impl Job {
                 "'{display}' is not a Jupyter notebook (.ipynb). Use edit_file or write_file for other files."
             )));
         }
-        let bytes = match crate::tools::strict_fs::read(&self.resolved) {
+        let bytes = match tern_fs::read(&self.resolved) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ToolError::Invalid(format!(

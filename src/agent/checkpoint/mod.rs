@@ -460,7 +460,7 @@ impl Checkpoints {
         {
             record.after = after;
             for (path, file) in record.files.iter_mut() {
-                file.after = Some(crate::tools::strict_fs::read(path).ok().map(|b| hash_bytes(&b)));
+                file.after = Some(tern_fs::read(path).ok().map(|b| hash_bytes(&b)));
             }
         }
         self.save_current();
@@ -521,18 +521,18 @@ impl Checkpoints {
             if record.files.contains_key(&resolved) {
                 continue;
             }
-            let before = match crate::tools::strict_fs::metadata(&resolved) {
+            let before = match tern_fs::metadata(&resolved) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::Absent,
                 Ok(meta) if meta.is_file() && meta.len() <= MAX_CHECKPOINT_BYTES => {
                     let stored = self
                         .dir
                         .join(format!("turn-{}", record.turn))
                         .join(format!("{}", record.files.len()));
-                    let saved = crate::tools::strict_fs::read(&resolved).and_then(|bytes| {
+                    let saved = tern_fs::read(&resolved).and_then(|bytes| {
                         if let Some(parent) = stored.parent() {
                             crate::session::log::private_dir(parent)?;
                         }
-                        crate::tools::file_state::atomic_write_private(&stored, &bytes)
+                        tern_fs::atomic_write_private(&stored, &bytes)
                     });
                     match saved {
                         Ok(()) => Saved::Stored(stored),

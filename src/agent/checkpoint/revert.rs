@@ -133,7 +133,7 @@ impl Checkpoints {
             }
         }
         for (path, entry) in entries {
-            let current = crate::tools::strict_fs::read(&path).ok();
+            let current = tern_fs::read(&path).ok();
             if !entry.expected.matches(&current) {
                 revert.conflicts.push(entry.display.clone());
             }
@@ -166,8 +166,8 @@ impl Checkpoints {
                 continue;
             }
             let written = match &change.restore {
-                Some(bytes) => crate::tools::file_state::atomic_write(&change.path, bytes, None),
-                None => match crate::tools::strict_fs::remove_file(&change.path) {
+                Some(bytes) => tern_fs::atomic_write(&change.path, bytes, None),
+                None => match tern_fs::remove_file(&change.path) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
                     _ => Ok(()),
                 },

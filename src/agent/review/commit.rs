@@ -23,8 +23,8 @@ pub(crate) type Writer<'a> = &'a dyn Fn(&Path, Option<&[u8]>) -> std::io::Result
 /// The writer for the real work tree.
 pub(crate) fn write_file(path: &Path, content: Option<&[u8]>) -> std::io::Result<()> {
     match content {
-        Some(bytes) => crate::tools::file_state::atomic_write(path, bytes, None),
-        None => match crate::tools::strict_fs::remove_file(path) {
+        Some(bytes) => tern_fs::atomic_write(path, bytes, None),
+        None => match tern_fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
@@ -37,7 +37,7 @@ pub(crate) fn changed_since(files: &[Planned]) -> Vec<(usize, Option<Vec<u8>>)> 
         .iter()
         .enumerate()
         .filter_map(|(k, file)| {
-            let now = crate::tools::strict_fs::read(&file.path).ok();
+            let now = tern_fs::read(&file.path).ok();
             (now != file.seen).then_some((k, now))
         })
         .collect()

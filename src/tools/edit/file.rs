@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::FileDiff;
 use crate::tools::ToolError;
-use crate::tools::file_state::atomic_write;
+use tern_fs::atomic_write;
 
 /// Larger files are refused: the engine holds a few copies in memory and the diff would be unreadable anyway.
 pub(crate) const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;
@@ -15,7 +15,7 @@ pub(crate) const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;
 /// Reads a file for editing. `Ok(None)`: it does not exist. Directories, huge files, binary files and text that is
 /// not UTF-8 are refused with a message that says why.
 pub(crate) fn read_text(path: &Path, display: &str) -> Result<Option<String>, ToolError> {
-    let meta = match crate::tools::strict_fs::metadata(path) {
+    let meta = match tern_fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ToolError::io(display, e)),
@@ -29,7 +29,7 @@ pub(crate) fn read_text(path: &Path, display: &str) -> Result<Option<String>, To
             meta.len()
         )));
     }
-    let bytes = match crate::tools::strict_fs::read(path) {
+    let bytes = match tern_fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ToolError::io(display, e)),
@@ -154,7 +154,7 @@ impl PlannedFile {
 
     /// Whether the file still holds what was read (a missing file is still missing).
     pub fn still_as_read(&self) -> bool {
-        let current = match crate::tools::strict_fs::read(&self.path) {
+        let current = match tern_fs::read(&self.path) {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(_) => return false,
@@ -182,14 +182,14 @@ impl PlannedFile {
                 written
             }
             None => {
-                let current = crate::tools::strict_fs::read(&self.path)?;
+                let current = tern_fs::read(&self.path)?;
                 if expected.is_some_and(|e| current != e) {
                     return Err(io::Error::other(
                         "the file changed on disk while it was being edited; read it again and redo the edit",
                     ));
                 }
-                self.removed_mode = Some(crate::tools::strict_fs::metadata(&self.path)?.permissions());
-                crate::tools::strict_fs::remove_file(&self.path)
+                self.removed_mode = Some(tern_fs::metadata(&self.path)?.permissions());
+                tern_fs::remove_file(&self.path)
             }
         }
     }
@@ -199,17 +199,17 @@ impl PlannedFile {
         match (&self.original, &self.new) {
             (Some(original), Some(new)) => atomic_write(&self.path, original.as_bytes(), Some(new.as_bytes())),
             (None, Some(new)) => {
-                if crate::tools::strict_fs::read(&self.path)? != new.as_bytes() {
+                if tern_fs::read(&self.path)? != new.as_bytes() {
                     return Err(io::Error::other("the file changed on disk after it was written"));
                 }
-                crate::tools::strict_fs::remove_file(&self.path)?;
+                tern_fs::remove_file(&self.path)?;
                 self.remove_created_dirs();
                 Ok(())
             }
             (Some(original), None) => {
                 atomic_write(&self.path, original.as_bytes(), Some(b""))?;
                 match &self.removed_mode {
-                    Some(mode) => crate::tools::strict_fs::set_permissions(&self.path, mode.clone()),
+                    Some(mode) => tern_fs::set_permissions(&self.path, mode.clone()),
                     None => Ok(()),
                 }
             }
@@ -233,7 +233,7 @@ impl PlannedFile {
     fn remove_created_dirs(&self) {
         for dir in self.created_dirs.iter().rev() {
             // Only empty directories go; one that gained other files stays.
-            let _ = crate::tools::strict_fs::remove_dir(dir);
+            let _ = tern_fs::remove_dir(dir);
         }
     }
 }

@@ -156,10 +156,7 @@ pub(crate) fn edit_error(ctx: &ToolContext, label: &str, plan: &PlannedFile, err
     match err {
         EditError::Unchanged | EditError::Invalid(_) | EditError::NotEmpty { .. } => ToolError::Invalid(msg),
         EditError::NotFound(_) => {
-            let changed = match (
-                ctx.files.last_read(&plan.path),
-                crate::tools::strict_fs::metadata(&plan.path),
-            ) {
+            let changed = match (ctx.files.last_read(&plan.path), tern_fs::metadata(&plan.path)) {
                 (Some(read), Ok(meta)) => read.stamp.modified != meta.modified().ok() || read.stamp.len != meta.len(),
                 _ => false,
             };

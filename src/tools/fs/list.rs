@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{bool_arg, int_arg, opt_str_arg, run_blocking};
 use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tools::strict_fs::{Dir, WalkCheck};
 use crate::tools::{Tool, ToolContext, ToolError};
+use tern_fs::{Dir, WalkCheck};
 
 const DEFAULT_MAX_ENTRIES: u64 = 200;
 const MAX_MAX_ENTRIES: u64 = 2000;
@@ -239,7 +239,7 @@ fn error_text(dir: &Path, error: &ignore::Error) -> String {
         }
     };
     match path {
-        Some(path) if crate::tools::strict_fs::metadata(path).is_ok() => {
+        Some(path) if tern_fs::metadata(path).is_ok() => {
             format!("{}: {reason}", path.strip_prefix(dir).unwrap_or(path).display())
         }
         _ => reason,

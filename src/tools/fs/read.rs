@@ -122,7 +122,7 @@ struct Window {
 
 impl Request {
     fn run(&self) -> Result<ToolOutput, ToolError> {
-        let meta = match crate::tools::strict_fs::metadata(&self.resolved) {
+        let meta = match tern_fs::metadata(&self.resolved) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(self.not_found()),
             Err(e) => return Err(self.io(e)),
@@ -133,7 +133,7 @@ impl Request {
                 self.display
             )));
         }
-        let file = crate::tools::strict_fs::open(&self.resolved).map_err(|e| self.io(e))?;
+        let file = tern_fs::open(&self.resolved).map_err(|e| self.io(e))?;
         // The handle's own metadata: what was checked is what is read, even if the path was swapped meanwhile.
         let meta = file.metadata().map_err(|e| self.io(e))?;
         if !meta.is_file() {

@@ -79,7 +79,7 @@ enum Previous {
 /// The write as a proposed change: what the file held, what it will hold, the diff and the result text.
 fn plan(resolved: PathBuf, display: String, content: String) -> Result<ProposedChange, ToolError> {
     let io = |e| ToolError::io(display.clone(), e);
-    let previous = match crate::tools::strict_fs::metadata(&resolved) {
+    let previous = match tern_fs::metadata(&resolved) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Previous::Missing,
         Err(e) => return Err(io(e)),
         Ok(meta) if meta.is_dir() => {
@@ -89,7 +89,7 @@ fn plan(resolved: PathBuf, display: String, content: String) -> Result<ProposedC
             )));
         }
         Ok(meta) if meta.len() > MAX_GUARD_BYTES => Previous::Large(meta.len()),
-        Ok(_) => Previous::Read(crate::tools::strict_fs::read(&resolved).map_err(io)?),
+        Ok(_) => Previous::Read(tern_fs::read(&resolved).map_err(io)?),
     };
     if let Previous::Read(old) = &previous
         && old.as_slice() == content.as_bytes()

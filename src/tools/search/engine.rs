@@ -257,7 +257,7 @@ impl<'s> FileSearcher<'s> {
     /// Searches one file. Binary, oversized (when `cap`) and unreadable files are counted in `totals`, not returned.
     fn search(&mut self, path: &Path, cap: bool, totals: &mut Totals) -> Option<FileHits> {
         // Found by the walk under a checked root: a directory swapped for a symlink since is not followed.
-        let Ok(file) = crate::tools::strict_fs::open(path) else {
+        let Ok(file) = tern_fs::open(path) else {
             totals.unreadable += 1;
             return None;
         };

@@ -97,12 +97,12 @@ pub fn read_file(policy: &PathPolicy, path: &str) -> Result<Attachment, AttachEr
         path: path.to_string(),
         message: e.to_string(),
     };
-    let meta = crate::tools::strict_fs::metadata(&resolved).map_err(read_error)?;
+    let meta = tern_fs::metadata(&resolved).map_err(read_error)?;
     if !meta.is_file() {
         return Err(AttachError::NotAFile(path.to_string()));
     }
     let mut bytes = Vec::with_capacity(MAX_BYTES.min(meta.len() as usize) + 1);
-    crate::tools::strict_fs::open(&resolved)
+    tern_fs::open(&resolved)
         .map_err(read_error)?
         .take(MAX_BYTES as u64 + 1)
         .read_to_end(&mut bytes)

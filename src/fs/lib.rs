@@ -23,6 +23,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+mod atomic;
+
+pub use atomic::{atomic_write, atomic_write_own, atomic_write_private};
+
 /// Set once the kernel answered `ENOSYS` to `openat2`: every later open walks component by component.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
@@ -38,7 +42,7 @@ const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 
 /// The error for a path that gained a symlink after it was checked.
-pub(crate) fn swapped(path: &Path) -> io::Error {
+pub fn swapped(path: &Path) -> io::Error {
     io::Error::other(format!(
         "{} changed while tern was using it: a directory or file on its path is now a symlink, which tern does not \
          follow (something else on the machine is changing the workspace); nothing was read or written there",
@@ -427,5 +431,4 @@ pub fn parent_dir(path: &Path, create: bool) -> io::Result<(Dir, &OsStr)> {
 }
 
 #[cfg(test)]
-#[path = "strict_fs_tests.rs"]
 mod tests;
