@@ -11,12 +11,12 @@ pub mod hooks;
 pub mod models;
 pub mod provider;
 pub mod sandbox;
-pub mod secrets;
 pub mod session;
 pub mod tools;
 pub mod tui;
 
 pub use tern_protocol as protocol;
+pub use tern_secrets as secrets;
 pub use tern_text as terminal_text;
 pub use tern_text::units;
 

@@ -48,7 +48,7 @@ const WEBHOOKS: &[&str] = &[
 ];
 
 /// Why `value` looks like a credential, or `None`. Never says what the value is.
-pub(crate) fn looks_like_credential(value: &str) -> Option<&'static str> {
+pub fn looks_like_credential(value: &str) -> Option<&'static str> {
     if url_with_userinfo(value) {
         return Some("a URL with a user name or password");
     }

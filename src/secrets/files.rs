@@ -42,7 +42,7 @@ const SSH_KEYS: &[&str] = &[
 ];
 
 /// Why a file's name says it holds secrets, or `None`.
-pub(crate) fn secret_name(path: &Path) -> Option<&'static str> {
+pub fn secret_name(path: &Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?;
     if name == ".env" || (name.starts_with(".env.") && !ENV_EXAMPLES.contains(&name)) {
         return Some("a .env file");
@@ -74,7 +74,7 @@ fn under_home(home: &Path, entry: &Path) -> PathBuf {
 /// The credential stores to hide: the defaults under `home` but those in `unhide`, and `hide`. Each is resolved
 /// through symlinks when it exists (what the kernel and `PathPolicy` compare), and kept as written when it does not
 /// (so a store created later is still refused by the file tools).
-pub(crate) fn home_stores(home: Option<&Path>, hide: &[PathBuf], unhide: &[PathBuf]) -> Vec<PathBuf> {
+pub fn home_stores(home: Option<&Path>, hide: &[PathBuf], unhide: &[PathBuf]) -> Vec<PathBuf> {
     let Some(home) = home else {
         return hide.iter().filter(|p| p.is_absolute()).cloned().collect();
     };
@@ -188,7 +188,7 @@ pub(crate) fn walk(root: &Path) -> Vec<PathBuf> {
         .follow_links(false)
         .filter_entry(|entry| entry.file_name() != ".git")
         .build();
-    let check_contents = crate::secrets::any_registered();
+    let check_contents = crate::any_registered();
     for entry in walker.take(MAX_ENTRIES).flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
@@ -206,7 +206,7 @@ pub(crate) fn walk(root: &Path) -> Vec<PathBuf> {
         if !check_contents || in_build_output || entry.metadata().ok().is_none_or(|m| m.len() > MAX_READ_BYTES) {
             continue;
         }
-        if std::fs::File::open(path).is_ok_and(|file| crate::secrets::holds_key(&file).unwrap_or(false)) {
+        if std::fs::File::open(path).is_ok_and(|file| crate::holds_key(&file).unwrap_or(false)) {
             found.push(path.to_path_buf());
         }
     }

@@ -17,10 +17,8 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
-use crate::secrets::credentials::looks_like_credential;
-
-/// Substrings of variable names that mark them as secret (compared upper-cased).
-const SECRET_MARKERS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+use tern_secrets::credentials::looks_like_credential;
+pub(crate) use tern_secrets::is_secret_name;
 
 /// The variables a child gets from tern's environment (when their values do not look like credentials).
 #[rustfmt::skip]
@@ -68,12 +66,6 @@ pub(crate) const FIXED: [(&str, &str); 10] = [
     ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
     ("GIT_CONFIG_VALUE_0", "explicit"),
 ];
-
-/// True when a variable with this name is withheld from commands.
-pub(crate) fn is_secret_name(name: &OsStr) -> bool {
-    let upper = name.to_string_lossy().to_ascii_uppercase();
-    SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
-}
 
 /// The environment for a child process: the allowed part of tern's environment (values that look like credentials
 /// left out), the variables named in `allow` (from the secrets store when they were captured), and [`FIXED`].

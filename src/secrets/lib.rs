@@ -1,5 +1,5 @@
 //! Secrets that stay secret: tern's API keys, and every other variable whose name looks secret (the rule in
-//! `tools::exec::env`), are taken out of the process environment at start-up, kept in a store only tern reads, and
+//! `is_secret_name`), are taken out of the process environment at start-up, kept in a store only tern reads, and
 //! masked wherever text leaves tern (log file, session logs, headless output, provider error bodies).
 //!
 //! Why it is done this way:
@@ -23,9 +23,17 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::sync::{RwLock, RwLockReadGuard};
 
-use crate::tools::exec::env::is_secret_name;
+/// Substrings of variable names that mark them as secret (compared upper-cased).
+const SECRET_MARKERS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
 
-pub(crate) mod credentials;
+/// True when a variable with this name is secret: taken out of tern's environment at start-up and withheld from
+/// every child unless the user allowed it by name.
+pub fn is_secret_name(name: &OsStr) -> bool {
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
+}
+
+pub mod credentials;
 pub mod files;
 
 /// What a masked value is replaced with.
@@ -182,7 +190,7 @@ pub(crate) const MAX_SCANNED_BYTES: u64 = 16 * 1024 * 1024;
 /// Whether the open `file` holds a registered secret anywhere (in its first [`MAX_SCANNED_BYTES`]). Reads with
 /// `read_at`, so the caller's position in the file is left where it was and the check is on the very file the
 /// caller reads, not on a path that might have been swapped.
-pub(crate) fn holds_key(file: &std::fs::File) -> std::io::Result<bool> {
+pub fn holds_key(file: &std::fs::File) -> std::io::Result<bool> {
     use std::os::unix::fs::FileExt;
     let store = read_store();
     let Some(longest) = store.masked.first().map(String::len) else {
@@ -305,5 +313,4 @@ fn scrub_block(block: &mut [u8], is_secret: impl Fn(&[u8]) -> bool) -> usize {
 }
 
 #[cfg(test)]
-#[path = "secrets/tests.rs"]
 mod tests;
