@@ -11,7 +11,7 @@
 //!
 //! Each hook runs with `sh -c` in the workspace, outside the OS sandbox (it is the user's own program, and hooks that
 //! log to the user's files or notify through the desktop's sockets must keep working), with the environment commands
-//! get (no API keys: `tools::exec::env`) and the neutral git environment (`tools::exec::git_env`: git in a hook starts
+//! get (no API keys: `tern_process::env`) and the neutral git environment (`tern_process::git_env`: git in a hook starts
 //! no fsmonitor, hook or pager a command planted) plus `TERN_PROJECT_DIR` and `CLAUDE_PROJECT_DIR`, in a
 //! process group of its own that is killed at its timeout (default 10 s). It gets one JSON object on stdin:
 //! `hook_event_name`, `session_id`, `transcript_path`, `cwd`, and per event `tool_name`, `tool_input`, `tool_use_id`,
@@ -228,10 +228,10 @@ impl Hooks {
     }
 
     fn env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-        let mut vars = crate::tools::exec::env::child_env(&self.env_allow);
+        let mut vars = tern_process::env::child_env(&self.env_allow);
         // A hook runs outside the sandbox, and its `git status` must not start what a command planted in the
         // workspace's repositories (fsmonitor, hooks, pager).
-        crate::tools::exec::git_env::neutralise(&mut vars);
+        tern_process::git_env::neutralise(&mut vars);
         let mut env: Vec<_> = vars.into_iter().collect();
         for name in ["TERN_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
             env.push((name.into(), self.cwd.clone().into_os_string()));

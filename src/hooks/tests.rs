@@ -56,7 +56,7 @@ async fn a_hook_reads_its_input_and_runs_in_the_workspace_without_secrets() {
     for line in env.lines() {
         let name = line.split('=').next().unwrap_or_default();
         assert!(
-            !crate::tools::exec::env::is_secret_name(std::ffi::OsStr::new(name)) || name.starts_with("GIT_CONFIG_KEY_"),
+            !tern_secrets::is_secret_name(std::ffi::OsStr::new(name)) || name.starts_with("GIT_CONFIG_KEY_"),
             "a secret-looking variable reached the hook: {name}"
         );
     }

@@ -14,8 +14,6 @@
 //! Whether a command may run at all is the approval gate's business, not this module's.
 
 mod capture;
-pub(crate) mod env;
-pub(crate) mod git_env;
 mod live;
 mod process;
 mod spill;
@@ -94,7 +92,7 @@ impl ExecTool {
             self::secs(config.default_timeout),
             self::secs(config.max_timeout),
             config.max_output_chars,
-            env::note_for_model(&config.env_allow),
+            tern_process::env::note_for_model(&config.env_allow),
             config.sandbox.as_ref().map(sandbox_note).unwrap_or_default(),
         );
         Self { config, description }

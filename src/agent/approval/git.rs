@@ -1,14 +1,14 @@
 //! tern's own git: the read-only list's git commands (`git status`, `git diff` ...) run without asking, and git runs
 //! whatever a repository's config names (fsmonitor, pager, diff drivers, textconv, filters, aliases). Here the gate
 //! decides when such a command must ask instead: always without the OS sandbox (it would run with the user's full
-//! access), and whenever the repository it runs in has config that can run a program (`tools::exec::git_env`), since
+//! access), and whenever the repository it runs in has config that can run a program (`tern_process::git_env`), since
 //! a command may have planted it. What runs unasked gets the neutral git environment (`ExecLimits::neutral_git`).
 //!
 //! It must not touch commands a rule or the user approved: those run as git normally runs, hooks included.
 
 use super::readonly::Reads;
 use super::{PlannedRun, plan, programs};
-use crate::tools::exec::git_env;
+use tern_process::git_env;
 
 /// Why a command the read-only list covers must ask because it runs git, or `None` when it may run unasked.
 pub(super) fn must_ask(commands: &[Vec<String>], reads: &Reads, sandboxed: bool) -> Option<String> {

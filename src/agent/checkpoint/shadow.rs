@@ -9,7 +9,7 @@
 //! - `GIT_DIR`, `GIT_WORK_TREE` and `GIT_INDEX_FILE` are set explicitly: the user's `.git` (its index, refs, config,
 //!   hooks, `info/exclude`) is never opened. Git itself never adds a `.git` entry of the work tree.
 //! - Every git command is made by `neutral`, the one place that says what git may run: the environment cleared
-//!   (PATH only), neither the user's nor the system's config read, the neutral settings of `tools::exec::git_env`
+//!   (PATH only), neither the user's nor the system's config read, the neutral settings of `tern_process::git_env`
 //!   (no hooks, no fsmonitor, no pager, no editor), no signing, no collection started by git itself (retention
 //!   runs the only one), and attributes read from the empty tree (`GIT_ATTR_SOURCE`) so an in-tree
 //!   `.gitattributes` can name no filter, textconv or end-of-line conversion: a snapshot holds the files' bytes as
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-/// Settings of the shadow repository's own, after the neutral ones of `tools::exec::git_env` (which keep git from
+/// Settings of the shadow repository's own, after the neutral ones of `tern_process::git_env` (which keep git from
 /// starting hooks, an fsmonitor, a pager or an editor), in the same list.
 const CONFIG: &[(&str, &str)] = &[
     ("core.untrackedCache", "true"),
@@ -82,13 +82,13 @@ pub(crate) struct Earlier {
 }
 
 /// Makes `cmd` a git command that runs nothing but git (see the module docs): the one function every shadow git
-/// call goes through. The neutral settings are `tools::exec::git_env`'s; what is added here is the shadow's own.
+/// call goes through. The neutral settings are `tern_process::git_env`'s; what is added here is the shadow's own.
 pub(crate) fn neutral(cmd: &mut Command, home: &Path) {
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("LC_ALL", "C")
-        .envs(crate::tools::exec::git_env::vars_with(CONFIG))
+        .envs(tern_process::git_env::vars_with(CONFIG))
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_ATTR_SOURCE", EMPTY_TREE)
         .env("GIT_AUTHOR_NAME", "tern")

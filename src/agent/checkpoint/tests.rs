@@ -558,7 +558,7 @@ async fn shadow_git_reads_the_neutral_settings_and_starts_no_collection_by_itsel
     let mut shadow = Shadow::new(data.path().join("shadow"), repo.path().canonicalize().unwrap());
     shadow.snapshot("one", SNAPSHOT_LIMIT).await.unwrap();
     for (key, value) in [
-        // From `tools::exec::git_env`.
+        // From `tern_process::git_env`.
         ("core.hooksPath", "/dev/null"),
         ("core.fsmonitor", "false"),
         ("core.pager", "cat"),

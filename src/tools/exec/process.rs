@@ -32,11 +32,11 @@ use tokio::time::{Duration, Instant, sleep_until, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
-use super::env;
 use super::live::{LiveOutput, Stream};
 use super::spill::{Spill, Stored};
 use crate::sandbox::{HeldChild, HeldStart, Launch, SandboxPolicy};
 use crate::tools::OutputSink;
+use tern_process::env;
 
 /// After bash exits: how long children it left behind may keep the pipes open before they are ended.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
@@ -90,7 +90,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
     let start = Instant::now();
     let mut vars = env::child_env(spec.env_allow);
     if spec.neutral_git {
-        super::git_env::neutralise(&mut vars);
+        tern_process::git_env::neutralise(&mut vars);
     }
     let launch = match spec.sandbox {
         Some((policy, workspace)) => crate::sandbox::command(policy, workspace, spec.command)?,

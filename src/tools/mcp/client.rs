@@ -587,7 +587,7 @@ fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
     let mut map = HeaderMap::new();
     for (name, value) in &config.headers {
         // Credentials for a remote server, whatever variable they came from, are masked like tern's own keys.
-        if name.eq_ignore_ascii_case("authorization") || crate::tools::exec::env::is_secret_name(name.as_ref()) {
+        if name.eq_ignore_ascii_case("authorization") || tern_secrets::is_secret_name(name.as_ref()) {
             crate::secrets::register(value);
             // `Bearer <token>`: the token may be echoed alone.
             if let Some((_, credential)) = value.split_once(' ') {

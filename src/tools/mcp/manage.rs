@@ -286,7 +286,7 @@ fn looks_secret(key: &str, value: &str) -> bool {
     if reference {
         return false;
     }
-    crate::tools::exec::env::is_secret_name(std::ffi::OsStr::new(key))
+    tern_secrets::is_secret_name(std::ffi::OsStr::new(key))
         || (value.len() >= 16 && !value.contains(char::is_whitespace))
 }
 

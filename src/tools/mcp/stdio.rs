@@ -39,7 +39,7 @@ impl ChildProcess {
         // The same scrubbed environment as commands get, so no server inherits tern's keys, plus its configured env.
         cmd.args(&config.args)
             .env_clear()
-            .envs(crate::tools::exec::env::child_env(&[]))
+            .envs(tern_process::env::child_env(&[]))
             .envs(config.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&config.cwd)
             .stdin(Stdio::piped())

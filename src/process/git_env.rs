@@ -47,7 +47,7 @@ pub(crate) fn vars() -> Vec<(String, String)> {
 
 /// `vars` with the caller's own settings after the neutral ones, in the same `GIT_CONFIG_*` list (git reads one
 /// such list; a later key wins): tern's shadow repository adds what its snapshots need.
-pub(crate) fn vars_with(extra: &[(&str, &str)]) -> Vec<(String, String)> {
+pub fn vars_with(extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = NEUTRAL_VARS
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -66,7 +66,7 @@ pub(crate) fn vars_with(extra: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// Neutralises an environment built by `tools::exec::env::child_env`: for the read-only list's commands run unasked
 /// and for the user's hooks.
-pub(crate) fn neutralise(env: &mut BTreeMap<OsString, OsString>) {
+pub fn neutralise(env: &mut BTreeMap<OsString, OsString>) {
     for name in REMOVED_VARS {
         env.remove(OsStr::new(name));
     }
@@ -143,7 +143,7 @@ fn git_dir_at(dir: &Path) -> Option<PathBuf> {
 /// The first key in the config of the repository at `cwd` that is not on the safe lists, i.e. that can make git run
 /// a program (or that this reader could not parse with certainty, named as such). `None`: nothing there runs a
 /// program, or there is no repository.
-pub(crate) fn config_runs_programs(cwd: &Path) -> Option<String> {
+pub fn config_runs_programs(cwd: &Path) -> Option<String> {
     for file in repo_config_files(cwd)? {
         let text = match std::fs::read(&file) {
             Ok(bytes) => bytes,

@@ -7,18 +7,18 @@
 //! to behave as in the user's shell: where programs are (`PATH`), who and where the user is (`HOME`, `USER`, `SHELL`),
 //! the locale and time zone, the temp directory, the editor, git's author identity, and where toolchains live and
 //! cache (Rust, Go, Java, Python, Node, C). Proxy settings pass too, for commands allowed the network. A value on the
-//! allowlist that looks like a credential (`crate::secrets::credentials`) is withheld all the same, and the model is
+//! allowlist that looks like a credential (`tern_secrets::credentials`) is withheld all the same, and the model is
 //! told its name ([`withheld`]); the user may pass any variable by naming it in `env_allow`, which is taken as is.
 //!
 //! A name looks secret when it contains KEY, SECRET, TOKEN, PASSWORD, PASSWD or CREDENTIAL, in any case
-//! (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, GOOGLE_APPLICATION_CREDENTIALS). `crate::secrets`
+//! (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, GOOGLE_APPLICATION_CREDENTIALS). `tern_secrets`
 //! takes such variables out of tern's environment at start-up; an allowed one is re-added here from its store.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
 use tern_secrets::credentials::looks_like_credential;
-pub(crate) use tern_secrets::is_secret_name;
+use tern_secrets::is_secret_name;
 
 /// The variables a child gets from tern's environment (when their values do not look like credentials).
 #[rustfmt::skip]
@@ -69,8 +69,8 @@ pub(crate) const FIXED: [(&str, &str); 10] = [
 
 /// The environment for a child process: the allowed part of tern's environment (values that look like credentials
 /// left out), the variables named in `allow` (from the secrets store when they were captured), and [`FIXED`].
-pub(crate) fn child_env(allow: &[String]) -> BTreeMap<OsString, OsString> {
-    build(std::env::vars_os(), allow, crate::secrets::var_os)
+pub fn child_env(allow: &[String]) -> BTreeMap<OsString, OsString> {
+    build(std::env::vars_os(), allow, tern_secrets::var_os)
 }
 
 /// The names on the allowlist whose values in tern's environment look like credentials, with why, and which are not
@@ -93,7 +93,7 @@ where
 }
 
 /// What the model is told about the environment of its commands.
-pub(crate) fn note_for_model(allow: &[String]) -> String {
+pub fn note_for_model(allow: &[String]) -> String {
     let mut text = String::from(
         "Commands get only a short list of environment variables (PATH, HOME, USER, SHELL, the locale, TZ, TMPDIR, \
          the editor, toolchain locations and proxies) and those the user allowed; variables whose names contain KEY, \
