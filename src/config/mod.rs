@@ -23,10 +23,12 @@ pub mod tui;
 mod web;
 pub mod write;
 
+pub use crate::sandbox::SandboxSettings;
 pub use checkpoints::CheckpointsFile;
 pub use compaction::Compaction;
 pub use hooks::HooksFile;
 pub use subagents::{SubagentSettings, SubagentsFile};
+pub use tern_fs::places::{data_dir, user_config_path};
 pub use web::{WebFile, WebSettings};
 
 /// The bounds of `max_iterations` (and of `tern run --max-iterations`, which mirrors it): a turn needs at least one
@@ -168,45 +170,6 @@ pub struct SandboxFile {
     /// Devices under `/dev` commands may open besides the harmless ones (`/dev/kvm`, `/dev/dri`, `/dev/nvidia0`).
     #[serde(default)]
     pub devices: Vec<PathBuf>,
-}
-
-/// The resolved `[sandbox]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxSettings {
-    pub enabled: bool,
-    pub network: bool,
-    pub writable_roots: Vec<PathBuf>,
-    pub git_read_only: bool,
-    /// Extra places to hide (`[sandbox] hide`).
-    pub hide: Vec<PathBuf>,
-    /// Default credential stores not to hide (`[sandbox] unhide`).
-    pub unhide: Vec<PathBuf>,
-    pub hide_workspace_secrets: bool,
-    pub allow_unix_sockets: Vec<PathBuf>,
-    pub devices: Vec<PathBuf>,
-}
-
-impl Default for SandboxSettings {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            network: false,
-            writable_roots: Vec::new(),
-            git_read_only: false,
-            hide: Vec::new(),
-            unhide: Vec::new(),
-            hide_workspace_secrets: true,
-            allow_unix_sockets: Vec::new(),
-            devices: Vec::new(),
-        }
-    }
-}
-
-impl SandboxSettings {
-    /// The credential stores hidden from commands and refused by the file tools, for the current HOME.
-    pub fn credential_stores(&self) -> Vec<PathBuf> {
-        crate::secrets::files::home_stores(std::env::home_dir().as_deref(), &self.hide, &self.unhide)
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -483,29 +446,6 @@ impl ConfigFile {
 
 /// The approval modes as a user types them.
 pub const MODES: &str = "read-only, ask, auto-edit or full-auto";
-
-/// Where the user's own config lives: `$XDG_CONFIG_HOME/tern/config.toml` or `~/.config/tern/config.toml`.
-pub fn user_config_path() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir).join("tern/config.toml"));
-    }
-    std::env::home_dir().map(|h| h.join(".config/tern/config.toml"))
-}
-
-/// Where tern keeps its data (sessions, tool results): `$XDG_DATA_HOME/tern` or `~/.local/share/tern`, outside any
-/// repository.
-pub fn data_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TERN_DATA_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("tern");
-    }
-    match std::env::home_dir() {
-        Some(home) => home.join(".local/share/tern"),
-        None => std::env::temp_dir().join("tern"),
-    }
-}
 
 /// The merged configuration and where it came from.
 #[derive(Debug, Clone)]

@@ -24,6 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 mod atomic;
+pub mod places;
 
 pub use atomic::{atomic_write, atomic_write_own, atomic_write_private};
 

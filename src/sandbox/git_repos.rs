@@ -211,7 +211,7 @@ fn modified(dir: &Path) -> Option<SystemTime> {
 /// `hooks/` in a repository cloned without one), and files likewise (a config file the repository includes from the
 /// work tree but that does not exist yet: else a command could write it, and git would obey it outside).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Protection {
+pub struct Protection {
     pub pin: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
     pub read_only_dirs: Vec<PathBuf>,
@@ -220,7 +220,7 @@ pub(crate) struct Protection {
 
 impl Protection {
     /// Every path kept read-only, whatever its kind.
-    pub(crate) fn read_only_paths(&self) -> impl Iterator<Item = &PathBuf> {
+    pub fn read_only_paths(&self) -> impl Iterator<Item = &PathBuf> {
         self.read_only
             .iter()
             .chain(&self.read_only_dirs)
@@ -244,7 +244,7 @@ const CONFIG_WORKTREE: &str = "config.worktree";
 ///
 /// `writable` are the other directories commands may write (the configured roots): what git obeys there because a
 /// config says so is protected like what it obeys in the work tree.
-pub(crate) fn protection(entry: &Path, writable: &[PathBuf]) -> Protection {
+pub fn protection(entry: &Path, writable: &[PathBuf]) -> Protection {
     let mut out = Protection::default();
     let Ok(meta) = fs::symlink_metadata(entry) else {
         return out;

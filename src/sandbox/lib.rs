@@ -20,7 +20,7 @@
 //! (`refusal_note`). It decides nothing about whether a command may run: that is the approval gate's business.
 
 mod dir_watch;
-pub(crate) mod git_repos;
+pub mod git_repos;
 mod held;
 mod holder;
 mod landlock_rules;
@@ -31,6 +31,7 @@ mod probe;
 mod refusal;
 mod seccomp;
 mod session;
+mod settings;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ pub use self::held::{HeldChild, HeldStart};
 pub use self::probe::{Support, probe};
 pub use self::refusal::refusal_note;
 use self::session::SessionState;
-use crate::config::SandboxSettings;
+pub use self::settings::SandboxSettings;
 
 /// The first argument that makes `tern` act as the sandbox launcher instead of the assistant.
 pub const LAUNCHER_ARG: &str = "__sandbox";
@@ -87,7 +88,7 @@ pub struct SandboxPolicy {
     session: SessionHandle,
     /// The workspace's secret files (`.env`, keys), hidden like `hidden`: found by a walk in the background, waited
     /// for when a command starts.
-    pub secret_files: crate::secrets::files::WorkspaceSecrets,
+    pub secret_files: tern_secrets::files::WorkspaceSecrets,
 }
 
 /// The session's state inside a policy: not part of what the policy allows, so every two handles compare equal.
@@ -125,7 +126,7 @@ impl SandboxPolicy {
             git_read_only: false,
             protect_git: true,
             hidden: Vec::new(),
-            secret_files: crate::secrets::files::WorkspaceSecrets::none(),
+            secret_files: tern_secrets::files::WorkspaceSecrets::none(),
             writes_nothing: false,
             unix_sockets: Vec::new(),
             devices: Vec::new(),
@@ -164,10 +165,10 @@ impl SandboxPolicy {
             .filter_map(|device| std::fs::canonicalize(device).ok())
             .filter(|device| device.starts_with("/dev/"))
             .collect();
-        let config = crate::config::user_config_path().and_then(|file| file.parent().map(Path::to_path_buf));
+        let config = tern_fs::places::user_config_path().and_then(|file| file.parent().map(Path::to_path_buf));
         policy.hidden = config
             .into_iter()
-            .chain([crate::config::data_dir()])
+            .chain([tern_fs::places::data_dir()])
             .filter_map(|dir| std::fs::canonicalize(dir).ok())
             .chain(settings.credential_stores().into_iter().filter(|store| store.exists()))
             .collect();

@@ -1,0 +1,27 @@
+//! Where tern keeps its own files: the user's config and tern's data (sessions, tool results, logins). The sandbox
+//! hides both from commands; nothing here creates them.
+
+use std::path::PathBuf;
+
+/// Where the user's own config lives: `$XDG_CONFIG_HOME/tern/config.toml` or `~/.config/tern/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("tern/config.toml"));
+    }
+    std::env::home_dir().map(|h| h.join(".config/tern/config.toml"))
+}
+
+/// Where tern keeps its data (sessions, tool results): `$XDG_DATA_HOME/tern` or `~/.local/share/tern`, outside any
+/// repository.
+pub fn data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TERN_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("tern");
+    }
+    match std::env::home_dir() {
+        Some(home) => home.join(".local/share/tern"),
+        None => std::env::temp_dir().join("tern"),
+    }
+}
