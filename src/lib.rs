@@ -10,15 +10,12 @@ pub mod heap;
 pub mod hooks;
 pub mod models;
 pub mod provider;
-pub mod session;
 pub mod tools;
 pub mod tui;
 
 pub use tern_protocol as protocol;
 pub use tern_sandbox as sandbox;
 pub use tern_secrets as secrets;
+pub use tern_session as session;
 pub use tern_text as terminal_text;
 pub use tern_text::units;
-
-#[cfg(test)]
-pub(crate) mod fuzz_config;

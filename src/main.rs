@@ -26,8 +26,6 @@ macro_rules! eprintln_clean {
         eprintln!("{}", tern::terminal_text::clean(&format!($($arg)*)))
     };
 }
-
-#[path = "cli/mcp_manage.rs"]
 mod mcp_manage;
 
 #[derive(Parser)]

@@ -163,5 +163,4 @@ fn answered(messages: &[Message]) -> bool {
 }
 
 #[cfg(test)]
-#[path = "conversation/tests.rs"]
 mod tests;

@@ -431,5 +431,12 @@ pub fn parent_dir(path: &Path, create: bool) -> io::Result<(Dir, &OsStr)> {
     Ok((dir, name))
 }
 
+/// Creates `dir` (and missing parents) and makes it 0700, whatever it was.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
 #[cfg(test)]
 mod tests;

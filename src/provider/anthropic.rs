@@ -591,5 +591,4 @@ fn tool_input(arguments: &Value) -> Value {
 }
 
 #[cfg(test)]
-#[path = "tests/anthropic.rs"]
 mod tests;

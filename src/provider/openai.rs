@@ -609,5 +609,4 @@ fn parse_usage(usage: &Value) -> Usage {
 }
 
 #[cfg(test)]
-#[path = "tests/openai.rs"]
 mod tests;

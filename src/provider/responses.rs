@@ -636,5 +636,4 @@ impl StreamHandler for ResponsesStream {
 }
 
 #[cfg(test)]
-#[path = "tests/responses.rs"]
 mod tests;

@@ -226,5 +226,4 @@ async fn pause_until(until: Instant) {
 }
 
 #[cfg(test)]
-#[path = "stream_thread_tests.rs"]
 mod tests;

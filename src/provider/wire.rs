@@ -313,5 +313,4 @@ pub(super) fn open_role_message(out: &mut Vec<u8>, role: &str) {
 }
 
 #[cfg(test)]
-#[path = "tests/wire.rs"]
 mod tests;

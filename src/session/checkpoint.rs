@@ -103,5 +103,4 @@ pub fn after_rewind(messages: Option<usize>, keep: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-#[path = "tests/checkpoint.rs"]
 mod tests;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::log::{Line, SessionLog, SessionMeta};
-use crate::protocol::Message;
+use tern_protocol::Message;
 
 /// One session as the picker lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,5 +198,4 @@ pub fn fork(data_dir: &Path, from: &Path) -> std::io::Result<PathBuf> {
 }
 
 #[cfg(test)]
-#[path = "tests/list.rs"]
 mod tests;

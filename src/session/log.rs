@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Event, Message};
-
-#[path = "ended_calls.rs"]
+use tern_protocol::{Event, Message};
 mod ended_calls;
 use ended_calls::EndedCalls;
 
@@ -106,7 +104,7 @@ impl Loaded {
     }
 
     /// The approval mode the session last switched to, if it switched.
-    pub fn mode(&self) -> Option<crate::protocol::ApprovalMode> {
+    pub fn mode(&self) -> Option<tern_protocol::ApprovalMode> {
         self.events.iter().rev().find_map(|(_, e)| match e {
             Event::ModeChanged { mode } => Some(*mode),
             _ => None,
@@ -121,8 +119,8 @@ impl Loaded {
                 matches!(
                     e,
                     Event::ApprovalDecided {
-                        decision: crate::protocol::ApprovalDecision::Always
-                            | crate::protocol::ApprovalDecision::AlwaysEdits { .. },
+                        decision: tern_protocol::ApprovalDecision::Always
+                            | tern_protocol::ApprovalDecision::AlwaysEdits { .. },
                         ..
                     }
                 )
@@ -253,7 +251,7 @@ impl SessionLog {
     fn write(&mut self, line: &Line) -> std::io::Result<()> {
         let text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         // Tool output may show a key (a variable the user allowed, a file holding one): never on disk.
-        let mut text = crate::secrets::mask(&text).into_owned();
+        let mut text = tern_secrets::mask(&text).into_owned();
         text.push('\n');
         // One write call per line: a crash leaves at most a torn last line, which load skips. A write that fails
         // (the disk is full) is cut back, so the file still ends with a complete line.
@@ -293,9 +291,9 @@ fn complete_len(file: &File) -> std::io::Result<u64> {
 fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        private_dir(dir)?;
+        tern_fs::private_dir(dir)?;
         if let Some(sessions) = dir.parent().filter(|d| d.file_name().is_some_and(|n| n == "sessions")) {
-            private_dir(sessions)?;
+            tern_fs::private_dir(sessions)?;
         }
     }
     let file = OpenOptions::new()
@@ -307,13 +305,6 @@ fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
     // `mode` only applies to a file this call created: one that was already there may be looser.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     Ok(file)
-}
-
-/// Creates `dir` (and missing parents) and makes it 0700, whatever it was.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
 /// Reads only a log's first line: what the session is.
@@ -485,11 +476,9 @@ pub(super) fn parse_line(line: &[u8]) -> Option<Line> {
 }
 
 #[cfg(test)]
-#[path = "tests/load_prop.rs"]
 mod load_prop;
 
 #[cfg(test)]
-#[path = "tests/tool_text_once.rs"]
 mod tool_text_once;
 
 #[cfg(test)]

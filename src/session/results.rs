@@ -26,7 +26,7 @@ impl ToolResultStore {
 
     /// Creates the directory (so the path policy can resolve it as a read root).
     pub fn ensure_dir(&self) -> std::io::Result<()> {
-        super::log::private_dir(&self.dir)
+        tern_fs::private_dir(&self.dir)
     }
 
     /// Where the full text of one result goes: a name made of the tool's and the call's, safe for any file system.

@@ -7,7 +7,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::log::{Line, parse_line};
-use crate::protocol::Event;
+use tern_protocol::Event;
 
 /// Logs smaller than this are loaded whole before the first frame: that takes a few milliseconds.
 pub const PREVIEW_FROM: u64 = 2 << 20;
@@ -54,8 +54,8 @@ pub fn events(path: &Path) -> std::io::Result<Option<Vec<(u64, Event)>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Message, ToolOutput, TurnEnd};
-    use crate::session::{SessionLog, SessionMeta};
+    use crate::{SessionLog, SessionMeta};
+    use tern_protocol::{Message, ToolOutput, TurnEnd};
 
     fn meta() -> SessionMeta {
         SessionMeta::new("s", "/w", "openai", "m")

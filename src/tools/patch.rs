@@ -300,8 +300,6 @@ fn output(files: &[PlannedFile], dry_run: bool) -> ToolOutput {
 }
 
 #[cfg(test)]
-#[path = "edit/tests/patch_prop.rs"]
 mod prop_tests;
 #[cfg(test)]
-#[path = "edit/tests/patch.rs"]
 mod tests;

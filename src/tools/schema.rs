@@ -21,7 +21,6 @@ use serde_json::{Map, Number, Value};
 
 mod cast;
 #[cfg(test)]
-#[path = "schema/tests/prop.rs"]
 mod prop;
 mod validate;
 
@@ -553,6 +552,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(tern_testkit::fuzz_config(256))]
         #[test]
         fn cast_and_validate_never_panic_and_stay_short(schema in select(all_schemas()), value in arb_json()) {
             let cast_value = cast(&schema, value.clone());

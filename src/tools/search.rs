@@ -9,10 +9,8 @@ mod grep;
 mod walk;
 
 #[cfg(test)]
-#[path = "search/tests/find.rs"]
 mod find_tests;
 #[cfg(test)]
-#[path = "search/tests/grep.rs"]
 mod grep_tests;
 
 use std::sync::Arc;

@@ -913,7 +913,6 @@ pub fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "tests/app.rs"]
 mod tests;
 
 /// A test hook for the fault suite, compiled into debug builds only: with `TERN_TEST_PANIC_IN_VIEW=<text>` set, the

@@ -335,5 +335,4 @@ impl Drop for Restore {
 }
 
 #[cfg(test)]
-#[path = "tests/picker.rs"]
 mod tests;

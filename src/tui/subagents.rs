@@ -34,5 +34,4 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "tests/subagents.rs"]
 mod tests;

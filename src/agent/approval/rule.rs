@@ -358,6 +358,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(tern_testkit::fuzz_config(256))]
         #[test]
         fn display_round_trips(words in proptest::collection::vec("[ -~]{1,8}", 1..4)) {
             let rule = CommandRule::new(words.clone()).unwrap();

@@ -530,7 +530,7 @@ impl Checkpoints {
                         .join(format!("{}", record.files.len()));
                     let saved = tern_fs::read(&resolved).and_then(|bytes| {
                         if let Some(parent) = stored.parent() {
-                            crate::session::log::private_dir(parent)?;
+                            tern_fs::private_dir(parent)?;
                         }
                         tern_fs::atomic_write_private(&stored, &bytes)
                     });

@@ -282,9 +282,9 @@ impl Shadow {
             self.head = None;
             self.head_read = false;
             if let Some(parent) = self.git_dir.parent() {
-                crate::session::log::private_dir(parent)?;
+                tern_fs::private_dir(parent)?;
             }
-            crate::session::log::private_dir(&self.git_dir)?;
+            tern_fs::private_dir(&self.git_dir)?;
             // `git init` would write sample hooks of the system's template; the few files a repository needs are
             // written here, so no git runs before the repository's config is ours.
             for dir in ["objects", "refs/heads", "refs/sessions"] {
@@ -489,7 +489,7 @@ pub fn share_objects(git_dir: &Path, from: &Path) -> std::io::Result<()> {
             "the original's path cannot be written to an alternates file",
         ));
     };
-    crate::session::log::private_dir(git_dir)?;
+    tern_fs::private_dir(git_dir)?;
     let info = git_dir.join("objects").join("info");
     std::fs::create_dir_all(&info)?;
     let file = info.join("alternates");

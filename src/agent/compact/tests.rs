@@ -150,6 +150,7 @@ fn the_transcript_shows_roles_calls_and_clipped_results_within_its_limit() {
 }
 
 proptest! {
+    #![proptest_config(tern_testkit::fuzz_config(256))]
     /// Whatever the conversation and the budget, the kept part never begins with a tool result, and never loses
     /// the last step.
     #[test]

@@ -218,11 +218,11 @@ mod fuzz {
     }
 
     fn run<S: Strategy>(name: &str, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) {
-        // Failing inputs are kept in `proptest-regressions/sse/tests.txt` and tried first on every later run; the one
-        // there now is the split byte order mark the decoder once mishandled.
+        // Failing inputs are kept in `tests.regressions` beside this file and tried first on every later run; the
+        // one there now is the split byte order mark the decoder once mishandled.
         let config = Config {
             source_file: Some(file!()),
-            ..Config::default()
+            ..tern_testkit::fuzz_config(256)
         };
         let cases = config.cases;
         let mut runner = TestRunner::new(config);

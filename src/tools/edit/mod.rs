@@ -11,16 +11,12 @@ mod matching;
 mod text;
 
 #[cfg(test)]
-#[path = "tests/engine.rs"]
 mod engine_tests;
 #[cfg(test)]
-#[path = "tests/hunks.rs"]
 mod hunks_tests;
 #[cfg(test)]
-#[path = "tests/prop.rs"]
 mod prop_tests;
 #[cfg(test)]
-#[path = "tests/tool.rs"]
 mod tool_tests;
 
 use std::path::PathBuf;

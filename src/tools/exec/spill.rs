@@ -81,18 +81,15 @@ impl Spill {
         let Some(path) = &self.path else {
             return;
         };
-        let opened = path
-            .parent()
-            .map_or(Ok(()), crate::session::log::private_dir)
-            .and_then(|()| {
-                use std::os::unix::fs::OpenOptionsExt;
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .open(path)
-            });
+        let opened = path.parent().map_or(Ok(()), tern_fs::private_dir).and_then(|()| {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(path)
+        });
         match opened {
             Ok(file) => self.file = Some(file),
             Err(e) => {

@@ -324,5 +324,4 @@ fn fix_object(map: &mut Map<String, Value>, path: &str, depth: usize, changes: &
 }
 
 #[cfg(test)]
-#[path = "sanitize_tests.rs"]
 mod tests;

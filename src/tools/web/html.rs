@@ -236,7 +236,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::fuzz_config::config(128))]
+        #![proptest_config(tern_testkit::fuzz_config(128))]
 
         /// Tag soup of the elements the converter treats specially never panics it, and always stays within the
         /// depth it can walk.

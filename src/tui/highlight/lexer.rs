@@ -937,5 +937,4 @@ fn find_close(text: &str, from: usize, close: &str, escapes: bool) -> Option<usi
 }
 
 #[cfg(test)]
-#[path = "lexer_tests.rs"]
 mod tests;

@@ -223,5 +223,4 @@ impl Layer for HelpLayer {
 }
 
 #[cfg(test)]
-#[path = "help_tests.rs"]
 mod tests;

@@ -307,5 +307,4 @@ impl Layer for ReviewLayer {
 }
 
 #[cfg(test)]
-#[path = "review_tests.rs"]
 mod tests;

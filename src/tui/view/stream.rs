@@ -312,5 +312,4 @@ fn gap() -> Line<'static> {
 }
 
 #[cfg(test)]
-#[path = "stream_tests.rs"]
 mod tests;

@@ -263,5 +263,4 @@ pub fn call_label(call: &ToolCallState) -> String {
 }
 
 #[cfg(test)]
-#[path = "summary_tests.rs"]
 mod tests;

@@ -639,5 +639,4 @@ fn estimate(kind: &CellKind) -> usize {
 }
 
 #[cfg(test)]
-#[path = "../tests/code_before_warm_up.rs"]
 mod code_before_warm_up;

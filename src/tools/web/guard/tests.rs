@@ -212,7 +212,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(crate::fuzz_config::config(256))]
+    #![proptest_config(tern_testkit::fuzz_config(256))]
 
     /// A URL with an address for its host is refused exactly when the address is special, however the address is
     /// written (dotted, decimal, hex, bracketed IPv6).
