@@ -8,12 +8,12 @@ pub mod demo;
 pub mod headless;
 pub mod heap;
 pub mod hooks;
-pub mod models;
-pub mod provider;
 pub mod tools;
 pub mod tui;
 
 pub use tern_protocol as protocol;
+pub use tern_provider as provider;
+pub use tern_provider::models;
 pub use tern_sandbox as sandbox;
 pub use tern_secrets as secrets;
 pub use tern_session as session;

@@ -23,8 +23,8 @@ use super::reasoning::MIN_THINKING_BUDGET;
 use super::transport::Transport;
 use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
-use crate::protocol::ToolDefinition;
-use crate::protocol::{Image, Message, Reasoning, ReasoningBlock};
+use tern_protocol::ToolDefinition;
+use tern_protocol::{Image, Message, Reasoning, ReasoningBlock};
 
 /// Anthropic requires an output limit.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;

@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::caps;
 use super::transport::{Outbox, StreamHandler};
 use super::{Completion, ProviderError, ProviderEvent};
-use crate::protocol::{FinishReason, Reasoning, ReasoningBlock, ToolCall, Usage};
 use tern_http::sse::SseEvent;
+use tern_protocol::{FinishReason, Reasoning, ReasoningBlock, ToolCall, Usage};
 
 #[derive(Debug)]
 enum Block {

@@ -18,9 +18,9 @@ use super::caps;
 use super::transport::{Outbox, StreamHandler, Transport};
 use super::wire::{self, ArrayWriter, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
-use crate::protocol::ToolDefinition;
-use crate::protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
 use tern_http::sse::SseEvent;
+use tern_protocol::ToolDefinition;
+use tern_protocol::{FinishReason, Image, Message, Reasoning, ToolCall, Usage};
 
 pub(crate) struct OpenAiProvider {
     transport: Transport,

@@ -22,8 +22,8 @@ use super::caps;
 use super::transport::{Outbox, StreamHandler, Transport};
 use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
 use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
-use crate::protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, ToolDefinition, Usage};
 use tern_http::sse::SseEvent;
+use tern_protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, ToolDefinition, Usage};
 
 pub(crate) struct ResponsesProvider {
     transport: Transport,

@@ -268,9 +268,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{FinishReason, Usage};
     use reqwest::header::HeaderValue;
     use std::sync::atomic::{AtomicU32, Ordering};
+    use tern_protocol::{FinishReason, Usage};
 
     fn policy(max_attempts: u32) -> RetryPolicy {
         RetryPolicy {

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 /// Text that has streamed this long is passed on in batches: a short answer is never held back.
 const PACE_AFTER: Duration = Duration::from_millis(250);
 /// A batch starts at most this often.
-const PACE: Duration = crate::protocol::STREAM_FRAME;
+const PACE: Duration = tern_protocol::STREAM_FRAME;
 
 /// The room a batch starts with: a frame of a fast stream fits without growing it (2,000 events a second of about
 /// 150 bytes each are about 10 KB a frame).

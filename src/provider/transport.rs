@@ -390,7 +390,7 @@ async fn read_body(response: &mut Body, limits: &Limits) -> String {
         }
     }
     // A server may echo the key it refused; the body becomes error text shown and logged.
-    crate::secrets::mask(&String::from_utf8_lossy(&body)).into_owned()
+    tern_secrets::mask(&String::from_utf8_lossy(&body)).into_owned()
 }
 
 /// The human message in an error body: `{"error": {"message"}}` (OpenAI, Anthropic), `{"error": "..."}` (Ollama),

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::ProviderError;
-use crate::protocol::{Message, ToolDefinition};
+use tern_protocol::{Message, ToolDefinition};
 
 /// One message in one provider's wire format. Opaque outside the providers; a form of the wrong format is ignored
 /// (the message is encoded afresh for that request). Each encoding gets an id no other encoding in the process ever

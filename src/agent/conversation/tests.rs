@@ -111,3 +111,42 @@ fn a_replaced_result_is_checked_again_with_its_call() {
         }]
     );
 }
+
+/// Through pushes, replaced ranges, truncation and a repair, every stored wire form is the one the provider makes
+/// afresh for its message: a form is never kept for a message that changed. (The provider's own tests check that a
+/// body spliced from such forms is the body built whole.)
+#[test]
+fn stored_wire_forms_are_the_forms_made_afresh() {
+    for kind in [
+        crate::provider::ProviderKind::OpenAi,
+        crate::provider::ProviderKind::Anthropic,
+    ] {
+        let mut config = crate::provider::ProviderConfig::new(kind, "test-model");
+        config.base_url = "http://127.0.0.1:1".into();
+        let provider = crate::provider::build(&config).unwrap();
+        let check = |c: &mut Conversation, step: &str| {
+            c.ensure_valid();
+            c.encode_with(provider.as_ref());
+            let fresh: Vec<Option<Encoded>> = c.iter().map(|m| provider.encode(m)).collect();
+            assert_eq!(c.encoded(), fresh.as_slice(), "{kind:?}, {step}");
+            assert!(c.encoded().iter().all(Option::is_some), "{kind:?}, {step}: all encoded");
+        };
+        let mut c = Conversation::new(vec![user("start")]);
+        check(&mut c, "loaded");
+        c.push(calls(&["a", "b"]));
+        c.push(result("a"));
+        c.push(result("b"));
+        c.push(user("next"));
+        check(&mut c, "pushes");
+        c.replace(2, 3, vec![user("[compacted]")]);
+        check(&mut c, "a replaced result");
+        c.truncate(2);
+        c.push(calls(&["d", "e"]));
+        c.push(result("e"));
+        c.push(result("zzz"));
+        check(&mut c, "repaired after an interrupted step");
+        assert!(matches!(&c[c.len() - 1], Message::Tool { call_id, .. } if call_id == "e"));
+        c.clear();
+        check(&mut c, "cleared");
+    }
+}

@@ -1,9 +1,9 @@
 use super::*;
-use crate::protocol::{FinishReason, ToolCall, Usage};
-use crate::provider::ProviderKind;
-use crate::provider::transport::{Outbox, StreamHandler};
+use crate::ProviderKind;
+use crate::transport::{Outbox, StreamHandler};
 use serde_json::json;
 use tern_http::sse::SseEvent;
+use tern_protocol::{FinishReason, ToolCall, Usage};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 fn provider(max_tokens: Option<u32>) -> AnthropicProvider {

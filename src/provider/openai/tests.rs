@@ -1,5 +1,5 @@
 use super::*;
-use crate::provider::ProviderKind;
+use crate::ProviderKind;
 use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 

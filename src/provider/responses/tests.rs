@@ -1,5 +1,5 @@
 use super::*;
-use crate::provider::{ProviderKind, ReasoningEffort};
+use crate::{ProviderKind, ReasoningEffort};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 fn provider(model: &str, effort: Option<ReasoningEffort>) -> ResponsesProvider {

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use super::*;
 
 fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    tern_http::install_crypto();
     reqwest::Client::new()
 }
 

@@ -13,6 +13,7 @@
 mod anthropic;
 mod anthropic_stream;
 mod caps;
+pub mod models;
 mod openai;
 mod reasoning;
 mod responses;
@@ -31,8 +32,8 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::ToolDefinition;
-use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
+use tern_protocol::ToolDefinition;
+use tern_protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
 
 pub use reasoning::{ReasoningEffort, Thinking, WireApi};
 pub use retry::RetryPolicy;
@@ -90,7 +91,7 @@ pub enum ProviderEvent {
 
 /// Which stream a delta belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Delta {
+pub enum Delta {
     Text,
     Reasoning,
 }
@@ -98,7 +99,7 @@ pub(crate) enum Delta {
 impl ProviderEvent {
     /// Adds a `kind` delta to `events`: onto the last event when that is a delta of the same kind, else as a new
     /// one. How runs of deltas are joined wherever they are held (a chunk's `transport::Outbox`, the turn's batch).
-    pub(crate) fn append_delta(events: &mut Vec<ProviderEvent>, kind: Delta, text: std::borrow::Cow<'_, str>) {
+    pub fn append_delta(events: &mut Vec<ProviderEvent>, kind: Delta, text: std::borrow::Cow<'_, str>) {
         match (events.last_mut(), kind) {
             (Some(ProviderEvent::TextDelta(held)), Delta::Text)
             | (Some(ProviderEvent::ReasoningDelta(held)), Delta::Reasoning) => held.push_str(&text),

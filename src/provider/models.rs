@@ -11,11 +11,11 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde::Deserialize;
 
-use crate::protocol::Usage;
-use crate::provider::{ReasoningEffort, Thinking};
+use crate::{ReasoningEffort, Thinking};
+use tern_protocol::Usage;
 
 /// The catalog shipped with tern.
-const BUILTIN: &str = include_str!("../assets/models.toml");
+const BUILTIN: &str = include_str!("../../assets/models.toml");
 
 /// One model as the catalog file or a config override describes it. Every field is optional so an override can
 /// change one number and keep the rest.
