@@ -100,6 +100,7 @@ async fn turn(calls: usize, batch: usize) -> Duration {
         log: None,
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     });
     let start = Instant::now();
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();

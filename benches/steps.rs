@@ -200,6 +200,7 @@ async fn turn(steps: usize, kind: ProviderKind) -> Turn {
         log: None,
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     });
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
     while let Some(event) = agent.events.recv().await {

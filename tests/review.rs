@@ -84,6 +84,7 @@ async fn session(script: Vec<Reply>) -> Session {
         log: Some(log),
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     });
     Session {
         mock,

@@ -146,6 +146,7 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
         log: Some(log),
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     })
 }
 

@@ -198,8 +198,8 @@ pub fn config_for(
     for tool in crate::tools::web::tools(&settings.web, crate::secrets::var) {
         tools.register(tool);
     }
-    if let Some(manager) = mcp {
-        tools.add_source(manager);
+    if let Some(manager) = &mcp {
+        tools.add_source(Arc::clone(manager) as _);
     }
     let config = AgentConfig {
         provider,
@@ -222,6 +222,7 @@ pub fn config_for(
         log,
         subagents: Some(settings.subagents),
         mcp_elicitations: Some(mcp_elicitations),
+        mcp,
     };
     Ok((config, info))
 }
@@ -450,6 +451,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         hooks: Default::default(),
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     };
     let info = SessionInfo {
         id: "demo".into(),

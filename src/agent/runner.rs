@@ -51,6 +51,8 @@ pub struct AgentConfig {
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
     pub mcp_elicitations: Option<crate::tools::mcp::ElicitationInbox>,
+    /// The session's MCP servers (also a source of `tools`), for what the user does to them: `/mcp`, prompts.
+    pub mcp: Option<Arc<crate::tools::mcp::McpManager>>,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -258,7 +260,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
             events: config.history_events,
         }),
         background: Mutex::default(),
-        mcp: config.tools.mcp(),
+        mcp: config.mcp,
     });
     if let Some(inbox) = config.mcp_elicitations {
         forward_elicitations(inbox, Arc::downgrade(&shared));

@@ -24,12 +24,13 @@ mod web;
 pub mod write;
 
 pub use crate::sandbox::SandboxSettings;
+pub use crate::tools::web::WebSettings;
 pub use checkpoints::CheckpointsFile;
 pub use compaction::Compaction;
 pub use hooks::HooksFile;
 pub use subagents::{SubagentSettings, SubagentsFile};
 pub use tern_fs::places::{data_dir, user_config_path};
-pub use web::{WebFile, WebSettings};
+pub use web::WebFile;
 
 /// The bounds of `max_iterations` (and of `tern run --max-iterations`, which mirrors it): a turn needs at least one
 /// request, and more than ten thousand is a runaway, not a budget.
@@ -658,7 +659,7 @@ fn finish(
     let models = Catalog::builtin().with_overrides(&file.models);
     let compaction = Compaction::from_file(&file)?;
     let hooks = file.hooks.compile()?;
-    let web = WebSettings::from_file(&file.web)?;
+    let web = web::resolve(&file.web)?;
     let context_window = file
         .context_window
         .or_else(|| models.context_window(&model))

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::ConfigError;
-use crate::tools::web::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, SearchBackend};
+use crate::tools::web::{SearchBackend, WebSettings};
 
 /// `[web]` as written in a file.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -74,68 +74,39 @@ impl WebFile {
     }
 }
 
-/// The resolved `[web]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebSettings {
-    pub enabled: bool,
-    pub allow_hosts: Vec<String>,
-    pub search: Option<SearchBackend>,
-    pub searxng_url: Option<String>,
-    pub brave_url: String,
-    pub tavily_url: String,
-    pub timeout: Duration,
-    pub max_bytes: usize,
-}
-
-impl Default for WebSettings {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            allow_hosts: Vec::new(),
-            search: None,
-            searxng_url: None,
-            brave_url: crate::tools::web::BRAVE_URL.to_string(),
-            tavily_url: crate::tools::web::TAVILY_URL.to_string(),
-            timeout: DEFAULT_TIMEOUT,
-            max_bytes: DEFAULT_MAX_BYTES,
-        }
-    }
-}
-
-impl WebSettings {
-    pub(super) fn from_file(file: &WebFile) -> Result<Self, ConfigError> {
-        let defaults = Self::default();
-        let url = |value: &Option<String>, name: &str| -> Result<Option<String>, ConfigError> {
-            match value.as_deref().map(str::trim) {
-                None => Ok(None),
-                Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
-                    Ok(Some(u.trim_end_matches('/').to_string()))
-                }
-                Some(u) => Err(ConfigError::Invalid(format!(
-                    "web.{name} = {u:?}: expected an http:// or https:// URL"
-                ))),
+/// The `[web]` settings `file` asks for, checked.
+pub(super) fn resolve(file: &WebFile) -> Result<WebSettings, ConfigError> {
+    let defaults = WebSettings::default();
+    let url = |value: &Option<String>, name: &str| -> Result<Option<String>, ConfigError> {
+        match value.as_deref().map(str::trim) {
+            None => Ok(None),
+            Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
+                Ok(Some(u.trim_end_matches('/').to_string()))
             }
-        };
-        Ok(Self {
-            enabled: file.enabled.unwrap_or(true),
-            allow_hosts: file
-                .allow_hosts
-                .iter()
-                .map(|h| h.trim().to_string())
-                .filter(|h| !h.is_empty())
-                .collect(),
-            search: file.search,
-            searxng_url: url(&file.searxng_url, "searxng_url")?,
-            brave_url: url(&file.brave_url, "brave_url")?.unwrap_or(defaults.brave_url),
-            tavily_url: url(&file.tavily_url, "tavily_url")?.unwrap_or(defaults.tavily_url),
-            timeout: file
-                .timeout_secs
-                .map_or(defaults.timeout, |s| Duration::from_secs(s.clamp(1, 300))),
-            max_bytes: file
-                .max_bytes
-                .map_or(defaults.max_bytes, |b| b.clamp(1024, 20 * 1024 * 1024) as usize),
-        })
-    }
+            Some(u) => Err(ConfigError::Invalid(format!(
+                "web.{name} = {u:?}: expected an http:// or https:// URL"
+            ))),
+        }
+    };
+    Ok(WebSettings {
+        enabled: file.enabled.unwrap_or(true),
+        allow_hosts: file
+            .allow_hosts
+            .iter()
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .collect(),
+        search: file.search,
+        searxng_url: url(&file.searxng_url, "searxng_url")?,
+        brave_url: url(&file.brave_url, "brave_url")?.unwrap_or(defaults.brave_url),
+        tavily_url: url(&file.tavily_url, "tavily_url")?.unwrap_or(defaults.tavily_url),
+        timeout: file
+            .timeout_secs
+            .map_or(defaults.timeout, |s| Duration::from_secs(s.clamp(1, 300))),
+        max_bytes: file
+            .max_bytes
+            .map_or(defaults.max_bytes, |b| b.clamp(1024, 20 * 1024 * 1024) as usize),
+    })
 }
 
 #[cfg(test)]
@@ -149,16 +120,16 @@ mod tests {
 
     #[test]
     fn the_section_resolves_with_defaults_and_limits() {
-        let settings = WebSettings::from_file(&parse(
+        let settings = resolve(&parse(
             "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:8888/\"\ntimeout_secs = 9999\n",
         ))
         .unwrap();
         assert_eq!(settings.search, Some(SearchBackend::Searxng));
         assert_eq!(settings.searxng_url.as_deref(), Some("http://127.0.0.1:8888"));
         assert_eq!(settings.timeout, Duration::from_secs(300));
-        assert_eq!(settings.max_bytes, DEFAULT_MAX_BYTES);
+        assert_eq!(settings.max_bytes, crate::tools::web::DEFAULT_MAX_BYTES);
         assert!(settings.enabled);
-        let bad = WebSettings::from_file(&parse("[web]\nbrave_url = \"file:///etc\"\n"));
+        let bad = resolve(&parse("[web]\nbrave_url = \"file:///etc\"\n"));
         assert!(matches!(bad, Err(ConfigError::Invalid(m)) if m.contains("web.brave_url")));
     }
 

@@ -97,11 +97,6 @@ pub trait ToolSource: Send + Sync {
     /// Waits until the source has settled (every server connected or failed), but never longer than the source's own
     /// start-up timeout. Returns at once when already settled.
     async fn wait_ready(&self);
-    /// The source as the session's MCP servers, for what the user does to them (`/mcp`, prompts); `None` for
-    /// other sources.
-    fn mcp(self: Arc<Self>) -> Option<Arc<mcp::McpManager>> {
-        None
-    }
 }
 
 /// Everything a running tool may use: where the workspace is and what it may touch, a cancellation token that fires on

@@ -66,11 +66,6 @@ impl ToolRegistry {
         self.sources.push(source);
     }
 
-    /// The session's MCP servers, when a source is them.
-    pub fn mcp(&self) -> Option<Arc<super::mcp::McpManager>> {
-        self.sources.iter().find_map(|s| Arc::clone(s).mcp())
-    }
-
     /// Waits for every source to settle (bounded by each source's start-up timeout).
     pub async fn wait_ready(&self) {
         futures_util::future::join_all(self.sources.iter().map(|s| s.wait_ready())).await;

@@ -74,6 +74,7 @@ fn agent(mock: &MockLlm, manager: &Arc<McpManager>) -> Agent {
         log: None,
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     });
     Agent {
         handle,

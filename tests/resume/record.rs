@@ -63,6 +63,7 @@ async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
         log: Some(SessionLog::create(&path, &meta).unwrap()),
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     });
     agent
         .ops

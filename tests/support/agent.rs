@@ -66,5 +66,6 @@ pub fn config(
         hooks: Default::default(),
         subagents: None,
         mcp_elicitations: None,
+        mcp: None,
     }
 }

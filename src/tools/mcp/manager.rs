@@ -278,10 +278,6 @@ impl ToolSource for McpManager {
         self.inner.tools.read().map(|t| t.clone()).unwrap_or_default()
     }
 
-    fn mcp(self: Arc<Self>) -> Option<Arc<McpManager>> {
-        Some(self)
-    }
-
     async fn wait_ready(&self) {
         self.wait_started().await;
         // Servers that failed get another chance in the background, less often the more they fail.

@@ -11,6 +11,7 @@ mod fetch;
 pub mod guard;
 mod html;
 mod search;
+mod settings;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,9 +19,9 @@ use std::time::Duration;
 pub use fetch::{FetchConfig, WebFetchTool};
 pub use guard::{HostPolicy, Lookup};
 pub use search::{BRAVE_URL, SearchBackend, SearchConfig, TAVILY_URL, WebSearchTool};
+pub use settings::WebSettings;
 
 use super::Tool;
-use crate::config::WebSettings;
 
 /// How long a search or a fetch may take by default, connecting and reading included.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::WebSettings;
 use super::{cut_chars, untrusted};
-use crate::config::WebSettings;
 use crate::protocol::ToolOutput;
 use crate::secrets::REDACTED;
 use crate::tools::{Tool, ToolContext, ToolError};
