@@ -8,7 +8,6 @@ pub mod demo;
 pub mod headless;
 pub mod heap;
 pub mod hooks;
-pub mod tools;
 pub mod tui;
 
 pub use tern_protocol as protocol;
@@ -19,3 +18,4 @@ pub use tern_secrets as secrets;
 pub use tern_session as session;
 pub use tern_text as terminal_text;
 pub use tern_text::units;
+pub use tern_tools as tools;

@@ -1,13 +1,13 @@
 //! The command line of `tern mcp add`, `remove` and `get`: the arguments as clap reads them, and the handlers that
-//! pick the config file (user or project) and call `tern::tools::mcp::manage`.
+//! pick the config file (user or project) and call `tern::config::mcp_servers`.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{ArgGroup, Args, ValueEnum};
+use tern::config::mcp_servers::{self as manage, ManageError, NewServer, NewTransport, Scope};
 use tern::config::{self, ConfigFile};
 use tern::tools::mcp::TransportKind;
-use tern::tools::mcp::manage::{self, ManageError, NewServer, NewTransport, Scope};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ScopeArg {

@@ -16,6 +16,7 @@ mod checkpoints;
 mod compaction;
 pub mod detect;
 pub mod hooks;
+pub mod mcp_servers;
 pub mod planted;
 mod subagents;
 pub mod trust;

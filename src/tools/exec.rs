@@ -5,7 +5,7 @@
 //! a call). Output is streamed live to `ctx.output` (see `live`) and captured for the model with bounded memory (see
 //! `capture`). Commands get an allowlisted environment, without values that look like credentials (see `env`).
 //!
-//! With a sandbox configured (`ExecConfig::sandbox`), every command runs in the OS sandbox (`crate::sandbox`) unless
+//! With a sandbox configured (`ExecConfig::sandbox`), every command runs in the OS sandbox (`tern_sandbox`) unless
 //! the call says `unsandboxed: true`, which the approval gate always asks the user about. A sandboxed command that
 //! fails with what looks like a sandbox refusal gets a note saying which restriction probably applied.
 //!
@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 use self::capture::StreamText;
 use self::process::{Ending, Finished, Spec};
 use super::{Tool, ToolContext, ToolError};
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::sandbox::{self, SandboxPolicy};
+use tern_protocol::{ToolDetails, ToolOutput};
+use tern_sandbox::{self as sandbox, SandboxPolicy};
 
 /// How `exec` behaves; built from the user's configuration.
 #[derive(Debug, Clone)]

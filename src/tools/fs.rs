@@ -82,16 +82,16 @@ pub(super) fn bool_arg(args: &Value, name: &str, default: bool) -> Result<bool, 
 }
 
 pub(super) use super::run_blocking;
-pub(super) use crate::units::human_size;
+pub(super) use tern_text::units::human_size;
 
 /// What the file tools' tests share: a workspace inside a temp dir (so there is an "outside" next to it) and a way to
 /// run a tool in it.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::super::{PathPolicy, Tool, ToolContext, ToolError};
-    use crate::protocol::ToolOutput;
     use serde_json::Value;
     use std::path::PathBuf;
+    use tern_protocol::ToolOutput;
 
     pub struct Workspace {
         pub tmp: tempfile::TempDir,

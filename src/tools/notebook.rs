@@ -16,8 +16,8 @@ use super::edit::ProposedChange;
 use super::edit::file::PlannedFile;
 use super::fs::{int_arg, opt_str_arg, run_blocking, str_arg};
 use super::{Tool, ToolContext, ToolError};
-use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
 use json_style::JsonStyle;
+use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
 
 pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(NotebookEditTool)]

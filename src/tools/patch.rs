@@ -15,7 +15,7 @@ use super::edit::change::{commit, commit_with};
 use super::edit::file::{self, PlannedFile};
 use super::edit::{EditRequest, ProposedChange, apply_edit, edit_error};
 use super::{Tool, ToolContext, ToolError};
-use crate::protocol::{ToolDetails, ToolOutput};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ApplyPatchTool)]

@@ -6,7 +6,7 @@
 //! then checked against the allowed roots. Device files, FIFOs and sockets are refused: reading one would hang or never
 //! end. Every refusal names the path as given and where it leads.
 //!
-//! Secrets stay home (see `crate::secrets::files`): the user's credential stores (`~/.ssh`, `~/.aws`, `~/.netrc` ...)
+//! Secrets stay home (see `tern_secrets::files`): the user's credential stores (`~/.ssh`, `~/.aws`, `~/.netrc` ...)
 //! are refused like paths outside the workspace, for reads and writes alike, even when the workspace holds them (tern
 //! opened in HOME). Files whose names say they hold secrets (`.env`, `*.pem`, `*.key`, private SSH keys) are refused
 //! for reading unless the user said yes to this one call (the approval gate asks first: `secret_reason`); the whole
@@ -113,7 +113,7 @@ impl PathPolicy {
         self
     }
 
-    /// Refuses reads and writes under these credential stores (see `crate::secrets::files::home_stores`).
+    /// Refuses reads and writes under these credential stores (see `tern_secrets::files::home_stores`).
     pub fn hide_stores(mut self, stores: Vec<PathBuf>) -> Self {
         self.stores = stores;
         self
@@ -130,7 +130,7 @@ impl PathPolicy {
         if self.secrets_allowed.iter().any(|allowed| allowed == resolved) {
             return None;
         }
-        crate::secrets::files::secret_name(resolved)
+        tern_secrets::files::secret_name(resolved)
     }
 
     /// The credential stores this policy refuses, for walks that must not enter them.

@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::{Tool, ToolContext, ToolError, ToolSource, schema};
-use crate::protocol::{ToolCall, ToolDefinition, ToolOutput};
+use tern_protocol::{ToolCall, ToolDefinition, ToolOutput};
 
 /// Appended to every tool error so the model changes course instead of repeating itself.
 pub const ERROR_HINT: &str = "[Analyze the error above and try a different approach.]";
@@ -181,7 +181,7 @@ pub async fn execute_prepared(call: PreparedCall, ctx: &ToolContext) -> ToolOutp
 pub async fn propose_prepared(
     call: &PreparedCall,
     ctx: &ToolContext,
-) -> Option<Result<crate::tools::edit::ProposedChange, ToolOutput>> {
+) -> Option<Result<crate::edit::ProposedChange, ToolOutput>> {
     let name = call.tool.name().to_string();
     let fut = call.tool.propose(call.args.clone(), ctx);
     match AssertUnwindSafe(fut).catch_unwind().await {
@@ -193,7 +193,7 @@ pub async fn propose_prepared(
 }
 
 /// Writes an approved change, reporting failures as `execute_prepared` does.
-pub async fn apply_prepared(name: &str, change: crate::tools::edit::ProposedChange, ctx: &ToolContext) -> ToolOutput {
+pub async fn apply_prepared(name: &str, change: crate::edit::ProposedChange, ctx: &ToolContext) -> ToolOutput {
     settle(name, AssertUnwindSafe(change.apply(ctx)).catch_unwind().await)
 }
 
@@ -315,7 +315,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::PathPolicy;
+    use crate::PathPolicy;
     use async_trait::async_trait;
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};

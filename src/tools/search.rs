@@ -30,7 +30,7 @@ pub fn tools() -> Vec<Arc<dyn Tool>> {
 }
 
 use super::run_blocking;
-use crate::units::thousands;
+use tern_text::units::thousands;
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)

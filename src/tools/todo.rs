@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
-use crate::protocol::{Message, PlanItem, PlanStatus, ToolDetails, ToolOutput};
+use tern_protocol::{Message, PlanItem, PlanStatus, ToolDetails, ToolOutput};
 
 /// More steps than this is not a plan a person can follow.
 pub const MAX_ITEMS: usize = 50;
@@ -108,7 +108,7 @@ pub fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
     for (n, entry) in list.iter().enumerate() {
         let content = entry.get("content").and_then(Value::as_str).unwrap_or("");
         // A key the model copied into its plan goes no further: not to the screen, the session or the next request.
-        let content = crate::secrets::mask(content)
+        let content = tern_secrets::mask(content)
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
@@ -205,8 +205,8 @@ fn saved_text(items: &[PlanItem]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
-    use crate::tools::{PathPolicy, ToolRegistry};
+    use crate::{PathPolicy, ToolRegistry};
+    use tern_protocol::ToolCall;
 
     fn call(args: Value) -> ToolCall {
         ToolCall {
@@ -301,7 +301,7 @@ mod tests {
 
     #[test]
     fn a_key_in_a_step_is_masked() {
-        crate::secrets::register("tern-unit-todo-secret-value");
+        tern_secrets::register("tern-unit-todo-secret-value");
         let items = parse_plan(&json!({"todos": [
             {"content": "Use token tern-unit-todo-secret-value", "status": "pending"}
         ]}))

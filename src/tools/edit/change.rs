@@ -7,8 +7,8 @@
 use std::io;
 
 use super::file::PlannedFile;
-use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
-use crate::tools::{ToolContext, ToolError};
+use crate::{ToolContext, ToolError};
+use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
 
 /// What an edit tool would write, and what it would answer once written.
 #[derive(Debug)]
@@ -50,7 +50,7 @@ impl ProposedChange {
     pub async fn apply(mut self, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let files = std::sync::Arc::clone(&ctx.files);
         let cancel = ctx.cancel.clone();
-        crate::tools::run_blocking(move || {
+        crate::run_blocking(move || {
             for file in &self.files {
                 if file.changed() && !file.still_as_read() {
                     return Err(ToolError::Failed(format!(

@@ -5,9 +5,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::FileDiff;
-use crate::tools::ToolError;
+use crate::ToolError;
 use tern_fs::atomic_write;
+use tern_protocol::FileDiff;
 
 /// Larger files are refused: the engine holds a few copies in memory and the diff would be unreadable anyway.
 pub(crate) const MAX_EDIT_BYTES: u64 = 32 * 1024 * 1024;

@@ -10,7 +10,7 @@ use std::ops::Range;
 use similar::{Algorithm, DiffOp};
 
 use super::change::ProposedChange;
-use crate::protocol::{EditedHunk, FileDiff, ToolDetails, ToolOutput};
+use tern_protocol::{EditedHunk, FileDiff, ToolDetails, ToolOutput};
 
 /// Unchanged lines around each change, as in `git diff`.
 pub const CONTEXT: usize = 3;

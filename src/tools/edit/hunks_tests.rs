@@ -4,10 +4,10 @@ use serde_json::json;
 
 use super::ProposedChange;
 use super::hunks::hunks;
-use crate::protocol::EditedHunk;
-use crate::tools::fs::testing::workspace;
-use crate::tools::patch::ApplyPatchTool;
-use crate::tools::{Tool, ToolContext};
+use crate::fs::testing::workspace;
+use crate::patch::ApplyPatchTool;
+use crate::{Tool, ToolContext};
+use tern_protocol::EditedHunk;
 
 fn numbered() -> String {
     (1..=30).map(|i| format!("line {i}\n")).collect()
@@ -116,7 +116,7 @@ async fn a_file_changed_after_the_proposal_is_left_alone() {
 async fn write_and_edit_propose_too_and_failures_come_before_any_write() {
     let ws = workspace();
     ws.write("a.txt", "one\n");
-    let write = crate::tools::registry::ToolRegistry::with_builtins();
+    let write = crate::registry::ToolRegistry::with_builtins();
     let write_file = write.get("write_file").unwrap();
     let change = write_file
         .propose(json!({"path": "b/new.txt", "content": "x\ny\n"}), &ws.ctx)

@@ -31,7 +31,7 @@ pub use matching::Strategy;
 
 use self::file::PlannedFile;
 use super::{Tool, ToolContext, ToolError};
-use crate::protocol::{ToolDetails, ToolOutput};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(EditFileTool)]
@@ -111,7 +111,7 @@ impl EditFileTool {
         let resolved = ctx.policy.resolve_write(&path)?;
         let display = ctx.policy.display(&resolved);
         let ctx = ctx.clone();
-        crate::tools::run_blocking(move || {
+        crate::run_blocking(move || {
             let (plan, outcome) = plan_edit(&ctx, resolved, display, &req)?;
             let output = result(&plan, &outcome);
             Ok(ProposedChange::new(vec![plan], output))

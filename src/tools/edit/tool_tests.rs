@@ -5,10 +5,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::protocol::ToolDetails;
-use crate::tools::file_state::{FileStamp, ReadRecord};
-use crate::tools::registry::{PreparedCall, execute_prepared};
-use crate::tools::{PathPolicy, ToolContext};
+use crate::file_state::{FileStamp, ReadRecord};
+use crate::registry::{PreparedCall, execute_prepared};
+use crate::{PathPolicy, ToolContext};
+use tern_protocol::ToolDetails;
 
 fn setup() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
@@ -24,7 +24,7 @@ async fn run(ctx: &ToolContext, args: Value) -> ToolOutput {
     execute_prepared(call, ctx).await
 }
 
-fn diffs(out: &ToolOutput) -> &[crate::protocol::FileDiff] {
+fn diffs(out: &ToolOutput) -> &[tern_protocol::FileDiff] {
     match &out.details {
         ToolDetails::Diffs { diffs } => diffs,
         other => panic!("expected diffs, got {other:?}"),
@@ -334,9 +334,9 @@ fn schema_is_strict_and_described() {
 async fn works_through_the_registry_with_cast_arguments() {
     let (dir, ctx) = setup();
     std::fs::write(dir.path().join("a.txt"), "x\nx\n").unwrap();
-    let mut registry = crate::tools::ToolRegistry::new();
+    let mut registry = crate::ToolRegistry::new();
     registry.register(Arc::new(EditFileTool));
-    let call = crate::protocol::ToolCall {
+    let call = tern_protocol::ToolCall {
         id: "1".into(),
         name: "edit_file".into(),
         arguments: json!(r#"{"path": "a.txt", "old_text": "x", "new_text": "y", "occurrence": "2"}"#),
@@ -344,7 +344,7 @@ async fn works_through_the_registry_with_cast_arguments() {
     let out = registry.run(&call, &ctx).await;
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "x\ny\n");
-    let call = crate::protocol::ToolCall {
+    let call = tern_protocol::ToolCall {
         arguments: json!({"path": "a.txt", "old_text": "x", "new_text": "z", "occurrence": 0}),
         ..call
     };

@@ -10,7 +10,7 @@
 use tokio::time::{Duration, Instant};
 
 use super::capture::complete_prefix_len;
-use crate::tools::OutputSink;
+use crate::OutputSink;
 
 const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 const FLUSH_BYTES: usize = 8 * 1024;

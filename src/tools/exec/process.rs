@@ -15,7 +15,7 @@
 //! launcher (and with it the namespace) dies even when tern is killed with SIGKILL and cannot end the group.
 //!
 //! Most sandboxed commands are not spawned by tern at all: the session's sandbox holder forks their launcher inside
-//! its namespaces (`crate::sandbox::HeldStart`), which saves a fork of tern and an exec of the launcher per command.
+//! its namespaces (`tern_sandbox::HeldStart`), which saves a fork of tern and an exec of the launcher per command.
 //! That launcher calls `setsid()` too, leads the group tern signals, and dies with the holder, which dies with tern;
 //! its wait status comes over a socket instead of from `wait`.
 
@@ -34,9 +34,9 @@ use tokio_util::sync::CancellationToken;
 use super::capture::Capture;
 use super::live::{LiveOutput, Stream};
 use super::spill::{Spill, Stored};
-use crate::sandbox::{HeldChild, HeldStart, Launch, SandboxPolicy};
-use crate::tools::OutputSink;
+use crate::OutputSink;
 use tern_process::env;
+use tern_sandbox::{HeldChild, HeldStart, Launch, SandboxPolicy};
 
 /// After bash exits: how long children it left behind may keep the pipes open before they are ended.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
@@ -93,7 +93,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         tern_process::git_env::neutralise(&mut vars);
     }
     let launch = match spec.sandbox {
-        Some((policy, workspace)) => crate::sandbox::command(policy, workspace, spec.command)?,
+        Some((policy, workspace)) => tern_sandbox::command(policy, workspace, spec.command)?,
         None => {
             let mut bash = std::process::Command::new("bash");
             bash.arg("-c").arg(spec.command);
@@ -200,7 +200,7 @@ fn spawn(
     Ok((Launched::Spawned(child), pid, Box::new(out), Box::new(err)))
 }
 
-/// Has the session's sandbox holder start the command (see `crate::sandbox::HeldStart`): its launcher leads a session
+/// Has the session's sandbox holder start the command (see `tern_sandbox::HeldStart`): its launcher leads a session
 /// and process group of its own and dies with the holder, which dies with tern.
 async fn start_held(
     start: HeldStart,

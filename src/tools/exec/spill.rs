@@ -111,7 +111,7 @@ impl Spill {
     /// Writes what cannot be part of a secret still arriving: all but the last `HOLD_BYTES`, or, when a secret was
     /// masked near the end, all up to the end of that secret.
     fn write_settled(&mut self) {
-        let masked = crate::secrets::mask_bytes(&self.pending);
+        let masked = tern_secrets::mask_bytes(&self.pending);
         let (out, keep) = match &masked {
             std::borrow::Cow::Borrowed(_) => {
                 let cut = self.pending.len().saturating_sub(HOLD_BYTES);
@@ -119,7 +119,7 @@ impl Spill {
             }
             std::borrow::Cow::Owned(masked) => {
                 // After the last mask the text is as it came; keep (at most) its last HOLD_BYTES.
-                let marker = crate::secrets::REDACTED.as_bytes();
+                let marker = tern_secrets::REDACTED.as_bytes();
                 let after = masked
                     .windows(marker.len())
                     .rposition(|w| w == marker)
@@ -142,7 +142,7 @@ impl Spill {
     /// Writes the rest; returns where the output is when it went to the file.
     pub(super) fn finish(mut self) -> Option<Stored> {
         let mut file = self.file.take()?;
-        let rest = crate::secrets::mask_bytes(&self.pending);
+        let rest = tern_secrets::mask_bytes(&self.pending);
         if let Err(e) = file.write_all(&rest).and_then(|()| file.flush()) {
             tracing::warn!(error = %e, "cannot keep the whole command output");
             drop(rest);
@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn a_secret_split_across_reads_is_masked() {
         let secret = "spill-test-secret-value-93c1f0";
-        crate::secrets::register(secret);
+        tern_secrets::register(secret);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("exec-1.txt");
         let mut spill = Spill::new(Some(&path), 10);
@@ -223,8 +223,8 @@ mod tests {
         }
         spill.finish().unwrap();
         let kept = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
-        assert!(!kept.contains(secret) && kept.contains(crate::secrets::REDACTED));
-        assert_eq!(kept.matches(crate::secrets::REDACTED).count(), 41);
+        assert!(!kept.contains(secret) && kept.contains(tern_secrets::REDACTED));
+        assert_eq!(kept.matches(tern_secrets::REDACTED).count(), 41);
         assert!(kept.ends_with("line 39999 "));
     }
 }

@@ -8,7 +8,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::process::group_alive;
 use super::*;
-use crate::tools::{OutputSink, PathPolicy};
+use crate::{OutputSink, PathPolicy};
 
 fn setup() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();

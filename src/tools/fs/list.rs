@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{bool_arg, int_arg, opt_str_arg, run_blocking};
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::{Tool, ToolContext, ToolError};
 use tern_fs::{Dir, WalkCheck};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 const DEFAULT_MAX_ENTRIES: u64 = 200;
 const MAX_MAX_ENTRIES: u64 = 2000;
@@ -266,7 +266,7 @@ fn describe(dir: &Path, path: &Path, meta: &std::fs::Metadata, parent: &Dir) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::fs::testing::{Workspace, workspace};
+    use crate::fs::testing::{Workspace, workspace};
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::symlink;
 

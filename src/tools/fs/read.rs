@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{LineError, LineReader, Utf16, Utf16Reader};
 use super::sniff::{ImageKind, SNIFF_LEN, binary_kind, binary_reason};
 use super::{human_size, int_arg, run_blocking, str_arg};
-use crate::protocol::{Image, ToolDetails, ToolOutput};
-use crate::tools::file_state::{FileStamp, FileTracker, ReadRecord, hash_bytes};
-use crate::tools::{PathPolicy, Tool, ToolContext, ToolError};
+use crate::file_state::{FileStamp, FileTracker, ReadRecord, hash_bytes};
+use crate::{PathPolicy, Tool, ToolContext, ToolError};
+use tern_protocol::{Image, ToolDetails, ToolOutput};
 
 const DEFAULT_LIMIT: u64 = 2000;
 const MAX_LIMIT: u64 = 10_000;
@@ -144,7 +144,7 @@ impl Request {
         }
         // A file holding a known key is refused whole: a window, a cut long line or an offset would show the key in
         // pieces that masking (which matches the whole value) cannot catch. Checked on the handle that is read.
-        if crate::secrets::holds_key(&file).map_err(|e| self.io(e))? {
+        if tern_secrets::holds_key(&file).map_err(|e| self.io(e))? {
             return Err(ToolError::Invalid(format!(
                 "'{}' holds a key tern knows (an API key or another secret it was given), so it is not shown, whole \
                  or in part. If you need its other contents, ask the user.",

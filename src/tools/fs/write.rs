@@ -6,10 +6,10 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{human_size, run_blocking, str_arg};
-use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
-use crate::tools::edit::ProposedChange;
-use crate::tools::edit::file::{Guard, PlannedFile};
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::edit::ProposedChange;
+use crate::edit::file::{Guard, PlannedFile};
+use crate::{Tool, ToolContext, ToolError};
+use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
 
 /// Old content up to this size goes into the diff; a larger file is shown as a one-line placeholder, because diffing
 /// megabytes costs more than it tells anyone.
@@ -151,8 +151,8 @@ fn replaced(file: &mut PlannedFile, display: &str, old_len: u64, content: String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::fs::read::ReadFileTool;
-    use crate::tools::fs::testing::workspace;
+    use crate::fs::read::ReadFileTool;
+    use crate::fs::testing::workspace;
     use std::os::unix::fs::{PermissionsExt, symlink};
 
     fn diff(out: &ToolOutput) -> &FileDiff {

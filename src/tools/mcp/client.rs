@@ -44,7 +44,7 @@ use super::oversize::{DroppedReplies, MAX_REPLY_BYTES};
 use super::stdio::{ChildProcess, LogLimiter};
 use super::tasks::{TaskOnly, TaskTap};
 use super::transport_sse::{SseTransport, UNAUTHORIZED};
-use crate::tools::OutputSink;
+use crate::OutputSink;
 use tern_http::error_chain;
 
 /// The shortest gap between two progress lines sent to a tool's live output.
@@ -131,11 +131,11 @@ impl ClientHandler for Handler {
             }
         }
         Ok(match answer {
-            crate::protocol::ElicitationAnswer::Accept { content } => {
+            tern_protocol::ElicitationAnswer::Accept { content } => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::Value::Object(content))
             }
-            crate::protocol::ElicitationAnswer::Decline { .. } => ElicitResult::new(ElicitationAction::Decline),
-            crate::protocol::ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            tern_protocol::ElicitationAnswer::Decline { .. } => ElicitResult::new(ElicitationAction::Decline),
+            tern_protocol::ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
     }
 
@@ -588,10 +588,10 @@ fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
     for (name, value) in &config.headers {
         // Credentials for a remote server, whatever variable they came from, are masked like tern's own keys.
         if name.eq_ignore_ascii_case("authorization") || tern_secrets::is_secret_name(name.as_ref()) {
-            crate::secrets::register(value);
+            tern_secrets::register(value);
             // `Bearer <token>`: the token may be echoed alone.
             if let Some((_, credential)) = value.split_once(' ') {
-                crate::secrets::register(credential);
+                tern_secrets::register(credential);
             }
         }
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("invalid header name {name:?}"))?;
@@ -599,9 +599,9 @@ fn headers(config: &HttpConfig) -> Result<(HeaderMap, Option<String>), String> {
         map.insert(name, value);
     }
     let token = match &config.bearer_token_env {
-        Some(var) => match crate::secrets::var(var) {
+        Some(var) => match tern_secrets::var(var) {
             Some(token) if !token.trim().is_empty() => {
-                crate::secrets::register(&token);
+                tern_secrets::register(&token);
                 Some(token.trim().to_string())
             }
             _ => return Err(format!("environment variable {var} (bearerTokenEnvVar) is not set")),
@@ -639,7 +639,7 @@ mod header_tests {
         let (map, token) = headers(&config).unwrap();
         assert_eq!((map.len(), token), (3, None));
         assert_eq!(
-            crate::secrets::mask("tern-unit-header-token, tern-unit-api-key-value, application/json-plain"),
+            tern_secrets::mask("tern-unit-header-token, tern-unit-api-key-value, application/json-plain"),
             "[redacted], [redacted], application/json-plain"
         );
     }

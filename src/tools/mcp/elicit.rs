@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use crate::protocol::ElicitationAnswer;
+use tern_protocol::ElicitationAnswer;
 
 /// A server's request for input, on its way to the agent.
 #[derive(Debug)]

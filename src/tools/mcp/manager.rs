@@ -17,7 +17,7 @@ use super::names::{ItemKind, collisions, shown};
 use super::prompts::PromptSummary;
 use super::resources::ResourceSummary;
 use super::tool::{Catalog, McpTool, items, problems};
-use crate::tools::{Tool, ToolContext, ToolError, ToolSource};
+use crate::{Tool, ToolContext, ToolError, ToolSource};
 
 mod control;
 pub use control::ControlError;

@@ -27,9 +27,6 @@ mod transport_sse;
 pub mod instructions;
 pub mod report;
 
-// `tern mcp add/remove/get`.
-pub mod manage;
-
 use std::fmt::Write as _;
 use std::time::Duration;
 

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceRes
 use serde_json::Value;
 
 use super::client::NOTES_KEY;
-use crate::protocol::{Image, ToolOutput};
+use tern_protocol::{Image, ToolOutput};
 
 /// Media types every provider accepts as images.
 const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];

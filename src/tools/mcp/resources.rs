@@ -17,8 +17,8 @@ use super::manager::Server;
 use super::names::{ItemKind, wrapped_name};
 use super::output::resource_output;
 use super::tool::Catalog;
-use crate::protocol::ToolOutput;
-use crate::tools::{Tool, ToolContext, ToolError, ToolHints};
+use crate::{Tool, ToolContext, ToolError, ToolHints};
+use tern_protocol::ToolOutput;
 
 pub const LIST_RESOURCES: &str = "mcp_list_resources";
 pub const READ_RESOURCE: &str = "mcp_read_resource";

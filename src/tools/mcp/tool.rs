@@ -17,8 +17,8 @@ use super::manager::Server;
 use super::names::{ItemKind, sanitize, wrapped_name};
 use super::output::call_output;
 use super::sanitize::{log_once, sanitize_schema};
-use crate::protocol::ToolOutput;
-use crate::tools::{Tool, ToolContext, ToolError, ToolHints};
+use crate::{Tool, ToolContext, ToolError, ToolHints};
+use tern_protocol::ToolOutput;
 
 /// Longest description passed on; some servers write manuals into them.
 const MAX_DESCRIPTION_CHARS: usize = 4000;
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn only_a_closed_world_idempotent_read_counts_as_a_stable_result() {
         let mut warnings = Vec::new();
-        let config = crate::tools::mcp::config::parse_json(
+        let config = crate::mcp::config::parse_json(
             r#"{"mcpServers": {"clock": {"command": "clock-server"}}}"#,
             "/p/.mcp.json",
             std::path::Path::new("/ws"),

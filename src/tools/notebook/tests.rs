@@ -3,7 +3,7 @@ use std::os::unix::fs::symlink;
 use serde_json::json;
 
 use super::*;
-use crate::tools::fs::testing::{Workspace, workspace};
+use crate::fs::testing::{Workspace, workspace};
 
 /// A notebook as Jupyter writes it: one-space indent, sorted keys, trailing newline, nbformat 4.5.
 const NOTEBOOK: &str = r##"{
@@ -378,7 +378,7 @@ async fn foreign_layouts_and_escapes_are_kept() {
 #[tokio::test]
 async fn an_edit_makes_the_next_read_show_content_again() {
     let ws = workspace();
-    let read = crate::tools::fs::tools()
+    let read = crate::fs::tools()
         .into_iter()
         .find(|t| t.name() == "read_file")
         .unwrap();

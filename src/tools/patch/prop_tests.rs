@@ -11,8 +11,8 @@ use proptest::sample::{Index, select};
 use serde_json::{Value, json};
 
 use super::ApplyPatchTool;
-use crate::tools::registry::{PreparedCall, execute_prepared};
-use crate::tools::{PathPolicy, ToolContext};
+use crate::registry::{PreparedCall, execute_prepared};
+use crate::{PathPolicy, ToolContext};
 use tern_testkit::fuzz_config as config;
 
 const PATHS: &[&str] = &[

@@ -6,9 +6,9 @@ use std::path::Path;
 use serde_json::json;
 
 use super::*;
-use crate::protocol::ToolDetails;
-use crate::tools::PathPolicy;
-use crate::tools::registry::{PreparedCall, execute_prepared};
+use crate::PathPolicy;
+use crate::registry::{PreparedCall, execute_prepared};
+use tern_protocol::ToolDetails;
 
 fn setup() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
@@ -300,11 +300,11 @@ async fn written_files_are_forgotten_by_the_read_tracker() {
     let (dir, ctx) = setup();
     std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
     let resolved = ctx.policy.resolve_write("a.txt").unwrap();
-    let record = crate::tools::file_state::ReadRecord {
-        stamp: crate::tools::file_state::FileStamp {
+    let record = crate::file_state::ReadRecord {
+        stamp: crate::file_state::FileStamp {
             modified: None,
             len: 2,
-            hash: crate::tools::file_state::hash_bytes(b"a\n"),
+            hash: crate::file_state::hash_bytes(b"a\n"),
         },
         offset: 1,
         limit: 2000,
@@ -342,9 +342,9 @@ fn schema_limits_and_descriptions() {
 async fn works_through_the_registry() {
     let (dir, ctx) = setup();
     std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
-    let mut registry = crate::tools::ToolRegistry::new();
+    let mut registry = crate::ToolRegistry::new();
     registry.register(Arc::new(ApplyPatchTool));
-    let call = crate::protocol::ToolCall {
+    let call = tern_protocol::ToolCall {
         id: "1".into(),
         name: "apply_patch".into(),
         arguments: json!({"dry_run": "false", "edits": [
@@ -354,13 +354,13 @@ async fn works_through_the_registry() {
     };
     let out = registry.run(&call, &ctx).await;
     assert_eq!(out.text, "Patch applied:\n- update a.txt (+1 -1)\n- add n.txt (+1)");
-    let call = crate::protocol::ToolCall {
+    let call = tern_protocol::ToolCall {
         arguments: json!({"edits": [{"path": "a.txt", "action": "rename"}]}),
         ..call
     };
     let out = registry.run(&call, &ctx).await;
     assert!(out.is_error && out.text.contains("Invalid parameters"), "{}", out.text);
-    let call = crate::protocol::ToolCall {
+    let call = tern_protocol::ToolCall {
         arguments: json!({"edits": []}),
         ..call
     };

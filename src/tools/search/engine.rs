@@ -207,7 +207,7 @@ impl ParallelVisitor for GrepVisitor<'_> {
             }
         }
         // Read only when the user says yes to a call naming the file (then it is a single-file search).
-        if crate::secrets::files::secret_name(entry.path()).is_some() {
+        if tern_secrets::files::secret_name(entry.path()).is_some() {
             self.local.totals.secret += 1;
             return WalkState::Continue;
         }
@@ -300,7 +300,7 @@ impl<'s> FileSearcher<'s> {
         // A file holding a known key never shows, whole or in part. Only matching files are checked, and one that
         // holds a key is left out without a word: a count or a note would tell the model whether its pattern matched
         // the key (one character at a time). A search of that one file is refused before it runs (grep.rs).
-        if crate::secrets::holds_key(&file).unwrap_or(true) {
+        if tern_secrets::holds_key(&file).unwrap_or(true) {
             return None;
         }
         if store {

@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::walk::{self, PathGlob};
 use super::{CappedText, Page, count_of, limit_arg, path_arg, str_arg, thousands, uint_arg};
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tools::{PathPolicy, Tool, ToolContext, ToolError};
+use crate::{PathPolicy, Tool, ToolContext, ToolError};
 use tern_fs::WalkCheck;
+use tern_protocol::{ToolDetails, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 200;
 const MAX_LIMIT: usize = 1000;

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use super::FindFilesTool;
 use super::grep_tests::Workspace;
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tools::{Tool, ToolError};
+use crate::{Tool, ToolError};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 async fn find(ws: &Workspace, args: Value) -> Result<ToolOutput, ToolError> {
     FindFilesTool.execute(args, &ws.ctx).await

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::engine::{self, Mode, Outcome, Query};
 use super::walk::{PathGlob, file_types};
 use super::{CappedText, Page, bool_arg, count_of, limit_arg, path_arg, str_arg, thousands, uint_arg};
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tools::{PathPolicy, Tool, ToolContext, ToolError};
+use crate::{PathPolicy, Tool, ToolContext, ToolError};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 250;
 const MAX_LIMIT: usize = 1000;
@@ -365,7 +365,7 @@ fn render_content(
 /// A search of one file that holds a known key is refused whole, whatever the pattern: an answer that depended on the
 /// pattern would give the key away a piece at a time.
 fn refuse_key_holder(file: &Path, shown: &str) -> Result<(), ToolError> {
-    let holds = std::fs::File::open(file).and_then(|f| crate::secrets::holds_key(&f));
+    let holds = std::fs::File::open(file).and_then(|f| tern_secrets::holds_key(&f));
     match holds {
         Ok(false) => Ok(()),
         Ok(true) => Err(ToolError::Invalid(format!(

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::GrepTool;
 use super::engine::{self, Mode, Query};
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tools::{PathPolicy, Tool, ToolContext, ToolError};
+use crate::{PathPolicy, Tool, ToolContext, ToolError};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 pub(super) struct Workspace {
     pub dir: tempfile::TempDir,

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 
 use super::guard::{Blocked, GuardedResolver, HostPolicy, Lookup, blocked_in};
 use super::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, charset, cut_chars, html, untrusted};
-use crate::protocol::ToolOutput;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::{Tool, ToolContext, ToolError};
 use tern_http::error_chain;
+use tern_protocol::ToolOutput;
 
 /// Redirects followed at most; each target is checked like the first URL.
 pub const MAX_REDIRECTS: usize = 5;

@@ -21,7 +21,7 @@ use html5ever::{ParseOpts, parse_document};
 use markup5ever_rcdom::{Node, NodeData, RcDom};
 use tokio::sync::oneshot;
 
-use crate::tools::ToolError;
+use crate::ToolError;
 
 /// Elements nested deeper than this are left out (real pages stay far below it).
 pub const MAX_DEPTH: usize = 512;

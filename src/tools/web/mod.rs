@@ -29,7 +29,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_BYTES: usize = 2 * 1024 * 1024;
 
 /// The web tools the settings ask for (none when `[web] enabled = false`). `key` reads an API key by variable name
-/// (`crate::secrets::var` in a session).
+/// (`tern_secrets::var` in a session).
 pub fn tools(settings: &WebSettings, key: impl Fn(&str) -> Option<String>) -> Vec<Arc<dyn Tool>> {
     if !settings.enabled {
         return Vec::new();

@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 
 use super::WebSettings;
 use super::{cut_chars, untrusted};
-use crate::protocol::ToolOutput;
-use crate::secrets::REDACTED;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::{Tool, ToolContext, ToolError};
 use tern_http::error_chain;
+use tern_protocol::ToolOutput;
+use tern_secrets::REDACTED;
 
 /// Results returned when the model does not say, and the most it may ask for.
 const DEFAULT_COUNT: u64 = 5;
@@ -95,7 +95,7 @@ impl SearchConfig {
             .map(|k| k.trim().to_string())
             .filter(|k| !k.is_empty());
         if let Some(key) = &key {
-            crate::secrets::register(key);
+            tern_secrets::register(key);
         }
         Self {
             backend,

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use serde_json::json;
 
 use super::*;
-use crate::tools::fs::testing::{Workspace, workspace};
+use crate::fs::testing::{Workspace, workspace};
 
 async fn read(ws: &Workspace, args: Value) -> ToolOutput {
     ws.run(&ReadFileTool, args).await.unwrap()
@@ -193,7 +193,7 @@ async fn directories_fifos_and_devices_are_refused() {
     let err = fail(&ws, json!({"path": "fifo"})).await;
     assert!(err.contains("FIFO"), "{err}");
     // Even with reads allowed anywhere, a device never reaches the reader.
-    let open = crate::tools::ToolContext::new(PathPolicy::new(&ws.root).unwrap().restrict_reads(false));
+    let open = crate::ToolContext::new(PathPolicy::new(&ws.root).unwrap().restrict_reads(false));
     let err = ReadFileTool
         .execute(json!({"path": "/dev/zero"}), &open)
         .await
@@ -204,7 +204,7 @@ async fn directories_fifos_and_devices_are_refused() {
 #[tokio::test]
 async fn proc_files_with_zero_size_still_read() {
     let ws = workspace();
-    let open = crate::tools::ToolContext::new(PathPolicy::new(&ws.root).unwrap().restrict_reads(false));
+    let open = crate::ToolContext::new(PathPolicy::new(&ws.root).unwrap().restrict_reads(false));
     let out = ReadFileTool
         .execute(json!({"path": "/proc/self/status"}), &open)
         .await

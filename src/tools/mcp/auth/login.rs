@@ -19,7 +19,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationReques
 
 use super::callback::{Callback, Outcome};
 use super::store::{TokenFile, token_path};
-use crate::tools::mcp::config::ServerConfig;
+use crate::mcp::config::ServerConfig;
 use tern_http::error_chain;
 
 /// The client name tern registers under (shown by the authorization server on its consent page).
@@ -74,9 +74,9 @@ pub async fn login(
     let timeout = options.timeout;
     let url = super::remote_url(server).map_err(LoginError::NotRemote)?;
     let preset_secret = match &options.client_secret_env {
-        Some(var) => match crate::secrets::var(var).filter(|v| !v.trim().is_empty()) {
+        Some(var) => match tern_secrets::var(var).filter(|v| !v.trim().is_empty()) {
             Some(secret) => {
-                crate::secrets::register(&secret);
+                tern_secrets::register(&secret);
                 Some(secret.trim().to_string())
             }
             None => {

@@ -196,7 +196,7 @@ mod tests {
     fn a_401_with_configured_credentials_does_not_ask_for_a_login() {
         let server = |headers: Vec<(String, String)>, bearer: Option<&str>| ServerConfig {
             name: "remote".into(),
-            transport: Transport::Http(crate::tools::mcp::HttpConfig {
+            transport: Transport::Http(crate::mcp::HttpConfig {
                 url: "https://mcp.example/mcp".into(),
                 headers,
                 bearer_token_env: bearer.map(String::from),
@@ -236,7 +236,7 @@ mod tests {
             transport: TransportKind::Http,
             target: "https://mcp.linear.example/mcp".into(),
             source: "config.toml".into(),
-            state: crate::tools::mcp::ServerState::Failed {
+            state: crate::mcp::ServerState::Failed {
                 reason: needs_login("linear", false),
             },
             tools: Vec::new(),
@@ -252,12 +252,12 @@ mod tests {
         };
         // What `/mcp` in the TUI shows (and `tern mcp list`, which adds the login line for servers that have one).
         assert_eq!(
-            crate::tools::mcp::render_statuses(std::slice::from_ref(&status)),
+            crate::mcp::render_statuses(std::slice::from_ref(&status)),
             "linear  (http: https://mcp.linear.example/mcp)\n  from:   config.toml\n  status: needs login: run `tern \
              mcp login linear`\n"
         );
         // The headless run's stderr and the TUI's notice.
-        let failure = crate::tools::mcp::report::ServerWatch::default().failures(&[status]);
+        let failure = crate::mcp::report::ServerWatch::default().failures(&[status]);
         assert_eq!(
             failure[0].line(),
             "MCP server \"linear\" failed to start: needs login: run `tern mcp login linear`"

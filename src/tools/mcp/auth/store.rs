@@ -52,7 +52,7 @@ pub fn token_path(name: &str, url: &str) -> PathBuf {
 }
 
 fn token_dir() -> PathBuf {
-    crate::config::data_dir().join(DIR)
+    tern_fs::places::data_dir().join(DIR)
 }
 
 /// `<name, made safe>-<16 hex digits>.json`: readable in a listing, distinct for every (name, URL) pair.
@@ -136,7 +136,7 @@ pub(crate) fn remove(name: &str, url: &str) -> std::io::Result<bool> {
 /// Registers the tokens (and client secret) of a record for masking.
 fn mask_tokens(record: &TokenRecord) {
     if let Some(secret) = &record.client_secret {
-        crate::secrets::register(secret);
+        tern_secrets::register(secret);
     }
     let Some(credentials) = &record.credentials else {
         return;
@@ -147,7 +147,7 @@ fn mask_tokens(record: &TokenRecord) {
     };
     for key in ["access_token", "refresh_token", "id_token"] {
         if let Some(serde_json::Value::String(value)) = tokens.get(key) {
-            crate::secrets::register(value);
+            tern_secrets::register(value);
         }
     }
 }

@@ -153,7 +153,7 @@ pub fn load_servers(
     workspace: &Path,
     extra_json: Option<&Path>,
 ) -> Result<McpConfig, McpConfigError> {
-    let lookup = |name: &str| crate::secrets::var(name);
+    let lookup = |name: &str| tern_secrets::var(name);
     let mut out = McpConfig::default();
     let mut overrides = Vec::new();
     let toml_value = match serde_json::to_value(toml) {

@@ -26,7 +26,7 @@ pub use file_state::FileTracker;
 pub use path_policy::{PathError, PathPolicy};
 pub use registry::{PreparedCall, ToolRegistry};
 
-use crate::protocol::ToolOutput;
+use tern_protocol::ToolOutput;
 
 /// MCP annotations of a tool, as its server reported them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

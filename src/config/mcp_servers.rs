@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, InlineTable, Item, Table, Value};
 
-use super::config::{McpConfig, TransportKind};
-use crate::config::ConfigError;
+use super::ConfigError;
+use crate::tools::mcp::config::{McpConfig, TransportKind};
 
 /// The longest server name accepted: it becomes part of every tool name (`mcp_{server}_{tool}`, 64 characters at
 /// most), so a long one would leave no room for the tools'.
@@ -80,7 +80,7 @@ pub enum ManageError {
         project: PathBuf,
     },
     #[error(transparent)]
-    Server(#[from] super::config::McpConfigError),
+    Server(#[from] crate::tools::mcp::config::McpConfigError),
     #[error(transparent)]
     Config(#[from] ConfigError),
 }
@@ -116,7 +116,7 @@ pub fn add(path: &Path, workspace: &Path, server: &NewServer) -> Result<(), Mana
     let table = server_table(server);
     check_entry(&server.name, &table, path, workspace)?;
     let refused = RefCell::new(None);
-    let result = crate::config::write::update(path, |doc| {
+    let result = super::write::update(path, |doc| {
         let servers = servers_table(doc, path)?;
         if servers.contains_key(&server.name) {
             refused.replace(Some(ManageError::Exists {
@@ -134,7 +134,7 @@ pub fn add(path: &Path, workspace: &Path, server: &NewServer) -> Result<(), Mana
 /// Removes `[mcp_servers.NAME]` from the config file at `path`; the rest of the file stays as it was.
 pub fn remove(path: &Path, name: &str) -> Result<(), ManageError> {
     let refused = RefCell::new(None);
-    let result = crate::config::write::update(path, |doc| {
+    let result = super::write::update(path, |doc| {
         let removed = doc
             .get_mut("mcp_servers")
             .and_then(Item::as_table_like_mut)
@@ -215,13 +215,13 @@ pub async fn get_report(config: McpConfig, name: &str, files: &[PathBuf]) -> Res
         let _ = writeln!(out, "  defined in: {}", defined.join(", "));
     }
     match &server.transport {
-        super::config::Transport::Stdio(stdio) => {
+        crate::tools::mcp::config::Transport::Stdio(stdio) => {
             if !stdio.env.is_empty() {
                 let _ = writeln!(out, "  env:    {}", shown_pairs(&stdio.env, false));
             }
             let _ = writeln!(out, "  cwd:    {}", stdio.cwd.display());
         }
-        super::config::Transport::Http(http) | super::config::Transport::Sse(http) => {
+        crate::tools::mcp::config::Transport::Http(http) | crate::tools::mcp::config::Transport::Sse(http) => {
             if !http.headers.is_empty() {
                 let _ = writeln!(out, "  headers: {}", shown_pairs(&http.headers, true));
             }
@@ -241,7 +241,7 @@ pub async fn get_report(config: McpConfig, name: &str, files: &[PathBuf]) -> Res
         servers: vec![server],
         ..McpConfig::default()
     };
-    let status = super::list_report(single).await;
+    let status = crate::tools::mcp::list_report(single).await;
     // The status block first (name, transport, source, state, tools), then the configuration lines.
     let (head, tools) = split_status(&status);
     Ok(format!("{head}{out}{tools}").trim_end().to_string())
@@ -346,7 +346,7 @@ fn check_entry(name: &str, table: &Table, path: &Path, workspace: &Path) -> Resu
         .unwrap_or_default();
     let json = serde_json::json!({ "mcpServers": { name: entry } }).to_string();
     let mut warnings = Vec::new();
-    super::config::parse_json(
+    crate::tools::mcp::config::parse_json(
         &json,
         &path.display().to_string(),
         workspace,
