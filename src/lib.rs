@@ -8,6 +8,7 @@ pub mod demo;
 pub mod headless;
 pub mod heap;
 pub mod hooks;
+pub mod host;
 pub mod tui;
 
 pub use tern_protocol as protocol;

@@ -290,7 +290,7 @@ fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<
     let layers = config::load_layers(workspace, flag_layer(global))?;
     let _log = init_logging();
     runtime()?.block_on(async {
-        let config = tern::agent::mcp_servers_of(&layers, workspace)?;
+        let config = tern::host::mcp_servers_of(&layers, workspace)?;
         for warning in &config.warnings {
             eprintln_clean!("tern: warning: {warning}");
         }
@@ -305,7 +305,7 @@ fn mcp_auth(global: &GlobalArgs, workspace: &std::path::Path, command: AuthComma
     let layers = config::load_layers(workspace, flag_layer(global))?;
     let _log = init_logging();
     runtime()?.block_on(async {
-        let config = tern::agent::mcp_servers_of(&layers, workspace)?;
+        let config = tern::host::mcp_servers_of(&layers, workspace)?;
         let tell = |line: &str| eprintln_clean!("{line}");
         match tern::tools::mcp::auth::run_command(&config, &command, &tell).await {
             Ok(done) => {
@@ -374,7 +374,7 @@ fn interactive(
         let (handle, mut session, context_window, root, start, trust) = match &demo_dir {
             Some(dir) => {
                 let root = std::fs::canonicalize(dir.path().join("project"))?;
-                let (handle, session) = tern::agent::start_demo(&root)?;
+                let (handle, session) = tern::host::start_demo(&root)?;
                 (handle, session, 128_000, root, None, None)
             }
             None => {
@@ -383,14 +383,14 @@ fn interactive(
                 // A long session shows its last turns at once and the rest when its log is loaded.
                 let (handle, session) = match resume.as_deref().map(preview).transpose()?.flatten() {
                     Some((path, session)) => {
-                        let deferred = tern::agent::start_deferred(settings.clone(), workspace.to_path_buf(), path);
+                        let deferred = tern::host::start_deferred(settings.clone(), workspace.to_path_buf(), path);
                         pending = Some(tern::tui::terminal::Pending {
                             ready: deferred.ready,
                             go: Some(deferred.go),
                         });
                         (deferred.handle, session)
                     }
-                    None => tern::agent::start(&settings, workspace, resume.as_deref())?,
+                    None => tern::host::start(&settings, workspace, resume.as_deref())?,
                 };
                 let window = settings.context_window;
                 let dir = workspace.to_path_buf();
@@ -399,7 +399,7 @@ fn interactive(
                 let flags = flag_layer(global);
                 let start: tern::tui::switch::StartSession = Box::new(move |path| {
                     let settings = config::settings(&dir, flags.clone()).map_err(|e| e.to_string())?;
-                    tern::agent::start(&settings, &dir, Some(path)).map_err(|e| e.to_string())
+                    tern::host::start(&settings, &dir, Some(path)).map_err(|e| e.to_string())
                 });
                 (handle, session, window, workspace.to_path_buf(), Some(start), trust)
             }
@@ -463,13 +463,13 @@ fn interactive(
 
 /// The last turns of the long session logged at `path`, to show while the whole of it loads; `None` for a short one
 /// (it is loaded before the first frame).
-fn preview(path: &std::path::Path) -> anyhow::Result<Option<(PathBuf, tern::agent::SessionInfo)>> {
+fn preview(path: &std::path::Path) -> anyhow::Result<Option<(PathBuf, tern::host::SessionInfo)>> {
     let cannot = || format!("cannot resume {}", path.display());
     let Some(events) = tern::session::tail::events(path).with_context(cannot)? else {
         return Ok(None);
     };
     let meta = tern::session::log::read_meta(path).with_context(cannot)?;
-    let session = tern::agent::SessionInfo {
+    let session = tern::host::SessionInfo {
         id: meta.id,
         history: Vec::new(),
         events,
@@ -524,7 +524,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     let code = runtime.block_on(async move {
         // Before anything starts: a signal that arrives while the agent starts up is then handled, not fatal.
         let mut stops = forward_signals()?;
-        let (handle, session) = tern::agent::start(&settings, workspace, resume.as_deref())?;
+        let (handle, session) = tern::host::start(&settings, workspace, resume.as_deref())?;
         for notice in &session.notices {
             eprintln_clean!("tern: {notice}");
         }

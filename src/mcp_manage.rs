@@ -203,7 +203,7 @@ pub fn get(args: GetArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let config = tern::agent::mcp_servers_of(&layers, workspace)?;
+        let config = tern::host::mcp_servers_of(&layers, workspace)?;
         let report = manage::get_report(config, &args.name, &files).await?;
         println_clean!("{report}");
         anyhow::Ok(0)

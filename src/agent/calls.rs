@@ -234,7 +234,7 @@ impl Agent {
         }
         // What tern reads as instructions, stat'ed around a command: a change is reported, never loaded unseen.
         let root = policy.root().to_path_buf();
-        let instructions = (call.name == "exec").then(|| crate::config::planted::Fingerprint::take(&root));
+        let instructions = (call.name == "exec").then(|| crate::agent::planted::Fingerprint::take(&root));
         // The PostToolUse hooks are told the arguments the call ran with.
         let hook_input = self
             .hooks
@@ -299,7 +299,7 @@ impl Agent {
         } else {
             output
         };
-        if let Some(note) = instructions.and_then(|before| crate::config::planted::after_command(&root, &before)) {
+        if let Some(note) = instructions.and_then(|before| crate::agent::planted::after_command(&root, &before)) {
             self.shared.emit(Event::Notice { text: note.clone() });
             output.text = format!("{}\n\n{note}", output.text);
         }

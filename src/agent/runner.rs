@@ -31,7 +31,7 @@ pub struct AgentConfig {
     /// Tokens kept free for the answer when fitting the prompt into the window.
     pub reserve_tokens: u64,
     /// When and how far the conversation is compacted.
-    pub compaction: crate::config::Compaction,
+    pub compaction: crate::agent::compact::Compaction,
     pub results: ToolResultStore,
     /// Conversation to continue (a resumed session); empty for a new one.
     pub history: Vec<Message>,
@@ -47,7 +47,7 @@ pub struct AgentConfig {
     /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
     pub hooks: crate::hooks::Hooks,
     /// Offer the `spawn` tool with these limits (`agent::subagent`); `None` offers no subagents.
-    pub subagents: Option<crate::config::SubagentSettings>,
+    pub subagents: Option<crate::agent::subagent::SubagentSettings>,
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
     pub mcp_elicitations: Option<crate::tools::mcp::ElicitationInbox>,
@@ -207,7 +207,7 @@ pub(crate) struct Agent {
     pub max_iterations: u32,
     pub context_window: u64,
     pub reserve_tokens: u64,
-    pub compaction: crate::config::Compaction,
+    pub compaction: crate::agent::compact::Compaction,
     /// The prompt's size as last measured (see `compact.rs`).
     pub meter: super::compact::ContextMeter,
     pub results: ToolResultStore,

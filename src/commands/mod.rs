@@ -91,7 +91,7 @@ pub struct CustomCommands {
 
 /// The commands folder in the user's config directory (next to `config.toml`).
 pub fn user_dir() -> Option<PathBuf> {
-    crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("commands")))
+    tern_fs::places::user_config_path().and_then(|p| p.parent().map(|d| d.join("commands")))
 }
 
 impl CustomCommands {
@@ -99,7 +99,7 @@ impl CustomCommands {
     pub fn load(workspace: &Path, builtins: &[&str]) -> Self {
         // While instruction files a command wrote wait for the user (`config::planted`), the project's commands stay
         // out: a planted one could hide the user's own of the same name.
-        let project = if crate::config::planted::withheld(workspace).is_empty() {
+        let project = if crate::agent::planted::withheld(workspace).is_empty() {
             workspace.join(PROJECT_DIR)
         } else {
             std::path::PathBuf::new()

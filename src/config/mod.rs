@@ -17,7 +17,6 @@ mod compaction;
 pub mod detect;
 pub mod hooks;
 pub mod mcp_servers;
-pub mod planted;
 mod subagents;
 pub mod trust;
 pub mod tui;
@@ -478,7 +477,7 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
     let trust_changed = !project_trusted && standing == trust::Standing::Changed;
     // `--trust-project` vouches for the project's files as they are, instruction files a command wrote included.
     if flags.trust_project {
-        planted::clear(workspace);
+        crate::agent::planted::clear(workspace);
     }
     let mut ignored = Vec::new();
     if trust_changed {
@@ -658,7 +657,7 @@ fn finish(
             .collect()
     };
     let models = Catalog::builtin().with_overrides(&file.models);
-    let compaction = Compaction::from_file(&file)?;
+    let compaction = compaction::resolve(&file)?;
     let hooks = file.hooks.compile()?;
     let web = web::resolve(&file.web)?;
     let context_window = file
@@ -713,7 +712,7 @@ fn finish(
             allow_unix_sockets: file.sandbox.allow_unix_sockets,
             devices: file.sandbox.devices,
         },
-        subagents: SubagentSettings::from_file(&file.subagents),
+        subagents: subagents::resolve(&file.subagents),
         checkpoints: file.checkpoints.retention(),
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,

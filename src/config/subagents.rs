@@ -4,6 +4,8 @@
 
 use serde::Deserialize;
 
+pub use crate::agent::subagent::SubagentSettings;
+
 /// `[subagents]` as written in a config file.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,33 +33,14 @@ impl SubagentsFile {
     }
 }
 
-/// The resolved `[subagents]` settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SubagentSettings {
-    pub enabled: bool,
-    pub max_concurrent: usize,
-    pub max_iterations: u32,
-}
-
-impl Default for SubagentSettings {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            max_concurrent: 3,
-            max_iterations: 30,
-        }
-    }
-}
-
-impl SubagentSettings {
-    pub(super) fn from_file(file: &SubagentsFile) -> Self {
-        let defaults = Self::default();
-        Self {
-            enabled: file.enabled.unwrap_or(defaults.enabled),
-            // At least one runs, or a spawn would wait forever; more than 16 at once is a runaway, not a plan.
-            max_concurrent: file.max_concurrent.unwrap_or(defaults.max_concurrent).clamp(1, 16),
-            max_iterations: file.max_iterations.unwrap_or(defaults.max_iterations).max(1),
-        }
+/// The `[subagents]` settings `file` asks for, within bounds.
+pub(super) fn resolve(file: &SubagentsFile) -> SubagentSettings {
+    let defaults = SubagentSettings::default();
+    SubagentSettings {
+        enabled: file.enabled.unwrap_or(defaults.enabled),
+        // At least one runs, or a spawn would wait forever; more than 16 at once is a runaway, not a plan.
+        max_concurrent: file.max_concurrent.unwrap_or(defaults.max_concurrent).clamp(1, 16),
+        max_iterations: file.max_iterations.unwrap_or(defaults.max_iterations).max(1),
     }
 }
 
@@ -68,7 +51,7 @@ mod tests {
     #[test]
     fn defaults_layers_and_bounds() {
         let parsed: SubagentsFile = toml::from_str("max_concurrent = 0\nmax_iterations = 5").unwrap();
-        let settings = SubagentSettings::from_file(&parsed);
+        let settings = resolve(&parsed);
         assert_eq!(
             (settings.enabled, settings.max_concurrent, settings.max_iterations),
             (true, 1, 5)
@@ -79,13 +62,13 @@ mod tests {
             ..Default::default()
         };
         user.merge(parsed);
-        let merged = SubagentSettings::from_file(&user);
+        let merged = resolve(&user);
         assert_eq!(
             (merged.enabled, merged.max_concurrent, merged.max_iterations),
             (false, 1, 5)
         );
         assert_eq!(
-            SubagentSettings::from_file(&SubagentsFile::default()),
+            resolve(&SubagentsFile::default()),
             SubagentSettings::default()
         );
         assert!(toml::from_str::<SubagentsFile>("max_depth = 2").is_err());

@@ -66,7 +66,7 @@ pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Resu
         Ok(())
     })?;
     // The user saw the project's files, those a command wrote included: they may reach the prompt again.
-    super::planted::clear(&workspace);
+    crate::agent::planted::clear(&workspace);
     Ok(())
 }
 

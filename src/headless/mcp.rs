@@ -2,7 +2,7 @@
 //! format), stream-json's `session_started` with a `mcp_servers` array (name, state, tools) and their tools in its
 //! `tools`, and a `mcp_server` line whenever a server's state or tools change after it. Nothing is printed before
 //! `session_started`, which stays the first line of stream-json; it waits for servers still starting as long as the
-//! first request does (`agent::MCP_STARTUP`), which costs no time since the request waits for them anyway.
+//! first request does (`host::MCP_STARTUP`), which costs no time since the request waits for them anyway.
 
 use std::io::Write;
 use std::sync::Arc;

@@ -47,7 +47,7 @@ pub async fn launch(
     let start = view::start::StartInfo::for_workspace(&workspace);
     let mouse = crate::config::tui::load(&workspace).mouse();
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx);
-    let keymap_path = crate::config::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
+    let keymap_path = tern_fs::places::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
         Ok(map) => (map, None),
         Err(e) => (keymap::Keymap::default(), Some(e.to_string())),

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use super::app::App;
 use super::state::{AppState, Level};
 use super::view::transcript::TranscriptView;
-use crate::agent::{AgentHandle, SessionInfo};
+use crate::agent::AgentHandle;
+use crate::host::SessionInfo;
 
 /// What the user asked to switch to.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,7 +28,8 @@ use super::app::{ANIMATION, App, FRAME, STREAM_EARLY, STREAM_FRAME, osc52};
 use super::screen::Screen;
 use super::state::Level;
 use super::switch::StartSession;
-use crate::agent::{AgentHandle, SessionInfo};
+use crate::agent::AgentHandle;
+use crate::host::SessionInfo;
 use crate::protocol::FRAME_SLACK;
 use crate::protocol::Op;
 
@@ -136,7 +137,7 @@ impl Signals {
     }
 }
 
-/// A session still loading (see `agent::start_deferred`): its whole record, or why it could not be loaded, and the
+/// A session still loading (see `host::start_deferred`): its whole record, or why it could not be loaded, and the
 /// word that lets the load begin, sent once the first frame is drawn.
 pub struct Pending {
     pub ready: tokio::sync::oneshot::Receiver<Result<SessionInfo, String>>,

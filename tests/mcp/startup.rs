@@ -171,7 +171,7 @@ async fn a_slow_server_does_not_hold_up_the_first_request_and_joins_when_ready()
     );
     let manager = McpManager::start(
         servers(&json!({"mcpServers": {"slow": entry}}).to_string()),
-        tern::agent::MCP_STARTUP,
+        tern::host::MCP_STARTUP,
     );
     let mock = MockLlm::start(vec![Reply::text("first"), Reply::text("second")]).await;
     let mut agent = agent(&mock, &manager);

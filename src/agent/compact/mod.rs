@@ -20,6 +20,24 @@ use super::runner::Agent;
 use crate::protocol::{Event, Message};
 use crate::provider::{ChatRequest, ProviderError};
 
+/// When and how far the conversation is compacted (`[compaction]`-level settings: `compact_at`, `keep_recent`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Compaction {
+    /// Compact when the prompt reaches this share of the context window.
+    pub compact_at: f64,
+    /// The most recent messages filling up to this share of the window stay verbatim.
+    pub keep_recent: f64,
+}
+
+impl Default for Compaction {
+    fn default() -> Self {
+        Self {
+            compact_at: 0.8,
+            keep_recent: 0.3,
+        }
+    }
+}
+
 pub use plan::SUMMARY_HEADER;
 
 /// The summariser's instructions.

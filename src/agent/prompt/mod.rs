@@ -33,7 +33,7 @@ impl ContextSources {
     pub fn for_workspace(workspace: &Path) -> Self {
         Self {
             workspace: workspace.to_path_buf(),
-            user_dir: crate::config::user_config_path().and_then(|p| p.parent().map(Path::to_path_buf)),
+            user_dir: tern_fs::places::user_config_path().and_then(|p| p.parent().map(Path::to_path_buf)),
         }
     }
 
@@ -85,7 +85,7 @@ impl SystemPrompt {
         let (files, mut warnings) = files::collect(&sources.workspace, sources.user_dir.as_deref());
         let (skills, skill_warnings) = skills::collect(&sources.workspace, sources.user_dir.as_deref());
         warnings.extend(skill_warnings);
-        let withheld = crate::config::planted::withheld(&sources.workspace);
+        let withheld = crate::agent::planted::withheld(&sources.workspace);
         if !withheld.is_empty() {
             warnings.push(format!(
                 "commands wrote instruction files in this project ({}): its AGENTS.md, skills and commands are left \

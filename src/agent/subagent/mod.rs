@@ -28,11 +28,28 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Shared;
-use crate::config::SubagentSettings;
 use crate::protocol::{Event, TurnEnd};
 use crate::provider::Provider;
 use crate::session::ToolResultStore;
 use crate::tools::{PathPolicy, ToolRegistry};
+
+/// The resolved `[subagents]` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentSettings {
+    pub enabled: bool,
+    pub max_concurrent: usize,
+    pub max_iterations: u32,
+}
+
+impl Default for SubagentSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_concurrent: 3,
+            max_iterations: 30,
+        }
+    }
+}
 
 pub use report::recorded_in_parent;
 pub use tool::{SPAWN_TOOL, SpawnTool};
@@ -49,7 +66,7 @@ pub(crate) struct Parent {
     pub settings: SubagentSettings,
     pub context_window: u64,
     pub reserve_tokens: u64,
-    pub compaction: crate::config::Compaction,
+    pub compaction: crate::agent::compact::Compaction,
     /// The user's PreToolUse and PostToolUse hooks: they apply to a subagent's calls as to the main agent's.
     pub hooks: crate::hooks::Hooks,
 }

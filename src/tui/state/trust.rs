@@ -31,10 +31,10 @@ pub struct TrustOffer {
 /// user's config or with `--trust-project`), has no configuration of its own, or there is no user config to write to.
 pub fn offer(settings: &Settings, workspace: &Path) -> Option<TrustOffer> {
     // Instruction files a command wrote ask again, however the project is trusted.
-    if settings.project_trusted && crate::config::planted::withheld(workspace).is_empty() {
+    if settings.project_trusted && crate::agent::planted::withheld(workspace).is_empty() {
         return None;
     }
-    offer_for(workspace, crate::config::user_config_path()?)
+    offer_for(workspace, tern_fs::places::user_config_path()?)
 }
 
 /// `offer` without the settings: the project files and what they would change.
@@ -61,7 +61,7 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
         files.push(".mcp.json".to_string());
         servers.extend(json_servers(&json_path));
     }
-    let planted = crate::config::planted::withheld(workspace);
+    let planted = crate::agent::planted::withheld(workspace);
     if !planted.is_empty() {
         files.extend(planted.iter().map(|path| format!("{path} (written by a command)")));
         changes.push(

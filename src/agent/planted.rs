@@ -133,7 +133,7 @@ fn marker(workspace: &Path) -> PathBuf {
     let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     let hash = Sha256::digest(workspace.as_os_str().as_encoded_bytes());
     let name: String = hash.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    super::data_dir().join("planted").join(format!("{name}.json"))
+    tern_fs::places::data_dir().join("planted").join(format!("{name}.json"))
 }
 
 /// Records that commands changed `paths` of `workspace`, adding to what an earlier command left.

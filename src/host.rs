@@ -1,0 +1,503 @@
+//! Starting a session: the agent of a new, resumed or demo session built from the settings (the provider, the
+//! tools, the policy, the gate, the MCP servers, the session log), and what a frontend is told about it. This is the
+//! composition the command line and the frontends share; nothing below it reads settings.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Settings;
+use crate::protocol::{Event, Message};
+use crate::session::{SessionLog, SessionMeta, ToolResultStore};
+use crate::tools::exec::{ExecConfig, ExecTool};
+use crate::tools::mcp::{self, McpManager};
+use crate::tools::{PathPolicy, ToolRegistry};
+
+use crate::agent::{AgentConfig, AgentHandle, approval, checkpoint, prompt, runner, spawn};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Provider(#[from] crate::provider::ProviderError),
+    #[error("workspace: {0}")]
+    Workspace(#[from] crate::tools::PathError),
+    #[error("cannot create the session directory {path}: {source}")]
+    SessionDir { path: String, source: std::io::Error },
+    #[error("cannot resume {path}: {source}")]
+    Resume { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Mcp(#[from] crate::tools::mcp::McpConfigError),
+}
+
+/// Which session a start made or continued.
+#[derive(Clone)]
+pub struct SessionInfo {
+    pub id: String,
+    /// The conversation so far, for a frontend to show when the session has no recorded events (one written before
+    /// events were recorded); empty otherwise.
+    pub history: Vec<Message>,
+    /// The transcript's recorded events with their Unix-ms times (empty for a new session), for a frontend to replay.
+    pub events: Vec<(u64, Event)>,
+    /// Where the log is, when it could be created.
+    pub log_path: Option<PathBuf>,
+    /// The MCP servers of the session, when any are configured.
+    pub mcp: Option<Arc<McpManager>>,
+    /// Configuration that was ignored or questionable, and a data directory that cannot be written, for the user to
+    /// see.
+    pub warnings: Vec<String>,
+    /// What a resume did not bring back (a looser mode, "always" answers), for the user to see.
+    pub notices: Vec<String>,
+}
+
+/// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
+/// session logged at that path, on the model it last used; its mode and "always" answers are not restored (the
+/// configured mode holds, and commands ask again), and a notice says so.
+pub fn config_for(
+    settings: &Settings,
+    workspace: &Path,
+    resume: Option<&Path>,
+) -> Result<(AgentConfig, SessionInfo), StartError> {
+    let data_dir = crate::config::data_dir();
+    // Old work-tree snapshots go in the background, whatever this session does.
+    checkpoint::collect_in_background(data_dir.join("shadow"), settings.checkpoints);
+    let mut warnings = Vec::new();
+    let mut notices = Vec::new();
+    let (provider, session_id, history, events, checkpoints, log) = match resume {
+        Some(path) => {
+            let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
+                path: path.display().to_string(),
+                source,
+            })?;
+            let mut provider_config = settings.provider.clone();
+            if loaded.meta.provider == provider_config.kind.as_str() {
+                provider_config.model = loaded.model().to_string();
+            }
+            let provider = crate::provider::build(&provider_config)?;
+            notices.extend(unrestored(&loaded, settings.mode));
+            let log = match SessionLog::append_to(path) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    warnings.push(unwritable(path, &e));
+                    None
+                }
+            };
+            let (checkpoints, notice) = checkpoint::restorable(&loaded.meta, loaded.checkpoints, path, workspace);
+            notices.extend(notice);
+            (
+                provider,
+                loaded.meta.id,
+                loaded.messages,
+                loaded.events,
+                checkpoints,
+                log,
+            )
+        }
+        None => {
+            let provider = crate::provider::build(&settings.provider)?;
+            let id = crate::session::new_session_id();
+            let meta = SessionMeta {
+                id: id.clone(),
+                workspace: workspace.display().to_string(),
+                provider: provider.name().to_string(),
+                model: provider.model().to_string(),
+                forked_from: None,
+                forked_messages: None,
+            };
+            let path = SessionLog::path_for(&data_dir, &id);
+            let log = match SessionLog::create(&path, &meta) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    warnings.push(unwritable(&path, &e));
+                    None
+                }
+            };
+            (provider, id, Vec::new(), Vec::new(), Vec::new(), log)
+        }
+    };
+    let (mcp_setup, mcp_elicitations) = mcp::ClientSetup::session(workspace);
+    let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
+    warnings.extend(mcp_warnings);
+    let mut sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, workspace, &mut warnings);
+    // The workspace's .env files and keys, found off the start-up path; the first command waits for the walk.
+    if let Some(policy) = sandbox.as_mut().filter(|_| settings.sandbox.hide_workspace_secrets) {
+        let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        policy.secret_files = crate::secrets::files::WorkspaceSecrets::find(&root);
+    }
+    warnings.extend(
+        settings
+            .ignored
+            .iter()
+            .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
+    );
+    let context = prompt::ContextSources::for_workspace(workspace);
+    let mut system_prompt = prompt::SystemPrompt::build(&context);
+    if let Some(manager) = &mcp {
+        // The servers' instructions join the prompt as each server becomes ready.
+        system_prompt = system_prompt.with_mcp(Arc::clone(manager));
+    }
+    warnings.extend(system_prompt.warnings.iter().cloned());
+    let results = ToolResultStore::for_session(&data_dir, &session_id);
+    // A read-only or full data directory costs the session its log and its stored results, not the session: large
+    // results then go to the model as head and tail.
+    if let Err(e) = results.ensure_dir()
+        && log.is_some()
+    {
+        warnings.push(unwritable(results.dir(), &e));
+    }
+    let history_events = events.len();
+    // The token totals go on from where the resumed session left them.
+    let history_usage = events
+        .iter()
+        .rev()
+        .find_map(|(_, e)| match e {
+            crate::protocol::Event::TokenUsage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let info = SessionInfo {
+        id: session_id.clone(),
+        // A session with recorded events replays those; only an older one (messages only) needs its prose copied.
+        history: if events.is_empty() { history.clone() } else { Vec::new() },
+        events,
+        log_path: log.as_ref().map(|l| l.path().to_path_buf()),
+        mcp: mcp.clone(),
+        warnings,
+        notices,
+    };
+    let mut policy = PathPolicy::new(workspace)?
+        .allow_read_root(results.dir())
+        .hide_stores(settings.sandbox.credential_stores());
+    // The model reads the user's skills on demand (they are listed in the prompt with their paths).
+    if let Some(skills) = context.user_skills_dir() {
+        policy = policy.allow_read_root(skills);
+    }
+    for root in &settings.write_roots {
+        policy = policy.allow_write_root(root);
+    }
+    let mut gate = approval::ApprovalGate::new(settings.mode, settings.allow.clone(), settings.deny.clone());
+    gate.set_sandboxed(sandbox.is_some());
+    let mut tools = ToolRegistry::with_builtins();
+    tools.register(Arc::new(ExecTool::new(ExecConfig {
+        default_timeout: settings.exec_timeout,
+        env_allow: settings.env_allow.clone(),
+        sandbox,
+        ..ExecConfig::default()
+    })));
+    for tool in crate::tools::web::tools(&settings.web, crate::secrets::var) {
+        tools.register(tool);
+    }
+    if let Some(manager) = &mcp {
+        tools.add_source(Arc::clone(manager) as _);
+    }
+    let config = AgentConfig {
+        provider,
+        tools,
+        gate,
+        system_prompt,
+        policy,
+        max_iterations: settings.max_iterations,
+        context_window: settings.context_window,
+        reserve_tokens: settings.output_limit,
+        compaction: settings.compaction,
+        results,
+        history,
+        history_events,
+        history_usage,
+        history_checkpoints: checkpoints,
+        hooks: crate::hooks::Hooks::new(settings.hooks.clone(), &session_id, workspace)
+            .with_transcript(info.log_path.as_deref())
+            .with_env_allow(settings.env_allow.clone()),
+        log,
+        subagents: Some(settings.subagents),
+        mcp_elicitations: Some(mcp_elicitations),
+        mcp,
+    };
+    Ok((config, info))
+}
+
+/// The warning for a data directory tern cannot write.
+fn unwritable(path: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot write {}: {e}; this session goes on in memory only (it will not be resumable, and large results are \
+         shown head and tail instead of being kept on disk)",
+        path.display()
+    )
+}
+
+/// What a resumed session does not bring back, so the user is not surprised: it starts in the configured mode and
+/// with no "always" rules, whatever the recorded session had (a mode or rule granted then is not granted now).
+fn unrestored(loaded: &crate::session::log::Loaded, configured: crate::protocol::ApprovalMode) -> Vec<String> {
+    let mut notices = Vec::new();
+    if let Some(mode) = loaded.mode().filter(|m| *m != configured) {
+        notices.push(format!(
+            "the session was in mode {mode}; it resumes in {configured}, as configured (/mode to change it)"
+        ));
+    }
+    match loaded.always_rules() {
+        0 => {}
+        n => notices.push(format!(
+            "{n} \"always\" answer{} of the session {} not carried over: those commands ask again",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+        )),
+    }
+    notices
+}
+
+/// The OS sandbox under the gate. Where it cannot run, commands run unconfined, the gate asks before each, and a
+/// warning says so once. The git repositories under `workspace` are found on a thread of their own, off the way of
+/// the first command.
+fn exec_sandbox(
+    settings: &crate::config::SandboxSettings,
+    write_roots: &[PathBuf],
+    workspace: &Path,
+    warnings: &mut Vec<String>,
+) -> Option<crate::sandbox::SandboxPolicy> {
+    let sandbox = crate::sandbox::SandboxPolicy::from_settings(settings, write_roots).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
+        None
+    });
+    match &sandbox {
+        None => warnings.extend(crate::sandbox::notice(settings)),
+        Some(policy) => {
+            warnings.extend(policy.unix_sockets_notice());
+            let (policy, workspace) = (policy.clone(), workspace.to_path_buf());
+            std::thread::spawn(move || policy.prepare(&workspace));
+        }
+    }
+    sandbox
+}
+
+/// How long a session's first request waits for MCP servers still starting (from when they were started): a local
+/// server is ready in well under this, and a slow or hanging one costs no more than this once. A server that is
+/// later ready brings its tools and instructions to the next request.
+pub const MCP_STARTUP: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The configured MCP servers. A project's own `.mcp.json` servers start only when the project is trusted: a cloned
+/// repository must not run programs just by being opened. Broken entries are left out and listed in `errors`.
+pub fn mcp_servers(settings: &Settings, workspace: &Path) -> Result<mcp::McpConfig, StartError> {
+    mcp_servers_from(
+        &settings.mcp_servers,
+        &settings.sources,
+        settings.mcp_config.as_deref(),
+        settings.project_trusted,
+        workspace,
+    )
+}
+
+/// The configured MCP servers from the merged configuration files, without resolving a model provider (`tern mcp
+/// list` needs none).
+pub fn mcp_servers_of(layers: &crate::config::Layers, workspace: &Path) -> Result<mcp::McpConfig, StartError> {
+    mcp_servers_from(
+        &layers.file.mcp_servers,
+        &layers.sources,
+        layers.file.mcp_config.as_deref(),
+        layers.project_trusted,
+        workspace,
+    )
+}
+
+fn mcp_servers_from(
+    table: &toml::Table,
+    sources: &[PathBuf],
+    extra: Option<&Path>,
+    trusted: bool,
+    workspace: &Path,
+) -> Result<mcp::McpConfig, StartError> {
+    let label = sources
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let mut config = mcp::load_servers(table, &label, workspace, extra)?;
+    if !trusted {
+        let project = workspace.join(".mcp.json").display().to_string();
+        for server in config.servers.iter_mut().filter(|s| s.source == project) {
+            server.problem = Some(format!(
+                "defined by the project's .mcp.json, and the project is not trusted: {}",
+                crate::config::TRUST_HINT
+            ));
+        }
+    }
+    Ok(config)
+}
+
+/// The session's MCP servers, started in the background, and what to tell the user about their configuration (one
+/// line per warning, and per entry left out).
+fn start_mcp(
+    settings: &Settings,
+    workspace: &Path,
+    setup: mcp::ClientSetup,
+) -> Result<(Option<Arc<McpManager>>, Vec<String>), StartError> {
+    let config = mcp_servers(settings, workspace)?;
+    let mut warnings = config.warnings;
+    warnings.extend(config.errors.iter().map(|e| match &e.server {
+        Some(_) => format!("{e}; this MCP server is left out"),
+        None => format!("{e}; the MCP servers of this file are left out"),
+    }));
+    if config.servers.is_empty() {
+        return Ok((None, warnings));
+    }
+    Ok((
+        Some(McpManager::start_with(config.servers, MCP_STARTUP, setup)),
+        warnings,
+    ))
+}
+
+/// Starts a session's agent task from settings.
+pub fn start(
+    settings: &Settings,
+    workspace: &Path,
+    resume: Option<&Path>,
+) -> Result<(AgentHandle, SessionInfo), StartError> {
+    let (config, info) = config_for(settings, workspace, resume)?;
+    Ok((spawn(config), info))
+}
+
+/// Starts resuming the session logged at `path` without waiting for it: the handle takes ops at once (they wait in
+/// its channel); the log is loaded once `go` is sent (or dropped), and `ready` then brings the session's record as
+/// the agent starts. For a day's session the load takes tens of milliseconds, which the first frame need not wait for
+/// (nor share the CPU with).
+pub fn start_deferred(settings: Settings, workspace: PathBuf, path: PathBuf) -> DeferredStart {
+    let (op_tx, op_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ready_tx, ready) = tokio::sync::oneshot::channel();
+    let (go, go_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let _ = go_rx.await;
+        let started = tokio::task::spawn_blocking(move || config_for(&settings, &workspace, Some(&path))).await;
+        match started {
+            Ok(Ok((config, info))) => {
+                let _ = ready_tx.send(Ok(info));
+                runner::run(config, op_rx, ev_tx).await;
+            }
+            Ok(Err(e)) => {
+                let _ = ready_tx.send(Err(e.to_string()));
+            }
+            // A panic while loading is the agent's panic: the frontend learns of it from the task.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => {
+                let _ = ready_tx.send(Err("the session load was cancelled".to_string()));
+            }
+        }
+    });
+    DeferredStart {
+        handle: AgentHandle {
+            ops: op_tx,
+            events: ev_rx,
+            task,
+        },
+        ready,
+        go,
+    }
+}
+
+/// A resume under way (see `start_deferred`).
+pub struct DeferredStart {
+    pub handle: AgentHandle,
+    /// The session's record once loaded, or why it could not be.
+    pub ready: tokio::sync::oneshot::Receiver<Result<SessionInfo, String>>,
+    /// Sent when the first frame is drawn: the load begins.
+    pub go: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Starts the scripted demo agent in `root` (a temporary copy of the sample project). Its large results go to a
+/// sibling `results` directory inside the same temporary directory, so nothing outside it is touched.
+pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError> {
+    let results_dir = root.parent().unwrap_or(root).join("results");
+    let results = ToolResultStore::new(&results_dir);
+    results.ensure_dir().map_err(|source| StartError::SessionDir {
+        path: results_dir.display().to_string(),
+        source,
+    })?;
+    let policy = PathPolicy::new(root)?.allow_read_root(results.dir());
+    let mut warnings = Vec::new();
+    let sandbox = exec_sandbox(&crate::config::SandboxSettings::default(), &[], root, &mut warnings);
+    let mut gate = approval::ApprovalGate::new(approval::ApprovalMode::AutoEdit, Vec::new(), Vec::new());
+    gate.set_sandboxed(sandbox.is_some());
+    let mut tools = ToolRegistry::with_builtins();
+    tools.register(Arc::new(ExecTool::new(ExecConfig {
+        sandbox,
+        ..ExecConfig::default()
+    })));
+    let config = AgentConfig {
+        provider: Arc::new(crate::demo::DemoProvider::new(std::time::Duration::from_millis(40))),
+        tools,
+        gate,
+        system_prompt: prompt::system_prompt(policy.root()).into(),
+        policy,
+        max_iterations: 20,
+        context_window: 128_000,
+        reserve_tokens: 8_192,
+        compaction: crate::config::Compaction::default(),
+        results,
+        history: Vec::new(),
+        history_events: 0,
+        history_usage: Default::default(),
+        history_checkpoints: Vec::new(),
+        log: None,
+        hooks: Default::default(),
+        subagents: None,
+        mcp_elicitations: None,
+        mcp: None,
+    };
+    let info = SessionInfo {
+        id: "demo".into(),
+        history: Vec::new(),
+        events: Vec::new(),
+        log_path: None,
+        mcp: None,
+        warnings,
+        notices: Vec::new(),
+    };
+    Ok((spawn(config), info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApprovalDecision, ApprovalMode};
+    use crate::session::log::Loaded;
+
+    fn loaded(events: Vec<Event>) -> Loaded {
+        Loaded {
+            meta: SessionMeta {
+                id: "s".into(),
+                workspace: "/w".into(),
+                provider: "openai".into(),
+                model: "m".into(),
+                forked_from: None,
+                forked_messages: None,
+            },
+            messages: Vec::new(),
+            events: events.into_iter().map(|e| (0, e)).collect(),
+            checkpoints: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_resume_says_what_it_did_not_restore() {
+        let always = |id| Event::ApprovalDecided {
+            id,
+            decision: ApprovalDecision::Always,
+        };
+        let session = loaded(vec![
+            Event::ModeChanged {
+                mode: ApprovalMode::FullAuto,
+            },
+            always(1),
+            always(2),
+            Event::ModelChanged { model: "big".into() },
+        ]);
+        assert_eq!(session.model(), "big");
+        let notices = unrestored(&session, ApprovalMode::AutoEdit);
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(notices[0].contains("was in mode full-auto") && notices[0].contains("resumes in auto-edit"));
+        assert!(notices[1].starts_with("2 \"always\" answers"));
+        // Nothing to say when the session kept the configured mode and gave no "always".
+        let quiet = loaded(vec![Event::ModeChanged {
+            mode: ApprovalMode::AutoEdit,
+        }]);
+        assert!(unrestored(&quiet, ApprovalMode::AutoEdit).is_empty());
+        assert_eq!(quiet.model(), "m");
+    }
+}
