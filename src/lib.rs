@@ -1,16 +1,16 @@
 //! tern: a full-screen terminal coding assistant. The library holds everything but the command line: the protocol
 //! between agent and frontends, the tool system, the providers, and the runner.
 
-pub mod agent;
 pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod headless;
 pub mod heap;
-pub mod hooks;
 pub mod host;
 pub mod tui;
 
+pub use tern_agent as agent;
+pub use tern_agent::hooks;
 pub use tern_protocol as protocol;
 pub use tern_provider as provider;
 pub use tern_provider::models;

@@ -55,14 +55,14 @@ use std::path::{Component, Path};
 
 use serde_json::Value;
 
-pub use crate::protocol::{ApprovalMode, ParseModeError};
 pub use rule::{CommandRule, EditRule, RuleError};
+pub use tern_protocol::{ApprovalMode, ParseModeError};
 
-use crate::tools::exec::ExecLimits;
-use crate::tools::{PathPolicy, Tool, ToolHints};
 use propose::NoRule;
 use readonly::Reads;
 use scan::Match;
+use tern_tools::exec::ExecLimits;
+use tern_tools::{PathPolicy, Tool, ToolHints};
 use wrappers::Peeled;
 
 /// Tools that change files, and so follow the edit column of the table above.
@@ -304,7 +304,7 @@ impl ApprovalGate {
             }
             name if EDIT_TOOLS.contains(&name) => self.check_edit(name, args, policy),
             // Starting a subagent changes nothing; each call it makes takes this gate (agent::subagent::tool).
-            crate::agent::subagent::SPAWN_TOOL => Verdict::Allow,
+            crate::subagent::SPAWN_TOOL => Verdict::Allow,
             name => self.check_mcp(
                 mcp::Target {
                     name,
@@ -715,7 +715,7 @@ fn is_in_git(policy: &PathPolicy, resolved: &Path) -> bool {
         .strip_prefix(policy.root())
         .is_ok_and(|relative| relative.components().any(|c| c == Component::Normal(".git".as_ref())));
     in_dot_git || {
-        let git = crate::sandbox::git_repos::protection(&policy.root().join(".git"), policy.write_roots());
+        let git = tern_sandbox::git_repos::protection(&policy.root().join(".git"), policy.write_roots());
         git.read_only_paths().any(|path| resolved.starts_with(path))
     }
 }

@@ -18,11 +18,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::runner::Agent;
 use super::turn::Flow;
-use crate::protocol::{Event, Message, ToolCall, ToolDetails, ToolOutput};
-use crate::tools::registry::{apply_prepared, execute_prepared};
-use crate::tools::{OutputSink, PreparedCall, ToolContext};
 use approve::{Approved, Gate};
 pub(crate) use repeat::RepeatGuard;
+use tern_protocol::{Event, Message, ToolCall, ToolDetails, ToolOutput};
+use tern_tools::registry::{apply_prepared, execute_prepared};
+use tern_tools::{OutputSink, PreparedCall, ToolContext};
 
 /// Results longer than this go to the tool-result store; the model gets a preview.
 pub const PERSIST_THRESHOLD: usize = 16_000;
@@ -168,7 +168,7 @@ impl Agent {
     ) -> (ToolOutput, Option<String>) {
         // A key that reached a result anyway (a command printing a config file that holds one) goes no further: not to
         // the model, the screen, the session or the result store.
-        if let std::borrow::Cow::Owned(masked) = crate::secrets::mask(&output.text) {
+        if let std::borrow::Cow::Owned(masked) = tern_secrets::mask(&output.text) {
             output.text = masked;
         }
         if output.text.trim().is_empty() && output.images.is_empty() {
@@ -234,7 +234,7 @@ impl Agent {
         }
         // What tern reads as instructions, stat'ed around a command: a change is reported, never loaded unseen.
         let root = policy.root().to_path_buf();
-        let instructions = (call.name == "exec").then(|| crate::agent::planted::Fingerprint::take(&root));
+        let instructions = (call.name == "exec").then(|| crate::planted::Fingerprint::take(&root));
         // The PostToolUse hooks are told the arguments the call ran with.
         let hook_input = self
             .hooks
@@ -275,7 +275,7 @@ impl Agent {
                     output = &mut fut => break output,
                     Some(chunk) = rx.recv() => self.shared.emit(Event::ToolOutputDelta {
                         call_id: call.id.clone(),
-                        chunk: crate::secrets::mask(&chunk).into_owned(),
+                        chunk: tern_secrets::mask(&chunk).into_owned(),
                     }),
                     _ = cancel.cancelled(), if deadline.is_none() => {
                         deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
@@ -287,7 +287,7 @@ impl Agent {
         while let Ok(chunk) = rx.try_recv() {
             self.shared.emit(Event::ToolOutputDelta {
                 call_id: call.id.clone(),
-                chunk: crate::secrets::mask(&chunk).into_owned(),
+                chunk: tern_secrets::mask(&chunk).into_owned(),
             });
         }
         let mut output = if cancel.is_cancelled() && !output.is_error {
@@ -299,7 +299,7 @@ impl Agent {
         } else {
             output
         };
-        if let Some(note) = instructions.and_then(|before| crate::agent::planted::after_command(&root, &before)) {
+        if let Some(note) = instructions.and_then(|before| crate::planted::after_command(&root, &before)) {
             self.shared.emit(Event::Notice { text: note.clone() });
             output.text = format!("{}\n\n{note}", output.text);
         }

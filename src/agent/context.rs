@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::protocol::Message;
+use tern_protocol::Message;
 
 /// The answer given to a call whose result was lost (crash, interrupt, a bug).
 pub const LOST_RESULT: &str = "[Tool result unavailable — call was interrupted or lost]";
@@ -86,8 +86,8 @@ pub fn repair(messages: &[Message]) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolCall;
     use serde_json::json;
+    use tern_protocol::ToolCall;
 
     fn call(id: &str) -> ToolCall {
         ToolCall {

@@ -10,8 +10,8 @@
 use std::ops::Deref;
 
 use super::context;
-use crate::protocol::Message;
-use crate::provider::{Encoded, Provider};
+use tern_protocol::Message;
+use tern_provider::{Encoded, Provider};
 
 #[derive(Debug, Default)]
 pub(crate) struct Conversation {

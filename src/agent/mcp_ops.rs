@@ -8,8 +8,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::runner::{Agent, Shared};
-use crate::protocol::{Event, McpAction};
-use crate::tools::{OutputSink, ToolContext};
+use tern_protocol::{Event, McpAction};
+use tern_tools::{OutputSink, ToolContext};
 
 /// Carries out `/mcp`'s action on a server; a failure is a notice.
 pub(crate) fn server_action(shared: &Shared, name: &str, action: McpAction) {
@@ -69,13 +69,13 @@ impl Agent {
         &self,
         text: &str,
         cancel: &CancellationToken,
-    ) -> Vec<crate::tools::mcp::resources::Attachment> {
+    ) -> Vec<tern_tools::mcp::resources::Attachment> {
         let Some(mcp) = self.shared.mcp.as_ref() else {
             return Vec::new();
         };
         let statuses = mcp.statuses();
         let names: Vec<&str> = statuses.iter().map(|s| s.name.as_str()).collect();
-        let mentions = crate::tools::mcp::resources::mentions(text, &names);
+        let mentions = tern_tools::mcp::resources::mentions(text, &names);
         let mut out = Vec::new();
         for (server, uri) in mentions {
             let ctx = ToolContext {
@@ -90,7 +90,7 @@ impl Agent {
                 Ok(text) => text,
                 Err(e) => format!("[not attached: {e}]"),
             };
-            out.push(crate::tools::mcp::resources::Attachment {
+            out.push(tern_tools::mcp::resources::Attachment {
                 label: format!("@{server}:{uri}"),
                 content,
             });

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use super::prompt::files::{self, repository_root};
 use super::prompt::{ContextSources, SystemPrompt};
 use super::runner::Agent;
-use crate::protocol::{ContextReport, ContextShare, Event, FileDiff, MemoryScope, Message, Op};
-use crate::tools::path_policy::{PathError, PathPolicy};
 use tern_fs as strict_fs;
+use tern_protocol::{ContextReport, ContextShare, Event, FileDiff, MemoryScope, Message, Op};
+use tern_tools::path_policy::{PathError, PathPolicy};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -113,7 +113,7 @@ fn share(group: &str, label: impl Into<String>, chars: usize) -> ContextShare {
 pub fn context_report(
     prompt: &SystemPrompt,
     prompt_text: &str,
-    tools: &[crate::protocol::ToolDefinition],
+    tools: &[tern_protocol::ToolDefinition],
     messages: &[Message],
     window: u64,
 ) -> ContextReport {

@@ -83,10 +83,10 @@ impl Fingerprint {
 /// The context files (`AGENTS.md`, `CLAUDE.md`) of each directory from the repository root down to the workspace,
 /// and the workspace's `.mcp.json`: absent ones too, since creating one is the change that matters.
 fn watched_files(workspace: &Path) -> Vec<PathBuf> {
-    let root = crate::agent::prompt::files::repository_root(workspace);
+    let root = crate::prompt::files::repository_root(workspace);
     let mut files: Vec<PathBuf> = ROOT_FILES.iter().map(|name| workspace.join(name)).collect();
     for dir in workspace.ancestors().take_while(|d| d.starts_with(&root)) {
-        files.extend(crate::agent::prompt::files::NAMES.iter().map(|name| dir.join(name)));
+        files.extend(crate::prompt::files::NAMES.iter().map(|name| dir.join(name)));
     }
     files
 }

@@ -11,10 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalGate;
 use super::prompt::SystemPrompt;
-use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Message, Op, TurnEnd, Usage};
-use crate::provider::Provider;
-use crate::session::{SessionLog, ToolResultStore};
-use crate::tools::{FileTracker, PathPolicy, ToolRegistry};
+use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event, Message, Op, TurnEnd, Usage};
+use tern_provider::Provider;
+use tern_session::{SessionLog, ToolResultStore};
+use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
 
 /// Everything a session's agent needs.
 pub struct AgentConfig {
@@ -31,7 +31,7 @@ pub struct AgentConfig {
     /// Tokens kept free for the answer when fitting the prompt into the window.
     pub reserve_tokens: u64,
     /// When and how far the conversation is compacted.
-    pub compaction: crate::agent::compact::Compaction,
+    pub compaction: crate::compact::Compaction,
     pub results: ToolResultStore,
     /// Conversation to continue (a resumed session); empty for a new one.
     pub history: Vec<Message>,
@@ -41,18 +41,18 @@ pub struct AgentConfig {
     pub history_usage: Usage,
     /// The resumed session's checkpoint records (empty for a new one; see `checkpoint::restorable`): `/undo` and
     /// `/rewind` reach its earlier turns, and turn numbers go on after them.
-    pub history_checkpoints: Vec<crate::session::checkpoint::TurnCheckpoint>,
+    pub history_checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>,
     /// Where every message is appended as it happens; `None` keeps the session in memory only.
     pub log: Option<SessionLog>,
     /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
     pub hooks: crate::hooks::Hooks,
     /// Offer the `spawn` tool with these limits (`agent::subagent`); `None` offers no subagents.
-    pub subagents: Option<crate::agent::subagent::SubagentSettings>,
+    pub subagents: Option<crate::subagent::SubagentSettings>,
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
-    pub mcp_elicitations: Option<crate::tools::mcp::ElicitationInbox>,
+    pub mcp_elicitations: Option<tern_tools::mcp::ElicitationInbox>,
     /// The session's MCP servers (also a source of `tools`), for what the user does to them: `/mcp`, prompts.
-    pub mcp: Option<Arc<crate::tools::mcp::McpManager>>,
+    pub mcp: Option<Arc<tern_tools::mcp::McpManager>>,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -80,7 +80,7 @@ pub(crate) struct Shared {
     /// waiting) runs under a child of it.
     pub background: Mutex<CancellationToken>,
     /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
-    pub mcp: Option<Arc<crate::tools::mcp::McpManager>>,
+    pub mcp: Option<Arc<tern_tools::mcp::McpManager>>,
 }
 
 /// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
@@ -207,7 +207,7 @@ pub(crate) struct Agent {
     pub max_iterations: u32,
     pub context_window: u64,
     pub reserve_tokens: u64,
-    pub compaction: crate::agent::compact::Compaction,
+    pub compaction: crate::compact::Compaction,
     /// The prompt's size as last measured (see `compact.rs`).
     pub meter: super::compact::ContextMeter,
     pub results: ToolResultStore,
@@ -481,7 +481,7 @@ impl Agent {
             Some(context) => format!("{content}\n\n{context}"),
             None => content,
         };
-        let content = crate::tools::mcp::resources::with_attachments(content, &attachments);
+        let content = tern_tools::mcp::resources::with_attachments(content, &attachments);
         self.push_message(Message::User {
             content,
             images: Vec::new(),
@@ -522,7 +522,7 @@ impl Agent {
 }
 
 /// Changes the gate's mode, and records the change so a resumed session knows it (and what it does not restore).
-fn set_mode(shared: &Shared, mode: crate::protocol::ApprovalMode) {
+fn set_mode(shared: &Shared, mode: tern_protocol::ApprovalMode) {
     if let Ok(mut gate) = shared.gate.lock() {
         gate.set_mode(mode);
     }
@@ -612,7 +612,7 @@ pub(crate) fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
 }
 
 /// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
-fn forward_elicitations(mut inbox: crate::tools::mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
+fn forward_elicitations(mut inbox: tern_tools::mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
     tokio::spawn(async move {
         while let Some(request) = inbox.recv().await {
             let Some(shared) = shared.upgrade() else { break };

@@ -7,8 +7,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::compact::Trigger;
 use super::runner::Agent;
-use crate::protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
-use crate::provider::{Completion, Delta, PreparedRequest, ProviderError, ProviderEvent};
+use tern_protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
+use tern_provider::{Completion, Delta, PreparedRequest, ProviderError, ProviderEvent};
 
 /// How many times a reply cut by the output limit is continued.
 const MAX_LENGTH_CONTINUES: u32 = 3;
@@ -212,7 +212,7 @@ impl Agent {
                         while let Ok(event) = rx.try_recv() {
                             now.extend(held.take(event));
                         }
-                        if held.due_within(crate::protocol::STREAM_EARLY) {
+                        if held.due_within(tern_protocol::STREAM_EARLY) {
                             now.extend(held.release());
                         }
                         for event in now {
@@ -299,7 +299,7 @@ impl Agent {
 }
 
 /// How often streamed text goes on to the frontend at most.
-const RELEASE_EVERY: std::time::Duration = crate::protocol::STREAM_FRAME;
+const RELEASE_EVERY: std::time::Duration = tern_protocol::STREAM_FRAME;
 
 /// Streamed text and reasoning held back for at most a frame and joined, so the frontend wakes, prints or draws once
 /// per batch of tokens, not once per token. A delta after a quiet spell goes on at once; any other event first

@@ -67,10 +67,7 @@ mod tests {
             (merged.enabled, merged.max_concurrent, merged.max_iterations),
             (false, 1, 5)
         );
-        assert_eq!(
-            resolve(&SubagentsFile::default()),
-            SubagentSettings::default()
-        );
+        assert_eq!(resolve(&SubagentsFile::default()), SubagentSettings::default());
         assert!(toml::from_str::<SubagentsFile>("max_depth = 2").is_err());
     }
 

@@ -45,8 +45,8 @@ mod tests {
     use serde_json::json;
 
     use super::super::{ApprovalGate, ApprovalMode, Verdict};
-    use crate::tools::PathPolicy;
-    use crate::tools::exec::ExecTool;
+    use tern_tools::PathPolicy;
+    use tern_tools::exec::ExecTool;
 
     /// A workspace with a `.git` whose config is `config`, and its policy.
     fn repo(config: &str) -> (tempfile::TempDir, PathPolicy) {
@@ -104,7 +104,7 @@ mod tests {
     fn without_a_sandbox_git_asks_and_edits_in_git_ask_in_every_mode() {
         let (_dir, policy) = repo("[core]\n\tbare = false\n");
         let exec = ExecTool::default();
-        let tools = crate::tools::fs::tools();
+        let tools = tern_tools::fs::tools();
         let write = tools.iter().find(|t| t.name() == "write_file").unwrap().as_ref();
         for mode in [
             ApprovalMode::ReadOnly,
@@ -131,7 +131,7 @@ mod tests {
         let (dir, policy) = repo("[core]\n\tbare = false\n");
         std::fs::write(dir.path().join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
         std::fs::create_dir_all(dir.path().join(".husky")).unwrap();
-        let tools = crate::tools::fs::tools();
+        let tools = tern_tools::fs::tools();
         let write = tools.iter().find(|t| t.name() == "write_file").unwrap().as_ref();
         let hook = json!({ "path": ".husky/pre-commit", "content": "#!/bin/sh\n" });
         let source = json!({ "path": "src/main.rs", "content": "fn main() {}\n" });

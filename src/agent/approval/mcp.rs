@@ -15,7 +15,7 @@
 
 use super::CommandRule;
 use super::rule::RuleError;
-use crate::tools::mcp::names::sanitize;
+use tern_tools::mcp::names::sanitize;
 
 /// The prefix of the exact spelling.
 const EXACT: &str = "mcp__";
@@ -203,7 +203,7 @@ mod tests {
     }
 
     #[async_trait::async_trait]
-    impl crate::tools::Tool for ServerTool {
+    impl tern_tools::Tool for ServerTool {
         fn name(&self) -> &str {
             self.name
         }
@@ -213,8 +213,8 @@ mod tests {
         fn parameters(&self) -> serde_json::Value {
             serde_json::json!({"type": "object"})
         }
-        fn hints(&self) -> Option<crate::tools::ToolHints> {
-            Some(crate::tools::ToolHints::default())
+        fn hints(&self) -> Option<tern_tools::ToolHints> {
+            Some(tern_tools::ToolHints::default())
         }
         fn mcp_origin(&self) -> Option<(&str, &str)> {
             Some((self.server, self.tool))
@@ -222,18 +222,18 @@ mod tests {
         async fn execute(
             &self,
             _: serde_json::Value,
-            _: &crate::tools::ToolContext,
-        ) -> Result<crate::protocol::ToolOutput, crate::tools::ToolError> {
-            Err(crate::tools::ToolError::Failed("not run in gate tests".into()))
+            _: &tern_tools::ToolContext,
+        ) -> Result<tern_protocol::ToolOutput, tern_tools::ToolError> {
+            Err(tern_tools::ToolError::Failed("not run in gate tests".into()))
         }
     }
 
     #[test]
     fn allow_and_deny_rules_reach_exactly_their_server_through_the_gate() {
         use super::super::{ApprovalGate, Verdict};
-        use crate::protocol::ApprovalMode;
+        use tern_protocol::ApprovalMode;
         let dir = tempfile::tempdir().unwrap();
-        let policy = crate::tools::PathPolicy::new(dir.path()).unwrap();
+        let policy = tern_tools::PathPolicy::new(dir.path()).unwrap();
         let git = ServerTool {
             name: "mcp_git_status",
             server: "git",

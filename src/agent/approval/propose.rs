@@ -172,7 +172,7 @@ fn subcommand(argv: &[String], program: &str, name: &str) -> Result<Vec<String>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::approval::syntax;
+    use crate::approval::syntax;
 
     fn argv(src: &str) -> Vec<String> {
         syntax::subset(src).unwrap().remove(0)

@@ -7,7 +7,7 @@
 
 use std::path::{Component, Path};
 
-use crate::tools::PathPolicy;
+use tern_tools::PathPolicy;
 
 /// One program's options: `flags` alone (and, for short ones, letters that may be clustered as in `-la`), `values`
 /// that take a value (next word, `-n5` or `--opt=v`), and how many operands it may have.
@@ -151,7 +151,7 @@ impl Reads<'_> {
                 let path = Path::new(word);
                 !path.is_absolute()
                     && !path.components().any(|c| matches!(c, Component::ParentDir))
-                    && crate::secrets::files::secret_name(path).is_none()
+                    && tern_secrets::files::secret_name(path).is_none()
             }
         }
     }

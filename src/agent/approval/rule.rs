@@ -269,9 +269,9 @@ mod tests {
         use serde_json::json;
 
         use super::super::EditRule;
-        use crate::agent::approval::{ApprovalGate, Verdict};
-        use crate::protocol::ApprovalMode;
-        use crate::tools::PathPolicy;
+        use crate::approval::{ApprovalGate, Verdict};
+        use tern_protocol::ApprovalMode;
+        use tern_tools::PathPolicy;
 
         fn edit(path: &str) -> serde_json::Value {
             json!({"path": path, "old_text": "a", "new_text": "b"})
@@ -291,7 +291,7 @@ mod tests {
         }
 
         fn allowed(gate: &ApprovalGate, policy: &PathPolicy, path: &str) -> bool {
-            let tool = crate::tools::edit::EditFileTool;
+            let tool = tern_tools::edit::EditFileTool;
             gate.check(&tool, &edit(path), policy) == Verdict::Allow
         }
 

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::protocol::ToolOutput;
-use crate::tools::{ToolContext, ToolError};
+use tern_protocol::ToolOutput;
+use tern_tools::{ToolContext, ToolError};
 
 fn rules(list: &[&str]) -> Vec<CommandRule> {
     list.iter().map(|r| r.parse().unwrap()).collect()

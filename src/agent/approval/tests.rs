@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::protocol::ToolOutput;
-use crate::tools::{ToolContext, ToolError};
+use tern_protocol::ToolOutput;
+use tern_tools::{ToolContext, ToolError};
 
 struct FakeTool {
     name: &'static str,
@@ -510,7 +510,7 @@ fn modes_parse_and_print() {
 
 #[test]
 fn mcp_tools_follow_tool_name_rules() {
-    use crate::tools::{Tool, ToolContext, ToolError};
+    use tern_tools::{Tool, ToolContext, ToolError};
     struct Mcp;
     #[async_trait::async_trait]
     impl Tool for Mcp {
@@ -523,16 +523,12 @@ fn mcp_tools_follow_tool_name_rules() {
         fn parameters(&self) -> serde_json::Value {
             serde_json::json!({"type": "object"})
         }
-        async fn execute(
-            &self,
-            _: serde_json::Value,
-            _: &ToolContext,
-        ) -> Result<crate::protocol::ToolOutput, ToolError> {
+        async fn execute(&self, _: serde_json::Value, _: &ToolContext) -> Result<tern_protocol::ToolOutput, ToolError> {
             unreachable!()
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let policy = crate::tools::PathPolicy::new(dir.path()).unwrap();
+    let policy = tern_tools::PathPolicy::new(dir.path()).unwrap();
     let args = serde_json::json!({});
     let rule = |s: &str| s.parse::<CommandRule>().unwrap();
     let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]);

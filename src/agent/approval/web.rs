@@ -17,7 +17,7 @@
 use serde_json::Value;
 
 use super::{ApprovalGate, CommandRule, Verdict, names_tool};
-use crate::protocol::ApprovalMode;
+use tern_protocol::ApprovalMode;
 
 /// The verdict for a web tool call, or `None` when `tool` is not one.
 pub(super) fn check(gate: &ApprovalGate, tool: &str, args: &Value) -> Option<Verdict> {

@@ -10,14 +10,14 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
-use crate::agent::approval::EditRule;
-use crate::agent::approval::{Verdict, edit_paths};
-use crate::agent::runner::Agent;
-use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
-use crate::tools::edit::ProposedChange;
-use crate::tools::exec::ExecLimits;
-use crate::tools::registry::propose_prepared;
-use crate::tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
+use crate::approval::EditRule;
+use crate::approval::{Verdict, edit_paths};
+use crate::runner::Agent;
+use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
+use tern_tools::edit::ProposedChange;
+use tern_tools::exec::ExecLimits;
+use tern_tools::registry::propose_prepared;
+use tern_tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
 
 /// Proof that the gate (and the user, when it asked) allowed one prepared call, with the path policy it may use.
 /// Its fields are private to this module: `Agent::approve` is the only place one is made.
@@ -132,9 +132,9 @@ impl Agent {
             reason,
             proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
             hunk_review: change.as_ref().is_some_and(|c| {
-                let hunks = crate::tools::edit::hunks::hunks(c.diffs()).len();
+                let hunks = tern_tools::edit::hunks::hunks(c.diffs()).len();
                 // The prompt numbers hunks from the masked diffs: review by hunk only where masking kept them all.
-                c.reviewable() && hunks > 0 && crate::tools::edit::hunks::hunks(&shown).len() == hunks
+                c.reviewable() && hunks > 0 && tern_tools::edit::hunks::hunks(&shown).len() == hunks
             }),
             diffs: shown,
             always_file: always_file.as_ref().map(|r| self.policy.display(rule_path(r))),
@@ -277,7 +277,7 @@ impl Agent {
             }
         }
         // The user said yes to a call naming a file that may hold secrets: that call may read it.
-        for (resolved, _) in crate::agent::approval::secret_paths(tool, args, &self.policy) {
+        for (resolved, _) in crate::approval::secret_paths(tool, args, &self.policy) {
             policy = Some(
                 policy
                     .unwrap_or_else(|| (*self.policy).clone())
@@ -290,7 +290,7 @@ impl Agent {
 
 /// A diff with every known key masked on both sides.
 fn masked(diff: &FileDiff) -> FileDiff {
-    let mask = |side: &Option<String>| side.as_deref().map(|t| crate::secrets::mask(t).into_owned());
+    let mask = |side: &Option<String>| side.as_deref().map(|t| tern_secrets::mask(t).into_owned());
     FileDiff {
         path: diff.path.clone(),
         old: mask(&diff.old),

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::agent::approval::{ApprovalGate, ApprovalMode, Verdict};
-use crate::tools::{PathPolicy, Tool};
+use crate::approval::{ApprovalGate, ApprovalMode, Verdict};
+use tern_tools::{PathPolicy, Tool};
 
 /// The gate refused the call (`Verdict::Deny`); its reason already names the mode, the deny rule or the hook.
 pub(super) fn by_gate(reason: &str) -> String {
@@ -77,10 +77,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::approval::CommandRule;
+    use crate::approval::CommandRule;
 
-    fn exec_tool() -> crate::tools::exec::ExecTool {
-        crate::tools::exec::ExecTool::default()
+    fn exec_tool() -> tern_tools::exec::ExecTool {
+        tern_tools::exec::ExecTool::default()
     }
 
     #[test]
@@ -113,7 +113,7 @@ mod tests {
         assert!(!text.contains("user"), "{text}");
         // An edit in `ask` mode runs in `auto-edit`, which the text says first.
         let gate = ApprovalGate::new(ApprovalMode::Ask, Vec::new(), Vec::new());
-        let write = crate::tools::builtin_tools()
+        let write = tern_tools::builtin_tools()
             .into_iter()
             .find(|t| t.name() == "write_file")
             .unwrap();

@@ -14,8 +14,8 @@
 
 use std::collections::HashMap;
 
-use crate::tools::PreparedCall;
-use crate::tools::registry::ERROR_HINT;
+use tern_tools::PreparedCall;
+use tern_tools::registry::ERROR_HINT;
 
 /// The same stable call is refused once it was made this many times with nothing changed in between.
 pub(super) const REPEAT_LIMIT: u32 = 2;
@@ -74,8 +74,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::protocol::ToolOutput;
-    use crate::tools::{Tool, ToolContext, ToolError, ToolHints};
+    use tern_protocol::ToolOutput;
+    use tern_tools::{Tool, ToolContext, ToolError, ToolHints};
 
     /// A tool with chosen flags; it is never run here, the guard only reads its flags.
     struct Flags {
@@ -251,7 +251,7 @@ mod tests {
     }
 
     fn fetch(url: &str) -> PreparedCall {
-        let tool = crate::tools::web::WebFetchTool::new(crate::tools::web::FetchConfig::default());
+        let tool = tern_tools::web::WebFetchTool::new(tern_tools::web::FetchConfig::default());
         PreparedCall {
             tool: Arc::new(tool),
             args: json!({"url": url}),
@@ -259,7 +259,7 @@ mod tests {
     }
 
     fn search(query: &str) -> PreparedCall {
-        let tool = crate::tools::web::WebSearchTool::new(crate::tools::web::SearchConfig::default());
+        let tool = tern_tools::web::WebSearchTool::new(tern_tools::web::SearchConfig::default());
         PreparedCall {
             tool: Arc::new(tool),
             args: json!({"query": query}),

@@ -42,10 +42,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::session::checkpoint::{FileAfter, RecordPath, SavedFile, TurnCheckpoint};
-use crate::tools::PathPolicy;
-use crate::tools::file_state::hash_bytes;
 use shadow::Shadow;
+use tern_session::checkpoint::{FileAfter, RecordPath, SavedFile, TurnCheckpoint};
+use tern_tools::PathPolicy;
+use tern_tools::file_state::hash_bytes;
 
 /// The tools whose write targets `approval::edit_paths` lists.
 const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
@@ -361,12 +361,7 @@ impl Checkpoints {
     /// Before a call that can change files: an edit tool's files are saved (`before_write`); for any other call
     /// that is not read-only (a command, an MCP tool), the work tree is snapshotted, the first time in the turn.
     /// Returns a notice when that snapshot could not be taken.
-    pub async fn before_call(
-        &self,
-        tool: &dyn crate::tools::Tool,
-        args: &Value,
-        policy: &PathPolicy,
-    ) -> Option<String> {
+    pub async fn before_call(&self, tool: &dyn tern_tools::Tool, args: &Value, policy: &PathPolicy) -> Option<String> {
         // An MCP server's read-only hint is not a guarantee; a request to the outside (a web fetch) writes nothing.
         if (tool.read_only() && tool.hints().is_none()) || tool.repeat_key(args).is_some() {
             return None;
@@ -514,7 +509,7 @@ impl Checkpoints {
             return false;
         };
         let known = record.files.len();
-        for path in crate::agent::approval::edit_paths(tool, args) {
+        for path in crate::approval::edit_paths(tool, args) {
             let Ok(resolved) = policy.resolve(path) else {
                 continue;
             };
@@ -586,7 +581,7 @@ impl Checkpoints {
     pub(crate) fn messages_replaced(&self, from: usize, to: usize, with: usize) {
         self.update(|turns| {
             for record in turns.iter_mut() {
-                record.messages = crate::session::checkpoint::after_replace(record.messages, from, to, with);
+                record.messages = tern_session::checkpoint::after_replace(record.messages, from, to, with);
             }
         });
     }
@@ -595,7 +590,7 @@ impl Checkpoints {
     pub(crate) fn messages_cut(&self, keep: usize) {
         self.update(|turns| {
             for record in turns.iter_mut() {
-                record.messages = crate::session::checkpoint::after_rewind(record.messages, keep);
+                record.messages = tern_session::checkpoint::after_rewind(record.messages, keep);
             }
         });
     }

@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::TurnRecord;
 use super::revert::Revert;
-use crate::agent::runner::Agent;
-use crate::protocol::{Event, Op, RewindPoint, ToolDetails, ToolOutput};
+use crate::runner::Agent;
+use tern_protocol::{Event, Op, RewindPoint, ToolDetails, ToolOutput};
 
 impl Agent {
     /// Reverts the newest turn whose changes are still in the work tree. Turns that changed nothing are passed over.

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use super::shadow;
-use crate::session::SessionMeta;
-use crate::session::checkpoint::TurnCheckpoint;
+use tern_session::SessionMeta;
+use tern_session::checkpoint::TurnCheckpoint;
 
 /// The records of the session `meta` logged at `log_path` that a resume in `workspace` can use, and a notice when it
 /// must leave them out.

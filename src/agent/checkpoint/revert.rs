@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::{Checkpoints, Saved, TurnRecord};
-use crate::protocol::FileDiff;
-use crate::tools::file_state::hash_bytes;
+use tern_protocol::FileDiff;
+use tern_tools::file_state::hash_bytes;
 
 /// What a file should look like now if nobody changed it after the turns.
 #[derive(Debug, Clone)]

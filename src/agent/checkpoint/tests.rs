@@ -334,7 +334,7 @@ fn a_session_resumed_in_another_directory_restores_no_records_and_says_so() {
     let here = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let log = data.path().join("sessions/s2/session.jsonl");
-    let mut meta = crate::session::SessionMeta::new("s2", "/somewhere/else", "openai", "m");
+    let mut meta = tern_session::SessionMeta::new("s2", "/somewhere/else", "openai", "m");
     let (kept, notice) = restorable(&meta, vec![record.clone()], &log, here.path());
     assert!(kept.is_empty());
     assert!(notice.unwrap().contains("/somewhere/else"));

@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{estimate_tokens, message_tokens};
 use super::runner::Agent;
-use crate::protocol::{Event, Message};
-use crate::provider::{ChatRequest, ProviderError};
+use tern_protocol::{Event, Message};
+use tern_provider::{ChatRequest, ProviderError};
 
 /// When and how far the conversation is compacted (`[compaction]`-level settings: `compact_at`, `keep_recent`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -307,7 +307,7 @@ impl Agent {
         }
         // The model's plan lives in todo_write calls the summary replaces: it goes on in the summary as it was.
         let mut summary = completion.content.trim().to_string();
-        summary.extend(crate::tools::todo::carried_plan(
+        summary.extend(tern_tools::todo::carried_plan(
             &self.messages[..split],
             &self.messages[split..],
         ));

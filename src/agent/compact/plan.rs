@@ -1,8 +1,8 @@
 //! What compaction changes, decided without a model: where the older part of the conversation ends (never between a
 //! tool call and its result), which old tool results give way to a note, and the transcript the summariser reads.
 
-use crate::agent::context::message_tokens;
-use crate::protocol::{Message, ToolCall};
+use crate::context::message_tokens;
+use tern_protocol::{Message, ToolCall};
 
 /// How the summary message begins, so a later compaction (and a person reading the session) knows it for one.
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation, written by the assistant when the conversation \

@@ -2,8 +2,8 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::plan::*;
-use crate::agent::context::message_tokens;
-use crate::protocol::{Message, ToolCall};
+use crate::context::message_tokens;
+use tern_protocol::{Message, ToolCall};
 
 fn user(text: &str) -> Message {
     Message::User {

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::protocol::ToolCall;
+use tern_protocol::ToolCall;
 
 fn user(text: &str) -> Message {
     Message::User {
@@ -118,12 +118,12 @@ fn a_replaced_result_is_checked_again_with_its_call() {
 #[test]
 fn stored_wire_forms_are_the_forms_made_afresh() {
     for kind in [
-        crate::provider::ProviderKind::OpenAi,
-        crate::provider::ProviderKind::Anthropic,
+        tern_provider::ProviderKind::OpenAi,
+        tern_provider::ProviderKind::Anthropic,
     ] {
-        let mut config = crate::provider::ProviderConfig::new(kind, "test-model");
+        let mut config = tern_provider::ProviderConfig::new(kind, "test-model");
         config.base_url = "http://127.0.0.1:1".into();
-        let provider = crate::provider::build(&config).unwrap();
+        let provider = tern_provider::build(&config).unwrap();
         let check = |c: &mut Conversation, step: &str| {
             c.ensure_valid();
             c.encode_with(provider.as_ref());

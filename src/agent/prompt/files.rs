@@ -74,7 +74,7 @@ pub fn collect(workspace: &Path, user_dir: Option<&Path>) -> (Vec<ContextFile>, 
         }
     }
     // A command wrote instruction files since the user last trusted the project: the project's own stay out.
-    if !crate::agent::planted::withheld(workspace).is_empty() {
+    if !crate::planted::withheld(workspace).is_empty() {
         return (files, warnings);
     }
     let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());

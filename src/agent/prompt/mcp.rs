@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::{PromptPart, SystemPrompt};
-use crate::tools::mcp::McpManager;
-use crate::tools::mcp::instructions::{ServerInstructions, header};
+use tern_tools::mcp::McpManager;
+use tern_tools::mcp::instructions::{ServerInstructions, header};
 
 /// Where the MCP section comes from and what it held when the prompt was built.
 #[derive(Clone)]

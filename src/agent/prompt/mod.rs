@@ -85,7 +85,7 @@ impl SystemPrompt {
         let (files, mut warnings) = files::collect(&sources.workspace, sources.user_dir.as_deref());
         let (skills, skill_warnings) = skills::collect(&sources.workspace, sources.user_dir.as_deref());
         warnings.extend(skill_warnings);
-        let withheld = crate::agent::planted::withheld(&sources.workspace);
+        let withheld = crate::planted::withheld(&sources.workspace);
         if !withheld.is_empty() {
             warnings.push(format!(
                 "commands wrote instruction files in this project ({}): its AGENTS.md, skills and commands are left \
@@ -169,7 +169,7 @@ fn instructions(workspace: &Path) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (y, m, d) = crate::session::civil_from_days((secs / 86_400) as i64);
+    let (y, m, d) = tern_session::civil_from_days((secs / 86_400) as i64);
     TEMPLATE
         .replace("{workspace}", &workspace.display().to_string())
         .replace(

@@ -38,7 +38,7 @@ pub fn collect(workspace: &Path, config_dir: Option<&Path>) -> (Vec<Skill>, Vec<
     let mut warnings = Vec::new();
     let project_dir = workspace.join(PROJECT_DIR);
     // A command wrote instruction files since the user last trusted the project: its skills stay out.
-    let mut skills = if crate::agent::planted::withheld(workspace).is_empty() {
+    let mut skills = if crate::planted::withheld(workspace).is_empty() {
         scan(&project_dir, Some(workspace), &mut warnings, |path| {
             path.strip_prefix(workspace).unwrap_or(path).display().to_string()
         })

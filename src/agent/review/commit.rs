@@ -47,7 +47,7 @@ pub(crate) fn changed_since(files: &[Planned]) -> Vec<(usize, Option<Vec<u8>>)> 
 pub(crate) fn write_all(files: &[Planned], write: Writer<'_>) -> Result<(), String> {
     for file in files {
         if let Some(root) = &file.confine
-            && !crate::agent::checkpoint::stays_inside(&file.path, root)
+            && !crate::checkpoint::stays_inside(&file.path, root)
         {
             return Err(format!(
                 "{}: a directory on its path now leads out of the workspace",

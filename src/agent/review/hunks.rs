@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use similar::{DiffOp, DiffTag, TextDiff};
 
-use crate::protocol::FileDiff;
+use tern_protocol::FileDiff;
 
 /// Unchanged lines shown (and required to still match) around each change.
 pub const CONTEXT: usize = 3;

@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::agent::runner::Agent;
-use crate::protocol::{
-    Event, FileDiff, HunkRef, ReviewChange, ReviewFile, ReviewHunk, ReviewSince, ToolDetails, ToolOutput,
-};
+use crate::runner::Agent;
 use commit::Planned;
 use hunks::FileHunks;
+use tern_protocol::{
+    Event, FileDiff, HunkRef, ReviewChange, ReviewFile, ReviewHunk, ReviewSince, ToolDetails, ToolOutput,
+};
 
 pub(crate) use commit::{Writer, write_file};
 

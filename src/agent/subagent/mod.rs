@@ -28,10 +28,10 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::runner::Shared;
-use crate::protocol::{Event, TurnEnd};
-use crate::provider::Provider;
-use crate::session::ToolResultStore;
-use crate::tools::{PathPolicy, ToolRegistry};
+use tern_protocol::{Event, TurnEnd};
+use tern_provider::Provider;
+use tern_session::ToolResultStore;
+use tern_tools::{PathPolicy, ToolRegistry};
 
 /// The resolved `[subagents]` settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub(crate) struct Parent {
     pub settings: SubagentSettings,
     pub context_window: u64,
     pub reserve_tokens: u64,
-    pub compaction: crate::agent::compact::Compaction,
+    pub compaction: crate::compact::Compaction,
     /// The user's PreToolUse and PostToolUse hooks: they apply to a subagent's calls as to the main agent's.
     pub hooks: crate::hooks::Hooks,
 }

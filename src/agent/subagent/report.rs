@@ -4,8 +4,8 @@
 use tokio::sync::mpsc;
 
 use super::Report;
-use crate::agent::runner::Agent;
-use crate::protocol::{Event, Message, Op};
+use crate::runner::Agent;
+use tern_protocol::{Event, Message, Op};
 
 /// The tagged subagent events the main agent's log keeps, besides `SubagentStarted`/`Finished`/`Delivered`: tokens
 /// (session totals and the pane's step count after a resume) and prompts (so an answer recorded later says what it

@@ -8,11 +8,11 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 use super::{Job, Outcome, Report, SubagentManager};
-use crate::agent::checkpoint::Checkpoints;
-use crate::agent::runner::Agent;
-use crate::protocol::{Event, Message, SUBAGENT_QUEUED, TurnEnd, Usage};
-use crate::session::{SessionLog, SessionMeta, ToolResultStore};
-use crate::tools::FileTracker;
+use crate::checkpoint::Checkpoints;
+use crate::runner::Agent;
+use tern_protocol::{Event, Message, SUBAGENT_QUEUED, TurnEnd, Usage};
+use tern_session::{SessionLog, SessionMeta, ToolResultStore};
+use tern_tools::FileTracker;
 
 impl SubagentManager {
     /// Runs one subagent to its end, tells the main agent how it ended, and keeps its report when nobody waits for
@@ -219,8 +219,8 @@ fn announcement(job: &Job, outcome: &Outcome) -> String {
 }
 
 /// The spawn call's result when the main agent waited.
-pub(super) fn inline_result(label: &str, id: &str, outcome: &Outcome) -> crate::protocol::ToolOutput {
-    use crate::protocol::ToolOutput;
+pub(super) fn inline_result(label: &str, id: &str, outcome: &Outcome) -> tern_protocol::ToolOutput {
+    use tern_protocol::ToolOutput;
     match &outcome.end {
         TurnEnd::Completed => ToolOutput::text(format!(
             "[Subagent '{label}' (id {id}) completed]\n\n{}",

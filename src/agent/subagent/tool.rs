@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::SubagentManager;
 use super::run::inline_result;
-use crate::protocol::ToolOutput;
-use crate::tools::{Tool, ToolContext, ToolError};
+use tern_protocol::ToolOutput;
+use tern_tools::{Tool, ToolContext, ToolError};
 
 pub const SPAWN_TOOL: &str = "spawn";
 

@@ -119,7 +119,7 @@ impl Hook {
     /// How a notice names the hook: its command on one line, shortened.
     fn label(&self) -> String {
         let line: String = self.command.split_whitespace().collect::<Vec<_>>().join(" ");
-        let line = crate::secrets::mask(&line).into_owned();
+        let line = tern_secrets::mask(&line).into_owned();
         let short: String = line.chars().take(60).collect();
         if short.len() < line.len() {
             format!("`{short}…`")
@@ -215,7 +215,7 @@ impl Hooks {
             object.extend(fields);
         }
         // A key that reached a prompt, an argument or a result goes no further.
-        let stdin = crate::secrets::mask(&input.to_string()).into_owned().into_bytes();
+        let stdin = tern_secrets::mask(&input.to_string()).into_owned().into_bytes();
         let env = self.env();
         let runs = hooks.iter().map(|hook| {
             let (stdin, env) = (&stdin, &env);

@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod compact;
 pub mod context;
 pub(crate) mod conversation;
+pub mod hooks;
 mod mcp_ops;
 pub mod memory;
 pub mod planted;

@@ -183,7 +183,7 @@ async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>, kept: &mut Vec<u8>) 
 }
 
 fn masked(bytes: &[u8]) -> String {
-    crate::secrets::mask(&String::from_utf8_lossy(bytes)).into_owned()
+    tern_secrets::mask(&String::from_utf8_lossy(bytes)).into_owned()
 }
 
 /// The hook's process group; SIGKILLed when dropped, so neither a finished nor a dropped run leaves anything behind.

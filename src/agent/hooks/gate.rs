@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::Notify;
 use super::reply::{Permission, PreDecision};
-use crate::agent::approval::{ApprovalGate, Verdict, edits_protected};
-use crate::tools::PathPolicy;
+use crate::approval::{ApprovalGate, Verdict, edits_protected};
+use tern_tools::PathPolicy;
 
 /// Whether the gate's question about a call is one no hook may waive: a command that would run outside the OS
 /// sandbox (the model asked for that, or there is no sandbox), one a deny rule may block where the gate cannot rule
@@ -82,8 +82,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::approval::CommandRule;
-    use crate::protocol::ApprovalMode;
+    use crate::approval::CommandRule;
+    use tern_protocol::ApprovalMode;
 
     fn hook(permission: Permission) -> PreDecision {
         PreDecision {

@@ -8,8 +8,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::HookEvent;
-use crate::agent::runner::{Agent, Shared};
-use crate::protocol::{Event, Message, ToolCall, ToolOutput, TurnEnd};
+use crate::runner::{Agent, Shared};
+use tern_protocol::{Event, Message, ToolCall, ToolOutput, TurnEnd};
 
 /// How many times a turn's Stop hooks may keep it going.
 pub const MAX_STOP_CONTINUES: u32 = 3;

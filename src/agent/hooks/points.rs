@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::reply::{Permission, PreDecision};
 use super::{HookEvent, Hooks, Notify, told};
-use crate::protocol::{ApprovalMode, ToolCall, ToolOutput};
+use tern_protocol::{ApprovalMode, ToolCall, ToolOutput};
 
 /// The most of a tool's result a PostToolUse hook is given.
 const MAX_RESPONSE_CHARS: usize = 100_000;
@@ -105,7 +105,7 @@ impl Hooks {
         if !self.wants(event, &call.name) {
             return notes;
         }
-        let content: String = crate::secrets::mask(&output.text)
+        let content: String = tern_secrets::mask(&output.text)
             .chars()
             .take(MAX_RESPONSE_CHARS)
             .collect();
