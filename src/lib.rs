@@ -1,5 +1,6 @@
-//! tern: a full-screen terminal coding assistant. The library holds everything but the command line: the protocol
-//! between agent and frontends, the tool system, the providers, and the runner.
+//! tern: a full-screen terminal coding assistant. This root crate is the composition root: it loads the
+//! configuration, starts sessions from it (`host`), and holds the frontends and the command line. The layers below it
+//! are crates of their own (src/ARCHITECTURE.md), re-exported here under their old module names.
 
 pub mod commands;
 pub mod config;
@@ -20,3 +21,6 @@ pub use tern_session as session;
 pub use tern_text as terminal_text;
 pub use tern_text::units;
 pub use tern_tools as tools;
+
+#[cfg(test)]
+mod tests;
