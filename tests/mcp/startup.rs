@@ -471,3 +471,41 @@ async fn the_tui_warns_of_servers_that_fail_before_and_after_it_opens() {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
 }
+
+/// A stdio server is started in a process group of its own that dies with tern: killed outright (SIGKILL, so tern
+/// cannot end the group itself), tern leaves no server behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stdio_server_dies_with_a_killed_tern() {
+    let scratch = Scratch::new();
+    let pidfile = scratch.home.path().join("server.pid");
+    let config = scratch.home.path().join("servers.json");
+    let script = format!("echo $$ > '{}'; exec sleep 60", pidfile.display());
+    let servers = json!({"mcpServers": {"sleeper": {"command": "sh", "args": ["-c", script]}}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    // The model answers late: tern is surely still running when it is killed.
+    let mock = MockLlm::start(vec![Reply::delayed(Duration::from_secs(30), Reply::text("late"))]).await;
+    let config = config.display().to_string();
+    let mut tern = scratch
+        .command(Some(&mock), &["run", "--mcp-config", &config, "go"])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let server: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the server did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(alive(server));
+    tern.start_kill().unwrap();
+    tern.wait().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(server) {
+        assert!(Instant::now() < deadline, "the MCP server outlived tern's SIGKILL");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

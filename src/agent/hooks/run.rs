@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use tern_process::group::{Group, own_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep_until, timeout};
@@ -59,20 +60,8 @@ pub(super) async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe system calls (setsid, prctl)
-    // that touch no memory of the parent; its errors are built from errno without allocating.
-    unsafe {
-        cmd.pre_exec(|| {
-            // Its own group, to end everything it starts; no terminal to wait on.
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // Its own group, to end everything it starts; no terminal to wait on; it dies with tern.
+    own_group(&mut cmd);
     let not_started = |e| Ran {
         ending: Ending::NotStarted(e),
         stdout: String::new(),
@@ -82,10 +71,10 @@ pub(super) async fn run(
         Ok(child) => child,
         Err(e) => return not_started(e),
     };
-    let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
+    let Some(group) = child.id().and_then(Group::led_by) else {
         return not_started(io::Error::other("the hook exited before its process id could be read"));
     };
-    let group = Group(pgid);
+    let group = KillOnDrop(group);
     let (mut stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut status = None;
@@ -187,13 +176,10 @@ fn masked(bytes: &[u8]) -> String {
 }
 
 /// The hook's process group; SIGKILLed when dropped, so neither a finished nor a dropped run leaves anything behind.
-struct Group(i32);
+struct KillOnDrop(Group);
 
-impl Drop for Group {
+impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        // SAFETY: killpg has no memory-safety preconditions; the group is the hook's own (setsid above).
-        unsafe {
-            libc::killpg(self.0, libc::SIGKILL);
-        }
+        self.0.kill();
     }
 }

@@ -36,6 +36,7 @@ use super::live::{LiveOutput, Stream};
 use super::spill::{Spill, Stored};
 use crate::OutputSink;
 use tern_process::env;
+use tern_process::group::{Group, Signal, own_group};
 use tern_sandbox::{HeldChild, HeldStart, Launch, SandboxPolicy};
 
 /// After bash exits: how long children it left behind may keep the pipes open before they are ended.
@@ -110,7 +111,10 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
         },
         Launch::Spawn(cmd) => spawn(cmd, spec.cwd, vars)?,
     };
-    let group = GroupGuard { pgid: pid, armed: true };
+    let group = GroupGuard {
+        group: u32::try_from(pid).ok().and_then(Group::led_by),
+        armed: true,
+    };
     let pipes = Pipes {
         out: Some(out),
         err: Some(err),
@@ -170,26 +174,8 @@ fn spawn(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd.env_clear().envs(vars);
-    // SAFETY: getpid has no preconditions.
-    let tern = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and only makes system calls that are async-signal-safe and touch
-    // no memory of the parent (setsid, prctl, getppid); its errors are built from errno without allocating.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            // The child dies with tern, even when tern is killed with SIGKILL and cannot end the group itself. For a
-            // sandboxed command the child is the launcher, so its whole PID namespace goes with it.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::getppid() != tern {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
+    // For a sandboxed command the child is the launcher, so its whole PID namespace dies with tern too.
+    own_group(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let Some(pid) = pid else {
@@ -338,8 +324,8 @@ impl Running {
         };
         let leftovers = self.group.alive_after(settle).await;
         if leftovers {
-            self.group.signal(libc::SIGTERM);
-            self.group.signal(libc::SIGCONT);
+            self.group.signal(Signal::TERM);
+            self.group.signal(Signal::CONT);
             let deadline = Instant::now() + TERM_GRACE;
             let mut next_poll = Instant::now() + POLL;
             let Self {
@@ -373,7 +359,7 @@ impl Running {
                 }
             }
         }
-        self.group.signal(libc::SIGKILL);
+        self.group.signal(Signal::KILL);
         self.group.armed = false;
         leftovers
     }
@@ -468,22 +454,21 @@ impl Sinks {
 
 /// The command's process group. Dropped while armed (the future was dropped mid-run), it SIGKILLs the group.
 struct GroupGuard {
-    pgid: i32,
+    group: Option<Group>,
     armed: bool,
 }
 
 impl GroupGuard {
     /// Sends `signal` to every process in the group; false when the group no longer exists.
-    fn signal(&self, signal: i32) -> bool {
-        // SAFETY: killpg has no memory-safety preconditions.
-        unsafe { libc::killpg(self.pgid, signal) == 0 }
+    fn signal(&self, signal: Signal) -> bool {
+        self.group.is_some_and(|group| group.signal(signal))
     }
 
     async fn alive(&self) -> bool {
-        let pgid = self.pgid;
-        tokio::task::spawn_blocking(move || group_alive(pgid))
-            .await
-            .unwrap_or(true)
+        let Some(group) = self.group else {
+            return false;
+        };
+        tokio::task::spawn_blocking(move || group.alive()).await.unwrap_or(true)
     }
 
     /// Whether the group still runs after up to `settle`; answers as soon as it is empty.
@@ -504,41 +489,7 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
-            self.signal(libc::SIGKILL);
+            self.signal(Signal::KILL);
         }
     }
-}
-
-/// True while a process of group `pgid` is running. Zombies do not count: a child orphaned by bash is reparented to
-/// init, and an init that does not reap (a container whose PID 1 is not an init) leaves it a zombie for good.
-pub(super) fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the group exists.
-    let exists = unsafe { libc::kill(-pgid, 0) } == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
-    if !exists {
-        return false;
-    }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        // No procfs (not Linux): trust kill(2).
-        return true;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so parse after the last ')'.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("Z");
-        let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
-        if pgrp == Some(pgid) && !matches!(state, "Z" | "X" | "x") {
-            return true;
-        }
-    }
-    false
 }

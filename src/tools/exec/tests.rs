@@ -6,9 +6,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use super::process::group_alive;
 use super::*;
 use crate::{OutputSink, PathPolicy};
+
+/// Whether the group `pgid` still has a running process.
+fn group_alive(pgid: i32) -> bool {
+    tern_process::group::Group::led_by(pgid as u32).is_some_and(|group| group.alive())
+}
 
 fn setup() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();

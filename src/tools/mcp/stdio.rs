@@ -11,6 +11,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::config::StdioConfig;
+use tern_process::group::{Group, Signal, own_group};
 
 /// Log lines one server may write per second; a server that floods its stderr or log notifications must not fill
 /// the log file.
@@ -24,7 +25,7 @@ pub(crate) struct ChildProcess {
     child: Mutex<Child>,
     /// The server's process group (= its pid, as session leader); `None` once the leader was reaped and its leftovers
     /// killed, so a later signal can never reach a group that reused the number.
-    pgid: Mutex<Option<i32>>,
+    pgid: Mutex<Option<Group>>,
     tail: Arc<Mutex<VecDeque<String>>>,
     stderr_task: tokio::task::JoinHandle<()>,
 }
@@ -46,16 +47,8 @@ impl ChildProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // SAFETY: the closure runs between fork and exec and only calls setsid(2), which is async-signal-safe and
-        // touches no memory of the parent.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // Its own group, to end everything it starts, and it dies with tern even when tern is killed outright.
+        own_group(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 format!("command not found: {} (is it installed and on PATH?)", config.command)
@@ -63,7 +56,7 @@ impl ChildProcess {
             std::io::ErrorKind::PermissionDenied => format!("cannot run {}: permission denied", config.command),
             _ => format!("cannot start {}: {e}", config.command),
         })?;
-        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        let pgid = child.id().and_then(Group::led_by);
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(format!("cannot start {}: its pipes were not set up", config.command));
         };
@@ -72,7 +65,7 @@ impl ChildProcess {
             Some(stderr) => tokio::spawn(log_stderr(server.to_string(), stderr, Arc::clone(&tail))),
             None => tokio::spawn(async {}),
         };
-        tracing::info!(server, pid = ?pgid, command = %config.command, "MCP server started");
+        tracing::info!(server, pid = ?pgid.map(Group::id), command = %config.command, "MCP server started");
         Ok((
             Self {
                 child: Mutex::new(child),
@@ -97,7 +90,7 @@ impl ChildProcess {
             let status = self.child.lock().ok().and_then(|mut c| c.try_wait().ok().flatten());
             if status.is_some() {
                 // Helpers the server started may outlive it in its group: end them while the number is still ours.
-                self.signal(libc::SIGKILL);
+                self.signal(Signal::KILL);
                 if let Ok(mut pgid) = self.pgid.lock() {
                     *pgid = None;
                 }
@@ -140,7 +133,7 @@ impl ChildProcess {
     /// Asks the whole process group to end (after the transport closed stdin), then kills what is left.
     pub async fn terminate(&self, grace: Duration) {
         if self.exit_status(grace / 2).await.is_none() {
-            self.signal(libc::SIGTERM);
+            self.signal(Signal::TERM);
             if self.exit_status(grace / 2).await.is_none() {
                 self.kill();
             }
@@ -149,19 +142,15 @@ impl ChildProcess {
 
     /// Kills the process group now.
     pub fn kill(&self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::KILL);
         if let Ok(mut child) = self.child.lock() {
             let _ = child.start_kill();
         }
     }
 
-    fn signal(&self, signal: i32) {
-        let pgid = self.pgid.lock().ok().and_then(|p| *p);
-        if let Some(pgid) = pgid.filter(|p| *p > 1) {
-            // SAFETY: killpg only sends a signal; the group is the one this process created with setsid.
-            unsafe {
-                libc::killpg(pgid, signal);
-            }
+    fn signal(&self, signal: Signal) {
+        if let Some(group) = self.pgid.lock().ok().and_then(|p| *p) {
+            group.signal(signal);
         }
     }
 }
