@@ -282,7 +282,7 @@ fn suggest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     let mut tie = false;
     for n in names {
-        let d = levenshtein(&wanted, &key(n));
+        let d = strsim::levenshtein(&wanted, &key(n));
         match best {
             Some((bd, _)) if d > bd => {}
             Some((bd, _)) if d == bd => tie = true,
@@ -296,20 +296,6 @@ fn suggest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
         Some((d, n)) if !tie && d <= 2.max(wanted.len() / 4) => Some(n),
         _ => None,
     }
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

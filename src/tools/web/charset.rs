@@ -1,43 +1,17 @@
-//! Text from a fetched body: UTF-8, or windows-1252 when the page says it is Latin-1 or windows-1252 (the WHATWG
-//! encoding standard reads all the Latin-1 labels as windows-1252). Those two cover nearly every page; anything else
-//! is read as UTF-8 with replacement characters rather than guessed at.
+//! Text from a fetched body, in the encoding the page declares (its content type's `charset`, else a `<meta>` near the
+//! top), as the WHATWG encoding standard reads labels (`encoding_rs`, which ripgrep's searcher already uses): all the
+//! Latin-1 labels are windows-1252, a byte order mark wins over a label, and a page that declares nothing or an
+//! unknown label is read as UTF-8 with replacement characters rather than guessed at.
 
-/// Where windows-1252 differs from Latin-1: 0x80..=0x9F. Unassigned bytes keep their C1 code point, as WHATWG says.
-const CP1252_HIGH: [char; 32] = [
-    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}', '\u{90}', '‘', '’',
-    '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
-];
-
-/// Labels of windows-1252 in the encoding standard.
-const CP1252_LABELS: &[&str] = &[
-    "windows-1252",
-    "cp1252",
-    "x-cp1252",
-    "iso-8859-1",
-    "iso8859-1",
-    "iso_8859-1",
-    "latin1",
-    "l1",
-    "us-ascii",
-    "ascii",
-    "cp819",
-    "ibm819",
-];
+use encoding_rs::{Encoding, UTF_8};
 
 /// The body as text, by the charset of the content type, else of a `<meta>` near the top of the page.
 pub fn decode(body: &[u8], content_type: &str) -> String {
     let label = charset_param(content_type).or_else(|| meta_charset(body));
-    match label {
-        Some(label) if CP1252_LABELS.contains(&label.as_str()) => body.iter().map(|&b| cp1252(b)).collect(),
-        _ => String::from_utf8_lossy(body).into_owned(),
-    }
-}
-
-fn cp1252(byte: u8) -> char {
-    match byte {
-        0x80..=0x9f => CP1252_HIGH[usize::from(byte - 0x80)],
-        _ => char::from(byte),
-    }
+    let encoding = label
+        .and_then(|label| Encoding::for_label(label.as_bytes()))
+        .unwrap_or(UTF_8);
+    encoding.decode(body).0.into_owned()
 }
 
 /// `charset=...` in a content type, lower case, without quotes.
@@ -88,6 +62,19 @@ mod tests {
     fn utf8_and_unknown_charsets_are_read_as_utf8() {
         assert_eq!(decode("café".as_bytes(), "text/html; charset=utf-8"), "café");
         assert_eq!(decode("café".as_bytes(), "text/plain"), "café");
-        assert_eq!(decode(b"caf\xe9", "text/plain; charset=shift_jis"), "caf\u{fffd}");
+        assert_eq!(
+            decode(b"caf\xe9", "text/plain; charset=x-no-such-charset"),
+            "caf\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn other_declared_charsets_are_decoded_and_a_byte_order_mark_wins() {
+        assert_eq!(decode(b"\x93\xfa\x96\x7b", "text/plain; charset=Shift_JIS"), "日本");
+        assert_eq!(
+            decode(b"<meta charset=koi8-r>\xf0\xd2\xc9", ""),
+            "<meta charset=koi8-r>При"
+        );
+        assert_eq!(decode(b"\xef\xbb\xbfcaf\xc3\xa9", "text/html; charset=latin1"), "café");
     }
 }
