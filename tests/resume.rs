@@ -12,6 +12,8 @@ mod datadir;
 mod kill;
 #[path = "resume/long.rs"]
 mod long;
+#[path = "resume/old_format.rs"]
+mod old_format;
 #[path = "resume/picker.rs"]
 mod picker;
 #[path = "resume/record.rs"]
