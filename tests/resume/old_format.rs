@@ -37,7 +37,6 @@ fn a_session_written_before_the_renovation_loads_whole() {
             Message::User { .. } => "user",
             Message::Assistant { .. } => "assistant",
             Message::Tool { .. } => "tool",
-            _ => "other",
         })
         .collect();
     assert_eq!(
