@@ -160,7 +160,7 @@ impl ApprovalGate {
         self.mode
     }
 
-    pub fn set_mode(&mut self, mode: ApprovalMode) {
+    pub(crate) fn set_mode(&mut self, mode: ApprovalMode) {
         self.mode = mode;
     }
 
@@ -169,7 +169,7 @@ impl ApprovalGate {
         self.sandboxed = available;
     }
 
-    pub fn sandboxed(&self) -> bool {
+    pub(crate) fn sandboxed(&self) -> bool {
         self.sandboxed
     }
 
@@ -200,46 +200,40 @@ impl ApprovalGate {
 
     /// Whether a deny rule may block `command` as far as the gate can tell: it matches, or might at run time, or the
     /// gate cannot read the command well enough to rule it out.
-    pub fn deny_rules_may_match(&self, command: &str) -> bool {
+    pub(crate) fn deny_rules_may_match(&self, command: &str) -> bool {
         self.check_deny(command).is_some()
     }
 
-    pub fn allow_rules(&self) -> &[CommandRule] {
-        &self.allow
-    }
-
-    pub fn deny_rules(&self) -> &[CommandRule] {
-        &self.deny
-    }
-
     /// "Always for this session": commands this rule covers run without asking until the session ends.
-    pub fn add_session_rule(&mut self, rule: CommandRule) {
+    pub(crate) fn add_session_rule(&mut self, rule: CommandRule) {
         if !self.session.contains(&rule) {
             self.session.push(rule);
         }
     }
 
-    pub fn session_rules(&self) -> &[CommandRule] {
+    #[cfg(test)]
+    pub(crate) fn session_rules(&self) -> &[CommandRule] {
         &self.session
     }
 
     /// "Always for this file / directory": edits it covers (inside the workspace, outside `.git/` and `.tern/`) run
     /// without asking in `ask` mode until the session ends.
-    pub fn add_session_edit_rule(&mut self, rule: EditRule) {
+    pub(crate) fn add_session_edit_rule(&mut self, rule: EditRule) {
         if !self.session_edits.contains(&rule) {
             self.session_edits.push(rule);
         }
-    }
-
-    pub fn session_edit_rules(&self) -> &[EditRule] {
-        &self.session_edits
     }
 
     /// The "always" rules an edit that asks may offer: (this file, this directory). The file rule when the call
     /// writes exactly one file, the directory rule when every file it writes is directly in one directory; neither
     /// when a path lies outside the workspace or inside `.git/` or `.tern/` (those ask every time), or the workspace
     /// root itself would be the directory (that would be all edits: the `auto-edit` mode's job).
-    pub fn edit_scopes(&self, tool: &str, args: &Value, policy: &PathPolicy) -> (Option<EditRule>, Option<EditRule>) {
+    pub(crate) fn edit_scopes(
+        &self,
+        tool: &str,
+        args: &Value,
+        policy: &PathPolicy,
+    ) -> (Option<EditRule>, Option<EditRule>) {
         if !EDIT_TOOLS.contains(&tool) || self.mode != ApprovalMode::Ask {
             return (None, None);
         }
@@ -267,7 +261,7 @@ impl ApprovalGate {
     }
 
     /// `tool` gives name, read_only and MCP hints; `args` are the prepared (validated) arguments.
-    pub fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
+    pub(crate) fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
         if let Some(hints) = tool.hints() {
             let target = mcp::Target {
                 name: tool.name(),
@@ -687,7 +681,7 @@ pub(crate) fn secret_paths(name: &str, args: &Value, policy: &PathPolicy) -> Vec
 
 /// Whether an edit writes inside the workspace's `.git/` or `.tern/` (at any depth) or its `.mcp.json`, which change
 /// what later commands (and tern itself) run.
-pub fn edits_protected(tool: &str, args: &Value, policy: &PathPolicy) -> bool {
+pub(crate) fn edits_protected(tool: &str, args: &Value, policy: &PathPolicy) -> bool {
     EDIT_TOOLS.contains(&tool)
         && edit_paths(tool, args).into_iter().any(|path| {
             policy

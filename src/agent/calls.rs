@@ -25,13 +25,13 @@ use tern_tools::registry::{apply_prepared, execute_prepared};
 use tern_tools::{OutputSink, PreparedCall, ToolContext};
 
 /// Results longer than this go to the tool-result store; the model gets a preview.
-pub const PERSIST_THRESHOLD: usize = 16_000;
+pub(crate) const PERSIST_THRESHOLD: usize = 16_000;
 /// How much of a stored result the model sees: its beginning and its end.
-pub const PREVIEW_CHARS: usize = 1_200;
+pub(crate) const PREVIEW_CHARS: usize = 1_200;
 /// The part of the preview taken from the end of the result.
 const PREVIEW_TAIL_CHARS: usize = 400;
 /// The marker for a result with no text.
-pub const EMPTY_RESULT: &str = "(tool completed with no output)";
+pub(crate) const EMPTY_RESULT: &str = "(tool completed with no output)";
 /// A tool gets this long to stop by itself after an interrupt (exec returns its output so far) before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 

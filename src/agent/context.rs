@@ -7,15 +7,15 @@ use std::collections::HashSet;
 use tern_protocol::Message;
 
 /// The answer given to a call whose result was lost (crash, interrupt, a bug).
-pub const LOST_RESULT: &str = "[Tool result unavailable — call was interrupted or lost]";
+pub(crate) const LOST_RESULT: &str = "[Tool result unavailable — call was interrupted or lost]";
 
 /// A rough token count: ~4 characters a token for code and English, which errs on the safe side for budgets.
-pub fn estimate_tokens(messages: &[Message], system: &str, tools_json_len: usize) -> u64 {
+pub(crate) fn estimate_tokens(messages: &[Message], system: &str, tools_json_len: usize) -> u64 {
     (system.len() + tools_json_len) as u64 / 4 + messages.iter().map(message_tokens).sum::<u64>()
 }
 
 /// The rough token count of one message (see `estimate_tokens`).
-pub fn message_tokens(message: &Message) -> u64 {
+pub(crate) fn message_tokens(message: &Message) -> u64 {
     let chars = match message {
         Message::User { content, images } => content.len() + images.len() * 4_000,
         Message::Assistant {

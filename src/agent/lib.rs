@@ -12,7 +12,7 @@ mod mcp_ops;
 pub mod memory;
 pub mod planted;
 pub mod prompt;
-pub mod review;
+pub(crate) mod review;
 pub mod runner;
 pub mod subagent;
 mod turn;

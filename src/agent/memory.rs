@@ -26,7 +26,7 @@ pub enum MemoryError {
 
 /// Where a fact for `scope` goes: the instruction file in effect in the repository root (AGENTS.md, else CLAUDE.md,
 /// else a new AGENTS.md), or the user's AGENTS.md in tern's config directory.
-pub fn memory_file(sources: &ContextSources, scope: MemoryScope) -> Result<PathBuf, MemoryError> {
+pub(crate) fn memory_file(sources: &ContextSources, scope: MemoryScope) -> Result<PathBuf, MemoryError> {
     let dir = match scope {
         MemoryScope::Project => repository_root(&sources.workspace),
         MemoryScope::User => sources.user_dir.clone().ok_or(MemoryError::NoUserDir)?,
@@ -110,7 +110,7 @@ fn share(group: &str, label: impl Into<String>, chars: usize) -> ContextShare {
 }
 
 /// What the model receives with this system prompt, these tools and this conversation.
-pub fn context_report(
+pub(crate) fn context_report(
     prompt: &SystemPrompt,
     prompt_text: &str,
     tools: &[tern_protocol::ToolDefinition],

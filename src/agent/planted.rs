@@ -34,13 +34,13 @@ struct Stamp {
 
 /// The stamps of every instruction path of a workspace at one moment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     stamps: BTreeMap<PathBuf, Stamp>,
 }
 
 impl Fingerprint {
     /// Stats the instruction paths of `workspace` now.
-    pub fn take(workspace: &Path) -> Self {
+    pub(crate) fn take(workspace: &Path) -> Self {
         let mut stamps = BTreeMap::new();
         for path in watched_files(workspace) {
             if let Some(stamp) = stamp(&path) {
@@ -52,7 +52,7 @@ impl Fingerprint {
     }
 
     /// The paths (relative to `workspace`) that appeared, went or changed between `self` and `after`.
-    pub fn changed(&self, after: &Fingerprint, workspace: &Path) -> Vec<String> {
+    pub(crate) fn changed(&self, after: &Fingerprint, workspace: &Path) -> Vec<String> {
         let mut paths: Vec<&PathBuf> = Vec::new();
         for (path, stamp) in &after.stamps {
             if self.stamps.get(path) != Some(stamp) {
@@ -137,7 +137,7 @@ fn marker(workspace: &Path) -> PathBuf {
 }
 
 /// Records that commands changed `paths` of `workspace`, adding to what an earlier command left.
-pub fn record(workspace: &Path, paths: &[String]) -> std::io::Result<()> {
+pub(crate) fn record(workspace: &Path, paths: &[String]) -> std::io::Result<()> {
     let mut all = withheld(workspace);
     for path in paths {
         if !all.contains(path) {
@@ -174,7 +174,7 @@ pub fn clear(workspace: &Path) {
 
 /// After a command: what changed since `before` is recorded (withheld from now on) and the note for the model and the
 /// user comes back; `None` when nothing did.
-pub fn after_command(workspace: &Path, before: &Fingerprint) -> Option<String> {
+pub(crate) fn after_command(workspace: &Path, before: &Fingerprint) -> Option<String> {
     let changed = before.changed(&Fingerprint::take(workspace), workspace);
     if changed.is_empty() {
         return None;
@@ -187,7 +187,7 @@ pub fn after_command(workspace: &Path, before: &Fingerprint) -> Option<String> {
 }
 
 /// What the model and the user are told after a command changed instruction files.
-pub fn report(paths: &[String]) -> String {
+pub(crate) fn report(paths: &[String]) -> String {
     let shown = if paths.len() > 5 {
         format!("{} (and {} more)", paths[..5].join(", "), paths.len() - 5)
     } else {

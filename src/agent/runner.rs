@@ -92,7 +92,7 @@ pub(crate) struct Recorder {
 
 impl Shared {
     /// The state of a subagent of this agent: the same gate, prompts, approval ids and model; its own events and log.
-    pub fn child(&self, events: mpsc::UnboundedSender<Event>, log: Option<SessionLog>) -> Shared {
+    pub(crate) fn child(&self, events: mpsc::UnboundedSender<Event>, log: Option<SessionLog>) -> Shared {
         Shared {
             gate: Arc::clone(&self.gate),
             pending: Arc::clone(&self.pending),
@@ -106,24 +106,24 @@ impl Shared {
         }
     }
 
-    pub fn next_approval_id(&self) -> u64 {
+    pub(crate) fn next_approval_id(&self) -> u64 {
         self.approval_ids.fetch_add(1, Ordering::Relaxed)
     }
 
     /// A token for background work, cancelled by the next interrupt or shutdown.
-    pub fn background_token(&self) -> CancellationToken {
+    pub(crate) fn background_token(&self) -> CancellationToken {
         self.background.lock().map(|t| t.child_token()).unwrap_or_default()
     }
 
     /// Stops the background work running now; work started later gets a fresh token.
-    pub fn interrupt_background(&self) {
+    pub(crate) fn interrupt_background(&self) {
         if let Ok(mut token) = self.background.lock() {
             std::mem::take(&mut *token).cancel();
         }
     }
 
     /// Sends an event to the frontend, and records it in the session log when a resumed session must show it.
-    pub fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         if recorded(&event) {
             let at = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -139,7 +139,7 @@ impl Shared {
 
     /// Writes to the session log. A log that cannot be written is reported once and then left alone: the session
     /// goes on in memory.
-    pub fn write_log(&self, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
+    pub(crate) fn write_log(&self, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
         let failed = {
             let Ok(mut record) = self.record.lock() else {
                 return;
@@ -165,7 +165,7 @@ impl Shared {
     }
 
     /// How many transcript events the log holds for the current conversation.
-    pub fn recorded_events(&self) -> usize {
+    pub(crate) fn recorded_events(&self) -> usize {
         self.record.lock().map(|r| r.events).unwrap_or(0)
     }
 }

@@ -43,7 +43,7 @@ const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 
 /// The error for a path that gained a symlink after it was checked.
-pub fn swapped(path: &Path) -> io::Error {
+pub(crate) fn swapped(path: &Path) -> io::Error {
     io::Error::other(format!(
         "{} changed while tern was using it: a directory or file on its path is now a symlink, which tern does not \
          follow (something else on the machine is changing the workspace); nothing was read or written there",
@@ -237,7 +237,7 @@ pub struct Dir {
 }
 
 impl Dir {
-    pub fn open(path: &Path) -> io::Result<Dir> {
+    pub(crate) fn open(path: &Path) -> io::Result<Dir> {
         let fd = open_path(path, libc::O_PATH | libc::O_DIRECTORY, 0)?;
         Ok(Dir {
             fd,
@@ -246,7 +246,7 @@ impl Dir {
     }
 
     /// Opens `path`, creating it and the directories above it that are missing.
-    pub fn create_all(path: &Path) -> io::Result<Dir> {
+    pub(crate) fn create_all(path: &Path) -> io::Result<Dir> {
         match Dir::open(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             other => return other,
@@ -273,13 +273,13 @@ impl Dir {
     }
 
     /// What the entry `name` is, without following it.
-    pub fn metadata(&self, name: &OsStr) -> io::Result<Metadata> {
+    pub(crate) fn metadata(&self, name: &OsStr) -> io::Result<Metadata> {
         let fd = openat(self.fd.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0)?;
         File::from(fd).metadata()
     }
 
     /// The content of the regular file `name`; a symlink there is refused.
-    pub fn read(&self, name: &OsStr) -> io::Result<Vec<u8>> {
+    pub(crate) fn read(&self, name: &OsStr) -> io::Result<Vec<u8>> {
         let fd = openat(
             self.fd.as_raw_fd(),
             name,
@@ -299,7 +299,7 @@ impl Dir {
     }
 
     /// Renames the entry `from` to `to`, both in this directory (`to` is replaced, never followed).
-    pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    pub(crate) fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         let (c_from, c_to) = (cstring(from)?, cstring(to)?);
         let fd = self.fd.as_raw_fd();
         // SAFETY: a valid directory descriptor and C strings.
@@ -307,7 +307,7 @@ impl Dir {
     }
 
     /// A new temp file in this directory, created with `mode` (the umask applies), removed again unless persisted.
-    pub fn temp_file(&self, mode: u32) -> io::Result<TempFile<'_>> {
+    pub(crate) fn temp_file(&self, mode: u32) -> io::Result<TempFile<'_>> {
         static COUNT: AtomicU64 = AtomicU64::new(0);
         loop {
             let name = format!(
@@ -334,7 +334,7 @@ impl Dir {
 }
 
 /// A temp file in an opened directory; removed on drop unless renamed over its target.
-pub struct TempFile<'a> {
+pub(crate) struct TempFile<'a> {
     dir: &'a Dir,
     name: std::ffi::OsString,
     file: File,
@@ -342,21 +342,21 @@ pub struct TempFile<'a> {
 }
 
 impl TempFile<'_> {
-    pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.file.write_all(bytes)
     }
 
-    pub fn sync_all(&self) -> io::Result<()> {
+    pub(crate) fn sync_all(&self) -> io::Result<()> {
         self.file.sync_all()
     }
 
     /// Sets the exact mode bits (the umask may have taken some at creation).
-    pub fn set_mode(&self, mode: u32) -> io::Result<()> {
+    pub(crate) fn set_mode(&self, mode: u32) -> io::Result<()> {
         self.file.set_permissions(Permissions::from_mode(mode))
     }
 
     /// Renames the temp file over `name` in the same directory.
-    pub fn persist(mut self, name: &OsStr) -> io::Result<()> {
+    pub(crate) fn persist(mut self, name: &OsStr) -> io::Result<()> {
         self.dir.rename(&self.name, name)?;
         self.persisted = true;
         Ok(())

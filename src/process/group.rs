@@ -56,12 +56,6 @@ impl Group {
         kill_process_group(self.0, signal).is_ok()
     }
 
-    /// Asks every process in the group to end: SIGTERM, and SIGCONT so stopped members see it.
-    pub fn terminate(self) {
-        self.signal(Signal::TERM);
-        self.signal(Signal::CONT);
-    }
-
     /// Kills every process in the group now.
     pub fn kill(self) {
         self.signal(Signal::KILL);

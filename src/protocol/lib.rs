@@ -32,7 +32,7 @@ impl ApprovalMode {
         ApprovalMode::FullAuto,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApprovalMode::ReadOnly => "read-only",
             ApprovalMode::Ask => "ask",

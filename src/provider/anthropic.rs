@@ -40,7 +40,7 @@ pub(crate) struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
-    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+    pub(crate) fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
         let mut auth = HeaderMap::new();
         auth.insert(
             HeaderName::from_static("anthropic-version"),

@@ -17,7 +17,7 @@ pub mod models;
 mod openai;
 mod reasoning;
 mod responses;
-pub mod retry;
+pub(crate) mod retry;
 mod stream_thread;
 mod transport;
 mod wire;
@@ -53,7 +53,7 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     /// The same request with no message encoded yet.
-    pub fn prepared(&self) -> PreparedRequest<'_> {
+    pub(crate) fn prepared(&self) -> PreparedRequest<'_> {
         PreparedRequest {
             model: &self.model,
             system: &self.system,
@@ -206,7 +206,7 @@ pub enum ProviderError {
 
 impl ProviderError {
     /// Whether sending the same request again may succeed.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self {
             ProviderError::Http { status, .. } => retry::is_retryable_status(*status),
             // A deadline hit while the answer was already streaming is not retried (the transport says so): the
@@ -259,7 +259,7 @@ impl ProviderKind {
     }
 
     /// OpenAI's base URL includes `/v1`; Anthropic's does not.
-    pub fn default_base_url(self) -> &'static str {
+    pub(crate) fn default_base_url(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com",
@@ -267,7 +267,7 @@ impl ProviderKind {
     }
 
     /// The environment variable that conventionally holds this provider's key.
-    pub fn api_key_env(self) -> &'static str {
+    pub(crate) fn api_key_env(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "OPENAI_API_KEY",
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",

@@ -63,7 +63,7 @@ impl ModelEntry {
     }
 
     /// The prices, when both the input and the output price are known.
-    pub fn prices(&self) -> Option<Prices> {
+    pub(crate) fn prices(&self) -> Option<Prices> {
         let input = self.input?;
         let output = self.output?;
         Some(Prices {
@@ -77,7 +77,7 @@ impl ModelEntry {
 
 /// USD per million tokens of each kind.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Prices {
+pub(crate) struct Prices {
     pub input: f64,
     pub output: f64,
     pub cache_read: f64,
@@ -87,7 +87,7 @@ pub struct Prices {
 impl Prices {
     /// What `usage` cost in USD. `input_tokens` counts the whole prompt, cache reads and writes included (see
     /// `crate::provider`), so those parts are taken out of the plain input and priced on their own.
-    pub fn cost(&self, usage: &Usage) -> f64 {
+    pub(crate) fn cost(&self, usage: &Usage) -> f64 {
         let plain = usage
             .input_tokens
             .saturating_sub(usage.cache_read_tokens)
@@ -102,7 +102,7 @@ impl Prices {
 
 #[derive(Debug, thiserror::Error)]
 #[error("invalid model catalog: {0}")]
-pub struct CatalogError(String);
+pub(crate) struct CatalogError(String);
 
 /// The file format: a `[models]` table of entries by name.
 #[derive(Deserialize)]
@@ -121,7 +121,7 @@ pub struct Catalog {
 
 impl Catalog {
     /// Parses a catalog in the `assets/models.toml` format.
-    pub fn parse(text: &str) -> Result<Self, CatalogError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, CatalogError> {
         let file: CatalogFile = toml::from_str(text).map_err(|e| CatalogError(e.to_string().trim().to_string()))?;
         let mut catalog = Catalog::default();
         for (name, entry) in file.models {
@@ -155,7 +155,7 @@ impl Catalog {
     }
 
     /// The entry whose name is the longest prefix of `model`.
-    pub fn lookup(&self, model: &str) -> Option<&ModelEntry> {
+    pub(crate) fn lookup(&self, model: &str) -> Option<&ModelEntry> {
         let wanted = normalise(model);
         self.entries
             .iter()
@@ -190,7 +190,7 @@ impl Catalog {
 
     /// Whether the catalog knows `model` to be a reasoning model (for the Responses API, which must ask for a
     /// reasoning model's encrypted reasoning to carry it between requests, and must not ask other models for it).
-    pub fn is_reasoning(&self, model: &str) -> bool {
+    pub(crate) fn is_reasoning(&self, model: &str) -> bool {
         self.lookup(model).and_then(|e| e.reasoning) == Some(true)
     }
 

@@ -21,7 +21,7 @@ pub enum ReasoningEffort {
 }
 
 impl ReasoningEffort {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ReasoningEffort::Minimal => "minimal",
             ReasoningEffort::Low => "low",
@@ -65,7 +65,8 @@ pub enum WireApi {
 }
 
 impl WireApi {
-    pub fn as_str(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WireApi::Chat => "chat",
             WireApi::Responses => "responses",

@@ -35,7 +35,7 @@ pub(crate) struct ResponsesProvider {
 }
 
 impl ResponsesProvider {
-    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+    pub(crate) fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
         let mut auth = HeaderMap::new();
         if let Some(key) = config.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
             let mut value = HeaderValue::from_str(&format!("Bearer {key}"))

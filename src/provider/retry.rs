@@ -44,7 +44,7 @@ impl RetryPolicy {
     /// The pause before retry number `retry` (1 is the first retry): a uniformly random time up to
     /// `base_delay * 2^(retry-1)`, capped by `max_delay` ("full jitter", which spreads out clients that failed
     /// together).
-    pub fn backoff(&self, retry: u32) -> Duration {
+    pub(crate) fn backoff(&self, retry: u32) -> Duration {
         let window = self
             .base_delay
             .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
@@ -55,7 +55,7 @@ impl RetryPolicy {
 
     /// The pause before retry number `retry`: the server's `Retry-After` when it gave one (capped by `max_delay`),
     /// the jittered backoff otherwise.
-    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+    pub(crate) fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
         match retry_after {
             Some(wait) => wait.min(self.max_delay),
             None => self.backoff(retry),
@@ -65,7 +65,7 @@ impl RetryPolicy {
 
 /// HTTP statuses worth sending again: timeouts, conflicts (a lock on the provider's side), rate limits and server
 /// errors (529 "overloaded" included).
-pub fn is_retryable_status(status: u16) -> bool {
+pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
 }
 
@@ -92,7 +92,7 @@ const OVERFLOW_WORDINGS: &[&str] = &[
 
 /// Whether an error from the provider says the prompt is larger than the model's context window. A rate limit
 /// (429) never is, whatever it says about tokens ("Request too large ... tokens per minute").
-pub fn is_context_overflow(status: Option<u16>, text: &str) -> bool {
+pub(crate) fn is_context_overflow(status: Option<u16>, text: &str) -> bool {
     if status == Some(429) {
         return false;
     }
@@ -101,7 +101,7 @@ pub fn is_context_overflow(status: Option<u16>, text: &str) -> bool {
 }
 
 /// How long the server asked us to wait: `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
@@ -124,7 +124,7 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
 }
 
 /// The server's explicit verdict (`x-should-retry: true|false`, sent by OpenAI and Anthropic), when present.
-pub fn should_retry_header(headers: &HeaderMap) -> Option<bool> {
+pub(crate) fn should_retry_header(headers: &HeaderMap) -> Option<bool> {
     match headers.get("x-should-retry")?.to_str().ok()?.trim() {
         "true" => Some(true),
         "false" => Some(false),
@@ -134,7 +134,7 @@ pub fn should_retry_header(headers: &HeaderMap) -> Option<bool> {
 
 /// Parses the three date formats HTTP allows: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850
 /// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
-pub fn parse_http_date(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_http_date(text: &str) -> Option<SystemTime> {
     const MONTHS: [&str; 12] = [
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ];

@@ -42,7 +42,7 @@ pub(crate) struct Body {
 
 impl Body {
     /// The next chunk (a batch of them, on a fast stream); `None` at the end of the body.
-    pub async fn chunk(&mut self) -> reqwest::Result<Option<Bytes>> {
+    pub(crate) async fn chunk(&mut self) -> reqwest::Result<Option<Bytes>> {
         self.chunks.recv().await.transpose()
     }
 }

@@ -42,25 +42,25 @@ pub(crate) struct Outbox<'a> {
 }
 
 impl<'a> Outbox<'a> {
-    pub fn new(to: &'a UnboundedSender<ProviderEvent>) -> Self {
+    pub(crate) fn new(to: &'a UnboundedSender<ProviderEvent>) -> Self {
         Self { to, held: Vec::new() }
     }
 
-    pub fn text(&mut self, text: &str) {
+    pub(crate) fn text(&mut self, text: &str) {
         ProviderEvent::append_delta(&mut self.held, Delta::Text, text.into());
     }
 
-    pub fn reasoning(&mut self, text: &str) {
+    pub(crate) fn reasoning(&mut self, text: &str) {
         ProviderEvent::append_delta(&mut self.held, Delta::Reasoning, text.into());
     }
 
     /// Any other event, in order with the deltas.
-    pub fn push(&mut self, event: ProviderEvent) {
+    pub(crate) fn push(&mut self, event: ProviderEvent) {
         self.held.push(event);
     }
 
     /// Sends what is held (a closed receiver is fine).
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         for event in self.held.drain(..) {
             let _ = self.to.send(event);
         }
@@ -127,7 +127,7 @@ pub(crate) struct Transport {
 
 impl Transport {
     /// `path` is appended to the configured base URL; `auth` holds the provider's own headers (key, version).
-    pub fn new(config: &ProviderConfig, path: &str, auth: HeaderMap) -> Result<Self, ProviderError> {
+    pub(crate) fn new(config: &ProviderConfig, path: &str, auth: HeaderMap) -> Result<Self, ProviderError> {
         let base = config.base_url.trim().trim_end_matches('/');
         let url = Url::parse(&format!("{base}{path}"))
             .map_err(|e| ProviderError::Config(format!("base URL {base:?} is not a valid URL: {e}")))?;
@@ -164,7 +164,7 @@ impl Transport {
     }
 
     /// Sends `body` and streams the answer through a fresh handler per attempt, retrying per the policy.
-    pub async fn complete<H: StreamHandler>(
+    pub(crate) async fn complete<H: StreamHandler>(
         &self,
         body: Bytes,
         new_handler: impl Fn() -> H,

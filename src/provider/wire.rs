@@ -56,7 +56,8 @@ impl Encoded {
     }
 
     /// Roughly how many bytes the form holds, for memory accounting.
-    pub fn size(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn size(&self) -> usize {
         match &self.form {
             Form::OpenAi { message, tool_images } => message.len() + tool_images.iter().map(Vec::len).sum::<usize>(),
             Form::Anthropic { blocks, .. } => blocks.iter().map(|b| b.bytes.len()).sum(),

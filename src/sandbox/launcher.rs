@@ -37,13 +37,13 @@ use std::path::{Path, PathBuf};
 use super::{held, landlock_rules, namespaces, private_mounts, seccomp};
 
 /// Exit code when the sandbox could not be set up (as `env` and container runtimes use 125 for their own failures).
-pub const SETUP_FAILED: i32 = 125;
+pub(crate) const SETUP_FAILED: i32 = 125;
 /// Exit code when the program could not be executed (as bash uses 127 for "command not found").
 const EXEC_FAILED: i32 = 127;
 
 /// The launcher's arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Args {
+pub(crate) struct Args {
     /// `--write DIR`: directories (and files) writable inside the sandbox.
     pub writable: Vec<PathBuf>,
     /// `--read-only PATH`: paths mounted read-only even inside a writable directory (`.tern`, git config).
@@ -87,7 +87,7 @@ impl Args {
     }
 
     /// Parses the arguments after `__sandbox`.
-    pub fn parse(args: Vec<OsString>) -> Result<Self, String> {
+    pub(crate) fn parse(args: Vec<OsString>) -> Result<Self, String> {
         let mut parsed = Self::default();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -166,7 +166,7 @@ pub fn main(args: Vec<OsString>) -> ! {
 }
 
 /// What the holder writes to stdout once its namespaces are ready.
-pub const HOLDER_READY: &[u8] = b"ready\n";
+pub(crate) const HOLDER_READY: &[u8] = b"ready\n";
 
 /// The session's holder: makes the user, mount, IPC and network namespaces once, with the mounts every command of the
 /// session shares (the private `/dev` and temp directory) and loopback up, says `ready` on stdout, then starts the

@@ -47,7 +47,7 @@ pub use self::settings::SandboxSettings;
 pub const LAUNCHER_ARG: &str = "__sandbox";
 
 /// The launcher on its own (`src/bin/tern-sandbox.rs`), installed next to `tern`. It takes the same arguments.
-pub const SMALL_LAUNCHER: &str = "tern-sandbox";
+pub(crate) const SMALL_LAUNCHER: &str = "tern-sandbox";
 
 /// What a sandboxed command may do beyond reading and executing everywhere.
 ///
@@ -106,7 +106,7 @@ impl Eq for SessionHandle {}
 impl SandboxPolicy {
     /// The strictest policy, launched by `tern-sandbox` next to the running executable (a small binary that starts in
     /// a fraction of tern's time), or by the running executable itself (`tern __sandbox`) when there is none.
-    pub fn current_exe() -> std::io::Result<Self> {
+    pub(crate) fn current_exe() -> std::io::Result<Self> {
         let exe = std::env::current_exe()?;
         let small = exe.with_file_name(SMALL_LAUNCHER);
         let is_program = std::fs::metadata(&small).is_ok_and(|m| {

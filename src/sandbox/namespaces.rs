@@ -30,21 +30,21 @@ pub(super) fn enter_held() -> io::Result<()> {
 /// A process for the whole of its life: its id, and when it started (in clock ticks after boot). An id alone may name
 /// another process once the first has ended and been reaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessKey {
+pub(crate) struct ProcessKey {
     pub pid: u32,
     pub start: u64,
 }
 
 impl ProcessKey {
     /// The key of the running process `pid`.
-    pub fn of(pid: u32) -> io::Result<Self> {
+    pub(crate) fn of(pid: u32) -> io::Result<Self> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
         let start = start_time(&stat).ok_or_else(|| io::Error::other("unreadable /proc stat"))?;
         Ok(Self { pid, start })
     }
 
     /// `PID:START`, as `Display` writes it.
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let (pid, start) = text.split_once(':')?;
         Some(Self {
             pid: pid.parse().ok()?,

@@ -39,7 +39,7 @@ pub mod files;
 /// What a masked value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 /// Shorter values are not masked: they would blank out ordinary words and numbers everywhere.
-pub const MIN_MASKED_CHARS: usize = 8;
+pub(crate) const MIN_MASKED_CHARS: usize = 8;
 
 struct Store {
     /// The captured variables, by name.

@@ -4,7 +4,7 @@
 pub mod checkpoint;
 pub mod list;
 pub mod log;
-pub mod results;
+pub(crate) mod results;
 pub mod tail;
 
 pub use log::{SessionLog, SessionMeta};

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 /// Identity of a file's content at one moment: cheap to take (one `stat`), and a content hash to rule out a same-size
 /// rewrite within the mtime granularity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
+pub(crate) struct FileStamp {
     pub modified: Option<SystemTime>,
     pub len: u64,
     pub hash: u64,
@@ -17,7 +17,7 @@ pub struct FileStamp {
 
 /// One read: the stamp of the file and the line range shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadRecord {
+pub(crate) struct ReadRecord {
     pub stamp: FileStamp,
     pub offset: u64,
     pub limit: u64,
@@ -29,13 +29,13 @@ pub struct FileTracker {
 }
 
 impl FileTracker {
-    pub fn record_read(&self, path: &Path, record: ReadRecord) {
+    pub(crate) fn record_read(&self, path: &Path, record: ReadRecord) {
         if let Ok(mut reads) = self.reads.lock() {
             reads.insert(path.to_path_buf(), record);
         }
     }
 
-    pub fn last_read(&self, path: &Path) -> Option<ReadRecord> {
+    pub(crate) fn last_read(&self, path: &Path) -> Option<ReadRecord> {
         self.reads.lock().ok()?.get(path).cloned()
     }
 
@@ -52,15 +52,6 @@ impl FileTracker {
         if let Ok(mut reads) = self.reads.lock() {
             reads.remove(path);
         }
-    }
-}
-
-/// Takes the stamp of a file from its metadata and the bytes read (callers hash what they read anyway).
-pub fn stamp(meta: &std::fs::Metadata, content: &[u8]) -> FileStamp {
-    FileStamp {
-        modified: meta.modified().ok(),
-        len: meta.len(),
-        hash: hash_bytes(content),
     }
 }
 

@@ -93,7 +93,7 @@ pub(crate) mod testing {
     use std::path::PathBuf;
     use tern_protocol::ToolOutput;
 
-    pub struct Workspace {
+    pub(crate) struct Workspace {
         pub tmp: tempfile::TempDir,
         pub root: PathBuf,
         pub ctx: ToolContext,
@@ -101,15 +101,15 @@ pub(crate) mod testing {
 
     impl Workspace {
         /// A file next to the workspace, outside it.
-        pub fn outside(&self, name: &str) -> PathBuf {
+        pub(crate) fn outside(&self, name: &str) -> PathBuf {
             self.tmp.path().join(name)
         }
 
-        pub fn path(&self, rel: &str) -> PathBuf {
+        pub(crate) fn path(&self, rel: &str) -> PathBuf {
             self.root.join(rel)
         }
 
-        pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        pub(crate) fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
             let p = self.path(rel);
             if let Some(parent) = p.parent() {
                 std::fs::create_dir_all(parent).unwrap();
@@ -118,12 +118,12 @@ pub(crate) mod testing {
             p
         }
 
-        pub async fn run(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+        pub(crate) async fn run(&self, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
             tool.execute(args, &self.ctx).await
         }
 
         /// Runs a call expected to fail and returns its message.
-        pub async fn fail(&self, tool: &dyn Tool, args: Value) -> String {
+        pub(crate) async fn fail(&self, tool: &dyn Tool, args: Value) -> String {
             match tool.execute(args.clone(), &self.ctx).await {
                 Ok(out) => panic!("{} {args} should fail, got: {}", tool.name(), out.text),
                 Err(e) => e.to_string(),
@@ -131,7 +131,7 @@ pub(crate) mod testing {
         }
     }
 
-    pub fn workspace() -> Workspace {
+    pub(crate) fn workspace() -> Workspace {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("ws")).unwrap();
         let policy = PathPolicy::new(tmp.path().join("ws")).unwrap();

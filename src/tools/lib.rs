@@ -6,11 +6,11 @@ pub mod exec;
 pub mod file_state;
 pub mod fs;
 pub mod mcp;
-pub mod notebook;
-pub mod patch;
+pub(crate) mod notebook;
+pub(crate) mod patch;
 pub mod path_policy;
 pub mod registry;
-pub mod schema;
+pub(crate) mod schema;
 pub mod search;
 pub mod todo;
 pub mod web;
@@ -142,13 +142,13 @@ impl OutputSink {
         Self(Some(tx))
     }
 
-    pub fn send(&self, chunk: impl Into<String>) {
+    pub(crate) fn send(&self, chunk: impl Into<String>) {
         if let Some(tx) = &self.0 {
             let _ = tx.send(chunk.into());
         }
     }
 
-    pub fn is_connected(&self) -> bool {
+    pub(crate) fn is_connected(&self) -> bool {
         self.0.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 }
@@ -170,7 +170,7 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         ToolError::Io {
             path: path.into(),
             source,

@@ -19,7 +19,7 @@ use super::{Tool, ToolContext, ToolError};
 use json_style::JsonStyle;
 use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
 
-pub fn tools() -> Vec<Arc<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(NotebookEditTool)]
 }
 

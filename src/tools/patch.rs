@@ -17,7 +17,7 @@ use super::edit::{EditRequest, ProposedChange, apply_edit, edit_error};
 use super::{Tool, ToolContext, ToolError};
 use tern_protocol::{ToolDetails, ToolOutput};
 
-pub fn tools() -> Vec<Arc<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ApplyPatchTool)]
 }
 
@@ -25,7 +25,7 @@ const MAX_EDITS: usize = 50;
 /// Dry-run diffs beyond this are cut; the UI still gets them whole in the details.
 const MAX_DRY_RUN_DIFF_CHARS: usize = 20_000;
 
-pub struct ApplyPatchTool;
+pub(crate) struct ApplyPatchTool;
 
 const DESCRIPTION: &str = "Apply several edits at once, possibly across files, all or nothing: every edit is \
 checked in memory first and if any fails nothing is written. Each edit is {path, action, ...}: action \"replace\" \

@@ -92,7 +92,9 @@ impl PathPolicy {
         &self.write_roots
     }
 
-    pub fn restrict_reads(mut self, restrict: bool) -> Self {
+    /// Lets reads reach anywhere (tests of what a tool does with a path outside the workspace).
+    #[cfg(test)]
+    pub(crate) fn restrict_reads(mut self, restrict: bool) -> Self {
         self.restrict_reads = restrict;
         self
     }
@@ -134,12 +136,12 @@ impl PathPolicy {
     }
 
     /// The credential stores this policy refuses, for walks that must not enter them.
-    pub fn stores(&self) -> &[PathBuf] {
+    pub(crate) fn stores(&self) -> &[PathBuf] {
         &self.stores
     }
 
     /// Whether `resolved` is in a credential store.
-    pub fn in_store(&self, resolved: &Path) -> bool {
+    pub(crate) fn in_store(&self, resolved: &Path) -> bool {
         self.stores.iter().any(|store| resolved.starts_with(store))
     }
 

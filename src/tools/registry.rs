@@ -92,14 +92,6 @@ impl ToolRegistry {
         self.sources.iter().flat_map(|s| s.tools()).find(|t| t.name() == name)
     }
 
-    pub fn len(&self) -> usize {
-        self.current().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Tool names in definition order.
     pub fn names(&self) -> Vec<String> {
         ordered(&self.current()).map(|t| t.name().to_string()).collect()
@@ -134,11 +126,6 @@ impl ToolRegistry {
             ));
         }
         Ok(PreparedCall { tool, args })
-    }
-
-    /// Runs a prepared call. Errors and panics become error results.
-    pub async fn execute(&self, call: PreparedCall, ctx: &ToolContext) -> ToolOutput {
-        execute_prepared(call, ctx).await
     }
 
     /// `prepare_call` then `execute`.

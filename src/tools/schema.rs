@@ -42,14 +42,14 @@ const TOO_COMPLEX: &str = "parameters are too complex to validate against this s
 /// left as it is for `validate` to report. Numbers and booleans become strings where a string is wanted, but objects
 /// and arrays do not (serialising them would hide the model's mistake behind a confusing downstream error); `null`
 /// for an optional property that does not accept null is dropped, as if omitted. Values already valid are unchanged.
-pub fn cast(schema: &Value, value: Value) -> Value {
+pub(crate) fn cast(schema: &Value, value: Value) -> Value {
     let mut cx = Ctx::new(schema);
     cast::cast_node(&mut cx, schema, value, 0)
 }
 
 /// Everything wrong with `value` under `schema`, each message labelled with its path (`edits[0].path`); empty when
 /// valid. At most `MAX_ERRORS` messages, then a count of the rest.
-pub fn validate(schema: &Value, value: &Value) -> Vec<String> {
+pub(crate) fn validate(schema: &Value, value: &Value) -> Vec<String> {
     let mut cx = Ctx::new(schema);
     let mut errors = Errors::default();
     validate::check(&mut cx, schema, value, &mut String::new(), &mut errors, 0);

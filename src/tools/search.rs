@@ -19,11 +19,11 @@ use serde_json::Value;
 
 use super::{Tool, ToolError};
 
-pub use find::FindFilesTool;
-pub use grep::GrepTool;
+pub(crate) use find::FindFilesTool;
+pub(crate) use grep::GrepTool;
 
 /// Total characters a search result may hand the model; longer output is cut on a whole line with a note.
-pub const OUTPUT_CAP: usize = 128_000;
+pub(crate) const OUTPUT_CAP: usize = 128_000;
 
 pub fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(GrepTool), Arc::new(FindFilesTool)]

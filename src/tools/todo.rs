@@ -13,9 +13,9 @@ use super::{Tool, ToolContext, ToolError};
 use tern_protocol::{Message, PlanItem, PlanStatus, ToolDetails, ToolOutput};
 
 /// More steps than this is not a plan a person can follow.
-pub const MAX_ITEMS: usize = 50;
+pub(crate) const MAX_ITEMS: usize = 50;
 /// One step is one line, not a document.
-pub const MAX_CONTENT_CHARS: usize = 300;
+pub(crate) const MAX_CONTENT_CHARS: usize = 300;
 
 const DESCRIPTION: &str = "Keep a checklist of the current task and show it to the user. Use it for work of three or \
 more distinct steps, when the user gives a list of things to do, or when the task will take many tool calls: write the \
@@ -29,11 +29,11 @@ finished. If you hit a blocker, keep the step `in_progress` and add a step for w
 discover along the way, and remove the ones that no longer matter. Write each step as a short imperative line \
 (\"Add the config loader\").";
 
-pub fn tools() -> Vec<Arc<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(TodoWriteTool)]
 }
 
-pub struct TodoWriteTool;
+pub(crate) struct TodoWriteTool;
 
 #[async_trait]
 impl Tool for TodoWriteTool {
@@ -93,7 +93,7 @@ impl Tool for TodoWriteTool {
 }
 
 /// The plan in validated arguments, or what is wrong with it in words the model can act on.
-pub fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
+pub(crate) fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
     let list = args
         .get("todos")
         .and_then(Value::as_array)
@@ -151,7 +151,7 @@ pub fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
 }
 
 /// The plan as `messages` last saved it: the list of the last `todo_write` call that did not fail.
-pub fn saved_plan(messages: &[Message]) -> Option<Vec<PlanItem>> {
+pub(crate) fn saved_plan(messages: &[Message]) -> Option<Vec<PlanItem>> {
     let call_id = messages.iter().rev().find_map(|m| match m {
         Message::Tool {
             call_id,

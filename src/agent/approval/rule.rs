@@ -31,7 +31,7 @@ pub enum RuleError {
 
 impl CommandRule {
     /// A rule from words already split (`["git", "status"]`).
-    pub fn new<I, S>(words: I) -> Result<Self, RuleError>
+    pub(crate) fn new<I, S>(words: I) -> Result<Self, RuleError>
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -43,7 +43,7 @@ impl CommandRule {
         Ok(Self { words })
     }
 
-    pub fn words(&self) -> &[String] {
+    pub(crate) fn words(&self) -> &[String] {
         &self.words
     }
 
@@ -184,7 +184,7 @@ pub enum EditRule {
 impl EditRule {
     /// Whether an edit of `resolved` (a real path) is covered: the same file, or a path strictly under the directory,
     /// compared component by component (so `/w/src` does not cover `/w/src2`).
-    pub fn covers(&self, resolved: &Path) -> bool {
+    pub(crate) fn covers(&self, resolved: &Path) -> bool {
         match self {
             EditRule::File(file) => resolved == file,
             EditRule::Dir(dir) => resolved != dir && resolved.starts_with(dir),

@@ -28,7 +28,7 @@ mod ops;
 mod restore;
 mod retention;
 mod revert;
-pub mod shadow;
+pub(crate) mod shadow;
 
 pub use retention::{Retention, collect, collect_in_background};
 
@@ -51,11 +51,11 @@ use tern_tools::file_state::hash_bytes;
 const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
 /// How long a command waits for the snapshot before it, and how long the snapshot after a turn may take before
 /// snapshots are turned off for the session.
-pub const SNAPSHOT_LIMIT: Duration = Duration::from_secs(3);
+pub(crate) const SNAPSHOT_LIMIT: Duration = Duration::from_secs(3);
 /// How long the indexing of the work tree may take, in the background (the first one hashes every file).
 const FIRST_INDEX_LIMIT: Duration = Duration::from_secs(600);
 /// Work trees with more files than this are not snapshotted (counted once, before the first indexing).
-pub const MAX_SNAPSHOT_FILES: usize = 500_000;
+pub(crate) const MAX_SNAPSHOT_FILES: usize = 500_000;
 /// Files larger than this get no file checkpoint (no edit tool handles them anyway).
 const MAX_CHECKPOINT_BYTES: u64 = 32 * 1024 * 1024;
 
@@ -262,7 +262,7 @@ impl Checkpoints {
     }
 
     /// Starts with the records of a resumed session's earlier runs (see `restorable`).
-    pub fn restore(&mut self, records: Vec<TurnCheckpoint>) {
+    pub(crate) fn restore(&mut self, records: Vec<TurnCheckpoint>) {
         if let Ok(mut turns) = self.turns.lock() {
             turns.extend(records.into_iter().map(TurnRecord::restored));
             turns.sort_by_key(|r| r.turn);
@@ -270,7 +270,7 @@ impl Checkpoints {
     }
 
     /// The highest turn number recorded (0 when none is): the next turn takes the one after.
-    pub fn last_turn(&self) -> u64 {
+    pub(crate) fn last_turn(&self) -> u64 {
         self.turns
             .lock()
             .map(|t| t.iter().map(|r| r.turn).max().unwrap_or(0))
@@ -361,7 +361,12 @@ impl Checkpoints {
     /// Before a call that can change files: an edit tool's files are saved (`before_write`); for any other call
     /// that is not read-only (a command, an MCP tool), the work tree is snapshotted, the first time in the turn.
     /// Returns a notice when that snapshot could not be taken.
-    pub async fn before_call(&self, tool: &dyn tern_tools::Tool, args: &Value, policy: &PathPolicy) -> Option<String> {
+    pub(crate) async fn before_call(
+        &self,
+        tool: &dyn tern_tools::Tool,
+        args: &Value,
+        policy: &PathPolicy,
+    ) -> Option<String> {
         // An MCP server's read-only hint is not a guarantee; a request to the outside (a web fetch) writes nothing.
         if (tool.read_only() && tool.hints().is_none()) || tool.repeat_key(args).is_some() {
             return None;

@@ -67,7 +67,7 @@ pub enum ShadowError {
 
 /// One path a snapshot pair changed: its status letter (A, M, D, T) and path relative to the work tree.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Changed {
+pub(crate) struct Changed {
     pub status: char,
     pub path: String,
 }
@@ -101,7 +101,7 @@ pub(crate) fn neutral(cmd: &mut Command, home: &Path) {
 }
 
 #[derive(Debug)]
-pub struct Shadow {
+pub(crate) struct Shadow {
     git_dir: PathBuf,
     work_tree: PathBuf,
     index: PathBuf,
@@ -114,7 +114,7 @@ pub struct Shadow {
 
 impl Shadow {
     /// A shadow repository in `git_dir` (created 0700 on first use) for the work tree `work_tree`.
-    pub fn new(git_dir: PathBuf, work_tree: PathBuf) -> Self {
+    pub(crate) fn new(git_dir: PathBuf, work_tree: PathBuf) -> Self {
         let index = git_dir.join("tern-index");
         Self {
             git_dir,
@@ -128,7 +128,7 @@ impl Shadow {
 
     /// The shadow repository of `work_tree` under `shadows` (`<data>/shadow`), whose snapshots go to the ref of
     /// `session`.
-    pub fn for_workspace(shadows: &Path, work_tree: PathBuf, session: &str) -> Self {
+    pub(crate) fn for_workspace(shadows: &Path, work_tree: PathBuf, session: &str) -> Self {
         let mut shadow = Self::new(shadows.join(workspace_key(&work_tree)), work_tree);
         let name: String = session
             .chars()
@@ -206,7 +206,7 @@ impl Shadow {
     }
 
     /// Snapshots the work tree as it is now and returns the commit, within `limit`.
-    pub async fn snapshot(&mut self, message: &str, limit: Duration) -> Result<String, ShadowError> {
+    pub(crate) async fn snapshot(&mut self, message: &str, limit: Duration) -> Result<String, ShadowError> {
         self.timed(limit, async |shadow: &mut Self| {
             shadow.add_all().await?;
             shadow.commit_now(message, &[]).await
@@ -215,7 +215,7 @@ impl Shadow {
     }
 
     /// Brings the index up to date with the work tree (the slow part of a first snapshot), within `limit`.
-    pub async fn index(&mut self, limit: Duration) -> Result<(), ShadowError> {
+    pub(crate) async fn index(&mut self, limit: Duration) -> Result<(), ShadowError> {
         self.timed(limit, async |shadow: &mut Self| shadow.add_all().await)
             .await
     }
@@ -399,7 +399,7 @@ impl Shadow {
     }
 
     /// The paths that differ between two snapshots.
-    pub async fn changed(&self, from: &str, to: &str) -> Result<Vec<Changed>, ShadowError> {
+    pub(crate) async fn changed(&self, from: &str, to: &str) -> Result<Vec<Changed>, ShadowError> {
         let out = self
             .git(&["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to])
             .await?;
@@ -415,11 +415,11 @@ impl Shadow {
     }
 
     /// A file's content in a snapshot.
-    pub async fn content(&self, commit: &str, path: &str) -> Result<Vec<u8>, ShadowError> {
+    pub(crate) async fn content(&self, commit: &str, path: &str) -> Result<Vec<u8>, ShadowError> {
         self.git(&["cat-file", "blob", &format!("{commit}:{path}")]).await
     }
 
-    pub fn work_tree(&self) -> &Path {
+    pub(crate) fn work_tree(&self) -> &Path {
         &self.work_tree
     }
 }
@@ -482,7 +482,7 @@ fn same_file(file: &std::fs::File, path: &Path) -> bool {
 /// Lets the shadow repository in `git_dir` read the objects of the one in `from` through git's alternates (a
 /// session of an earlier version kept its snapshots in its own directory; a fork reads its original's): nothing is
 /// copied. Added to the alternates already there.
-pub fn share_objects(git_dir: &Path, from: &Path) -> std::io::Result<()> {
+pub(crate) fn share_objects(git_dir: &Path, from: &Path) -> std::io::Result<()> {
     let objects = from.join("objects").canonicalize()?;
     let Some(line) = objects.to_str().filter(|t| !t.contains('\n')) else {
         return Err(std::io::Error::other(
@@ -504,13 +504,13 @@ pub fn share_objects(git_dir: &Path, from: &Path) -> std::io::Result<()> {
 
 /// Whether `dir` is inside a git work tree, found by looking for a `.git` entry upwards, without running git (the
 /// user's git reads the repository's config, which may name commands).
-pub fn in_git_work_tree(dir: &Path) -> bool {
+pub(crate) fn in_git_work_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 /// How many files a snapshot would cover (what git would see: `.gitignore` respected, `.git` skipped), counting up
 /// to `cap` and stopping there.
-pub fn count_files(root: &Path, cap: usize) -> usize {
+pub(crate) fn count_files(root: &Path, cap: usize) -> usize {
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)

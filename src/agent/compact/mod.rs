@@ -62,7 +62,7 @@ pub(crate) struct ContextMeter {
 
 impl ContextMeter {
     /// Forgets the measure: the conversation was rewritten, so the next one estimates it whole.
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.valid = false;
     }
 

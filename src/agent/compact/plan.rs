@@ -12,7 +12,7 @@ pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation, written 
 const RERUNNABLE: &[&str] = &["read_file", "exec", "grep", "find_files", "list_dir", "web_fetch"];
 
 /// Results shorter than this are never compacted: the saving is not worth the lost information.
-pub const COMPACT_MIN_CHARS: usize = 1_000;
+pub(crate) const COMPACT_MIN_CHARS: usize = 1_000;
 
 /// How much of one tool result the summariser reads: enough to know what it said, not all of a large file.
 const TRANSCRIPT_RESULT_CHARS: usize = 2_000;
@@ -21,7 +21,7 @@ const TRANSCRIPT_RESULT_CHARS: usize = 2_000;
 /// verbatim, the rest (`..split`) may be summarised. The split never separates a call from its results (the kept
 /// part never begins with a tool result), and the last step (the last message that is not a tool result, and the
 /// results after it) is always kept: the model is working with it. 0 means there is nothing older to summarise.
-pub fn split_point(messages: &[Message], keep_tokens: u64) -> usize {
+pub(crate) fn split_point(messages: &[Message], keep_tokens: u64) -> usize {
     let Some(last_step) = messages.iter().rposition(|m| !matches!(m, Message::Tool { .. })) else {
         return 0;
     };
@@ -43,7 +43,7 @@ pub fn split_point(messages: &[Message], keep_tokens: u64) -> usize {
 }
 
 /// Where the last turn begins: the last user message that is not a summary (0 when there is none).
-pub fn last_turn_start(messages: &[Message]) -> usize {
+pub(crate) fn last_turn_start(messages: &[Message]) -> usize {
     messages
         .iter()
         .rposition(|m| matches!(m, Message::User { .. }) && !is_summary(m))
@@ -51,7 +51,7 @@ pub fn last_turn_start(messages: &[Message]) -> usize {
 }
 
 /// Whether the summary already stands for everything before `split`: then summarising again gains nothing.
-pub fn only_a_summary(messages: &[Message], split: usize) -> bool {
+pub(crate) fn only_a_summary(messages: &[Message], split: usize) -> bool {
     split == 0 || (split == 1 && is_summary(&messages[0]))
 }
 
@@ -60,7 +60,7 @@ fn is_summary(message: &Message) -> bool {
 }
 
 /// The summary message that replaces the older part of the conversation.
-pub fn summary_message(summary: &str) -> Message {
+pub(crate) fn summary_message(summary: &str) -> Message {
     Message::User {
         content: format!("{SUMMARY_HEADER}\n\n{}", summary.trim()),
         images: Vec::new(),
@@ -68,7 +68,7 @@ pub fn summary_message(summary: &str) -> Message {
 }
 
 /// The indices of results before `protect_from` large enough to compact, oldest first.
-pub fn compactable_results(messages: &[Message], protect_from: usize) -> Vec<usize> {
+pub(crate) fn compactable_results(messages: &[Message], protect_from: usize) -> Vec<usize> {
     messages
         .iter()
         .enumerate()
@@ -83,7 +83,7 @@ pub fn compactable_results(messages: &[Message], protect_from: usize) -> Vec<usi
 
 /// The result at `index` with its content replaced by a note saying what the call was and how to get it again.
 /// `None` when `index` is not a tool result.
-pub fn compacted_result(messages: &[Message], index: usize) -> Option<Message> {
+pub(crate) fn compacted_result(messages: &[Message], index: usize) -> Option<Message> {
     let Message::Tool {
         call_id,
         name,
@@ -127,7 +127,7 @@ fn call_of<'a>(messages: &'a [Message], index: usize, call_id: &str) -> Option<&
 /// The older messages as one text for the summariser: roles, tool calls with their arguments, results cut to their
 /// start. At most `max_chars`: beyond that the first quarter and the last three quarters are kept, since the
 /// beginning holds the request (or an earlier summary) and the end the state of the work.
-pub fn transcript(messages: &[Message], max_chars: usize) -> String {
+pub(crate) fn transcript(messages: &[Message], max_chars: usize) -> String {
     let mut out = String::new();
     for message in messages {
         match message {

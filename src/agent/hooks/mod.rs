@@ -166,7 +166,7 @@ impl Hooks {
 
     /// The hooks a subagent runs: the tool-call hooks only (PreToolUse, PostToolUse), so the user's rules on calls
     /// hold for every call, while session, prompt and stop hooks stay with the session the user drives.
-    pub fn for_subagent(&self) -> Hooks {
+    pub(crate) fn for_subagent(&self) -> Hooks {
         let list: Vec<Hook> = self
             .list
             .iter()
@@ -179,12 +179,12 @@ impl Hooks {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
     /// Whether any hook of `event` matches `subject` (a tool name, a start source).
-    pub fn wants(&self, event: HookEvent, subject: &str) -> bool {
+    pub(crate) fn wants(&self, event: HookEvent, subject: &str) -> bool {
         self.list.iter().any(|h| h.event == event && h.matches(subject))
     }
 

@@ -22,7 +22,7 @@ pub(crate) struct PostNotes {
 
 impl PostNotes {
     /// Appends the notes to the call's result; a block marks it an error.
-    pub fn apply(self, output: &mut ToolOutput) {
+    pub(crate) fn apply(self, output: &mut ToolOutput) {
         for text in self.feedback {
             output.text.push_str(&format!("\n\n{text}"));
         }

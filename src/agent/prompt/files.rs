@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Instruction file names in a directory; the first found wins.
-pub const NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+pub(crate) const NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 
 /// One file's text beyond this is cut.
 pub const MAX_FILE_CHARS: usize = 32_000;
@@ -29,7 +29,7 @@ pub struct ContextFile {
 }
 
 /// The repository root: the nearest ancestor of `workspace` (itself included) with a `.git`, else the workspace.
-pub fn repository_root(workspace: &Path) -> PathBuf {
+pub(crate) fn repository_root(workspace: &Path) -> PathBuf {
     workspace
         .ancestors()
         .find(|dir| dir.join(".git").exists())
@@ -38,7 +38,7 @@ pub fn repository_root(workspace: &Path) -> PathBuf {
 }
 
 /// The instruction file in effect in `dir`: `AGENTS.md`, else `CLAUDE.md`, else none.
-pub fn file_in(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn file_in(dir: &Path) -> Option<PathBuf> {
     NAMES
         .iter()
         .map(|name| dir.join(name))
@@ -46,7 +46,7 @@ pub fn file_in(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Whether `path` (a file that exists) stays inside `root` once every symlink is resolved.
-pub fn stays_inside(path: &Path, root: &Path) -> bool {
+pub(crate) fn stays_inside(path: &Path, root: &Path) -> bool {
     match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
         (Ok(target), Ok(root)) => target.starts_with(root),
         _ => false,

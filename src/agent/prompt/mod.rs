@@ -6,8 +6,8 @@
 //! approval gate.
 
 pub mod files;
-pub mod mcp;
-pub mod skills;
+pub(crate) mod mcp;
+pub(crate) mod skills;
 
 use std::path::{Path, PathBuf};
 

@@ -8,16 +8,16 @@ use std::path::{Path, PathBuf};
 use super::files::stays_inside;
 
 /// The skills folder of a project, relative to its workspace.
-pub const PROJECT_DIR: &str = ".tern/skills";
+pub(crate) const PROJECT_DIR: &str = ".tern/skills";
 
 /// One inlined skill's body beyond this is cut.
-pub const MAX_INLINE_CHARS: usize = 16_000;
+pub(crate) const MAX_INLINE_CHARS: usize = 16_000;
 
 /// A `SKILL.md` beyond this is not read at all: a skill is a page of instructions, not a data file.
 const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skill {
+pub(crate) struct Skill {
     pub name: String,
     pub description: String,
     pub always: bool,
@@ -28,7 +28,7 @@ pub struct Skill {
 }
 
 /// The skills folder in the user's config directory.
-pub fn user_dir(config_dir: &Path) -> PathBuf {
+pub(crate) fn user_dir(config_dir: &Path) -> PathBuf {
     config_dir.join("skills")
 }
 
@@ -105,7 +105,7 @@ fn scan(dir: &Path, confine: Option<&Path>, warnings: &mut Vec<String>, shown: i
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct FrontMatter {
+pub(crate) struct FrontMatter {
     pub name: String,
     pub description: String,
     pub always: bool,
@@ -113,7 +113,7 @@ pub struct FrontMatter {
 
 /// Splits a `SKILL.md` into its front matter and body. The front matter is the YAML-ish block between two `---`
 /// lines: top-level `key: value` pairs (quotes optional); indented lines and unknown keys are ignored.
-pub fn parse(text: &str) -> Result<(FrontMatter, &str), String> {
+pub(crate) fn parse(text: &str) -> Result<(FrontMatter, &str), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     if lines.next().map(str::trim_end) != Some("---") {
@@ -179,7 +179,7 @@ fn unquote(value: &str) -> &str {
 }
 
 /// The skills' part of the system prompt: always-on skills inlined, the others listed. Empty without skills.
-pub fn section(skills: &[Skill]) -> String {
+pub(crate) fn section(skills: &[Skill]) -> String {
     if skills.is_empty() {
         return String::new();
     }

@@ -10,12 +10,12 @@ use similar::{DiffOp, DiffTag, TextDiff};
 use tern_protocol::FileDiff;
 
 /// Unchanged lines shown (and required to still match) around each change.
-pub const CONTEXT: usize = 3;
+pub(crate) const CONTEXT: usize = 3;
 
 /// One hunk: the lines it spans in `base` and in `seen` (context included, 0-based), and which of the diff's changes
 /// it holds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     pub old: Range<usize>,
     pub new: Range<usize>,
     /// Indexes into the diff's changed ops (equal ops left out), in order.
@@ -24,7 +24,7 @@ pub struct Hunk {
 
 impl Hunk {
     /// "lines 3-7" (1-based, in the file as the review saw it); a hunk that only removed lines names where they were.
-    pub fn lines(&self) -> String {
+    pub(crate) fn lines(&self) -> String {
         let (start, end) = (self.new.start + 1, self.new.end.max(self.new.start + 1));
         if start == end {
             format!("line {start}")
@@ -35,7 +35,7 @@ impl Hunk {
 }
 
 /// The changes between `base` and `seen`, as hunks.
-pub struct FileHunks<'a> {
+pub(crate) struct FileHunks<'a> {
     base: &'a str,
     seen: &'a str,
     ops: Vec<DiffOp>,
@@ -47,7 +47,7 @@ fn changed(op: &DiffOp) -> bool {
 }
 
 impl<'a> FileHunks<'a> {
-    pub fn new(base: &'a str, seen: &'a str) -> Self {
+    pub(crate) fn new(base: &'a str, seen: &'a str) -> Self {
         let diff = TextDiff::configure()
             .timeout(std::time::Duration::from_secs(2))
             .diff_lines(base, seen);
@@ -73,7 +73,7 @@ impl<'a> FileHunks<'a> {
     }
 
     /// The file's content with the hunks `reverted` (indexes into `hunks`) put back as they were in `base`.
-    pub fn revert(&self, reverted: &[usize]) -> String {
+    pub(crate) fn revert(&self, reverted: &[usize]) -> String {
         let base: Vec<&str> = split_lines(self.base);
         let seen: Vec<&str> = split_lines(self.seen);
         let undo: Vec<bool> = {
@@ -103,7 +103,7 @@ impl<'a> FileHunks<'a> {
 
     /// What the view shows for hunk `k`: the file with only that hunk reverted against the file as seen, so the
     /// renderer draws exactly that hunk, with the seen file's line numbers on its new side.
-    pub fn shown(&self, path: &str, k: usize) -> FileDiff {
+    pub(crate) fn shown(&self, path: &str, k: usize) -> FileDiff {
         FileDiff::new(path, Some(self.revert(&[k])), Some(self.seen.to_string()))
     }
 }
@@ -115,7 +115,7 @@ fn split_lines(text: &str) -> Vec<&str> {
 
 /// Where `now` differs from `seen` that the `hunks` need unchanged (their lines in `seen`, context included): the
 /// first such hunk, if any. A line inserted right at a hunk's edge counts as touching it.
-pub fn overlapping<'h>(seen: &str, now: &str, hunks: &[&'h Hunk]) -> Option<&'h Hunk> {
+pub(crate) fn overlapping<'h>(seen: &str, now: &str, hunks: &[&'h Hunk]) -> Option<&'h Hunk> {
     let diff = TextDiff::configure()
         .timeout(std::time::Duration::from_secs(2))
         .diff_lines(seen, now);

@@ -8,7 +8,7 @@
 //! offered whole. Only run between turns (the runner refuses the ops while a turn runs).
 
 mod commit;
-pub mod hunks;
+pub(crate) mod hunks;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

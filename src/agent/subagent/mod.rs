@@ -51,8 +51,8 @@ impl Default for SubagentSettings {
     }
 }
 
-pub use report::recorded_in_parent;
-pub use tool::{SPAWN_TOOL, SpawnTool};
+pub(crate) use report::recorded_in_parent;
+pub(crate) use tool::{SPAWN_TOOL, SpawnTool};
 
 /// How long shutdown waits for running subagents to stop (their commands get their own grace to end).
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
@@ -73,7 +73,7 @@ pub(crate) struct Parent {
 
 /// The session's subagents: starts them, limits how many run at once, and keeps the reports of those started without
 /// waiting until the main agent takes them.
-pub struct SubagentManager {
+pub(crate) struct SubagentManager {
     parent: Parent,
     /// The main agent's tools without `spawn`: a subagent cannot start subagents.
     tools: ToolRegistry,

@@ -10,7 +10,7 @@ use tern_protocol::{Event, Message, Op};
 /// The tagged subagent events the main agent's log keeps, besides `SubagentStarted`/`Finished`/`Delivered`: tokens
 /// (session totals and the pane's step count after a resume) and prompts (so an answer recorded later says what it
 /// answered). The rest is in the subagent's own log.
-pub fn recorded_in_parent(event: &Event) -> bool {
+pub(crate) fn recorded_in_parent(event: &Event) -> bool {
     matches!(event, Event::Subagent { inner, .. }
         if matches!(**inner, Event::TokenUsage { .. } | Event::ApprovalRequest(_)))
 }

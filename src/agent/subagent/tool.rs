@@ -18,12 +18,12 @@ use super::run::inline_result;
 use tern_protocol::ToolOutput;
 use tern_tools::{Tool, ToolContext, ToolError};
 
-pub const SPAWN_TOOL: &str = "spawn";
+pub(crate) const SPAWN_TOOL: &str = "spawn";
 
 /// How much of the task names a subagent that was given no label.
 const LABEL_FROM_TASK: usize = 30;
 
-pub struct SpawnTool {
+pub(crate) struct SpawnTool {
     manager: Arc<SubagentManager>,
 }
 

@@ -47,7 +47,7 @@ impl ProposedChange {
     /// Writes the change: first checks that no file changed since it was read (so nothing is written over a change
     /// made meanwhile, for instance while the user looked at the prompt), then writes every file, putting back the
     /// ones already written when one fails.
-    pub async fn apply(mut self, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    pub(crate) async fn apply(mut self, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let files = std::sync::Arc::clone(&ctx.files);
         let cancel = ctx.cancel.clone();
         crate::run_blocking(move || {

@@ -11,7 +11,7 @@ use super::text::{Normalized, keep_file_style, lf, reindent, with_ending};
 
 /// What to replace and how to choose among several matches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EditRequest {
+pub(crate) struct EditRequest {
     pub old_text: String,
     pub new_text: String,
     /// Replace every match.
@@ -25,7 +25,8 @@ pub struct EditRequest {
 }
 
 impl EditRequest {
-    pub fn new(old_text: impl Into<String>, new_text: impl Into<String>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(old_text: impl Into<String>, new_text: impl Into<String>) -> Self {
         Self {
             old_text: old_text.into(),
             new_text: new_text.into(),
@@ -34,7 +35,7 @@ impl EditRequest {
     }
 
     /// Reads the request fields from tool arguments (edit_file's, or one apply_patch edit). Missing texts are empty.
-    pub fn from_args(args: &Value) -> Result<Self, String> {
+    pub(crate) fn from_args(args: &Value) -> Result<Self, String> {
         let text = |key: &str| -> Result<String, String> {
             match args.get(key) {
                 None | Some(Value::Null) => Ok(String::new()),
@@ -65,7 +66,7 @@ impl EditRequest {
 
 /// The edited text and where it changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditOutcome {
+pub(crate) struct EditOutcome {
     /// The whole new text, in the file's own line endings.
     pub content: String,
     pub strategy: Strategy,
@@ -75,7 +76,7 @@ pub struct EditOutcome {
 
 /// Why an edit was refused. The messages are written for the model and name no path (callers prefix it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EditError {
+pub(crate) enum EditError {
     #[error("old_text and new_text are identical; there is nothing to change")]
     Unchanged,
     /// Arguments that contradict each other or make no sense.
@@ -98,7 +99,7 @@ pub enum EditError {
 }
 
 /// Applies one edit to `content` (a whole file's text) and returns the new text.
-pub fn apply_edit(content: &str, req: &EditRequest) -> Result<EditOutcome, EditError> {
+pub(crate) fn apply_edit(content: &str, req: &EditRequest) -> Result<EditOutcome, EditError> {
     let old = lf(&req.old_text);
     let new = lf(&req.new_text);
     if old == new {

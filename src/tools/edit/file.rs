@@ -118,7 +118,7 @@ pub(crate) struct PlannedFile {
 }
 
 impl PlannedFile {
-    pub fn new(path: PathBuf, display: String, original: Option<String>) -> Self {
+    pub(crate) fn new(path: PathBuf, display: String, original: Option<String>) -> Self {
         Self {
             path,
             display,
@@ -131,7 +131,7 @@ impl PlannedFile {
         }
     }
 
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         match self.guard {
             Guard::Original => self.original != self.new,
             // The original is only a stand-in (shown lossily, or a placeholder): the caller decided it changes.
@@ -139,7 +139,7 @@ impl PlannedFile {
         }
     }
 
-    pub fn diff(&self) -> FileDiff {
+    pub(crate) fn diff(&self) -> FileDiff {
         FileDiff::new(self.display.clone(), self.original.clone(), self.new.clone())
     }
 
@@ -153,7 +153,7 @@ impl PlannedFile {
     }
 
     /// Whether the file still holds what was read (a missing file is still missing).
-    pub fn still_as_read(&self) -> bool {
+    pub(crate) fn still_as_read(&self) -> bool {
         let current = match tern_fs::read(&self.path) {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -169,7 +169,7 @@ impl PlannedFile {
     }
 
     /// Writes the change. Refused when the file no longer holds what was read (someone else changed it meanwhile).
-    pub fn write(&mut self) -> io::Result<()> {
+    pub(crate) fn write(&mut self) -> io::Result<()> {
         // Owned, since creating directories below records them in `self`.
         let expected = self.expected().map(<[u8]>::to_vec);
         match &self.new {
@@ -195,7 +195,7 @@ impl PlannedFile {
     }
 
     /// Puts the file back as it was before `write`, unless someone changed it since.
-    pub fn undo(&self) -> io::Result<()> {
+    pub(crate) fn undo(&self) -> io::Result<()> {
         match (&self.original, &self.new) {
             (Some(original), Some(new)) => atomic_write(&self.path, original.as_bytes(), Some(new.as_bytes())),
             (None, Some(new)) => {

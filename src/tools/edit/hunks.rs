@@ -13,7 +13,7 @@ use super::change::ProposedChange;
 use tern_protocol::{EditedHunk, FileDiff, ToolDetails, ToolOutput};
 
 /// Unchanged lines around each change, as in `git diff`.
-pub const CONTEXT: usize = 3;
+pub(crate) const CONTEXT: usize = 3;
 
 /// One hunk: which file (index into the diffs), its lines on each side with context (0-based, end exclusive), and
 /// the changed lines alone.
@@ -29,7 +29,7 @@ pub struct Hunk {
 
 impl Hunk {
     /// Where the change is in the file as it was: `lines 10-14`, `line 3`, or `after line 7` for a pure insertion.
-    pub fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         let (a, b) = (self.changed_old.start, self.changed_old.end);
         match b - a {
             0 if a == 0 => "at the start".to_string(),

@@ -9,7 +9,7 @@ use super::text::{PlainMap, has_typographic, is_blank, plain};
 
 /// Which strategy found the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     Exact,
     /// Whole lines equal after trimming each line; new_text was re-indented.
     TrimmedLines,
@@ -23,7 +23,7 @@ pub enum Strategy {
 
 impl Strategy {
     /// What the model should know about a fallback match, appended to the result.
-    pub fn note(self) -> Option<&'static str> {
+    pub(crate) fn note(self) -> Option<&'static str> {
         match self {
             Strategy::Exact | Strategy::Fill => None,
             Strategy::TrimmedLines => {
@@ -72,7 +72,7 @@ pub(crate) struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    pub fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         let mut starts = Vec::new();
         if !text.is_empty() {
             starts.push(0);
@@ -81,16 +81,16 @@ impl<'a> Lines<'a> {
         Self { text, starts }
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.starts.len()
     }
 
-    pub fn start(&self, i: usize) -> usize {
+    pub(crate) fn start(&self, i: usize) -> usize {
         self.starts.get(i).copied().unwrap_or(self.text.len())
     }
 
     /// Offset of line `i`'s `\n`, or the end of the text.
-    pub fn end(&self, i: usize) -> usize {
+    pub(crate) fn end(&self, i: usize) -> usize {
         match self.starts.get(i + 1) {
             Some(&next) => next - 1,
             None if self.text.ends_with('\n') => self.text.len() - 1,
@@ -98,12 +98,12 @@ impl<'a> Lines<'a> {
         }
     }
 
-    pub fn get(&self, i: usize) -> &'a str {
+    pub(crate) fn get(&self, i: usize) -> &'a str {
         &self.text[self.start(i).min(self.text.len())..self.end(i)]
     }
 
     /// 0-based line holding `offset`.
-    pub fn line_of(&self, offset: usize) -> usize {
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
         self.starts.partition_point(|&s| s <= offset).saturating_sub(1)
     }
 }
@@ -115,7 +115,7 @@ pub(crate) struct ModelLines<'a> {
 }
 
 impl<'a> ModelLines<'a> {
-    pub fn new(old: &'a str) -> Self {
+    pub(crate) fn new(old: &'a str) -> Self {
         let (body, ends_with_newline) = match old.strip_suffix('\n') {
             Some(body) => (body, true),
             None => (old, false),

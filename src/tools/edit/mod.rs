@@ -2,7 +2,7 @@
 //! apply_patch; this module adds the file around it: path policy, reading (UTF-8 text only), a checked atomic write,
 //! and a result with the changed lines and a diff for the UI.
 
-pub mod change;
+pub(crate) mod change;
 mod diagnose;
 mod engine;
 pub(crate) mod file;
@@ -26,14 +26,14 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 pub use change::ProposedChange;
-pub use engine::{EditError, EditOutcome, EditRequest, apply_edit};
-pub use matching::Strategy;
+pub(crate) use engine::{EditError, EditOutcome, EditRequest, apply_edit};
+pub(crate) use matching::Strategy;
 
 use self::file::PlannedFile;
 use super::{Tool, ToolContext, ToolError};
 use tern_protocol::{ToolDetails, ToolOutput};
 
-pub fn tools() -> Vec<Arc<dyn Tool>> {
+pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(EditFileTool)]
 }
 

@@ -17,7 +17,7 @@ pub(crate) struct Normalized {
 }
 
 impl Normalized {
-    pub fn new(original: &str) -> Self {
+    pub(crate) fn new(original: &str) -> Self {
         let (bom, mut rest) = match original.strip_prefix(BOM) {
             Some(rest) => (true, rest),
             None => (false, original),
@@ -36,20 +36,20 @@ impl Normalized {
 
     /// The original byte offset of normalised offset `offset`. An offset at a `\n` that was `\r\n` maps to the `\r`,
     /// so a range never splits a line terminator.
-    pub fn to_original(&self, offset: usize) -> usize {
+    pub(crate) fn to_original(&self, offset: usize) -> usize {
         let bom = if self.bom { BOM.len_utf8() } else { 0 };
         bom + offset + self.crlf.partition_point(|&i| i < offset)
     }
 
     /// The BOM to put back in front when the whole text is rewritten.
-    pub fn bom(&self) -> &'static str {
+    pub(crate) fn bom(&self) -> &'static str {
         if self.bom { "\u{feff}" } else { "" }
     }
 
     /// The line ending text inserted at `start..end` should use: the majority ending of the newlines inside the
     /// range, else the ending of the line the range ends on, else of the line before it. `None`: the file has no
     /// line break at all.
-    pub fn ending_for(&self, start: usize, end: usize) -> Option<&'static str> {
+    pub(crate) fn ending_for(&self, start: usize, end: usize) -> Option<&'static str> {
         let crlf_in = self.crlf_between(start, end);
         let lf_in = self.text[start..end].matches('\n').count() - crlf_in;
         if crlf_in + lf_in > 0 {
@@ -125,7 +125,7 @@ pub(crate) struct PlainMap {
 }
 
 impl PlainMap {
-    pub fn new(original: &str) -> Self {
+    pub(crate) fn new(original: &str) -> Self {
         let mut text = String::with_capacity(original.len());
         let mut shrunk = Vec::new();
         for c in original.chars() {
@@ -139,7 +139,7 @@ impl PlainMap {
     }
 
     /// Replaced chars are one byte in the plain text, so an offset is always before or after one, never inside.
-    pub fn to_original(&self, offset: usize) -> usize {
+    pub(crate) fn to_original(&self, offset: usize) -> usize {
         let before = self.shrunk.partition_point(|&(i, _)| i < offset);
         offset + self.shrunk[..before].iter().map(|&(_, lost)| lost).sum::<usize>()
     }
@@ -175,7 +175,7 @@ pub(crate) enum Shift {
 
 impl Shift {
     /// The shift that turns indentation `model` into `file`.
-    pub fn between(model: &str, file: &str) -> Shift {
+    pub(crate) fn between(model: &str, file: &str) -> Shift {
         let all = |s: &str, c: char| !s.is_empty() && s.chars().all(|x| x == c);
         if model == file {
             Shift::None
@@ -196,7 +196,7 @@ impl Shift {
     }
 
     /// Applies the shift to one line. Blank lines are left alone so no trailing whitespace is invented.
-    pub fn apply(&self, line: &str) -> String {
+    pub(crate) fn apply(&self, line: &str) -> String {
         if is_blank(line) {
             return line.to_string();
         }

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The most of one command's output kept on disk.
-pub const MAX_STORED_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_STORED_BYTES: u64 = 64 * 1024 * 1024;
 /// Output waiting in memory is written once it reaches this.
 const FLUSH_BYTES: usize = 256 * 1024;
 /// Held back from each write: longer than any secret value, so one split across reads is masked whole.

@@ -36,7 +36,7 @@ pub(super) struct LineReader<R> {
 }
 
 impl<R: BufRead> LineReader<R> {
-    pub fn new(inner: R, cancel: CancellationToken) -> Self {
+    pub(crate) fn new(inner: R, cancel: CancellationToken) -> Self {
         Self {
             inner,
             cancel,
@@ -46,17 +46,17 @@ impl<R: BufRead> LineReader<R> {
 
     /// Bytes consumed so far (after any transcoding).
     #[cfg(test)]
-    pub fn consumed(&self) -> u64 {
+    pub(crate) fn consumed(&self) -> u64 {
         self.consumed
     }
 
     /// True when nothing follows what was consumed.
-    pub fn at_eof(&mut self) -> Result<bool, LineError> {
+    pub(crate) fn at_eof(&mut self) -> Result<bool, LineError> {
         Ok(self.inner.fill_buf()?.is_empty())
     }
 
     /// Skips one line. `false` at end of file.
-    pub fn skip_line(&mut self) -> Result<bool, LineError> {
+    pub(crate) fn skip_line(&mut self) -> Result<bool, LineError> {
         let mut any = false;
         loop {
             let chunk = self.fill()?;
@@ -76,7 +76,7 @@ impl<R: BufRead> LineReader<R> {
     }
 
     /// Counts the lines that follow, reading at most about `budget` bytes. `None` when the budget ran out first.
-    pub fn count_rest(&mut self, budget: u64) -> Result<Option<u64>, LineError> {
+    pub(crate) fn count_rest(&mut self, budget: u64) -> Result<Option<u64>, LineError> {
         let stop = self.consumed.saturating_add(budget);
         let mut lines = 0;
         while self.consumed < stop {
@@ -90,7 +90,7 @@ impl<R: BufRead> LineReader<R> {
 
     /// Reads one line: keeps at most `max_keep` bytes of its text (line ending excluded) in `keep`, and feeds every
     /// byte of it, ending included, to `hasher`. `None` at end of file.
-    pub fn read_line(
+    pub(crate) fn read_line(
         &mut self,
         keep: &mut Vec<u8>,
         max_keep: usize,
@@ -181,7 +181,7 @@ pub(super) enum Utf16 {
 
 impl Utf16 {
     /// UTF-16 by its BOM; a UTF-32LE BOM (FF FE 00 00) is not taken for UTF-16.
-    pub fn detect(head: &[u8]) -> Option<Utf16> {
+    pub(crate) fn detect(head: &[u8]) -> Option<Utf16> {
         match head {
             [0xFF, 0xFE, 0, 0, ..] => None,
             [0xFF, 0xFE, ..] => Some(Utf16::Le),
@@ -190,7 +190,7 @@ impl Utf16 {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Utf16::Le => "UTF-16LE",
             Utf16::Be => "UTF-16BE",
@@ -211,7 +211,7 @@ pub(super) struct Utf16Reader<R> {
 }
 
 impl<R: Read> Utf16Reader<R> {
-    pub fn new(inner: R, order: Utf16) -> Self {
+    pub(crate) fn new(inner: R, order: Utf16) -> Self {
         Self {
             inner,
             order,

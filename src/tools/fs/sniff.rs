@@ -14,7 +14,7 @@ pub(super) enum ImageKind {
 }
 
 impl ImageKind {
-    pub fn detect(head: &[u8]) -> Option<ImageKind> {
+    pub(crate) fn detect(head: &[u8]) -> Option<ImageKind> {
         if head.starts_with(b"\x89PNG\r\n\x1a\n") {
             Some(ImageKind::Png)
         } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -28,7 +28,7 @@ impl ImageKind {
         }
     }
 
-    pub fn media_type(self) -> &'static str {
+    pub(crate) fn media_type(self) -> &'static str {
         match self {
             ImageKind::Png => "image/png",
             ImageKind::Jpeg => "image/jpeg",
@@ -37,7 +37,7 @@ impl ImageKind {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ImageKind::Png => "PNG",
             ImageKind::Jpeg => "JPEG",
@@ -47,7 +47,7 @@ impl ImageKind {
     }
 
     /// Width and height from the header, when the header is where the format puts it.
-    pub fn dimensions(self, data: &[u8]) -> Option<(u32, u32)> {
+    pub(crate) fn dimensions(self, data: &[u8]) -> Option<(u32, u32)> {
         match self {
             ImageKind::Png => {
                 // The IHDR chunk comes first: width and height are big-endian at 16 and 20.

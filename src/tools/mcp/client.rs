@@ -257,7 +257,11 @@ pub(crate) struct Connection {
 
 impl Connection {
     /// Connects and runs the MCP handshake. The caller bounds how long this may take (dropping the future cleans up).
-    pub async fn open(config: &ServerConfig, http: &reqwest::Client, setup: &ClientSetup) -> Result<Self, String> {
+    pub(crate) async fn open(
+        config: &ServerConfig,
+        http: &reqwest::Client,
+        setup: &ClientSetup,
+    ) -> Result<Self, String> {
         if let Some(problem) = &config.problem {
             return Err(problem.clone());
         }
@@ -380,25 +384,25 @@ impl Connection {
     }
 
     /// The tools the server's last tool list marked task-only (stdio servers; see `tasks.rs`).
-    pub fn task_only_tools(&self) -> std::collections::HashSet<String> {
+    pub(crate) fn task_only_tools(&self) -> std::collections::HashSet<String> {
         self.task_only.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
-    pub fn peer(&self) -> &Peer<RoleClient> {
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
     }
 
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         !self.closed.is_cancelled() && !self.service.peer().is_transport_closed()
     }
 
     /// Fires when the transport ends.
-    pub fn closed_token(&self) -> CancellationToken {
+    pub(crate) fn closed_token(&self) -> CancellationToken {
         self.closed.clone()
     }
 
     /// Why the connection ended, as precisely as is known.
-    pub async fn describe_end(&self) -> String {
+    pub(crate) async fn describe_end(&self) -> String {
         if let Some(message) = self.broken.lock().ok().and_then(|b| b.clone()) {
             return format!("the server rejected the session ({message})");
         }
@@ -409,12 +413,12 @@ impl Connection {
     }
 
     /// The process id of a stdio server.
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(ChildProcess::pid)
     }
 
     /// The server's name and version, and its instructions for the model.
-    pub fn server_info(&self) -> (Option<String>, Option<String>) {
+    pub(crate) fn server_info(&self) -> (Option<String>, Option<String>) {
         match self.service.peer().peer_info() {
             Some(info) => (
                 info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)),
@@ -426,7 +430,7 @@ impl Connection {
 
     /// Closes the session: stdin closes (or the HTTP session ends), then a stdio server gets `grace` to exit before
     /// its process group is killed.
-    pub async fn shutdown(&self, grace: Duration) {
+    pub(crate) async fn shutdown(&self, grace: Duration) {
         self.service.cancellation_token().cancel();
         if let Some(child) = &self.child {
             child.terminate(grace).await;
@@ -434,7 +438,7 @@ impl Connection {
     }
 
     /// Kills a stdio server now (the connection is unusable afterwards).
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         self.service.cancellation_token().cancel();
         if let Some(child) = &self.child {
             child.kill();
@@ -444,7 +448,7 @@ impl Connection {
     /// Sends one request and waits for its answer, at most `timeout` (not counting the time the user takes to answer
     /// the server's requests for input), stopping early when `cancel` fires. On a timeout
     /// or cancellation the server is told with `notifications/cancelled`.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         request: ClientRequest,
         timeout: Duration,

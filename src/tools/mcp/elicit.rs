@@ -52,7 +52,7 @@ impl ClientSetup {
 
     /// What `tern mcp list` declares: the same capabilities as a session (so servers list the same tools), with no
     /// one to answer.
-    pub fn listing(workspace: &Path) -> Self {
+    pub(crate) fn listing(workspace: &Path) -> Self {
         Self {
             roots: vec![workspace.to_path_buf()],
             elicitor: Some(Elicitor { tx: None }),
@@ -67,11 +67,11 @@ pub struct Elicitor {
 }
 
 /// Why a request was declined when no one could be asked.
-pub const NO_ONE_TO_ASK: &str = "there is no one to ask in this session";
+pub(crate) const NO_ONE_TO_ASK: &str = "there is no one to ask in this session";
 
 impl Elicitor {
     /// Asks the user through the agent and waits for the answer; declined when nobody listens.
-    pub async fn ask(&self, server: &str, message: &str, schema: Value) -> ElicitationAnswer {
+    pub(crate) async fn ask(&self, server: &str, message: &str, schema: Value) -> ElicitationAnswer {
         let declined = || ElicitationAnswer::Decline {
             reason: Some(NO_ONE_TO_ASK.to_string()),
         };
@@ -95,7 +95,7 @@ impl Elicitor {
 
 /// A directory as a `file://` URI: absolute, `/`-separated, with everything but unreserved characters and `/`
 /// percent-encoded.
-pub fn file_uri(path: &Path) -> String {
+pub(crate) fn file_uri(path: &Path) -> String {
     let text = path.to_string_lossy();
     let mut out = String::from("file://");
     if !text.starts_with('/') {
@@ -115,7 +115,7 @@ pub fn file_uri(path: &Path) -> String {
 }
 
 /// The sentence the model reads in a call's result when a request for input was not answered with values.
-pub fn note_for_model(server: &str, message: &str, answer: &ElicitationAnswer) -> Option<String> {
+pub(crate) fn note_for_model(server: &str, message: &str, answer: &ElicitationAnswer) -> Option<String> {
     let message: String = message.chars().take(200).collect();
     match answer {
         ElicitationAnswer::Accept { .. } => None,
@@ -142,7 +142,7 @@ pub(crate) struct Asking {
 pub(crate) struct AskingGuard(Asking);
 
 impl Asking {
-    pub fn start(&self) -> AskingGuard {
+    pub(crate) fn start(&self) -> AskingGuard {
         self.count.fetch_add(1, atomic::Ordering::SeqCst);
         AskingGuard(self.clone())
     }
@@ -152,7 +152,7 @@ impl Asking {
     }
 
     /// Sleeps `timeout`, and then for as long as the user is being asked, then `timeout` again from their answer.
-    pub async fn sleep(&self, timeout: Duration) {
+    pub(crate) async fn sleep(&self, timeout: Duration) {
         tokio::time::sleep(timeout).await;
         while self.waiting() {
             let answered = self.answered.notified();

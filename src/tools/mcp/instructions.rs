@@ -4,7 +4,7 @@
 //! configuration or can loosen the approval gate.
 
 /// Characters of one server's instructions kept in the prompt; the rest is cut, and the prompt says so.
-pub const MAX_INSTRUCTIONS_CHARS: usize = 4000;
+pub(crate) const MAX_INSTRUCTIONS_CHARS: usize = 4000;
 
 const OPEN: &str = "<mcp-server-instructions";
 const CLOSE: &str = "</mcp-server-instructions>";
@@ -27,7 +27,7 @@ pub struct ServerInstructions {
 
 impl ServerInstructions {
     /// The instructions `server` sent, made safe to quote; `None` when there is nothing to say.
-    pub fn capture(server: &str, raw: &str) -> Option<Self> {
+    pub(crate) fn capture(server: &str, raw: &str) -> Option<Self> {
         let clean: String = raw
             .chars()
             .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))

@@ -228,7 +228,7 @@ impl McpManager {
 
     /// Waits until no server is connecting any more (each start ends, ready or failed, within its own
     /// `startup_timeout`), but not past `limit`; unlike `wait_ready` it starts no retries. For `tern mcp list`.
-    pub async fn wait_settled(&self, limit: Duration) {
+    pub(crate) async fn wait_settled(&self, limit: Duration) {
         let mut rx = self.inner.status.subscribe();
         let deadline = tokio::time::Instant::now() + limit;
         while rx

@@ -10,7 +10,7 @@
 pub mod auth;
 mod client;
 pub mod config;
-pub mod elicit;
+pub(crate) mod elicit;
 mod manager;
 pub mod names;
 mod output;

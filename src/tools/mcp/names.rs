@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use globset::{GlobBuilder, GlobMatcher};
 
 /// The longest tool name providers accept.
-pub const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 /// `_` plus eight hex digits.
 const HASH_SUFFIX_LEN: usize = 9;
 
@@ -26,18 +26,8 @@ pub enum ItemKind {
     Prompt,
 }
 
-impl ItemKind {
-    pub fn label(self) -> &'static str {
-        match self {
-            ItemKind::Tool => "tool",
-            ItemKind::Resource => "resource",
-            ItemKind::Prompt => "prompt",
-        }
-    }
-}
-
 /// The name an item would get before collisions are resolved: prefixed, sanitised and cut to 64 characters.
-pub fn wrapped_name(server: &str, kind: ItemKind, item: &str) -> String {
+pub(crate) fn wrapped_name(server: &str, kind: ItemKind, item: &str) -> String {
     let raw = match kind {
         ItemKind::Tool => format!("mcp_{server}_{item}"),
         ItemKind::Resource => format!("mcp_{server}_resource_{item}"),
@@ -80,7 +70,7 @@ fn short_hash(text: &str) -> u32 {
 
 /// For each name, in order: `None` when it is the first to want it, or `Some(i)` when `names[i]`, an earlier name,
 /// already holds it. Nothing is renamed: the caller leaves the later item out and reports both.
-pub fn collisions(names: &[String]) -> Vec<Option<usize>> {
+pub(crate) fn collisions(names: &[String]) -> Vec<Option<usize>> {
     let mut first: HashMap<&str, usize> = HashMap::new();
     names
         .iter()
@@ -120,6 +110,7 @@ pub struct ToolFilter {
 
 #[derive(Debug, Clone)]
 struct Pattern {
+    #[cfg(test)]
     text: String,
     glob: GlobMatcher,
 }
@@ -132,6 +123,7 @@ impl Pattern {
             .build()
             .map_err(|e| format!("invalid pattern {text:?}: {}", e.kind()))?;
         Ok(Self {
+            #[cfg(test)]
             text: text.to_string(),
             glob: glob.compile_matcher(),
         })
@@ -144,7 +136,7 @@ impl Pattern {
 
 impl ToolFilter {
     /// Builds a filter; `enabled: None` means every item. The error names the bad pattern.
-    pub fn new(enabled: Option<&[String]>, disabled: &[String]) -> Result<Self, String> {
+    pub(crate) fn new(enabled: Option<&[String]>, disabled: &[String]) -> Result<Self, String> {
         let enabled = match enabled {
             None => None,
             Some(list) => Some(list.iter().map(|p| Pattern::new(p)).collect::<Result<_, _>>()?),
@@ -154,7 +146,7 @@ impl ToolFilter {
     }
 
     /// Whether an item known by any of `names` (original name, URI, wrapped name) is offered.
-    pub fn allows(&self, names: &[&str]) -> bool {
+    pub(crate) fn allows(&self, names: &[&str]) -> bool {
         let enabled = match &self.enabled {
             None => true,
             Some(patterns) => patterns.iter().any(|p| p.matches(names)),
@@ -162,8 +154,9 @@ impl ToolFilter {
         enabled && !self.disabled.iter().any(|p| p.matches(names))
     }
 
-    /// True when the filter lets everything through (for display).
-    pub fn is_default(&self) -> bool {
+    /// True when the filter lets everything through.
+    #[cfg(test)]
+    pub(crate) fn is_default(&self) -> bool {
         let all = match &self.enabled {
             None => true,
             Some(patterns) => patterns.iter().any(|p| p.text == "*"),

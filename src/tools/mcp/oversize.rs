@@ -33,12 +33,12 @@ pub(crate) struct DroppedReplies {
 
 impl DroppedReplies {
     /// A mark to pass to `wait`: only lines dropped after it count.
-    pub fn mark(&self) -> u64 {
+    pub(crate) fn mark(&self) -> u64 {
         self.seen.lock().map(|s| s.0).unwrap_or(0)
     }
 
     /// A line of `bytes` bytes was dropped; `id` is the request it answered, when its ends show it.
-    pub fn record(&self, id: Option<String>, bytes: usize) {
+    pub(crate) fn record(&self, id: Option<String>, bytes: usize) {
         tracing::warn!(
             ?id,
             bytes,
@@ -56,7 +56,7 @@ impl DroppedReplies {
     }
 
     /// Waits for a dropped line (after `since`) that was, or may have been, the answer to request `id`; its size.
-    pub async fn wait(&self, id: &str, since: u64) -> usize {
+    pub(crate) async fn wait(&self, id: &str, since: u64) -> usize {
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);

@@ -99,7 +99,7 @@ impl ServerWatch {
 
 /// A server as stream-json shows it: `{"name", "state", "transport", "tools": [...], "error"?}` where `state` is one
 /// of `connecting`, `ready`, `failed`, `skipped`, `disabled`, `disconnected`.
-pub fn status_json(status: &ServerStatus) -> Value {
+pub(crate) fn status_json(status: &ServerStatus) -> Value {
     let (state, error) = match &status.state {
         ServerState::Disabled => ("disabled", None),
         ServerState::Connecting => ("connecting", None),

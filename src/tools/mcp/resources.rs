@@ -20,8 +20,8 @@ use super::tool::Catalog;
 use crate::{Tool, ToolContext, ToolError, ToolHints};
 use tern_protocol::ToolOutput;
 
-pub const LIST_RESOURCES: &str = "mcp_list_resources";
-pub const READ_RESOURCE: &str = "mcp_read_resource";
+pub(crate) const LIST_RESOURCES: &str = "mcp_list_resources";
+pub(crate) const READ_RESOURCE: &str = "mcp_read_resource";
 
 /// One resource (or URI template) a server offers, for the tools, `/mcp` and `@` in the composer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,9 +79,9 @@ pub(crate) fn offered(config: &ServerConfig, catalog: &Catalog) -> Vec<ResourceS
 }
 
 /// The most text one `@server:uri` mention attaches to a message; the rest is cut with a note.
-pub const MAX_ATTACHED_CHARS: usize = 50_000;
+pub(crate) const MAX_ATTACHED_CHARS: usize = 50_000;
 /// Mentions of one message read at most.
-pub const MAX_MENTIONS: usize = 10;
+pub(crate) const MAX_MENTIONS: usize = 10;
 
 /// A resource attached to the user's message: what the user wrote (`@server:uri`) and the text it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::config::StdioConfig;
-use tern_process::group::{Group, Signal, own_group};
+pub use tern_process::group::{Group, Signal, own_group};
 
 /// Log lines one server may write per second; a server that floods its stderr or log notifications must not fill
 /// the log file.
@@ -32,7 +32,7 @@ pub(crate) struct ChildProcess {
 
 impl ChildProcess {
     /// Starts the server; the pipes are for the transport.
-    pub fn spawn(server: &str, config: &StdioConfig) -> Result<(Self, ChildStdout, ChildStdin), String> {
+    pub(crate) fn spawn(server: &str, config: &StdioConfig) -> Result<(Self, ChildStdout, ChildStdin), String> {
         if !config.cwd.is_dir() {
             return Err(format!("working directory {} does not exist", config.cwd.display()));
         }
@@ -79,12 +79,12 @@ impl ChildProcess {
     }
 
     /// The process id while the server runs.
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.child.lock().ok().and_then(|c| c.id())
     }
 
     /// The exit status once the process has ended, waiting for it up to `wait`.
-    pub async fn exit_status(&self, wait: Duration) -> Option<ExitStatus> {
+    pub(crate) async fn exit_status(&self, wait: Duration) -> Option<ExitStatus> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let status = self.child.lock().ok().and_then(|mut c| c.try_wait().ok().flatten());
@@ -104,7 +104,7 @@ impl ChildProcess {
     }
 
     /// Why the process is gone, for a status line: `exited with status 1; stderr: ...`.
-    pub async fn describe_exit(&self) -> String {
+    pub(crate) async fn describe_exit(&self) -> String {
         let mut text = match self.exit_status(Duration::from_millis(500)).await {
             Some(status) => describe_status(status),
             None => "closed its output".to_string(),
@@ -123,7 +123,7 @@ impl ChildProcess {
     }
 
     /// The last lines the server wrote to stderr, joined with ` | `.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         self.tail
             .lock()
             .map(|t| t.iter().cloned().collect::<Vec<_>>().join(" | "))
@@ -131,7 +131,7 @@ impl ChildProcess {
     }
 
     /// Asks the whole process group to end (after the transport closed stdin), then kills what is left.
-    pub async fn terminate(&self, grace: Duration) {
+    pub(crate) async fn terminate(&self, grace: Duration) {
         if self.exit_status(grace / 2).await.is_none() {
             self.signal(Signal::TERM);
             if self.exit_status(grace / 2).await.is_none() {
@@ -141,7 +141,7 @@ impl ChildProcess {
     }
 
     /// Kills the process group now.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         self.signal(Signal::KILL);
         if let Ok(mut child) = self.child.lock() {
             let _ = child.start_kill();
@@ -216,7 +216,7 @@ pub(crate) struct LogLimiter {
 
 impl LogLimiter {
     /// Whether the next line may be logged now.
-    pub fn allow(&self, server: &str) -> bool {
+    pub(crate) fn allow(&self, server: &str) -> bool {
         let Ok(mut window) = self.window.lock() else {
             return false;
         };

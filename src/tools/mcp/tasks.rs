@@ -41,7 +41,7 @@ pub(crate) struct TaskTap<R> {
 }
 
 impl<R> TaskTap<R> {
-    pub fn new(inner: R, found: TaskOnly, dropped: Arc<DroppedReplies>) -> Self {
+    pub(crate) fn new(inner: R, found: TaskOnly, dropped: Arc<DroppedReplies>) -> Self {
         Self {
             inner,
             line: Vec::new(),

@@ -23,12 +23,12 @@ const CHANNEL_CAPACITY: usize = 64;
 /// A POST only hands a message over (the answer comes on the stream), so it is quick or broken.
 const POST_TIMEOUT: Duration = Duration::from_secs(60);
 /// What `connect` answers when the server wants credentials (HTTP 401), so the caller can say how to log in.
-pub const UNAUTHORIZED: &str = "the server requires authorization (HTTP 401)";
+pub(crate) const UNAUTHORIZED: &str = "the server requires authorization (HTTP 401)";
 /// How much of an error body is quoted.
 const MAX_ERROR_BODY: usize = 400;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SseError {
+pub(crate) enum SseError {
     #[error("cannot POST to {url}: {message}")]
     Post { url: String, message: String },
     #[error("POST {url} answered {status}{body}")]
@@ -37,7 +37,7 @@ pub enum SseError {
     Encode(#[from] serde_json::Error),
 }
 
-pub struct SseTransport {
+pub(crate) struct SseTransport {
     client: reqwest::Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
@@ -47,7 +47,7 @@ pub struct SseTransport {
 
 impl SseTransport {
     /// Opens the stream and waits for the `endpoint` event. The caller bounds the wait.
-    pub async fn connect(client: reqwest::Client, url: &str, headers: HeaderMap) -> Result<Self, String> {
+    pub(crate) async fn connect(client: reqwest::Client, url: &str, headers: HeaderMap) -> Result<Self, String> {
         let url = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
         let response = client
             .get(url.clone())

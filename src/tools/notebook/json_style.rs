@@ -17,7 +17,7 @@ pub(super) struct JsonStyle {
 }
 
 impl JsonStyle {
-    pub fn detect(text: &str) -> JsonStyle {
+    pub(crate) fn detect(text: &str) -> JsonStyle {
         let body = text.trim_end_matches(['\n', '\r']);
         // The first line break is right after the opening brace; the next line's leading whitespace is one level.
         let indent = body.find('\n').map(|at| {
@@ -33,7 +33,7 @@ impl JsonStyle {
         }
     }
 
-    pub fn render(&self, value: &impl Serialize) -> serde_json::Result<String> {
+    pub(crate) fn render(&self, value: &impl Serialize) -> serde_json::Result<String> {
         let mut out = Vec::new();
         match &self.indent {
             Some(indent) => {

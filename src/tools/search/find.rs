@@ -20,7 +20,7 @@ use tern_protocol::{ToolDetails, ToolOutput};
 const DEFAULT_LIMIT: usize = 200;
 const MAX_LIMIT: usize = 1000;
 
-pub struct FindFilesTool;
+pub(crate) struct FindFilesTool;
 
 const DESCRIPTION: &str = "Find files (or directories) by name or path. Use this instead of find, ls -R, fd or \
 tree through exec: it respects .gitignore, skips .git, and pages its results. glob matches the path relative to \

@@ -17,7 +17,7 @@ const DEFAULT_LIMIT: usize = 250;
 const MAX_LIMIT: usize = 1000;
 const MAX_CONTEXT: u64 = 20;
 
-pub struct GrepTool;
+pub(crate) struct GrepTool;
 
 const DESCRIPTION: &str = "Search file contents with a regular expression, using ripgrep's engine. Use this instead \
 of running grep, rg or findstr through exec: it respects .gitignore, skips .git, binary files and files over 2 MB, \

@@ -21,25 +21,25 @@ pub(super) struct Workspace {
 
 impl Workspace {
     /// A workspace that is a git repository (so .gitignore applies, as with ripgrep).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join(".git")).unwrap();
         let ctx = ToolContext::new(PathPolicy::new(dir.path()).unwrap());
         Self { dir, ctx }
     }
 
-    pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
+    pub(crate) fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.dir.path().join(rel)
     }
 
-    pub fn write(&self, rel: impl AsRef<Path>, content: impl AsRef<[u8]>) {
+    pub(crate) fn write(&self, rel: impl AsRef<Path>, content: impl AsRef<[u8]>) {
         let path = self.path(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, content).unwrap();
     }
 
     /// Sets a file's modification time to `secs` seconds ago.
-    pub fn age(&self, rel: impl AsRef<Path>, secs: u64) {
+    pub(crate) fn age(&self, rel: impl AsRef<Path>, secs: u64) {
         let file = fs::File::options().write(true).open(self.path(rel)).unwrap();
         file.set_modified(SystemTime::now() - Duration::from_secs(secs))
             .unwrap();

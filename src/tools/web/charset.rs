@@ -6,7 +6,7 @@
 use encoding_rs::{Encoding, UTF_8};
 
 /// The body as text, by the charset of the content type, else of a `<meta>` near the top of the page.
-pub fn decode(body: &[u8], content_type: &str) -> String {
+pub(crate) fn decode(body: &[u8], content_type: &str) -> String {
     let label = charset_param(content_type).or_else(|| meta_charset(body));
     let encoding = label
         .and_then(|label| Encoding::for_label(label.as_bytes()))

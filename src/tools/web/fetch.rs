@@ -21,7 +21,7 @@ use tern_http::error_chain;
 use tern_protocol::ToolOutput;
 
 /// Redirects followed at most; each target is checked like the first URL.
-pub const MAX_REDIRECTS: usize = 5;
+pub(crate) const MAX_REDIRECTS: usize = 5;
 /// Characters of page text returned when the model does not say.
 const DEFAULT_MAX_CHARS: usize = 100_000;
 /// What an error page (HTTP 4xx/5xx) shows of its body.

@@ -32,7 +32,7 @@ const METADATA: &[IpAddr] = &[
 
 /// Why a fetch was refused. The text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Blocked {
+pub(crate) enum Blocked {
     #[error("only http and https URLs can be fetched, not {0}:")]
     Scheme(String),
     #[error("the URL has no host")]
@@ -62,20 +62,20 @@ pub struct HostPolicy {
 }
 
 impl HostPolicy {
-    pub fn new(allow_hosts: &[String]) -> Self {
+    pub(crate) fn new(allow_hosts: &[String]) -> Self {
         Self {
             allow_hosts: allow_hosts.iter().map(|h| normalise_host(h)).collect(),
         }
     }
 
     /// Whether the user's `allow_hosts` names this host (as written in the URL, or as an address literal).
-    pub fn allows_host(&self, host: &str) -> bool {
+    pub(crate) fn allows_host(&self, host: &str) -> bool {
         let host = normalise_host(host);
         self.allow_hosts.contains(&host)
     }
 
     /// Judges one address `host` resolved to (or is): `Ok` when a fetch may connect to it.
-    pub fn check_addr(&self, host: &str, addr: IpAddr) -> Result<(), Blocked> {
+    pub(crate) fn check_addr(&self, host: &str, addr: IpAddr) -> Result<(), Blocked> {
         let refuse = |why| {
             Err(Blocked::Address {
                 host: host.to_string(),
@@ -102,7 +102,7 @@ impl HostPolicy {
 
     /// Judges a URL before it is requested (the first one and every redirect target): scheme, credentials, and a
     /// host written as an address. Names are judged by the resolver when the connection is made.
-    pub fn check_url(&self, url: &Url) -> Result<(), Blocked> {
+    pub(crate) fn check_url(&self, url: &Url) -> Result<(), Blocked> {
         match url.scheme() {
             "http" | "https" => {}
             other => return Err(Blocked::Scheme(other.to_string())),
@@ -166,7 +166,7 @@ fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 /// Why an address is not an ordinary public one, or `None` when it is.
-pub fn special(addr: IpAddr) -> Option<&'static str> {
+pub(crate) fn special(addr: IpAddr) -> Option<&'static str> {
     match addr {
         IpAddr::V4(v4) => special_v4(v4),
         IpAddr::V6(v6) => match embedded_v4(v6) {
@@ -279,7 +279,7 @@ impl Resolve for GuardedResolver {
 
 /// The `Blocked` reason somewhere in an error's chain (the resolver's and the redirect policy's errors arrive wrapped
 /// by the HTTP client).
-pub fn blocked_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Blocked> {
+pub(crate) fn blocked_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Blocked> {
     let mut current: Option<&'a (dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = current {
         if let Some(blocked) = e.downcast_ref::<Blocked>() {

@@ -24,11 +24,11 @@ use tokio::sync::oneshot;
 use crate::ToolError;
 
 /// Elements nested deeper than this are left out (real pages stay far below it).
-pub const MAX_DEPTH: usize = 512;
+pub(crate) const MAX_DEPTH: usize = 512;
 /// Children of one element past this many are left out.
-pub const MAX_CHILDREN: usize = 10_000;
+pub(crate) const MAX_CHILDREN: usize = 10_000;
 /// How long parsing may take before the rest of the page is left out.
-pub const PARSE_BUDGET: Duration = Duration::from_secs(5);
+pub(crate) const PARSE_BUDGET: Duration = Duration::from_secs(5);
 /// The slice the parser is fed at a time: small, so the budget is checked often even on a pathological page.
 const SLICE_BYTES: usize = 256;
 /// The conversion thread's stack: ample for `MAX_DEPTH` levels of the converter's recursion, even unoptimised. It is
@@ -41,13 +41,13 @@ const SKIPPED: &[&str] = &[
 
 /// A page as markdown, with notes on what was left out.
 #[derive(Debug)]
-pub struct Markdown {
+pub(crate) struct Markdown {
     pub text: String,
     pub notes: Vec<String>,
 }
 
 /// The page as markdown, converted on a thread of its own.
-pub async fn to_markdown(html: String) -> Result<Markdown, ToolError> {
+pub(crate) async fn to_markdown(html: String) -> Result<Markdown, ToolError> {
     let (tx, rx) = oneshot::channel();
     std::thread::Builder::new()
         .name("tern-html".into())

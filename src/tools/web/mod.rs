@@ -8,7 +8,7 @@
 
 mod charset;
 mod fetch;
-pub mod guard;
+pub(crate) mod guard;
 mod html;
 mod search;
 mod settings;
@@ -24,7 +24,7 @@ pub use settings::WebSettings;
 use super::Tool;
 
 /// How long a search or a fetch may take by default, connecting and reading included.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most body bytes a fetch reads by default; the rest is cut, and the result says so.
 pub const DEFAULT_MAX_BYTES: usize = 2 * 1024 * 1024;
 

@@ -39,7 +39,7 @@ pub enum SearchBackend {
 }
 
 impl SearchBackend {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SearchBackend::Brave => "brave",
             SearchBackend::Tavily => "tavily",
@@ -48,7 +48,7 @@ impl SearchBackend {
     }
 
     /// The environment variable holding the backend's key, for those that need one.
-    pub fn key_env(self) -> Option<&'static str> {
+    pub(crate) fn key_env(self) -> Option<&'static str> {
         match self {
             SearchBackend::Brave => Some("BRAVE_API_KEY"),
             SearchBackend::Tavily => Some("TAVILY_API_KEY"),

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// The path the authorization server redirects to.
-pub const CALLBACK_PATH: &str = "/callback";
+pub(crate) const CALLBACK_PATH: &str = "/callback";
 /// The most of a request that is read: the request line and headers of a redirect are far smaller.
 const MAX_REQUEST: usize = 16 * 1024;
 /// How long one connection may take to send its request.
@@ -19,7 +19,7 @@ const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What the authorization server sent back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The user allowed access.
     Code { code: String, issuer: Option<String> },
     /// The user (or the server) refused: `error` and `error_description` as sent.
@@ -27,14 +27,14 @@ pub enum Outcome {
 }
 
 /// A bound listener and the redirect URI that reaches it.
-pub struct Callback {
+pub(crate) struct Callback {
     listener: TcpListener,
     pub redirect_uri: String,
 }
 
 impl Callback {
     /// Listens on `port`, or on one the OS picks.
-    pub async fn bind(port: Option<u16>) -> std::io::Result<Self> {
+    pub(crate) async fn bind(port: Option<u16>) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).await?;
         let port = listener.local_addr()?.port();
         Ok(Self {
@@ -44,7 +44,7 @@ impl Callback {
     }
 
     /// Serves until a callback carrying `state` arrives, and returns what it says. The caller bounds the wait.
-    pub async fn wait(self, state: &str) -> std::io::Result<Outcome> {
+    pub(crate) async fn wait(self, state: &str) -> std::io::Result<Outcome> {
         loop {
             let (stream, _) = self.listener.accept().await?;
             match tokio::time::timeout(REQUEST_DEADLINE, answer(stream, state)).await {
@@ -104,7 +104,7 @@ fn request_target(line: &str) -> Option<String> {
 }
 
 /// The outcome a request target carries, when it is the callback path with this login's `state`.
-pub fn parse_callback(target: &str, state: &str) -> Option<Outcome> {
+pub(crate) fn parse_callback(target: &str, state: &str) -> Option<Outcome> {
     let url = reqwest::Url::parse(&format!("http://127.0.0.1{target}")).ok()?;
     if url.path() != CALLBACK_PATH {
         return None;
@@ -127,7 +127,7 @@ pub fn parse_callback(target: &str, state: &str) -> Option<Outcome> {
 
 /// The outcome of a redirect address the user pasted (from a browser on another machine, which could not reach this
 /// listener), when it is this login's callback.
-pub fn parse_pasted(line: &str, state: &str) -> Option<Outcome> {
+pub(crate) fn parse_pasted(line: &str, state: &str) -> Option<Outcome> {
     let url = reqwest::Url::parse(line.trim()).ok()?;
     let target = match url.query() {
         Some(query) => format!("{}?{query}", url.path()),

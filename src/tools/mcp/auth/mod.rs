@@ -18,14 +18,13 @@ mod endpoints;
 mod login;
 mod store;
 
-use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 pub use command::{AuthCommand, run_command};
 pub use login::{LoginError, LoginOptions, login};
-pub use store::token_path;
+pub(crate) use store::token_path;
 
 use super::config::{ServerConfig, Transport};
 use super::{ServerStatus, TransportKind};
@@ -35,7 +34,7 @@ const NEEDS_LOGIN: &str = "needs login: ";
 
 /// The failure reason of a server that wants a login: `had_login` says the stored one was refused or could not be
 /// refreshed.
-pub fn needs_login(name: &str, had_login: bool) -> String {
+pub(crate) fn needs_login(name: &str, had_login: bool) -> String {
     let command = format!(
         "`tern mcp login {}`",
         shlex::try_quote(name).unwrap_or_else(|_| name.into())
@@ -59,7 +58,7 @@ pub(crate) fn unauthorized(server: &ServerConfig, had_login: bool) -> String {
 }
 
 /// Whether a server's failure reason is `needs_login`'s.
-pub fn is_needs_login(reason: &str) -> bool {
+pub(crate) fn is_needs_login(reason: &str) -> bool {
     reason.starts_with(NEEDS_LOGIN)
 }
 
@@ -141,7 +140,7 @@ pub(crate) async fn sse_token(server: &ServerConfig, url: &str) -> Result<(Optio
 }
 
 /// Forgets the login of `server`; whether there was one.
-pub fn logout(server: &ServerConfig) -> Result<bool, String> {
+pub(crate) fn logout(server: &ServerConfig) -> Result<bool, String> {
     let url = remote_url(server)?;
     store::remove(&server.name, &url)
         .map_err(|e| format!("cannot remove {}: {e}", token_path(&server.name, &url).display()))
@@ -159,7 +158,7 @@ pub(crate) fn login_saved_since(server: &ServerConfig, since: Instant) -> bool {
 }
 
 /// Whether a remote server has a stored login, for `tern mcp list`; `None` for local servers.
-pub fn logged_in(status: &ServerStatus) -> Option<bool> {
+pub(crate) fn logged_in(status: &ServerStatus) -> Option<bool> {
     if status.transport == TransportKind::Stdio {
         return None;
     }
@@ -169,11 +168,6 @@ pub fn logged_in(status: &ServerStatus) -> Option<bool> {
             .flatten()
             .is_some_and(|r| r.credentials.is_some()),
     )
-}
-
-/// Where `tern mcp login` keeps the token file of `server`.
-pub fn token_file(server: &ServerConfig) -> Option<PathBuf> {
-    remote_url(server).ok().map(|url| token_path(&server.name, &url))
 }
 
 #[cfg(test)]

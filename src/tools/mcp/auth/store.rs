@@ -47,7 +47,7 @@ impl std::fmt::Debug for TokenRecord {
 }
 
 /// The token file of the server `name` at `url` (which need not exist).
-pub fn token_path(name: &str, url: &str) -> PathBuf {
+pub(crate) fn token_path(name: &str, url: &str) -> PathBuf {
     token_dir().join(file_name(name, url))
 }
 
@@ -166,7 +166,7 @@ pub(crate) struct TokenFile {
 }
 
 impl TokenFile {
-    pub fn new(server: &str, url: &str, metadata: AuthorizationMetadata, client_secret: Option<String>) -> Self {
+    pub(crate) fn new(server: &str, url: &str, metadata: AuthorizationMetadata, client_secret: Option<String>) -> Self {
         Self {
             server: server.to_string(),
             url: url.to_string(),

@@ -28,7 +28,7 @@ use raw::RawServer;
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long starting a server (spawn or connect, handshake, first listing) may take unless its `startup_timeout_sec`
 /// says otherwise; codex's default too.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TOOL_TIMEOUT_SECS: f64 = 24.0 * 3600.0;
 
 /// One configured server.
@@ -92,7 +92,7 @@ impl std::fmt::Display for TransportKind {
 }
 
 impl Transport {
-    pub fn kind(&self) -> TransportKind {
+    pub(crate) fn kind(&self) -> TransportKind {
         match self {
             Transport::Stdio(_) => TransportKind::Stdio,
             Transport::Http(_) => TransportKind::Http,
@@ -101,7 +101,7 @@ impl Transport {
     }
 
     /// The command line or URL, for display.
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         match self {
             Transport::Stdio(s) => std::iter::once(s.command.as_str())
                 .chain(s.args.iter().map(String::as_str))
