@@ -36,7 +36,7 @@ use super::live::{LiveOutput, Stream};
 use super::spill::{Spill, Stored};
 use crate::OutputSink;
 use tern_process::env;
-pub use tern_process::group::{Group, Signal, own_group};
+use tern_process::group::{Group, Signal, own_group};
 use tern_sandbox::{HeldChild, HeldStart, Launch, SandboxPolicy};
 
 /// After bash exits: how long children it left behind may keep the pipes open before they are ended.

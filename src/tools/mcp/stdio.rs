@@ -11,7 +11,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::config::StdioConfig;
-pub use tern_process::group::{Group, Signal, own_group};
+use tern_process::group::{Group, Signal, own_group};
 
 /// Log lines one server may write per second; a server that floods its stderr or log notifications must not fill
 /// the log file.
