@@ -51,7 +51,8 @@ pub struct AgentConfig {
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
     pub mcp_elicitations: Option<tern_tools::mcp::ElicitationInbox>,
-    /// The session's MCP servers (also a source of `tools`), for what the user does to them: `/mcp`, prompts.
+    /// The session's MCP servers, for what the user does to them (`/mcp`, prompts, resources). They must also be a
+    /// source of `tools` for the model to be offered their tools; until MCP is the agent's own, both are set.
     pub mcp: Option<Arc<tern_tools::mcp::McpManager>>,
 }
 

@@ -190,7 +190,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
         log: None,
         subagents: None,
         mcp_elicitations: None,
-        mcp: None,
+        mcp: Some(manager.clone()),
     });
     agent
         .ops

@@ -229,6 +229,7 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
         ApprovalMode::AutoEdit,
     );
     config.tools.add_source(manager.clone());
+    config.mcp = Some(manager.clone());
     let mut agent = spawn(config);
 
     // Resources: listed and read through the two generic tools; no tool per resource or prompt is offered.

@@ -74,7 +74,7 @@ fn agent(mock: &MockLlm, manager: &Arc<McpManager>) -> Agent {
         log: None,
         subagents: None,
         mcp_elicitations: None,
-        mcp: None,
+        mcp: Some(manager.clone()),
     });
     Agent {
         handle,
