@@ -143,6 +143,7 @@ fn write_session(data: &Path, workspace: &Path, id: &str, messages: usize, resul
                 &Event::ToolCallBegin {
                     call_id: tool_call.id.clone(),
                     name: tool_call.name.clone(),
+                    kind: tern::protocol::ToolKind::recorded_by_name(&tool_call.name.clone()),
                     args: tool_call.arguments.clone(),
                 },
             )

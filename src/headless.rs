@@ -13,15 +13,12 @@ use std::sync::Arc;
 
 use crate::agent::runner::AgentHandle;
 use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
+#[cfg(test)]
+use crate::protocol::{PlanItem, PlanStatus, ToolOutput};
 use crate::secrets::MaskingWriter;
 use crate::terminal_text::{CleanWriter, Stream};
 use printer::Printer;
 pub use progress::{call_arguments, edit_paths, files_label, key_argument, plan_text, unique_paths};
-#[cfg(test)]
-use {
-    crate::protocol::{PlanItem, PlanStatus, ToolOutput},
-    progress::PLAN_TOOL,
-};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {

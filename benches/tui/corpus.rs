@@ -93,6 +93,7 @@ impl Corpus {
             out.push(Event::ToolCallBegin {
                 call_id: id.clone(),
                 name: "read_file".into(),
+                kind: tern::protocol::ToolKind::Read,
                 args: json!({"path": path}),
             });
         }
@@ -115,6 +116,7 @@ impl Corpus {
         out.push(Event::ToolCallBegin {
             call_id: id.clone(),
             name: "edit_file".into(),
+            kind: tern::protocol::ToolKind::Edit,
             args: json!({"path": path, "old_text": "x", "new_text": "y"}),
         });
         let old = self.code("rust", turn, 60);
@@ -140,6 +142,7 @@ impl Corpus {
         out.push(Event::ToolCallBegin {
             call_id: id.clone(),
             name: "exec".into(),
+            kind: tern::protocol::ToolKind::Command,
             args: json!({"command": format!("cargo test {} -- --nocapture", self.word())}),
         });
         let n = self.rng.usize(12..48);

@@ -61,12 +61,10 @@ pub use tern_protocol::{ApprovalMode, ParseModeError};
 use propose::NoRule;
 use readonly::Reads;
 use scan::Match;
+use tern_protocol::ToolKind;
 use tern_tools::exec::ExecLimits;
-use tern_tools::{PathPolicy, Tool, ToolHints};
+use tern_tools::{Effects, PathPolicy, Tool, ToolHints};
 use wrappers::Peeled;
-
-/// Tools that change files, and so follow the edit column of the table above.
-const EDIT_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
 
 /// Workspace folders an edit in `auto-edit` mode must not touch without asking.
 const PROTECTED_DIRS: &[&str] = &[".git", ".tern"];
@@ -176,17 +174,15 @@ impl ApprovalGate {
     /// How an approved call's command runs: in read-only mode its sandbox writes nothing; a command the built-in
     /// read-only list covers gets the neutral git environment (it may run unasked, so no program a repository's config
     /// names may start from it). Rules and the user's yes leave git as it is.
-    pub(crate) fn exec_limits(&self, tool: &str, args: &Value, policy: &PathPolicy) -> ExecLimits {
-        if tool != "exec" {
+    pub(crate) fn exec_limits(&self, effects: &Effects, policy: &PathPolicy) -> ExecLimits {
+        let Some(command) = &effects.command else {
             return ExecLimits::default();
-        }
-        let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
-        let cwd = args
-            .get("working_dir")
-            .and_then(Value::as_str)
-            .filter(|dir| !dir.trim().is_empty())
+        };
+        let cwd = command
+            .working_dir
+            .as_deref()
             .map_or_else(|| Ok(policy.root().to_path_buf()), |dir| policy.resolve(dir));
-        let neutral_git = syntax::subset(command).is_some_and(|all| {
+        let neutral_git = syntax::subset(&command.text).is_some_and(|all| {
             all.iter().all(|argv| match &cwd {
                 Ok(cwd) => self.covered(argv, 0, Cover::ReadOnly, &Reads::Policy { policy, cwd }),
                 Err(_) => self.covered(argv, 0, Cover::ReadOnly, &Reads::Lexical),
@@ -228,17 +224,12 @@ impl ApprovalGate {
     /// writes exactly one file, the directory rule when every file it writes is directly in one directory; neither
     /// when a path lies outside the workspace or inside `.git/` or `.tern/` (those ask every time), or the workspace
     /// root itself would be the directory (that would be all edits: the `auto-edit` mode's job).
-    pub(crate) fn edit_scopes(
-        &self,
-        tool: &str,
-        args: &Value,
-        policy: &PathPolicy,
-    ) -> (Option<EditRule>, Option<EditRule>) {
-        if !EDIT_TOOLS.contains(&tool) || self.mode != ApprovalMode::Ask {
+    pub(crate) fn edit_scopes(&self, effects: &Effects, policy: &PathPolicy) -> (Option<EditRule>, Option<EditRule>) {
+        if effects.writes.is_empty() || self.mode != ApprovalMode::Ask {
             return (None, None);
         }
         let mut files = Vec::new();
-        for path in edit_paths(tool, args) {
+        for path in &effects.writes {
             match policy.resolve(path) {
                 Ok(resolved) if policy.writable(&resolved) && !is_protected(policy, &resolved) => {
                     if !files.contains(&resolved) {
@@ -260,7 +251,9 @@ impl ApprovalGate {
         (file, dir)
     }
 
-    /// `tool` gives name, read_only and MCP hints; `args` are the prepared (validated) arguments.
+    /// `tool` says what the call does (`Tool::effects`) and gives its MCP hints; `args` are the prepared (validated)
+    /// arguments. What a call does decides, in this order: a request to the network, a file that may hold secrets, a
+    /// command, a write; a tool that declares none of these and is read-only runs; any other asks as an unknown tool.
     pub(crate) fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
         if let Some(hints) = tool.hints() {
             let target = mcp::Target {
@@ -269,37 +262,37 @@ impl ApprovalGate {
             };
             return self.check_mcp(target, hints);
         }
+        let effects = tool.effects(args);
+        let name = tool.name();
         // The web tools reach the network: their own column (`web`).
-        if let Some(verdict) = web::check(self, tool.name(), args) {
+        if let Some(request) = &effects.request {
+            return web::check(self, name, request);
+        }
+        if let Some(verdict) = self.check_secret_files(name, &effects, policy) {
             return verdict;
         }
-        if let Some(verdict) = self.check_secret_files(tool.name(), args, policy) {
-            return verdict;
-        }
-        if tool.read_only() {
-            return Verdict::Allow;
-        }
-        match tool.name() {
-            "exec" => {
-                let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
-                if args.get("unsandboxed").and_then(Value::as_bool) == Some(true) {
-                    return self.check_unsandboxed(command);
-                }
-                let cwd = args
-                    .get("working_dir")
-                    .and_then(Value::as_str)
-                    .filter(|dir| !dir.trim().is_empty())
-                    .map_or_else(|| Ok(policy.root().to_path_buf()), |dir| policy.resolve(dir));
-                match cwd {
-                    Ok(cwd) => self.check_command_at(command, &Reads::Policy { policy, cwd: &cwd }),
-                    // exec reports the bad directory itself; the gate only must not allow anything on a guess.
-                    Err(_) => self.check_command_at(command, &Reads::Lexical),
-                }
+        if let Some(command) = &effects.command {
+            if command.unsandboxed {
+                return self.check_unsandboxed(&command.text);
             }
-            name if EDIT_TOOLS.contains(&name) => self.check_edit(name, args, policy),
+            let cwd = command
+                .working_dir
+                .as_deref()
+                .map_or_else(|| Ok(policy.root().to_path_buf()), |dir| policy.resolve(dir));
+            return match cwd {
+                Ok(cwd) => self.check_command_at(&command.text, &Reads::Policy { policy, cwd: &cwd }),
+                // exec reports the bad directory itself; the gate only must not allow anything on a guess.
+                Err(_) => self.check_command_at(&command.text, &Reads::Lexical),
+            };
+        }
+        if is_edit(tool, &effects) {
+            return self.check_edit(name, &effects, policy);
+        }
+        match tool.kind() {
+            _ if tool.read_only() => Verdict::Allow,
             // Starting a subagent changes nothing; each call it makes takes this gate (agent::subagent::tool).
-            crate::subagent::SPAWN_TOOL => Verdict::Allow,
-            name => self.check_mcp(
+            ToolKind::Agent => Verdict::Allow,
+            _ => self.check_mcp(
                 mcp::Target {
                     name,
                     origin: tool.mcp_origin(),
@@ -311,11 +304,11 @@ impl ApprovalGate {
 
     /// A built-in tool naming a file that may hold secrets (`.env`, a key) asks in every mode, as a write outside the
     /// workspace does; an edit the mode refuses stays refused.
-    fn check_secret_files(&self, name: &str, args: &Value, policy: &PathPolicy) -> Option<Verdict> {
-        let found = secret_paths(name, args, policy);
+    fn check_secret_files(&self, name: &str, effects: &Effects, policy: &PathPolicy) -> Option<Verdict> {
+        let found = secret_paths(effects, policy);
         let (path, why) = found.first()?;
-        let edit = EDIT_TOOLS.contains(&name);
-        if edit && let deny @ Verdict::Deny { .. } = self.check_edit(name, args, policy) {
+        let edit = !effects.writes.is_empty();
+        if edit && let deny @ Verdict::Deny { .. } = self.check_edit(name, effects, policy) {
             return Some(deny);
         }
         let verb = if edit { "edits" } else { "reads" };
@@ -325,9 +318,9 @@ impl ApprovalGate {
         )))
     }
 
-    fn check_edit(&self, name: &str, args: &Value, policy: &PathPolicy) -> Verdict {
-        // A dry run only reports what the patch would do.
-        if name == "apply_patch" && args.get("dry_run").and_then(Value::as_bool) == Some(true) {
+    fn check_edit(&self, name: &str, effects: &Effects, policy: &PathPolicy) -> Verdict {
+        // A dry run only reports what the edit would do.
+        if effects.dry_run && effects.writes.is_empty() {
             return Verdict::Allow;
         }
         if self.mode == ApprovalMode::ReadOnly {
@@ -339,7 +332,7 @@ impl ApprovalGate {
         let mut outside = Vec::new();
         let mut protected = Vec::new();
         let mut in_git = false;
-        for path in edit_paths(name, args) {
+        for path in &effects.writes {
             // A path that does not resolve is the tool's to report, with a better message than ours.
             let Ok(resolved) = policy.resolve(path) else {
                 continue;
@@ -375,7 +368,7 @@ impl ApprovalGate {
                 summary(&protected)
             )),
             ApprovalMode::Ask
-                if protected.is_empty() && !inside.is_empty() && self.edit_rules_cover(name, args, policy) =>
+                if protected.is_empty() && !inside.is_empty() && self.edit_rules_cover(effects, policy) =>
             {
                 Verdict::Allow
             }
@@ -391,10 +384,9 @@ impl ApprovalGate {
     }
 
     /// Whether session edit rules cover every path the edit writes (each resolved to its real path).
-    fn edit_rules_cover(&self, name: &str, args: &Value, policy: &PathPolicy) -> bool {
-        let paths = edit_paths(name, args);
-        !paths.is_empty()
-            && paths.into_iter().all(|path| {
+    fn edit_rules_cover(&self, effects: &Effects, policy: &PathPolicy) -> bool {
+        !effects.writes.is_empty()
+            && effects.writes.iter().all(|path| {
                 policy
                     .resolve(path)
                     .is_ok_and(|resolved| self.session_edits.iter().any(|rule| rule.covers(&resolved)))
@@ -650,27 +642,32 @@ fn innermost(argv: &[String], depth: usize, out: &mut Vec<Vec<String>>) -> Resul
     Ok(())
 }
 
-/// The paths an edit tool writes: `path`, or each `edits[].path` (and any rename target) of `apply_patch`.
-pub(crate) fn edit_paths<'a>(name: &str, args: &'a Value) -> Vec<&'a str> {
-    let mut paths: Vec<&str> = args.get("path").and_then(Value::as_str).into_iter().collect();
-    if name == "apply_patch"
-        && let Some(edits) = args.get("edits").and_then(Value::as_array)
-    {
-        for edit in edits.iter().filter_map(Value::as_object) {
-            let targets = edit
-                .iter()
-                .filter(|(key, _)| *key == "path" || key.ends_with("_path") || *key == "move_to");
-            paths.extend(targets.filter_map(|(_, value)| value.as_str()));
-        }
-    }
-    paths
+/// The built-in tool of that name (exec with its defaults), for tests that ask a real tool what a call does.
+#[cfg(test)]
+pub(crate) fn builtin(name: &str) -> Option<std::sync::Arc<dyn Tool>> {
+    let exec: std::sync::Arc<dyn Tool> = std::sync::Arc::new(tern_tools::exec::ExecTool::new(Default::default()));
+    tern_tools::builtin_tools()
+        .into_iter()
+        .chain([exec])
+        .find(|tool| tool.name() == name)
 }
 
-/// The files a built-in tool call names (its `path`, or the paths an edit writes) that may hold secrets, resolved, with
-/// why: reading or editing one needs the user's yes, which then lets that one call at them (`allow_secret_file`).
-pub(crate) fn secret_paths(name: &str, args: &Value, policy: &PathPolicy) -> Vec<(std::path::PathBuf, &'static str)> {
-    edit_paths(name, args)
-        .into_iter()
+/// What a call of the built-in tool `name` does, as the tool says (tests).
+#[cfg(test)]
+pub(crate) fn effects(name: &str, args: &Value) -> Effects {
+    builtin(name).expect("a built-in tool").effects(args)
+}
+
+/// Whether a call edits files: its tool is an edit tool, or it says it writes.
+fn is_edit(tool: &dyn Tool, effects: &Effects) -> bool {
+    tool.kind() == ToolKind::Edit || !effects.writes.is_empty()
+}
+
+/// The files a call names (what it reads or writes) that may hold secrets, resolved, with why: reading or editing one
+/// needs the user's yes, which then lets that one call at them (`allow_secret_file`).
+pub(crate) fn secret_paths(effects: &Effects, policy: &PathPolicy) -> Vec<(std::path::PathBuf, &'static str)> {
+    effects
+        .paths()
         .filter_map(|path| {
             let resolved = policy.resolve(path).ok()?;
             let why = policy.secret_reason(&resolved)?;
@@ -679,15 +676,14 @@ pub(crate) fn secret_paths(name: &str, args: &Value, policy: &PathPolicy) -> Vec
         .collect()
 }
 
-/// Whether an edit writes inside the workspace's `.git/` or `.tern/` (at any depth) or its `.mcp.json`, which change
+/// Whether a call writes inside the workspace's `.git/` or `.tern/` (at any depth) or its `.mcp.json`, which change
 /// what later commands (and tern itself) run.
-pub(crate) fn edits_protected(tool: &str, args: &Value, policy: &PathPolicy) -> bool {
-    EDIT_TOOLS.contains(&tool)
-        && edit_paths(tool, args).into_iter().any(|path| {
-            policy
-                .resolve(path)
-                .is_ok_and(|resolved| is_protected(policy, &resolved))
-        })
+pub(crate) fn edits_protected(effects: &Effects, policy: &PathPolicy) -> bool {
+    effects.writes.iter().any(|path| {
+        policy
+            .resolve(path)
+            .is_ok_and(|resolved| is_protected(policy, &resolved))
+    })
 }
 
 fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {

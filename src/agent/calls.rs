@@ -20,7 +20,7 @@ use super::runner::Agent;
 use super::turn::Flow;
 use approve::{Approved, Gate};
 pub(crate) use repeat::RepeatGuard;
-use tern_protocol::{Event, Message, ToolCall, ToolDetails, ToolOutput};
+use tern_protocol::{Event, Message, ToolCall, ToolDetails, ToolKind, ToolOutput};
 use tern_tools::registry::{apply_prepared, execute_prepared};
 use tern_tools::{OutputSink, PreparedCall, ToolContext};
 
@@ -153,6 +153,7 @@ impl Agent {
         self.shared.emit(Event::ToolCallBegin {
             call_id: call.id.clone(),
             name: call.name.clone(),
+            kind: self.tools.get(&call.name).map_or(ToolKind::Other, |tool| tool.kind()),
             args: call.arguments.clone(),
         });
     }
@@ -175,7 +176,9 @@ impl Agent {
             output.text = EMPTY_RESULT.to_string();
         }
         let mut stored = kept.map(|path| path.display().to_string());
-        if stored.is_none() && call.name != "read_file" && output.text.len() > PERSIST_THRESHOLD {
+        // A page of a file (read_file's own, with offsets to read on) is not stored again to be read with read_file.
+        let a_page = matches!(output.details, ToolDetails::Read { .. });
+        if stored.is_none() && !a_page && output.text.len() > PERSIST_THRESHOLD {
             let chars = output.text.chars().count();
             if chars > PERSIST_THRESHOLD {
                 let head: String = output.text.chars().take(PREVIEW_CHARS - PREVIEW_TAIL_CHARS).collect();
@@ -223,18 +226,22 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
         let (prepared, policy, change, limits) = approved.into_parts();
+        let effects = prepared.tool.effects(&prepared.args);
         // Approved and about to run: what it will write is saved first (the work tree snapshotted, for a call whose
         // writes are not known), so /undo can put it back.
         if let Some(text) = self
             .checkpoints
-            .before_call(prepared.tool.as_ref(), &prepared.args, &policy)
+            .before_call(prepared.tool.as_ref(), &effects, &policy)
             .await
         {
             self.shared.emit(Event::Notice { text });
         }
         // What tern reads as instructions, stat'ed around a command: a change is reported, never loaded unseen.
         let root = policy.root().to_path_buf();
-        let instructions = (call.name == "exec").then(|| crate::planted::Fingerprint::take(&root));
+        let instructions = effects
+            .command
+            .is_some()
+            .then(|| crate::planted::Fingerprint::take(&root));
         // The PostToolUse hooks are told the arguments the call ran with.
         let hook_input = self
             .hooks

@@ -36,6 +36,8 @@ pub(super) struct Printer {
     pub(super) plan: Option<Vec<PlanItem>>,
     /// Text and json formats: results on stderr waiting for earlier calls of their batch.
     pub(super) held: CallOrder<Ended>,
+    /// The plan's calls that began and have not ended (the plan is printed whole, not as calls).
+    pub(super) plan_calls: std::collections::HashSet<(AgentKey, String)>,
     /// Stream-json: `tool_call_end` lines waiting for earlier calls of their batch.
     held_lines: CallOrder<String>,
     /// The call whose begin line is the last line on stderr: its result follows it unlabelled.
@@ -55,6 +57,7 @@ impl Printer {
             usage: Usage::default(),
             subagent_usage: Usage::default(),
             calls: Vec::new(),
+            plan_calls: Default::default(),
             errors: Vec::new(),
             plan: None,
             held: CallOrder::default(),
@@ -84,7 +87,9 @@ impl Printer {
                     self.last_begin = None;
                 }
             }
-            Event::ToolCallBegin { call_id, name, args } => self.calls.push(json!({
+            Event::ToolCallBegin {
+                call_id, name, args, ..
+            } => self.calls.push(json!({
                 "call_id": call_id, "name": name, "summary": key_argument(args),
             })),
             Event::ToolCallEnd {

@@ -7,14 +7,13 @@ use std::io::Write;
 
 use super::order::AgentKey;
 use super::printer::Printer;
-use crate::protocol::{Event, PlanItem, PlanStatus, TurnEnd};
-
-/// The tool whose calls the plan stands for.
-pub(super) const PLAN_TOOL: &str = "todo_write";
+use crate::protocol::{Event, PlanItem, PlanStatus, ToolKind, TurnEnd};
 
 /// What a result line needs of an ended call.
 pub(super) struct Ended {
     name: String,
+    /// A call of the plan tool.
+    plan: bool,
     is_error: bool,
     first_line: String,
     duration_ms: u64,
@@ -51,11 +50,17 @@ impl Printer {
 
     fn progress_lines(&mut self, agent: &AgentKey, event: &Event) -> Vec<String> {
         let line = match event {
-            Event::ToolCallBegin { call_id, name, args } => {
+            Event::ToolCallBegin {
+                call_id,
+                name,
+                kind,
+                args,
+            } => {
                 let label = format!("{name} {}", key_argument(args)).trim_end().to_string();
                 self.held.begin(agent, call_id, label.clone());
                 // The plan is printed whole when it changes; its calls only when one fails.
-                if name == PLAN_TOOL {
+                if *kind == ToolKind::Plan {
+                    self.plan_calls.insert((agent.clone(), call_id.clone()));
                     return Vec::new();
                 }
                 self.last_begin = Some((agent.clone(), call_id.clone()));
@@ -71,6 +76,7 @@ impl Printer {
                 let limit = if output.is_error { 400 } else { 160 };
                 let ended = Ended {
                     name: name.clone(),
+                    plan: self.plan_calls.remove(&(agent.clone(), call_id.clone())),
                     is_error: output.is_error,
                     // Shown as the call's line is: a name with a zero-width space must not pass for another.
                     first_line: crate::terminal_text::reveal(&headline(&output.text))
@@ -119,7 +125,7 @@ impl Printer {
         let mut lines = Vec::new();
         for released in self.held.end(agent, call_id, ended) {
             let ended = &released.item;
-            if ended.name == PLAN_TOOL {
+            if ended.plan {
                 if ended.is_error {
                     lines.push(format!("● {}", ended.name));
                     lines.push(result_line(ended, None));

@@ -121,12 +121,13 @@ fn todo_call(id: &str, output: ToolOutput) -> [Event; 2] {
     [
         Event::ToolCallBegin {
             call_id: id.into(),
-            name: PLAN_TOOL.into(),
+            name: "todo_write".into(),
+            kind: crate::protocol::ToolKind::Plan,
             args: serde_json::json!({"todos": []}),
         },
         Event::ToolCallEnd {
             call_id: id.into(),
-            name: PLAN_TOOL.into(),
+            name: "todo_write".into(),
             output,
             duration_ms: 0,
             full_output_path: None,

@@ -73,6 +73,59 @@ pub struct ToolCall {
     pub arguments: Value,
 }
 
+/// What kind of thing a tool does, as the tool itself says (`Tool::kind`): frontends show and group calls by it, and
+/// the session records it with each call, so nothing downstream compares tool names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads files or directories (`read_file`, `list_dir`).
+    Read,
+    /// Searches the workspace (`grep`, `find_files`).
+    Search,
+    /// Changes files (`write_file`, `edit_file`, `apply_patch`, `notebook_edit`; `/undo` and `/review` reverts).
+    Edit,
+    /// Runs a command (`exec`).
+    Command,
+    /// Fetches a page from the web.
+    Fetch,
+    /// Searches the web.
+    WebSearch,
+    /// Keeps the plan (`todo_write`).
+    Plan,
+    /// Starts a subagent.
+    Agent,
+    /// A tool of an MCP server.
+    Mcp,
+    /// Anything else. Also what a call recorded before calls carried their kind reads as, until the session loader
+    /// puts in the kind its name had then (`ToolKind::recorded_by_name`).
+    #[default]
+    Other,
+}
+
+impl ToolKind {
+    /// Reads, searches and plans: calls a frontend may show together as one group.
+    pub fn only_looks(self) -> bool {
+        matches!(self, ToolKind::Read | ToolKind::Search)
+    }
+
+    /// The kind a built-in tool had by its name, for sessions written before calls carried their kind (before
+    /// 2026-11-27). Nothing else may decide by name; this table is frozen with those sessions.
+    pub fn recorded_by_name(name: &str) -> ToolKind {
+        match name {
+            "read_file" | "list_dir" => ToolKind::Read,
+            "grep" | "find_files" => ToolKind::Search,
+            "write_file" | "edit_file" | "apply_patch" | "notebook_edit" | "undo" | "review" => ToolKind::Edit,
+            "exec" => ToolKind::Command,
+            "web_fetch" => ToolKind::Fetch,
+            "web_search" => ToolKind::WebSearch,
+            "todo_write" => ToolKind::Plan,
+            "spawn" => ToolKind::Agent,
+            name if name.starts_with("mcp__") => ToolKind::Mcp,
+            _ => ToolKind::Other,
+        }
+    }
+}
+
 /// A tool as the model sees it: what the registry offers and every provider sends.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
@@ -367,6 +420,9 @@ pub enum Event {
     ToolCallBegin {
         call_id: String,
         name: String,
+        /// What the tool does; `Other` in a session recorded before calls carried it (see `Event::recorded_kinds`).
+        #[serde(default)]
+        kind: ToolKind,
         args: Value,
     },
     ToolOutputDelta {
@@ -491,6 +547,23 @@ pub enum Event {
         refused: Option<String>,
         summary: String,
     },
+}
+
+impl Event {
+    /// Puts in the kind of a tool call recorded before calls carried their kind (by the tool's name then), here and
+    /// in a subagent's event. The session loader calls it on every recorded event.
+    pub fn recorded_kinds(mut self) -> Event {
+        match &mut self {
+            Event::ToolCallBegin { name, kind, .. } if *kind == ToolKind::Other => {
+                *kind = ToolKind::recorded_by_name(name)
+            }
+            Event::Subagent { inner, .. } => {
+                **inner = std::mem::replace(&mut **inner, Event::ShutdownComplete).recorded_kinds();
+            }
+            _ => {}
+        }
+        self
+    }
 }
 
 /// One step of the model's plan.
@@ -848,5 +921,40 @@ mod tests {
     fn output_serialises_compactly() {
         let json = serde_json::to_value(ToolOutput::text("hi")).unwrap_or_default();
         assert_eq!(json, serde_json::json!({"text": "hi"}));
+    }
+
+    #[test]
+    fn a_call_carries_its_kind_and_an_older_record_gets_the_kind_of_its_name() {
+        let begin = Event::ToolCallBegin {
+            call_id: "c".into(),
+            name: "probe".into(),
+            kind: ToolKind::Search,
+            args: serde_json::json!({}),
+        };
+        let line = serde_json::to_string(&begin).unwrap();
+        assert!(line.contains(r#""kind":"search""#), "{line}");
+        let back: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            back.recorded_kinds(),
+            begin,
+            "a recorded kind is kept, whatever the name"
+        );
+        let old = r#"{"event":"subagent","id":"1","label":"a","inner":
+            {"event":"tool_call_begin","call_id":"c","name":"exec","args":{}}}"#;
+        let Event::Subagent { inner, .. } = serde_json::from_str::<Event>(old).unwrap().recorded_kinds() else {
+            panic!("not a subagent event");
+        };
+        assert!(
+            matches!(
+                *inner,
+                Event::ToolCallBegin {
+                    kind: ToolKind::Command,
+                    ..
+                }
+            ),
+            "{inner:?}"
+        );
+        assert_eq!(ToolKind::recorded_by_name("mcp__docs__search"), ToolKind::Mcp);
+        assert_eq!(ToolKind::recorded_by_name("unknown"), ToolKind::Other);
     }
 }

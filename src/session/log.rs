@@ -466,13 +466,22 @@ pub(super) fn parse_line(line: &[u8]) -> Option<Line> {
     }
     if line.starts_with(br#"{"type":"event","#) {
         let EventLine { at, event } = serde_json::from_slice(line).ok()?;
-        return Some(Line::Event { at, event });
+        return Some(Line::Event {
+            at,
+            event: event.recorded_kinds(),
+        });
     }
     if line.starts_with(br#"{"type":"message","#) {
         let MessageLine { message, text_in_event } = serde_json::from_slice(line).ok()?;
         return Some(Line::Message { message, text_in_event });
     }
-    serde_json::from_slice::<Line>(line).ok()
+    match serde_json::from_slice::<Line>(line).ok()? {
+        Line::Event { at, event } => Some(Line::Event {
+            at,
+            event: event.recorded_kinds(),
+        }),
+        other => Some(other),
+    }
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@ use serde_json::{Value, json};
 use self::capture::StreamText;
 use self::process::{Ending, Finished, Spec};
 use super::{Tool, ToolContext, ToolError};
-use tern_protocol::{ToolDetails, ToolOutput};
+use crate::{CommandCall, Effects, effects};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 use tern_sandbox::{self as sandbox, SandboxPolicy};
 
 /// How `exec` behaves; built from the user's configuration.
@@ -240,6 +241,23 @@ impl Default for ExecTool {
 impl Tool for ExecTool {
     fn name(&self) -> &str {
         "exec"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Command
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects {
+            command: Some(CommandCall {
+                text: effects::text(args, "command").unwrap_or_default().to_string(),
+                working_dir: effects::text(args, "working_dir")
+                    .filter(|dir| !dir.trim().is_empty())
+                    .map(str::to_string),
+                unsandboxed: effects::flag(args, "unsandboxed"),
+            }),
+            ..Effects::default()
+        }
     }
 
     fn description(&self) -> &str {

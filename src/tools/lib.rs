@@ -2,6 +2,7 @@
 //! the built-in tools. Nothing here knows about terminals or providers.
 
 pub mod edit;
+pub mod effects;
 pub mod exec;
 pub mod file_state;
 pub mod fs;
@@ -22,11 +23,12 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use effects::{CommandCall, Effects, WebRequest};
 pub use file_state::FileTracker;
 pub use path_policy::{PathError, PathPolicy};
 pub use registry::{PreparedCall, ToolRegistry};
 
-use tern_protocol::ToolOutput;
+use tern_protocol::{ToolKind, ToolOutput};
 
 /// MCP annotations of a tool, as its server reported them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,6 +46,16 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments: an object with `additionalProperties: false`.
     fn parameters(&self) -> Value;
+    /// What kind of tool this is: frontends show its calls by it, and the session records it with each call.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+    /// What a call with these (validated) arguments does: the files it reads and writes, the command it runs, what
+    /// it asks of the network. The approval gate, checkpoints and hooks decide by this, never by the tool's name. A
+    /// tool that says nothing is treated as unknown: asked about wherever anything is.
+    fn effects(&self, _args: &Value) -> Effects {
+        Effects::default()
+    }
     /// Never changes anything outside the process (files, network state, processes).
     fn read_only(&self) -> bool {
         false

@@ -16,8 +16,9 @@ use super::edit::ProposedChange;
 use super::edit::file::PlannedFile;
 use super::fs::{int_arg, opt_str_arg, run_blocking, str_arg};
 use super::{Tool, ToolContext, ToolError};
+use crate::{Effects, effects};
 use json_style::JsonStyle;
-use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
+use tern_protocol::{FileDiff, ToolDetails, ToolKind, ToolOutput};
 
 pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(NotebookEditTool)]
@@ -29,6 +30,17 @@ struct NotebookEditTool;
 impl Tool for NotebookEditTool {
     fn name(&self) -> &str {
         "notebook_edit"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects {
+            writes: effects::text(args, "path").map(str::to_string).into_iter().collect(),
+            ..Effects::default()
+        }
     }
 
     fn description(&self) -> &str {

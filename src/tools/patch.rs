@@ -15,7 +15,8 @@ use super::edit::change::{commit, commit_with};
 use super::edit::file::{self, PlannedFile};
 use super::edit::{EditRequest, ProposedChange, apply_edit, edit_error};
 use super::{Tool, ToolContext, ToolError};
-use tern_protocol::{ToolDetails, ToolOutput};
+use crate::{Effects, effects};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ApplyPatchTool)]
@@ -52,6 +53,14 @@ struct PatchEdit {
 impl Tool for ApplyPatchTool {
     fn name(&self) -> &str {
         "apply_patch"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        patch_effects(args)
     }
 
     fn description(&self) -> &str {
@@ -301,5 +310,40 @@ fn output(files: &[PlannedFile], dry_run: bool) -> ToolOutput {
 
 #[cfg(test)]
 mod prop_tests;
+/// The files a patch writes (every edit's `path`; any other key naming a path counts too, though the schema allows
+/// none), or, for a dry run, reads.
+fn patch_effects(args: &Value) -> Effects {
+    let mut paths: Vec<String> = Vec::new();
+    for edit in args
+        .get("edits")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+    {
+        let named = edit
+            .iter()
+            .filter(|(key, _)| *key == "path" || key.ends_with("_path") || *key == "move_to")
+            .filter_map(|(_, value)| value.as_str());
+        for path in named {
+            if !paths.iter().any(|p| p == path) {
+                paths.push(path.to_string());
+            }
+        }
+    }
+    if effects::flag(args, "dry_run") {
+        Effects {
+            reads: paths,
+            dry_run: true,
+            ..Effects::default()
+        }
+    } else {
+        Effects {
+            writes: paths,
+            ..Effects::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
-use tern_protocol::{Message, PlanItem, PlanStatus, ToolDetails, ToolOutput};
+use tern_protocol::{Message, PlanItem, PlanStatus, ToolDetails, ToolKind, ToolOutput};
 
 /// More steps than this is not a plan a person can follow.
 pub(crate) const MAX_ITEMS: usize = 50;
@@ -38,7 +38,11 @@ pub(crate) struct TodoWriteTool;
 #[async_trait]
 impl Tool for TodoWriteTool {
     fn name(&self) -> &str {
-        "todo_write"
+        NAME
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Plan
     }
 
     fn description(&self) -> &str {
@@ -150,6 +154,9 @@ pub(crate) fn parse_plan(args: &Value) -> Result<Vec<PlanItem>, String> {
     Ok(items)
 }
 
+/// The tool's name, by which its own earlier calls are found in a conversation.
+const NAME: &str = "todo_write";
+
 /// The plan as `messages` last saved it: the list of the last `todo_write` call that did not fail.
 pub(crate) fn saved_plan(messages: &[Message]) -> Option<Vec<PlanItem>> {
     let call_id = messages.iter().rev().find_map(|m| match m {
@@ -158,7 +165,7 @@ pub(crate) fn saved_plan(messages: &[Message]) -> Option<Vec<PlanItem>> {
             name,
             is_error: false,
             ..
-        } if name == "todo_write" => Some(call_id),
+        } if name == NAME => Some(call_id),
         _ => None,
     })?;
     let args = messages.iter().rev().find_map(|m| match m {

@@ -48,6 +48,7 @@ fn write_long_session(data: &Path, workspace: &Path, id: &str, turns: u64) {
             &Event::ToolCallBegin {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
+                kind: tern::protocol::ToolKind::recorded_by_name(&call.name.clone()),
                 args: call.arguments.clone(),
             },
         )

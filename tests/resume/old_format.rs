@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::support::mock_llm::{MockLlm, Reply};
 use crate::support::tern::Scratch;
-use tern::protocol::{Event, Message, ToolDetails};
+use tern::protocol::{Event, Message, ToolDetails, ToolKind};
 
 const FIXTURE: &str = include_str!("fixtures/before-the-renovation.jsonl");
 const ID: &str = "20261127-120807-4e64";
@@ -70,6 +70,16 @@ fn a_session_written_before_the_renovation_loads_whole() {
         })
         .collect();
     assert_eq!(ended, ["read_file", "exec", "edit_file"]);
+    // Calls were recorded without their kind then: the loader puts in the kind each name had.
+    let kinds: Vec<ToolKind> = loaded
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::ToolCallBegin { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, [ToolKind::Read, ToolKind::Command, ToolKind::Edit]);
     assert!(
         loaded.events.iter().any(|(_, e)| matches!(
             e,

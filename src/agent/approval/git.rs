@@ -148,13 +148,28 @@ mod tests {
         let (_dir, policy) = repo("[core]\n\tbare = false\n");
         let status = json!({ "command": "git status" });
         let commit = json!({ "command": "git commit -m x" });
-        let read_only = gate(ApprovalMode::ReadOnly, true).exec_limits("exec", &status, &policy);
+        let read_only =
+            gate(ApprovalMode::ReadOnly, true).exec_limits(&crate::approval::effects("exec", &status), &policy);
         assert!(read_only.writes_nothing && read_only.neutral_git);
         let auto = gate(ApprovalMode::AutoEdit, true);
-        assert!(!auto.exec_limits("exec", &status, &policy).writes_nothing);
-        assert!(auto.exec_limits("exec", &status, &policy).neutral_git);
+        assert!(
+            !auto
+                .exec_limits(&crate::approval::effects("exec", &status), &policy)
+                .writes_nothing
+        );
+        assert!(
+            auto.exec_limits(&crate::approval::effects("exec", &status), &policy)
+                .neutral_git
+        );
         // What the user (or a rule) approves runs git as git runs: the project's hooks included.
-        assert!(!auto.exec_limits("exec", &commit, &policy).neutral_git);
-        assert_eq!(auto.exec_limits("write_file", &status, &policy), Default::default());
+        assert!(
+            !auto
+                .exec_limits(&crate::approval::effects("exec", &commit), &policy)
+                .neutral_git
+        );
+        assert_eq!(
+            auto.exec_limits(&crate::approval::effects("write_file", &status), &policy),
+            Default::default()
+        );
     }
 }

@@ -280,7 +280,7 @@ mod tests {
         /// A gate in ask mode with the rules "always" offered for `path` (file and/or directory).
         fn gate_for(policy: &PathPolicy, path: &str, file: bool, dir: bool) -> ApprovalGate {
             let mut gate = ApprovalGate::new(ApprovalMode::Ask, Vec::new(), Vec::new());
-            let (f, d) = gate.edit_scopes("edit_file", &edit(path), policy);
+            let (f, d) = gate.edit_scopes(&crate::approval::effects("edit_file", &edit(path)), policy);
             if file {
                 gate.add_session_edit_rule(f.unwrap());
             }
@@ -344,14 +344,14 @@ mod tests {
             let policy = PathPolicy::new(ws.path()).unwrap();
             let gate = ApprovalGate::new(ApprovalMode::Ask, Vec::new(), Vec::new());
             assert_eq!(
-                gate.edit_scopes("edit_file", &edit(".git/config"), &policy),
+                gate.edit_scopes(&crate::approval::effects("edit_file", &edit(".git/config")), &policy),
                 (None, None)
             );
             assert_eq!(
-                gate.edit_scopes("edit_file", &edit("/etc/passwd"), &policy),
+                gate.edit_scopes(&crate::approval::effects("edit_file", &edit("/etc/passwd")), &policy),
                 (None, None)
             );
-            let (file, dir) = gate.edit_scopes("edit_file", &edit("top.txt"), &policy);
+            let (file, dir) = gate.edit_scopes(&crate::approval::effects("edit_file", &edit("top.txt")), &policy);
             assert!(matches!(file, Some(EditRule::File(_))));
             assert_eq!(dir, None, "the workspace root as a directory rule would be every edit");
         }

@@ -299,6 +299,12 @@ impl Tool for Exec {
     fn exclusive(&self) -> bool {
         true
     }
+    fn kind(&self) -> tern_protocol::ToolKind {
+        tern_protocol::ToolKind::Command
+    }
+    fn effects(&self, args: &Value) -> tern_tools::Effects {
+        crate::approval::effects("exec", args)
+    }
     async fn execute(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
         Err(ToolError::Failed("not run in gate tests".into()))
     }

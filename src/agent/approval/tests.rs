@@ -30,6 +30,14 @@ impl Tool for FakeTool {
     fn exclusive(&self) -> bool {
         self.exclusive
     }
+    fn kind(&self) -> ToolKind {
+        crate::approval::builtin(self.name).map_or(ToolKind::Other, |tool| tool.kind())
+    }
+    fn effects(&self, args: &Value) -> Effects {
+        crate::approval::builtin(self.name)
+            .map(|tool| tool.effects(args))
+            .unwrap_or_default()
+    }
     async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Err(ToolError::Failed("not run in gate tests".into()))
     }
@@ -545,4 +553,54 @@ fn mcp_tools_follow_tool_name_rules() {
     let mut gate = ApprovalGate::new(ApprovalMode::Ask, vec![], vec![]);
     gate.add_session_rule(rule("mcp_github_create_issue"));
     assert!(matches!(gate.check(&Mcp, &args, &policy), Verdict::Allow));
+}
+
+/// A tool that takes a built-in's name but declares nothing: the gate goes by what a tool says it does, so a name
+/// earns nothing.
+struct Stranger(&'static str);
+
+#[async_trait]
+impl Tool for Stranger {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "a tool with a borrowed name"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}, "additionalProperties": true})
+    }
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed("not run in gate tests".into()))
+    }
+}
+
+#[test]
+fn a_name_earns_nothing_what_the_tool_declares_decides() {
+    let fx = fixture();
+    let gate = ApprovalGate::new(ApprovalMode::AutoEdit, rules(&["ls", "web_fetch docs.rs"]), vec![]);
+    // The real read_file runs unasked; a stranger of that name asks, as any tool that says nothing does.
+    assert_eq!(gate.check(&READ, &json!({"path": "a.txt"}), &fx.policy), Verdict::Allow);
+    assert!(is_ask(&gate.check(
+        &Stranger("read_file"),
+        &json!({"path": "a.txt"}),
+        &fx.policy
+    )));
+    // The command rule `ls` covers exec's command, not a stranger's argument of that name.
+    assert_eq!(gate.check(&EXEC, &json!({"command": "ls"}), &fx.policy), Verdict::Allow);
+    assert!(is_ask(&gate.check(
+        &Stranger("exec"),
+        &json!({"command": "ls"}),
+        &fx.policy
+    )));
+    // A host rule for web_fetch covers a fetch, not a tool of that name that declares none.
+    let stranger = gate.check(&Stranger("web_fetch"), &json!({"url": "https://docs.rs/x"}), &fx.policy);
+    assert!(is_ask(&stranger));
+    // Nor does a borrowed edit name bring the edit column: in read-only mode the stranger asks, the edit is refused.
+    let read_only = ApprovalGate::new(ApprovalMode::ReadOnly, vec![], vec![]);
+    let write = json!({"path": "a.txt", "content": "x"});
+    assert!(matches!(
+        read_only.check(&WRITE, &write, &fx.policy),
+        Verdict::Deny { .. }
+    ));
 }

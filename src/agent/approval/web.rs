@@ -14,26 +14,23 @@
 //! `web_fetch` follows redirects only within the host that was approved; another host is reported back for a new
 //! call, which comes through here again.
 
-use serde_json::Value;
-
 use super::{ApprovalGate, CommandRule, Verdict, names_tool};
 use tern_protocol::ApprovalMode;
+use tern_tools::WebRequest;
 
-/// The verdict for a web tool call, or `None` when `tool` is not one.
-pub(super) fn check(gate: &ApprovalGate, tool: &str, args: &Value) -> Option<Verdict> {
-    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default().trim();
-    let (host, doing) = match tool {
-        "web_fetch" => (fetch_host(text("url")), format!("fetches {}", text("url"))),
-        "web_search" => (None, format!("searches the web for {:?}", text("query"))),
-        _ => return None,
+/// The verdict for a call of `tool` that makes `request`.
+pub(super) fn check(gate: &ApprovalGate, tool: &str, request: &WebRequest) -> Verdict {
+    let (host, doing) = match request {
+        WebRequest::Fetch { url } => (Some(fetch_host(url.trim())), format!("fetches {}", url.trim())),
+        WebRequest::Search { query } => (None, format!("searches the web for {:?}", query.trim())),
     };
-    let covers = |rule: &CommandRule| covers(rule, tool, host.as_deref());
+    let covers = |rule: &CommandRule| covers(rule, tool, host.as_ref());
     if let Some(rule) = gate.deny.iter().find(|r| covers(r)) {
-        return Some(Verdict::Deny {
+        return Verdict::Deny {
             reason: format!("blocked by deny rule `{rule}`"),
-        });
+        };
     }
-    let verdict = match gate.mode {
+    match gate.mode {
         ApprovalMode::ReadOnly => Verdict::Deny {
             reason: format!(
                 "read-only mode: {tool} reaches the network, where what it sends can carry data out; switch mode to \
@@ -45,19 +42,18 @@ pub(super) fn check(gate: &ApprovalGate, tool: &str, args: &Value) -> Option<Ver
             Verdict::Allow
         }
         ApprovalMode::Ask | ApprovalMode::AutoEdit => {
-            let proposed_rule = match (tool, &host) {
-                ("web_fetch", Some(host)) => CommandRule::new([tool, host.as_str()]).ok(),
+            let proposed_rule = match &host {
+                Some(Some(host)) => CommandRule::new([tool, host.as_str()]).ok(),
                 // A URL without a host is refused by the tool itself: nothing to propose.
-                ("web_fetch", None) => None,
-                _ => CommandRule::new([tool]).ok(),
+                Some(None) => None,
+                None => CommandRule::new([tool]).ok(),
             };
             Verdict::Ask {
                 reason: format!("{doing} (it reaches the network, and what it sends could carry data out)"),
                 proposed_rule,
             }
         }
-    };
-    Some(verdict)
+    }
 }
 
 /// The host a fetch goes to first, in the form rules name it (lower case, as the URL parser writes it).
@@ -67,21 +63,19 @@ fn fetch_host(url: &str) -> Option<String> {
 }
 
 /// A one-word rule naming the tool (or a `prefix*` glob) covers every call; `web_fetch HOST` covers fetches from
-/// exactly that host.
-fn covers(rule: &CommandRule, tool: &str, host: Option<&str>) -> bool {
+/// exactly that host. `host`: `None` for a search, `Some` (the host, when the URL has one) for a fetch.
+fn covers(rule: &CommandRule, tool: &str, host: Option<&Option<String>>) -> bool {
     match rule.words() {
         [_] => names_tool(rule, tool),
-        [name, scope] if tool == "web_fetch" && name == tool => {
-            host.is_some_and(|h| h.eq_ignore_ascii_case(scope.trim_end_matches('.')))
-        }
+        [name, scope] if name == tool => host
+            .and_then(Option::as_deref)
+            .is_some_and(|h| h.eq_ignore_ascii_case(scope.trim_end_matches('.'))),
         _ => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     fn rule(text: &str) -> CommandRule {
@@ -89,11 +83,11 @@ mod tests {
     }
 
     fn fetch(gate: &ApprovalGate, url: &str) -> Verdict {
-        check(gate, "web_fetch", &json!({ "url": url })).unwrap()
+        check(gate, "web_fetch", &WebRequest::Fetch { url: url.into() })
     }
 
     fn search(gate: &ApprovalGate, query: &str) -> Verdict {
-        check(gate, "web_search", &json!({ "query": query })).unwrap()
+        check(gate, "web_search", &WebRequest::Search { query: query.into() })
     }
 
     #[test]
@@ -172,12 +166,5 @@ mod tests {
         let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![rule("web_fetch")], vec![]);
         assert_eq!(fetch(&gate, "https://any.example/x"), Verdict::Allow);
         assert!(matches!(search(&gate, "x"), Verdict::Ask { .. }));
-    }
-
-    #[test]
-    fn other_tools_are_not_judged_here() {
-        let gate = ApprovalGate::default();
-        assert_eq!(check(&gate, "read_file", &json!({"path": "a"})), None);
-        assert_eq!(check(&gate, "mcp__web__web_fetch", &json!({"url": "https://a"})), None);
     }
 }

@@ -11,13 +11,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
 use crate::approval::EditRule;
-use crate::approval::{Verdict, edit_paths};
+use crate::approval::Verdict;
 use crate::runner::Agent;
 use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use tern_tools::edit::ProposedChange;
 use tern_tools::exec::ExecLimits;
 use tern_tools::registry::propose_prepared;
-use tern_tools::{OutputSink, PathPolicy, PreparedCall, ToolContext};
+use tern_tools::{Effects, OutputSink, PathPolicy, PreparedCall, ToolContext, WebRequest};
 
 /// Proof that the gate (and the user, when it asked) allowed one prepared call, with the path policy it may use.
 /// Its fields are private to this module: `Agent::approve` is the only place one is made.
@@ -65,11 +65,13 @@ impl Agent {
         if cancel.is_cancelled() {
             return Gate::Refused(ToolOutput::error(INTERRUPTED));
         }
+        // What the call does, as its tool says: every question below is asked of this, never of the tool's name.
+        let effects = prepared.tool.effects(&prepared.args);
         let (verdict, firm, limits) = match self.shared.gate.lock() {
             Ok(gate) => (
                 gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
-                hook.is_some() && crate::hooks::firm_question(&gate, &call.name, &prepared.args, &self.policy),
-                gate.exec_limits(&call.name, &prepared.args, &self.policy),
+                hook.is_some() && crate::hooks::firm_question(&gate, &effects, &self.policy),
+                gate.exec_limits(&effects, &self.policy),
             ),
             Err(_) => (
                 Verdict::Deny {
@@ -82,7 +84,7 @@ impl Agent {
         let verdict = match hook {
             Some(hook) => {
                 // An edit outside the workspace needs the user's yes whatever a hook says.
-                let firm = firm || !Arc::ptr_eq(&self.widened_policy(&call.name, &prepared.args), &self.policy);
+                let firm = firm || !Arc::ptr_eq(&self.widened_policy(&effects), &self.policy);
                 crate::hooks::decide(verdict, &hook, firm, &notify)
             }
             None => verdict,
@@ -100,16 +102,16 @@ impl Agent {
             Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
         };
         // An edit is computed before asking: one that cannot apply fails now, and the prompt shows the change.
-        let change = match self.preview(call, &prepared, cancel).await {
+        let change = match self.preview(&effects, &prepared, cancel).await {
             Ok(change) => change,
             // Outside the workspace the model may not read, so a failure it sees before the user answers would tell
             // it about a file it cannot read (whether it exists, whether a text is in it, its lines near a miss). The
             // user is asked as before, without a diff; after a yes the tool runs and reports its own error.
-            Err(_) if !Arc::ptr_eq(&self.widened_policy(&call.name, &prepared.args), &self.policy) => None,
+            Err(_) if !Arc::ptr_eq(&self.widened_policy(&effects), &self.policy) => None,
             Err(output) => return Gate::Refused(output),
         };
         let (always_file, always_dir) = match self.shared.gate.lock() {
-            Ok(gate) => gate.edit_scopes(&call.name, &prepared.args, &self.policy),
+            Ok(gate) => gate.edit_scopes(&effects, &self.policy),
             Err(_) => (None, None),
         };
         let id = self.shared.next_approval_id();
@@ -117,7 +119,7 @@ impl Agent {
         if let Ok(mut pending) = self.shared.pending.lock() {
             pending.insert(id, tx);
         }
-        let (command, cwd) = describe(&call.name, &prepared.args, &self.policy);
+        let (command, cwd) = describe(&call.name, &prepared.args, &effects, &self.policy);
         // The prompt shows what a file holds, and a file (outside the workspace, say) may hold a key.
         let shown: Vec<FileDiff> = change
             .as_ref()
@@ -146,7 +148,7 @@ impl Agent {
         };
         match decision {
             ApprovalDecision::Once => {
-                let policy = self.widened_policy(&call.name, &prepared.args);
+                let policy = self.widened_policy(&effects);
                 Gate::Run(Approved {
                     prepared,
                     policy,
@@ -162,7 +164,7 @@ impl Agent {
                 };
                 match change.select(&accepted, &edited) {
                     Ok(Some(change)) => {
-                        let policy = self.widened_policy(&call.name, &prepared.args);
+                        let policy = self.widened_policy(&effects);
                         Gate::Run(Approved {
                             prepared,
                             policy,
@@ -190,7 +192,7 @@ impl Agent {
                     });
                     gate.add_session_edit_rule(rule);
                 }
-                let policy = self.widened_policy(&call.name, &prepared.args);
+                let policy = self.widened_policy(&effects);
                 Gate::Run(Approved {
                     prepared,
                     policy,
@@ -207,7 +209,7 @@ impl Agent {
                     });
                     gate.add_session_rule(rule);
                 }
-                let policy = self.widened_policy(&call.name, &prepared.args);
+                let policy = self.widened_policy(&effects);
                 Gate::Run(Approved {
                     prepared,
                     policy,
@@ -236,15 +238,15 @@ impl Agent {
     /// not an edit tool. `Err`: the edit cannot apply, with the tool's usual error.
     async fn preview(
         &self,
-        call: &ToolCall,
+        effects: &Effects,
         prepared: &PreparedCall,
         cancel: &CancellationToken,
     ) -> Result<Option<ProposedChange>, ToolOutput> {
-        if edit_paths(&call.name, &prepared.args).is_empty() {
+        if effects.writes.is_empty() {
             return Ok(None);
         }
         let ctx = ToolContext {
-            policy: self.widened_policy(&call.name, &prepared.args),
+            policy: self.widened_policy(effects),
             cancel: cancel.child_token(),
             output: OutputSink::none(),
             files: Arc::clone(&self.files),
@@ -256,9 +258,9 @@ impl Agent {
 
     /// The user approved writes outside the workspace, or a call at a file that may hold secrets: allow exactly the
     /// directories those paths go to, and those files, for this one call.
-    fn widened_policy(&self, tool: &str, args: &Value) -> Arc<PathPolicy> {
+    fn widened_policy(&self, effects: &Effects) -> Arc<PathPolicy> {
         let mut policy: Option<PathPolicy> = None;
-        for path in edit_paths(tool, args) {
+        for path in &effects.writes {
             let Ok(resolved) = self.policy.resolve(path) else {
                 continue;
             };
@@ -277,7 +279,7 @@ impl Agent {
             }
         }
         // The user said yes to a call naming a file that may hold secrets: that call may read it.
-        for (resolved, _) in crate::approval::secret_paths(tool, args, &self.policy) {
+        for (resolved, _) in crate::approval::secret_paths(effects, &self.policy) {
             policy = Some(
                 policy
                     .unwrap_or_else(|| (*self.policy).clone())
@@ -306,20 +308,25 @@ fn rule_path(rule: &EditRule) -> &Path {
     }
 }
 
-/// What an approval prompt shows: the exact command, or the tool with the paths it writes; and where it runs.
-fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
+/// What an approval prompt shows: the exact command, or the tool with the paths it writes, or what it asks of the
+/// network; and where it runs.
+fn describe(tool: &str, args: &Value, effects: &Effects, policy: &PathPolicy) -> (String, String) {
     let root = policy.root().display().to_string();
-    if let Some(command) = args.get("command").and_then(Value::as_str) {
-        let cwd = match args.get("working_dir").and_then(Value::as_str) {
+    if let Some(command) = &effects.command {
+        let cwd = match &command.working_dir {
             Some(dir) => policy
                 .resolve(dir)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| dir.to_string()),
             None => root,
         };
-        return (command.to_string(), cwd);
+        return (command.text.clone(), cwd);
     }
-    let paths = edit_paths(tool, args);
+    let paths: Vec<&str> = if effects.writes.is_empty() {
+        effects.reads.iter().map(String::as_str).collect()
+    } else {
+        effects.writes.iter().map(String::as_str).collect()
+    };
     if !paths.is_empty() {
         let shown: Vec<String> = paths
             .iter()
@@ -332,14 +339,10 @@ fn describe(tool: &str, args: &Value, policy: &PathPolicy) -> (String, String) {
             .collect();
         return (format!("{tool} {}", shown.join(", ")), root);
     }
-    // The web tools: what leaves the machine is the URL or the query, shown as it is.
-    let web = match tool {
-        "web_fetch" => args.get("url"),
-        "web_search" => args.get("query"),
-        _ => None,
-    };
-    if let Some(text) = web.and_then(Value::as_str) {
-        return (format!("{tool} {text}"), root);
+    // What leaves the machine is the URL or the query, shown as it is.
+    match &effects.request {
+        Some(WebRequest::Fetch { url }) => (format!("{tool} {url}"), root),
+        Some(WebRequest::Search { query }) => (format!("{tool} {query}"), root),
+        None => (format!("{tool} {args}"), root),
     }
-    (format!("{tool} {args}"), root)
 }

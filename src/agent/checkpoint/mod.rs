@@ -40,15 +40,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use shadow::Shadow;
+use tern_protocol::ToolKind;
 use tern_session::checkpoint::{FileAfter, RecordPath, SavedFile, TurnCheckpoint};
-use tern_tools::PathPolicy;
 use tern_tools::file_state::hash_bytes;
+use tern_tools::{Effects, PathPolicy};
 
-/// The tools whose write targets `approval::edit_paths` lists.
-const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "notebook_edit", "apply_patch"];
 /// How long a command waits for the snapshot before it, and how long the snapshot after a turn may take before
 /// snapshots are turned off for the session.
 pub(crate) const SNAPSHOT_LIMIT: Duration = Duration::from_secs(3);
@@ -364,15 +361,16 @@ impl Checkpoints {
     pub(crate) async fn before_call(
         &self,
         tool: &dyn tern_tools::Tool,
-        args: &Value,
+        effects: &Effects,
         policy: &PathPolicy,
     ) -> Option<String> {
         // An MCP server's read-only hint is not a guarantee; a request to the outside (a web fetch) writes nothing.
-        if (tool.read_only() && tool.hints().is_none()) || tool.repeat_key(args).is_some() {
+        let declares_nothing = effects.command.is_none() && effects.writes.is_empty();
+        if (tool.read_only() && tool.hints().is_none() && declares_nothing) || effects.request.is_some() {
             return None;
         }
-        if WRITE_TOOLS.contains(&tool.name()) {
-            self.before_write(tool.name(), args, policy);
+        if tool.kind() == ToolKind::Edit || !effects.writes.is_empty() {
+            self.before_write(effects, policy);
             return None;
         }
         let notice = self.before_command().await;
@@ -496,15 +494,15 @@ impl Checkpoints {
 
     /// Saves the files an approved call of `tool` will write, the first time the turn writes each, and records them
     /// (a crash during the turn keeps them undoable).
-    pub(crate) fn before_write(&self, tool: &str, args: &Value, policy: &PathPolicy) {
-        if self.save_files(tool, args, policy) {
+    pub(crate) fn before_write(&self, effects: &Effects, policy: &PathPolicy) {
+        if self.save_files(effects, policy) {
             self.save_current();
         }
     }
 
     /// Saves the files; whether any was new to the turn.
-    fn save_files(&self, tool: &str, args: &Value, policy: &PathPolicy) -> bool {
-        if !WRITE_TOOLS.contains(&tool) || args.get("dry_run").and_then(Value::as_bool) == Some(true) {
+    fn save_files(&self, effects: &Effects, policy: &PathPolicy) -> bool {
+        if effects.writes.is_empty() {
             return false;
         }
         let Ok(mut turns) = self.turns.lock() else {
@@ -514,7 +512,7 @@ impl Checkpoints {
             return false;
         };
         let known = record.files.len();
-        for path in crate::approval::edit_paths(tool, args) {
+        for path in &effects.writes {
             let Ok(resolved) = policy.resolve(path) else {
                 continue;
             };

@@ -191,6 +191,7 @@ impl Agent {
         self.shared.emit(Event::ToolCallBegin {
             call_id: call_id.clone(),
             name: "undo".into(),
+            kind: tern_protocol::ToolKind::Edit,
             args: json!({ "path": files.join(", ") }),
         });
         self.shared.emit(Event::ToolCallEnd {

@@ -142,9 +142,18 @@ async fn file_checkpoints_revert_edits_and_refuse_to_clobber_later_changes() {
     std::fs::write(root.join("a.txt"), "one\n").unwrap();
     let mut checkpoints = Checkpoints::new(Some(session.path()), &root);
     assert_eq!(checkpoints.begin_turn(1, "edit", 0, 0).await, None);
-    checkpoints.before_write("write_file", &json!({"path": "a.txt"}), &policy);
-    checkpoints.before_write("write_file", &json!({"path": "new/b.txt"}), &policy);
-    checkpoints.before_write("read_file", &json!({"path": "c.txt"}), &policy);
+    checkpoints.before_write(
+        &crate::approval::effects("write_file", &json!({"path": "a.txt"})),
+        &policy,
+    );
+    checkpoints.before_write(
+        &crate::approval::effects("write_file", &json!({"path": "new/b.txt"})),
+        &policy,
+    );
+    checkpoints.before_write(
+        &crate::approval::effects("read_file", &json!({"path": "c.txt"})),
+        &policy,
+    );
     std::fs::write(root.join("a.txt"), "two\n").unwrap();
     std::fs::create_dir(root.join("new")).unwrap();
     std::fs::write(root.join("new/b.txt"), "b\n").unwrap();
@@ -288,9 +297,9 @@ async fn records_are_written_as_they_change_and_restore_as_they_were() {
     checkpoints.record_to(move |r| sink.lock().unwrap().push(r.clone()));
     checkpoints.begin_turn(4, "go", 2, 5).await;
     let write = json!({"path": "a.txt", "content": "two\n"});
-    checkpoints.before_write("write_file", &write, &policy);
+    checkpoints.before_write(&crate::approval::effects("write_file", &write), &policy);
     // The same file again is nothing new to record.
-    checkpoints.before_write("write_file", &write, &policy);
+    checkpoints.before_write(&crate::approval::effects("write_file", &write), &policy);
     std::fs::write(root.join("a.txt"), "two\n").unwrap();
     checkpoints.ran_command();
     checkpoints.ran_command();
@@ -364,7 +373,10 @@ async fn a_turn_that_changes_nothing_or_only_edits_takes_no_snapshot_and_leaves_
     checkpoints.begin_turn(1, "look", 0, 0).await;
     checkpoints.end_turn().await;
     checkpoints.begin_turn(2, "edit", 0, 0).await;
-    checkpoints.before_write("write_file", &json!({"path": "a.txt"}), &policy);
+    checkpoints.before_write(
+        &crate::approval::effects("write_file", &json!({"path": "a.txt"})),
+        &policy,
+    );
     std::fs::write(root.join("a.txt"), "two\n").unwrap();
     checkpoints.end_turn().await;
     assert!(
@@ -405,7 +417,10 @@ async fn sessions_share_the_workspace_index_and_an_edit_before_the_first_command
     // A second session: the edit tool writes a.txt, then a command changes b.txt and creates c.txt.
     let mut second = Checkpoints::new(Some(&session_in(data.path(), "s2")), &root);
     second.begin_turn(1, "t", 0, 0).await;
-    second.before_write("write_file", &json!({"path": "a.txt"}), &policy);
+    second.before_write(
+        &crate::approval::effects("write_file", &json!({"path": "a.txt"})),
+        &policy,
+    );
     std::fs::write(root.join("a.txt"), "edited\n").unwrap();
     assert_eq!(second.before_command().await, None);
     second.ran_command();

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{estimate_tokens, message_tokens};
 use super::runner::Agent;
-use tern_protocol::{Event, Message};
+use tern_protocol::{Event, Message, ToolKind};
 use tern_provider::{ChatRequest, ProviderError};
 
 /// When and how far the conversation is compacted (`[compaction]`-level settings: `compact_at`, `keep_recent`).
@@ -233,7 +233,8 @@ impl Agent {
             if self.prompt_tokens(tools_json_len) <= target {
                 break;
             }
-            if let Some(note) = plan::compacted_result(&self.messages, index) {
+            let kind_of = |name: &str| self.tools.get(name).map_or(ToolKind::Other, |tool| tool.kind());
+            if let Some(note) = plan::compacted_result(&self.messages, index, kind_of) {
                 let saved = message_tokens(&self.messages[index]).saturating_sub(message_tokens(&note));
                 self.replace_messages(index, index + 1, vec![note]);
                 // One message changed in place: adjust the measure instead of estimating everything again.

@@ -2,14 +2,11 @@
 //! tool call and its result), which old tool results give way to a note, and the transcript the summariser reads.
 
 use crate::context::message_tokens;
-use tern_protocol::{Message, ToolCall};
+use tern_protocol::{Message, ToolCall, ToolKind};
 
 /// How the summary message begins, so a later compaction (and a person reading the session) knows it for one.
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation, written by the assistant when the conversation \
      was compacted to fit the context window; only its Requests section says what the user asked]";
-
-/// Tools whose output can be had again by calling them again with the same arguments.
-const RERUNNABLE: &[&str] = &["read_file", "exec", "grep", "find_files", "list_dir", "web_fetch"];
 
 /// Results shorter than this are never compacted: the saving is not worth the lost information.
 pub(crate) const COMPACT_MIN_CHARS: usize = 1_000;
@@ -82,8 +79,12 @@ pub(crate) fn compactable_results(messages: &[Message], protect_from: usize) -> 
 }
 
 /// The result at `index` with its content replaced by a note saying what the call was and how to get it again.
-/// `None` when `index` is not a tool result.
-pub(crate) fn compacted_result(messages: &[Message], index: usize) -> Option<Message> {
+/// `kind_of` says what kind each tool is, by name. `None` when `index` is not a tool result.
+pub(crate) fn compacted_result(
+    messages: &[Message],
+    index: usize,
+    kind_of: impl Fn(&str) -> ToolKind,
+) -> Option<Message> {
     let Message::Tool {
         call_id,
         name,
@@ -99,7 +100,11 @@ pub(crate) fn compacted_result(messages: &[Message], index: usize) -> Option<Mes
         .map(|c| c.arguments.to_string())
         .map(|a| clip(&a, 300))
         .unwrap_or_default();
-    let again = if RERUNNABLE.contains(&name.as_str()) {
+    // Reads, searches, commands and fetches give their output again when called again.
+    let again = if matches!(
+        kind_of(name),
+        ToolKind::Read | ToolKind::Search | ToolKind::Command | ToolKind::Fetch
+    ) {
         "Call the tool again with the same arguments if you need it."
     } else {
         "Call the tool again only if doing so has no side effects."

@@ -3,7 +3,7 @@ use serde_json::json;
 
 use super::plan::*;
 use crate::context::message_tokens;
-use tern_protocol::{Message, ToolCall};
+use tern_protocol::{Message, ToolCall, ToolKind};
 
 fn user(text: &str) -> Message {
     Message::User {
@@ -112,17 +112,22 @@ fn a_compacted_result_names_its_call_and_how_to_get_it_again() {
     assert_eq!(compactable_results(&msgs, 2), Vec::<usize>::new());
     let Some(Message::Tool {
         call_id, content, name, ..
-    }) = compacted_result(&msgs, 2)
+    }) = compacted_result(&msgs, 2, |_| ToolKind::Read)
     else {
         panic!("not a result");
     };
     assert_eq!((call_id.as_str(), name.as_str()), ("a", "read_file"));
     assert!(content.contains(r#"{"path":"a.rs"}"#), "{content}");
     assert!(
-        content.contains("5000 characters") && content.contains("Call the tool again"),
+        content.contains("5000 characters") && content.contains("Call the tool again with the same arguments"),
         "{content}"
     );
-    assert!(compacted_result(&msgs, 1).is_none());
+    // A tool whose call may change things is not offered as one to call again freely.
+    let Some(Message::Tool { content, .. }) = compacted_result(&msgs, 2, |_| ToolKind::Mcp) else {
+        panic!("not a result");
+    };
+    assert!(content.contains("only if doing so has no side effects"), "{content}");
+    assert!(compacted_result(&msgs, 1, |_| ToolKind::Read).is_none());
 }
 
 #[test]

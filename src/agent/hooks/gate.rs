@@ -4,24 +4,20 @@
 //! a command outside the OS sandbox, a command a deny rule may block, an edit in `.git/` or `.tern/` or outside the
 //! workspace.
 
-use serde_json::Value;
-
 use super::Notify;
 use super::reply::{Permission, PreDecision};
 use crate::approval::{ApprovalGate, Verdict, edits_protected};
-use tern_tools::PathPolicy;
+use tern_tools::{Effects, PathPolicy};
 
 /// Whether the gate's question about a call is one no hook may waive: a command that would run outside the OS
 /// sandbox (the model asked for that, or there is no sandbox), one a deny rule may block where the gate cannot rule
 /// that out, or an edit inside `.git/` or `.tern/` (git hooks and tern's own config, hooks included, run programs
 /// outside the sandbox later). An edit outside the workspace is the caller's to add: it widens the path policy.
-pub(crate) fn firm_question(gate: &ApprovalGate, tool: &str, args: &Value, policy: &PathPolicy) -> bool {
-    if tool != "exec" {
-        return edits_protected(tool, args, policy);
+pub(crate) fn firm_question(gate: &ApprovalGate, effects: &Effects, policy: &PathPolicy) -> bool {
+    match &effects.command {
+        Some(command) => command.unsandboxed || !gate.sandboxed() || gate.deny_rules_may_match(&command.text),
+        None => edits_protected(effects, policy),
     }
-    let unsandboxed = args.get("unsandboxed").and_then(Value::as_bool) == Some(true);
-    let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
-    unsandboxed || !gate.sandboxed() || gate.deny_rules_may_match(command)
 }
 
 /// The verdict with the hooks' decision in it. `firm`: the gate's question may not be waived (`firm_question`).
@@ -150,7 +146,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let policy = PathPolicy::new(dir.path()).unwrap();
         let gate = ApprovalGate::new(ApprovalMode::Ask, vec![], vec![]);
-        let firm = |gate: &ApprovalGate, tool, args| firm_question(gate, tool, &args, &policy);
+        let firm = |gate: &ApprovalGate, tool, args| {
+            let effects = crate::approval::builtin(tool)
+                .map(|t| t.effects(&args))
+                .unwrap_or_default();
+            firm_question(gate, &effects, &policy)
+        };
         assert!(firm(&gate, "exec", json!({"command": "ls", "unsandboxed": true})));
         assert!(!firm(&gate, "exec", json!({"command": "make", "unsandboxed": false})));
         assert!(!firm(&gate, "mcp__github__create_issue", json!({})));

@@ -265,6 +265,7 @@ impl Agent {
         self.shared.emit(Event::ToolCallBegin {
             call_id: call_id.clone(),
             name: "review".into(),
+            kind: tern_protocol::ToolKind::Edit,
             args: serde_json::json!({ "path": files.join(", ") }),
         });
         self.shared.emit(Event::ToolCallEnd {

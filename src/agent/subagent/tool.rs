@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::SubagentManager;
 use super::run::inline_result;
+use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 use tern_tools::{Tool, ToolContext, ToolError};
 
@@ -37,6 +38,10 @@ impl SpawnTool {
 impl Tool for SpawnTool {
     fn name(&self) -> &str {
         SPAWN_TOOL
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Agent
     }
 
     fn description(&self) -> &str {

@@ -31,7 +31,8 @@ pub(crate) use matching::Strategy;
 
 use self::file::PlannedFile;
 use super::{Tool, ToolContext, ToolError};
-use tern_protocol::{ToolDetails, ToolOutput};
+use crate::{Effects, effects};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 pub(crate) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(EditFileTool)]
@@ -52,6 +53,17 @@ apply_patch.";
 impl Tool for EditFileTool {
     fn name(&self) -> &str {
         "edit_file"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects {
+            writes: effects::text(args, "path").map(str::to_string).into_iter().collect(),
+            ..Effects::default()
+        }
     }
 
     fn description(&self) -> &str {

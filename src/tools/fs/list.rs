@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{bool_arg, int_arg, opt_str_arg, run_blocking};
+use crate::{Effects, effects};
 use crate::{Tool, ToolContext, ToolError};
 use tern_fs::{Dir, WalkCheck};
-use tern_protocol::{ToolDetails, ToolOutput};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 const DEFAULT_MAX_ENTRIES: u64 = 200;
 const MAX_MAX_ENTRIES: u64 = 2000;
@@ -39,6 +40,14 @@ pub(super) struct ListDirTool;
 impl Tool for ListDirTool {
     fn name(&self) -> &str {
         "list_dir"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects::reads(effects::text(args, "path"))
     }
 
     fn description(&self) -> &str {

@@ -21,8 +21,9 @@ use super::lines::{LineError, LineReader, Utf16, Utf16Reader};
 use super::sniff::{ImageKind, SNIFF_LEN, binary_kind, binary_reason};
 use super::{human_size, int_arg, run_blocking, str_arg};
 use crate::file_state::{FileStamp, FileTracker, ReadRecord, hash_bytes};
+use crate::{Effects, effects};
 use crate::{PathPolicy, Tool, ToolContext, ToolError};
-use tern_protocol::{Image, ToolDetails, ToolOutput};
+use tern_protocol::{Image, ToolDetails, ToolKind, ToolOutput};
 
 const DEFAULT_LIMIT: u64 = 2000;
 const MAX_LIMIT: u64 = 10_000;
@@ -42,6 +43,14 @@ pub(super) struct ReadFileTool;
 impl Tool for ReadFileTool {
     fn name(&self) -> &str {
         "read_file"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects::reads(effects::text(args, "path"))
     }
 
     fn description(&self) -> &str {

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use super::{human_size, run_blocking, str_arg};
 use crate::edit::ProposedChange;
 use crate::edit::file::{Guard, PlannedFile};
+use crate::{Effects, effects};
 use crate::{Tool, ToolContext, ToolError};
-use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
+use tern_protocol::{FileDiff, ToolDetails, ToolKind, ToolOutput};
 
 /// Old content up to this size goes into the diff; a larger file is shown as a one-line placeholder, because diffing
 /// megabytes costs more than it tells anyone.
@@ -23,6 +24,17 @@ pub(super) struct WriteFileTool;
 impl Tool for WriteFileTool {
     fn name(&self) -> &str {
         "write_file"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects {
+            writes: effects::text(args, "path").map(str::to_string).into_iter().collect(),
+            ..Effects::default()
+        }
     }
 
     fn description(&self) -> &str {

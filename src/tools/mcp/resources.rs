@@ -18,6 +18,7 @@ use super::names::{ItemKind, wrapped_name};
 use super::output::resource_output;
 use super::tool::Catalog;
 use crate::{Tool, ToolContext, ToolError, ToolHints};
+use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 
 pub(crate) const LIST_RESOURCES: &str = "mcp_list_resources";
@@ -182,6 +183,10 @@ impl Tool for ListResources {
         LIST_RESOURCES
     }
 
+    fn kind(&self) -> ToolKind {
+        ToolKind::Mcp
+    }
+
     fn description(&self) -> &str {
         "List the resources (files, documents, records) that MCP servers offer: URI, name, media type and size, and \
          the URI templates a resource can be read by. Read one with mcp_read_resource."
@@ -256,6 +261,10 @@ struct ReadResource {
 impl Tool for ReadResource {
     fn name(&self) -> &str {
         READ_RESOURCE
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Mcp
     }
 
     fn description(&self) -> &str {

@@ -18,6 +18,7 @@ use super::names::{ItemKind, sanitize, wrapped_name};
 use super::output::call_output;
 use super::sanitize::{log_once, sanitize_schema};
 use crate::{Tool, ToolContext, ToolError, ToolHints};
+use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 
 /// Longest description passed on; some servers write manuals into them.
@@ -143,6 +144,10 @@ pub(crate) struct McpTool {
 impl Tool for McpTool {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Mcp
     }
 
     fn description(&self) -> &str {

@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::walk::{self, PathGlob};
 use super::{CappedText, Page, count_of, limit_arg, path_arg, str_arg, thousands, uint_arg};
+use crate::{Effects, effects};
 use crate::{PathPolicy, Tool, ToolContext, ToolError};
 use tern_fs::WalkCheck;
-use tern_protocol::{ToolDetails, ToolOutput};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 200;
 const MAX_LIMIT: usize = 1000;
@@ -34,6 +35,14 @@ paths, directories ending in '/'. To search file contents, use grep.";
 impl Tool for FindFilesTool {
     fn name(&self) -> &str {
         "find_files"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects::reads(effects::text(args, "path"))
     }
 
     fn description(&self) -> &str {

@@ -10,8 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::engine::{self, Mode, Outcome, Query};
 use super::walk::{PathGlob, file_types};
 use super::{CappedText, Page, bool_arg, count_of, limit_arg, path_arg, str_arg, thousands, uint_arg};
+use crate::{Effects, effects};
 use crate::{PathPolicy, Tool, ToolContext, ToolError};
-use tern_protocol::{ToolDetails, ToolOutput};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 250;
 const MAX_LIMIT: usize = 1000;
@@ -32,6 +33,14 @@ fixed_strings=true. Results are paged with head_limit (default 250) and offset."
 impl Tool for GrepTool {
     fn name(&self) -> &str {
         "grep"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects::reads(effects::text(args, "path"))
     }
 
     fn description(&self) -> &str {

@@ -16,8 +16,10 @@ use serde_json::{Value, json};
 
 use super::guard::{Blocked, GuardedResolver, HostPolicy, Lookup, blocked_in};
 use super::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, charset, cut_chars, html, untrusted};
+use crate::{Effects, WebRequest};
 use crate::{Tool, ToolContext, ToolError};
 use tern_http::error_chain;
+use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 
 /// Redirects followed at most; each target is checked like the first URL.
@@ -290,6 +292,19 @@ pub(super) fn url_key(raw: &str) -> String {
 impl Tool for WebFetchTool {
     fn name(&self) -> &str {
         "web_fetch"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Fetch
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects {
+            request: Some(WebRequest::Fetch {
+                url: crate::effects::text(args, "url").unwrap_or_default().to_string(),
+            }),
+            ..Effects::default()
+        }
     }
 
     fn description(&self) -> &str {

@@ -14,8 +14,10 @@ use serde_json::{Value, json};
 
 use super::WebSettings;
 use super::{cut_chars, untrusted};
+use crate::{Effects, WebRequest};
 use crate::{Tool, ToolContext, ToolError};
 use tern_http::error_chain;
+use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 use tern_secrets::REDACTED;
 
@@ -334,6 +336,19 @@ pub(super) fn query_key(query: &str) -> String {
 impl Tool for WebSearchTool {
     fn name(&self) -> &str {
         "web_search"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::WebSearch
+    }
+
+    fn effects(&self, args: &Value) -> Effects {
+        Effects {
+            request: Some(WebRequest::Search {
+                query: crate::effects::text(args, "query").unwrap_or_default().to_string(),
+            }),
+            ..Effects::default()
+        }
     }
 
     fn description(&self) -> &str {

@@ -134,6 +134,7 @@ fn begin(h: &mut Harness, id: &str, name: &str, args: serde_json::Value) {
     h.event(Event::ToolCallBegin {
         call_id: id.into(),
         name: name.into(),
+        kind: crate::protocol::ToolKind::recorded_by_name(name),
         args,
     });
 }

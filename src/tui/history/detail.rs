@@ -337,7 +337,7 @@ fn status_line(call: &ToolCallState, size: Option<u64>, theme: &Theme) -> Line<'
     if let Some(output) = &call.output
         && (output.is_error || matches!(output.details, ToolDetails::Exec { .. }))
     {
-        parts.push(crate::tui::view::summary::summary(call, output));
+        parts.push(crate::tui::view::summary::summary(output));
     }
     Line::from(vec![
         Span::raw(" "),

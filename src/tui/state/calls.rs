@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
-use crate::protocol::ToolOutput;
+use crate::protocol::{ToolKind, ToolOutput};
 
 /// Lines of live output kept per running call (the pane shows the tail; the full result arrives with the end event).
 pub const LIVE_TAIL_LINES: usize = 200;
@@ -22,6 +22,8 @@ pub enum CallStatus {
 pub struct ToolCallState {
     pub call_id: String,
     pub name: String,
+    /// What the tool does, as it said when the call began.
+    pub kind: ToolKind,
     /// Arguments as the model sent them (an object, or a raw string when they were not JSON).
     pub args: Value,
     /// The key argument shown in headers and lists: command, path, pattern ...
@@ -48,11 +50,12 @@ pub struct ToolCallState {
 }
 
 impl ToolCallState {
-    pub fn new(call_id: String, name: String, args: Value) -> Self {
+    pub fn new(call_id: String, name: String, kind: ToolKind, args: Value) -> Self {
         let key_arg = crate::headless::key_argument(&args);
         Self {
             call_id,
             name,
+            kind,
             args,
             key_arg,
             started_at: SystemTime::now(),
@@ -123,7 +126,12 @@ mod tests {
 
     #[test]
     fn live_tail_keeps_last_lines_and_partials() {
-        let mut c = ToolCallState::new("c".into(), "exec".into(), json!({"command": "ls"}));
+        let mut c = ToolCallState::new(
+            "c".into(),
+            "exec".into(),
+            crate::protocol::ToolKind::Command,
+            json!({"command": "ls"}),
+        );
         assert_eq!(c.key_arg, "ls");
         c.push_live("a\nb");
         c.push_live("c\r\n");

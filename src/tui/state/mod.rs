@@ -15,10 +15,9 @@ use std::time::{Duration, Instant};
 
 use calls::ToolCallState;
 
-use crate::protocol::{ApprovalMode, ApprovalRequest, Event, TurnEnd, Usage};
+use crate::protocol::{ApprovalMode, ApprovalRequest, Event, ToolKind, TurnEnd, Usage};
 
 /// Tools whose parallel calls are shown as one group.
-const GROUPABLE: &[&str] = &["read_file", "list_dir", "find_files", "grep"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -329,20 +328,31 @@ impl AppState {
                     None => {}
                 }
             }
-            Event::ToolCallBegin { call_id, name, args } if name == plan::PLAN_TOOL => {
+            Event::ToolCallBegin {
+                call_id,
+                name,
+                kind: ToolKind::Plan,
+                args,
+            } => {
                 self.end_reasoning();
                 self.begin_plan_call(call_id, name, args);
             }
-            Event::ToolCallBegin { call_id, name, args } => {
+            Event::ToolCallBegin {
+                call_id,
+                name,
+                kind,
+                args,
+            } => {
                 self.end_reasoning();
-                let groupable = GROUPABLE.contains(&name.as_str());
+                // Reads and searches running together share one cell.
+                let groupable = kind.only_looks();
                 let index = self.calls.len();
-                self.calls.push(ToolCallState::new(call_id.clone(), name, args));
+                self.calls.push(ToolCallState::new(call_id.clone(), name, kind, args));
                 self.call_index.insert(call_id, index);
                 let joins = groupable
                     && matches!(self.cells.last(), Some(Cell { kind: CellKind::Tools(group), .. })
                         if group.iter().all(|&g| self.calls[g].status == calls::CallStatus::Running
-                            && GROUPABLE.contains(&self.calls[g].name.as_str())));
+                            && self.calls[g].kind.only_looks()));
                 let cell = if joins {
                     let last = self.cells.len() - 1;
                     if let CellKind::Tools(group) = &mut self.cells[last].kind {

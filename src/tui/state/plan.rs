@@ -6,10 +6,7 @@
 use std::sync::Arc;
 
 use super::{AppState, CellKind, calls::ToolCallState};
-use crate::protocol::{PlanItem, PlanStatus, ToolOutput, plan_progress};
-
-/// The tool whose calls the plan pane shows.
-pub const PLAN_TOOL: &str = "todo_write";
+use crate::protocol::{PlanItem, PlanStatus, ToolKind, ToolOutput, plan_progress};
 
 #[derive(Debug, Default)]
 pub struct PlanState {
@@ -74,7 +71,8 @@ impl AppState {
     /// A `todo_write` call begins: known to the history browser, but shown by the plan pane, not by a cell.
     pub(super) fn begin_plan_call(&mut self, call_id: String, name: String, args: serde_json::Value) {
         let index = self.calls.len();
-        self.calls.push(ToolCallState::new(call_id.clone(), name, args));
+        self.calls
+            .push(ToolCallState::new(call_id.clone(), name, ToolKind::Plan, args));
         self.call_index.insert(call_id, index);
     }
 
@@ -146,12 +144,13 @@ mod tests {
     fn todo_call(state: &mut AppState, id: &str, items: Vec<PlanItem>) {
         state.apply(Event::ToolCallBegin {
             call_id: id.into(),
-            name: PLAN_TOOL.into(),
+            name: "todo_write".into(),
+            kind: crate::protocol::ToolKind::Plan,
             args: json!({"todos": []}),
         });
         state.apply(Event::ToolCallEnd {
             call_id: id.into(),
-            name: PLAN_TOOL.into(),
+            name: "todo_write".into(),
             output: ToolOutput::text("Plan saved").with_details(ToolDetails::Plan { items: items.clone() }),
             duration_ms: 0,
             full_output_path: None,
@@ -192,12 +191,13 @@ mod tests {
         todo_call(&mut state, "t1", plan(0, 2));
         state.apply(Event::ToolCallBegin {
             call_id: "bad".into(),
-            name: PLAN_TOOL.into(),
+            name: "todo_write".into(),
+            kind: crate::protocol::ToolKind::Plan,
             args: json!({}),
         });
         state.apply(Event::ToolCallEnd {
             call_id: "bad".into(),
-            name: PLAN_TOOL.into(),
+            name: "todo_write".into(),
             output: ToolOutput::error("Error: steps 1, 2 are all in_progress"),
             duration_ms: 0,
             full_output_path: None,

@@ -78,6 +78,7 @@ mod tests {
             s.apply(Event::ToolCallBegin {
                 call_id: id.clone(),
                 name: "exec".into(),
+                kind: crate::protocol::ToolKind::Command,
                 args: json!({"command": "ls"}),
             });
             s.apply(Event::ToolCallEnd {
@@ -130,6 +131,7 @@ mod tests {
         s.apply(Event::ToolCallBegin {
             call_id: "c3".into(),
             name: "exec".into(),
+            kind: crate::protocol::ToolKind::Command,
             args: json!({"command": "ls"}),
         });
         let third = s.cell_of_call("c3").unwrap();

@@ -136,6 +136,7 @@ mod tests {
             Event::ToolCallBegin {
                 call_id: "c1".into(),
                 name: "exec".into(),
+                kind: crate::protocol::ToolKind::Command,
                 args: json!({"command": "cargo test"}),
             },
             Event::ApprovalRequest(ApprovalRequest {
@@ -164,6 +165,7 @@ mod tests {
             Event::ToolCallBegin {
                 call_id: "c2".into(),
                 name: "edit_file".into(),
+                kind: crate::protocol::ToolKind::Edit,
                 args: json!({"path": "a.rs"}),
             },
             Event::ToolCallEnd {
@@ -191,6 +193,7 @@ mod tests {
             Event::ToolCallBegin {
                 call_id: "c3".into(),
                 name: "exec".into(),
+                kind: crate::protocol::ToolKind::Command,
                 args: json!({"command": "sleep 100"}),
             },
             Event::ApprovalRequest(ApprovalRequest {

@@ -213,7 +213,9 @@ impl AppState {
         let from = self.calls.len().saturating_sub(64);
         (from..self.calls.len()).find(|i| {
             let call = &self.calls[*i];
-            call.name == "spawn" && call.status == super::calls::CallStatus::Running && !taken.contains(i)
+            call.kind == crate::protocol::ToolKind::Agent
+                && call.status == super::calls::CallStatus::Running
+                && !taken.contains(i)
         })
     }
 

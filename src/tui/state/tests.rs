@@ -6,6 +6,7 @@ fn begin(s: &mut AppState, id: &str, name: &str) {
     s.apply(Event::ToolCallBegin {
         call_id: id.into(),
         name: name.into(),
+        kind: crate::protocol::ToolKind::recorded_by_name(name),
         args: json!({"path": "a.rs"}),
     });
 }

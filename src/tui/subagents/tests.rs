@@ -60,6 +60,7 @@ fn started(app: &mut App, wait: bool) {
     app.on_agent_event(Event::ToolCallBegin {
         call_id: "call_1".into(),
         name: "spawn".into(),
+        kind: crate::protocol::ToolKind::Agent,
         args: json!({"task": "read the notes", "label": "reader", "wait": wait}),
     });
     app.on_agent_event(Event::SubagentStarted {
@@ -99,6 +100,7 @@ fn the_pane_shows_live_progress_and_the_prompt_says_which_subagent_asks() {
     app.on_agent_event(tagged(Event::ToolCallBegin {
         call_id: "call_2".into(),
         name: "exec".into(),
+        kind: crate::protocol::ToolKind::Command,
         args: json!({"command": "cat notes.txt | wc -l"}),
     }));
     app.on_agent_event(prompt(7));

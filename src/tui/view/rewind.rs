@@ -334,6 +334,7 @@ mod tests {
             state.apply(Event::ToolCallBegin {
                 call_id: format!("c{turn}"),
                 name: "exec".into(),
+                kind: crate::protocol::ToolKind::Command,
                 args: json!({"command": "true"}),
             });
             state.apply(Event::ToolCallEnd {

@@ -2,7 +2,7 @@
 //! browser show, the tail a folded pane shows of a long output, and the label (the files of a patch) a call's row
 //! carries. One place, so the pane and the history browser never disagree. Text only: no styling here.
 
-use crate::protocol::{ToolDetails, ToolOutput};
+use crate::protocol::{ToolDetails, ToolKind, ToolOutput};
 use crate::tui::state::calls::ToolCallState;
 
 /// Output lines a folded pane shows of a long command output (its last ones).
@@ -125,15 +125,15 @@ fn is_meaningful(line: &str) -> bool {
 ///
 /// Characters a person cannot see are shown (`terminal_text::reveal`), as in the call's label: a file name with a
 /// zero-width space must not pass for another.
-pub fn summary(call: &ToolCallState, output: &ToolOutput) -> String {
-    let text = summary_text(call, output);
+pub fn summary(output: &ToolOutput) -> String {
+    let text = summary_text(output);
     match crate::terminal_text::reveal(&text).0 {
         std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(shown) => shown,
     }
 }
 
-fn summary_text(call: &ToolCallState, output: &ToolOutput) -> String {
+fn summary_text(output: &ToolOutput) -> String {
     if let ToolDetails::Exec { exit_code, .. } = &output.details {
         return exec_summary(&output.text, output.is_error, *exit_code);
     }
@@ -162,7 +162,8 @@ fn summary_text(call: &ToolCallState, output: &ToolOutput) -> String {
             ..
         } => {
             let more = if *truncated { "+" } else { "" };
-            if call.name == "find_files" || matches == files {
+            // A search for files finds as many as it names (find_files); a search in them, matches in files.
+            if matches == files {
                 format!("{}{more}", plural(*files, "file", "files"))
             } else {
                 format!(
@@ -254,10 +255,14 @@ pub fn patch_files(call: &ToolCallState) -> Vec<String> {
     crate::headless::edit_paths(&crate::headless::call_arguments(&call.args))
 }
 
-/// The argument a call's row shows: its key argument, or for a patch the files it touched.
+/// The argument a call's row shows: its key argument, or for an edit of several files (a patch) the files it
+/// touched.
 pub fn call_label(call: &ToolCallState) -> String {
-    if call.name == "apply_patch" {
-        return crate::headless::files_label(&patch_files(call));
+    if call.kind == ToolKind::Edit {
+        let files = patch_files(call);
+        if !files.is_empty() {
+            return crate::headless::files_label(&files);
+        }
     }
     call.key_arg.clone()
 }

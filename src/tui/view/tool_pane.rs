@@ -63,7 +63,7 @@ pub fn render_group(
             Span::raw(" "),
             Span::styled(call_label(call), theme.text),
         ];
-        if let Some(summary) = call.output.as_ref().map(|o| summary(call, o)) {
+        if let Some(summary) = call.output.as_ref().map(summary) {
             line.push(Span::styled(format!(" — {summary}"), theme.dim));
         }
         out.extend(wrap_line(Line::from(line), width, "    "));
@@ -210,7 +210,7 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         // A long output folds as Claude Code's does: what was left out, then the last lines. A failure leads with
         // its error line.
         Some((hidden, tail)) => {
-            let lead = output.is_error.then(|| summary(call, output));
+            let lead = output.is_error.then(|| summary(output));
             if hidden > 0 {
                 rows.push((format!("{} (Ctrl+O expands)", more_lines(hidden)), theme.dim));
             }
@@ -224,7 +224,7 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
                 rows.insert(0, (lead, style));
             }
         }
-        None => rows.push((summary(call, output), style)),
+        None => rows.push((summary(output), style)),
     }
     for (i, (text, style)) in rows.into_iter().enumerate() {
         let lead = if i == 0 { "  └ " } else { "    " };

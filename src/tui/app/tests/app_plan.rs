@@ -91,6 +91,7 @@ fn snapshot_plan_pane_and_status_progress() {
         h.event(Event::ToolCallBegin {
             call_id: id.into(),
             name: "todo_write".into(),
+            kind: crate::protocol::ToolKind::Plan,
             args: json!({}),
         });
         h.event(Event::ToolCallEnd {

@@ -19,7 +19,12 @@ pub const STORED_LINES: usize = 3000;
 
 /// A call started at 12:00:`secs` UTC on some day.
 pub fn call(id: &str, name: &str, args: Value, secs: u64) -> ToolCallState {
-    let mut c = ToolCallState::new(id.into(), name.into(), args);
+    let mut c = ToolCallState::new(
+        id.into(),
+        name.into(),
+        crate::protocol::ToolKind::recorded_by_name(name),
+        args,
+    );
     c.started_at = UNIX_EPOCH + Duration::from_secs(86_400 * 20_000 + 12 * 3_600 + secs);
     c
 }

@@ -48,6 +48,7 @@ impl Harness {
         self.app.on_agent_event(Event::ToolCallBegin {
             call_id: "call_1".into(),
             name: tool.into(),
+            kind: crate::protocol::ToolKind::recorded_by_name(tool),
             args,
         });
         self.app.on_agent_event(Event::ApprovalRequest(request.clone()));

@@ -13,13 +13,13 @@ async fn run(command: &str) -> ToolCallState {
     let ctx = ToolContext::new(PathPolicy::new(dir.path()).unwrap());
     let args = json!({ "command": command });
     let output = ExecTool::default().execute(args.clone(), &ctx).await.unwrap();
-    let mut call = ToolCallState::new("c1".into(), "exec".into(), args);
+    let mut call = ToolCallState::new("c1".into(), "exec".into(), crate::protocol::ToolKind::Command, args);
     call.finish(output, std::time::Duration::from_millis(5), None);
     call
 }
 
 fn summary_of(call: &ToolCallState) -> String {
-    summary(call, call.output.as_ref().unwrap())
+    summary(call.output.as_ref().unwrap())
 }
 
 #[tokio::test]
@@ -80,7 +80,12 @@ fn exec_text_drops_labels_and_status() {
 
 #[test]
 fn other_failures_and_long_results() {
-    let mut call = ToolCallState::new("c".into(), "edit_file".into(), json!({"path": "a.rs"}));
+    let mut call = ToolCallState::new(
+        "c".into(),
+        "edit_file".into(),
+        crate::protocol::ToolKind::Edit,
+        json!({"path": "a.rs"}),
+    );
     call.finish(
         ToolOutput::error("Error: old_text not found in a.rs\nclosest match at line 3"),
         Default::default(),
@@ -88,13 +93,18 @@ fn other_failures_and_long_results() {
     );
     assert_eq!(summary_of(&call), "old_text not found in a.rs");
 
-    let mut call = ToolCallState::new("c".into(), "mcp__docs__search".into(), json!({}));
+    let mut call = ToolCallState::new(
+        "c".into(),
+        "mcp__docs__search".into(),
+        crate::protocol::ToolKind::Mcp,
+        json!({}),
+    );
     call.finish(ToolOutput::text("first hit\nsecond\n\nthird"), Default::default(), None);
     assert_eq!(summary_of(&call), "first hit … +2 lines");
 }
 
 fn patch_call(args: Value) -> ToolCallState {
-    ToolCallState::new("p".into(), "apply_patch".into(), args)
+    ToolCallState::new("p".into(), "apply_patch".into(), crate::protocol::ToolKind::Edit, args)
 }
 
 #[test]
@@ -121,7 +131,12 @@ fn patch_rows_name_their_files() {
     );
     assert_eq!(call_label(&call), "src/c.rs");
     // Other tools keep their key argument.
-    let call = ToolCallState::new("e".into(), "exec".into(), json!({"command": "ls -la"}));
+    let call = ToolCallState::new(
+        "e".into(),
+        "exec".into(),
+        crate::protocol::ToolKind::Command,
+        json!({"command": "ls -la"}),
+    );
     assert_eq!(call_label(&call), "ls -la");
 }
 
@@ -130,7 +145,7 @@ fn hidden_characters_in_a_written_name_are_shown() {
     // write_file tells the model the real name ("Created x\u{200b}file.txt"); the summary and a patch row show the
     // zero-width space, so the name cannot pass for "xfile.txt".
     let args = json!({"path": "x\u{200b}file.txt", "content": "z\n"});
-    let mut call = ToolCallState::new("w".into(), "write_file".into(), args);
+    let mut call = ToolCallState::new("w".into(), "write_file".into(), crate::protocol::ToolKind::Edit, args);
     call.finish(
         ToolOutput::text("Created x\u{200b}file.txt (1 line)"),
         Default::default(),
