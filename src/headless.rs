@@ -9,7 +9,6 @@ mod printer;
 mod progress;
 
 use std::io::Write;
-use std::sync::Arc;
 
 use crate::agent::runner::AgentHandle;
 use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
@@ -78,7 +77,7 @@ pub async fn run<O: Write, E: Write>(
     out: &mut O,
     err: &mut E,
 ) -> i32 {
-    run_session(handle, None, None, prompt, format, stops, out, err).await
+    run_session(handle, false, None, prompt, format, stops, out, err).await
 }
 
 /// `run` for a session with MCP servers (`SessionInfo::mcp`): their failures go to stderr as they happen, and
@@ -87,7 +86,7 @@ pub async fn run<O: Write, E: Write>(
 #[allow(clippy::too_many_arguments)]
 pub async fn run_session<O: Write, E: Write>(
     mut handle: AgentHandle,
-    mcp: Option<Arc<crate::tools::mcp::McpManager>>,
+    mcp: bool,
     session_id: Option<String>,
     prompt: String,
     format: OutputFormat,
@@ -103,7 +102,9 @@ pub async fn run_session<O: Write, E: Write>(
     };
     let out = &mut CleanWriter::new(MaskingWriter::new(out), stdout_kind);
     let err = &mut CleanWriter::new(MaskingWriter::new(err), Stream::Text);
-    let mut servers = mcp.map(mcp::McpFollower::new);
+    let mut servers = mcp.then(mcp::McpFollower::default);
+    // Events taken while `session_started` waited for the servers, handled after it.
+    let mut held: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
     let mut printer = Printer::new(format, session_id);
     let mut background = Background::default();
@@ -111,42 +112,40 @@ pub async fn run_session<O: Write, E: Write>(
     let mut interrupted = false;
     let mut terminated: Option<i32> = None;
     loop {
-        let event = tokio::select! {
-            event = handle.events.recv() => event,
-            () = mcp::McpFollower::changed(&mut servers) => {
-                if let Some(servers) = servers.as_mut() {
-                    servers.report(format, out, err);
-                }
-                continue;
-            }
-            Some(stop) = stops.recv() => {
-                let again = interrupted || terminated.is_some();
-                match stop {
-                    Stop::Interrupt if again => {
-                        let _ = writeln!(err, "\ntern: interrupted again; exiting now");
-                        return terminated.map_or(EXIT_INTERRUPTED, signal_exit_code);
-                    }
-                    Stop::Terminate { signal } if again => {
-                        let _ = writeln!(err, "\ntern: {} while stopping; exiting now", signal_name(signal));
-                        return signal_exit_code(terminated.unwrap_or(signal));
-                    }
-                    Stop::Interrupt => {
-                        interrupted = true;
-                        let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
-                        let _ = handle.ops.send(Op::Interrupt);
-                        // The turn is over and only background subagents were left: their reports will not come.
-                        if end.is_some() {
+        let event = if let Some(event) = held.pop_front() {
+            Some(event)
+        } else {
+            tokio::select! {
+                event = handle.events.recv() => event,
+                Some(stop) = stops.recv() => {
+                    let again = interrupted || terminated.is_some();
+                    match stop {
+                        Stop::Interrupt if again => {
+                            let _ = writeln!(err, "\ntern: interrupted again; exiting now");
+                            return terminated.map_or(EXIT_INTERRUPTED, signal_exit_code);
+                        }
+                        Stop::Terminate { signal } if again => {
+                            let _ = writeln!(err, "\ntern: {} while stopping; exiting now", signal_name(signal));
+                            return signal_exit_code(terminated.unwrap_or(signal));
+                        }
+                        Stop::Interrupt => {
+                            interrupted = true;
+                            let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
+                            let _ = handle.ops.send(Op::Interrupt);
+                            // The turn is over and only background subagents were left: their reports will not come.
+                            if end.is_some() {
+                                let _ = handle.ops.send(Op::Shutdown);
+                            }
+                        }
+                        Stop::Terminate { signal } => {
+                            terminated = Some(signal);
+                            let _ = writeln!(err, "\ntern: {}; stopping", signal_name(signal));
+                            let _ = handle.ops.send(Op::Interrupt);
                             let _ = handle.ops.send(Op::Shutdown);
                         }
                     }
-                    Stop::Terminate { signal } => {
-                        terminated = Some(signal);
-                        let _ = writeln!(err, "\ntern: {}; stopping", signal_name(signal));
-                        let _ = handle.ops.send(Op::Interrupt);
-                        let _ = handle.ops.send(Op::Shutdown);
-                    }
+                    continue;
                 }
-                continue;
             }
         };
         let Some(event) = event else { break };
@@ -176,14 +175,18 @@ pub async fn run_session<O: Write, E: Write>(
             }
         }
         let done = matches!(event, Event::ShutdownComplete);
-        match (&event, servers.as_mut()) {
-            (Event::SessionStarted { .. }, Some(servers)) => {
+        match (event, servers.as_mut()) {
+            (event @ Event::SessionStarted { .. }, Some(servers)) => {
                 if format == OutputFormat::StreamJson {
-                    servers.settle().await;
+                    servers
+                        .settle(&mut handle.events, &mut held, crate::host::MCP_STARTUP)
+                        .await;
                 }
                 servers.start(&event, printer.session_id(), format, out, err);
             }
-            _ => printer.print(&event, out, err),
+            (Event::McpServers { servers: told }, Some(servers)) => servers.told(told, format, out, err),
+            (Event::McpServers { .. }, None) => {}
+            (event, _) => printer.print(&event, out, err),
         }
         if done {
             break;

@@ -537,7 +537,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         let session_id = session.log_path.is_some().then(|| session.id.clone());
         let code = headless::run_session(
             handle,
-            session.mcp.clone(),
+            session.mcp.is_some(),
             session_id,
             prompt,
             format,

@@ -16,6 +16,9 @@ use tern_provider::Provider;
 use tern_session::{SessionLog, ToolResultStore};
 use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
 
+/// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
+const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Everything a session's agent needs.
 pub struct AgentConfig {
     pub provider: Arc<dyn Provider>,
@@ -266,6 +269,9 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
     if let Some(inbox) = config.mcp_elicitations {
         forward_elicitations(inbox, Arc::downgrade(&shared));
     }
+    if let Some(mcp) = &shared.mcp {
+        forward_server_states(mcp.subscribe(), Arc::downgrade(&shared));
+    }
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let policy = Arc::new(config.policy);
@@ -454,6 +460,10 @@ impl Agent {
             shared.emit(Event::TurnFinished { reason: end });
         }
         self.stop_subagents().await;
+        // The session's MCP servers end with it: stdio servers get a moment to exit, then their groups are killed.
+        if let Some(mcp) = &self.shared.mcp {
+            let _ = tokio::time::timeout(MCP_SHUTDOWN_WAIT, mcp.shutdown()).await;
+        }
         self.shared.emit(Event::ShutdownComplete);
     }
 
@@ -610,6 +620,25 @@ pub(crate) fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
             text: format!("approval {id} is no longer pending"),
         }),
     }
+}
+
+/// Tells the frontends the MCP servers' states (`Event::McpServers`): as they are now, then at each change, until the
+/// session or the servers are gone.
+fn forward_server_states(
+    mut states: tokio::sync::watch::Receiver<Vec<tern_protocol::mcp::ServerStatus>>,
+    shared: std::sync::Weak<Shared>,
+) {
+    tokio::spawn(async move {
+        loop {
+            let servers = states.borrow_and_update().clone();
+            let Some(shared) = shared.upgrade() else { break };
+            shared.emit(Event::McpServers { servers });
+            drop(shared);
+            if states.changed().await.is_err() {
+                break;
+            }
+        }
+    });
 }
 
 /// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.

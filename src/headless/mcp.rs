@@ -2,52 +2,71 @@
 //! format), stream-json's `session_started` with a `mcp_servers` array (name, state, tools) and their tools in its
 //! `tools`, and a `mcp_server` line whenever a server's state or tools change after it. Nothing is printed before
 //! `session_started`, which stays the first line of stream-json; it waits for servers still starting as long as the
-//! first request does (`host::MCP_STARTUP`), which costs no time since the request waits for them anyway.
+//! first request does (`host::MCP_STARTUP`), which costs no time since the request waits for them anyway. All of it
+//! comes from the agent's `Event::McpServers`.
 
+use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::sync::watch;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::OutputFormat;
 use crate::protocol::Event;
+use crate::protocol::mcp::{ServerState, ServerStatus};
 use crate::tools::mcp::report::ServerWatch;
-use crate::tools::mcp::{McpManager, ServerStatus};
 
+/// The servers as the agent tells them (`Event::McpServers`).
+#[derive(Default)]
 pub(super) struct McpFollower {
-    rx: watch::Receiver<Vec<ServerStatus>>,
+    /// The states last told; `None` before the first report.
+    statuses: Option<Vec<ServerStatus>>,
     watch: ServerWatch,
     started: bool,
-    manager: Arc<McpManager>,
 }
 
 impl McpFollower {
-    pub(super) fn new(manager: Arc<McpManager>) -> Self {
-        Self {
-            rx: manager.subscribe(),
-            watch: ServerWatch::default(),
-            started: false,
-            manager,
+    /// Takes the states the agent told. Once the session has started, what changed is printed.
+    pub(super) fn told<O: Write, E: Write>(
+        &mut self,
+        statuses: Vec<ServerStatus>,
+        format: OutputFormat,
+        out: &mut O,
+        err: &mut E,
+    ) {
+        self.statuses = Some(statuses);
+        if self.started {
+            self.report(format, out, err);
         }
     }
 
-    /// Waits for the servers to change once the session has started; forever before that or when they are gone.
-    pub(super) async fn changed(follower: &mut Option<Self>) {
-        match follower {
-            Some(f) if f.started => {
-                if f.rx.changed().await.is_err() {
-                    *follower = None;
-                }
+    /// Whether any server is told, and none of them is still connecting.
+    fn settled(&self) -> bool {
+        self.statuses
+            .as_ref()
+            .is_some_and(|all| all.iter().all(|s| s.state != ServerState::Connecting))
+    }
+
+    /// Waits, as the first request does, for the servers still starting (at most `wait`), so `session_started` lists
+    /// the tools of every server that starts in time. The agent's other events that come meanwhile are kept, in
+    /// order, in `held` for after.
+    pub(super) async fn settle(
+        &mut self,
+        events: &mut UnboundedReceiver<Event>,
+        held: &mut VecDeque<Event>,
+        wait: std::time::Duration,
+    ) {
+        let deadline = tokio::time::Instant::now() + wait;
+        while !self.settled() {
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(Event::McpServers { servers }) => self.statuses = Some(servers),
+                    Some(other) => held.push_back(other),
+                    None => break,
+                },
+                () = tokio::time::sleep_until(deadline) => break,
             }
-            _ => std::future::pending().await,
         }
-    }
-
-    /// Waits, as the first request does, for the servers still starting (at most the session's start-up wait), so
-    /// `session_started` lists the tools of every server that starts in time.
-    pub(super) async fn settle(&self) {
-        self.manager.wait_started().await;
     }
 
     /// Prints `session_started` (stream-json) with the servers' states and their tools among the session's, and the
@@ -61,7 +80,7 @@ impl McpFollower {
         err: &mut E,
     ) {
         self.started = true;
-        let statuses = self.rx.borrow_and_update().clone();
+        let statuses = self.statuses.clone().unwrap_or_default();
         let servers = self.watch.changed_json(&statuses);
         if format == OutputFormat::StreamJson
             && let Ok(mut value) = serde_json::to_value(event)
@@ -86,8 +105,8 @@ impl McpFollower {
     }
 
     /// Prints what changed since the last look.
-    pub(super) fn report<O: Write, E: Write>(&mut self, format: OutputFormat, out: &mut O, err: &mut E) {
-        let statuses = self.rx.borrow_and_update().clone();
+    fn report<O: Write, E: Write>(&mut self, format: OutputFormat, out: &mut O, err: &mut E) {
+        let statuses = self.statuses.clone().unwrap_or_default();
         if format == OutputFormat::StreamJson {
             for mut server in self.watch.changed_json(&statuses) {
                 if let Some(map) = server.as_object_mut() {

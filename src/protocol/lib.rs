@@ -3,6 +3,8 @@
 //! Frontends send `Op`s and receive `Event`s (added with the runner); tools produce `ToolOutput`s. Everything here is
 //! plain data: serialisable, terminal-free, and shared by the TUI, headless mode and the session store.
 
+pub mod mcp;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -505,6 +507,11 @@ pub enum Event {
         id: String,
         label: String,
         inner: Box<Event>,
+    },
+    /// The session's MCP servers as they stand now: sent when the session starts with servers and whenever one's
+    /// state or offer changes. Not recorded: a resumed session starts its servers afresh.
+    McpServers {
+        servers: Vec<mcp::ServerStatus>,
     },
     /// Subagent `id` ended: how, its report for the main agent, the tokens it used and its model requests.
     SubagentFinished {

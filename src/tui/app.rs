@@ -130,8 +130,11 @@ pub struct App {
     pub quit: bool,
     /// Text waiting to be copied with OSC 52 after the next frame.
     pub clipboard: Vec<String>,
-    /// The MCP servers' states, for `/mcp`.
-    pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::tools::mcp::ServerStatus>>>,
+    /// The MCP servers' states as the agent last told them (`Event::McpServers`), for `/mcp`, which follows them
+    /// live; `None` until it tells any (a session without servers never does).
+    pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::protocol::mcp::ServerStatus>>>,
+    /// Where those states are put as they come.
+    mcp_feed: Option<tokio::sync::watch::Sender<Vec<crate::protocol::mcp::ServerStatus>>>,
     /// Which MCP failures were shown as notices.
     pub mcp_watch: crate::tools::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
@@ -178,6 +181,7 @@ impl App {
             quit: false,
             clipboard: Vec::new(),
             mcp: None,
+            mcp_feed: None,
             mcp_watch: Default::default(),
             switch: None,
             edit_request: None,
@@ -190,9 +194,24 @@ impl App {
         }
     }
 
+    /// The agent told the MCP servers' states: kept for `/mcp` (and any view following them), and acted on.
+    fn servers_told(&mut self, servers: Vec<crate::protocol::mcp::ServerStatus>) {
+        match &self.mcp_feed {
+            Some(feed) => {
+                feed.send_replace(servers);
+            }
+            None => {
+                let (feed, states) = tokio::sync::watch::channel(servers);
+                self.mcp = Some(states);
+                self.mcp_feed = Some(feed);
+            }
+        }
+        self.mcp_changed();
+    }
+
     /// Shows a warning for each MCP server that failed or was not started since the last look, and offers the ready
     /// servers' prompts as slash commands.
-    pub fn mcp_changed(&mut self) {
+    fn mcp_changed(&mut self) {
         let Some(rx) = self.mcp.as_mut() else { return };
         let statuses = rx.borrow_and_update().clone();
         for failure in self.mcp_watch.failures(&statuses) {
@@ -236,6 +255,9 @@ impl App {
                 super::view::rewind::ConfirmRevertLayer::new(files.clone(), retry.clone()),
             )),
             _ => {}
+        }
+        if let Event::McpServers { servers } = &event {
+            self.servers_told(servers.clone());
         }
         let rewound = match &event {
             Event::Rewound { text, .. } => Some(text.clone()),

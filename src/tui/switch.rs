@@ -111,10 +111,7 @@ pub fn show(app: &mut App, session: &mut SessionInfo) {
     for warning in &session.warnings {
         app.state.notice(warning.clone(), Level::Warning);
     }
-    app.mcp = session.mcp.as_ref().map(|m| m.subscribe());
     app.mcp_watch = Default::default();
-    // Servers that failed (or were not started) before the screen came up.
-    app.mcp_changed();
 }
 
 fn forked_note(session: &SessionInfo) -> Option<String> {

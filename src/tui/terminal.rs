@@ -303,16 +303,6 @@ async fn run_screen(
                 }
             },
             Some(()) = notify_rx.recv() => dirty = true,
-            // An MCP server failed or was not started: a notice says so.
-            Ok(()) = async {
-                match app.mcp.as_mut() {
-                    Some(rx) => rx.changed().await,
-                    None => std::future::pending().await,
-                }
-            } => {
-                app.mcp_changed();
-                dirty = true;
-            }
             () = timer.until(deadline), if deadline.is_some() => {
                 while sessions.pending.is_none() && let Ok(event) = events.try_recv() {
                     app.on_agent_event(event);
@@ -361,9 +351,6 @@ async fn run_screen(
                 if let Some(old_task) = task.take() {
                     let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
                 }
-                if let Some(mcp) = &sessions.session.mcp {
-                    let _ = tokio::time::timeout(SHUTDOWN_WAIT, mcp.shutdown()).await;
-                }
             }
             match super::switch::start(switch, start, sessions.session) {
                 Err(e) if reload => {
@@ -373,15 +360,12 @@ async fn run_screen(
                         Level::Error,
                     );
                 }
-                Ok((handle, old)) => {
+                Ok((handle, _old_session)) => {
                     // The old agent ends cleanly (its running commands end their process groups) before the new
                     // one is shown.
                     let _ = ops.send(Op::Shutdown);
                     if let Some(old_task) = task.take() {
                         let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
-                    }
-                    if let Some(mcp) = &old.mcp {
-                        let _ = tokio::time::timeout(SHUTDOWN_WAIT, mcp.shutdown()).await;
                     }
                     app = super::switch::rebuild(app, &handle, sessions.session);
                     app.state.status.mouse_off = !mouse_on;

@@ -292,7 +292,13 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
             text: "anything?".into(),
         })
         .unwrap();
-    finish_turn(&mut agent.events).await;
+    let events = finish_turn(&mut agent.events).await;
+    // The frontends were told, through the agent's events, not by watching the manager.
+    assert!(
+        events.iter().any(|e| matches!(e, Event::McpServers { servers }
+            if servers.iter().any(|s| s.name == "everything" && s.state == ServerState::Disabled))),
+        "{events:?}"
+    );
     let tools = offered(&mock.requests()[4]);
     assert!(!tools.iter().any(|t| t.starts_with("mcp_")), "{tools:?}");
     assert!(tools.contains(&"read_file".to_string()), "{tools:?}");
@@ -352,6 +358,17 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
         sent.contains(&format!("<attachment source=\\\"{mention}\\\">")) && sent.contains("Architecture"),
         "{sent}"
     );
+    // The session's end ends its servers: the agent does it before it says it has shut down.
+    let pid = manager.statuses()[0].pid.unwrap();
     agent.ops.send(Op::Shutdown).unwrap();
-    manager.shutdown().await;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), agent.events.recv())
+            .await
+            .expect("the agent shut down in time")
+            .expect("the agent says it has shut down");
+        if matches!(event, Event::ShutdownComplete) {
+            break;
+        }
+    }
+    assert!(!crate::harness::alive(pid), "the server {pid} outlived the session");
 }

@@ -11,13 +11,12 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Connection, RequestError, http_client};
-use super::config::{ServerConfig, TransportKind};
+use super::config::ServerConfig;
 use super::elicit::ClientSetup;
 use super::names::{ItemKind, collisions, shown};
-use super::prompts::PromptSummary;
-use super::resources::ResourceSummary;
 use super::tool::{Catalog, McpTool, items, problems};
 use crate::{Tool, ToolContext, ToolError, ToolSource};
+pub use tern_protocol::mcp::{ServerState, ServerStatus, ToolSummary};
 
 mod control;
 pub use control::ControlError;
@@ -33,68 +32,6 @@ const RETRY_BASE: Duration = Duration::from_secs(10);
 const RETRY_MAX: Duration = Duration::from_secs(300);
 /// How long stdio servers get to exit on shutdown before they are killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
-
-/// Where a server stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    Disabled,
-    Connecting,
-    /// Connected; the counts are what is offered after the server's filter.
-    Ready {
-        tools: usize,
-        resources: usize,
-        prompts: usize,
-    },
-    /// It was ready, then its connection ended; its tools stay offered and the next use starts it again.
-    Disconnected {
-        reason: String,
-    },
-    Failed {
-        reason: String,
-    },
-}
-
-/// One offered tool, for `/mcp` and `tern mcp list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSummary {
-    pub name: String,
-    pub original: String,
-    pub kind: ItemKind,
-    pub read_only: bool,
-    /// The first line of the description.
-    pub summary: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerStatus {
-    pub name: String,
-    pub transport: TransportKind,
-    /// The command line or URL.
-    pub target: String,
-    /// The config file it came from.
-    pub source: String,
-    pub state: ServerState,
-    /// The server was never started: its configuration cannot be used as written (an unset variable), or it comes
-    /// from an untrusted project's `.mcp.json`. Its state is `Failed` with the reason.
-    pub skipped: bool,
-    /// How long one start may take (`startup_timeout_sec`).
-    pub startup_timeout: Duration,
-    pub tools: Vec<ToolSummary>,
-    /// `name version` as the server reported it.
-    pub server_info: Option<String>,
-    /// What the server asks the model to know about using it.
-    pub instructions: Option<String>,
-    /// The process id of a running stdio server.
-    pub pid: Option<u32>,
-    /// What the server lists but tern does not offer, and why.
-    pub problems: Vec<String>,
-    /// The resources and URI templates it offers (after its filter), read through the generic resource tools.
-    pub resources: Vec<ResourceSummary>,
-    /// The prompts it offers (after its filter), the user's slash commands.
-    pub prompts: Vec<PromptSummary>,
-    /// Turned on or off for this session only (`/mcp`), whatever the config says.
-    pub switched: Option<bool>,
-}
 
 /// The servers of a session. Cheap to share: `Arc<McpManager>` is both the registry's tool source and what the UI
 /// watches.

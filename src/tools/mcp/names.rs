@@ -12,19 +12,12 @@
 use std::collections::HashMap;
 
 use globset::{GlobBuilder, GlobMatcher};
+pub use tern_protocol::mcp::ItemKind;
 
 /// The longest tool name providers accept.
 pub(crate) const MAX_NAME_LEN: usize = 64;
 /// `_` plus eight hex digits.
 const HASH_SUFFIX_LEN: usize = 9;
-
-/// What an MCP item is, which decides its name's infix and how it is called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ItemKind {
-    Tool,
-    Resource,
-    Prompt,
-}
 
 /// The name an item would get before collisions are resolved: prefixed, sanitised and cut to 64 characters.
 pub(crate) fn wrapped_name(server: &str, kind: ItemKind, item: &str) -> String {

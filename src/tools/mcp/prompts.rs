@@ -11,46 +11,7 @@ use serde_json::{Map, Value};
 use super::config::ServerConfig;
 use super::names::{ItemKind, wrapped_name};
 use super::tool::Catalog;
-
-/// The prefix of every prompt command.
-pub const COMMAND_PREFIX: &str = "mcp__";
-
-/// One prompt a server offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptSummary {
-    pub name: String,
-    /// The first line of the description (or the title).
-    pub description: String,
-    pub arguments: Vec<PromptArgument>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptArgument {
-    pub name: String,
-    pub required: bool,
-}
-
-impl PromptSummary {
-    /// `/mcp__server__prompt` without the slash.
-    pub fn command(&self, server: &str) -> String {
-        format!("{COMMAND_PREFIX}{server}__{}", self.name)
-    }
-
-    /// The arguments as the slash popup shows them: `<city> [state]`.
-    pub fn usage(&self) -> String {
-        self.arguments
-            .iter()
-            .map(|a| {
-                if a.required {
-                    format!("<{}>", a.name)
-                } else {
-                    format!("[{}]", a.name)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
+pub use tern_protocol::mcp::{COMMAND_PREFIX, PromptArgument, PromptSummary};
 
 /// The prompts of a catalog that the server's filter lets through.
 pub(crate) fn offered(config: &ServerConfig, catalog: &Catalog) -> Vec<PromptSummary> {

@@ -20,22 +20,10 @@ use super::tool::Catalog;
 use crate::{Tool, ToolContext, ToolError, ToolHints};
 use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
+pub use tern_protocol::mcp::ResourceSummary;
 
 pub(crate) const LIST_RESOURCES: &str = "mcp_list_resources";
 pub(crate) const READ_RESOURCE: &str = "mcp_read_resource";
-
-/// One resource (or URI template) a server offers, for the tools, `/mcp` and `@` in the composer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceSummary {
-    /// The URI, or the URI template when `template`.
-    pub uri: String,
-    pub name: String,
-    pub mime: Option<String>,
-    pub size: Option<u64>,
-    /// The first line of the description.
-    pub description: String,
-    pub template: bool,
-}
 
 /// The resources and templates of a catalog that the server's filter lets through, in the server's order.
 pub(crate) fn offered(config: &ServerConfig, catalog: &Catalog) -> Vec<ResourceSummary> {

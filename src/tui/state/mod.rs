@@ -454,6 +454,8 @@ impl AppState {
                 self.status.last_turn_end = Some(reason);
             }
             Event::ShutdownComplete => self.agent_gone = true,
+            // The app keeps them (`App::servers_told`): the state has nothing to show of them.
+            Event::McpServers { .. } => {}
             Event::ContextReport(report) => self.notice(super::memory::context_table(&report), Level::Info),
             Event::Rewound { turns, .. } => {
                 self.cut_turns(turns);

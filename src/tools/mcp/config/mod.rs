@@ -23,6 +23,7 @@ use super::names::ToolFilter;
 mod raw;
 
 use raw::RawServer;
+pub use tern_protocol::mcp::TransportKind;
 
 /// How long one MCP call may take unless the server's `toolTimeout` says otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -72,23 +73,6 @@ pub struct HttpConfig {
     pub headers: Vec<(String, String)>,
     /// The variable holding a bearer token, read when connecting (so the token never sits in the config).
     pub bearer_token_env: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    Stdio,
-    Http,
-    Sse,
-}
-
-impl std::fmt::Display for TransportKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TransportKind::Stdio => "stdio",
-            TransportKind::Http => "http",
-            TransportKind::Sse => "sse",
-        })
-    }
 }
 
 impl Transport {

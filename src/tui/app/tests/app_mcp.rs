@@ -45,22 +45,25 @@ fn warnings(app: &App) -> Vec<String> {
 fn failed_and_skipped_servers_are_warned_about_once() {
     let mut h = harness();
     let failed = |reason: &str| ServerState::Failed { reason: reason.into() };
-    let (tx, rx) = tokio::sync::watch::channel(vec![
-        server("proj", failed("the project is not trusted"), true),
-        server("slow", ServerState::Connecting, false),
-    ]);
-    h.app.mcp = Some(rx);
-    h.app.mcp_changed();
+    // As the agent tells them: the first report, then a change.
+    h.event(Event::McpServers {
+        servers: vec![
+            server("proj", failed("the project is not trusted"), true),
+            server("slow", ServerState::Connecting, false),
+        ],
+    });
     assert_eq!(
         warnings(&h.app),
         ["MCP server \"proj\" not started: the project is not trusted"]
     );
-    tx.send_replace(vec![
+    let failed_both = vec![
         server("proj", failed("the project is not trusted"), true),
         server("slow", failed("did not start within 10 s"), false),
-    ]);
-    h.app.mcp_changed();
-    h.app.mcp_changed();
+    ];
+    h.event(Event::McpServers {
+        servers: failed_both.clone(),
+    });
+    h.event(Event::McpServers { servers: failed_both });
     assert_eq!(
         warnings(&h.app),
         [
@@ -129,9 +132,7 @@ fn two_servers() -> Vec<ServerStatus> {
 #[test]
 fn the_mcp_view_selects_a_server_and_asks_the_agent_to_act_on_it() {
     let mut h = harness();
-    let (_tx, rx) = tokio::sync::watch::channel(two_servers());
-    h.app.mcp = Some(rx);
-    h.app.mcp_changed();
+    h.event(Event::McpServers { servers: two_servers() });
     h.app.command("mcp", "");
     insta::assert_snapshot!("mcp_view_80x24", h.screen(80, 24));
     h.press(key(KeyCode::Down));
@@ -172,9 +173,7 @@ fn the_mcp_view_selects_a_server_and_asks_the_agent_to_act_on_it() {
 #[test]
 fn a_prompt_of_a_ready_server_is_a_slash_command_with_arguments() {
     let mut h = harness();
-    let (_tx, rx) = tokio::sync::watch::channel(two_servers());
-    h.app.mcp = Some(rx);
-    h.app.mcp_changed();
+    h.event(Event::McpServers { servers: two_servers() });
     // The popup offers it with its arguments.
     h.keys("/mcp__ev");
     let popup = h.screen(100, 20);

@@ -7,19 +7,20 @@ use crate::tools::mcp::ServerState;
 
 fn with_start_info(h: &mut Harness) {
     h.app.start.context_files = vec!["/work/demo/AGENTS.md".into(), "/work/demo/crates/core/AGENTS.md".into()];
-    let (_tx, rx) = tokio::sync::watch::channel(vec![
-        server(
-            "docs",
-            ServerState::Ready {
-                tools: 3,
-                resources: 0,
-                prompts: 0,
-            },
-            false,
-        ),
-        server("github", ServerState::Connecting, false),
-    ]);
-    h.app.mcp = Some(rx);
+    h.event(Event::McpServers {
+        servers: vec![
+            server(
+                "docs",
+                ServerState::Ready {
+                    tools: 3,
+                    resources: 0,
+                    prompts: 0,
+                },
+                false,
+            ),
+            server("github", ServerState::Connecting, false),
+        ],
+    });
 }
 
 #[test]
