@@ -185,9 +185,6 @@ pub fn config_for(
     for tool in crate::tools::web::tools(&settings.web, crate::secrets::var) {
         tools.register(tool);
     }
-    if let Some(manager) = &mcp {
-        tools.add_source(Arc::clone(manager) as _);
-    }
     let config = AgentConfig {
         provider,
         tools,

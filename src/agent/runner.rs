@@ -54,8 +54,9 @@ pub struct AgentConfig {
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
     pub mcp_elicitations: Option<tern_tools::mcp::ElicitationInbox>,
-    /// The session's MCP servers, for what the user does to them (`/mcp`, prompts, resources). They must also be a
-    /// source of `tools` for the model to be offered their tools; until MCP is the agent's own, both are set.
+    /// The session's MCP servers: their tools are offered with `tools`, their states told to the frontends
+    /// (`Event::McpServers`), what the user does to them (`/mcp`, prompts, resources) done, and they end with the
+    /// session.
     pub mcp: Option<Arc<tern_tools::mcp::McpManager>>,
 }
 
@@ -276,6 +277,10 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let policy = Arc::new(config.policy);
     let mut tools = config.tools;
+    // The session's MCP servers offer their tools as they connect: one registration, as `mcp`.
+    if let Some(mcp) = &shared.mcp {
+        tools.add_source(Arc::clone(mcp) as _);
+    }
     let subagents = config.subagents.filter(|s| s.enabled).map(|settings| {
         super::subagent::SubagentManager::attach(
             &mut tools,

@@ -84,7 +84,6 @@ async fn both_calls_under(deny: &[&str]) -> (String, String) {
     );
     let deny: Vec<CommandRule> = deny.iter().map(|r| r.parse().unwrap()).collect();
     config.gate = ApprovalGate::new(ApprovalMode::FullAuto, Vec::new(), deny);
-    config.tools.add_source(manager.clone());
     config.mcp = Some(manager.clone());
     config.tools.wait_ready().await;
     let mut agent = spawn(config);

@@ -169,8 +169,7 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
     provider.api_key = Some("test-key".into());
     let results = ToolResultStore::new(store.path().join("results"));
     results.ensure_dir().unwrap();
-    let mut tools = ToolRegistry::with_builtins();
-    tools.add_source(manager.clone());
+    let tools = ToolRegistry::with_builtins();
     let mut agent = spawn(AgentConfig {
         provider: tern::provider::build(&provider).unwrap(),
         tools,

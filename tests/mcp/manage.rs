@@ -228,7 +228,6 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
         ToolResultStore::new(store.path().join("results")),
         ApprovalMode::AutoEdit,
     );
-    config.tools.add_source(manager.clone());
     config.mcp = Some(manager.clone());
     let mut agent = spawn(config);
 

@@ -53,8 +53,7 @@ fn agent(mock: &MockLlm, manager: &Arc<McpManager>) -> Agent {
     provider.api_key = Some("test-key".into());
     let results = ToolResultStore::new(store.path().join("results"));
     results.ensure_dir().unwrap();
-    let mut tools = ToolRegistry::with_builtins();
-    tools.add_source(manager.clone());
+    let tools = ToolRegistry::with_builtins();
     let handle = spawn(AgentConfig {
         provider: tern::provider::build(&provider).unwrap(),
         tools,
