@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::Settings;
+use crate::mcp::{self, McpManager};
 use crate::protocol::{Event, Message};
 use crate::session::{SessionLog, SessionMeta, ToolResultStore};
 use crate::tools::exec::{ExecConfig, ExecTool};
-use crate::tools::mcp::{self, McpManager};
 use crate::tools::{PathPolicy, ToolRegistry};
 
 use crate::agent::{AgentConfig, AgentHandle, approval, checkpoint, prompt, runner, spawn};
@@ -25,7 +25,7 @@ pub enum StartError {
     #[error("cannot resume {path}: {source}")]
     Resume { path: String, source: std::io::Error },
     #[error(transparent)]
-    Mcp(#[from] crate::tools::mcp::McpConfigError),
+    Mcp(#[from] crate::mcp::McpConfigError),
 }
 
 /// Which session a start made or continued.

@@ -12,6 +12,7 @@ pub mod tui;
 
 pub use tern_agent as agent;
 pub use tern_agent::hooks;
+pub use tern_mcp as mcp;
 pub use tern_protocol as protocol;
 pub use tern_provider as provider;
 pub use tern_provider::models;

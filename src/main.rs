@@ -8,9 +8,9 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tern::config::{self, ConfigFile};
 use tern::headless::{self, OutputFormat};
+use tern::mcp::auth::{AuthCommand, LoginOptions};
 use tern::protocol::ApprovalMode;
 use tern::provider::ProviderKind;
-use tern::tools::mcp::auth::{AuthCommand, LoginOptions};
 
 /// `println!` through the terminal gate (`tern::terminal_text::clean`): every line tern prints may hold a name, a path,
 /// a server's words or an error from elsewhere, which must not reach the terminal as escape sequences.
@@ -294,7 +294,7 @@ fn mcp_list(global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<
         for warning in &config.warnings {
             eprintln_clean!("tern: warning: {warning}");
         }
-        let report = tern::tools::mcp::list_report(config).await;
+        let report = tern::mcp::list_report(config).await;
         println_clean!("{}", report.trim_end());
         anyhow::Ok(0)
     })
@@ -307,7 +307,7 @@ fn mcp_auth(global: &GlobalArgs, workspace: &std::path::Path, command: AuthComma
     runtime()?.block_on(async {
         let config = tern::host::mcp_servers_of(&layers, workspace)?;
         let tell = |line: &str| eprintln_clean!("{line}");
-        match tern::tools::mcp::auth::run_command(&config, &command, &tell).await {
+        match tern::mcp::auth::run_command(&config, &command, &tell).await {
             Ok(done) => {
                 println_clean!("{done}");
                 anyhow::Ok(0)

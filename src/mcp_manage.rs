@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{ArgGroup, Args, ValueEnum};
 use tern::config::mcp_servers::{self as manage, ManageError, NewServer, NewTransport, Scope};
 use tern::config::{self, ConfigFile};
-use tern::tools::mcp::TransportKind;
+use tern::mcp::TransportKind;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ScopeArg {

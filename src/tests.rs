@@ -22,8 +22,10 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-provider", 1),
     // The tool system and its tools.
     ("tern-tools", 2),
+    // Peers the agent owns beside its providers: the MCP client (its servers offer tools of the tool system).
+    ("tern-mcp", 3),
     // The agent: the session, its turns and the call pipeline.
-    ("tern-agent", 3),
+    ("tern-agent", 4),
     // The composition root: configuration, starting sessions, the frontends and the command line.
     ("tern", 5),
 ];

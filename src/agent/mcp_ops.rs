@@ -69,13 +69,13 @@ impl Agent {
         &self,
         text: &str,
         cancel: &CancellationToken,
-    ) -> Vec<tern_tools::mcp::resources::Attachment> {
+    ) -> Vec<tern_mcp::resources::Attachment> {
         let Some(mcp) = self.shared.mcp.as_ref() else {
             return Vec::new();
         };
         let statuses = mcp.statuses();
         let names: Vec<&str> = statuses.iter().map(|s| s.name.as_str()).collect();
-        let mentions = tern_tools::mcp::resources::mentions(text, &names);
+        let mentions = tern_mcp::resources::mentions(text, &names);
         let mut out = Vec::new();
         for (server, uri) in mentions {
             let ctx = ToolContext {
@@ -90,7 +90,7 @@ impl Agent {
                 Ok(text) => text,
                 Err(e) => format!("[not attached: {e}]"),
             };
-            out.push(tern_tools::mcp::resources::Attachment {
+            out.push(tern_mcp::resources::Attachment {
                 label: format!("@{server}:{uri}"),
                 content,
             });

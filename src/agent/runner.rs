@@ -53,11 +53,11 @@ pub struct AgentConfig {
     pub subagents: Option<crate::subagent::SubagentSettings>,
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
-    pub mcp_elicitations: Option<tern_tools::mcp::ElicitationInbox>,
+    pub mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
     /// The session's MCP servers: their tools are offered with `tools`, their states told to the frontends
     /// (`Event::McpServers`), what the user does to them (`/mcp`, prompts, resources) done, and they end with the
     /// session.
-    pub mcp: Option<Arc<tern_tools::mcp::McpManager>>,
+    pub mcp: Option<Arc<tern_mcp::McpManager>>,
 }
 
 /// The frontend's ends of the agent's channels.
@@ -85,7 +85,7 @@ pub(crate) struct Shared {
     /// waiting) runs under a child of it.
     pub background: Mutex<CancellationToken>,
     /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
-    pub mcp: Option<Arc<tern_tools::mcp::McpManager>>,
+    pub mcp: Option<Arc<tern_mcp::McpManager>>,
 }
 
 /// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
@@ -497,7 +497,7 @@ impl Agent {
             Some(context) => format!("{content}\n\n{context}"),
             None => content,
         };
-        let content = tern_tools::mcp::resources::with_attachments(content, &attachments);
+        let content = tern_mcp::resources::with_attachments(content, &attachments);
         self.push_message(Message::User {
             content,
             images: Vec::new(),
@@ -647,7 +647,7 @@ fn forward_server_states(
 }
 
 /// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
-fn forward_elicitations(mut inbox: tern_tools::mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
+fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
     tokio::spawn(async move {
         while let Some(request) = inbox.recv().await {
             let Some(shared) = shared.upgrade() else { break };

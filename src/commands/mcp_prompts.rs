@@ -2,9 +2,9 @@
 //! server is `/mcp__SERVER__PROMPT`, listed with its description and argument names. Invoking one asks the agent to
 //! fetch it (`Op::McpPrompt`); its messages become the user's turn, shown in the transcript like anything typed.
 
+use crate::mcp::prompts::{self, COMMAND_PREFIX};
+use crate::mcp::{ServerState, ServerStatus};
 use crate::protocol::Op;
-use crate::tools::mcp::prompts::{self, COMMAND_PREFIX};
-use crate::tools::mcp::{ServerState, ServerStatus};
 
 /// One prompt command as the slash popup lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,8 +78,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::tools::mcp::TransportKind;
-    use crate::tools::mcp::prompts::{PromptArgument, PromptSummary};
+    use crate::mcp::TransportKind;
+    use crate::mcp::prompts::{PromptArgument, PromptSummary};
 
     fn status(state: ServerState) -> ServerStatus {
         ServerStatus {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, InlineTable, Item, Table, Value};
 
 use super::ConfigError;
-use crate::tools::mcp::config::{McpConfig, TransportKind};
+use crate::mcp::config::{McpConfig, TransportKind};
 
 /// The longest server name accepted: it becomes part of every tool name (`mcp_{server}_{tool}`, 64 characters at
 /// most), so a long one would leave no room for the tools'.
@@ -80,7 +80,7 @@ pub enum ManageError {
         project: PathBuf,
     },
     #[error(transparent)]
-    Server(#[from] crate::tools::mcp::config::McpConfigError),
+    Server(#[from] crate::mcp::config::McpConfigError),
     #[error(transparent)]
     Config(#[from] ConfigError),
 }
@@ -215,13 +215,13 @@ pub async fn get_report(config: McpConfig, name: &str, files: &[PathBuf]) -> Res
         let _ = writeln!(out, "  defined in: {}", defined.join(", "));
     }
     match &server.transport {
-        crate::tools::mcp::config::Transport::Stdio(stdio) => {
+        crate::mcp::config::Transport::Stdio(stdio) => {
             if !stdio.env.is_empty() {
                 let _ = writeln!(out, "  env:    {}", shown_pairs(&stdio.env, false));
             }
             let _ = writeln!(out, "  cwd:    {}", stdio.cwd.display());
         }
-        crate::tools::mcp::config::Transport::Http(http) | crate::tools::mcp::config::Transport::Sse(http) => {
+        crate::mcp::config::Transport::Http(http) | crate::mcp::config::Transport::Sse(http) => {
             if !http.headers.is_empty() {
                 let _ = writeln!(out, "  headers: {}", shown_pairs(&http.headers, true));
             }
@@ -241,7 +241,7 @@ pub async fn get_report(config: McpConfig, name: &str, files: &[PathBuf]) -> Res
         servers: vec![server],
         ..McpConfig::default()
     };
-    let status = crate::tools::mcp::list_report(single).await;
+    let status = crate::mcp::list_report(single).await;
     // The status block first (name, transport, source, state, tools), then the configuration lines.
     let (head, tools) = split_status(&status);
     Ok(format!("{head}{out}{tools}").trim_end().to_string())
@@ -346,7 +346,7 @@ fn check_entry(name: &str, table: &Table, path: &Path, workspace: &Path) -> Resu
         .unwrap_or_default();
     let json = serde_json::json!({ "mcpServers": { name: entry } }).to_string();
     let mut warnings = Vec::new();
-    crate::tools::mcp::config::parse_json(
+    crate::mcp::config::parse_json(
         &json,
         &path.display().to_string(),
         workspace,

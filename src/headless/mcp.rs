@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::OutputFormat;
+use crate::mcp::report::ServerWatch;
 use crate::protocol::Event;
 use crate::protocol::mcp::{ServerState, ServerStatus};
-use crate::tools::mcp::report::ServerWatch;
 
 /// The servers as the agent tells them (`Event::McpServers`).
 #[derive(Default)]

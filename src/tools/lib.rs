@@ -6,7 +6,6 @@ pub mod effects;
 pub mod exec;
 pub mod file_state;
 pub mod fs;
-pub mod mcp;
 pub(crate) mod notebook;
 pub(crate) mod patch;
 pub mod path_policy;
@@ -154,13 +153,13 @@ impl OutputSink {
         Self(Some(tx))
     }
 
-    pub(crate) fn send(&self, chunk: impl Into<String>) {
+    pub fn send(&self, chunk: impl Into<String>) {
         if let Some(tx) = &self.0 {
             let _ = tx.send(chunk.into());
         }
     }
 
-    pub(crate) fn is_connected(&self) -> bool {
+    pub fn is_connected(&self) -> bool {
         self.0.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 }

@@ -136,7 +136,7 @@ pub struct App {
     /// Where those states are put as they come.
     mcp_feed: Option<tokio::sync::watch::Sender<Vec<crate::protocol::mcp::ServerStatus>>>,
     /// Which MCP failures were shown as notices.
-    pub mcp_watch: crate::tools::mcp::report::ServerWatch,
+    pub mcp_watch: crate::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub switch: Option<super::switch::SessionSwitch>,
     /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
@@ -626,7 +626,7 @@ impl App {
             }
             "fork" => self.switch = Some(super::switch::SessionSwitch::Fork),
             // An MCP prompt is fetched by the agent, then shown and sent as the user's message.
-            other if other.starts_with(crate::tools::mcp::prompts::COMMAND_PREFIX) => {
+            other if other.starts_with(crate::mcp::prompts::COMMAND_PREFIX) => {
                 let statuses = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
                 match crate::commands::mcp_prompts::resolve(other, args, &statuses) {
                     _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tern::agent::approval::{ApprovalGate, CommandRule};
 use tern::agent::spawn;
+use tern::mcp::McpManager;
 use tern::protocol::{ApprovalMode, Event, Op, TurnEnd};
 use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
-use tern::tools::mcp::McpManager;
 
 #[path = "../mcp/harness.rs"]
 #[allow(dead_code)]

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tern::mcp::{ClientSetup, ServerState};
 use tern::protocol::ElicitationAnswer;
-use tern::tools::mcp::{ClientSetup, ServerState};
 
 use crate::harness::*;
 use crate::support::mock_llm::{MockLlm, Reply};
@@ -32,7 +32,7 @@ fn caps_config(dir: &Path) -> String {
 }
 
 /// A session like an agent's: roots and elicitation declared, requests for input arriving in the returned inbox.
-async fn session_with_caps(json: &str, workspace: &Path) -> (Session, tern::tools::mcp::ElicitationInbox) {
+async fn session_with_caps(json: &str, workspace: &Path) -> (Session, tern::mcp::ElicitationInbox) {
     let (setup, inbox) = ClientSetup::session(workspace);
     (session_with(json, setup).await, inbox)
 }
@@ -65,7 +65,7 @@ async fn roots_elicitation_and_task_only_tools_with_the_fixture() {
         matches!(status.state, ServerState::Ready { tools: 7, .. }),
         "{status:?}"
     );
-    let report = tern::tools::mcp::list_report(tern::tools::mcp::McpConfig {
+    let report = tern::mcp::list_report(tern::mcp::McpConfig {
         servers: servers(&caps_config(dir.path())),
         ..Default::default()
     })

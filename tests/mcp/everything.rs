@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentConfig, spawn};
+use tern::mcp::{McpConfig, McpManager, ServerState, list_report};
 use tern::protocol::{ApprovalMode, Event, Op, ToolCall};
 use tern::provider::{ProviderConfig, ProviderKind};
 use tern::session::ToolResultStore;
-use tern::tools::mcp::{McpConfig, McpManager, ServerState, list_report};
 use tern::tools::{OutputSink, PathPolicy, ToolContext, ToolRegistry, ToolSource};
 
 use crate::harness::*;
@@ -383,7 +383,7 @@ async fn a_missing_command_fails_alone() {
         "Echo: fine"
     );
 
-    let report = tern::tools::mcp::render_statuses(&s.manager.statuses());
+    let report = tern::mcp::render_statuses(&s.manager.statuses());
     assert!(
         report.contains("ghost  (stdio: tern-no-such-mcp-server-xyz --stdio)"),
         "{report}"

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tern::mcp::{McpManager, ServerConfig, ServerStatus, config::parse_json};
 use tern::protocol::{ToolCall, ToolOutput};
-use tern::tools::mcp::{McpManager, ServerConfig, ServerStatus, config::parse_json};
 use tern::tools::{PathPolicy, ToolContext, ToolRegistry};
 
 pub const STARTUP: Duration = Duration::from_secs(20);
@@ -60,11 +60,11 @@ pub struct Session {
 }
 
 pub async fn session(json: &str) -> Session {
-    session_with(json, tern::tools::mcp::ClientSetup::default()).await
+    session_with(json, tern::mcp::ClientSetup::default()).await
 }
 
 /// A session whose servers are told what `setup` offers (roots, elicitation).
-pub async fn session_with(json: &str, setup: tern::tools::mcp::ClientSetup) -> Session {
+pub async fn session_with(json: &str, setup: tern::mcp::ClientSetup) -> Session {
     let manager = McpManager::start_with(servers(json), STARTUP, setup);
     let mut registry = ToolRegistry::new();
     registry.add_source(manager.clone());

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tern::mcp::ServerState;
 use tern::protocol::ToolCall;
 use tern::tools::ToolContext;
-use tern::tools::mcp::ServerState;
 
 use crate::harness::*;
 

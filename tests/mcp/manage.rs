@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tern::agent::spawn;
+use tern::mcp::{McpManager, ServerState};
 use tern::protocol::{ApprovalMode, Event, McpAction, Op};
 use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
-use tern::tools::mcp::{McpManager, ServerState};
 
 use crate::harness::{STARTUP, everything, servers, stdio_everything};
 use crate::support::mock_llm::{MockLlm, Reply};
@@ -191,7 +191,7 @@ fn last_user_text(request: &Value) -> String {
         .unwrap_or_default()
 }
 
-async fn wait_for(manager: &McpManager, what: &str, ok: impl Fn(&tern::tools::mcp::ServerStatus) -> bool) {
+async fn wait_for(manager: &McpManager, what: &str, ok: impl Fn(&tern::mcp::ServerStatus) -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while !ok(&manager.statuses()[0]) {
         assert!(

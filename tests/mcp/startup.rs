@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use tern::agent::approval::ApprovalGate;
 use tern::agent::prompt::SystemPrompt;
 use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::mcp::{McpManager, ServerState, ServerStatus};
 use tern::protocol::{ApprovalMode, Event, Op};
 use tern::provider::{ProviderConfig, ProviderKind};
 use tern::session::ToolResultStore;
-use tern::tools::mcp::{McpManager, ServerState, ServerStatus};
 use tern::tools::{PathPolicy, ToolRegistry};
 
 use crate::harness::*;

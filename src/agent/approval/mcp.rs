@@ -15,7 +15,7 @@
 
 use super::CommandRule;
 use super::rule::RuleError;
-use tern_tools::mcp::names::sanitize;
+use tern_mcp::names::sanitize;
 
 /// The prefix of the exact spelling.
 const EXACT: &str = "mcp__";

@@ -1,12 +1,12 @@
-//! The last section of the system prompt: the instructions of the session's MCP servers (`tools::mcp::instructions`),
+//! The last section of the system prompt: the instructions of the session's MCP servers (`tern_mcp::instructions`),
 //! one fenced part per server, added as servers become ready. The runner asks `SystemPrompt::mcp_changed` before
 //! each request, so a server that connects mid-turn brings its instructions to the next request with its tools.
 
 use std::sync::Arc;
 
 use super::{PromptPart, SystemPrompt};
-use tern_tools::mcp::McpManager;
-use tern_tools::mcp::instructions::{ServerInstructions, header};
+use tern_mcp::McpManager;
+use tern_mcp::instructions::{ServerInstructions, header};
 
 /// Where the MCP section comes from and what it held when the prompt was built.
 #[derive(Clone)]

@@ -1,11 +1,11 @@
 //! MCP resources in the composer's `@` popup, as Claude Code offers them: `@server:uri`. The ready servers'
 //! resources (not URI templates) are matched against the typed query beside the workspace's files; choosing one
 //! writes `@server:uri` into the message, and the agent attaches that resource's text (size-capped) to it
-//! (`tools::mcp::resources::{mentions, with_attachments}`: the label and content of an attachment).
+//! (`mcp::resources::{mentions, with_attachments}`: the label and content of an attachment).
 
 use super::file_index::{FileMatch, IndexReply};
 use super::fuzzy::fuzzy_match;
-use crate::tools::mcp::{ServerState, ServerStatus};
+use crate::mcp::{ServerState, ServerStatus};
 
 /// MCP matches shown ahead of the files when the query does not name a server (`@every:` does).
 const MAX_BESIDE_FILES: usize = 3;

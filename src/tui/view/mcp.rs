@@ -11,8 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use tokio::sync::watch;
 
+use crate::mcp::{ServerState, ServerStatus, render_statuses};
 use crate::protocol::{McpAction, Op};
-use crate::tools::mcp::{ServerState, ServerStatus, render_statuses};
 use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap_lines;

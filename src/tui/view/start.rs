@@ -4,8 +4,8 @@
 
 use ratatui::text::{Line, Span};
 
+use crate::mcp::{ServerState, ServerStatus};
 use crate::protocol::ApprovalMode;
-use crate::tools::mcp::{ServerState, ServerStatus};
 use crate::tui::keymap::{Action, Keymap};
 use crate::tui::state::{AppState, CellKind, Status};
 use crate::tui::theme::Theme;

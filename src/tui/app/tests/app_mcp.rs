@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::*;
+use crate::mcp::{ServerState, ServerStatus, TransportKind};
 use crate::protocol::McpAction;
-use crate::tools::mcp::{ServerState, ServerStatus, TransportKind};
 use crate::tui::state::{CellKind, Level};
 
 pub(super) fn server(name: &str, state: ServerState, skipped: bool) -> ServerStatus {
@@ -75,7 +75,7 @@ fn failed_and_skipped_servers_are_warned_about_once() {
 
 /// A ready server with tools, resources and prompts, and a failed one.
 fn two_servers() -> Vec<ServerStatus> {
-    use crate::tools::mcp::{ItemKind, PromptSummary, ResourceSummary, ToolSummary, prompts::PromptArgument};
+    use crate::mcp::{ItemKind, PromptSummary, ResourceSummary, ToolSummary, prompts::PromptArgument};
     let mut every = server(
         "everything",
         ServerState::Ready {

@@ -3,7 +3,7 @@
 
 use super::app_mcp::server;
 use super::*;
-use crate::tools::mcp::ServerState;
+use crate::mcp::ServerState;
 
 fn with_start_info(h: &mut Harness) {
     h.app.start.context_files = vec!["/work/demo/AGENTS.md".into(), "/work/demo/crates/core/AGENTS.md".into()];

@@ -44,8 +44,8 @@ use super::oversize::{DroppedReplies, MAX_REPLY_BYTES};
 use super::stdio::{ChildProcess, LogLimiter};
 use super::tasks::{TaskOnly, TaskTap};
 use super::transport_sse::{SseTransport, UNAUTHORIZED};
-use crate::OutputSink;
 use tern_http::error_chain;
+use tern_tools::OutputSink;
 
 /// The shortest gap between two progress lines sent to a tool's live output.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(200);

@@ -17,9 +17,9 @@ use super::manager::Server;
 use super::names::{ItemKind, sanitize, wrapped_name};
 use super::output::call_output;
 use super::sanitize::{log_once, sanitize_schema};
-use crate::{Tool, ToolContext, ToolError, ToolHints};
 use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
+use tern_tools::{Tool, ToolContext, ToolError, ToolHints};
 
 /// Longest description passed on; some servers write manuals into them.
 const MAX_DESCRIPTION_CHARS: usize = 4000;
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn only_a_closed_world_idempotent_read_counts_as_a_stable_result() {
         let mut warnings = Vec::new();
-        let config = crate::mcp::config::parse_json(
+        let config = crate::config::parse_json(
             r#"{"mcpServers": {"clock": {"command": "clock-server"}}}"#,
             "/p/.mcp.json",
             std::path::Path::new("/ws"),

@@ -2,7 +2,7 @@
 //! in or out. What they print is returned (or told through `tell`), never printed here.
 
 use super::LoginOptions;
-use crate::mcp::config::{McpConfig, ServerConfig};
+use crate::config::{McpConfig, ServerConfig};
 
 /// What to do for one server.
 #[derive(Debug, Clone, PartialEq, Eq)]

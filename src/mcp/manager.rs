@@ -15,8 +15,8 @@ use super::config::ServerConfig;
 use super::elicit::ClientSetup;
 use super::names::{ItemKind, collisions, shown};
 use super::tool::{Catalog, McpTool, items, problems};
-use crate::{Tool, ToolContext, ToolError, ToolSource};
 pub use tern_protocol::mcp::{ServerState, ServerStatus, ToolSummary};
+use tern_tools::{Tool, ToolContext, ToolError, ToolSource};
 
 mod control;
 pub use control::ControlError;

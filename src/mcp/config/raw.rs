@@ -9,7 +9,7 @@ use super::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HttpConfig, MAX_TOOL_TIMEOUT_SECS, McpConfigError, ServerConfig,
     StdioConfig, Transport, TransportKind, kind_of,
 };
-use crate::mcp::names::ToolFilter;
+use crate::names::ToolFilter;
 
 const TYPE: &[&str] = &["type", "transport", "transportType"];
 const COMMAND: &[&str] = &["command"];

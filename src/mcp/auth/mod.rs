@@ -190,7 +190,7 @@ mod tests {
     fn a_401_with_configured_credentials_does_not_ask_for_a_login() {
         let server = |headers: Vec<(String, String)>, bearer: Option<&str>| ServerConfig {
             name: "remote".into(),
-            transport: Transport::Http(crate::mcp::HttpConfig {
+            transport: Transport::Http(crate::HttpConfig {
                 url: "https://mcp.example/mcp".into(),
                 headers,
                 bearer_token_env: bearer.map(String::from),
@@ -230,7 +230,7 @@ mod tests {
             transport: TransportKind::Http,
             target: "https://mcp.linear.example/mcp".into(),
             source: "config.toml".into(),
-            state: crate::mcp::ServerState::Failed {
+            state: crate::ServerState::Failed {
                 reason: needs_login("linear", false),
             },
             tools: Vec::new(),
@@ -246,12 +246,12 @@ mod tests {
         };
         // What `/mcp` in the TUI shows (and `tern mcp list`, which adds the login line for servers that have one).
         assert_eq!(
-            crate::mcp::render_statuses(std::slice::from_ref(&status)),
+            crate::render_statuses(std::slice::from_ref(&status)),
             "linear  (http: https://mcp.linear.example/mcp)\n  from:   config.toml\n  status: needs login: run `tern \
              mcp login linear`\n"
         );
         // The headless run's stderr and the TUI's notice.
-        let failure = crate::mcp::report::ServerWatch::default().failures(&[status]);
+        let failure = crate::report::ServerWatch::default().failures(&[status]);
         assert_eq!(
             failure[0].line(),
             "MCP server \"linear\" failed to start: needs login: run `tern mcp login linear`"

@@ -9,7 +9,7 @@ use rmcp::model::{ReadResourceRequest, ReadResourceRequestParams, ServerResult};
 use serde_json::{Map, Value};
 
 use super::{McpManager, SHUTDOWN_GRACE, SWITCH_OFF, SWITCH_ON, Server, ServerState};
-use crate::ToolContext;
+use tern_tools::ToolContext;
 
 /// Why a server could not be acted on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -19,7 +19,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationReques
 
 use super::callback::{Callback, Outcome};
 use super::store::{TokenFile, token_path};
-use crate::mcp::config::ServerConfig;
+use crate::config::ServerConfig;
 use tern_http::error_chain;
 
 /// The client name tern registers under (shown by the authorization server on its consent page).

@@ -17,10 +17,10 @@ use super::manager::Server;
 use super::names::{ItemKind, wrapped_name};
 use super::output::resource_output;
 use super::tool::Catalog;
-use crate::{Tool, ToolContext, ToolError, ToolHints};
 use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 pub use tern_protocol::mcp::ResourceSummary;
+use tern_tools::{Tool, ToolContext, ToolError, ToolHints};
 
 pub(crate) const LIST_RESOURCES: &str = "mcp_list_resources";
 pub(crate) const READ_RESOURCE: &str = "mcp_read_resource";
