@@ -14,6 +14,7 @@ pub mod planted;
 pub mod prompt;
 pub(crate) mod review;
 pub mod runner;
+mod session;
 pub mod subagent;
 mod turn;
 

@@ -2,7 +2,7 @@
 //! and `Event`s out (protocol.rs). While a turn runs, the task keeps listening for ops: an interrupt cancels the turn,
 //! approvals reach the waiting call, a new user message is queued as the next turn.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +17,7 @@ use tern_session::{SessionLog, ToolResultStore};
 use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
 
 /// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
-const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+pub(crate) const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Everything a session's agent needs.
 pub struct AgentConfig {
@@ -328,152 +328,8 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
 }
 
 impl Agent {
-    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
-        self.messages = super::conversation::Conversation::new(std::mem::take(&mut self.history));
-        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
-        self.shared.emit(Event::SessionStarted {
-            provider: self.provider.name().to_string(),
-            model: self.provider.model().to_string(),
-            mode,
-            workspace: self.policy.root().display().to_string(),
-            tools: self.tools.names(),
-        });
-        let mut queue: VecDeque<String> = VecDeque::new();
-        // Memory and context ops sent during a turn, done when it ends.
-        let mut deferred: Vec<Op> = Vec::new();
-        let mut shutting_down = false;
-        // The SessionStart hooks run like a turn: an interrupt ends them, a message sent meanwhile waits for them.
-        let source = if self.messages.is_empty() { "startup" } else { "resume" };
-        if self.hooks.wants(crate::hooks::HookEvent::SessionStart, source) {
-            let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
-            let work = self.session_start_hooks(source, &cancel);
-            shutting_down = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred)
-                .await
-                .1;
-        }
-        while !shutting_down {
-            // What was sent during the last turn, now that it has ended.
-            for op in std::mem::take(&mut deferred) {
-                self.memory_op(op);
-            }
-            let text = match queue.pop_front() {
-                Some(text) => text,
-                None => match self.next_op(&mut ops).await {
-                    Some(Op::UserTurn { text }) => text,
-                    Some(Op::SetApprovalMode { mode }) => {
-                        set_mode(&self.shared, mode);
-                        continue;
-                    }
-                    Some(Op::SetModel { model }) => {
-                        set_model(&self.shared, model);
-                        continue;
-                    }
-                    Some(Op::NewConversation) => {
-                        self.messages.clear();
-                        self.shared.write_log(SessionLog::reset);
-                        if let Ok(mut record) = self.shared.record.lock() {
-                            record.events = 0;
-                        }
-                        self.total_usage = Usage::default();
-                        self.files.forget_all();
-                        self.checkpoints.forget_conversation();
-                        self.pending_note = None;
-                        self.session_start_hooks("clear", &CancellationToken::new()).await;
-                        continue;
-                    }
-                    Some(Op::Undo { force }) => {
-                        self.undo(force).await;
-                        continue;
-                    }
-                    Some(Op::ListRewindPoints) => {
-                        self.rewind_points();
-                        continue;
-                    }
-                    Some(Op::Rewind {
-                        turn,
-                        conversation,
-                        code,
-                        force,
-                    }) => {
-                        self.rewind(turn, conversation, code, force).await;
-                        continue;
-                    }
-                    Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => {
-                        self.memory_op(op);
-                        continue;
-                    }
-                    Some(Op::Compact { focus }) => {
-                        let cancel = CancellationToken::new();
-                        let shared = Arc::clone(&self.shared);
-                        let work = self.compact_on_request(focus, &cancel);
-                        let ((), stop) = while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
-                        shutting_down = stop;
-                        continue;
-                    }
-                    // No turn runs: an interrupt stops background subagents, an answer goes to one of them.
-                    Some(Op::Interrupt) => {
-                        self.shared.interrupt_background();
-                        cancel_elicitations(&self.shared);
-                        continue;
-                    }
-                    Some(Op::Approve { id, decision }) => {
-                        answer(&self.shared, id, decision);
-                        continue;
-                    }
-                    Some(Op::Elicit { id, answer }) => {
-                        answer_elicitation(&self.shared, id, answer);
-                        continue;
-                    }
-                    Some(Op::ReviewStart { since }) => {
-                        self.review_start(since).await;
-                        continue;
-                    }
-                    Some(Op::ReviewApply { id, reverted }) => {
-                        self.review_apply(id, &reverted);
-                        continue;
-                    }
-                    Some(Op::McpServer { name, action }) => {
-                        super::mcp_ops::server_action(&self.shared, &name, action);
-                        continue;
-                    }
-                    Some(Op::McpPrompt {
-                        server,
-                        prompt,
-                        arguments,
-                    }) => {
-                        // Fetched like a turn's work: an interrupt stops it, a message sent meanwhile waits.
-                        let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
-                        let work = self.mcp_prompt_text(&server, &prompt, arguments, &cancel);
-                        let (text, stop) =
-                            while_busy(&shared, work, &mut ops, &cancel, &mut queue, &mut deferred).await;
-                        shutting_down = stop;
-                        match text {
-                            Some(text) if !stop => text,
-                            _ => continue,
-                        }
-                    }
-                    Some(Op::Shutdown) | None => break,
-                },
-            };
-            // Context files may have changed since the last turn (an edit, /init): the turn sees them as they are.
-            self.refresh_context(false);
-            let cancel = CancellationToken::new();
-            let shared = Arc::clone(&self.shared);
-            let turn = self.run_turn(text, cancel.clone());
-            let (end, stop) = while_busy(&shared, turn, &mut ops, &cancel, &mut queue, &mut deferred).await;
-            shutting_down = stop;
-            shared.emit(Event::TurnFinished { reason: end });
-        }
-        self.stop_subagents().await;
-        // The session's MCP servers end with it: stdio servers get a moment to exit, then their groups are killed.
-        if let Some(mcp) = &self.shared.mcp {
-            let _ = tokio::time::timeout(MCP_SHUTDOWN_WAIT, mcp.shutdown()).await;
-        }
-        self.shared.emit(Event::ShutdownComplete);
-    }
-
     /// Runs one turn and always leaves a conversation the API accepts.
-    async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
+    pub(crate) async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
         self.turn += 1;
         let (messages, events) = (self.messages.len(), self.shared.recorded_events());
         self.shared.emit(Event::TurnStarted {
@@ -538,72 +394,15 @@ impl Agent {
 }
 
 /// Changes the gate's mode, and records the change so a resumed session knows it (and what it does not restore).
-fn set_mode(shared: &Shared, mode: tern_protocol::ApprovalMode) {
+pub(crate) fn set_mode(shared: &Shared, mode: tern_protocol::ApprovalMode) {
     if let Ok(mut gate) = shared.gate.lock() {
         gate.set_mode(mode);
     }
     shared.emit(Event::ModeChanged { mode });
 }
 
-/// Runs `work` (a turn, a requested compaction) while answering the ops that arrive meanwhile: an interrupt cancels
-/// it, approvals reach the waiting call, a message is queued as the next turn, memory ops wait for the end, and what
-/// needs the conversation to itself is refused with a word. Returns its output, and whether the agent must stop.
-async fn while_busy<F: std::future::Future>(
-    shared: &Shared,
-    work: F,
-    ops: &mut mpsc::UnboundedReceiver<Op>,
-    cancel: &CancellationToken,
-    queue: &mut VecDeque<String>,
-    deferred: &mut Vec<Op>,
-) -> (F::Output, bool) {
-    tokio::pin!(work);
-    let mut ops_open = true;
-    let mut stop = false;
-    let refuse = |what: &str| {
-        shared.emit(Event::Notice {
-            text: format!("the agent is busy: {what} after it ends (or interrupt it with Esc)"),
-        })
-    };
-    let output = loop {
-        tokio::select! {
-            output = &mut work => break output,
-            op = ops.recv(), if ops_open => match op {
-                Some(Op::Interrupt) => {
-                    cancel.cancel();
-                    shared.interrupt_background();
-                    cancel_elicitations(shared);
-                }
-                Some(Op::UserTurn { text }) => queue.push_back(text),
-                Some(Op::Approve { id, decision }) => answer(shared, id, decision),
-                Some(Op::Elicit { id, answer }) => answer_elicitation(shared, id, answer),
-                Some(Op::SetApprovalMode { mode }) => set_mode(shared, mode),
-                Some(Op::SetModel { model }) => set_model(shared, model),
-                Some(op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext)) => deferred.push(op),
-                Some(Op::NewConversation) => refuse("start a new conversation"),
-                Some(Op::Compact { .. }) => refuse("/compact"),
-                Some(Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. }) => refuse("undo or rewind"),
-                Some(Op::ReviewStart { .. } | Op::ReviewApply { .. }) => refuse("/review"),
-                Some(Op::McpServer { name, action }) => super::mcp_ops::server_action(shared, &name, action),
-                Some(Op::McpPrompt { .. }) => refuse("run an MCP prompt"),
-                Some(Op::Shutdown) => {
-                    stop = true;
-                    cancel.cancel();
-                    shared.interrupt_background();
-                }
-                None => {
-                    // Every frontend is gone: nobody can answer or watch, so stop.
-                    ops_open = false;
-                    stop = true;
-                    cancel.cancel();
-                }
-            },
-        }
-    };
-    (output, stop)
-}
-
 /// Switches the model, and records it so a resumed session continues on it.
-fn set_model(shared: &Shared, model: String) {
+pub(crate) fn set_model(shared: &Shared, model: String) {
     if let Ok(mut current) = shared.model.lock() {
         *current = Some(model.clone());
     }
@@ -678,7 +477,7 @@ pub(crate) fn answer_elicitation(shared: &Shared, id: u64, answer: ElicitationAn
 }
 
 /// An interrupt cancels every request for input still waiting (the server hears "cancel").
-fn cancel_elicitations(shared: &Shared) {
+pub(crate) fn cancel_elicitations(shared: &Shared) {
     if let Ok(mut pending) = shared.elicitations.lock() {
         for (_, tx) in pending.drain() {
             let _ = tx.send(ElicitationAnswer::Cancel);

@@ -1,0 +1,289 @@
+//! The long-lived session: the op loop. Every op a frontend sends is sorted once (`sort`), the same way whether the
+//! agent is idle or busy with a turn: answers, mode and model changes and MCP server actions are done at once; a
+//! message is a turn (queued while one runs); memory ops wait for the work to end; what needs the conversation to
+//! itself (a new conversation, `/compact`, undo and rewind, `/review`, an MCP prompt) is done when idle and refused
+//! with a word while busy; an interrupt cancels the work; a shutdown ends the session.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::runner::{
+    Agent, MCP_SHUTDOWN_WAIT, Shared, answer, answer_elicitation, cancel_elicitations, set_mode, set_model,
+};
+use tern_protocol::{Event, Op, Usage};
+use tern_session::SessionLog;
+
+/// What an op asks, once the session has done what it can do at once.
+enum Sorted {
+    /// Already done: an answer, a mode or model change, an MCP server action.
+    Done,
+    /// A message: the next turn.
+    Turn(String),
+    /// A memory or context op: done now when idle, when the work ends while busy.
+    Memory(Op),
+    Interrupt,
+    Shutdown,
+    /// Needs the conversation to itself: done when idle, refused with a word while busy.
+    Exclusive(Op),
+}
+
+/// Sorts `op`, doing at once what needs no turn. Every op is named: a new one must be sorted here.
+fn sort(shared: &Shared, op: Op) -> Sorted {
+    match op {
+        Op::UserTurn { text } => Sorted::Turn(text),
+        Op::Approve { id, decision } => {
+            answer(shared, id, decision);
+            Sorted::Done
+        }
+        Op::Elicit { id, answer: reply } => {
+            answer_elicitation(shared, id, reply);
+            Sorted::Done
+        }
+        Op::SetApprovalMode { mode } => {
+            set_mode(shared, mode);
+            Sorted::Done
+        }
+        Op::SetModel { model } => {
+            set_model(shared, model);
+            Sorted::Done
+        }
+        Op::McpServer { name, action } => {
+            super::mcp_ops::server_action(shared, &name, action);
+            Sorted::Done
+        }
+        op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext) => Sorted::Memory(op),
+        Op::Interrupt => Sorted::Interrupt,
+        Op::Shutdown => Sorted::Shutdown,
+        op @ (Op::NewConversation
+        | Op::Compact { .. }
+        | Op::Undo { .. }
+        | Op::ListRewindPoints
+        | Op::Rewind { .. }
+        | Op::ReviewStart { .. }
+        | Op::ReviewApply { .. }
+        | Op::McpPrompt { .. }) => Sorted::Exclusive(op),
+    }
+}
+
+/// What the busy agent tells the user it cannot do now.
+fn busy_refusal(op: &Op) -> &'static str {
+    match op {
+        Op::NewConversation => "start a new conversation",
+        Op::Compact { .. } => "/compact",
+        Op::Undo { .. } | Op::ListRewindPoints | Op::Rewind { .. } => "undo or rewind",
+        Op::ReviewStart { .. } | Op::ReviewApply { .. } => "/review",
+        _ => "run an MCP prompt",
+    }
+}
+
+/// An interrupt: it stops the running work (`cancel`, when there is any), background subagents and the questions
+/// MCP servers wait on.
+fn interrupt(shared: &Shared, cancel: Option<&CancellationToken>) {
+    if let Some(cancel) = cancel {
+        cancel.cancel();
+    }
+    shared.interrupt_background();
+    cancel_elicitations(shared);
+}
+
+/// What arrived while the agent was busy, for after.
+#[derive(Default)]
+struct Waiting {
+    /// Messages, each the next turn.
+    turns: VecDeque<String>,
+    /// Memory and context ops.
+    memory: Vec<Op>,
+}
+
+/// After an op that needs the conversation to itself.
+enum Next {
+    /// Back to waiting for ops.
+    Idle,
+    /// Run this as a turn (an MCP prompt's text).
+    Turn(String),
+    /// The session ends.
+    Stop,
+}
+
+impl Agent {
+    /// The op loop, until a shutdown or until every frontend is gone.
+    pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.messages = super::conversation::Conversation::new(std::mem::take(&mut self.history));
+        self.announce();
+        let mut waiting = Waiting::default();
+        let mut stop = self.session_start(&mut ops, &mut waiting).await;
+        while !stop {
+            // What was sent during the last turn, now that it has ended.
+            for op in std::mem::take(&mut waiting.memory) {
+                self.memory_op(op);
+            }
+            let text = match waiting.turns.pop_front() {
+                Some(text) => text,
+                None => match self.next_op(&mut ops).await.map(|op| sort(&self.shared, op)) {
+                    Some(Sorted::Turn(text)) => text,
+                    Some(Sorted::Done) => continue,
+                    Some(Sorted::Memory(op)) => {
+                        self.memory_op(op);
+                        continue;
+                    }
+                    // No turn runs: an interrupt stops background subagents, an answer goes to one of them.
+                    Some(Sorted::Interrupt) => {
+                        interrupt(&self.shared, None);
+                        continue;
+                    }
+                    Some(Sorted::Exclusive(op)) => match self.exclusive(op, &mut ops, &mut waiting).await {
+                        Next::Idle => continue,
+                        Next::Turn(text) => text,
+                        Next::Stop => break,
+                    },
+                    Some(Sorted::Shutdown) | None => break,
+                },
+            };
+            stop = self.turn(text, &mut ops, &mut waiting).await;
+        }
+        self.stop_subagents().await;
+        // The session's MCP servers end with it: stdio servers get a moment to exit, then their groups are killed.
+        if let Some(mcp) = &self.shared.mcp {
+            let _ = tokio::time::timeout(MCP_SHUTDOWN_WAIT, mcp.shutdown()).await;
+        }
+        self.shared.emit(Event::ShutdownComplete);
+    }
+
+    /// Tells the frontends the session is ready: which model, which mode, which tools.
+    fn announce(&self) {
+        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
+        self.shared.emit(Event::SessionStarted {
+            provider: self.provider.name().to_string(),
+            model: self.provider.model().to_string(),
+            mode,
+            workspace: self.policy.root().display().to_string(),
+            tools: self.tools.names(),
+        });
+    }
+
+    /// The SessionStart hooks run like a turn: an interrupt ends them, a message sent meanwhile waits for them.
+    /// Whether the session must stop.
+    async fn session_start(&mut self, ops: &mut mpsc::UnboundedReceiver<Op>, waiting: &mut Waiting) -> bool {
+        let source = if self.messages.is_empty() { "startup" } else { "resume" };
+        if !self.hooks.wants(crate::hooks::HookEvent::SessionStart, source) {
+            return false;
+        }
+        let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+        let work = self.session_start_hooks(source, &cancel);
+        while_busy(&shared, work, ops, &cancel, waiting).await.1
+    }
+
+    /// One turn for `text`, answering ops meanwhile. Whether the session must stop.
+    async fn turn(&mut self, text: String, ops: &mut mpsc::UnboundedReceiver<Op>, waiting: &mut Waiting) -> bool {
+        // Context files may have changed since the last turn (an edit, /init): the turn sees them as they are.
+        self.refresh_context(false);
+        let cancel = CancellationToken::new();
+        let shared = Arc::clone(&self.shared);
+        let turn = self.run_turn(text, cancel.clone());
+        let (end, stop) = while_busy(&shared, turn, ops, &cancel, waiting).await;
+        shared.emit(Event::TurnFinished { reason: end });
+        stop
+    }
+
+    /// An op that needs the conversation to itself, done while the agent is idle.
+    async fn exclusive(&mut self, op: Op, ops: &mut mpsc::UnboundedReceiver<Op>, waiting: &mut Waiting) -> Next {
+        match op {
+            Op::NewConversation => self.new_conversation().await,
+            Op::Compact { focus } => {
+                let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+                let work = self.compact_on_request(focus, &cancel);
+                if while_busy(&shared, work, ops, &cancel, waiting).await.1 {
+                    return Next::Stop;
+                }
+            }
+            Op::Undo { force } => self.undo(force).await,
+            Op::ListRewindPoints => self.rewind_points(),
+            Op::Rewind {
+                turn,
+                conversation,
+                code,
+                force,
+            } => self.rewind(turn, conversation, code, force).await,
+            Op::ReviewStart { since } => self.review_start(since).await,
+            Op::ReviewApply { id, reverted } => self.review_apply(id, &reverted),
+            Op::McpPrompt {
+                server,
+                prompt,
+                arguments,
+            } => {
+                // Fetched like a turn's work: an interrupt stops it, a message sent meanwhile waits.
+                let (cancel, shared) = (CancellationToken::new(), Arc::clone(&self.shared));
+                let work = self.mcp_prompt_text(&server, &prompt, arguments, &cancel);
+                return match while_busy(&shared, work, ops, &cancel, waiting).await {
+                    (_, true) => Next::Stop,
+                    (Some(text), false) => Next::Turn(text),
+                    (None, false) => Next::Idle,
+                };
+            }
+            // `sort` makes no other op exclusive.
+            _ => {}
+        }
+        Next::Idle
+    }
+
+    /// Forgets the conversation (the session and its log go on), and runs the SessionStart hooks for it.
+    async fn new_conversation(&mut self) {
+        self.messages.clear();
+        self.shared.write_log(SessionLog::reset);
+        if let Ok(mut record) = self.shared.record.lock() {
+            record.events = 0;
+        }
+        self.total_usage = Usage::default();
+        self.files.forget_all();
+        self.checkpoints.forget_conversation();
+        self.pending_note = None;
+        self.session_start_hooks("clear", &CancellationToken::new()).await;
+    }
+}
+
+/// Runs `work` (a turn, a requested compaction, hooks) while answering the ops that arrive meanwhile, sorted as
+/// always: an interrupt cancels it, a message waits as the next turn, memory ops wait for the end, and what needs the
+/// conversation to itself is refused with a word. Returns its output, and whether the agent must stop.
+async fn while_busy<F: std::future::Future>(
+    shared: &Shared,
+    work: F,
+    ops: &mut mpsc::UnboundedReceiver<Op>,
+    cancel: &CancellationToken,
+    waiting: &mut Waiting,
+) -> (F::Output, bool) {
+    tokio::pin!(work);
+    let mut ops_open = true;
+    let mut stop = false;
+    let output = loop {
+        tokio::select! {
+            output = &mut work => break output,
+            op = ops.recv(), if ops_open => match op.map(|op| sort(shared, op)) {
+                Some(Sorted::Done) => {}
+                Some(Sorted::Turn(text)) => waiting.turns.push_back(text),
+                Some(Sorted::Memory(op)) => waiting.memory.push(op),
+                Some(Sorted::Interrupt) => interrupt(shared, Some(cancel)),
+                Some(Sorted::Exclusive(op)) => shared.emit(Event::Notice {
+                    text: format!(
+                        "the agent is busy: {} after it ends (or interrupt it with Esc)",
+                        busy_refusal(&op)
+                    ),
+                }),
+                Some(Sorted::Shutdown) => {
+                    stop = true;
+                    cancel.cancel();
+                    shared.interrupt_background();
+                }
+                None => {
+                    // Every frontend is gone: nobody can answer or watch, so stop.
+                    ops_open = false;
+                    stop = true;
+                    cancel.cancel();
+                }
+            },
+        }
+    };
+    (output, stop)
+}
