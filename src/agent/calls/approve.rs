@@ -10,8 +10,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
-use crate::approval::EditRule;
 use crate::approval::Verdict;
+use crate::approval::{CommandRule, EditRule};
 use crate::runner::Agent;
 use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use tern_tools::edit::ProposedChange;
@@ -45,6 +45,20 @@ pub(crate) enum Gate {
     Abort,
 }
 
+/// A call the gate asks the user about, with what the answer needs.
+struct Question {
+    prepared: PreparedCall,
+    /// What the call does, as its tool says.
+    effects: Effects,
+    /// The change an edit would make, shown in the prompt (`None`: not an edit, or it cannot be shown).
+    change: Option<ProposedChange>,
+    limits: ExecLimits,
+    /// What "always" adds: a command or tool rule, and for an edit a file and a directory rule.
+    proposed_rule: Option<CommandRule>,
+    always_file: Option<EditRule>,
+    always_dir: Option<EditRule>,
+}
+
 impl Agent {
     /// Asks the gate, and the user when the gate says so. Takes the prepared call so that only an approved one can
     /// come back out.
@@ -54,40 +68,10 @@ impl Agent {
         prepared: PreparedCall,
         cancel: &CancellationToken,
     ) -> Gate {
-        // The user's PreToolUse hooks decide with the gate, never around it (see `crate::hooks::decide`).
-        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
-        let shared = Arc::clone(&self.shared);
-        let notify = move |text| shared.emit(Event::Notice { text });
-        let hook = self
-            .hooks
-            .pre_tool_use(call, &prepared.args, mode, cancel, &notify)
-            .await;
-        if cancel.is_cancelled() {
-            return Gate::Refused(ToolOutput::error(INTERRUPTED));
-        }
         // What the call does, as its tool says: every question below is asked of this, never of the tool's name.
         let effects = prepared.tool.effects(&prepared.args);
-        let (verdict, firm, limits) = match self.shared.gate.lock() {
-            Ok(gate) => (
-                gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
-                hook.is_some() && crate::hooks::firm_question(&gate, &effects, &self.policy),
-                gate.exec_limits(&effects, &self.policy),
-            ),
-            Err(_) => (
-                Verdict::Deny {
-                    reason: "internal error: the approval gate is unavailable".into(),
-                },
-                true,
-                ExecLimits::default(),
-            ),
-        };
-        let verdict = match hook {
-            Some(hook) => {
-                // An edit outside the workspace needs the user's yes whatever a hook says.
-                let firm = firm || !Arc::ptr_eq(&self.widened_policy(&effects), &self.policy);
-                crate::hooks::decide(verdict, &hook, firm, &notify)
-            }
-            None => verdict,
+        let Some((verdict, limits)) = self.verdict(call, &prepared, &effects, cancel).await else {
+            return Gate::Refused(ToolOutput::error(INTERRUPTED));
         };
         let (reason, proposed_rule) = match verdict {
             Verdict::Allow => {
@@ -114,17 +98,81 @@ impl Agent {
             Ok(gate) => gate.edit_scopes(&effects, &self.policy),
             Err(_) => (None, None),
         };
+        let question = Question {
+            prepared,
+            effects,
+            change,
+            limits,
+            proposed_rule,
+            always_file,
+            always_dir,
+        };
+        let rx = self.ask(call, &question, reason);
+        let decision = tokio::select! {
+            d = rx => d.unwrap_or(ApprovalDecision::Abort),
+            _ = cancel.cancelled() => return Gate::Refused(ToolOutput::error(INTERRUPTED)),
+        };
+        self.answered(decision, question)
+    }
+
+    /// The gate's verdict with the user's PreToolUse hooks' decision in it (they decide with the gate, never around
+    /// it: `crate::hooks::decide`), and how a command runs. `None`: interrupted while the hooks ran.
+    async fn verdict(
+        &self,
+        call: &ToolCall,
+        prepared: &PreparedCall,
+        effects: &Effects,
+        cancel: &CancellationToken,
+    ) -> Option<(Verdict, ExecLimits)> {
+        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
+        let shared = Arc::clone(&self.shared);
+        let notify = move |text| shared.emit(Event::Notice { text });
+        let hook = self
+            .hooks
+            .pre_tool_use(call, &prepared.args, mode, cancel, &notify)
+            .await;
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let (verdict, firm, limits) = match self.shared.gate.lock() {
+            Ok(gate) => (
+                gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
+                hook.is_some() && crate::hooks::firm_question(&gate, effects, &self.policy),
+                gate.exec_limits(effects, &self.policy),
+            ),
+            Err(_) => (
+                Verdict::Deny {
+                    reason: "internal error: the approval gate is unavailable".into(),
+                },
+                true,
+                ExecLimits::default(),
+            ),
+        };
+        let verdict = match hook {
+            Some(hook) => {
+                // An edit outside the workspace needs the user's yes whatever a hook says.
+                let firm = firm || !Arc::ptr_eq(&self.widened_policy(effects), &self.policy);
+                crate::hooks::decide(verdict, &hook, firm, &notify)
+            }
+            None => verdict,
+        };
+        Some((verdict, limits))
+    }
+
+    /// Shows the approval prompt for `question`; the answer comes back through the returned receiver.
+    fn ask(&self, call: &ToolCall, question: &Question, reason: String) -> oneshot::Receiver<ApprovalDecision> {
         let id = self.shared.next_approval_id();
         let (tx, rx) = oneshot::channel();
         if let Ok(mut pending) = self.shared.pending.lock() {
             pending.insert(id, tx);
         }
-        let (command, cwd) = describe(&call.name, &prepared.args, &effects, &self.policy);
+        let (command, cwd) = describe(&call.name, &question.prepared.args, &question.effects, &self.policy);
+        let change = question.change.as_ref();
         // The prompt shows what a file holds, and a file (outside the workspace, say) may hold a key.
         let shown: Vec<FileDiff> = change
-            .as_ref()
             .map(|c| c.diffs().iter().map(masked).collect())
             .unwrap_or_default();
+        let shown_rule = |rule: &Option<EditRule>| rule.as_ref().map(|r| self.policy.display(rule_path(r)));
         self.shared.emit(Event::ApprovalRequest(ApprovalRequest {
             id,
             call_id: call.id.clone(),
@@ -132,30 +180,40 @@ impl Agent {
             command,
             cwd,
             reason,
-            proposed_rule: proposed_rule.as_ref().map(|r| r.to_string()),
-            hunk_review: change.as_ref().is_some_and(|c| {
+            proposed_rule: question.proposed_rule.as_ref().map(|r| r.to_string()),
+            hunk_review: change.is_some_and(|c| {
                 let hunks = tern_tools::edit::hunks::hunks(c.diffs()).len();
                 // The prompt numbers hunks from the masked diffs: review by hunk only where masking kept them all.
                 c.reviewable() && hunks > 0 && tern_tools::edit::hunks::hunks(&shown).len() == hunks
             }),
             diffs: shown,
-            always_file: always_file.as_ref().map(|r| self.policy.display(rule_path(r))),
-            always_dir: always_dir.as_ref().map(|r| self.policy.display(rule_path(r))),
+            always_file: shown_rule(&question.always_file),
+            always_dir: shown_rule(&question.always_dir),
         }));
-        let decision = tokio::select! {
-            d = rx => d.unwrap_or(ApprovalDecision::Abort),
-            _ = cancel.cancelled() => return Gate::Refused(ToolOutput::error(INTERRUPTED)),
+        rx
+    }
+
+    /// What the user's answer to `question` makes of the call.
+    fn answered(&self, decision: ApprovalDecision, question: Question) -> Gate {
+        let Question {
+            prepared,
+            effects,
+            change,
+            limits,
+            proposed_rule,
+            always_file,
+            always_dir,
+        } = question;
+        let run = |prepared, change| {
+            Gate::Run(Approved {
+                prepared,
+                policy: self.widened_policy(&effects),
+                change,
+                limits,
+            })
         };
         match decision {
-            ApprovalDecision::Once => {
-                let policy = self.widened_policy(&effects);
-                Gate::Run(Approved {
-                    prepared,
-                    policy,
-                    change,
-                    limits,
-                })
-            }
+            ApprovalDecision::Once => run(prepared, change),
             ApprovalDecision::Hunks { accepted, edited } => {
                 let Some(change) = change else {
                     return Gate::Refused(ToolOutput::error(
@@ -163,15 +221,7 @@ impl Agent {
                     ));
                 };
                 match change.select(&accepted, &edited) {
-                    Ok(Some(change)) => {
-                        let policy = self.widened_policy(&effects);
-                        Gate::Run(Approved {
-                            prepared,
-                            policy,
-                            change: Some(change),
-                            limits,
-                        })
-                    }
+                    Ok(Some(change)) => run(prepared, Some(change)),
                     Ok(None) => Gate::Refused(ToolOutput::error(
                         "The user reviewed this change hunk by hunk and rejected every hunk; nothing was written. \
                          Do not retry it; ask or take another approach.",
@@ -184,38 +234,16 @@ impl Agent {
                     EditScope::File => always_file,
                     EditScope::Directory => always_dir,
                 };
-                if let Some(rule) = rule
-                    && let Ok(mut gate) = self.shared.gate.lock()
-                {
-                    self.shared.emit(Event::Notice {
-                        text: format!("allowed for this session: {rule}"),
-                    });
-                    gate.add_session_edit_rule(rule);
+                if let Some(rule) = rule {
+                    self.allow_for_session(&rule.to_string(), |gate| gate.add_session_edit_rule(rule));
                 }
-                let policy = self.widened_policy(&effects);
-                Gate::Run(Approved {
-                    prepared,
-                    policy,
-                    change,
-                    limits,
-                })
+                run(prepared, change)
             }
             ApprovalDecision::Always => {
-                if let Some(rule) = proposed_rule
-                    && let Ok(mut gate) = self.shared.gate.lock()
-                {
-                    self.shared.emit(Event::Notice {
-                        text: format!("allowed for this session: {rule}"),
-                    });
-                    gate.add_session_rule(rule);
+                if let Some(rule) = proposed_rule {
+                    self.allow_for_session(&rule.to_string(), |gate| gate.add_session_rule(rule));
                 }
-                let policy = self.widened_policy(&effects);
-                Gate::Run(Approved {
-                    prepared,
-                    policy,
-                    change,
-                    limits,
-                })
+                run(prepared, change)
             }
             ApprovalDecision::Deny { feedback } => {
                 let text = match feedback.as_deref().map(str::trim) {
@@ -231,6 +259,16 @@ impl Agent {
                     super::refusal::unattended(&gate, prepared.tool.as_ref(), &prepared.args, &self.policy, &frontend);
                 Gate::Refused(ToolOutput::error(text))
             }
+        }
+    }
+
+    /// "Always": the gate takes the rule (`shown` as the notice names it) for the rest of the session.
+    fn allow_for_session(&self, shown: &str, add: impl FnOnce(&mut crate::approval::ApprovalGate)) {
+        if let Ok(mut gate) = self.shared.gate.lock() {
+            self.shared.emit(Event::Notice {
+                text: format!("allowed for this session: {shown}"),
+            });
+            add(&mut gate);
         }
     }
 
