@@ -1,7 +1,13 @@
-//! Fuzzy matching of an `@` query against workspace paths: the query must be a subsequence of the path; the score
-//! rewards contiguous runs, matches at word starts (after `/ _ - .` or a lower→upper case change) and matches inside
-//! the file name, so `comp` finds `src/tui/composer.rs` before `src/compat/mod.rs`. Smart case: a query with an
-//! upper-case letter matches case-sensitively. Pure functions; the file index calls them off the UI thread.
+//! Fuzzy matching of an `@` query against workspace paths, on `nucleo-matcher` (helix's matcher, fzf's algorithm):
+//! the query must be a subsequence of the path, and contiguous runs and word starts score higher. On top of its score,
+//! a match inside the file name wins (and more when the name starts with the query, most when it is the query), so
+//! `comp` finds `src/tui/composer.rs` before `src/compat/mod.rs`. Smart case: a query with an upper-case letter matches
+//! case-sensitively. Pure functions; the file index calls them off the UI thread.
+
+use std::cell::RefCell;
+
+use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 /// A match: its score (higher is better) and the char indices of `path` that matched, for highlighting.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -10,159 +16,67 @@ pub struct FuzzyMatch {
     pub positions: Vec<usize>,
 }
 
-const MATCH: i64 = 16;
-const CONSECUTIVE: i64 = 18;
-const GAP_START: i64 = 3;
-const GAP_EXTEND: i64 = 1;
-const BONUS_SEGMENT_START: i64 = 12;
-const BONUS_WORD_START: i64 = 9;
-const BONUS_CAMEL: i64 = 7;
 const BONUS_IN_FILE_NAME: i64 = 30;
 const BONUS_FILE_NAME_PREFIX: i64 = 25;
 const BONUS_FILE_NAME_EXACT: i64 = 60;
 
+thread_local! {
+    /// The matcher's scratch memory, made once per thread (the file index's worker, the UI thread).
+    static MATCHER: RefCell<Matcher> = RefCell::new(Matcher::new(Config::DEFAULT.match_paths()));
+}
+
 /// Scores `path` against `query`; `None` when the query is not a subsequence. An empty query matches everything with
 /// score 0 (the caller orders those by depth).
 pub fn fuzzy_match(query: &str, path: &str) -> Option<FuzzyMatch> {
-    let q: Vec<char> = query.chars().filter(|c| !c.is_whitespace()).collect();
-    if q.is_empty() {
+    let query: String = query.chars().filter(|c| !c.is_whitespace()).collect();
+    if query.is_empty() {
         return Some(FuzzyMatch {
             score: 0,
             positions: Vec::new(),
         });
     }
-    let case_sensitive = q.iter().any(|c| c.is_uppercase());
-    let fold = |c: char| if case_sensitive { c } else { lower(c) };
-    let q: Vec<char> = q.into_iter().map(fold).collect();
-    // Most paths do not match at all: reject those without allocating.
-    let mut want = q.iter().peekable();
-    for c in path.chars() {
-        if want.peek().is_some_and(|&&w| w == fold(c)) {
-            want.next();
-        }
-    }
-    if want.peek().is_some() {
-        return None;
-    }
-    let p: Vec<char> = path.chars().collect();
-    let folded: Vec<char> = p.iter().map(|&c| fold(c)).collect();
-
+    let atom = Atom::new(
+        &query,
+        CaseMatching::Smart,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+        false,
+    );
     // The file name is what the last non-empty segment holds (a directory keeps its trailing `/`).
-    let trimmed_len = if p.last() == Some(&'/') { p.len() - 1 } else { p.len() };
-    let name_start = p[..trimmed_len].iter().rposition(|&c| c == '/').map_or(0, |i| i + 1);
-
-    // Candidate alignments: inside the file name, the tightest window over the whole path (fzf v1), and a greedy
-    // run from each word start holding the first query char. The best scoring one wins.
-    let mut best: Option<FuzzyMatch> = None;
-    let mut consider = |positions: Option<Vec<usize>>| {
-        if let Some(positions) = positions {
-            let score = score(&p, &folded, &q, &positions, name_start, trimmed_len);
-            if best.as_ref().is_none_or(|b| score > b.score) {
-                best = Some(FuzzyMatch { score, positions });
+    let trimmed = path.strip_suffix('/').unwrap_or(path);
+    let name_at = trimmed.rfind('/').map_or(0, |i| i + 1);
+    let name = &trimmed[name_at..];
+    let name_start = path[..name_at].chars().count();
+    MATCHER.with_borrow_mut(|matcher| {
+        let mut buf = Vec::new();
+        let mut indices = Vec::new();
+        // Inside the file name first: there a match is worth more than anywhere in the path.
+        if let Some(score) = atom.indices(Utf32Str::new(name, &mut buf), matcher, &mut indices) {
+            let ignore_case = !query.chars().any(char::is_uppercase);
+            let folded = |s: &str| if ignore_case { s.to_lowercase() } else { s.to_string() };
+            let (name, query) = (folded(name), folded(&query));
+            let stem = name
+                .split_once('.')
+                .map(|(stem, _)| stem)
+                .filter(|stem| !stem.is_empty());
+            let mut score = i64::from(score) + BONUS_IN_FILE_NAME;
+            if name.starts_with(&query) {
+                score += BONUS_FILE_NAME_PREFIX;
             }
-        }
-    };
-    consider(greedy_from(&folded, &q, name_start));
-    consider(tightest(&folded, &q));
-    for start in 0..p.len() {
-        if folded[start] == q[0] && boundary_bonus(&p, start) > 0 {
-            consider(greedy_from(&folded, &q, start));
-        }
-    }
-    best
-}
-
-fn lower(c: char) -> char {
-    if c.is_ascii() {
-        c.to_ascii_lowercase()
-    } else {
-        c.to_lowercase().next().unwrap_or(c)
-    }
-}
-
-/// Greedy left-to-right subsequence match starting at `from`, preferring to extend a run of consecutive matches.
-fn greedy_from(hay: &[char], q: &[char], from: usize) -> Option<Vec<usize>> {
-    let mut positions = Vec::with_capacity(q.len());
-    let mut i = from;
-    for &qc in q {
-        while i < hay.len() && hay[i] != qc {
-            i += 1;
-        }
-        if i >= hay.len() {
-            return None;
-        }
-        positions.push(i);
-        i += 1;
-    }
-    Some(positions)
-}
-
-/// fzf v1: find where the first full match ends, then walk back to the latest start, giving the shortest window.
-fn tightest(hay: &[char], q: &[char]) -> Option<Vec<usize>> {
-    let forward = greedy_from(hay, q, 0)?;
-    let end = *forward.last()?;
-    let mut positions = vec![0; q.len()];
-    let mut i = end + 1;
-    for (k, &qc) in q.iter().enumerate().rev() {
-        loop {
-            i = i.checked_sub(1)?;
-            if hay[i] == qc {
-                positions[k] = i;
-                break;
+            if name == query || stem == Some(query.as_str()) {
+                score += BONUS_FILE_NAME_EXACT;
             }
+            let positions = indices.iter().map(|&i| name_start + i as usize).collect();
+            return Some(FuzzyMatch { score, positions });
         }
-    }
-    Some(positions)
-}
-
-/// How much starting a word at `i` is worth: after a path separator most, after `_ - . space` less, camelCase less.
-fn boundary_bonus(p: &[char], i: usize) -> i64 {
-    let Some(&prev) = i.checked_sub(1).and_then(|j| p.get(j)) else {
-        return BONUS_SEGMENT_START;
-    };
-    let cur = p[i];
-    match prev {
-        '/' | '\\' => BONUS_SEGMENT_START,
-        '_' | '-' | '.' | ' ' => BONUS_WORD_START,
-        _ if prev.is_lowercase() && cur.is_uppercase() => BONUS_CAMEL,
-        _ if !prev.is_alphanumeric() && cur.is_alphanumeric() => BONUS_WORD_START,
-        _ => 0,
-    }
-}
-
-fn score(p: &[char], folded: &[char], q: &[char], positions: &[usize], name_start: usize, name_end: usize) -> i64 {
-    let mut total = 0;
-    let mut prev: Option<usize> = None;
-    for (k, &pos) in positions.iter().enumerate() {
-        total += MATCH;
-        let bonus = boundary_bonus(p, pos);
-        match prev {
-            Some(prev) if pos == prev + 1 => total += CONSECUTIVE.max(bonus),
-            Some(prev) => {
-                let gap = (pos - prev - 1) as i64;
-                total += bonus - GAP_START - GAP_EXTEND * (gap - 1).min(20);
-            }
-            // The first char counts double: `mr` should prefer `main.rs` over `sumry`.
-            None => total += bonus * if k == 0 { 2 } else { 1 },
-        }
-        prev = Some(pos);
-    }
-    if positions.first().is_some_and(|&first| first >= name_start) {
-        total += BONUS_IN_FILE_NAME;
-        let name = &folded[name_start..name_end];
-        if name.starts_with(q) {
-            total += BONUS_FILE_NAME_PREFIX;
-        }
-        let stem_end = name
-            .iter()
-            .position(|&c| c == '.')
-            .filter(|&i| i > 0)
-            .unwrap_or(name.len());
-        if name == q || &name[..stem_end] == q {
-            total += BONUS_FILE_NAME_EXACT;
-        }
-    }
-    total
+        indices.clear();
+        let score = atom.indices(Utf32Str::new(path, &mut buf), matcher, &mut indices)?;
+        let positions = indices.iter().map(|&i| i as usize).collect();
+        Some(FuzzyMatch {
+            score: i64::from(score),
+            positions,
+        })
+    })
 }
 
 #[cfg(test)]
