@@ -12,7 +12,7 @@ use serde_json::json;
 use tern::agent::approval::{ApprovalGate, ApprovalMode};
 use tern::agent::{AgentConfig, spawn};
 use tern::protocol::{Event, FinishReason, Op, ToolCall, Usage};
-use tern::provider::{ChatRequest, Completion, Provider, ProviderError, ProviderEvent};
+use tern::provider::{Completion, PreparedRequest, Provider, ProviderError, ProviderEvent};
 use tern::session::ToolResultStore;
 use tern::tools::{PathPolicy, ToolRegistry};
 use tokio::sync::mpsc::UnboundedSender;
@@ -39,7 +39,7 @@ impl Provider for Scripted {
     }
     async fn complete(
         &self,
-        _request: &ChatRequest,
+        _request: &PreparedRequest<'_>,
         _events: &UnboundedSender<ProviderEvent>,
         _cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {

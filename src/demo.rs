@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
-use crate::provider::{ChatRequest, Completion, Provider, ProviderError, ProviderEvent};
+use crate::provider::{Completion, PreparedRequest, Provider, ProviderError, ProviderEvent};
 
 /// The sample project: (path, content).
 pub const PROJECT: &[(&str, &str)] = &[
@@ -120,7 +120,7 @@ impl Provider for DemoProvider {
 
     async fn complete(
         &self,
-        request: &ChatRequest,
+        request: &PreparedRequest<'_>,
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {

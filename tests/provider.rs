@@ -66,7 +66,9 @@ fn request() -> ChatRequest {
 
 async fn complete(provider: &dyn Provider) -> (Result<Completion, ProviderError>, Vec<ProviderEvent>) {
     let (tx, mut rx) = unbounded_channel();
-    let result = provider.complete(&request(), &tx, &CancellationToken::new()).await;
+    let result = provider
+        .complete(&request().prepared(), &tx, &CancellationToken::new())
+        .await;
     drop(tx);
     let mut events = Vec::new();
     while let Some(event) = rx.recv().await {
@@ -458,7 +460,7 @@ async fn cancellation_during_a_stall_returns_at_once() {
         let (tx, mut rx) = unbounded_channel();
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
-        let task = tokio::spawn(async move { provider.complete(&request(), &tx, &trigger).await });
+        let task = tokio::spawn(async move { provider.complete(&request().prepared(), &tx, &trigger).await });
         // Cancel once the stall has begun: the first text arrived.
         loop {
             if let Some(ProviderEvent::TextDelta(_)) = rx.recv().await {
@@ -485,7 +487,7 @@ async fn cancellation_during_a_backoff_pause_returns_at_once() {
     let (tx, mut rx) = unbounded_channel();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    let task = tokio::spawn(async move { provider.complete(&request(), &tx, &trigger).await });
+    let task = tokio::spawn(async move { provider.complete(&request().prepared(), &tx, &trigger).await });
     match rx.recv().await {
         Some(ProviderEvent::Retrying { delay, .. }) => assert_eq!(delay, Duration::from_secs(30)),
         other => panic!("unexpected {other:?}"),

@@ -51,7 +51,9 @@ fn request() -> ChatRequest {
 
 async fn complete(provider: &dyn Provider) -> (Result<Completion, ProviderError>, Vec<ProviderEvent>) {
     let (tx, mut rx) = unbounded_channel();
-    let result = provider.complete(&request(), &tx, &CancellationToken::new()).await;
+    let result = provider
+        .complete(&request().prepared(), &tx, &CancellationToken::new())
+        .await;
     drop(tx);
     let mut events = Vec::new();
     while let Some(event) = rx.recv().await {

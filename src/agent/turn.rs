@@ -200,7 +200,7 @@ impl Agent {
         let mut partial_reasoning = String::new();
         let mut held = Held::default();
         let result = {
-            let fut = self.provider.complete_prepared(&request, &tx, cancel);
+            let fut = self.provider.complete(&request, &tx, cancel);
             tokio::pin!(fut);
             loop {
                 tokio::select! {

@@ -14,17 +14,20 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
 use super::Thinking;
 use super::anthropic_stream::AnthropicStream;
 use super::reasoning::MIN_THINKING_BUDGET;
 use super::transport::Transport;
 use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
-use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent};
+use super::{ProviderConfig, ProviderError, WireFormat};
 use tern_protocol::ToolDefinition;
 use tern_protocol::{Image, Message, Reasoning, ReasoningBlock};
+#[cfg(test)]
+use {
+    super::{ChatRequest, ProviderEvent},
+    tokio::sync::mpsc::UnboundedSender,
+};
 
 /// Anthropic requires an output limit.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -414,39 +417,24 @@ fn is_tool_result(block: &Value) -> bool {
     block.get("type").and_then(Value::as_str) == Some("tool_result")
 }
 
-#[async_trait::async_trait]
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
+impl WireFormat for AnthropicProvider {
+    const PROVIDER: &'static str = "anthropic";
+    type Stream = AnthropicStream;
 
     fn model(&self) -> &str {
         &self.model
     }
 
-    async fn complete(
-        &self,
-        request: &ChatRequest,
-        events: &UnboundedSender<ProviderEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<Completion, ProviderError> {
-        self.complete_prepared(&request.prepared(), events, cancel).await
+    fn transport(&self) -> &Transport {
+        &self.transport
     }
 
-    fn encode(&self, message: &Message) -> Option<Encoded> {
-        encode(message).ok()
+    fn body(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
+        self.body_bytes(request)
     }
 
-    async fn complete_prepared(
-        &self,
-        request: &PreparedRequest<'_>,
-        events: &UnboundedSender<ProviderEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<Completion, ProviderError> {
-        let body = self.body_bytes(request)?;
-        self.transport
-            .complete(body, AnthropicStream::default, events, cancel)
-            .await
+    fn encode(message: &Message) -> Result<Encoded, ProviderError> {
+        encode(message)
     }
 }
 

@@ -53,7 +53,7 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     /// The same request with no message encoded yet.
-    pub(crate) fn prepared(&self) -> PreparedRequest<'_> {
+    pub fn prepared(&self) -> PreparedRequest<'_> {
         PreparedRequest {
             model: &self.model,
             system: &self.system,
@@ -125,10 +125,12 @@ pub trait Provider: Send + Sync {
     fn name(&self) -> &str;
     fn model(&self) -> &str;
     /// Streams one completion. Live events go to `events` (a closed receiver is fine); cancelling `cancel` aborts
-    /// the request, the stream or a retry pause at once with `ProviderError::Cancelled`.
+    /// the request, the stream or a retry pause at once with `ProviderError::Cancelled`. The request borrows the
+    /// conversation and the wire forms `encode` made of its messages (`ChatRequest::prepared` makes one of an owned
+    /// request), so an HTTP provider splices stored bytes into the body instead of serialising the history again.
     async fn complete(
         &self,
-        request: &ChatRequest,
+        request: &PreparedRequest<'_>,
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError>;
@@ -138,23 +140,51 @@ pub trait Provider: Send + Sync {
     fn encode(&self, _message: &Message) -> Option<Encoded> {
         None
     }
+}
 
-    /// `complete` for a request that borrows the conversation and the wire forms `encode` made of its messages. The
-    /// default copies it into a `ChatRequest`; the HTTP providers splice the stored bytes into the body instead.
-    async fn complete_prepared(
+/// One wire format: how a request's body is made and what its stream means. The HTTP exchange, retries and
+/// cancellation are `transport::Transport`'s, and `Provider` is implemented once, for every format (`Http`).
+pub(crate) trait WireFormat: Send + Sync + 'static {
+    /// The provider, as sessions name it (not the API: a session may switch between OpenAI's two).
+    const PROVIDER: &'static str;
+    /// Reads one response's stream.
+    type Stream: transport::StreamHandler + Default;
+    fn model(&self) -> &str;
+    fn transport(&self) -> &transport::Transport;
+    /// The request's body.
+    fn body(&self, request: &PreparedRequest<'_>) -> Result<bytes::Bytes, ProviderError>;
+    /// One message's wire form.
+    fn encode(message: &Message) -> Result<Encoded, ProviderError>;
+}
+
+/// A provider over HTTP that speaks wire format `F`.
+pub(crate) struct Http<F>(pub(crate) F);
+
+#[async_trait::async_trait]
+impl<F: WireFormat> Provider for Http<F> {
+    fn name(&self) -> &str {
+        F::PROVIDER
+    }
+
+    fn model(&self) -> &str {
+        self.0.model()
+    }
+
+    async fn complete(
         &self,
         request: &PreparedRequest<'_>,
         events: &UnboundedSender<ProviderEvent>,
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let request = ChatRequest {
-            model: request.model.to_string(),
-            system: request.system.to_string(),
-            messages: request.messages.to_vec(),
-            tools: request.tools.to_vec(),
-            max_tokens: request.max_tokens,
-        };
-        self.complete(&request, events, cancel).await
+        let body = self.0.body(request)?;
+        self.0
+            .transport()
+            .complete(body, F::Stream::default, events, cancel)
+            .await
+    }
+
+    fn encode(&self, message: &Message) -> Option<Encoded> {
+        F::encode(message).ok()
     }
 }
 
@@ -367,10 +397,10 @@ pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError
         });
     }
     Ok(match (config.kind, config.wire_api) {
-        (ProviderKind::OpenAi, WireApi::Chat) => Arc::new(openai::OpenAiProvider::new(config)?),
-        (ProviderKind::OpenAi, WireApi::Responses) => Arc::new(responses::ResponsesProvider::new(config)?),
+        (ProviderKind::OpenAi, WireApi::Chat) => Arc::new(Http(openai::OpenAiProvider::new(config)?)),
+        (ProviderKind::OpenAi, WireApi::Responses) => Arc::new(Http(responses::ResponsesProvider::new(config)?)),
         // `wire_api` chooses between OpenAI's APIs; Anthropic has one.
-        (ProviderKind::Anthropic, _) => Arc::new(anthropic::AnthropicProvider::new(config)?),
+        (ProviderKind::Anthropic, _) => Arc::new(Http(anthropic::AnthropicProvider::new(config)?)),
     })
 }
 

@@ -15,15 +15,15 @@ use std::sync::Mutex;
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
 use super::caps;
 use super::transport::{Outbox, StreamHandler, Transport};
 use super::wire::{self, BodyWriter, Encoded, Form, Kept, PreparedRequest};
-use super::{ChatRequest, Completion, Provider, ProviderConfig, ProviderError, ProviderEvent, Thinking};
+use super::{Completion, ProviderConfig, ProviderError, ProviderEvent, Thinking, WireFormat};
 use tern_http::sse::SseEvent;
 use tern_protocol::{FinishReason, Image, Message, Reasoning, ReasoningBlock, ToolCall, ToolDefinition, Usage};
+#[cfg(test)]
+use {super::ChatRequest, tokio::sync::mpsc::UnboundedSender};
 
 pub(crate) struct ResponsesProvider {
     transport: Transport,
@@ -150,40 +150,24 @@ pub(crate) fn encode(message: &Message) -> Result<Encoded, ProviderError> {
     Ok(Encoded::new(Form::Responses { items }))
 }
 
-#[async_trait::async_trait]
-impl Provider for ResponsesProvider {
-    /// The provider (for sessions and resume), not the API: a session may switch between OpenAI's two APIs.
-    fn name(&self) -> &str {
-        "openai"
-    }
+impl WireFormat for ResponsesProvider {
+    const PROVIDER: &'static str = "openai";
+    type Stream = ResponsesStream;
 
     fn model(&self) -> &str {
         &self.model
     }
 
-    async fn complete(
-        &self,
-        request: &ChatRequest,
-        events: &UnboundedSender<ProviderEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<Completion, ProviderError> {
-        self.complete_prepared(&request.prepared(), events, cancel).await
+    fn transport(&self) -> &Transport {
+        &self.transport
     }
 
-    fn encode(&self, message: &Message) -> Option<Encoded> {
-        encode(message).ok()
+    fn body(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
+        self.body_bytes(request)
     }
 
-    async fn complete_prepared(
-        &self,
-        request: &PreparedRequest<'_>,
-        events: &UnboundedSender<ProviderEvent>,
-        cancel: &CancellationToken,
-    ) -> Result<Completion, ProviderError> {
-        let body = self.body_bytes(request)?;
-        self.transport
-            .complete(body, ResponsesStream::default, events, cancel)
-            .await
+    fn encode(message: &Message) -> Result<Encoded, ProviderError> {
+        encode(message)
     }
 }
 

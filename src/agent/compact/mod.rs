@@ -290,7 +290,7 @@ impl Agent {
         };
         // The summary is not shown as it streams: the notice says when it is done.
         let (events, _ignored) = mpsc::unbounded_channel();
-        let completion = match self.provider.complete(&request, &events, cancel).await {
+        let completion = match self.provider.complete(&request.prepared(), &events, cancel).await {
             Ok(completion) => completion,
             Err(ProviderError::Cancelled) => return Err("interrupted".into()),
             Err(e) => return Err(e.to_string()),

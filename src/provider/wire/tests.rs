@@ -12,7 +12,7 @@ use super::*;
 use crate::anthropic::AnthropicProvider;
 use crate::openai::OpenAiProvider;
 use crate::responses::ResponsesProvider;
-use crate::{ChatRequest, Provider, ProviderConfig, ProviderKind};
+use crate::{ChatRequest, Http, Provider, ProviderConfig, ProviderKind};
 
 /// A conversation's messages and their wire forms, kept as the agent's `Conversation` keeps them (a form made once,
 /// dropped with its message), without the agent's repair: what the agent sends is its concern, and its own tests
@@ -57,10 +57,10 @@ impl Conversation {
         *self = Self::default();
     }
 
-    fn encode_with(&mut self, provider: &dyn Provider) {
+    fn encode_with(&mut self, encode: impl Fn(&Message) -> Option<Encoded>) {
         for (message, slot) in self.messages.iter().zip(self.encoded.iter_mut()) {
             if slot.is_none() {
-                *slot = provider.encode(message);
+                *slot = encode(message);
             }
         }
     }
@@ -172,7 +172,7 @@ fn openai() -> (Box<dyn Provider>, Bodies) {
         assert_eq!(spliced, again.body_bytes(&whole.prepared()).unwrap().to_vec());
         (spliced, serde_json::to_vec(&again.body(&whole)).unwrap())
     });
-    (Box::new(provider), bodies)
+    (Box::new(Http(provider)), bodies)
 }
 
 fn anthropic() -> (Box<dyn Provider>, Bodies) {
@@ -198,7 +198,7 @@ fn anthropic() -> (Box<dyn Provider>, Bodies) {
         assert_eq!(spliced, again.body_bytes(&whole.prepared()).unwrap().to_vec());
         (spliced, serde_json::to_vec(&again.body(&whole)).unwrap())
     });
-    (Box::new(provider), bodies)
+    (Box::new(Http(provider)), bodies)
 }
 
 fn responses() -> (Box<dyn Provider>, Bodies) {
@@ -225,11 +225,11 @@ fn responses() -> (Box<dyn Provider>, Bodies) {
         assert_eq!(spliced, again.body_bytes(&whole.prepared()).unwrap().to_vec());
         (spliced, serde_json::to_vec(&again.body(&whole)).unwrap())
     });
-    (Box::new(provider), bodies)
+    (Box::new(Http(provider)), bodies)
 }
 
 fn check(conversation: &mut Conversation, provider: &dyn Provider, bodies: &Bodies, step: &str) {
-    conversation.encode_with(provider);
+    conversation.encode_with(|m| provider.encode(m));
     assert!(
         conversation.encoded().iter().all(Option::is_some),
         "{step}: all encoded"
@@ -296,7 +296,9 @@ fn responses_bodies_from_stored_forms_match_whole_bodies() {
 }
 
 /// A provider whose bodies grow from the last one (`wire::Kept`).
-trait Grows: Provider {
+trait Grows {
+    /// One message's wire form, as the provider keeps it.
+    fn encoded(&self, message: &Message) -> Option<Encoded>;
     fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes;
     fn whole(&self, request: &ChatRequest) -> Vec<u8>;
     fn last(&self) -> &Mutex<Option<Kept>>;
@@ -308,6 +310,9 @@ trait Grows: Provider {
 }
 
 impl Grows for OpenAiProvider {
+    fn encoded(&self, message: &Message) -> Option<Encoded> {
+        <Self as crate::WireFormat>::encode(message).ok()
+    }
     fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes {
         self.body_bytes(request).unwrap()
     }
@@ -320,6 +325,9 @@ impl Grows for OpenAiProvider {
 }
 
 impl Grows for AnthropicProvider {
+    fn encoded(&self, message: &Message) -> Option<Encoded> {
+        <Self as crate::WireFormat>::encode(message).ok()
+    }
     fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes {
         self.body_bytes(request).unwrap()
     }
@@ -334,6 +342,9 @@ impl Grows for AnthropicProvider {
 /// `system_first`: the system prompt comes before the messages (OpenAI), so another one means a new body; after them
 /// (Anthropic) it is written again with the rest anyway.
 impl Grows for ResponsesProvider {
+    fn encoded(&self, message: &Message) -> Option<Encoded> {
+        <Self as crate::WireFormat>::encode(message).ok()
+    }
     fn bytes(&self, request: &PreparedRequest<'_>) -> Bytes {
         self.body_bytes(request).unwrap()
     }
@@ -348,7 +359,7 @@ impl Grows for ResponsesProvider {
 fn grows_only_from_the_very_same_messages(provider: &dyn Grows, system_first: bool) {
     let definitions = tools();
     let body = |c: &mut Conversation, system: &str| {
-        c.encode_with(provider);
+        c.encode_with(|m| provider.encoded(m));
         let whole = ChatRequest {
             model: String::new(),
             system: system.into(),
