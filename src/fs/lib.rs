@@ -14,14 +14,17 @@
 //! Must not: be handed paths that were not resolved (relative, with `..`, or through a symlink the user made on
 //! purpose): those are refused, not followed. Symlinks as files (restored by undo) are not written here.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::fs::{File, Metadata, Permissions};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, CWD, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
 
 mod atomic;
 pub mod places;
@@ -31,17 +34,6 @@ pub use atomic::{atomic_write, atomic_write_own, atomic_write_private};
 /// Set once the kernel answered `ENOSYS` to `openat2`: every later open walks component by component.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
-/// `struct open_how` of `linux/openat2.h` (libc's is non-exhaustive, so it cannot be built here).
-#[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
-
-const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-
 /// The error for a path that gained a symlink after it was checked.
 pub(crate) fn swapped(path: &Path) -> io::Error {
     io::Error::other(format!(
@@ -49,10 +41,6 @@ pub(crate) fn swapped(path: &Path) -> io::Error {
          follow (something else on the machine is changing the workspace); nothing was read or written there",
         path.display()
     ))
-}
-
-fn cstring(name: &OsStr) -> io::Result<CString> {
-    CString::new(name.as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
 /// The parent directory and the last name of an absolute resolved path.
@@ -67,7 +55,7 @@ fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
 }
 
 /// Opens `path` (absolute, holding no symlink) with `flags`, refusing any symlink on the way or at its end.
-fn open_path(path: &Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+fn open_path(path: &Path, flags: OFlags, mode: u32) -> io::Result<OwnedFd> {
     if !path.is_absolute()
         || path
             .components()
@@ -78,49 +66,31 @@ fn open_path(path: &Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> 
             format!("{} is not a resolved absolute path", path.display()),
         ));
     }
-    let flags = flags | libc::O_CLOEXEC;
+    let flags = flags | OFlags::CLOEXEC;
     if !NO_OPENAT2.load(Ordering::Relaxed) {
-        match openat2(libc::AT_FDCWD, path.as_os_str(), flags, mode) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(swapped(path)),
-            other => return other,
+        match openat2(path.as_os_str(), flags, mode) {
+            Err(Errno::NOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
+            Err(Errno::LOOP) => return Err(swapped(path)),
+            other => return other.map_err(io::Error::from),
         }
     }
     walk(path, flags, mode)
 }
 
-fn openat2(dir: libc::c_int, path: &OsStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
-    let c_path = cstring(path)?;
-    let how = OpenHow {
-        flags: flags as u64,
-        mode: u64::from(mode),
-        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
+/// `openat2` from the working directory, refusing any symlink (and /proc's magic links) on the way.
+fn openat2(path: &OsStr, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     loop {
-        // SAFETY: a valid C string and an `open_how` of the size passed; the returned descriptor is owned here.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir,
-                c_path.as_ptr(),
-                &how as *const OpenHow,
-                std::mem::size_of::<OpenHow>(),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the kernel just gave us this descriptor.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) });
-        }
-        let e = io::Error::last_os_error();
-        // EAGAIN: the kernel could not do the lookup in one go (a concurrent rename); it asks to try again.
-        if !matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN)) {
-            return Err(e);
+        match rustix::fs::openat2(CWD, path, flags, Mode::from_raw_mode(mode), resolve) {
+            // EAGAIN: the kernel could not do the lookup in one go (a concurrent rename); it asks to try again.
+            Err(Errno::INTR | Errno::AGAIN) => continue,
+            other => return other,
         }
     }
 }
 
 /// The same open without `openat2`: one `openat(O_NOFOLLOW)` per component from `/`.
-fn walk(path: &Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+fn walk(path: &Path, flags: OFlags, mode: u32) -> io::Result<OwnedFd> {
     let names: Vec<&OsStr> = path
         .components()
         .filter_map(|c| match c {
@@ -128,69 +98,50 @@ fn walk(path: &Path, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
             _ => None,
         })
         .collect();
-    let mut dir = openat(
-        libc::AT_FDCWD,
-        OsStr::new("/"),
-        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        0,
-    )?;
+    let mut dir = openat(CWD, OsStr::new("/"), OFlags::PATH | OFlags::DIRECTORY, 0)?;
     let Some((last, parents)) = names.split_last() else {
-        return openat(libc::AT_FDCWD, OsStr::new("/"), flags, mode);
+        return openat(CWD, OsStr::new("/"), flags, mode);
     };
     for name in parents {
         let next = openat(
-            dir.as_raw_fd(),
+            dir.as_fd(),
             name,
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW,
             0,
         );
         dir = next.map_err(|e| nofollow_error(e, &dir, name, path))?;
     }
-    openat(dir.as_raw_fd(), last, flags | libc::O_NOFOLLOW, mode).map_err(|e| nofollow_error(e, &dir, last, path))
+    openat(dir.as_fd(), last, flags | OFlags::NOFOLLOW, mode).map_err(|e| nofollow_error(e, &dir, last, path))
 }
 
 /// `O_NOFOLLOW` met a symlink: `ELOOP`, or `ENOTDIR` where a directory was asked for (told apart from a plain file
 /// by looking at the entry `name` in `dir` itself).
 fn nofollow_error(e: io::Error, dir: &OwnedFd, name: &OsStr, path: &Path) -> io::Error {
     let is_link = || {
-        openat(dir.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+        openat(dir.as_fd(), name, OFlags::PATH | OFlags::NOFOLLOW, 0)
             .and_then(|fd| File::from(fd).metadata())
             .is_ok_and(|m| m.file_type().is_symlink())
     };
-    match e.raw_os_error() {
-        Some(libc::ELOOP) => swapped(path),
-        Some(libc::ENOTDIR) if is_link() => swapped(path),
+    match Errno::from_io_error(&e) {
+        Some(Errno::LOOP) => swapped(path),
+        Some(Errno::NOTDIR) if is_link() => swapped(path),
         _ => e,
     }
 }
 
-fn openat(dir: libc::c_int, name: &OsStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
-    let c_name = cstring(name)?;
+/// `openat` of `name` in `dir` (close-on-exec), again when a signal interrupted it.
+fn openat(dir: BorrowedFd<'_>, name: &OsStr, flags: OFlags, mode: u32) -> io::Result<OwnedFd> {
     loop {
-        // SAFETY: a valid C string; the returned descriptor is owned here.
-        let fd = unsafe { libc::openat(dir, c_name.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
-        if fd >= 0 {
-            // SAFETY: the kernel just gave us this descriptor.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        match rustix::fs::openat(dir, name, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode)) {
+            Err(Errno::INTR) => continue,
+            other => return other.map_err(io::Error::from),
         }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-    }
-}
-
-fn check(result: libc::c_int) -> io::Result<()> {
-    if result == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 
 /// Opens a file for reading: never blocking on a FIFO swapped in, never as a controlling terminal.
 pub fn open(path: &Path) -> io::Result<File> {
-    open_path(path, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY, 0).map(File::from)
+    open_path(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, 0).map(File::from)
 }
 
 /// The whole content of a file.
@@ -203,12 +154,12 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
 
 /// What the entry at `path` is, without following a symlink at its end or on the way.
 pub fn metadata(path: &Path) -> io::Result<Metadata> {
-    File::from(open_path(path, libc::O_PATH, 0)?).metadata()
+    File::from(open_path(path, OFlags::PATH, 0)?).metadata()
 }
 
 /// Sets the mode bits of the file at `path`.
 pub fn set_permissions(path: &Path, permissions: Permissions) -> io::Result<()> {
-    let fd = open_path(path, libc::O_PATH, 0)?;
+    let fd = open_path(path, OFlags::PATH, 0)?;
     // An `O_PATH` descriptor cannot be `fchmod`ed; its magic link in /proc names exactly the opened file.
     std::fs::set_permissions(format!("/proc/self/fd/{}", fd.as_raw_fd()), permissions)
 }
@@ -216,13 +167,13 @@ pub fn set_permissions(path: &Path, permissions: Permissions) -> io::Result<()> 
 /// Removes the file at `path` (a symlink there is removed itself, never followed).
 pub fn remove_file(path: &Path) -> io::Result<()> {
     let (parent, name) = split(path)?;
-    Dir::open(parent)?.unlink(name, 0)
+    Dir::open(parent)?.unlink(name, AtFlags::empty())
 }
 
 /// Removes the empty directory at `path`.
 pub fn remove_dir(path: &Path) -> io::Result<()> {
     let (parent, name) = split(path)?;
-    Dir::open(parent)?.unlink(name, libc::AT_REMOVEDIR)
+    Dir::open(parent)?.unlink(name, AtFlags::REMOVEDIR)
 }
 
 /// Creates `path` and any missing directories above it, each inside the one opened before it.
@@ -238,7 +189,7 @@ pub struct Dir {
 
 impl Dir {
     pub(crate) fn open(path: &Path) -> io::Result<Dir> {
-        let fd = open_path(path, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        let fd = open_path(path, OFlags::PATH | OFlags::DIRECTORY, 0)?;
         Ok(Dir {
             fd,
             path: path.to_path_buf(),
@@ -253,16 +204,14 @@ impl Dir {
         }
         let (parent, name) = split(path)?;
         let parent = Dir::create_all(parent)?;
-        let c_name = cstring(name)?;
-        // SAFETY: a valid directory descriptor and C string.
-        match check(unsafe { libc::mkdirat(parent.fd.as_raw_fd(), c_name.as_ptr(), 0o777) }) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        match rustix::fs::mkdirat(&parent.fd, name, Mode::from_raw_mode(0o777)) {
+            Err(e) if e != Errno::EXIST => return Err(e.into()),
             _ => {}
         }
         let fd = openat(
-            parent.fd.as_raw_fd(),
+            parent.fd.as_fd(),
             name,
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW,
             0,
         )
         .map_err(|e| nofollow_error(e, &parent.fd, name, path))?;
@@ -274,16 +223,16 @@ impl Dir {
 
     /// What the entry `name` is, without following it.
     pub(crate) fn metadata(&self, name: &OsStr) -> io::Result<Metadata> {
-        let fd = openat(self.fd.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0)?;
+        let fd = openat(self.fd.as_fd(), name, OFlags::PATH | OFlags::NOFOLLOW, 0)?;
         File::from(fd).metadata()
     }
 
     /// The content of the regular file `name`; a symlink there is refused.
     pub(crate) fn read(&self, name: &OsStr) -> io::Result<Vec<u8>> {
         let fd = openat(
-            self.fd.as_raw_fd(),
+            self.fd.as_fd(),
             name,
-            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW,
             0,
         )
         .map_err(|e| nofollow_error(e, &self.fd, name, &self.path.join(name)))?;
@@ -292,18 +241,13 @@ impl Dir {
         Ok(bytes)
     }
 
-    fn unlink(&self, name: &OsStr, flags: libc::c_int) -> io::Result<()> {
-        let c_name = cstring(name)?;
-        // SAFETY: a valid directory descriptor and C string.
-        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c_name.as_ptr(), flags) })
+    fn unlink(&self, name: &OsStr, flags: AtFlags) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(&self.fd, name, flags)?)
     }
 
     /// Renames the entry `from` to `to`, both in this directory (`to` is replaced, never followed).
     pub(crate) fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
-        let (c_from, c_to) = (cstring(from)?, cstring(to)?);
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: a valid directory descriptor and C strings.
-        check(unsafe { libc::renameat(fd, c_from.as_ptr(), fd, c_to.as_ptr()) })
+        Ok(rustix::fs::renameat(&self.fd, from, &self.fd, to)?)
     }
 
     /// A new temp file in this directory, created with `mode` (the umask applies), removed again unless persisted.
@@ -315,8 +259,8 @@ impl Dir {
                 std::process::id(),
                 COUNT.fetch_add(1, Ordering::Relaxed)
             );
-            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-            match openat(self.fd.as_raw_fd(), OsStr::new(&name), flags, mode) {
+            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+            match openat(self.fd.as_fd(), OsStr::new(&name), flags, mode) {
                 Ok(fd) => {
                     return Ok(TempFile {
                         dir: self,
@@ -366,7 +310,7 @@ impl TempFile<'_> {
 impl Drop for TempFile<'_> {
     fn drop(&mut self) {
         if !self.persisted {
-            let _ = self.dir.unlink(&self.name, 0);
+            let _ = self.dir.unlink(&self.name, AtFlags::empty());
         }
     }
 }
@@ -375,8 +319,8 @@ impl Dir {
     /// Creates the empty file `name` with `mode` (the umask applies) unless something is there already, which is left
     /// as it is.
     pub fn create_empty(&self, name: &OsStr, mode: u32) -> io::Result<()> {
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        match openat(self.fd.as_raw_fd(), name, flags, mode) {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+        match openat(self.fd.as_fd(), name, flags, mode) {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
             _ => Ok(()),
         }
@@ -384,15 +328,8 @@ impl Dir {
 
     /// Where the symlink `name` in this directory points.
     pub fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
-        let c_name = cstring(name)?;
-        let mut buf = vec![0u8; libc::PATH_MAX as usize];
-        // SAFETY: a valid directory descriptor, C string and buffer of the length passed.
-        let len = unsafe { libc::readlinkat(self.fd.as_raw_fd(), c_name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        if len < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        buf.truncate(len as usize);
-        Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+        let target = rustix::fs::readlinkat(&self.fd, name, Vec::new())?;
+        Ok(PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes())))
     }
 }
 

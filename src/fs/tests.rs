@@ -89,15 +89,15 @@ fn a_file_swapped_for_a_symlink_is_not_followed() {
 fn the_walk_without_openat2_refuses_the_same() {
     let s = setup();
     let file = s.ws.join("sub/a.txt");
-    let fd = walk(&file, libc::O_RDONLY | libc::O_CLOEXEC, 0).unwrap();
+    let fd = walk(&file, OFlags::RDONLY | OFlags::CLOEXEC, 0).unwrap();
     let mut text = String::new();
     File::from(fd).read_to_string(&mut text).unwrap();
     assert_eq!(text, "inside");
     swap(&s);
-    assert_swapped(walk(&file, libc::O_RDONLY | libc::O_CLOEXEC, 0));
+    assert_swapped(walk(&file, OFlags::RDONLY | OFlags::CLOEXEC, 0));
     assert_swapped(walk(
         &s.ws.join("sub"),
-        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         0,
     ));
 }

@@ -84,8 +84,7 @@ pub unsafe fn capture() -> Captured {
     // SAFETY: single-threaded; `unsetenv` above dropped every pointer into the entries that are overwritten, and the
     // range is the process's own environment block as the kernel records it.
     let block_entries = unsafe { scrub_own_block() };
-    // SAFETY: prctl(PR_SET_DUMPABLE) takes plain integers and changes only this process's flag.
-    let not_dumpable = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } == 0;
+    let not_dumpable = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable).is_ok();
     let variables = found.len();
     for (_, value) in &found {
         if let Some(value) = value.to_str() {

@@ -220,10 +220,8 @@ impl rmcp::transport::auth::CredentialStore for TokenFile {
                 .truncate(false)
                 .mode(0o600)
                 .open(&path)?;
-            // SAFETY: flock takes the descriptor of a file this closure owns; it stays open as long as the guard.
-            if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            // Held as long as the file stays open: the guard owns it.
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
             Ok(file)
         })
         .await
