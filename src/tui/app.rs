@@ -25,6 +25,7 @@ use super::view::transcript::TranscriptView;
 use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
 
 mod bottom;
+mod commands;
 mod reveal;
 mod toggles;
 
@@ -521,131 +522,6 @@ impl App {
         }
         self.transcript.to_bottom();
         self.send(Op::UserTurn { text });
-    }
-
-    fn command(&mut self, name: &str, args: &str) {
-        match name {
-            "help" => self.open_help(),
-            "quit" | "exit" => self.quit = true,
-            "history" => self.layers.push(Box::new(HistoryLayer::new())),
-            "mcp" => self
-                .layers
-                .push(Box::new(super::view::mcp::McpLayer::new(self.mcp.clone()))),
-            "diff" => self.open_diff(true),
-            "remember" => match super::memory::remember_command(args) {
-                Ok(op) => self.send(op),
-                Err(usage) => self.state.notice(usage, Level::Error),
-            },
-            "init" => self.submit(crate::agent::prompt::INIT_PROMPT.trim_end().to_string()),
-            "context" => match super::memory::context_command(args) {
-                Ok(op) => self.send(op),
-                Err(usage) => self.state.notice(usage, Level::Error),
-            },
-            "clear" => {
-                self.state.cells.clear();
-                self.transcript = TranscriptView::new();
-            }
-            "compact" => {
-                if self.state.status.busy {
-                    self.state.flash("a turn is running; /compact after it ends");
-                    return;
-                }
-                let focus = Some(args.trim().to_string()).filter(|f| !f.is_empty());
-                self.send(Op::Compact { focus });
-                self.state.flash("compacting the conversation…");
-            }
-            "new" => {
-                if self.state.status.busy {
-                    self.state.flash("wait for the turn to end, or interrupt it first");
-                    return;
-                }
-                self.send(Op::NewConversation);
-                self.state.forget_usage();
-                self.state.cells.clear();
-                self.state.clear_plan();
-                self.transcript = TranscriptView::new();
-                self.state.flash("new conversation");
-            }
-            "undo" | "rewind" | "review" if self.state.status.busy => {
-                self.state
-                    .flash("a turn is running: wait for it to end, or interrupt it (Esc) first");
-            }
-            "undo" => self.send(Op::Undo { force: false }),
-            "rewind" => self.send(Op::ListRewindPoints),
-            "review" => match args.trim() {
-                "" => self
-                    .layers
-                    .push(Box::new(super::view::review::ReviewChooseLayer::new())),
-                "turn" => self.send(Op::ReviewStart {
-                    since: crate::protocol::ReviewSince::Turn,
-                }),
-                "session" => self.send(Op::ReviewStart {
-                    since: crate::protocol::ReviewSince::Session,
-                }),
-                other => self.state.notice(
-                    format!("unknown /review '{other}': expected /review, /review turn or /review session"),
-                    Level::Error,
-                ),
-            },
-            "mode" if args.is_empty() => {
-                let mode = self.state.status.mode;
-                self.state.notice(
-                    format!("mode: {mode} (set with /mode {})", crate::config::MODES),
-                    Level::Info,
-                );
-            }
-            "mode" => match args.parse::<ApprovalMode>() {
-                Ok(mode) => {
-                    self.send(Op::SetApprovalMode { mode });
-                    self.state.status.mode = mode;
-                    self.state.flash(format!("mode: {mode}"));
-                }
-                Err(_) => self.state.notice(
-                    format!("unknown mode '{args}': expected {}", crate::config::MODES),
-                    Level::Error,
-                ),
-            },
-            "model" if args.is_empty() => {
-                let model = self.state.status.model.clone();
-                self.state
-                    .notice(format!("model: {model} (switch with /model NAME)"), Level::Info);
-            }
-            "model" => {
-                self.send(Op::SetModel {
-                    model: args.to_string(),
-                });
-                self.state.status.model = args.to_string();
-                self.state.flash(format!("model: {args}"));
-            }
-            "resume" | "fork" if self.state.status.busy => {
-                self.state.flash("wait for the turn to end, or interrupt it first");
-            }
-            "resume" => {
-                let sessions = crate::session::list::list(&crate::config::data_dir(), &self.state.status.workspace);
-                self.layers.push(Box::new(super::picker::PickerLayer::new(sessions)));
-            }
-            "fork" => self.switch = Some(super::switch::SessionSwitch::Fork),
-            // An MCP prompt is fetched by the agent, then shown and sent as the user's message.
-            other if other.starts_with(crate::mcp::prompts::COMMAND_PREFIX) => {
-                let statuses = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
-                match crate::commands::mcp_prompts::resolve(other, args, &statuses) {
-                    _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),
-                    Some(Ok(op)) => {
-                        self.transcript.to_bottom();
-                        self.send(op);
-                    }
-                    Some(Err(e)) => self.state.notice(e, Level::Error),
-                    None => {}
-                }
-            }
-            // A custom command sends its prompt, which the transcript shows as the user's message.
-            other => match self.custom.get(other).map(|c| c.expand(args)) {
-                Some(prompt) => self.submit(prompt),
-                None => self
-                    .state
-                    .notice(format!("unknown command /{other}; /help lists them"), Level::Error),
-            },
-        }
     }
 
     fn apply_effects(&mut self, effects: Vec<Effect>) {

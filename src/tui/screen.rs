@@ -196,21 +196,7 @@ impl<B: Scroll> Screen<B> {
         let shown = &self.shown;
         // What the terminal shows on row `y`: a row of `shown`, or a blank one the move brought in.
         let shows = |y: usize| -> &[Cell] {
-            let from = match shift {
-                Some(s) if (usize::from(s.region.start)..usize::from(s.region.end)).contains(&y) => {
-                    let (start, end, by) = (
-                        usize::from(s.region.start),
-                        usize::from(s.region.end),
-                        usize::from(s.by),
-                    );
-                    if s.up {
-                        Some(y + by).filter(|&from| from < end)
-                    } else {
-                        y.checked_sub(by).filter(|&from| from >= start)
-                    }
-                }
-                _ => Some(y),
-            };
+            let from = shift.map_or(Some(y), |s| s.source(y));
             from.map_or(&blank, |from| {
                 debug_assert_eq!(
                     shown[from].len(),
@@ -225,14 +211,7 @@ impl<B: Scroll> Screen<B> {
         while y < height {
             if let (Some(taken), Some(reuse)) = (moved[y].as_mut(), reuse) {
                 let cols = reuse.cols_in(area, y);
-                for x in (0..cols.start).chain(cols.end..width) {
-                    let cell = &mut self.next.content[y * width + x];
-                    super::cell_guard::guard_cell(cell);
-                    if !same_cell(&taken[x], cell) {
-                        out.push((area.x + x as u16, area.y + y as u16, cell.clone()));
-                        taken[x] = cell.clone();
-                    }
-                }
+                taken_changes(taken, &mut self.next.content[row(y)], cols, area, y, &mut out);
                 y += 1;
                 continue;
             }
@@ -250,38 +229,7 @@ impl<B: Scroll> Screen<B> {
                 .for_each(super::cell_guard::guard_cell);
             for row in first..y {
                 let (was, now) = (shows(row), &self.next.content[row * width..(row + 1) * width]);
-                let at = area.y + row as u16;
-                // Every symbol one column wide: the cells that differ are what ratatui's diff would write.
-                let mark = out.len();
-                let mut all_narrow = true;
-                for (x, (was, now)) in was.iter().zip(now).enumerate() {
-                    if !narrow(was) || !narrow(now) {
-                        all_narrow = false;
-                        break;
-                    }
-                    if !same_cell(was, now) {
-                        out.push((area.x + x as u16, at, now.clone()));
-                    }
-                }
-                if all_narrow {
-                    continue;
-                }
-                out.truncate(mark);
-                // Wide symbols, and what they cover, as ratatui's diff handles them.
-                let line = Rect {
-                    y: at,
-                    height: 1,
-                    ..area
-                };
-                let was = Buffer {
-                    area: line,
-                    content: was.to_vec(),
-                };
-                let now = Buffer {
-                    area: line,
-                    content: now.to_vec(),
-                };
-                out.extend(was.diff(&now).into_iter().map(|(x, y, cell)| (x, y, cell.clone())));
+                row_changes(was, now, area, area.y + row as u16, &mut out);
             }
         }
         out
@@ -309,6 +257,63 @@ impl<B: Scroll> Screen<B> {
     pub fn resized(&mut self) {
         self.size.set(None);
     }
+}
+
+/// The cells of row `y` (of `area`) taken over from the last frame (`taken`, the same as what the terminal shows)
+/// that differ from the frame's row `now` outside columns `cols`, which the reuse vouches for: guarded, written into
+/// `taken` and added to `out`.
+fn taken_changes(
+    taken: &mut [Cell],
+    now: &mut [Cell],
+    cols: std::ops::Range<usize>,
+    area: Rect,
+    y: usize,
+    out: &mut Vec<(u16, u16, Cell)>,
+) {
+    for x in (0..cols.start).chain(cols.end..now.len()) {
+        let cell = &mut now[x];
+        super::cell_guard::guard_cell(cell);
+        if !same_cell(&taken[x], cell) {
+            out.push((area.x + x as u16, area.y + y as u16, cell.clone()));
+            taken[x] = cell.clone();
+        }
+    }
+}
+
+/// The cells of terminal row `at` (of `area`) that differ between what it shows (`was`) and the frame's row `now`,
+/// added to `out` as ratatui's diff finds them: cell by cell when every symbol is one column wide, else by its diff.
+fn row_changes(was: &[Cell], now: &[Cell], area: Rect, at: u16, out: &mut Vec<(u16, u16, Cell)>) {
+    // Every symbol one column wide: the cells that differ are what ratatui's diff would write.
+    let mark = out.len();
+    let mut all_narrow = true;
+    for (x, (was, now)) in was.iter().zip(now).enumerate() {
+        if !narrow(was) || !narrow(now) {
+            all_narrow = false;
+            break;
+        }
+        if !same_cell(was, now) {
+            out.push((area.x + x as u16, at, now.clone()));
+        }
+    }
+    if all_narrow {
+        return;
+    }
+    out.truncate(mark);
+    // Wide symbols, and what they cover, as ratatui's diff handles them.
+    let line = Rect {
+        y: at,
+        height: 1,
+        ..area
+    };
+    let was = Buffer {
+        area: line,
+        content: was.to_vec(),
+    };
+    let now = Buffer {
+        area: line,
+        content: now.to_vec(),
+    };
+    out.extend(was.diff(&now).into_iter().map(|(x, y, cell)| (x, y, cell.clone())));
 }
 
 /// A terminal that can move a band of rows itself.
@@ -523,6 +528,25 @@ struct Shift {
     region: std::ops::Range<u16>,
     by: u16,
     up: bool,
+}
+
+impl Shift {
+    /// The row whose content row `y` shows once the terminal moved the rows: itself outside the region, none for a
+    /// blank row the move brought in.
+    fn source(&self, y: usize) -> Option<usize> {
+        let (start, end, by) = (
+            usize::from(self.region.start),
+            usize::from(self.region.end),
+            usize::from(self.by),
+        );
+        if !(start..end).contains(&y) {
+            Some(y)
+        } else if self.up {
+            Some(y + by).filter(|&from| from < end)
+        } else {
+            y.checked_sub(by).filter(|&from| from >= start)
+        }
+    }
 }
 
 /// The move of one band of rows that leaves the most rows right, if it leaves at least `MIN_ROWS_MOVED` right that

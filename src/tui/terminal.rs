@@ -27,11 +27,11 @@ use tokio::sync::mpsc;
 use super::app::{ANIMATION, App, FRAME, STREAM_EARLY, STREAM_FRAME, osc52};
 use super::screen::Screen;
 use super::state::Level;
-use super::switch::StartSession;
+use super::switch::{SessionSwitch, StartSession};
 use crate::agent::AgentHandle;
 use crate::host::SessionInfo;
 use crate::protocol::FRAME_SLACK;
-use crate::protocol::Op;
+use crate::protocol::{Event, Op};
 
 mod input;
 pub mod modes;
@@ -182,232 +182,386 @@ async fn run_screen(
     signals: &mut Signals,
     mut sessions: Sessions<'_>,
 ) -> std::io::Result<Summary> {
-    enable_raw_mode()?;
-    let _guard = Guard;
-    let mut out = stdout();
-    // Asked before the event stream starts reading input, which would otherwise take the terminal's answer; the flags
-    // are pushed when the answer comes, and the first frame does not wait for it.
-    let mut kitty = Some(modes::ask_kitty());
-    // Locked for the whole sequence, so the query written meanwhile cannot land inside one of its escapes.
-    modes::enter(&mut out.lock(), false, mouse)?;
+    let (_guard, mut out, kitty, mut terminal) = take_terminal(mouse)?;
+    let mut kitty = Some(kitty);
     app.state.status.mouse_off = !mouse;
     let mut mouse_on = mouse;
-    // Buffered, so a frame reaches the terminal as one write.
-    let mut terminal = Terminal::new(Screen::new(CrosstermBackend::new(BufWriter::with_capacity(
-        1 << 16,
-        stdout(),
-    ))))?;
     let mut ended_by: Option<i32> = None;
     let mut input = Input::start();
-    let AgentHandle {
-        mut ops,
-        mut events,
-        task,
-    } = agent;
-    let mut task = Some(task);
-    let mut agent_panicked = false;
-    let mut dirty = true;
-    // What is to be drawn came only from the agent (streamed text, tool output): it is drawn at `STREAM_FRAME`.
-    let mut streamed_only = false;
-    let mut last_draw = Instant::now() - FRAME;
-    // When the agent's output last came in.
-    let mut last_streamed: Option<Instant> = None;
+    let mut agent = Agent::new(agent);
+    let mut pace = Pace::new();
     let mut timer = Timer::new();
     loop {
         let now = Instant::now();
-        let was_dirty = dirty;
-        let mut from_agent = false;
-        let deadline = if dirty {
-            let due = if streamed_only {
-                last_draw + STREAM_FRAME - STREAM_EARLY
-            } else {
-                last_draw + FRAME - FRAME_SLACK
-            };
-            Some(due.max(now))
-        } else if app.animating() {
-            // While an answer streams, its frames move the spinner too, and its own frame waits for a pause in the
-            // stream. (The kept timer is moved on every streamed frame; the runtime's timer driver wakes at the
-            // time it was moved from, so an animation frame due a few frames ahead woke it twice a frame.)
-            let paused = last_streamed.map(|at| at + STREAM_PAUSE).filter(|&at| at > now);
-            Some(paused.unwrap_or(last_draw + ANIMATION).max(now))
-        } else {
-            // A status message's deadline: one wake-up to clear it, no ticking.
-            app.wake_at().map(|at| at.max(now))
-        };
+        let deadline = pace.wake_up(&app, now);
         tokio::select! {
             biased;
             signal = signals.next() => {
                 ended_by = Some(signal);
                 break;
             }
-            answer = async {
-                match kitty.as_mut() {
-                    Some(rx) => rx.await.unwrap_or(false),
-                    None => false,
-                }
-            }, if kitty.is_some() => {
+            answer = kitty_answer(&mut kitty), if kitty.is_some() => {
                 kitty = None;
                 modes::kitty_answered(&mut out, answer)?;
             }
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    if matches!(event, crossterm::event::Event::Resize(..)) {
-                        terminal.backend_mut().resized();
-                    }
-                    app.on_terminal_event(event);
-                    dirty = true;
+                    on_terminal_event(&mut terminal, &mut app, event);
+                    pace.dirty = true;
                 }
                 Some(Err(_)) | None => break,
             },
-            loaded = async {
-                match sessions.pending.as_mut() {
-                    Some(pending) => (&mut pending.ready).await,
-                    None => std::future::pending().await,
-                }
-            }, if sessions.pending.is_some() => {
+            loaded = session_record(&mut sessions.pending), if sessions.pending.is_some() => {
                 sessions.pending = None;
-                dirty = true;
-                match loaded {
-                    Ok(Ok(info)) => {
-                        super::switch::loaded(&mut app, sessions.session, info);
-                        app.state.status.mouse_off = !mouse_on;
-                    }
-                    Ok(Err(e)) => app.state.notice(format!("cannot resume the session: {e}"), Level::Error),
-                    // The loading task ended without a word: it panicked, which the events channel reports.
-                    Err(_) => {}
-                }
+                pace.dirty = true;
+                show_loaded(&mut app, sessions.session, loaded, mouse_on);
             }
             // While a frame is already due, agent events wait in the channel and are taken just before drawing: a
             // stream of tokens then costs one wake-up per frame, not one per token. A session still loading has no
             // agent yet: its first events wait until its whole record is on screen.
-            event = events.recv(), if !dirty && sessions.pending.is_none() => match event {
+            event = agent.events.recv(), if !pace.dirty && sessions.pending.is_none() => match event {
                 Some(event) => {
                     app.on_agent_event(event);
-                    dirty = true;
-                    from_agent = true;
-                    last_streamed = Some(now);
+                    pace.streamed(now);
                 }
                 None => {
                     app.state.agent_gone = true;
-                    dirty = true;
-                    // The channel closes when the task ends; a panic there leaves nothing to talk to.
-                    if let Some(handle) = task.as_mut()
-                        && let Ok(joined) = tokio::time::timeout(AGENT_END_WAIT, handle).await
-                    {
-                        task = None;
-                        if joined.is_err_and(|e| e.is_panic()) {
-                            agent_panicked = true;
-                            break;
-                        }
+                    pace.dirty = true;
+                    if agent.events_ended().await {
+                        break;
                     }
                 }
             },
-            Some(()) = notify_rx.recv() => dirty = true,
+            Some(()) = notify_rx.recv() => pace.dirty = true,
             () = timer.until(deadline), if deadline.is_some() => {
-                while sessions.pending.is_none() && let Ok(event) = events.try_recv() {
-                    app.on_agent_event(event);
-                }
-                last_draw = Instant::now();
-                draw(&mut terminal, &mut app)?;
-                if let Some(go) = sessions.pending.as_mut().and_then(|p| p.go.take()) {
-                    let _ = go.send(());
-                }
-                dirty = false;
+                draw_frame(&mut terminal, &mut app, &mut agent.events, &mut sessions.pending, &mut pace)?;
             }
         }
-        // Anything else (a key, a resize, a loaded session) is drawn at the full rate, also when streamed text is
-        // already waiting.
-        if from_agent && !was_dirty {
-            streamed_only = true;
-        } else if dirty && !from_agent {
-            streamed_only = false;
-        }
+        pace.woke();
         if app.quit {
             break;
         }
-        if mouse_on == app.state.status.mouse_off {
-            mouse_on = !app.state.status.mouse_off;
-            modes::set_mouse(&mut out, mouse_on)?;
-        }
+        sync_mouse(&mut out, &mut mouse_on, &app)?;
         if let Some(text) = app.edit_request.take() {
-            // The editor gets the real terminal and every key: stop reading input, leave the full screen, and take
-            // both back afterwards with a full redraw.
-            drop(input);
-            let result = run_editor(&text, mouse_on);
-            input = Input::ready(EventStream::new());
-            terminal.clear()?;
-            app.edited(result);
-            dirty = true;
+            input = hand_to_editor(input, &text, &mut terminal, &mut app, mouse_on)?;
+            pace.dirty = true;
         }
         if let Some(switch) = app.switch.take() {
-            dirty = true;
-            let Some(start) = sessions.start.as_mut() else {
-                app.state.notice("this session cannot switch to another", Level::Error);
-                continue;
-            };
-            let reload = switch == super::switch::SessionSwitch::Reload;
-            if switch.stops_first() {
-                let _ = ops.send(Op::Shutdown);
-                if let Some(old_task) = task.take() {
-                    let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
-                }
-            }
-            match super::switch::start(switch, start, sessions.session) {
-                Err(e) if reload => {
-                    app.state.agent_gone = true;
-                    app.state.notice(
-                        format!("the project is trusted, but the session could not restart: {e}. Start tern again."),
-                        Level::Error,
-                    );
-                }
-                Ok((handle, _old_session)) => {
-                    // The old agent ends cleanly (its running commands end their process groups) before the new
-                    // one is shown.
-                    let _ = ops.send(Op::Shutdown);
-                    if let Some(old_task) = task.take() {
-                        let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
-                    }
-                    app = super::switch::rebuild(app, &handle, sessions.session);
-                    app.state.status.mouse_off = !mouse_on;
-                    // The record still loading was the old session's.
-                    sessions.pending = None;
-                    let AgentHandle {
-                        ops: new_ops,
-                        events: new_events,
-                        task: new_task,
-                    } = handle;
-                    (ops, events, task) = (new_ops, new_events, Some(new_task));
-                    agent_panicked = false;
-                    if reload {
-                        app.state.notice(
-                            "project trusted: its configuration and MCP servers apply from now on",
-                            Level::Info,
-                        );
-                    }
-                }
-                Err(e) => app.state.notice(e, Level::Error),
-            }
+            pace.dirty = true;
+            app = switch_session(app, switch, &mut sessions, &mut agent, mouse_on).await;
         }
     }
-    // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
-    let _ = ops.send(Op::Shutdown);
-    drop(ops);
-    let at_once = match task {
-        Some(task) => tokio::select! {
-            _ = tokio::time::timeout(SHUTDOWN_WAIT, task) => false,
-            signal = signals.next() => {
-                ended_by.get_or_insert(signal);
-                true
-            }
-        },
+    Ok(agent.end(signals, ended_by, app.state.last_exchange()).await)
+}
+
+/// Takes the terminal for the UI: raw mode (put back when the guard drops), the full screen with mouse capture if
+/// `mouse`, and the kitty keyboard query, whose answer comes later. Returns those with stdout and the terminal to draw
+/// on.
+fn take_terminal(mouse: bool) -> std::io::Result<(Guard, Stdout, tokio::sync::oneshot::Receiver<bool>, Tty)> {
+    enable_raw_mode()?;
+    let guard = Guard;
+    let out = stdout();
+    // Asked before the event stream starts reading input, which would otherwise take the terminal's answer; the flags
+    // are pushed when the answer comes, and the first frame does not wait for it.
+    let kitty = modes::ask_kitty();
+    // Locked for the whole sequence, so the query written meanwhile cannot land inside one of its escapes.
+    modes::enter(&mut out.lock(), false, mouse)?;
+    // Buffered, so a frame reaches the terminal as one write.
+    let terminal = Terminal::new(Screen::new(CrosstermBackend::new(BufWriter::with_capacity(
+        1 << 16,
+        stdout(),
+    ))))?;
+    Ok((guard, out, kitty, terminal))
+}
+
+/// A key, the mouse, a paste or a resize, for the app; on a resize the screen asks the terminal's size again.
+fn on_terminal_event(terminal: &mut Tty, app: &mut App, event: crossterm::event::Event) {
+    if matches!(event, crossterm::event::Event::Resize(..)) {
+        terminal.backend_mut().resized();
+    }
+    app.on_terminal_event(event);
+}
+
+/// Turns mouse capture on or off when the app's flag says otherwise (the user toggled it).
+fn sync_mouse(out: &mut Stdout, mouse_on: &mut bool, app: &App) -> std::io::Result<()> {
+    if *mouse_on == app.state.status.mouse_off {
+        *mouse_on = !app.state.status.mouse_off;
+        modes::set_mouse(out, *mouse_on)?;
+    }
+    Ok(())
+}
+
+/// The terminal's answer to the kitty keyboard query (false when it gave none).
+async fn kitty_answer(kitty: &mut Option<tokio::sync::oneshot::Receiver<bool>>) -> bool {
+    match kitty.as_mut() {
+        Some(rx) => rx.await.unwrap_or(false),
         None => false,
+    }
+}
+
+/// The whole record of the session still loading, once it came; with none loading, never.
+async fn session_record(
+    pending: &mut Option<Pending>,
+) -> Result<Result<SessionInfo, String>, tokio::sync::oneshot::error::RecvError> {
+    match pending.as_mut() {
+        Some(pending) => (&mut pending.ready).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Shows the session whose record finished loading, or says why it could not be loaded.
+fn show_loaded(
+    app: &mut App,
+    session: &mut SessionInfo,
+    loaded: Result<Result<SessionInfo, String>, tokio::sync::oneshot::error::RecvError>,
+    mouse_on: bool,
+) {
+    match loaded {
+        Ok(Ok(info)) => {
+            super::switch::loaded(app, session, info);
+            app.state.status.mouse_off = !mouse_on;
+        }
+        Ok(Err(e)) => app
+            .state
+            .notice(format!("cannot resume the session: {e}"), Level::Error),
+        // The loading task ended without a word: it panicked, which the events channel reports.
+        Err(_) => {}
+    }
+}
+
+/// Draws a frame once its time came: the agent's events waiting are applied first (none while a session still
+/// loads), and a session waiting for the first frame may begin loading.
+fn draw_frame(
+    terminal: &mut Tty,
+    app: &mut App,
+    events: &mut mpsc::UnboundedReceiver<Event>,
+    pending: &mut Option<Pending>,
+    pace: &mut Pace,
+) -> std::io::Result<()> {
+    while pending.is_none()
+        && let Ok(event) = events.try_recv()
+    {
+        app.on_agent_event(event);
+    }
+    pace.last_draw = Instant::now();
+    draw(terminal, app)?;
+    if let Some(go) = pending.as_mut().and_then(|p| p.go.take()) {
+        let _ = go.send(());
+    }
+    pace.dirty = false;
+    Ok(())
+}
+
+/// Hands the terminal to `$EDITOR` for `text`, the result to the app, and returns the input read again.
+fn hand_to_editor(
+    input: Input,
+    text: &str,
+    terminal: &mut Tty,
+    app: &mut App,
+    mouse_on: bool,
+) -> std::io::Result<Input> {
+    // The editor gets the real terminal and every key: stop reading input, leave the full screen, and take both back
+    // afterwards with a full redraw.
+    drop(input);
+    let result = run_editor(text, mouse_on);
+    let input = Input::ready(EventStream::new());
+    terminal.clear()?;
+    app.edited(result);
+    Ok(input)
+}
+
+/// Switches to the session the user asked for: the new session's agent starts, the old one is stopped, and the app
+/// is rebuilt for the new session. On a failure the session on screen stays and says why. Returns the app to show.
+async fn switch_session(
+    mut app: App,
+    switch: SessionSwitch,
+    sessions: &mut Sessions<'_>,
+    agent: &mut Agent,
+    mouse_on: bool,
+) -> App {
+    let Some(start) = sessions.start.as_mut() else {
+        app.state.notice("this session cannot switch to another", Level::Error);
+        return app;
     };
-    Ok(Summary {
-        last_exchange: app.state.last_exchange(),
-        signal: ended_by,
-        at_once,
-        agent_panicked,
-    })
+    let reload = switch == SessionSwitch::Reload;
+    if switch.stops_first() {
+        agent.stop().await;
+    }
+    match super::switch::start(switch, start, sessions.session) {
+        Err(e) if reload => {
+            app.state.agent_gone = true;
+            app.state.notice(
+                format!("the project is trusted, but the session could not restart: {e}. Start tern again."),
+                Level::Error,
+            );
+        }
+        Ok((handle, _old_session)) => {
+            // The old agent ends cleanly (its running commands end their process groups) before the new one is
+            // shown.
+            agent.stop().await;
+            app = super::switch::rebuild(app, &handle, sessions.session);
+            app.state.status.mouse_off = !mouse_on;
+            // The record still loading was the old session's.
+            sessions.pending = None;
+            *agent = Agent::new(handle);
+            if reload {
+                app.state.notice(
+                    "project trusted: its configuration and MCP servers apply from now on",
+                    Level::Info,
+                );
+            }
+        }
+        Err(e) => app.state.notice(e, Level::Error),
+    }
+    app
+}
+
+/// The agent the UI talks to: where its ops go, its events, and its task until that was seen to end.
+struct Agent {
+    ops: mpsc::UnboundedSender<Op>,
+    events: mpsc::UnboundedReceiver<Event>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    /// Its task panicked, which ended the UI.
+    panicked: bool,
+}
+
+impl Agent {
+    fn new(handle: AgentHandle) -> Self {
+        let AgentHandle { ops, events, task } = handle;
+        Self {
+            ops,
+            events,
+            task: Some(task),
+            panicked: false,
+        }
+    }
+
+    /// Asks it to shut down and waits for its task to end, at most `SHUTDOWN_WAIT`.
+    async fn stop(&mut self) {
+        let _ = self.ops.send(Op::Shutdown);
+        if let Some(old_task) = self.task.take() {
+            let _ = tokio::time::timeout(SHUTDOWN_WAIT, old_task).await;
+        }
+    }
+
+    /// Its events ended, as they do when its task ends: waits a moment for the task, and returns whether it panicked
+    /// (then there is nothing left to talk to).
+    async fn events_ended(&mut self) -> bool {
+        if let Some(handle) = self.task.as_mut()
+            && let Ok(joined) = tokio::time::timeout(AGENT_END_WAIT, handle).await
+        {
+            self.task = None;
+            if joined.is_err_and(|e| e.is_panic()) {
+                self.panicked = true;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Shuts it down as the UI ends and waits for it, at most `SHUTDOWN_WAIT`; a signal meanwhile cuts the wait short.
+    /// Returns what the session ended with: `ended_by`, the signal that ended the UI (if one did), and
+    /// `last_exchange` go into it.
+    async fn end(
+        self,
+        signals: &mut Signals,
+        mut ended_by: Option<i32>,
+        last_exchange: Option<(String, String)>,
+    ) -> Summary {
+        // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
+        let _ = self.ops.send(Op::Shutdown);
+        drop(self.ops);
+        let at_once = match self.task {
+            Some(task) => tokio::select! {
+                _ = tokio::time::timeout(SHUTDOWN_WAIT, task) => false,
+                signal = signals.next() => {
+                    ended_by.get_or_insert(signal);
+                    true
+                }
+            },
+            None => false,
+        };
+        Summary {
+            last_exchange,
+            signal: ended_by,
+            at_once,
+            agent_panicked: self.panicked,
+        }
+    }
+}
+
+/// When the next frame is due: whether anything changed since the last one, and whether only the agent's output did.
+struct Pace {
+    /// Something changed since the last frame.
+    dirty: bool,
+    /// What is to be drawn came only from the agent (streamed text, tool output): it is drawn at `STREAM_FRAME`.
+    streamed_only: bool,
+    last_draw: Instant,
+    /// When the agent's output last came in.
+    last_streamed: Option<Instant>,
+    /// In this wake-up: whether a frame was due before it, and whether it brought the agent's output.
+    was_dirty: bool,
+    from_agent: bool,
+}
+
+impl Pace {
+    fn new() -> Self {
+        Self {
+            dirty: true,
+            streamed_only: false,
+            last_draw: Instant::now() - FRAME,
+            last_streamed: None,
+            was_dirty: false,
+            from_agent: false,
+        }
+    }
+
+    /// A wake-up of the loop begins at `now`: returns when the next one is to be at the latest (`deadline`).
+    fn wake_up(&mut self, app: &App, now: Instant) -> Option<Instant> {
+        self.was_dirty = self.dirty;
+        self.from_agent = false;
+        self.deadline(app, now)
+    }
+
+    /// The agent's output came in at `now`.
+    fn streamed(&mut self, now: Instant) {
+        self.dirty = true;
+        self.from_agent = true;
+        self.last_streamed = Some(now);
+    }
+
+    /// When the loop is to wake up at the latest, seen at `now`: for the next frame, or for what `app` animates, or
+    /// never.
+    fn deadline(&self, app: &App, now: Instant) -> Option<Instant> {
+        if self.dirty {
+            let due = if self.streamed_only {
+                self.last_draw + STREAM_FRAME - STREAM_EARLY
+            } else {
+                self.last_draw + FRAME - FRAME_SLACK
+            };
+            Some(due.max(now))
+        } else if app.animating() {
+            // While an answer streams, its frames move the spinner too, and its own frame waits for a pause in the
+            // stream. (The kept timer is moved on every streamed frame; the runtime's timer driver wakes at the
+            // time it was moved from, so an animation frame due a few frames ahead woke it twice a frame.)
+            let paused = self.last_streamed.map(|at| at + STREAM_PAUSE).filter(|&at| at > now);
+            Some(paused.unwrap_or(self.last_draw + ANIMATION).max(now))
+        } else {
+            // A status message's deadline: one wake-up to clear it, no ticking.
+            app.wake_at().map(|at| at.max(now))
+        }
+    }
+
+    /// After a wake-up: whether what is to be drawn came only from the agent.
+    fn woke(&mut self) {
+        // Anything else (a key, a resize, a loaded session) is drawn at the full rate, also when streamed text is
+        // already waiting.
+        if self.from_agent && !self.was_dirty {
+            self.streamed_only = true;
+        } else if self.dirty && !self.from_agent {
+            self.streamed_only = false;
+        }
+    }
 }
 
 /// Hands the terminal to `$EDITOR` for `text` and takes it back.

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use super::{AppState, Cell, CellKind};
 use crate::protocol::{ToolKind, ToolOutput};
 
 /// Lines of live output kept per running call (the pane shows the tail; the full result arrives with the end event).
@@ -116,6 +117,65 @@ impl ToolCallState {
 
     pub fn elapsed(&self) -> Duration {
         self.duration.unwrap_or_else(|| self.started.elapsed())
+    }
+}
+
+impl AppState {
+    /// A tool call began: the plan's own call updates the plan; any other gets a pane, in the last cell's group when
+    /// both only read or search and that group's calls all still run.
+    pub(super) fn begin_call(&mut self, call_id: String, name: String, kind: ToolKind, args: Value) {
+        self.end_reasoning();
+        if kind == ToolKind::Plan {
+            self.begin_plan_call(call_id, name, args);
+            return;
+        }
+        // Reads and searches running together share one cell.
+        let groupable = kind.only_looks();
+        let index = self.calls.len();
+        self.calls.push(ToolCallState::new(call_id.clone(), name, kind, args));
+        self.call_index.insert(call_id, index);
+        let joins = groupable
+            && matches!(self.cells.last(), Some(Cell { kind: CellKind::Tools(group), .. })
+                if group.iter().all(|&g| self.calls[g].status == CallStatus::Running
+                    && self.calls[g].kind.only_looks()));
+        let cell = if joins {
+            let last = self.cells.len() - 1;
+            if let CellKind::Tools(group) = &mut self.cells[last].kind {
+                group.push(index);
+            }
+            self.touch(last);
+            last
+        } else {
+            self.push(CellKind::Tools(vec![index]))
+        };
+        self.call_cell.insert(index, cell);
+    }
+
+    /// Output of a running call: added to its live tail.
+    pub(super) fn call_output(&mut self, call_id: &str, chunk: &str) {
+        if let Some(&i) = self.call_index.get(call_id) {
+            self.calls[i].push_live(chunk);
+            if let Some(&cell) = self.call_cell.get(&i) {
+                self.touch(cell);
+            }
+        }
+    }
+
+    /// A call ended with `output` after `duration_ms`; a failed plan call gets a cell to say so.
+    pub(super) fn end_call(
+        &mut self,
+        call_id: &str,
+        output: ToolOutput,
+        duration_ms: u64,
+        full_output_path: Option<String>,
+    ) {
+        self.show_failed_call(call_id, &output);
+        if let Some(&i) = self.call_index.get(call_id) {
+            self.calls[i].finish(output, Duration::from_millis(duration_ms), full_output_path);
+            if let Some(&cell) = self.call_cell.get(&i) {
+                self.touch(cell);
+            }
+        }
     }
 }
 

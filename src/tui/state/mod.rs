@@ -1,5 +1,6 @@
 //! Frontend state: what is shown, built from agent events. No drawing here, and nothing that blocks.
 
+mod approvals;
 pub mod calls;
 pub mod elicit;
 pub mod flash;
@@ -9,13 +10,14 @@ mod replay;
 pub mod review;
 pub mod subagents;
 pub mod trust;
+mod turn;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use calls::ToolCallState;
 
-use crate::protocol::{ApprovalMode, ApprovalRequest, Event, ToolKind, TurnEnd, Usage};
+use crate::protocol::{ApprovalMode, ApprovalRequest, Event, TurnEnd, Usage};
 
 /// Tools whose parallel calls are shown as one group.
 
@@ -224,179 +226,32 @@ impl AppState {
                 mode,
                 workspace,
                 ..
-            } => {
-                self.status.provider = provider;
-                self.status.model = model;
-                self.status.mode = mode;
-                self.status.workspace = workspace;
-            }
-            Event::TurnStarted { text, .. } => {
-                if let Some(pos) = self.queued.iter().position(|q| *q == text) {
-                    self.queued.remove(pos);
-                }
-                self.push(CellKind::User(text));
-                self.plan.turn_started(self.calls.len());
-                self.status.busy = true;
-                self.status.turn_started = Some(Instant::now());
-                self.status.last_turn_end = None;
-            }
-            Event::AssistantDelta { text } => {
-                self.status.retry = None;
-                match self.cells.last_mut() {
-                    Some(Cell {
-                        kind:
-                            CellKind::Assistant {
-                                text: t,
-                                streaming: true,
-                            },
-                        rev,
-                        ..
-                    }) => {
-                        t.push_str(&text);
-                        *rev += 1;
-                    }
-                    _ => {
-                        self.end_reasoning();
-                        self.push(CellKind::Assistant { text, streaming: true });
-                    }
-                }
-            }
-            Event::ReasoningDelta { text } => match self.cells.last_mut() {
-                Some(Cell {
-                    kind:
-                        CellKind::Reasoning {
-                            text: t,
-                            streaming: true,
-                            ..
-                        },
-                    rev,
-                    ..
-                }) => {
-                    t.push_str(&text);
-                    *rev += 1;
-                }
-                _ => {
-                    self.push(CellKind::Reasoning {
-                        text,
-                        streaming: true,
-                        expanded: false,
-                    });
-                }
-            },
+            } => self.session_started(provider, model, mode, workspace),
+            Event::TurnStarted { text, .. } => self.start_turn(text),
+            Event::AssistantDelta { text } => self.stream_text(text),
+            Event::ReasoningDelta { text } => self.stream_reasoning(text),
             Event::Retrying {
                 attempt,
                 max_attempts,
                 delay_ms,
                 reason,
-            } => {
-                // What streamed of the failed attempt is void: the retry sends it again. That is the trailing run of
-                // reasoning and streaming text: reasoning stops streaming once text begins, yet belongs to the same
-                // attempt (a finished request's reasoning is followed by its tool calls or ends the turn).
-                while let Some(last) = self.cells.last()
-                    && matches!(
-                        last.kind,
-                        CellKind::Assistant { streaming: true, .. } | CellKind::Reasoning { .. }
-                    )
-                {
-                    self.cells.pop();
-                }
-                self.status.retry = Some((
-                    format!("{reason} — retry {attempt}/{max_attempts}"),
-                    Instant::now() + Duration::from_millis(delay_ms),
-                ));
-            }
-            Event::AssistantMessage { text, .. } => {
-                self.end_reasoning();
-                let turn = self.turn_start();
-                let streaming_index = self.cells[turn..]
-                    .iter()
-                    .rposition(|c| matches!(c.kind, CellKind::Assistant { streaming: true, .. }))
-                    .map(|i| turn + i);
-                match streaming_index {
-                    Some(i) => {
-                        if let CellKind::Assistant { text: t, streaming } = &mut self.cells[i].kind {
-                            *streaming = false;
-                            if t.is_empty() {
-                                *t = text;
-                            }
-                        }
-                        self.touch(i);
-                    }
-                    None if !text.trim().is_empty() => {
-                        self.push(CellKind::Assistant { text, streaming: false });
-                    }
-                    None => {}
-                }
-            }
-            Event::ToolCallBegin {
-                call_id,
-                name,
-                kind: ToolKind::Plan,
-                args,
-            } => {
-                self.end_reasoning();
-                self.begin_plan_call(call_id, name, args);
-            }
+            } => self.retrying(attempt, max_attempts, delay_ms, reason),
+            Event::AssistantMessage { text, .. } => self.finish_message(text),
             Event::ToolCallBegin {
                 call_id,
                 name,
                 kind,
                 args,
-            } => {
-                self.end_reasoning();
-                // Reads and searches running together share one cell.
-                let groupable = kind.only_looks();
-                let index = self.calls.len();
-                self.calls.push(ToolCallState::new(call_id.clone(), name, kind, args));
-                self.call_index.insert(call_id, index);
-                let joins = groupable
-                    && matches!(self.cells.last(), Some(Cell { kind: CellKind::Tools(group), .. })
-                        if group.iter().all(|&g| self.calls[g].status == calls::CallStatus::Running
-                            && self.calls[g].kind.only_looks()));
-                let cell = if joins {
-                    let last = self.cells.len() - 1;
-                    if let CellKind::Tools(group) = &mut self.cells[last].kind {
-                        group.push(index);
-                    }
-                    self.touch(last);
-                    last
-                } else {
-                    self.push(CellKind::Tools(vec![index]))
-                };
-                self.call_cell.insert(index, cell);
-            }
-            Event::ToolOutputDelta { call_id, chunk } => {
-                if let Some(&i) = self.call_index.get(&call_id) {
-                    self.calls[i].push_live(&chunk);
-                    if let Some(&cell) = self.call_cell.get(&i) {
-                        self.touch(cell);
-                    }
-                }
-            }
+            } => self.begin_call(call_id, name, kind, args),
+            Event::ToolOutputDelta { call_id, chunk } => self.call_output(&call_id, &chunk),
             Event::ToolCallEnd {
                 call_id,
                 output,
                 duration_ms,
                 full_output_path,
                 ..
-            } => {
-                self.show_failed_call(&call_id, &output);
-                if let Some(&i) = self.call_index.get(&call_id) {
-                    self.calls[i].finish(output, Duration::from_millis(duration_ms), full_output_path);
-                    if let Some(&cell) = self.call_cell.get(&i) {
-                        self.touch(cell);
-                    }
-                }
-            }
-            Event::ApprovalRequest(request) => {
-                if let Some(&i) = self.call_index.get(&request.call_id)
-                    && let Some(call) = self.calls.get_mut(i)
-                {
-                    call.wait_for_approval(request.id);
-                }
-                self.asked.insert(request.id, request.command.clone());
-                self.approvals.push_back(request);
-            }
+            } => self.end_call(&call_id, output, duration_ms, full_output_path),
+            Event::ApprovalRequest(request) => self.ask_approval(request),
             Event::Elicitation {
                 id,
                 server,
@@ -414,45 +269,7 @@ impl AppState {
             }
             Event::Notice { text } => self.notice(text, Level::Info),
             Event::Error { message } => self.notice(message, Level::Error),
-            Event::TurnFinished { reason } => {
-                self.end_reasoning();
-                let turn = self.turn_start();
-                for cell in self.cells[turn..].iter_mut() {
-                    if let CellKind::Assistant { streaming, .. } = &mut cell.kind
-                        && *streaming
-                    {
-                        *streaming = false;
-                        cell.rev += 1;
-                    }
-                }
-                match &reason {
-                    TurnEnd::Interrupted => self.notice("interrupted", Level::Warning),
-                    TurnEnd::Aborted => self.notice("turn aborted", Level::Warning),
-                    TurnEnd::IterationLimit => {
-                        self.notice("stopped at the tool-call limit for one turn", Level::Warning)
-                    }
-                    TurnEnd::Completed | TurnEnd::Error { .. } => {}
-                }
-                // The turn's own prompts are over; a background subagent's still waits for its answer.
-                let from = &self.approval_from;
-                self.approvals.retain(|r| from.contains_key(&r.id));
-                // An interrupt cancels the requests for input waiting (the agent tells the servers).
-                if reason == TurnEnd::Interrupted {
-                    self.elicitations.clear();
-                }
-                self.status.busy = false;
-                self.status.retry = None;
-                self.status.turn_started = None;
-                if self
-                    .status
-                    .flash
-                    .as_ref()
-                    .is_some_and(|f| f.until == flash::Until::TurnEnds)
-                {
-                    self.status.flash = None;
-                }
-                self.status.last_turn_end = Some(reason);
-            }
+            Event::TurnFinished { reason } => self.finish_turn(reason),
             Event::ShutdownComplete => self.agent_gone = true,
             // The app keeps them (`App::servers_told`): the state has nothing to show of them.
             Event::McpServers { .. } => {}
@@ -469,27 +286,21 @@ impl AppState {
             }
             Event::ModeChanged { mode } => self.status.mode = mode,
             Event::ModelChanged { model } => self.status.model = model,
-            Event::ApprovalDecided { id, decision } => {
-                if let Some(call) = self.calls.iter_mut().rev().find(|c| c.waiting == Some(id)) {
-                    call.approval_answered();
-                }
-                self.approvals.retain(|r| r.id != id);
-                self.approval_from.remove(&id);
-                let command = self.asked.remove(&id).unwrap_or_default();
-                let (text, level) = decision_notice(&command, &decision);
-                self.notice(text, level);
-            }
-            Event::PlanUpdated { items } => {
-                self.plan.update(items);
-                self.plan_changed();
-            }
+            Event::ApprovalDecided { id, decision } => self.approval_decided(id, &decision),
+            Event::PlanUpdated { items } => self.update_plan(items),
             event @ (Event::SubagentStarted { .. }
             | Event::Subagent { .. }
             | Event::SubagentFinished { .. }
-            | Event::SubagentDelivered { .. }) => {
-                self.apply_subagent(event);
-            }
+            | Event::SubagentDelivered { .. }) => self.apply_subagent(event),
         }
+    }
+
+    /// The session the agent started on, for the status line.
+    fn session_started(&mut self, provider: String, model: String, mode: ApprovalMode, workspace: String) {
+        self.status.provider = provider;
+        self.status.model = model;
+        self.status.mode = mode;
+        self.status.workspace = workspace;
     }
 
     /// Cuts the transcript back to before its last `turns` user messages (a rewind), with their tool calls.
@@ -560,33 +371,6 @@ impl AppState {
             .collect();
         let question = crate::tui::composer::attach::strip_blocks(question).to_string();
         Some((question, answer.join("\n\n")))
-    }
-}
-
-/// The line that says how the user answered an approval request.
-fn decision_notice(command: &str, decision: &crate::protocol::ApprovalDecision) -> (String, Level) {
-    use crate::protocol::ApprovalDecision;
-    match decision {
-        ApprovalDecision::Once => (format!("approved once: {command}"), Level::Info),
-        ApprovalDecision::Always => (format!("approved for the session: {command}"), Level::Info),
-        ApprovalDecision::Deny { feedback } => match feedback.as_deref().map(str::trim) {
-            Some(f) if !f.is_empty() => (format!("denied: {command} — \"{f}\""), Level::Warning),
-            _ => (format!("denied: {command}"), Level::Warning),
-        },
-        ApprovalDecision::Abort => (format!("denied and stopped the turn: {command}"), Level::Warning),
-        ApprovalDecision::Hunks { accepted, edited } => (
-            format!(
-                "approved {} hunk(s) ({} edited): {command}",
-                accepted.len() + edited.iter().filter(|e| !accepted.contains(&e.hunk)).count(),
-                edited.len()
-            ),
-            Level::Info,
-        ),
-        ApprovalDecision::AlwaysEdits { .. } => (format!("approved for the session: {command}"), Level::Info),
-        ApprovalDecision::Unattended { frontend } => (
-            format!("not run (no one to approve in {frontend}): {command}"),
-            Level::Warning,
-        ),
     }
 }
 

@@ -102,6 +102,12 @@ impl AppState {
         self.plan_changed();
     }
 
+    /// The model rewrote its plan: `items` replace it.
+    pub(super) fn update_plan(&mut self, items: Vec<PlanItem>) {
+        self.plan.update(items);
+        self.plan_changed();
+    }
+
     /// The plan changed: the pane and the status bar follow.
     pub(super) fn plan_changed(&mut self) {
         self.status.plan = self.plan.progress();

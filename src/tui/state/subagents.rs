@@ -65,60 +65,8 @@ impl AppState {
                 task,
                 wait,
                 transcript,
-            } => {
-                let pane = SubagentPane {
-                    id: id.clone(),
-                    label,
-                    task,
-                    wait,
-                    status: SubagentStatus::Running,
-                    tool: None,
-                    steps: 0,
-                    usage: Usage::default(),
-                    started: Instant::now(),
-                    elapsed: None,
-                    end: None,
-                    result: None,
-                    delivered: false,
-                };
-                let cell = self.push(CellKind::Subagent(Box::new(pane)));
-                let call = self.spawn_call_of_next();
-                self.subagents.insert(
-                    id,
-                    Subagent {
-                        cell,
-                        transcript,
-                        call,
-                        view: AppState::new(),
-                    },
-                );
-            }
-            Event::Subagent { id, label, inner } => {
-                match &*inner {
-                    Event::ApprovalRequest(request) => {
-                        self.approval_from.insert(request.id, (id.clone(), label.clone()));
-                        self.asked
-                            .insert(request.id, format!("{} (subagent {label})", request.command));
-                        self.approvals.push_back(request.clone());
-                    }
-                    Event::TokenUsage { last, .. } => add(&mut self.status.subagent_usage, last),
-                    _ => {}
-                }
-                self.update_pane(&id, |pane| match &*inner {
-                    Event::TurnStarted { .. } => pane.status = SubagentStatus::Running,
-                    Event::Notice { text } if text.starts_with(SUBAGENT_QUEUED) => pane.status = SubagentStatus::Queued,
-                    Event::ToolCallBegin { name, .. } => pane.tool = Some(name.clone()),
-                    Event::ToolCallEnd { .. } => pane.tool = None,
-                    Event::TokenUsage { total, .. } => {
-                        pane.steps += 1;
-                        pane.usage = *total;
-                    }
-                    _ => {}
-                });
-                if let Some(subagent) = self.subagents.get_mut(&id) {
-                    subagent.view.apply(*inner);
-                }
-            }
+            } => self.start_subagent(id, label, task, wait, transcript),
+            Event::Subagent { id, label, inner } => self.subagent_event(&id, &label, *inner),
             Event::SubagentFinished {
                 id,
                 end,
@@ -127,34 +75,97 @@ impl AppState {
                 steps,
                 elapsed_ms,
                 ..
-            } => {
-                // A prompt it left unanswered (it was interrupted meanwhile) has nobody to answer any more.
-                let gone: Vec<u64> = self
-                    .approval_from
-                    .iter()
-                    .filter(|(_, (from, _))| *from == id)
-                    .map(|(request, _)| *request)
-                    .collect();
-                self.approvals.retain(|r| !gone.contains(&r.id));
-                for request in gone {
-                    self.approval_from.remove(&request);
-                }
-                self.update_pane(&id, |pane| {
-                    pane.status = match end {
-                        TurnEnd::Completed | TurnEnd::IterationLimit => SubagentStatus::Done,
-                        _ => SubagentStatus::Failed,
-                    };
-                    pane.tool = None;
-                    pane.end = Some(end);
-                    pane.result = Some(result);
-                    pane.usage = usage;
-                    pane.steps = steps;
-                    pane.elapsed = Some(Duration::from_millis(elapsed_ms));
-                });
-            }
+            } => self.finish_subagent(&id, end, result, usage, steps, elapsed_ms),
             Event::SubagentDelivered { id, .. } => self.update_pane(&id, |pane| pane.delivered = true),
             _ => {}
         }
+    }
+
+    /// Subagent `id` started: its pane is added to the transcript, tied to the `spawn` call that started it.
+    fn start_subagent(&mut self, id: String, label: String, task: String, wait: bool, transcript: Option<String>) {
+        let pane = SubagentPane {
+            id: id.clone(),
+            label,
+            task,
+            wait,
+            status: SubagentStatus::Running,
+            tool: None,
+            steps: 0,
+            usage: Usage::default(),
+            started: Instant::now(),
+            elapsed: None,
+            end: None,
+            result: None,
+            delivered: false,
+        };
+        let cell = self.push(CellKind::Subagent(Box::new(pane)));
+        let call = self.spawn_call_of_next();
+        self.subagents.insert(
+            id,
+            Subagent {
+                cell,
+                transcript,
+                call,
+                view: AppState::new(),
+            },
+        );
+    }
+
+    /// Something subagent `id` did: a prompt it asks joins the main queue, its tokens count, its pane shows its
+    /// progress, and its own transcript gets the event.
+    fn subagent_event(&mut self, id: &str, label: &str, inner: Event) {
+        match &inner {
+            Event::ApprovalRequest(request) => {
+                self.approval_from
+                    .insert(request.id, (id.to_string(), label.to_string()));
+                self.asked
+                    .insert(request.id, format!("{} (subagent {label})", request.command));
+                self.approvals.push_back(request.clone());
+            }
+            Event::TokenUsage { last, .. } => add(&mut self.status.subagent_usage, last),
+            _ => {}
+        }
+        self.update_pane(id, |pane| match &inner {
+            Event::TurnStarted { .. } => pane.status = SubagentStatus::Running,
+            Event::Notice { text } if text.starts_with(SUBAGENT_QUEUED) => pane.status = SubagentStatus::Queued,
+            Event::ToolCallBegin { name, .. } => pane.tool = Some(name.clone()),
+            Event::ToolCallEnd { .. } => pane.tool = None,
+            Event::TokenUsage { total, .. } => {
+                pane.steps += 1;
+                pane.usage = *total;
+            }
+            _ => {}
+        });
+        if let Some(subagent) = self.subagents.get_mut(id) {
+            subagent.view.apply(inner);
+        }
+    }
+
+    /// Subagent `id` ended: the prompts it left go, and its pane shows how it ended, its report and what it used.
+    fn finish_subagent(&mut self, id: &str, end: TurnEnd, result: String, usage: Usage, steps: u64, elapsed_ms: u64) {
+        // A prompt it left unanswered (it was interrupted meanwhile) has nobody to answer any more.
+        let gone: Vec<u64> = self
+            .approval_from
+            .iter()
+            .filter(|(_, (from, _))| *from == id)
+            .map(|(request, _)| *request)
+            .collect();
+        self.approvals.retain(|r| !gone.contains(&r.id));
+        for request in gone {
+            self.approval_from.remove(&request);
+        }
+        self.update_pane(id, |pane| {
+            pane.status = match end {
+                TurnEnd::Completed | TurnEnd::IterationLimit => SubagentStatus::Done,
+                _ => SubagentStatus::Failed,
+            };
+            pane.tool = None;
+            pane.end = Some(end);
+            pane.result = Some(result);
+            pane.usage = usage;
+            pane.steps = steps;
+            pane.elapsed = Some(Duration::from_millis(elapsed_ms));
+        });
     }
 
     /// Changes subagent `id`'s pane and marks its cell changed.

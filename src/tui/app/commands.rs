@@ -1,0 +1,164 @@
+//! The slash commands: what each one does when the user runs it (`/help` lists them). A custom command (a prompt
+//! file) or an MCP server's prompt is sent as the user's message.
+
+use super::{App, ApprovalMode};
+use crate::protocol::Op;
+use crate::tui::history::HistoryLayer;
+use crate::tui::state::Level;
+use crate::tui::view::transcript::TranscriptView;
+
+impl App {
+    /// Runs slash command `name` with `args`.
+    pub(super) fn command(&mut self, name: &str, args: &str) {
+        match name {
+            "help" => self.open_help(),
+            "quit" | "exit" => self.quit = true,
+            "history" => self.layers.push(Box::new(HistoryLayer::new())),
+            "mcp" => self
+                .layers
+                .push(Box::new(crate::tui::view::mcp::McpLayer::new(self.mcp.clone()))),
+            "diff" => self.open_diff(true),
+            "remember" => match crate::tui::memory::remember_command(args) {
+                Ok(op) => self.send(op),
+                Err(usage) => self.state.notice(usage, Level::Error),
+            },
+            "init" => self.submit(crate::agent::prompt::INIT_PROMPT.trim_end().to_string()),
+            "context" => match crate::tui::memory::context_command(args) {
+                Ok(op) => self.send(op),
+                Err(usage) => self.state.notice(usage, Level::Error),
+            },
+            "clear" => {
+                self.state.cells.clear();
+                self.transcript = TranscriptView::new();
+            }
+            "compact" => self.compact(args),
+            "new" => self.new_conversation(),
+            "undo" | "rewind" | "review" if self.state.status.busy => {
+                self.state
+                    .flash("a turn is running: wait for it to end, or interrupt it (Esc) first");
+            }
+            "undo" => self.send(Op::Undo { force: false }),
+            "rewind" => self.send(Op::ListRewindPoints),
+            "review" => self.review(args),
+            "mode" => self.mode(args),
+            "model" => self.model(args),
+            "resume" | "fork" if self.state.status.busy => {
+                self.state.flash("wait for the turn to end, or interrupt it first");
+            }
+            "resume" => {
+                let sessions = crate::session::list::list(&crate::config::data_dir(), &self.state.status.workspace);
+                self.layers
+                    .push(Box::new(crate::tui::picker::PickerLayer::new(sessions)));
+            }
+            "fork" => self.switch = Some(crate::tui::switch::SessionSwitch::Fork),
+            other if other.starts_with(crate::mcp::prompts::COMMAND_PREFIX) => self.mcp_prompt(other, args),
+            other => self.custom_command(other, args),
+        }
+    }
+
+    /// `/compact [focus]`: asks the agent to compact the conversation, not while a turn runs.
+    fn compact(&mut self, args: &str) {
+        if self.state.status.busy {
+            self.state.flash("a turn is running; /compact after it ends");
+            return;
+        }
+        let focus = Some(args.trim().to_string()).filter(|f| !f.is_empty());
+        self.send(Op::Compact { focus });
+        self.state.flash("compacting the conversation…");
+    }
+
+    /// `/new`: starts a new conversation with an empty transcript, plan and token count, not while a turn runs.
+    fn new_conversation(&mut self) {
+        if self.state.status.busy {
+            self.state.flash("wait for the turn to end, or interrupt it first");
+            return;
+        }
+        self.send(Op::NewConversation);
+        self.state.forget_usage();
+        self.state.cells.clear();
+        self.state.clear_plan();
+        self.transcript = TranscriptView::new();
+        self.state.flash("new conversation");
+    }
+
+    /// `/review [turn|session]`: the review of the edits since then, or without an argument, the choice of when.
+    fn review(&mut self, args: &str) {
+        match args.trim() {
+            "" => self
+                .layers
+                .push(Box::new(crate::tui::view::review::ReviewChooseLayer::new())),
+            "turn" => self.send(Op::ReviewStart {
+                since: crate::protocol::ReviewSince::Turn,
+            }),
+            "session" => self.send(Op::ReviewStart {
+                since: crate::protocol::ReviewSince::Session,
+            }),
+            other => self.state.notice(
+                format!("unknown /review '{other}': expected /review, /review turn or /review session"),
+                Level::Error,
+            ),
+        }
+    }
+
+    /// `/mode [MODE]`: sets the approval mode, or without an argument, says which it is.
+    fn mode(&mut self, args: &str) {
+        if args.is_empty() {
+            let mode = self.state.status.mode;
+            self.state.notice(
+                format!("mode: {mode} (set with /mode {})", crate::config::MODES),
+                Level::Info,
+            );
+            return;
+        }
+        match args.parse::<ApprovalMode>() {
+            Ok(mode) => {
+                self.send(Op::SetApprovalMode { mode });
+                self.state.status.mode = mode;
+                self.state.flash(format!("mode: {mode}"));
+            }
+            Err(_) => self.state.notice(
+                format!("unknown mode '{args}': expected {}", crate::config::MODES),
+                Level::Error,
+            ),
+        }
+    }
+
+    /// `/model [NAME]`: switches the model, or without an argument, says which it is.
+    fn model(&mut self, args: &str) {
+        if args.is_empty() {
+            let model = self.state.status.model.clone();
+            self.state
+                .notice(format!("model: {model} (switch with /model NAME)"), Level::Info);
+            return;
+        }
+        self.send(Op::SetModel {
+            model: args.to_string(),
+        });
+        self.state.status.model = args.to_string();
+        self.state.flash(format!("model: {args}"));
+    }
+
+    /// An MCP server's prompt: fetched by the agent, then shown and sent as the user's message.
+    fn mcp_prompt(&mut self, name: &str, args: &str) {
+        let statuses = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
+        match crate::commands::mcp_prompts::resolve(name, args, &statuses) {
+            _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),
+            Some(Ok(op)) => {
+                self.transcript.to_bottom();
+                self.send(op);
+            }
+            Some(Err(e)) => self.state.notice(e, Level::Error),
+            None => {}
+        }
+    }
+
+    /// A custom command: sends its prompt, which the transcript shows as the user's message.
+    fn custom_command(&mut self, name: &str, args: &str) {
+        match self.custom.get(name).map(|c| c.expand(args)) {
+            Some(prompt) => self.submit(prompt),
+            None => self
+                .state
+                .notice(format!("unknown command /{name}; /help lists them"), Level::Error),
+        }
+    }
+}
