@@ -25,7 +25,7 @@ mod transport_sse;
 
 // What servers say to the model (their instructions) and what the user is told about their start.
 pub mod instructions;
-pub mod report;
+pub use tern_protocol::mcp::report;
 
 use std::fmt::Write as _;
 use std::time::Duration;

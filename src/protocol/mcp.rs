@@ -1,6 +1,8 @@
 //! What a frontend is told of the session's MCP servers (`Event::McpServers`): each server's state and what it
 //! offers. The MCP client itself lives below the agent; these are only its reports.
 
+pub mod report;
+
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -125,7 +125,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::{ItemKind, ToolSummary, TransportKind};
+    use crate::mcp::{ItemKind, ToolSummary, TransportKind};
 
     fn status(name: &str, state: ServerState, skipped: bool, tools: &[&str]) -> ServerStatus {
         ServerStatus {
