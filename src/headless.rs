@@ -109,8 +109,7 @@ pub async fn run_session<O: Write, E: Write>(
     let mut printer = Printer::new(format, session_id);
     let mut background = Background::default();
     let mut end: Option<TurnEnd> = None;
-    let mut interrupted = false;
-    let mut terminated: Option<i32> = None;
+    let mut stopping = Stopping::default();
     loop {
         let event = if let Some(event) = held.pop_front() {
             Some(event)
@@ -118,31 +117,8 @@ pub async fn run_session<O: Write, E: Write>(
             tokio::select! {
                 event = handle.events.recv() => event,
                 Some(stop) = stops.recv() => {
-                    let again = interrupted || terminated.is_some();
-                    match stop {
-                        Stop::Interrupt if again => {
-                            let _ = writeln!(err, "\ntern: interrupted again; exiting now");
-                            return terminated.map_or(EXIT_INTERRUPTED, signal_exit_code);
-                        }
-                        Stop::Terminate { signal } if again => {
-                            let _ = writeln!(err, "\ntern: {} while stopping; exiting now", signal_name(signal));
-                            return signal_exit_code(terminated.unwrap_or(signal));
-                        }
-                        Stop::Interrupt => {
-                            interrupted = true;
-                            let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
-                            let _ = handle.ops.send(Op::Interrupt);
-                            // The turn is over and only background subagents were left: their reports will not come.
-                            if end.is_some() {
-                                let _ = handle.ops.send(Op::Shutdown);
-                            }
-                        }
-                        Stop::Terminate { signal } => {
-                            terminated = Some(signal);
-                            let _ = writeln!(err, "\ntern: {}; stopping", signal_name(signal));
-                            let _ = handle.ops.send(Op::Interrupt);
-                            let _ = handle.ops.send(Op::Shutdown);
-                        }
+                    if let Some(code) = stopping.stop(stop, end.is_some(), &handle.ops, err) {
+                        return code;
                     }
                     continue;
                 }
@@ -150,27 +126,11 @@ pub async fn run_session<O: Write, E: Write>(
         };
         let Some(event) = event else { break };
         background.track(&event);
-        if let Some(request) = approval_request(&event) {
-            // Nobody can answer: the agent words the refusal by what asked, and says what would let it run.
-            let _ = handle.ops.send(Op::Approve {
-                id: request.id,
-                decision: ApprovalDecision::Unattended {
-                    frontend: FRONTEND.to_string(),
-                },
-            });
-        }
-        if let Event::Elicitation { id, .. } = &event {
-            let _ = handle.ops.send(Op::Elicit {
-                id: *id,
-                answer: ElicitationAnswer::Decline {
-                    reason: Some(NO_TERMINAL_ELICITATION.to_string()),
-                },
-            });
-        }
+        answer_unattended(&event, &handle.ops);
         if let Event::TurnFinished { reason } = &event {
             end = Some(reason.clone());
             // A subagent started without waiting reports in a turn of its own: the run ends after that one.
-            if background.outstanding == 0 || *reason == TurnEnd::Interrupted || interrupted {
+            if background.outstanding == 0 || *reason == TurnEnd::Interrupted || stopping.interrupted {
                 let _ = handle.ops.send(Op::Shutdown);
             }
         }
@@ -194,6 +154,82 @@ pub async fn run_session<O: Write, E: Write>(
     }
     printer.finish(end.as_ref(), out, err);
     let _ = out.flush();
+    exit_code(stopping.terminated, end.as_ref())
+}
+
+/// What the frontend's signal handlers have asked of a run so far.
+#[derive(Default)]
+struct Stopping {
+    /// Ctrl+C stopped the turn.
+    interrupted: bool,
+    /// The signal that is ending the run.
+    terminated: Option<i32>,
+}
+
+impl Stopping {
+    /// Acts on `stop`: a first one interrupts the turn (a signal, or a Ctrl+C once the turn is over, also shuts the
+    /// agent down); a second one while stopping ends the run at once, and its exit code is returned.
+    fn stop(
+        &mut self,
+        stop: Stop,
+        turn_over: bool,
+        ops: &tokio::sync::mpsc::UnboundedSender<Op>,
+        err: &mut impl Write,
+    ) -> Option<i32> {
+        let again = self.interrupted || self.terminated.is_some();
+        match stop {
+            Stop::Interrupt if again => {
+                let _ = writeln!(err, "\ntern: interrupted again; exiting now");
+                return Some(self.terminated.map_or(EXIT_INTERRUPTED, signal_exit_code));
+            }
+            Stop::Terminate { signal } if again => {
+                let _ = writeln!(err, "\ntern: {} while stopping; exiting now", signal_name(signal));
+                return Some(signal_exit_code(self.terminated.unwrap_or(signal)));
+            }
+            Stop::Interrupt => {
+                self.interrupted = true;
+                let _ = writeln!(err, "\ntern: interrupting (press Ctrl+C again to quit at once)");
+                let _ = ops.send(Op::Interrupt);
+                // The turn is over and only background subagents were left: their reports will not come.
+                if turn_over {
+                    let _ = ops.send(Op::Shutdown);
+                }
+            }
+            Stop::Terminate { signal } => {
+                self.terminated = Some(signal);
+                let _ = writeln!(err, "\ntern: {}; stopping", signal_name(signal));
+                let _ = ops.send(Op::Interrupt);
+                let _ = ops.send(Op::Shutdown);
+            }
+        }
+        None
+    }
+}
+
+/// Answers what only a user could: a call waiting for approval is refused as unattended, and an MCP server's request
+/// for input is declined.
+fn answer_unattended(event: &Event, ops: &tokio::sync::mpsc::UnboundedSender<Op>) {
+    if let Some(request) = approval_request(event) {
+        // Nobody can answer: the agent words the refusal by what asked, and says what would let it run.
+        let _ = ops.send(Op::Approve {
+            id: request.id,
+            decision: ApprovalDecision::Unattended {
+                frontend: FRONTEND.to_string(),
+            },
+        });
+    }
+    if let Event::Elicitation { id, .. } = event {
+        let _ = ops.send(Op::Elicit {
+            id: *id,
+            answer: ElicitationAnswer::Decline {
+                reason: Some(NO_TERMINAL_ELICITATION.to_string()),
+            },
+        });
+    }
+}
+
+/// The exit code of a run that ended with `end`, or that the signal `terminated` ended.
+fn exit_code(terminated: Option<i32>, end: Option<&TurnEnd>) -> i32 {
     if let Some(signal) = terminated {
         return signal_exit_code(signal);
     }

@@ -61,67 +61,14 @@ pub fn config_for(
     checkpoint::collect_in_background(data_dir.join("shadow"), settings.checkpoints);
     let mut warnings = Vec::new();
     let mut notices = Vec::new();
-    let (provider, session_id, history, events, checkpoints, log) = match resume {
-        Some(path) => {
-            let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
-                path: path.display().to_string(),
-                source,
-            })?;
-            let mut provider_config = settings.provider.clone();
-            if loaded.meta.provider == provider_config.kind.as_str() {
-                provider_config.model = loaded.model().to_string();
-            }
-            let provider = crate::provider::build(&provider_config)?;
-            notices.extend(unrestored(&loaded, settings.mode));
-            let log = match SessionLog::append_to(path) {
-                Ok(log) => Some(log),
-                Err(e) => {
-                    warnings.push(unwritable(path, &e));
-                    None
-                }
-            };
-            let (checkpoints, notice) = checkpoint::restorable(&loaded.meta, loaded.checkpoints, path, workspace);
-            notices.extend(notice);
-            (
-                provider,
-                loaded.meta.id,
-                loaded.messages,
-                loaded.events,
-                checkpoints,
-                log,
-            )
-        }
-        None => {
-            let provider = crate::provider::build(&settings.provider)?;
-            let id = crate::session::new_session_id();
-            let meta = SessionMeta {
-                id: id.clone(),
-                workspace: workspace.display().to_string(),
-                provider: provider.name().to_string(),
-                model: provider.model().to_string(),
-                forked_from: None,
-                forked_messages: None,
-            };
-            let path = SessionLog::path_for(&data_dir, &id);
-            let log = match SessionLog::create(&path, &meta) {
-                Ok(log) => Some(log),
-                Err(e) => {
-                    warnings.push(unwritable(&path, &e));
-                    None
-                }
-            };
-            (provider, id, Vec::new(), Vec::new(), Vec::new(), log)
-        }
+    let opened = match resume {
+        Some(path) => resume_session(settings, workspace, path, &mut warnings, &mut notices)?,
+        None => new_session(settings, workspace, &data_dir, &mut warnings)?,
     };
     let (mcp_setup, mcp_elicitations) = mcp::ClientSetup::session(workspace);
     let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
     warnings.extend(mcp_warnings);
-    let mut sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, workspace, &mut warnings);
-    // The workspace's .env files and keys, found off the start-up path; the first command waits for the walk.
-    if let Some(policy) = sandbox.as_mut().filter(|_| settings.sandbox.hide_workspace_secrets) {
-        let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-        policy.secret_files = crate::secrets::files::WorkspaceSecrets::find(&root);
-    }
+    let sandbox = session_sandbox(settings, workspace, &mut warnings);
     warnings.extend(
         settings
             .ignored
@@ -129,30 +76,18 @@ pub fn config_for(
             .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
     );
     let context = prompt::ContextSources::for_workspace(workspace);
-    let mut system_prompt = prompt::SystemPrompt::build(&context);
-    if let Some(manager) = &mcp {
-        // The servers' instructions join the prompt as each server becomes ready.
-        system_prompt = system_prompt.with_mcp(Arc::clone(manager));
-    }
-    warnings.extend(system_prompt.warnings.iter().cloned());
-    let results = ToolResultStore::for_session(&data_dir, &session_id);
-    // A read-only or full data directory costs the session its log and its stored results, not the session: large
-    // results then go to the model as head and tail.
-    if let Err(e) = results.ensure_dir()
-        && log.is_some()
-    {
-        warnings.push(unwritable(results.dir(), &e));
-    }
+    let system_prompt = session_prompt(&context, mcp.as_ref(), &mut warnings);
+    let Opened {
+        provider,
+        id: session_id,
+        history,
+        events,
+        checkpoints,
+        log,
+    } = opened;
+    let results = session_results(&data_dir, &session_id, log.is_some(), &mut warnings);
     let history_events = events.len();
-    // The token totals go on from where the resumed session left them.
-    let history_usage = events
-        .iter()
-        .rev()
-        .find_map(|(_, e)| match e {
-            crate::protocol::Event::TokenUsage { total, .. } => Some(*total),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let history_usage = last_usage(&events);
     let info = SessionInfo {
         id: session_id.clone(),
         // A session with recorded events replays those; only an older one (messages only) needs its prose copied.
@@ -163,28 +98,9 @@ pub fn config_for(
         warnings,
         notices,
     };
-    let mut policy = PathPolicy::new(workspace)?
-        .allow_read_root(results.dir())
-        .hide_stores(settings.sandbox.credential_stores());
-    // The model reads the user's skills on demand (they are listed in the prompt with their paths).
-    if let Some(skills) = context.user_skills_dir() {
-        policy = policy.allow_read_root(skills);
-    }
-    for root in &settings.write_roots {
-        policy = policy.allow_write_root(root);
-    }
-    let mut gate = approval::ApprovalGate::new(settings.mode, settings.allow.clone(), settings.deny.clone());
-    gate.set_sandboxed(sandbox.is_some());
-    let mut tools = ToolRegistry::with_builtins();
-    tools.register(Arc::new(ExecTool::new(ExecConfig {
-        default_timeout: settings.exec_timeout,
-        env_allow: settings.env_allow.clone(),
-        sandbox,
-        ..ExecConfig::default()
-    })));
-    for tool in crate::tools::web::tools(&settings.web, crate::secrets::var) {
-        tools.register(tool);
-    }
+    let policy = session_policy(settings, workspace, &results, &context)?;
+    let gate = session_gate(settings, sandbox.is_some());
+    let tools = session_tools(settings, sandbox);
     let config = AgentConfig {
         provider,
         tools,
@@ -209,6 +125,192 @@ pub fn config_for(
         mcp,
     };
     Ok((config, info))
+}
+
+/// The session a start opens, new or resumed: its provider, its id, what it has recorded so far and its log.
+struct Opened {
+    provider: Arc<dyn crate::provider::Provider>,
+    id: String,
+    history: Vec<Message>,
+    events: Vec<(u64, Event)>,
+    checkpoints: Vec<crate::session::checkpoint::TurnCheckpoint>,
+    /// `None` when the log cannot be written (a warning says so).
+    log: Option<SessionLog>,
+}
+
+/// Opens the session logged at `path` again, on the model it last used when the provider is the same, with what a
+/// resume does not bring back in `notices` and a log that cannot be appended to in `warnings`.
+fn resume_session(
+    settings: &Settings,
+    workspace: &Path,
+    path: &Path,
+    warnings: &mut Vec<String>,
+    notices: &mut Vec<String>,
+) -> Result<Opened, StartError> {
+    let loaded = crate::session::log::load(path).map_err(|source| StartError::Resume {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut provider_config = settings.provider.clone();
+    if loaded.meta.provider == provider_config.kind.as_str() {
+        provider_config.model = loaded.model().to_string();
+    }
+    let provider = crate::provider::build(&provider_config)?;
+    notices.extend(unrestored(&loaded, settings.mode));
+    let log = match SessionLog::append_to(path) {
+        Ok(log) => Some(log),
+        Err(e) => {
+            warnings.push(unwritable(path, &e));
+            None
+        }
+    };
+    let (checkpoints, notice) = checkpoint::restorable(&loaded.meta, loaded.checkpoints, path, workspace);
+    notices.extend(notice);
+    Ok(Opened {
+        provider,
+        id: loaded.meta.id,
+        history: loaded.messages,
+        events: loaded.events,
+        checkpoints,
+        log,
+    })
+}
+
+/// Opens a new session with a fresh id and its log under `data_dir`, with a log that cannot be created in
+/// `warnings`.
+fn new_session(
+    settings: &Settings,
+    workspace: &Path,
+    data_dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Opened, StartError> {
+    let provider = crate::provider::build(&settings.provider)?;
+    let id = crate::session::new_session_id();
+    let meta = SessionMeta {
+        id: id.clone(),
+        workspace: workspace.display().to_string(),
+        provider: provider.name().to_string(),
+        model: provider.model().to_string(),
+        forked_from: None,
+        forked_messages: None,
+    };
+    let path = SessionLog::path_for(data_dir, &id);
+    let log = match SessionLog::create(&path, &meta) {
+        Ok(log) => Some(log),
+        Err(e) => {
+            warnings.push(unwritable(&path, &e));
+            None
+        }
+    };
+    Ok(Opened {
+        provider,
+        id,
+        history: Vec::new(),
+        events: Vec::new(),
+        checkpoints: Vec::new(),
+        log,
+    })
+}
+
+/// The session's OS sandbox (see `exec_sandbox`), told the workspace's secret files to hide when the settings say so.
+fn session_sandbox(
+    settings: &Settings,
+    workspace: &Path,
+    warnings: &mut Vec<String>,
+) -> Option<crate::sandbox::SandboxPolicy> {
+    let mut sandbox = exec_sandbox(&settings.sandbox, &settings.write_roots, workspace, warnings);
+    // The workspace's .env files and keys, found off the start-up path; the first command waits for the walk.
+    if let Some(policy) = sandbox.as_mut().filter(|_| settings.sandbox.hide_workspace_secrets) {
+        let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        policy.secret_files = crate::secrets::files::WorkspaceSecrets::find(&root);
+    }
+    sandbox
+}
+
+/// The system prompt from the workspace's context files and the MCP servers' instructions, with its warnings added to
+/// `warnings`.
+fn session_prompt(
+    context: &prompt::ContextSources,
+    mcp: Option<&Arc<McpManager>>,
+    warnings: &mut Vec<String>,
+) -> prompt::SystemPrompt {
+    let mut system_prompt = prompt::SystemPrompt::build(context);
+    if let Some(manager) = mcp {
+        // The servers' instructions join the prompt as each server becomes ready.
+        system_prompt = system_prompt.with_mcp(Arc::clone(manager));
+    }
+    warnings.extend(system_prompt.warnings.iter().cloned());
+    system_prompt
+}
+
+/// Where the session's large tool results are kept. A data directory that cannot be written is told in `warnings`
+/// when the log could be (otherwise its warning already says so).
+fn session_results(data_dir: &Path, session_id: &str, logged: bool, warnings: &mut Vec<String>) -> ToolResultStore {
+    let results = ToolResultStore::for_session(data_dir, session_id);
+    // A read-only or full data directory costs the session its log and its stored results, not the session: large
+    // results then go to the model as head and tail.
+    if let Err(e) = results.ensure_dir()
+        && logged
+    {
+        warnings.push(unwritable(results.dir(), &e));
+    }
+    results
+}
+
+/// The token totals a resumed session left off at (the last recorded usage), zero for a new one.
+fn last_usage(events: &[(u64, Event)]) -> crate::protocol::Usage {
+    events
+        .iter()
+        .rev()
+        .find_map(|(_, e)| match e {
+            crate::protocol::Event::TokenUsage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Where the session's tools may read and write: the workspace, the stored results, the user's skills and the
+/// configured write roots, with the credential stores hidden.
+fn session_policy(
+    settings: &Settings,
+    workspace: &Path,
+    results: &ToolResultStore,
+    context: &prompt::ContextSources,
+) -> Result<PathPolicy, StartError> {
+    let mut policy = PathPolicy::new(workspace)?
+        .allow_read_root(results.dir())
+        .hide_stores(settings.sandbox.credential_stores());
+    // The model reads the user's skills on demand (they are listed in the prompt with their paths).
+    if let Some(skills) = context.user_skills_dir() {
+        policy = policy.allow_read_root(skills);
+    }
+    for root in &settings.write_roots {
+        policy = policy.allow_write_root(root);
+    }
+    Ok(policy)
+}
+
+/// The approval gate of the configured mode and rules, told whether commands run in the OS sandbox.
+fn session_gate(settings: &Settings, sandboxed: bool) -> approval::ApprovalGate {
+    let mut gate = approval::ApprovalGate::new(settings.mode, settings.allow.clone(), settings.deny.clone());
+    gate.set_sandboxed(sandboxed);
+    gate
+}
+
+/// The session's tools: the built-in ones, `exec` in `sandbox` with the configured timeout and environment, and the
+/// configured web tools.
+fn session_tools(settings: &Settings, sandbox: Option<crate::sandbox::SandboxPolicy>) -> ToolRegistry {
+    let mut tools = ToolRegistry::with_builtins();
+    tools.register(Arc::new(ExecTool::new(ExecConfig {
+        default_timeout: settings.exec_timeout,
+        env_allow: settings.env_allow.clone(),
+        sandbox,
+        ..ExecConfig::default()
+    })));
+    for tool in crate::tools::web::tools(&settings.web, crate::secrets::var) {
+        tools.register(tool);
+    }
+    tools
 }
 
 /// The warning for a data directory tern cannot write.

@@ -26,7 +26,10 @@ macro_rules! eprintln_clean {
         eprintln!("{}", tern::terminal_text::clean(&format!($($arg)*)))
     };
 }
+mod interactive;
 mod mcp_manage;
+
+use interactive::interactive;
 
 #[derive(Parser)]
 #[command(
@@ -341,144 +344,6 @@ fn settings(
     let mut flags = flag_layer(global);
     flags.max_iterations = max_iterations;
     Ok(config::settings(workspace, flags)?)
-}
-
-/// The full-screen UI, on the configured model or (with `demo`) the scripted one in a temporary sample project.
-fn interactive(
-    global: &GlobalArgs,
-    workspace: &std::path::Path,
-    resume: Option<PathBuf>,
-    demo: bool,
-) -> anyhow::Result<i32> {
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        eprintln_clean!("tern: the UI needs a terminal. For scripts, use: tern run \"PROMPT\"");
-        return Ok(2);
-    }
-    let demo_dir = if demo {
-        let dir = tempfile::Builder::new()
-            .prefix("tern-demo-")
-            .tempdir()
-            .context("cannot create the demo directory")?;
-        let project = dir.path().join("project");
-        std::fs::create_dir(&project).context("cannot create the demo directory")?;
-        tern::demo::write_project(&project).context("cannot write the demo project")?;
-        Some(dir)
-    } else {
-        None
-    };
-    let _log = init_logging();
-    let runtime = runtime()?;
-    let summary = runtime.block_on(async {
-        let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
-        let mut pending = None;
-        let (handle, mut session, context_window, root, start, trust) = match &demo_dir {
-            Some(dir) => {
-                let root = std::fs::canonicalize(dir.path().join("project"))?;
-                let (handle, session) = tern::host::start_demo(&root)?;
-                (handle, session, 128_000, root, None, None)
-            }
-            None => {
-                let settings = settings(global, workspace, None)?;
-                let trust = tern::tui::state::trust::offer(&settings, workspace);
-                // A long session shows its last turns at once and the rest when its log is loaded.
-                let (handle, session) = match resume.as_deref().map(preview).transpose()?.flatten() {
-                    Some((path, session)) => {
-                        let deferred = tern::host::start_deferred(settings.clone(), workspace.to_path_buf(), path);
-                        pending = Some(tern::tui::terminal::Pending {
-                            ready: deferred.ready,
-                            go: Some(deferred.go),
-                        });
-                        (deferred.handle, session)
-                    }
-                    None => tern::host::start(&settings, workspace, resume.as_deref())?,
-                };
-                let window = settings.context_window;
-                let dir = workspace.to_path_buf();
-                // `/resume`, `/fork` and a reload after trusting the project start the next session from the
-                // configuration as it is then.
-                let flags = flag_layer(global);
-                let start: tern::tui::switch::StartSession = Box::new(move |path| {
-                    let settings = config::settings(&dir, flags.clone()).map_err(|e| e.to_string())?;
-                    tern::host::start(&settings, &dir, Some(path)).map_err(|e| e.to_string())
-                });
-                (handle, session, window, workspace.to_path_buf(), Some(start), trust)
-            }
-        };
-        let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let mut summary = tern::tui::launch(
-            handle,
-            root,
-            context_window,
-            first,
-            tern::tui::terminal::Sessions {
-                session: &mut session,
-                start,
-                pending,
-                trust,
-            },
-            &mut signals,
-        )
-        .await?;
-        if let Some(mcp) = &session.mcp {
-            if summary.at_once {
-                mcp.kill_now();
-            } else {
-                // A signal while the servers are asked to exit kills them at once.
-                tokio::select! {
-                    () = mcp.shutdown() => {}
-                    signal = signals.next() => {
-                        summary.signal.get_or_insert(signal);
-                        mcp.kill_now();
-                    }
-                }
-            }
-        }
-        anyhow::Ok((summary, session))
-    });
-    // Whatever is still running (a command the agent had no time to stop) is dropped here, which kills its process
-    // group; blocking work gets a bounded moment instead of holding the exit.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    let (summary, session) = summary?;
-    if let Some((question, answer)) = summary.last_exchange {
-        println_clean!("› {}\n", question.trim());
-        if !answer.trim().is_empty() {
-            println_clean!("{}\n", answer.trim());
-        }
-    }
-    if demo {
-        println_clean!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
-    } else if session.log_path.is_some() {
-        println_clean!(
-            "Session {} saved. Resume it with: tern resume {}",
-            session.id,
-            session.id
-        );
-    }
-    if summary.agent_panicked {
-        eprintln_clean!("tern: stopped after an internal error (shown above); the session was saved up to it");
-        return Ok(101);
-    }
-    Ok(summary.signal.map_or(0, headless::signal_exit_code))
-}
-
-/// The last turns of the long session logged at `path`, to show while the whole of it loads; `None` for a short one
-/// (it is loaded before the first frame).
-fn preview(path: &std::path::Path) -> anyhow::Result<Option<(PathBuf, tern::host::SessionInfo)>> {
-    let cannot = || format!("cannot resume {}", path.display());
-    let Some(events) = tern::session::tail::events(path).with_context(cannot)? else {
-        return Ok(None);
-    };
-    let meta = tern::session::log::read_meta(path).with_context(cannot)?;
-    let session = tern::host::SessionInfo {
-        id: meta.id,
-        history: Vec::new(),
-        events,
-        log_path: Some(path.to_path_buf()),
-        mcp: None,
-        warnings: Vec::new(),
-        notices: Vec::new(),
-    };
-    Ok(Some((path.to_path_buf(), session)))
 }
 
 fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {

@@ -260,52 +260,18 @@ impl Agent {
             full_output: Some(full_output.clone()),
             limits,
         };
-        let output = {
-            // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
-            let fut = async {
-                match change {
-                    Some(change) => apply_prepared(&call.name, change, &ctx).await,
-                    None => execute_prepared(prepared, &ctx).await,
-                }
-            };
-            tokio::pin!(fut);
-            let mut deadline: Option<tokio::time::Instant> = None;
-            loop {
-                let grace = async {
-                    match deadline {
-                        Some(d) => tokio::time::sleep_until(d).await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    biased;
-                    output = &mut fut => break output,
-                    Some(chunk) = rx.recv() => self.shared.emit(Event::ToolOutputDelta {
-                        call_id: call.id.clone(),
-                        chunk: tern_secrets::mask(&chunk).into_owned(),
-                    }),
-                    _ = cancel.cancelled(), if deadline.is_none() => {
-                        deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
-                    }
-                    _ = grace => break ToolOutput::error(INTERRUPTED),
-                }
+        // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
+        let run = async {
+            match change {
+                Some(change) => apply_prepared(&call.name, change, &ctx).await,
+                None => execute_prepared(prepared, &ctx).await,
             }
         };
+        let output = self.run_streaming(call, run, &mut rx, cancel).await;
         while let Ok(chunk) = rx.try_recv() {
-            self.shared.emit(Event::ToolOutputDelta {
-                call_id: call.id.clone(),
-                chunk: tern_secrets::mask(&chunk).into_owned(),
-            });
+            self.output_delta(call, &chunk);
         }
-        let mut output = if cancel.is_cancelled() && !output.is_error {
-            // It finished, but the user stopped the turn meanwhile: say so, keep what it produced.
-            ToolOutput {
-                text: format!("{}\n\n[The user interrupted the turn while this ran.]", output.text),
-                ..output
-            }
-        } else {
-            output
-        };
+        let mut output = interrupted_meanwhile(output, cancel.is_cancelled());
         if let Some(note) = instructions.and_then(|before| crate::planted::after_command(&root, &before)) {
             self.shared.emit(Event::Notice { text: note.clone() });
             output.text = format!("{}\n\n{note}", output.text);
@@ -315,6 +281,57 @@ impl Agent {
         }
         let kept = full_output.is_file().then_some(full_output);
         self.end(call, output, started.elapsed(), kept)
+    }
+
+    /// Runs the tool future `run` to its end, its live output from `live` shown as it comes. On interrupt it gets
+    /// `INTERRUPT_GRACE` to stop by itself, and is dropped after that.
+    async fn run_streaming(
+        &self,
+        call: &ToolCall,
+        run: impl Future<Output = ToolOutput>,
+        live: &mut mpsc::UnboundedReceiver<String>,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        tokio::pin!(run);
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let grace = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                output = &mut run => break output,
+                Some(chunk) = live.recv() => self.output_delta(call, &chunk),
+                _ = cancel.cancelled(), if deadline.is_none() => {
+                    deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
+                }
+                _ = grace => break ToolOutput::error(INTERRUPTED),
+            }
+        }
+    }
+
+    /// Shows a chunk of a call's live output (masked for secrets).
+    fn output_delta(&self, call: &ToolCall, chunk: &str) {
+        self.shared.emit(Event::ToolOutputDelta {
+            call_id: call.id.clone(),
+            chunk: tern_secrets::mask(chunk).into_owned(),
+        });
+    }
+}
+
+/// A call's `output`, saying the user interrupted the turn while it ran when it finished anyway after `cancelled`.
+fn interrupted_meanwhile(output: ToolOutput, cancelled: bool) -> ToolOutput {
+    if cancelled && !output.is_error {
+        // It finished, but the user stopped the turn meanwhile: say so, keep what it produced.
+        ToolOutput {
+            text: format!("{}\n\n[The user interrupted the turn while this ran.]", output.text),
+            ..output
+        }
+    } else {
+        output
     }
 }
 

@@ -195,12 +195,22 @@ impl Agent {
             tools: &tools,
             max_tokens: None,
         };
+        let (result, shown) = self.stream(&request, cancel).await;
+        self.settle(result, shown, sent, tools_len)
+    }
+
+    /// Sends `request` and forwards the reply's events as they stream (deltas joined, see `Held`) until the provider
+    /// is done; returns its result and what of the reply was shown.
+    async fn stream(
+        &self,
+        request: &PreparedRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> (Result<Completion, ProviderError>, Shown) {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let mut partial = String::new();
-        let mut partial_reasoning = String::new();
+        let mut shown = Shown::default();
         let mut held = Held::default();
         let result = {
-            let fut = self.provider.complete(&request, &tx, cancel);
+            let fut = self.provider.complete(request, &tx, cancel);
             tokio::pin!(fut);
             loop {
                 tokio::select! {
@@ -216,12 +226,12 @@ impl Agent {
                             now.extend(held.release());
                         }
                         for event in now {
-                            self.forward(event, &mut partial, &mut partial_reasoning);
+                            self.forward(event, &mut shown.text, &mut shown.reasoning);
                         }
                     }
                     () = tokio::time::sleep_until(held.due), if held.is_waiting() => {
                         for event in held.release() {
-                            self.forward(event, &mut partial, &mut partial_reasoning);
+                            self.forward(event, &mut shown.text, &mut shown.reasoning);
                         }
                     }
                     result = &mut fut => break result,
@@ -230,12 +240,25 @@ impl Agent {
         };
         while let Ok(event) = rx.try_recv() {
             for event in held.take(event) {
-                self.forward(event, &mut partial, &mut partial_reasoning);
+                self.forward(event, &mut shown.text, &mut shown.reasoning);
             }
         }
         for event in held.release() {
-            self.forward(event, &mut partial, &mut partial_reasoning);
+            self.forward(event, &mut shown.text, &mut shown.reasoning);
         }
+        (result, shown)
+    }
+
+    /// What a request's `result` comes to: a completion has its usage counted (its prompt held the first `sent`
+    /// messages); an interrupted reply keeps in the conversation what was `shown` of it; a context overflow is left to
+    /// compaction; any other error ends the turn.
+    fn settle(
+        &mut self,
+        result: Result<Completion, ProviderError>,
+        shown: Shown,
+        sent: usize,
+        tools_len: usize,
+    ) -> Result<Completion, Sent> {
         match result {
             Ok(completion) => {
                 self.total_usage.input_tokens += completion.usage.input_tokens;
@@ -250,10 +273,11 @@ impl Agent {
                 Ok(completion)
             }
             Err(ProviderError::Cancelled) => {
-                if !partial.is_empty() || !partial_reasoning.is_empty() {
+                let Shown { text, reasoning } = shown;
+                if !text.is_empty() || !reasoning.is_empty() {
                     self.push_message(Message::Assistant {
-                        content: format!("{partial}\n\n[interrupted by the user]"),
-                        reasoning: (!partial_reasoning.is_empty()).then(|| Reasoning::text(partial_reasoning)),
+                        content: format!("{text}\n\n[interrupted by the user]"),
+                        reasoning: (!reasoning.is_empty()).then(|| Reasoning::text(reasoning)),
                         tool_calls: Vec::new(),
                     });
                 }
@@ -296,6 +320,13 @@ impl Agent {
             }
         }
     }
+}
+
+/// What the user has been shown of a reply as it streamed.
+#[derive(Default)]
+struct Shown {
+    text: String,
+    reasoning: String,
 }
 
 /// How often streamed text goes on to the frontend at most.

@@ -611,6 +611,8 @@ pub fn resolve(
     finish(file, sources, kind, base_url, key, model)
 }
 
+/// The settings of the resolved provider `kind` at `base_url` with `api_key` and `model`, and everything else from
+/// `file` with its defaults.
 fn finish(
     file: ConfigFile,
     sources: Vec<PathBuf>,
@@ -619,43 +621,7 @@ fn finish(
     api_key: Option<String>,
     model: String,
 ) -> Result<Settings, ConfigError> {
-    let defaults = RetryPolicy::default();
-    let retry = RetryPolicy {
-        max_attempts: file.retry.max_attempts.unwrap_or(defaults.max_attempts).max(1),
-        base_delay: file
-            .retry
-            .base_delay_ms
-            .map(Duration::from_millis)
-            .unwrap_or(defaults.base_delay),
-        max_delay: file
-            .retry
-            .max_delay_secs
-            .map(Duration::from_secs)
-            .unwrap_or(defaults.max_delay),
-        idle_timeout: file
-            .retry
-            .idle_timeout_secs
-            .map(Duration::from_secs)
-            .unwrap_or(defaults.idle_timeout),
-        request_timeout: file
-            .retry
-            .request_timeout_secs
-            .map(Duration::from_secs)
-            .unwrap_or(defaults.request_timeout),
-        connect_timeout: file
-            .retry
-            .connect_timeout_secs
-            .map(Duration::from_secs)
-            .unwrap_or(defaults.connect_timeout),
-    };
-    let rules = |list: &[String], what: &str| -> Result<Vec<CommandRule>, ConfigError> {
-        list.iter()
-            .map(|s| {
-                s.parse::<CommandRule>()
-                    .map_err(|e| ConfigError::Invalid(format!("approval.{what}: rule {s:?}: {e}")))
-            })
-            .collect()
-    };
+    let retry = retry_policy(&file.retry);
     let models = Catalog::builtin().with_overrides(&file.models);
     let compaction = compaction::resolve(&file)?;
     let hooks = file.hooks.compile()?;
@@ -664,20 +630,11 @@ fn finish(
         .context_window
         .or_else(|| models.context_window(&model))
         .unwrap_or(128_000);
-    // Most answers are far below a model's largest; reserving all of 64k or 128k would compact far too early.
-    // Thinking comes on top of the answer (and Anthropic refuses a prompt that leaves no room for both).
     let thinking = Thinking {
         budget: file.thinking_budget,
         effort: file.reasoning_effort,
     };
-    let thinking_budget = models.thinking(&model, thinking).budget.map(u64::from).unwrap_or(0);
-    let output_limit = file
-        .max_tokens
-        .map(u64::from)
-        .or_else(|| models.max_output(&model).map(|m| m.min(32_000)))
-        .unwrap_or(8_192)
-        .saturating_add(thinking_budget)
-        .min(context_window / 2);
+    let output_limit = output_limit(file.max_tokens, &models, &model, thinking, context_window);
     Ok(Settings {
         provider: ProviderConfig {
             kind,
@@ -698,20 +655,10 @@ fn finish(
         models,
         exec_timeout: Duration::from_secs(file.exec.timeout_secs.unwrap_or(120).clamp(1, 600)),
         env_allow: file.exec.env_allow.clone(),
-        allow: rules(&file.approval.allow, "allow")?,
-        deny: rules(&file.approval.deny, "deny")?,
+        allow: command_rules(&file.approval.allow, "allow")?,
+        deny: command_rules(&file.approval.deny, "deny")?,
         write_roots: file.write_roots,
-        sandbox: SandboxSettings {
-            enabled: file.sandbox.enabled.unwrap_or(true),
-            network: file.sandbox.network.unwrap_or(false),
-            writable_roots: file.sandbox.writable_roots,
-            git_read_only: file.sandbox.git_read_only.unwrap_or(false),
-            hide: file.sandbox.hide,
-            unhide: file.sandbox.unhide,
-            hide_workspace_secrets: file.sandbox.hide_workspace_secrets.unwrap_or(true),
-            allow_unix_sockets: file.sandbox.allow_unix_sockets,
-            devices: file.sandbox.devices,
-        },
+        sandbox: sandbox_settings(file.sandbox),
         subagents: subagents::resolve(&file.subagents),
         checkpoints: file.checkpoints.retention(),
         mcp_servers: file.mcp_servers,
@@ -722,6 +669,79 @@ fn finish(
         sources,
         web,
     })
+}
+
+/// The retry policy of the `[retry]` table, its defaults where a key is not set (at least one attempt).
+fn retry_policy(retry: &RetryFile) -> RetryPolicy {
+    let defaults = RetryPolicy::default();
+    RetryPolicy {
+        max_attempts: retry.max_attempts.unwrap_or(defaults.max_attempts).max(1),
+        base_delay: retry
+            .base_delay_ms
+            .map(Duration::from_millis)
+            .unwrap_or(defaults.base_delay),
+        max_delay: retry
+            .max_delay_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.max_delay),
+        idle_timeout: retry
+            .idle_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.idle_timeout),
+        request_timeout: retry
+            .request_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.request_timeout),
+        connect_timeout: retry
+            .connect_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.connect_timeout),
+    }
+}
+
+/// The command rules of the list `approval.<what>`, or the first that does not parse.
+fn command_rules(list: &[String], what: &str) -> Result<Vec<CommandRule>, ConfigError> {
+    list.iter()
+        .map(|s| {
+            s.parse::<CommandRule>()
+                .map_err(|e| ConfigError::Invalid(format!("approval.{what}: rule {s:?}: {e}")))
+        })
+        .collect()
+}
+
+/// The tokens kept free for the answer and the model's thinking: the configured output limit, or the model's (at
+/// most 32k), plus the thinking budget, and never more than half of `context_window`.
+fn output_limit(
+    max_tokens: Option<u32>,
+    models: &Catalog,
+    model: &str,
+    thinking: Thinking,
+    context_window: u64,
+) -> u64 {
+    // Most answers are far below a model's largest; reserving all of 64k or 128k would compact far too early.
+    // Thinking comes on top of the answer (and Anthropic refuses a prompt that leaves no room for both).
+    let thinking_budget = models.thinking(model, thinking).budget.map(u64::from).unwrap_or(0);
+    max_tokens
+        .map(u64::from)
+        .or_else(|| models.max_output(model).map(|m| m.min(32_000)))
+        .unwrap_or(8_192)
+        .saturating_add(thinking_budget)
+        .min(context_window / 2)
+}
+
+/// The OS sandbox settings of the `[sandbox]` table, with its defaults where a key is not set.
+fn sandbox_settings(sandbox: SandboxFile) -> SandboxSettings {
+    SandboxSettings {
+        enabled: sandbox.enabled.unwrap_or(true),
+        network: sandbox.network.unwrap_or(false),
+        writable_roots: sandbox.writable_roots,
+        git_read_only: sandbox.git_read_only.unwrap_or(false),
+        hide: sandbox.hide,
+        unhide: sandbox.unhide,
+        hide_workspace_secrets: sandbox.hide_workspace_secrets.unwrap_or(true),
+        allow_unix_sockets: sandbox.allow_unix_sockets,
+        devices: sandbox.devices,
+    }
 }
 
 /// What to tell a user who has configured nothing and has no local Ollama.

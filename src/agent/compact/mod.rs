@@ -142,22 +142,7 @@ impl Agent {
             Trigger::Threshold => (limit + self.keep_tokens()) / 2,
             Trigger::Overflow | Trigger::Manual => 0,
         };
-        let split = match trigger {
-            Trigger::Threshold => plan::split_point(&self.messages, self.keep_tokens()),
-            // The window is evidently smaller than we thought: keep a share of what did not fit.
-            Trigger::Overflow => plan::split_point(
-                &self.messages,
-                self.keep_tokens()
-                    .min((before as f64 * self.compaction.keep_recent) as u64),
-            ),
-            // Asked for: summarise all but the last turn (less when it is large), or all but its last step.
-            Trigger::Manual => {
-                match plan::split_point(&self.messages, self.keep_tokens()).max(plan::last_turn_start(&self.messages)) {
-                    0 => plan::split_point(&self.messages, 0),
-                    split => split,
-                }
-            }
-        };
+        let split = self.split_for(trigger, before);
         let mut cleared = 0;
         if trigger != Trigger::Manual {
             cleared += self.clear_results(split, low_water, tools_json_len);
@@ -201,28 +186,31 @@ impl Agent {
         }
         self.files.forget_all();
         let after = self.prompt_tokens(tools_json_len);
-        let mut what = Vec::new();
-        if summarised > 0 {
-            what.push(format!("summarised {summarised} earlier message(s)"));
-        }
-        if cleared > 0 {
-            what.push(format!("replaced {cleared} old tool result(s) with notes"));
-        }
-        let why = match trigger {
-            Trigger::Threshold => "to fit the context window",
-            Trigger::Overflow => "after the provider said the conversation does not fit",
-            Trigger::Manual => "on request",
-        };
         self.shared.emit(Event::Notice {
-            text: format!(
-                "compacted the conversation {why}: {}; ~{} → ~{} tokens (saved ~{})",
-                what.join(" and "),
-                before,
-                after,
-                before.saturating_sub(after)
-            ),
+            text: compacted_notice(trigger, summarised, cleared, before, after),
         });
         true
+    }
+
+    /// Where the older messages end and the ones kept verbatim begin, for a compaction by `trigger` of a prompt of
+    /// `before` tokens.
+    fn split_for(&self, trigger: Trigger, before: u64) -> usize {
+        match trigger {
+            Trigger::Threshold => plan::split_point(&self.messages, self.keep_tokens()),
+            // The window is evidently smaller than we thought: keep a share of what did not fit.
+            Trigger::Overflow => plan::split_point(
+                &self.messages,
+                self.keep_tokens()
+                    .min((before as f64 * self.compaction.keep_recent) as u64),
+            ),
+            // Asked for: summarise all but the last turn (less when it is large), or all but its last step.
+            Trigger::Manual => {
+                match plan::split_point(&self.messages, self.keep_tokens()).max(plan::last_turn_start(&self.messages)) {
+                    0 => plan::split_point(&self.messages, 0),
+                    split => split,
+                }
+            }
+        }
     }
 
     /// Replaces large results before `protect_from` with notes, oldest first, until the prompt is at most `target`
@@ -325,4 +313,28 @@ impl Agent {
             .unwrap_or(0);
         self.compact(cancel, tools_json_len, focus, Trigger::Manual).await;
     }
+}
+
+/// The notice of a compaction by `trigger` that summarised `summarised` messages and cleared `cleared` results,
+/// taking the prompt from `before` to `after` tokens.
+fn compacted_notice(trigger: Trigger, summarised: usize, cleared: usize, before: u64, after: u64) -> String {
+    let mut what = Vec::new();
+    if summarised > 0 {
+        what.push(format!("summarised {summarised} earlier message(s)"));
+    }
+    if cleared > 0 {
+        what.push(format!("replaced {cleared} old tool result(s) with notes"));
+    }
+    let why = match trigger {
+        Trigger::Threshold => "to fit the context window",
+        Trigger::Overflow => "after the provider said the conversation does not fit",
+        Trigger::Manual => "on request",
+    };
+    format!(
+        "compacted the conversation {why}: {}; ~{} → ~{} tokens (saved ~{})",
+        what.join(" and "),
+        before,
+        after,
+        before.saturating_sub(after)
+    )
 }

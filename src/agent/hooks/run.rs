@@ -8,12 +8,12 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tern_process::group::{Group, own_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::{Instant, sleep_until, timeout};
 use tokio_util::sync::CancellationToken;
 
@@ -42,6 +42,7 @@ pub(super) struct Ran {
     pub stderr: String,
 }
 
+/// Runs the hook `command` in `cwd` with `env`, `input` on its stdin, for at most `limit` or until `cancel`.
 pub(super) async fn run(
     command: &str,
     input: &[u8],
@@ -50,6 +51,36 @@ pub(super) async fn run(
     limit: Duration,
     cancel: &CancellationToken,
 ) -> Ran {
+    let (mut child, group) = match spawn(hook_command(command, cwd, env)) {
+        Ok(started) => started,
+        Err(e) => {
+            return Ran {
+                ending: Ending::NotStarted(e),
+                stdout: String::new(),
+                stderr: String::new(),
+            };
+        }
+    };
+    let mut stdin = child.stdin.take();
+    let waited = wait(&mut child, &mut stdin, input, limit, cancel).await;
+    // Whatever is left of the group goes now, hook and all.
+    drop(group);
+    let mut status = waited.status;
+    if status.is_none()
+        && let Ok(Ok(s)) = timeout(REAP_LIMIT, child.wait()).await
+    {
+        status = Some(s);
+    }
+    let ending = waited.ending.unwrap_or_else(|| ending_of(status));
+    Ran {
+        ending,
+        stdout: masked(&waited.stdout),
+        stderr: masked(&waited.stderr),
+    }
+}
+
+/// The `sh -c` command of a hook: in `cwd`, with only `env`, its three streams piped, and killed when dropped.
+fn hook_command(command: &str, cwd: &Path, env: &[(OsString, OsString)]) -> Command {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(command)
@@ -62,20 +93,39 @@ pub(super) async fn run(
         .kill_on_drop(true);
     // Its own group, to end everything it starts; no terminal to wait on; it dies with tern.
     own_group(&mut cmd);
-    let not_started = |e| Ran {
-        ending: Ending::NotStarted(e),
-        stdout: String::new(),
-        stderr: String::new(),
-    };
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => return not_started(e),
-    };
+    cmd
+}
+
+/// Starts `cmd` and the process group it leads, which is SIGKILLed when dropped.
+fn spawn(mut cmd: Command) -> io::Result<(Child, KillOnDrop)> {
+    let child = cmd.spawn()?;
     let Some(group) = child.id().and_then(Group::led_by) else {
-        return not_started(io::Error::other("the hook exited before its process id could be read"));
+        return Err(io::Error::other("the hook exited before its process id could be read"));
     };
-    let group = KillOnDrop(group);
-    let (mut stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    Ok((child, KillOnDrop(group)))
+}
+
+/// What waiting on a hook came to.
+struct Waited {
+    /// How the hook exited, when it did.
+    status: Option<ExitStatus>,
+    /// How the run ended without the hook's exit (timed out, cancelled, or waiting failed).
+    ending: Option<Ending>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Writes `input` to the hook's stdin and reads its stdout and stderr until it has exited and its pipes are closed
+/// (or `DRAIN_GRACE` after its exit), it passes `limit`, or `cancel` fires. `stdin` stays with the caller: a write
+/// not finished keeps it open until the run is over.
+async fn wait(
+    child: &mut Child,
+    stdin: &mut Option<ChildStdin>,
+    input: &[u8],
+    limit: Duration,
+    cancel: &CancellationToken,
+) -> Waited {
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut status = None;
     let mut ending = None;
@@ -129,14 +179,18 @@ pub(super) async fn run(
             }
         }
     }
-    // Whatever is left of the group goes now, hook and all.
-    drop(group);
-    if status.is_none()
-        && let Ok(Ok(s)) = timeout(REAP_LIMIT, child.wait()).await
-    {
-        status = Some(s);
+    Waited {
+        status,
+        ending,
+        stdout: out,
+        stderr: err,
     }
-    let ending = ending.unwrap_or_else(|| match status {
+}
+
+/// How a hook ended by its exit status: its exit code or the signal that ended it; `None` (it was not reaped even
+/// after SIGKILL) counts as not started.
+fn ending_of(status: Option<ExitStatus>) -> Ending {
+    match status {
         Some(s) => {
             use std::os::unix::process::ExitStatusExt;
             match (s.code(), s.signal()) {
@@ -146,11 +200,6 @@ pub(super) async fn run(
             }
         }
         None => Ending::NotStarted(io::Error::other("the hook did not exit after SIGKILL")),
-    });
-    Ran {
-        ending,
-        stdout: masked(&out),
-        stderr: masked(&err),
     }
 }
 
