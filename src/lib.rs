@@ -5,13 +5,14 @@
 pub mod commands;
 pub mod config;
 pub mod demo;
-pub mod headless;
+
 pub mod heap;
 pub mod host;
 pub mod tui;
 
 pub use tern_agent as agent;
 pub use tern_agent::hooks;
+pub use tern_headless as headless;
 pub use tern_mcp as mcp;
 pub use tern_protocol as protocol;
 pub use tern_provider as provider;

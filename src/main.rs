@@ -400,9 +400,13 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         let mut err = std::io::stderr();
         // The id `tern resume` and `tern run --resume` take, when the session has a log to resume from.
         let session_id = session.log_path.is_some().then(|| session.id.clone());
+        let run = headless::Session {
+            ops: handle.ops,
+            events: handle.events,
+        };
         let code = headless::run_session(
-            handle,
-            session.mcp.is_some(),
+            run,
+            session.mcp.is_some().then_some(tern::host::MCP_STARTUP),
             session_id,
             prompt,
             format,

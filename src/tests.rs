@@ -26,6 +26,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-mcp", 3),
     // The agent: the session, its turns and the call pipeline.
     ("tern-agent", 4),
+    // Frontends that know only the protocol (and the ground floor's text cleaning and masking).
+    ("tern-headless", 4),
     // The composition root: configuration, starting sessions, the frontends and the command line.
     ("tern", 5),
 ];

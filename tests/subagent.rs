@@ -447,7 +447,11 @@ async fn stream_json_tags_subagent_events_and_text_output_prefixes_them() {
         .await;
         let (_stop_tx, mut stops) = tokio::sync::mpsc::unbounded_channel();
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = tern::headless::run(h.agent, "go".into(), format, &mut stops, &mut out, &mut err).await;
+        let session = tern::headless::Session {
+            ops: h.agent.ops,
+            events: h.agent.events,
+        };
+        let code = tern::headless::run(session, "go".into(), format, &mut stops, &mut out, &mut err).await;
         assert_eq!(code, 0);
         let (out, err) = (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap());
         match format {

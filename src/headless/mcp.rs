@@ -2,7 +2,7 @@
 //! format), stream-json's `session_started` with a `mcp_servers` array (name, state, tools) and their tools in its
 //! `tools`, and a `mcp_server` line whenever a server's state or tools change after it. Nothing is printed before
 //! `session_started`, which stays the first line of stream-json; it waits for servers still starting as long as the
-//! first request does (`host::MCP_STARTUP`), which costs no time since the request waits for them anyway. All of it
+//! first request does (the session's start-up wait), which costs no time since the request waits for them anyway. All of it
 //! comes from the agent's `Event::McpServers`.
 
 use std::collections::VecDeque;
@@ -12,13 +12,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::OutputFormat;
-use crate::mcp::report::ServerWatch;
-use crate::protocol::Event;
-use crate::protocol::mcp::{ServerState, ServerStatus};
+use tern_protocol::Event;
+use tern_protocol::mcp::report::ServerWatch;
+use tern_protocol::mcp::{ServerState, ServerStatus};
 
 /// The servers as the agent tells them (`Event::McpServers`).
-#[derive(Default)]
 pub(super) struct McpFollower {
+    /// How long the first request waits for servers still starting.
+    wait: std::time::Duration,
     /// The states last told; `None` before the first report.
     statuses: Option<Vec<ServerStatus>>,
     watch: ServerWatch,
@@ -26,6 +27,15 @@ pub(super) struct McpFollower {
 }
 
 impl McpFollower {
+    pub(super) fn new(wait: std::time::Duration) -> Self {
+        Self {
+            wait,
+            statuses: None,
+            watch: ServerWatch::default(),
+            started: false,
+        }
+    }
+
     /// Takes the states the agent told. Once the session has started, what changed is printed.
     pub(super) fn told<O: Write, E: Write>(
         &mut self,
@@ -47,16 +57,11 @@ impl McpFollower {
             .is_some_and(|all| all.iter().all(|s| s.state != ServerState::Connecting))
     }
 
-    /// Waits, as the first request does, for the servers still starting (at most `wait`), so `session_started` lists
-    /// the tools of every server that starts in time. The agent's other events that come meanwhile are kept, in
-    /// order, in `held` for after.
-    pub(super) async fn settle(
-        &mut self,
-        events: &mut UnboundedReceiver<Event>,
-        held: &mut VecDeque<Event>,
-        wait: std::time::Duration,
-    ) {
-        let deadline = tokio::time::Instant::now() + wait;
+    /// Waits, as the first request does, for the servers still starting (at most the session's wait), so
+    /// `session_started` lists the tools of every server that starts in time. The agent's other events that come
+    /// meanwhile are kept, in order, in `held` for after.
+    pub(super) async fn settle(&mut self, events: &mut UnboundedReceiver<Event>, held: &mut VecDeque<Event>) {
+        let deadline = tokio::time::Instant::now() + self.wait;
         while !self.settled() {
             tokio::select! {
                 event = events.recv() => match event {

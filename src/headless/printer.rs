@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::OutputFormat;
 use super::order::{AgentKey, CallOrder};
 use super::progress::{Ended, key_argument, plan_text};
-use crate::protocol::{Event, PlanItem, TurnEnd, Usage};
+use tern_protocol::{Event, PlanItem, TurnEnd, Usage};
 
 pub(super) struct Printer {
     pub(super) format: OutputFormat,

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use super::order::AgentKey;
 use super::printer::Printer;
-use crate::protocol::{Event, PlanItem, PlanStatus, ToolKind, TurnEnd};
+use tern_protocol::{Event, PlanItem, PlanStatus, ToolKind, TurnEnd};
 
 /// What a result line needs of an ended call.
 pub(super) struct Ended {
@@ -79,7 +79,7 @@ impl Printer {
                     plan: self.plan_calls.remove(&(agent.clone(), call_id.clone())),
                     is_error: output.is_error,
                     // Shown as the call's line is: a name with a zero-width space must not pass for another.
-                    first_line: crate::terminal_text::reveal(&headline(&output.text))
+                    first_line: tern_text::reveal(&headline(&output.text))
                         .0
                         .chars()
                         .take(limit)
@@ -270,7 +270,7 @@ fn one_line_summary(value: &str) -> String {
     let mut lines = value.trim_end_matches('\n').split('\n');
     let first = lines.next().unwrap_or("");
     let more = lines.count();
-    let (shown, _) = crate::terminal_text::reveal(first);
+    let (shown, _) = tern_text::reveal(first);
     let mut out: String = shown.chars().take(SUMMARY_CHARS).collect();
     if shown.chars().nth(SUMMARY_CHARS).is_some() {
         out.push('…');
@@ -288,7 +288,7 @@ pub fn plan_text(items: &[PlanItem]) -> String {
     if items.is_empty() {
         return "plan: cleared\n".to_string();
     }
-    let (done, total) = crate::protocol::plan_progress(items);
+    let (done, total) = tern_protocol::plan_progress(items);
     let mut text = format!("plan: {done}/{total} done\n");
     for item in items {
         let mark = match item.status {

@@ -9,17 +9,16 @@ use super::*;
 
 /// A handle whose agent is the test: it reads the ops and writes the events.
 fn handle() -> (
-    AgentHandle,
+    Session,
     UnboundedReceiver<Op>,
     tokio::sync::mpsc::UnboundedSender<Event>,
 ) {
     let (ops, op_rx) = unbounded_channel();
     let (ev_tx, events) = unbounded_channel();
-    let task = tokio::spawn(async {});
-    (AgentHandle { ops, events, task }, op_rx, ev_tx)
+    (Session { ops, events }, op_rx, ev_tx)
 }
 
-async fn run_with(stops: &[Stop], handle: AgentHandle) -> (i32, String) {
+async fn run_with(stops: &[Stop], handle: Session) -> (i32, String) {
     let (tx, mut rx) = unbounded_channel();
     for stop in stops {
         tx.send(*stop).unwrap();

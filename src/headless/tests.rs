@@ -122,7 +122,7 @@ fn todo_call(id: &str, output: ToolOutput) -> [Event; 2] {
         Event::ToolCallBegin {
             call_id: id.into(),
             name: "todo_write".into(),
-            kind: crate::protocol::ToolKind::Plan,
+            kind: tern_protocol::ToolKind::Plan,
             args: serde_json::json!({"todos": []}),
         },
         Event::ToolCallEnd {

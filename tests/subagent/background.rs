@@ -193,7 +193,11 @@ async fn tern_run_waits_for_a_background_subagents_report_turn_before_it_exits()
     let (_stop_tx, mut stops) = tokio::sync::mpsc::unbounded_channel();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let format = tern::headless::OutputFormat::Text;
-    let code = tern::headless::run(h.agent, "count".into(), format, &mut stops, &mut out, &mut err).await;
+    let session = tern::headless::Session {
+        ops: h.agent.ops,
+        events: h.agent.events,
+    };
+    let code = tern::headless::run(session, "count".into(), format, &mut stops, &mut out, &mut err).await;
     assert_eq!(code, 0);
     let (out, err) = (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap());
     assert!(out.contains("Started.") && out.contains("The count is 9."), "{out}");

@@ -10,14 +10,14 @@ mod progress;
 
 use std::io::Write;
 
-use crate::agent::runner::AgentHandle;
-use crate::protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
-#[cfg(test)]
-use crate::protocol::{PlanItem, PlanStatus, ToolOutput};
-use crate::secrets::MaskingWriter;
-use crate::terminal_text::{CleanWriter, Stream};
 use printer::Printer;
 pub use progress::{call_arguments, edit_paths, files_label, key_argument, plan_text, unique_paths};
+use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
+#[cfg(test)]
+use tern_protocol::{PlanItem, PlanStatus, ToolOutput};
+use tern_secrets::MaskingWriter;
+use tern_text::{CleanWriter, Stream};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
@@ -60,6 +60,13 @@ pub fn signal_name(signal: i32) -> &'static str {
     }
 }
 
+/// The session a run talks to: where its ops go and where its events come from. The composition root connects it
+/// to an agent; this crate knows only the protocol.
+pub struct Session {
+    pub ops: UnboundedSender<Op>,
+    pub events: UnboundedReceiver<Event>,
+}
+
 /// How a headless run names itself when it refuses a call nobody can approve (`ApprovalDecision::Unattended`).
 pub const FRONTEND: &str = "tern run";
 
@@ -70,23 +77,23 @@ pub const NO_TERMINAL_ELICITATION: &str = "this is a non-interactive run (tern r
 /// also shuts the agent down and waits for it (so running commands end their process groups) before returning
 /// 128 + the signal. Any second stop while stopping returns at once.
 pub async fn run<O: Write, E: Write>(
-    handle: AgentHandle,
+    handle: Session,
     prompt: String,
     format: OutputFormat,
     stops: &mut tokio::sync::mpsc::UnboundedReceiver<Stop>,
     out: &mut O,
     err: &mut E,
 ) -> i32 {
-    run_session(handle, false, None, prompt, format, stops, out, err).await
+    run_session(handle, None, None, prompt, format, stops, out, err).await
 }
 
-/// `run` for a session with MCP servers (`SessionInfo::mcp`): their failures go to stderr as they happen, and
-/// stream-json shows their states. `session_id` (a session with a log) goes into json's object and stream-json's
+/// `run` for a session with MCP servers (`mcp_wait`: how long the first request waits for them to start): their
+/// failures go to stderr as they happen, and stream-json shows their states. `session_id` (a session with a log) goes into json's object and stream-json's
 /// `session_started` and `result`, for `tern resume` and `tern run --resume`.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_session<O: Write, E: Write>(
-    mut handle: AgentHandle,
-    mcp: bool,
+    mut handle: Session,
+    mcp_wait: Option<std::time::Duration>,
     session_id: Option<String>,
     prompt: String,
     format: OutputFormat,
@@ -102,7 +109,7 @@ pub async fn run_session<O: Write, E: Write>(
     };
     let out = &mut CleanWriter::new(MaskingWriter::new(out), stdout_kind);
     let err = &mut CleanWriter::new(MaskingWriter::new(err), Stream::Text);
-    let mut servers = mcp.then(mcp::McpFollower::default);
+    let mut servers = mcp_wait.map(mcp::McpFollower::new);
     // Events taken while `session_started` waited for the servers, handled after it.
     let mut held: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
@@ -138,9 +145,7 @@ pub async fn run_session<O: Write, E: Write>(
         match (event, servers.as_mut()) {
             (event @ Event::SessionStarted { .. }, Some(servers)) => {
                 if format == OutputFormat::StreamJson {
-                    servers
-                        .settle(&mut handle.events, &mut held, crate::host::MCP_STARTUP)
-                        .await;
+                    servers.settle(&mut handle.events, &mut held).await;
                 }
                 servers.start(&event, printer.session_id(), format, out, err);
             }
@@ -241,7 +246,7 @@ fn exit_code(terminated: Option<i32>, end: Option<&TurnEnd>) -> i32 {
 }
 
 /// A prompt to answer: the main agent's, or one of its subagents'.
-fn approval_request(event: &Event) -> Option<&crate::protocol::ApprovalRequest> {
+fn approval_request(event: &Event) -> Option<&tern_protocol::ApprovalRequest> {
     match event {
         Event::ApprovalRequest(request) => Some(request),
         Event::Subagent { inner, .. } => approval_request(inner),
