@@ -46,6 +46,8 @@ pub struct SessionInfo {
     pub warnings: Vec<String>,
     /// What a resume did not bring back (a looser mode, "always" answers), for the user to see.
     pub notices: Vec<String>,
+    /// What models cost, for a frontend to price the session's usage.
+    pub prices: Arc<crate::models::Catalog>,
 }
 
 /// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
@@ -97,6 +99,7 @@ pub fn config_for(
         mcp: mcp.clone(),
         warnings,
         notices,
+        prices: settings.provider.catalog.clone(),
     };
     let policy = session_policy(settings, workspace, &results, &context)?;
     let gate = session_gate(settings, sandbox.is_some());
@@ -547,6 +550,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         mcp: None,
         warnings,
         notices: Vec::new(),
+        prices: Arc::new(crate::models::Catalog::builtin().clone()),
     };
     Ok((spawn(config), info))
 }

@@ -116,7 +116,8 @@ fn launch_configured(
     let mut pending = None;
     // A long session shows its last turns at once and the rest when its log is loaded.
     let (handle, session) = match resume.map(preview).transpose()?.flatten() {
-        Some((path, session)) => {
+        Some((path, mut session)) => {
+            session.prices = settings.provider.catalog.clone();
             let deferred = tern::host::start_deferred(settings.clone(), workspace.to_path_buf(), path);
             pending = Some(tern::tui::terminal::Pending {
                 ready: deferred.ready,
@@ -209,6 +210,7 @@ fn preview(path: &std::path::Path) -> anyhow::Result<Option<(PathBuf, tern::host
         mcp: None,
         warnings: Vec::new(),
         notices: Vec::new(),
+        prices: std::sync::Arc::new(tern::models::Catalog::builtin().clone()),
     };
     Ok(Some((path.to_path_buf(), session)))
 }

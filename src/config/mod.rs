@@ -195,8 +195,6 @@ pub struct Settings {
     /// 8,192.
     pub output_limit: u64,
     pub compaction: Compaction,
-    /// The built-in model catalog with the configured overrides.
-    pub models: Catalog,
     pub exec_timeout: Duration,
     pub env_allow: Vec<String>,
     pub allow: Vec<CommandRule>,
@@ -541,8 +539,6 @@ pub fn settings(workspace: &Path, flags: ConfigFile) -> Result<Settings, ConfigE
     let layers = load_layers(workspace, flags)?;
     // Keys were taken out of the environment at start-up (`crate::secrets`): read them from the store.
     let mut settings = resolve(layers.file, layers.sources, crate::secrets::var, detect::default_ollama)?;
-    // Frontends price usage and size the context from the catalog without being handed the settings.
-    crate::models::install(settings.models.clone());
     // A key written in a config file was never in the environment: mask it from here on too.
     if let Some(key) = &settings.provider.api_key {
         crate::secrets::register(key);
@@ -646,13 +642,14 @@ fn finish(
             headers: Vec::new(),
             thinking,
             wire_api: file.wire_api.unwrap_or_default(),
+            // The provider knows models by the same catalog the user's settings extend.
+            catalog: std::sync::Arc::new(models),
         },
         mode: file.mode.unwrap_or_default(),
         max_iterations: file.max_iterations.unwrap_or(100).max(1),
         context_window,
         output_limit,
         compaction,
-        models,
         exec_timeout: Duration::from_secs(file.exec.timeout_secs.unwrap_or(120).clamp(1, 600)),
         env_allow: file.exec.env_allow.clone(),
         allow: command_rules(&file.approval.allow, "allow")?,

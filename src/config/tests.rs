@@ -134,7 +134,7 @@ fn the_catalog_sizes_the_context_and_the_setting_wins() {
     let s = resolve(file, vec![], &env, || None).unwrap();
     assert_eq!((s.context_window, s.output_limit), (32_000, 4_000));
     assert_eq!((s.compaction.compact_at, s.compaction.keep_recent), (0.6, 0.2));
-    assert_eq!(s.models.context_window("my-model"), Some(32_000));
+    assert_eq!(s.provider.catalog.context_window("my-model"), Some(32_000));
     let file = ConfigFile::parse(
         "model = \"my-model\"\ncontext_window = 9000\nmax_tokens = 1000\n[models.\"my-model\"]\ncontext_window = 32000\n",
         Path::new("c.toml"),
@@ -194,7 +194,7 @@ fn thinking_settings_and_the_wire_api_reach_the_provider() {
             effort: Some(ReasoningEffort::High)
         }
     );
-    let per_model = s.models.thinking("claude-opus-4-5", s.provider.thinking);
+    let per_model = s.provider.catalog.thinking("claude-opus-4-5", s.provider.thinking);
     assert_eq!(per_model.budget, Some(16_000));
     // The room kept for the answer includes the thinking (gpt-4.1, the default model, cannot think).
     assert_eq!(s.output_limit, 32_000);

@@ -38,6 +38,8 @@ pub(crate) struct AnthropicProvider {
     model: String,
     max_tokens: Option<u32>,
     thinking: Thinking,
+    /// What tern knows of models: how each may think, its output limit.
+    catalog: std::sync::Arc<crate::models::Catalog>,
     /// The last request's body, to grow the next one from.
     pub(super) last: Mutex<Option<Kept>>,
 }
@@ -60,6 +62,7 @@ impl AnthropicProvider {
             model: config.model.clone(),
             max_tokens: config.max_tokens,
             thinking: config.thinking,
+            catalog: config.catalog.clone(),
             last: Mutex::new(None),
         })
     }
@@ -79,7 +82,7 @@ impl AnthropicProvider {
             request.model
         };
         let max_tokens = request.max_tokens.or(self.max_tokens).unwrap_or(DEFAULT_MAX_TOKENS);
-        let catalog = crate::models::catalog();
+        let catalog = &self.catalog;
         let budget = catalog
             .thinking(model, self.thinking)
             .budget

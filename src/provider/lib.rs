@@ -340,6 +340,9 @@ pub struct ProviderConfig {
     pub thinking: Thinking,
     /// Which OpenAI API to speak: Chat Completions (the default) or Responses.
     pub wire_api: WireApi,
+    /// What tern knows of models (the built-in catalog with the user's entries): how each may think, its output
+    /// limit, its prices.
+    pub catalog: std::sync::Arc<models::Catalog>,
 }
 
 impl ProviderConfig {
@@ -355,6 +358,7 @@ impl ProviderConfig {
             headers: Vec::new(),
             thinking: Thinking::default(),
             wire_api: WireApi::default(),
+            catalog: std::sync::Arc::new(models::Catalog::builtin().clone()),
         }
     }
 

@@ -4,10 +4,11 @@
 //! window and the cost, the providers for how much a model should think. A model is found by the longest matching prefix of its name; a model
 //! it does not know has no entry, so no cost is shown and the configured or default window applies.
 //!
-//! The catalog a session uses is installed once settings are loaded (`install`); frontends read it with `catalog()`.
+//! The catalog a session uses (the built-in one with the user's entries) is handed to whoever needs it: the provider
+//! in its `ProviderConfig`, a frontend by the session host.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
@@ -217,24 +218,6 @@ fn normalise(name: &str) -> String {
     let name = name.trim();
     let name = name.rsplit('/').next().unwrap_or(name);
     name.to_ascii_lowercase().replace('.', "-")
-}
-
-static INSTALLED: RwLock<Option<Arc<Catalog>>> = RwLock::new(None);
-
-/// Makes `catalog` (the built-in one with the user's overrides) the one `catalog()` returns.
-pub fn install(catalog: Catalog) {
-    if let Ok(mut installed) = INSTALLED.write() {
-        *installed = Some(Arc::new(catalog));
-    }
-}
-
-/// The installed catalog, or the built-in one when settings did not install one (tests, the demo).
-pub fn catalog() -> Arc<Catalog> {
-    INSTALLED
-        .read()
-        .ok()
-        .and_then(|c| c.clone())
-        .unwrap_or_else(|| Arc::new(Catalog::builtin().clone()))
 }
 
 #[cfg(test)]

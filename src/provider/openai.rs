@@ -30,6 +30,8 @@ pub(crate) struct OpenAiProvider {
     /// mostly know only `max_tokens`.
     completion_tokens_field: bool,
     thinking: Thinking,
+    /// What tern knows of models: how each may think, its output limit.
+    catalog: std::sync::Arc<crate::models::Catalog>,
     /// The last request's body, to grow the next one from.
     pub(super) last: Mutex<Option<Kept>>,
 }
@@ -50,6 +52,7 @@ impl OpenAiProvider {
             max_tokens: config.max_tokens,
             completion_tokens_field: config.base_url.contains("api.openai.com"),
             thinking: config.thinking,
+            catalog: config.catalog.clone(),
             last: Mutex::new(None),
         })
     }
@@ -73,7 +76,7 @@ impl OpenAiProvider {
         if !tools.is_empty() {
             body["tools"] = self::tools(tools);
         }
-        if let Some(effort) = crate::models::catalog().thinking(model, self.thinking).effort {
+        if let Some(effort) = self.catalog.thinking(model, self.thinking).effort {
             body["reasoning_effort"] = json!(effort.as_str());
         }
         if let Some(max) = max_tokens.or(self.max_tokens) {

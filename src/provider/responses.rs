@@ -30,6 +30,8 @@ pub(crate) struct ResponsesProvider {
     model: String,
     max_tokens: Option<u32>,
     thinking: Thinking,
+    /// What tern knows of models: how each may think, its output limit.
+    catalog: std::sync::Arc<crate::models::Catalog>,
     /// The last request's body, to grow the next one from.
     pub(super) last: Mutex<Option<Kept>>,
 }
@@ -48,6 +50,7 @@ impl ResponsesProvider {
             model: config.model.clone(),
             max_tokens: config.max_tokens,
             thinking: config.thinking,
+            catalog: config.catalog.clone(),
             last: Mutex::new(None),
         })
     }
@@ -80,7 +83,7 @@ impl ResponsesProvider {
             body["tool_choice"] = json!("auto");
             body["parallel_tool_calls"] = json!(true);
         }
-        let catalog = crate::models::catalog();
+        let catalog = &self.catalog;
         let effort = catalog.thinking(model, self.thinking).effort;
         // Only a reasoning model may be asked for its reasoning: other models refuse `reasoning` and the include.
         if effort.is_some() || catalog.is_reasoning(model) {

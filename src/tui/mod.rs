@@ -68,6 +68,7 @@ pub async fn launch(
         session.warnings.push(format!("keymap ignored: {error}"));
     }
     if sessions.pending.is_some() {
+        app.state.status.prices = Some(session.prices.clone());
         app.state.preview(std::mem::take(&mut session.events));
         for warning in &session.warnings {
             app.state.notice(warning.clone(), state::Level::Warning);

@@ -112,6 +112,7 @@ pub fn show(app: &mut App, session: &mut SessionInfo) {
         app.state.notice(warning.clone(), Level::Warning);
     }
     app.mcp_watch = Default::default();
+    app.state.status.prices = Some(session.prices.clone());
 }
 
 fn forked_note(session: &SessionInfo) -> Option<String> {

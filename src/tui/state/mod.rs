@@ -107,6 +107,8 @@ pub struct Status {
     pub plan: Option<(usize, usize)>,
     /// Mouse capture is off (the terminal selects text; the wheel does not scroll).
     pub mouse_off: bool,
+    /// What models cost, as the session host said (`None`: the built-in prices).
+    pub prices: Option<std::sync::Arc<crate::models::Catalog>>,
 }
 
 impl AppState {

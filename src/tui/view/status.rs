@@ -89,7 +89,8 @@ pub fn line(width: u16, status: &Status, context_window: u64, theme: &Theme, hin
     spent.output_tokens += status.subagent_usage.output_tokens;
     spent.cache_read_tokens += status.subagent_usage.cache_read_tokens;
     spent.cache_write_tokens += status.subagent_usage.cache_write_tokens;
-    if let Some(usd) = crate::models::catalog().cost(&model, &spent) {
+    let prices = status.prices.as_deref().unwrap_or(crate::models::Catalog::builtin());
+    if let Some(usd) = prices.cost(&model, &spent) {
         right.push((4, Span::styled(format!(" · ${usd:.2}"), theme.status_bar)));
     }
     right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));
