@@ -15,7 +15,9 @@ pub mod prompt;
 pub(crate) mod review;
 pub mod runner;
 mod session;
+mod session_hooks;
 pub mod subagent;
 mod turn;
+mod undo;
 
 pub use runner::{AgentConfig, AgentHandle, spawn};

@@ -24,10 +24,10 @@
 //! goes through the approval gate: it only reads files the gate already let a tool write, and runs git in a way the
 //! project cannot steer.
 
-mod ops;
 mod restore;
 mod retention;
 mod revert;
+pub(crate) use revert::Revert;
 pub(crate) mod shadow;
 
 pub use retention::{Retention, collect, collect_in_background};

@@ -34,7 +34,6 @@
 //! Every hook that decided something, added context or failed is told to the user as a notice (recorded in the
 //! session log like other events). Everything a hook prints is masked for secrets before it goes anywhere.
 
-mod agent;
 mod gate;
 mod points;
 mod reply;
@@ -48,7 +47,8 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-pub use agent::MAX_STOP_CONTINUES;
+/// How many times a turn's Stop hooks may keep it going.
+pub const MAX_STOP_CONTINUES: u32 = 3;
 pub(crate) use gate::{decide, firm_question};
 use reply::{Outcome, Reply};
 

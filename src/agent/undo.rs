@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use super::TurnRecord;
-use super::revert::Revert;
+use crate::checkpoint::Revert;
+use crate::checkpoint::TurnRecord;
 use crate::runner::Agent;
 use tern_protocol::{Event, Op, RewindPoint, ToolDetails, ToolOutput};
 

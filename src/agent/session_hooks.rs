@@ -7,12 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::HookEvent;
+use crate::hooks::{HookEvent, MAX_STOP_CONTINUES};
 use crate::runner::{Agent, Shared};
 use tern_protocol::{Event, Message, ToolCall, ToolOutput, TurnEnd};
-
-/// How many times a turn's Stop hooks may keep it going.
-pub const MAX_STOP_CONTINUES: u32 = 3;
 
 /// The notice sender the hook points are given.
 fn notifier(shared: &Arc<Shared>) -> impl Fn(String) + use<> {
