@@ -13,6 +13,7 @@ pub mod memory;
 pub mod planted;
 pub mod prompt;
 pub(crate) mod review;
+mod reviewing;
 pub mod runner;
 mod session;
 mod session_hooks;

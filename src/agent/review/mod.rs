@@ -14,12 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::runner::Agent;
+use crate::checkpoint::Checkpoints;
 use commit::Planned;
 use hunks::FileHunks;
-use tern_protocol::{
-    Event, FileDiff, HunkRef, ReviewChange, ReviewFile, ReviewHunk, ReviewSince, ToolDetails, ToolOutput,
-};
+use tern_protocol::{Event, FileDiff, HunkRef, ReviewChange, ReviewFile, ReviewHunk, ReviewSince};
 
 pub(crate) use commit::{Writer, write_file};
 
@@ -130,152 +128,135 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-impl Agent {
-    /// Lists the hunks the agent changed since `since` (`Event::ReviewHunks`), or says there are none.
-    pub(crate) async fn review_start(&mut self, since: ReviewSince) {
-        let records = self.checkpoints.records();
-        let (chosen, from) = match since {
-            ReviewSince::Turn => {
-                let last: Vec<_> = records.last().filter(|r| r.code).cloned().into_iter().collect();
-                let from = records
-                    .last()
-                    .map_or("this session began".to_string(), |r| format!("turn {}", r.turn));
-                (last, from)
-            }
-            ReviewSince::Session => {
-                let all: Vec<_> = records.iter().rev().filter(|r| r.code).cloned().collect();
-                (all, "this session began".to_string())
-            }
-        };
-        let edited: BTreeSet<PathBuf> = chosen.iter().flat_map(|r| r.edited().cloned()).collect();
-        let plan = self.checkpoints.plan(&chosen).await;
-        let outside = plan.conflicts;
-        let mut files: Vec<Reviewed> = plan
-            .changes
-            .into_iter()
-            .filter(|c| edited.contains(&c.path))
-            .map(|c| {
-                let binary = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(|b| std::str::from_utf8(b).is_err());
-                let change = match (&c.restore, &c.current) {
-                    (None, _) => ReviewChange::Created,
-                    (_, None) => ReviewChange::Deleted,
-                    (before, now) if binary(before) || binary(now) => ReviewChange::Binary,
-                    _ => ReviewChange::Modified,
-                };
-                Reviewed {
-                    changed_outside: outside.contains(&c.display),
-                    path: c.path,
-                    confine: c.confine,
-                    display: c.display,
-                    change,
-                    base: c.restore,
-                    seen: c.current,
-                }
-            })
-            .collect();
-        // A file whose only difference the line diff cannot see (none) is not offered: indexes must match.
-        files.retain(|f| {
-            f.texts()
-                .is_none_or(|(base, seen)| !FileHunks::new(base, seen).hunks.is_empty())
-        });
-        let offered: Vec<ReviewFile> = files.iter().map(Reviewed::offered).collect();
-        if offered.is_empty() {
-            self.review = None;
-            self.shared.emit(Event::Notice {
-                text: format!("no changes by the agent since {from}"),
-            });
-            return;
+/// The review of what the agent changed since `since` (the edit tools' files whose checkpointed content differs from
+/// the work tree now), and the event that offers it; or no review and the notice that there is nothing to review.
+pub(crate) async fn start(checkpoints: &Checkpoints, since: ReviewSince) -> (Option<PendingReview>, Event) {
+    let records = checkpoints.records();
+    let (chosen, from) = match since {
+        ReviewSince::Turn => {
+            let last: Vec<_> = records.last().filter(|r| r.code).cloned().into_iter().collect();
+            let from = records
+                .last()
+                .map_or("this session began".to_string(), |r| format!("turn {}", r.turn));
+            (last, from)
         }
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        self.review = Some(PendingReview { id, files });
-        self.shared.emit(Event::ReviewHunks {
-            id,
-            since,
-            from,
-            files: offered,
-        });
-    }
-
-    /// Reverts the hunks the user rejected in review `id`, all or none, and tells the model which.
-    pub(crate) fn review_apply(&mut self, id: u64, reverted: &[HunkRef]) {
-        self.review_apply_with(id, reverted, &write_file);
-    }
-
-    pub(crate) fn review_apply_with(&mut self, id: u64, reverted: &[HunkRef], write: Writer<'_>) {
-        let Some(review) = self.review.take().filter(|r| r.id == id) else {
-            self.shared.emit(Event::Notice {
-                text: "that review is over: run /review again".into(),
-            });
-            return;
-        };
-        let event = match apply(&review, reverted, write) {
-            Ok(done) => {
-                for file in &done {
-                    self.files.forget(&review.files[file.index].path);
-                }
-                if let Some(note) = note(&review, &done) {
-                    self.pending_note = Some(match self.pending_note.take() {
-                        Some(earlier) => format!("{earlier}\n{note}"),
-                        None => note,
-                    });
-                }
-                let hunks: usize = done.iter().map(|d| d.lines.len()).sum();
-                let files: Vec<String> = done.iter().map(|d| review.files[d.index].display.clone()).collect();
-                if !done.is_empty() {
-                    self.show_reverted(id, &files, done.into_iter().map(|d| d.diff).collect());
-                }
-                let summary = if hunks == 0 {
-                    "review finished: every change kept".to_string()
-                } else {
-                    format!(
-                        "reverted {} in {}",
-                        count(hunks, "hunk", "hunks"),
-                        count(files.len(), "file", "files")
-                    )
-                };
-                Event::ReviewApplied {
-                    id,
-                    reverted: hunks,
-                    files,
-                    refused: None,
-                    summary,
-                }
+        ReviewSince::Session => {
+            let all: Vec<_> = records.iter().rev().filter(|r| r.code).cloned().collect();
+            (all, "this session began".to_string())
+        }
+    };
+    let edited: BTreeSet<PathBuf> = chosen.iter().flat_map(|r| r.edited().cloned()).collect();
+    let plan = checkpoints.plan(&chosen).await;
+    let outside = plan.conflicts;
+    let mut files: Vec<Reviewed> = plan
+        .changes
+        .into_iter()
+        .filter(|c| edited.contains(&c.path))
+        .map(|c| {
+            let binary = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(|b| std::str::from_utf8(b).is_err());
+            let change = match (&c.restore, &c.current) {
+                (None, _) => ReviewChange::Created,
+                (_, None) => ReviewChange::Deleted,
+                (before, now) if binary(before) || binary(now) => ReviewChange::Binary,
+                _ => ReviewChange::Modified,
+            };
+            Reviewed {
+                changed_outside: outside.contains(&c.display),
+                path: c.path,
+                confine: c.confine,
+                display: c.display,
+                change,
+                base: c.restore,
+                seen: c.current,
             }
-            Err(why) => Event::ReviewApplied {
-                id,
-                reverted: 0,
-                files: Vec::new(),
-                summary: format!("nothing reverted: {why} (run /review again)"),
-                refused: Some(why),
-            },
+        })
+        .collect();
+    // A file whose only difference the line diff cannot see (none) is not offered: indexes must match.
+    files.retain(|f| {
+        f.texts()
+            .is_none_or(|(base, seen)| !FileHunks::new(base, seen).hunks.is_empty())
+    });
+    let offered: Vec<ReviewFile> = files.iter().map(Reviewed::offered).collect();
+    if offered.is_empty() {
+        let notice = Event::Notice {
+            text: format!("no changes by the agent since {from}"),
         };
-        self.shared.emit(event);
+        return (None, notice);
     }
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let event = Event::ReviewHunks {
+        id,
+        since,
+        from,
+        files: offered,
+    };
+    (Some(PendingReview { id, files }), event)
 }
 
-impl Agent {
-    /// Shows what the review wrote as a pane with its diff, as `/undo` does.
-    fn show_reverted(&self, id: u64, files: &[String], diffs: Vec<FileDiff>) {
-        // Unique across runs of a resumed session (review ids start again at 1 in each).
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        let call_id = format!("review-{id}-{millis}");
-        self.shared.emit(Event::ToolCallBegin {
-            call_id: call_id.clone(),
-            name: "review".into(),
-            kind: tern_protocol::ToolKind::Edit,
-            args: serde_json::json!({ "path": files.join(", ") }),
-        });
-        self.shared.emit(Event::ToolCallEnd {
-            call_id,
-            name: "review".into(),
-            output: ToolOutput::text(format!("review: reverted hunks in {}", files.join(", ")))
-                .with_details(ToolDetails::Diffs { diffs }),
-            duration_ms: 0,
-            full_output_path: None,
-        });
+/// What the user's answer to a review did.
+pub(crate) struct Answered {
+    /// `Event::ReviewApplied`: what was reverted, or why nothing was.
+    pub(crate) event: Event,
+    /// The files written, whose earlier reads no longer hold.
+    pub(crate) written: Vec<PathBuf>,
+    /// What the model is told in its next turn.
+    pub(crate) note: Option<String>,
+    /// The files reverted and their diffs, to show as a pane.
+    pub(crate) shown: Option<(Vec<String>, Vec<FileDiff>)>,
+}
+
+impl PendingReview {
+    /// This review's id.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Reverts the hunks the user rejected (`reverted`), all or none, with `write`.
+    pub(crate) fn answer(self, reverted: &[HunkRef], write: Writer<'_>) -> Answered {
+        let id = self.id;
+        let done = match apply(&self, reverted, write) {
+            Ok(done) => done,
+            Err(why) => {
+                return Answered {
+                    event: Event::ReviewApplied {
+                        id,
+                        reverted: 0,
+                        files: Vec::new(),
+                        summary: format!("nothing reverted: {why} (run /review again)"),
+                        refused: Some(why),
+                    },
+                    written: Vec::new(),
+                    note: None,
+                    shown: None,
+                };
+            }
+        };
+        let written = done.iter().map(|d| self.files[d.index].path.clone()).collect();
+        let note = note(&self, &done);
+        let hunks: usize = done.iter().map(|d| d.lines.len()).sum();
+        let files: Vec<String> = done.iter().map(|d| self.files[d.index].display.clone()).collect();
+        let shown = (!done.is_empty()).then(|| (files.clone(), done.into_iter().map(|d| d.diff).collect()));
+        let summary = if hunks == 0 {
+            "review finished: every change kept".to_string()
+        } else {
+            format!(
+                "reverted {} in {}",
+                count(hunks, "hunk", "hunks"),
+                count(files.len(), "file", "files")
+            )
+        };
+        Answered {
+            event: Event::ReviewApplied {
+                id,
+                reverted: hunks,
+                files,
+                refused: None,
+                summary,
+            },
+            written,
+            note,
+            shown,
+        }
     }
 }
 
