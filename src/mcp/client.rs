@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     ClientCapabilities, ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     FormElicitationCapability, Implementation, InitializeRequestParams, ProgressNotificationParam, ProgressToken,
@@ -26,26 +26,22 @@ use rmcp::model::{ListRootsResult, Root, RootsCapabilities};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{
-    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
-    serve_client_with_ct,
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService,
 };
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::auth::AuthClient;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, Transport};
+use rmcp::transport::Transport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::auth;
 use super::config::{HttpConfig, ServerConfig, Transport as TransportConfig};
 use super::elicit::{Asking, ClientSetup, file_uri, note_for_model};
-use super::oversize::{DroppedReplies, MAX_REPLY_BYTES};
+use super::oversize::DroppedReplies;
 use super::stdio::{ChildProcess, LogLimiter};
-use super::tasks::{TaskOnly, TaskTap};
-use super::transport_sse::{SseTransport, UNAUTHORIZED};
+use super::tasks::TaskOnly;
 use tern_http::error_chain;
 use tern_tools::OutputSink;
+
+mod connect;
 
 /// The shortest gap between two progress lines sent to a tool's live output.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(200);
@@ -283,91 +279,18 @@ impl Connection {
         let closed = CancellationToken::new();
         let broken = Arc::new(Mutex::new(None));
         let ct = CancellationToken::new();
+        let ends = connect::Ends {
+            closed: &closed,
+            broken: &broken,
+        };
         let (service, child) = match &config.transport {
             TransportConfig::Stdio(stdio) => {
-                let (child, stdout, stdin) = ChildProcess::spawn(&config.name, stdio)?;
-                let stdout = TaskTap::new(stdout, Arc::clone(&task_only), Arc::clone(&dropped));
-                let transport = Observed {
-                    inner: AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_REPLY_BYTES),
-                    closed: closed.clone(),
-                    broken: Arc::clone(&broken),
-                };
-                match serve_client_with_ct(handler, transport, ct).await {
-                    Ok(service) => (service, Some(child)),
-                    Err(e) => {
-                        let exit = child.describe_exit().await;
-                        child.kill();
-                        return Err(format!("{} (the server {exit})", init_error(&e)));
-                    }
-                }
+                let (service, child) =
+                    connect::stdio(&config.name, stdio, handler, ends, ct, &task_only, &dropped).await?;
+                (service, Some(child))
             }
-            TransportConfig::Http(h) => {
-                let mut transport_config =
-                    StreamableHttpClientTransportConfig::with_uri(h.url.as_str()).reinit_on_expired_session(true);
-                let (headers, token) = headers(h)?;
-                transport_config.custom_headers = headers.into_iter().filter_map(|(k, v)| Some((k?, v))).collect();
-                if let Some(token) = token {
-                    transport_config = transport_config.auth_header(token);
-                }
-                // Credentials in the config win; a stored OAuth login is used only without them.
-                let login = if auth::has_static_credentials(config) {
-                    None
-                } else {
-                    auth::stored_login(&config.name, &h.url).await?
-                };
-                let had_login = login.is_some();
-                let started = match login {
-                    // rmcp's AuthClient adds the bearer token to every request, refreshing it when it expires.
-                    Some(manager) => {
-                        let client = AuthClient::new(http.clone(), manager);
-                        let transport = Observed {
-                            inner: StreamableHttpClientTransport::with_client(client, transport_config),
-                            closed: closed.clone(),
-                            broken: Arc::clone(&broken),
-                        };
-                        serve_client_with_ct(handler, transport, ct).await
-                    }
-                    None => {
-                        let transport = Observed {
-                            inner: StreamableHttpClientTransport::with_client(http.clone(), transport_config),
-                            closed: closed.clone(),
-                            broken: Arc::clone(&broken),
-                        };
-                        serve_client_with_ct(handler, transport, ct).await
-                    }
-                };
-                let service = started.map_err(|e| {
-                    if e.is_authorization_required() {
-                        auth::unauthorized(config, had_login)
-                    } else {
-                        init_error(&e)
-                    }
-                })?;
-                (service, None)
-            }
-            TransportConfig::Sse(h) => {
-                let (mut headers, token) = headers(h)?;
-                let (login_token, had_login) = auth::sse_token(config, &h.url).await?;
-                if let Some(token) = token.or(login_token) {
-                    let value = HeaderValue::from_str(&format!("Bearer {token}"))
-                        .map_err(|_| "the bearer token is not a valid header value".to_string())?;
-                    headers.insert(AUTHORIZATION, value);
-                }
-                let inner = match SseTransport::connect(http.clone(), &h.url, headers).await {
-                    Ok(inner) => inner,
-                    Err(e) if e == UNAUTHORIZED => return Err(auth::unauthorized(config, had_login)),
-                    Err(e) => return Err(e),
-                };
-                let transport = Observed {
-                    inner,
-                    closed: closed.clone(),
-                    broken: Arc::clone(&broken),
-                };
-                let service = serve_client_with_ct(handler, transport, ct)
-                    .await
-                    .map_err(|e| init_error(&e))?;
-                (service, None)
-            }
+            TransportConfig::Http(h) => (connect::http(config, h, http, handler, ends, ct).await?, None),
+            TransportConfig::Sse(h) => (connect::sse(config, h, http, handler, ends, ct).await?, None),
         };
         Ok(Self {
             service,
@@ -470,13 +393,6 @@ impl Connection {
         if let Ok(mut notes) = self.notes.lock() {
             notes.insert(token.clone(), Vec::new());
         }
-        enum Outcome {
-            Answer(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
-            Ended,
-            Cancelled,
-            TimedOut,
-            TooLarge(usize),
-        }
         let outcome = tokio::select! {
             biased;
             answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
@@ -494,6 +410,18 @@ impl Connection {
             .ok()
             .and_then(|mut n| n.remove(&token))
             .unwrap_or_default();
+        self.settle(outcome, notes, handle, timeout).await
+    }
+
+    /// The result of a request whose wait ended with `outcome`: the answer (with the call's `notes` for the model),
+    /// or the error, after telling the server with `notifications/cancelled` when we stopped waiting.
+    async fn settle(
+        &self,
+        outcome: Outcome,
+        notes: Vec<String>,
+        handle: RequestHandle<RoleClient>,
+        timeout: Duration,
+    ) -> Result<ServerResult, RequestError> {
         match outcome {
             Outcome::Answer(answer) => match *answer {
                 Ok(Ok(ServerResult::CallToolResult(mut result))) if !notes.is_empty() => {
@@ -532,6 +460,15 @@ impl Connection {
             }
         }
     }
+}
+
+/// How waiting for a request's answer ended.
+enum Outcome {
+    Answer(Box<Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>>),
+    Ended,
+    Cancelled,
+    TimedOut,
+    TooLarge(usize),
 }
 
 impl Drop for Connection {

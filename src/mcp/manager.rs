@@ -13,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 use super::client::{Connection, RequestError, http_client};
 use super::config::ServerConfig;
 use super::elicit::ClientSetup;
-use super::names::{ItemKind, collisions, shown};
-use super::tool::{Catalog, McpTool, items, problems};
+use super::names::ItemKind;
+use super::tool::{Catalog, McpTool, problems};
 pub use tern_protocol::mcp::{ServerState, ServerStatus, ToolSummary};
 use tern_tools::{Tool, ToolContext, ToolError, ToolSource};
 
 mod control;
+mod publish;
 pub use control::ControlError;
 
 /// How long a listing may take.
@@ -226,103 +227,6 @@ impl ToolSource for McpManager {
                 });
             }
         }
-    }
-}
-
-impl Inner {
-    /// Rebuilds the tool list and the statuses after any change.
-    fn publish(&self) {
-        let _one_at_a_time = self.publishing.lock();
-        let mut all = Vec::new();
-        let mut with_resources = Vec::new();
-        for server in &self.servers {
-            let Ok(live) = server.live.lock() else { continue };
-            if !server.is_on() {
-                continue;
-            }
-            for item in items(&server.config, &live.catalog) {
-                all.push((Arc::clone(server), item));
-            }
-            if !super::resources::offered(&server.config, &live.catalog).is_empty() {
-                with_resources.push(Arc::clone(server));
-            }
-        }
-        // The generic resource tools keep their names; a server tool whose name another tool already holds is not
-        // offered, and its server reports the clash naming both (a renamed tool would slip past rules for its name).
-        let generic = super::resources::tools(with_resources);
-        let wanted: Vec<String> = generic
-            .iter()
-            .map(|t| t.name().to_string())
-            .chain(all.iter().map(|(_, item)| item.wrapped.clone()))
-            .collect();
-        let clashes = collisions(&wanted);
-        let mut clashed: Vec<(Arc<Server>, String)> = Vec::new();
-        let mut kept = Vec::with_capacity(all.len());
-        for (i, (server, item)) in all.iter().enumerate() {
-            match clashes.get(generic.len() + i).copied().flatten() {
-                None => kept.push((Arc::clone(server), item.clone())),
-                Some(holder) => {
-                    let holder = match holder.checked_sub(generic.len()).and_then(|h| all.get(h)) {
-                        Some((other, it)) => {
-                            format!(
-                                "tool `{}` of server `{}`",
-                                shown(&it.original),
-                                shown(&other.config.name)
-                            )
-                        }
-                        None => format!("the built-in tool `{}`", wanted.get(holder).map_or("", String::as_str)),
-                    };
-                    let problem = format!(
-                        "tool `{}` is not offered: its name `{}` collides with {holder}; rename one of them on its \
-                         server, or leave one out with `disabledTools`",
-                        shown(&item.original),
-                        item.wrapped
-                    );
-                    tracing::debug!(server = %server.config.name, "{problem}");
-                    clashed.push((Arc::clone(server), problem));
-                }
-            }
-        }
-        let notes: Vec<super::instructions::ServerInstructions> = if self.shutdown.is_cancelled() {
-            Vec::new()
-        } else {
-            self.servers.iter().filter_map(|s| s.offered_note()).collect()
-        };
-        let tools: Vec<Arc<McpTool>> = kept
-            .into_iter()
-            .map(|(server, item)| {
-                Arc::new(McpTool {
-                    name: item.wrapped.clone(),
-                    item,
-                    server,
-                })
-            })
-            .collect();
-        let statuses = self
-            .servers
-            .iter()
-            .map(|server| {
-                let mine: Vec<&Arc<McpTool>> = tools.iter().filter(|t| Arc::ptr_eq(&t.server, server)).collect();
-                let clashes: Vec<String> = clashed
-                    .iter()
-                    .filter(|(s, _)| Arc::ptr_eq(s, server))
-                    .map(|(_, problem)| problem.clone())
-                    .collect();
-                server.status(&mine, clashes, self.shutdown.is_cancelled())
-            })
-            .collect();
-        if let Ok(mut list) = self.tools.write() {
-            *list = generic
-                .into_iter()
-                .chain(tools.into_iter().map(|t| t as Arc<dyn Tool>))
-                .collect();
-        }
-        if let Ok(mut current) = self.instructions.write()
-            && **current != notes
-        {
-            *current = Arc::new(notes);
-        }
-        self.status.send_replace(statuses);
     }
 }
 

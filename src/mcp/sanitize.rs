@@ -227,8 +227,17 @@ fn fix(value: &mut Value, path: &str, depth: usize, changes: &mut Vec<String>) {
     }
 }
 
+/// Fixes one object subschema in place: its `type`, what arrays and objects need, `required`, then its own
+/// subschemas.
 fn fix_object(map: &mut Map<String, Value>, path: &str, depth: usize, changes: &mut Vec<String>) {
     let at = if path.is_empty() { "the top level" } else { path };
+    fix_type(map, at, changes);
+    fix_shape(map, path, at, changes);
+    fix_children(map, path, at, depth, changes);
+}
+
+/// Drops `type` values that are not type names (`at` names the subschema for the change).
+fn fix_type(map: &mut Map<String, Value>, at: &str, changes: &mut Vec<String>) {
     match map.get_mut("type") {
         Some(Value::String(t)) if !TYPES.contains(&t.as_str()) => {
             changes.push(format!("dropped the unknown type {t:?} at {at}"));
@@ -250,6 +259,10 @@ fn fix_object(map: &mut Map<String, Value>, path: &str, depth: usize, changes: &
             map.remove("type");
         }
     }
+}
+
+/// Gives an array `items` (one schema, not a tuple) and an object `properties`, and makes `required` a list of names.
+fn fix_shape(map: &mut Map<String, Value>, path: &str, at: &str, changes: &mut Vec<String>) {
     let has_type = |map: &Map<String, Value>, name: &str| match map.get("type") {
         Some(Value::String(t)) => t == name,
         Some(Value::Array(ts)) => ts.iter().any(|t| t == name),
@@ -292,6 +305,10 @@ fn fix_object(map: &mut Map<String, Value>, path: &str, depth: usize, changes: &
         }
         changes.push(format!("dropped a `required` that was not a list of names at {at}"));
     }
+}
+
+/// Fixes the subschemas `map` holds, one level deeper, dropping the properties whose schema is `false`.
+fn fix_children(map: &mut Map<String, Value>, path: &str, at: &str, depth: usize, changes: &mut Vec<String>) {
     for key in SCHEMA_MAPS {
         let Some(Value::Object(children)) = map.get_mut(*key) else {
             continue;

@@ -323,10 +323,30 @@ pub fn read_meta(path: &Path) -> std::io::Result<SessionMeta> {
 /// Reads a log: its metadata, the conversation and the transcript's events, with every reset, replacement and rewind
 /// applied. Lines that do not parse (a torn last line) are skipped.
 pub fn load(path: &Path) -> std::io::Result<Loaded> {
+    let mut replay = Replay::default();
+    for line in parse(path)? {
+        match line {
+            Some(line) => replay.apply(line),
+            None => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
+        }
+    }
+    let meta = replay
+        .meta
+        .ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
+    Ok(Loaded {
+        meta,
+        messages: replay.messages,
+        events: replay.events,
+        checkpoints: replay.checkpoints.into_values().collect(),
+    })
+}
+
+/// Every line of the log at `path`, parsed, in order (`None` for one that does not parse).
+fn parse(path: &Path) -> std::io::Result<Vec<Option<Line>>> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     // A day's session is tens of megabytes of JSON: its two halves are parsed side by side, then applied in order.
-    let lines = if len >= PARALLEL_FROM {
+    if len >= PARALLEL_FROM {
         let middle = line_start_after(&file, len / 2)?;
         std::thread::scope(|scope| {
             let second = scope.spawn(|| parse_range(path, middle, len));
@@ -337,26 +357,35 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
             let mut lines = first?;
             lines.extend(second?);
             Ok::<_, std::io::Error>(lines)
-        })?
+        })
     } else {
-        parse_range(path, 0, len)?
-    };
-    let mut meta = None;
-    let mut messages = Vec::new();
-    let mut events: Vec<(u64, Event)> = Vec::new();
-    let mut checkpoints = std::collections::BTreeMap::<u64, super::checkpoint::TurnCheckpoint>::new();
-    // The same bookkeeping as the writer's, over the same lines: the index in `events` of each call's last
-    // `ToolCallEnd` whose result has not come yet.
-    let mut ended: EndedCalls<usize> = EndedCalls::default();
-    for line in lines {
+        parse_range(path, 0, len)
+    }
+}
+
+/// A session as its log's lines are applied, in order.
+#[derive(Default)]
+struct Replay {
+    meta: Option<SessionMeta>,
+    messages: Vec<Message>,
+    events: Vec<(u64, Event)>,
+    checkpoints: std::collections::BTreeMap<u64, super::checkpoint::TurnCheckpoint>,
+    /// The same bookkeeping as the writer's, over the same lines: the index in `events` of each call's last
+    /// `ToolCallEnd` whose result has not come yet.
+    ended: EndedCalls<usize>,
+}
+
+impl Replay {
+    /// Applies one line of the log.
+    fn apply(&mut self, line: Line) {
         match line {
-            Some(Line::Meta(m)) => meta = Some(m),
-            Some(Line::Message {
+            Line::Meta(m) => self.meta = Some(m),
+            Line::Message {
                 mut message,
                 text_in_event,
-            }) => {
+            } => {
                 if let Message::Tool { call_id, content, .. } = &mut message {
-                    let event = ended.take(call_id).and_then(|i| events.get(i));
+                    let event = self.ended.take(call_id).and_then(|i| self.events.get(i));
                     if text_in_event {
                         *content = match event {
                             Some((_, Event::ToolCallEnd { output, .. })) => output.text.clone(),
@@ -366,52 +395,44 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
                         };
                     }
                 }
-                messages.push(message);
+                self.messages.push(message);
             }
-            Some(Line::Reset) => {
-                messages.clear();
-                events.clear();
-                checkpoints.values_mut().for_each(|r| r.messages = None);
-                ended.clear();
+            Line::Reset => {
+                self.messages.clear();
+                self.events.clear();
+                self.checkpoints.values_mut().for_each(|r| r.messages = None);
+                self.ended.clear();
             }
-            Some(Line::Event { at, event }) => {
+            Line::Event { at, event } => {
                 if let Event::ToolCallEnd { call_id, .. } = &event {
-                    ended.insert(call_id, events.len());
+                    self.ended.insert(call_id, self.events.len());
                 }
-                events.push((at, event));
+                self.events.push((at, event));
             }
-            Some(Line::Replace { from, to, with }) => {
-                let to = to.min(messages.len());
+            Line::Replace { from, to, with } => {
+                let to = to.min(self.messages.len());
                 let from = from.min(to);
-                for r in checkpoints.values_mut() {
+                for r in self.checkpoints.values_mut() {
                     r.messages = super::checkpoint::after_replace(r.messages, from, to, with.len());
                 }
-                messages.splice(from..to, with);
+                self.messages.splice(from..to, with);
             }
-            Some(Line::Rewind {
+            Line::Rewind {
                 messages: keep_messages,
                 events: keep_events,
-            }) => {
-                messages.truncate(keep_messages);
-                events.truncate(keep_events);
-                for r in checkpoints.values_mut() {
+            } => {
+                self.messages.truncate(keep_messages);
+                self.events.truncate(keep_events);
+                for r in self.checkpoints.values_mut() {
                     r.messages = super::checkpoint::after_rewind(r.messages, keep_messages);
                 }
-                ended.clear();
+                self.ended.clear();
             }
-            Some(Line::Checkpoint { record }) => {
-                checkpoints.insert(record.turn, record);
+            Line::Checkpoint { record } => {
+                self.checkpoints.insert(record.turn, record);
             }
-            None => tracing::warn!(path = %path.display(), "skipping an unreadable session line"),
         }
     }
-    let meta = meta.ok_or_else(|| std::io::Error::other(format!("{} is not a tern session log", path.display())))?;
-    Ok(Loaded {
-        meta,
-        messages,
-        events,
-        checkpoints: checkpoints.into_values().collect(),
-    })
 }
 
 /// The text of a result written without its text whose event cannot be read.

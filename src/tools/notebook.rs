@@ -160,7 +160,38 @@ struct Job {
 }
 
 impl Job {
+    /// Plans `edit` on the notebook: the change to write, with its diff and a summary for the model.
     fn plan(&self, edit: Edit) -> Result<ProposedChange, ToolError> {
+        let display = &self.display;
+        let text = self.read()?;
+        let mut doc: Value = serde_json::from_str(&text)
+            .map_err(|e| ToolError::Invalid(format!("'{display}' is not a valid notebook: invalid JSON ({e}).")))?;
+        let minor = check_format(&doc, display)?;
+        let cells = doc.get_mut("cells").and_then(Value::as_array_mut).ok_or_else(|| {
+            ToolError::Invalid(format!(
+                "'{display}' is not a valid notebook: it has no \"cells\" list."
+            ))
+        })?;
+        let Some(summary) = self.apply(edit, cells, minor)? else {
+            let text = format!(
+                "Cell {} of {display} already has this source and type; nothing changed.",
+                self.index
+            );
+            return Ok(ProposedChange::new(Vec::new(), ToolOutput::text(text)));
+        };
+
+        let new_text = JsonStyle::detect(&text)
+            .render(&doc)
+            .map_err(|e| ToolError::Failed(format!("could not serialise '{display}': {e}")))?;
+        let diff = FileDiff::new(display.clone(), Some(text.clone()), Some(new_text.clone()));
+        let mut file = PlannedFile::new(self.resolved.clone(), display.clone(), Some(text));
+        file.new = Some(new_text);
+        let output = ToolOutput::text(summary).with_details(ToolDetails::Diffs { diffs: vec![diff] });
+        Ok(ProposedChange::new(vec![file], output))
+    }
+
+    /// The notebook's text, or an error for a file that is not a notebook, is missing, or is not UTF-8.
+    fn read(&self) -> Result<String, ToolError> {
         let display = &self.display;
         if self.resolved.extension().and_then(|e| e.to_str()) != Some("ipynb") {
             return Err(ToolError::Invalid(format!(
@@ -181,29 +212,20 @@ impl Job {
             }
             Err(e) => return Err(ToolError::io(display.clone(), e)),
         };
-        let text = String::from_utf8(bytes)
-            .map_err(|_| ToolError::Invalid(format!("'{display}' is not a valid notebook: it is not UTF-8 text.")))?;
-        let mut doc: Value = serde_json::from_str(&text)
-            .map_err(|e| ToolError::Invalid(format!("'{display}' is not a valid notebook: invalid JSON ({e}).")))?;
-        let minor = check_format(&doc, display)?;
-        let cells = doc.get_mut("cells").and_then(Value::as_array_mut).ok_or_else(|| {
-            ToolError::Invalid(format!(
-                "'{display}' is not a valid notebook: it has no \"cells\" list."
-            ))
-        })?;
+        String::from_utf8(bytes)
+            .map_err(|_| ToolError::Invalid(format!("'{display}' is not a valid notebook: it is not UTF-8 text.")))
+    }
 
+    /// Applies `edit` to `cells` (of a notebook of format minor version `minor`); what changed, in words, or `None`
+    /// when a replacement changed nothing.
+    fn apply(&self, edit: Edit, cells: &mut Vec<Value>, minor: u64) -> Result<Option<String>, ToolError> {
+        let display = &self.display;
         let summary = match edit {
             Edit::Replace { source, cell_type } => {
                 let cell = self.cell_mut(cells)?;
                 match replace(cell, &source, cell_type.as_deref()) {
                     Some(summary) => format!("Updated cell {} in {display}: {summary}.", self.index),
-                    None => {
-                        let text = format!(
-                            "Cell {} of {display} already has this source and type; nothing changed.",
-                            self.index
-                        );
-                        return Ok(ProposedChange::new(Vec::new(), ToolOutput::text(text)));
-                    }
+                    None => return Ok(None),
                 }
             }
             Edit::Insert { source, cell_type } => {
@@ -233,15 +255,7 @@ impl Job {
                 )
             }
         };
-
-        let new_text = JsonStyle::detect(&text)
-            .render(&doc)
-            .map_err(|e| ToolError::Failed(format!("could not serialise '{display}': {e}")))?;
-        let diff = FileDiff::new(display.clone(), Some(text.clone()), Some(new_text.clone()));
-        let mut file = PlannedFile::new(self.resolved.clone(), display.clone(), Some(text));
-        file.new = Some(new_text);
-        let output = ToolOutput::text(summary).with_details(ToolDetails::Diffs { diffs: vec![diff] });
-        Ok(ProposedChange::new(vec![file], output))
+        Ok(Some(summary))
     }
 
     /// The target cell, as an object, or an error naming the valid range.

@@ -171,62 +171,15 @@ impl<'t> Renderer<'t> {
             | Tag::DefinitionListTitle
             | Tag::DefinitionListDefinition
             | Tag::FootnoteDefinition(_)
-            | Tag::MetadataBlock(_) => {
-                self.flush_inline();
-                self.block_start();
-                if matches!(self.containers.last(), Some(Container::Item { .. }))
-                    && let Some(list) = self.lists.last_mut()
-                {
-                    // pulldown-cmark emits paragraphs inside items only for loose lists.
-                    list.loose = true;
-                }
-            }
-            Tag::Heading { level, .. } => {
-                self.flush_inline();
-                self.block_start();
-                self.heading = Some(level);
-            }
-            Tag::BlockQuote(_) => {
-                self.flush_inline();
-                self.block_start();
-                self.containers.push(Container::Quote);
-            }
-            Tag::CodeBlock(kind) => {
-                self.flush_inline();
-                self.block_start();
-                let lang = match kind {
-                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().map(str::to_string),
-                    CodeBlockKind::Indented => None,
-                };
-                self.code = Some(CodeBlock {
-                    lang,
-                    text: String::new(),
-                });
-            }
-            Tag::HtmlBlock => {
-                self.flush_inline();
-                self.block_start();
-                self.html = Some(String::new());
-            }
-            Tag::List(start) => {
-                self.flush_inline();
-                self.block_start();
-                self.lists.push(List {
-                    next: start,
-                    loose: false,
-                    items: 0,
-                });
-            }
+            | Tag::MetadataBlock(_)
+            | Tag::Heading { .. }
+            | Tag::BlockQuote(_)
+            | Tag::CodeBlock(_)
+            | Tag::HtmlBlock
+            | Tag::List(_)
+            | Tag::DefinitionList
+            | Tag::Table(_) => self.start_block(tag),
             Tag::Item => self.start_item(),
-            Tag::DefinitionList => {
-                self.flush_inline();
-                self.block_start();
-            }
-            Tag::Table(aligns) => {
-                self.flush_inline();
-                self.block_start();
-                self.table = Some(Table::new(aligns));
-            }
             Tag::TableHead | Tag::TableRow => {
                 if let Some(table) = &mut self.table {
                     table.start_row();
@@ -253,6 +206,49 @@ impl<'t> Renderer<'t> {
         }
     }
 
+    /// Opens a block (not a list item): lays out the text before it, leaves the gap the previous block asked for,
+    /// then sets up what the block needs.
+    fn start_block(&mut self, tag: Tag<'_>) {
+        self.flush_inline();
+        self.block_start();
+        match tag {
+            Tag::Paragraph
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::FootnoteDefinition(_)
+            | Tag::MetadataBlock(_) => {
+                if matches!(self.containers.last(), Some(Container::Item { .. }))
+                    && let Some(list) = self.lists.last_mut()
+                {
+                    // pulldown-cmark emits paragraphs inside items only for loose lists.
+                    list.loose = true;
+                }
+            }
+            Tag::Heading { level, .. } => self.heading = Some(level),
+            Tag::BlockQuote(_) => self.containers.push(Container::Quote),
+            Tag::CodeBlock(kind) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().map(str::to_string),
+                    CodeBlockKind::Indented => None,
+                };
+                self.code = Some(CodeBlock {
+                    lang,
+                    text: String::new(),
+                });
+            }
+            Tag::HtmlBlock => self.html = Some(String::new()),
+            Tag::List(start) => self.lists.push(List {
+                next: start,
+                loose: false,
+                items: 0,
+            }),
+            Tag::Table(aligns) => self.table = Some(Table::new(aligns)),
+            Tag::DefinitionList => {}
+            // `start` sends no other tag here.
+            _ => {}
+        }
+    }
+
     fn end(&mut self, tag: TagEnd) {
         match tag {
             TagEnd::Paragraph
@@ -260,43 +256,13 @@ impl<'t> Renderer<'t> {
             | TagEnd::DefinitionListDefinition
             | TagEnd::FootnoteDefinition
             | TagEnd::MetadataBlock(_)
-            | TagEnd::DefinitionList => {
-                self.flush_inline();
-                self.needs_gap = true;
-            }
-            TagEnd::Heading(_) => {
-                self.flush_inline();
-                self.heading = None;
-                self.needs_gap = true;
-            }
-            TagEnd::BlockQuote(_) => {
-                self.flush_inline();
-                self.containers.pop();
-                self.needs_gap = true;
-            }
-            TagEnd::CodeBlock => {
-                if let Some(block) = self.code.take() {
-                    self.code_block(block);
-                }
-                self.needs_gap = true;
-            }
-            TagEnd::HtmlBlock => {
-                if let Some(html) = self.html.take() {
-                    let width = self.content_width();
-                    for line in html.trim_end_matches('\n').split('\n') {
-                        let line = Line::from(Span::styled(expand_tabs(line), self.theme.dim));
-                        for piece in wrap::wrap_line(line, clamp_u16(width), "") {
-                            self.emit(piece);
-                        }
-                    }
-                }
-                self.needs_gap = true;
-            }
-            TagEnd::List(_) => {
-                self.flush_inline();
-                self.lists.pop();
-                self.needs_gap = true;
-            }
+            | TagEnd::DefinitionList
+            | TagEnd::Heading(_)
+            | TagEnd::BlockQuote(_)
+            | TagEnd::CodeBlock
+            | TagEnd::HtmlBlock
+            | TagEnd::List(_)
+            | TagEnd::Table => self.end_block(tag),
             TagEnd::Item => {
                 self.flush_inline();
                 if matches!(self.containers.last(), Some(Container::Item { pending: true, .. })) {
@@ -304,15 +270,6 @@ impl<'t> Renderer<'t> {
                     self.emit(Line::default());
                 }
                 self.containers.pop();
-            }
-            TagEnd::Table => {
-                if let Some(table) = self.table.take() {
-                    let width = self.content_width();
-                    for line in table.render(width, self.theme) {
-                        self.emit(line);
-                    }
-                }
-                self.needs_gap = true;
             }
             TagEnd::TableHead => {
                 if let Some(table) = &mut self.table {
@@ -339,6 +296,51 @@ impl<'t> Renderer<'t> {
                 }
             }
         }
+    }
+
+    /// Closes a block (not a list item): lays out what it held, and asks for a gap before the next block.
+    fn end_block(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::CodeBlock => {
+                if let Some(block) = self.code.take() {
+                    self.code_block(block);
+                }
+            }
+            TagEnd::HtmlBlock => {
+                if let Some(html) = self.html.take() {
+                    self.html_block(&html);
+                }
+            }
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    let width = self.content_width();
+                    for line in table.render(width, self.theme) {
+                        self.emit(line);
+                    }
+                }
+            }
+            TagEnd::Heading(_) => {
+                self.flush_inline();
+                self.heading = None;
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush_inline();
+                self.containers.pop();
+            }
+            TagEnd::List(_) => {
+                self.flush_inline();
+                self.lists.pop();
+            }
+            TagEnd::Paragraph
+            | TagEnd::DefinitionListTitle
+            | TagEnd::DefinitionListDefinition
+            | TagEnd::FootnoteDefinition
+            | TagEnd::MetadataBlock(_)
+            | TagEnd::DefinitionList => self.flush_inline(),
+            // `end` sends no other tag here.
+            _ => {}
+        }
+        self.needs_gap = true;
     }
 
     fn start_item(&mut self) {
@@ -490,6 +492,17 @@ impl<'t> Renderer<'t> {
                 }
                 spans.extend(piece.spans);
                 self.emit(Line::from(spans).style(background));
+            }
+        }
+    }
+
+    /// A raw HTML block, dimmed and wrapped line by line.
+    fn html_block(&mut self, html: &str) {
+        let width = self.content_width();
+        for line in html.trim_end_matches('\n').split('\n') {
+            let line = Line::from(Span::styled(expand_tabs(line), self.theme.dim));
+            for piece in wrap::wrap_line(line, clamp_u16(width), "") {
+                self.emit(piece);
             }
         }
     }

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use super::shadow::{Shadow, ShadowError};
 use super::{Checkpoints, Saved, TurnRecord};
 use tern_protocol::FileDiff;
 use tern_tools::file_state::hash_bytes;
@@ -71,66 +72,24 @@ impl Checkpoints {
         let shadow = slot.as_ref().map(|s| &s.shadow);
         for record in records {
             revert.turns.push(record.turn);
-            let mut covered = BTreeSet::new();
-            if let (Some(shadow), Some(before), Some(after)) = (shadow, &record.before, &record.after) {
-                match shadow.changed(before, after).await {
-                    Ok(changed) => {
-                        for c in changed {
-                            let path = shadow.work_tree().join(&c.path);
-                            let restore = if c.status == 'A' {
-                                None
-                            } else {
-                                match shadow.content(before, &c.path).await {
-                                    Ok(bytes) => Some(bytes),
-                                    Err(_) => {
-                                        revert.unreadable.push(c.path);
-                                        continue;
-                                    }
-                                }
-                            };
-                            let expected = if c.status == 'D' {
-                                Expected::Bytes(None)
-                            } else {
-                                shadow
-                                    .content(after, &c.path)
-                                    .await
-                                    .map(|b| Expected::Bytes(Some(b)))
-                                    .unwrap_or(Expected::Unknown)
-                            };
-                            covered.insert(path.clone());
-                            let confine = Some(shadow.work_tree().to_path_buf());
-                            merge(&mut entries, path, (c.path, confine), restore, expected);
+            let covered = match (shadow, &record.before, &record.after) {
+                (Some(shadow), Some(before), Some(after)) => {
+                    match from_snapshots(shadow, before, after, &mut entries, &mut revert.unreadable).await {
+                        Ok(covered) => covered,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "cannot compare snapshots");
+                            revert.commands_not_undone |= record.ran_commands;
+                            BTreeSet::new()
                         }
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot compare snapshots");
-                        revert.commands_not_undone |= record.ran_commands;
                     }
                 }
-            } else {
-                revert.commands_not_undone |= record.ran_commands;
-            }
+                _ => {
+                    revert.commands_not_undone |= record.ran_commands;
+                    BTreeSet::new()
+                }
+            };
             // Files the snapshot does not cover: ignored by git, outside the workspace, or no snapshot at all.
-            for (path, file) in record.files.iter().filter(|(p, _)| !covered.contains(*p)) {
-                let restore = match &file.before {
-                    Saved::Absent => None,
-                    Saved::Stored(stored) => match std::fs::read(stored) {
-                        Ok(bytes) => Some(bytes),
-                        Err(_) => {
-                            revert.unreadable.push(file.display.clone());
-                            continue;
-                        }
-                    },
-                };
-                let expected = file.after.map(Expected::Hash).unwrap_or(Expected::Unknown);
-                merge(
-                    &mut entries,
-                    path.clone(),
-                    (file.display.clone(), None),
-                    restore,
-                    expected,
-                );
-            }
+            from_saved(record, &covered, &mut entries, &mut revert.unreadable);
         }
         for (path, entry) in entries {
             let current = tern_fs::read(&path).ok();
@@ -208,6 +167,69 @@ pub(crate) fn stays_inside(path: &std::path::Path, root: &std::path::Path) -> bo
         .find(|dir| dir.exists())
         .and_then(|dir| dir.canonicalize().ok())
         .is_some_and(|dir| dir.starts_with(&root))
+}
+
+/// Adds to `entries` the files that changed between the snapshots `before` and `after` of a turn, and to
+/// `unreadable` those whose earlier content cannot be read back; the paths the snapshots cover.
+async fn from_snapshots(
+    shadow: &Shadow,
+    before: &str,
+    after: &str,
+    entries: &mut BTreeMap<PathBuf, Entry>,
+    unreadable: &mut Vec<String>,
+) -> Result<BTreeSet<PathBuf>, ShadowError> {
+    let mut covered = BTreeSet::new();
+    for c in shadow.changed(before, after).await? {
+        let path = shadow.work_tree().join(&c.path);
+        let restore = if c.status == 'A' {
+            None
+        } else {
+            match shadow.content(before, &c.path).await {
+                Ok(bytes) => Some(bytes),
+                Err(_) => {
+                    unreadable.push(c.path);
+                    continue;
+                }
+            }
+        };
+        let expected = if c.status == 'D' {
+            Expected::Bytes(None)
+        } else {
+            shadow
+                .content(after, &c.path)
+                .await
+                .map(|b| Expected::Bytes(Some(b)))
+                .unwrap_or(Expected::Unknown)
+        };
+        covered.insert(path.clone());
+        let confine = Some(shadow.work_tree().to_path_buf());
+        merge(entries, path, (c.path, confine), restore, expected);
+    }
+    Ok(covered)
+}
+
+/// Adds to `entries` the files `record` saved itself that are not `covered` by its snapshots, and to `unreadable`
+/// those whose saved content cannot be read back.
+fn from_saved(
+    record: &TurnRecord,
+    covered: &BTreeSet<PathBuf>,
+    entries: &mut BTreeMap<PathBuf, Entry>,
+    unreadable: &mut Vec<String>,
+) {
+    for (path, file) in record.files.iter().filter(|(p, _)| !covered.contains(*p)) {
+        let restore = match &file.before {
+            Saved::Absent => None,
+            Saved::Stored(stored) => match std::fs::read(stored) {
+                Ok(bytes) => Some(bytes),
+                Err(_) => {
+                    unreadable.push(file.display.clone());
+                    continue;
+                }
+            },
+        };
+        let expected = file.after.map(Expected::Hash).unwrap_or(Expected::Unknown);
+        merge(entries, path.clone(), (file.display.clone(), None), restore, expected);
+    }
 }
 
 /// Adds one turn's change of a file; turns come newest first, so the first expectation stays and the last

@@ -15,7 +15,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
+};
 
 use super::callback::{Callback, Outcome};
 use super::store::{TokenFile, token_path};
@@ -73,6 +75,62 @@ pub async fn login(
 ) -> Result<PathBuf, LoginError> {
     let timeout = options.timeout;
     let url = super::remote_url(server).map_err(LoginError::NotRemote)?;
+    let preset_secret = preset_secret(options)?;
+    let (mut manager, metadata, guessed) = discover(&url, tell).await?;
+    let callback = Callback::bind(options.callback_port)
+        .await
+        .map_err(LoginError::Listen)?;
+    let scopes = if options.scopes.is_empty() {
+        manager.select_initial_scopes(&[]).await
+    } else {
+        options.scopes.clone()
+    };
+    let (client_id, client_secret) = register(
+        &mut manager,
+        options,
+        preset_secret,
+        &callback.redirect_uri,
+        &scopes,
+        guessed,
+    )
+    .await?;
+    manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
+    let mut request = AuthorizationRequest::new(callback.redirect_uri.clone())
+        .with_scopes(scopes)
+        .with_preregistered_client(client_id);
+    if let Some(secret) = &client_secret {
+        request = request.with_client_secret(secret.clone());
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| LoginError::Start(error_chain(&e)))?;
+    let auth_url = session.get_authorization_url().to_string();
+    let state = checked_state(&auth_url)?;
+    tell(&format!(
+        "To log in to MCP server {:?}, open this URL in a browser:\n\n  {auth_url}\n",
+        server.name
+    ));
+    match open_browser(&auth_url) {
+        Ok(how) => tell(&format!(
+            "Opened it with {how}. Waiting for the browser (at most {} s)...",
+            timeout.as_secs()
+        )),
+        Err(why) => tell(&format!(
+            "{why}. Waiting for the browser (at most {} s)...",
+            timeout.as_secs()
+        )),
+    }
+    let (code, issuer) = wait_for_redirect(callback, &state, timeout, tell).await?;
+    session
+        .handle_callback_with_issuer(&code, &state, issuer.as_deref())
+        .await
+        .map_err(|e| LoginError::Exchange(error_chain(&e)))?;
+    Ok(token_path(&server.name, &url))
+}
+
+/// The client secret named by `options.client_secret_env`, registered for scrubbing; an error when the variable is
+/// unset or the secret comes without its client id.
+fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
     let preset_secret = match &options.client_secret_env {
         Some(var) => match tern_secrets::var(var).filter(|v| !v.trim().is_empty()) {
             Some(secret) => {
@@ -92,12 +150,21 @@ pub async fn login(
             "a client secret needs its client id (--client-id)".into(),
         ));
     }
+    Ok(preset_secret)
+}
+
+/// Finds the authorization server of `url` and checks its endpoints; the manager set up with its metadata, a copy of
+/// that metadata, and whether the endpoints were guessed (no metadata published).
+async fn discover(
+    url: &str,
+    tell: &(dyn Fn(&str) + Sync),
+) -> Result<(AuthorizationManager, AuthorizationMetadata, bool), LoginError> {
     let discovery = |e: AuthError| LoginError::Discovery {
-        url: url.clone(),
+        url: url.to_string(),
         message: error_chain(&e),
     };
     tern_http::install_crypto();
-    let mut manager = AuthorizationManager::new(url.as_str()).await.map_err(discovery)?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(discovery)?;
     let resolution = manager.resolve_metadata().await.map_err(discovery)?;
     let guessed = !resolution.source.is_discovered();
     if guessed {
@@ -109,24 +176,29 @@ pub async fn login(
     super::endpoints::check_metadata(&resolution.metadata).map_err(LoginError::Unsafe)?;
     let metadata = resolution.metadata.clone();
     manager.set_metadata(resolution.metadata);
-    let callback = Callback::bind(options.callback_port)
-        .await
-        .map_err(LoginError::Listen)?;
-    let scopes = if options.scopes.is_empty() {
-        manager.select_initial_scopes(&[]).await
-    } else {
-        options.scopes.clone()
-    };
+    Ok((manager, metadata, guessed))
+}
+
+/// The client id and secret to log in with: the client registered by hand in `options`, else one registered now
+/// (dynamic client registration) for `redirect_uri` and `scopes`.
+async fn register(
+    manager: &mut AuthorizationManager,
+    options: &LoginOptions,
+    preset_secret: Option<String>,
+    redirect_uri: &str,
+    scopes: &[String],
+    guessed: bool,
+) -> Result<(String, Option<String>), LoginError> {
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     // Registering here rather than inside rmcp's session keeps the client secret (when one is issued) for refreshes.
     let registered = match &options.client_id {
         Some(id) => Ok((id.clone(), preset_secret)),
         None => manager
-            .register_client(CLIENT_NAME, &callback.redirect_uri, &scope_refs)
+            .register_client(CLIENT_NAME, redirect_uri, &scope_refs)
             .await
             .map(|client| (client.client_id, client.client_secret)),
     };
-    let (client_id, client_secret) = registered.map_err(|e| {
+    registered.map_err(|e| {
         LoginError::Registration(if guessed {
             format!(
                 "{e}; the server publishes no OAuth metadata, so it may not use OAuth at all (a token in its \
@@ -135,46 +207,35 @@ pub async fn login(
         } else {
             error_chain(&e)
         })
-    })?;
-    manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
-    let mut request = AuthorizationRequest::new(callback.redirect_uri.clone())
-        .with_scopes(scopes)
-        .with_preregistered_client(client_id);
-    if let Some(secret) = &client_secret {
-        request = request.with_client_secret(secret.clone());
-    }
-    let session = AuthorizationSession::new(manager, request)
-        .await
-        .map_err(|(_, e)| LoginError::Start(error_chain(&e)))?;
-    let auth_url = session.get_authorization_url().to_string();
+    })
+}
+
+/// Checks that the authorization URL may be shown and opened; the `state` it carries.
+fn checked_state(auth_url: &str) -> Result<String, LoginError> {
     // Neither shown nor opened unless it is a web address: a `javascript:` or custom-scheme URL is the server's code.
-    super::endpoints::check("authorization URL", &auth_url).map_err(LoginError::Unsafe)?;
-    let state = reqwest::Url::parse(&auth_url)
+    super::endpoints::check("authorization URL", auth_url).map_err(LoginError::Unsafe)?;
+    reqwest::Url::parse(auth_url)
         .ok()
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
-        .ok_or_else(|| LoginError::Start("the authorization URL carries no state".into()))?;
-    tell(&format!(
-        "To log in to MCP server {:?}, open this URL in a browser:\n\n  {auth_url}\n",
-        server.name
-    ));
-    match open_browser(&auth_url) {
-        Ok(how) => tell(&format!(
-            "Opened it with {how}. Waiting for the browser (at most {} s)...",
-            timeout.as_secs()
-        )),
-        Err(why) => tell(&format!(
-            "{why}. Waiting for the browser (at most {} s)...",
-            timeout.as_secs()
-        )),
-    }
+        .ok_or_else(|| LoginError::Start("the authorization URL carries no state".into()))
+}
+
+/// Waits, at most `timeout`, for the browser's redirect to `callback` or its address pasted on stdin; the
+/// authorization code and the issuer it came with.
+async fn wait_for_redirect(
+    callback: Callback,
+    state: &str,
+    timeout: Duration,
+    tell: &(dyn Fn(&str) + Sync),
+) -> Result<(String, Option<String>), LoginError> {
     let mut pasted = pasted_lines(tell);
     let waiting = async {
-        let callback = callback.wait(&state);
+        let callback = callback.wait(state);
         tokio::pin!(callback);
         loop {
             tokio::select! {
                 outcome = &mut callback => return outcome,
-                Some(line) = pasted.recv() => match super::callback::parse_pasted(&line, &state) {
+                Some(line) = pasted.recv() => match super::callback::parse_pasted(&line, state) {
                     Some(outcome) => return Ok(outcome),
                     None => tell("That is not the address this login's redirect ended on; still waiting..."),
                 },
@@ -185,15 +246,10 @@ pub async fn login(
         Ok(outcome) => outcome.map_err(LoginError::Listen)?,
         Err(_) => return Err(LoginError::TimedOut(timeout)),
     };
-    let (code, issuer) = match outcome {
-        Outcome::Code { code, issuer } => (code, issuer),
-        Outcome::Refused { error, description } => return Err(LoginError::Refused { error, description }),
-    };
-    session
-        .handle_callback_with_issuer(&code, &state, issuer.as_deref())
-        .await
-        .map_err(|e| LoginError::Exchange(error_chain(&e)))?;
-    Ok(token_path(&server.name, &url))
+    match outcome {
+        Outcome::Code { code, issuer } => Ok((code, issuer)),
+        Outcome::Refused { error, description } => Err(LoginError::Refused { error, description }),
+    }
 }
 
 /// Lines typed on a terminal stdin, for a login whose browser runs on another machine (over SSH the redirect to this

@@ -99,6 +99,7 @@ impl Tool for ListDirTool {
     }
 }
 
+/// Lists `dir` (shown as `display`): its entries, up to `max`, and notes on what was left out.
 fn list(
     dir: &Path,
     display: &str,
@@ -106,53 +107,83 @@ fn list(
     max: u64,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    check_dir(dir, display)?;
+    let skipped = Arc::new(Mutex::new(BTreeSet::new()));
+    let walker = walker(dir, recursive, Arc::clone(&skipped));
+    let listing = walk(walker, dir, max, cancel)?;
+    let skipped = skipped.lock().map(|s| s.clone()).unwrap_or_default();
+    Ok(report(listing, display, &skipped))
+}
+
+/// An error unless `dir` is a directory.
+fn check_dir(dir: &Path, display: &str) -> Result<(), ToolError> {
     match std::fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::Invalid(format!("Directory not found: '{display}'.")));
+            Err(ToolError::Invalid(format!("Directory not found: '{display}'.")))
         }
-        Err(e) => return Err(ToolError::io(display, e)),
-        Ok(meta) if !meta.is_dir() => {
-            return Err(ToolError::Invalid(format!(
-                "'{display}' is a file, not a directory. Use read_file to read it."
-            )));
-        }
-        Ok(_) => {}
+        Err(e) => Err(ToolError::io(display, e)),
+        Ok(meta) if !meta.is_dir() => Err(ToolError::Invalid(format!(
+            "'{display}' is a file, not a directory. Use read_file to read it."
+        ))),
+        Ok(_) => Ok(()),
     }
-    let skipped = Arc::new(Mutex::new(BTreeSet::new()));
-    let walker = {
-        let skipped = Arc::clone(&skipped);
-        WalkBuilder::new(dir)
-            .hidden(false)
-            .parents(true)
-            .ignore(true)
-            .git_ignore(true)
-            .git_global(true)
-            .git_exclude(true)
-            // .gitignore applies even where the workspace is not (yet) a git repository.
-            .require_git(false)
-            .follow_links(false)
-            .max_depth(if recursive { None } else { Some(1) })
-            .sort_by_file_name(|a, b| a.cmp(b))
-            .filter_entry(move |entry| {
-                let name = entry.file_name().to_string_lossy();
-                let skip = entry.depth() > 0
-                    && entry.file_type().is_some_and(|t| t.is_dir())
-                    && ALWAYS_SKIPPED.contains(&name.as_ref());
-                if skip && let Ok(mut set) = skipped.lock() {
-                    set.insert(name.into_owned());
-                }
-                !skip
-            })
-            .build()
-    };
+}
 
-    let mut lines = Vec::new();
-    let mut total = 0u64;
-    let mut complete = true;
-    let mut errors = 0u64;
-    let mut first_error = None;
+/// The walk over `dir` (its direct entries unless `recursive`), sorted by name, honouring ignore files and leaving
+/// out the `ALWAYS_SKIPPED` directories, whose names it adds to `skipped`.
+fn walker(dir: &Path, recursive: bool, skipped: Arc<Mutex<BTreeSet<String>>>) -> ignore::Walk {
+    WalkBuilder::new(dir)
+        .hidden(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        // .gitignore applies even where the workspace is not (yet) a git repository.
+        .require_git(false)
+        .follow_links(false)
+        .max_depth(if recursive { None } else { Some(1) })
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| {
+            let name = entry.file_name().to_string_lossy();
+            let skip = entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && ALWAYS_SKIPPED.contains(&name.as_ref());
+            if skip && let Ok(mut set) = skipped.lock() {
+                set.insert(name.into_owned());
+            }
+            !skip
+        })
+        .build()
+}
+
+/// What a walk found.
+struct Listing {
+    /// The entries shown, one line each.
+    lines: Vec<String>,
+    /// How many entries were counted, shown or not.
+    total: u64,
+    /// Whether the count stopped at `COUNT_LIMIT` past the entries shown.
+    complete: bool,
+    /// How many entries could not be read.
+    errors: u64,
+    /// What the first of those errors said.
+    first_error: Option<String>,
+    /// How many entries changed or went away while listing.
+    changed: u64,
+}
+
+/// Runs `walker` over `dir`: describes the first `max` entries and counts the rest, up to `COUNT_LIMIT` more.
+fn walk(walker: ignore::Walk, dir: &Path, max: u64, cancel: &CancellationToken) -> Result<Listing, ToolError> {
+    let mut listing = Listing {
+        lines: Vec::new(),
+        total: 0,
+        complete: true,
+        errors: 0,
+        first_error: None,
+        changed: 0,
+    };
     let mut check = WalkCheck::default();
-    let mut changed = 0u64;
     for item in walker {
         if cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -160,31 +191,43 @@ fn list(
         let entry = match item {
             Ok(entry) => entry,
             Err(e) => {
-                errors += 1;
-                first_error.get_or_insert_with(|| error_text(dir, &e));
+                listing.errors += 1;
+                listing.first_error.get_or_insert_with(|| error_text(dir, &e));
                 continue;
             }
         };
         if entry.depth() == 0 {
             continue;
         }
-        if total < max {
+        if listing.total < max {
             // Shown only if it is really there (the walker reads directories by path; see `WalkCheck`).
             match check.entry(entry.path(), entry.ino()) {
-                Some((parent, meta)) => lines.push(describe(dir, entry.path(), &meta, parent)),
+                Some((parent, meta)) => listing.lines.push(describe(dir, entry.path(), &meta, parent)),
                 None => {
-                    changed += 1;
+                    listing.changed += 1;
                     continue;
                 }
             }
         }
-        total += 1;
-        if total >= max + COUNT_LIMIT {
-            complete = false;
+        listing.total += 1;
+        if listing.total >= max + COUNT_LIMIT {
+            listing.complete = false;
             break;
         }
     }
+    Ok(listing)
+}
 
+/// The tool's output: the listing's lines, then notes on what was not shown (`skipped` directories among them).
+fn report(listing: Listing, display: &str, skipped: &BTreeSet<String>) -> ToolOutput {
+    let Listing {
+        lines,
+        total,
+        complete,
+        errors,
+        first_error,
+        changed,
+    } = listing;
     let shown = lines.len() as u64;
     let mut out = if shown == 0 {
         format!("(Directory {display} has no entries to show.)")
@@ -203,7 +246,6 @@ fn list(
              to see more.)"
         ));
     }
-    let skipped = skipped.lock().map(|s| s.clone()).unwrap_or_default();
     if !skipped.is_empty() {
         let names: Vec<String> = skipped.iter().map(|n| format!("{n}/")).collect();
         notes.push(format!("(Not listed: {}.)", names.join(", ")));
@@ -221,10 +263,10 @@ fn list(
         out.push_str("\n\n");
         out.push_str(&notes.join("\n"));
     }
-    Ok(ToolOutput::text(out).with_details(ToolDetails::List {
+    ToolOutput::text(out).with_details(ToolDetails::List {
         entries: shown,
         truncated: total > shown,
-    }))
+    })
 }
 
 /// What a walker error says in the listing. Its path is named only if it is really in the listed tree (not a name the

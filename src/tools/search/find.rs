@@ -265,71 +265,29 @@ impl Drop for Visitor<'_> {
     }
 }
 
+/// Finds the paths under `root` that `args` asks for; the page of them it asks to see, with notes on what was left
+/// out.
 fn find(
     args: &FindArgs,
     root: &Path,
     policy: &PathPolicy,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
-    let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::Invalid(format!("path '{}' does not exist", args.path)),
-        _ => ToolError::io(&args.path, e),
-    })?;
-    if !meta.is_dir() {
-        return Err(ToolError::Invalid(format!(
-            "path '{}' is a file, not a directory: find_files searches under a directory (use read_file to read a \
-             file)",
-            args.path
-        )));
-    }
+    check_root(args, root)?;
     let glob = args
         .glob
         .as_deref()
         .map(PathGlob::new)
         .transpose()
         .map_err(ToolError::Invalid)?;
-    let found = Mutex::new((Vec::new(), 0u64));
-    let filter = Filter {
-        root,
-        glob: glob.as_ref(),
-        terms: &args.terms,
-        dirs: args.dirs,
-        want_mtime: args.sort == Sort::Modified,
-        cancel,
-        found: &found,
-    };
-    walk::walker(root, policy.stores())
-        .build_parallel()
-        .visit(&mut Visitors(&filter));
-    if cancel.is_cancelled() {
-        return Err(ToolError::Cancelled);
-    }
-    let (mut found, unreadable) = found.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (mut found, unreadable) = search(args, root, glob.as_ref(), policy, cancel)?;
     sort(&mut found, args, root);
     let shown_root = policy.display(root);
     if found.is_empty() {
         return Ok(nothing_found(args, glob.as_ref(), &shown_root, unreadable));
     }
     let page = Page::new(found.len(), args.offset, args.limit, args.unit())?;
-    let mut out = CappedText::new();
-    let mut shown = 0;
-    let mut check = WalkCheck::default();
-    let mut changed = 0u64;
-    for item in &found[page.start..page.end] {
-        // Shown only if it is really there (the walker reads directories by path; see `WalkCheck`).
-        if check.entry(&item.path, item.ino).is_none() {
-            changed += 1;
-            continue;
-        }
-        let mut line = policy.display(&item.path);
-        if args.dirs {
-            line.push('/');
-        }
-        if !out.push_line(&line) {
-            break;
-        }
-        shown += 1;
-    }
+    let (out, shown, changed) = page_lines(&found[page.start..page.end], args.dirs, policy);
     let mut text = out.text;
     let footer = page
         .summary(shown, args.unit())
@@ -361,6 +319,75 @@ fn find(
             truncated: page.start > 0 || page.start + shown < page.total,
         }),
     )
+}
+
+/// An error unless `root` is a directory.
+fn check_root(args: &FindArgs, root: &Path) -> Result<(), ToolError> {
+    let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Invalid(format!("path '{}' does not exist", args.path)),
+        _ => ToolError::io(&args.path, e),
+    })?;
+    if !meta.is_dir() {
+        return Err(ToolError::Invalid(format!(
+            "path '{}' is a file, not a directory: find_files searches under a directory (use read_file to read a \
+             file)",
+            args.path
+        )));
+    }
+    Ok(())
+}
+
+/// Walks `root` in parallel for the paths `args` and `glob` keep; those paths, unsorted, and how many could not be
+/// read.
+fn search(
+    args: &FindArgs,
+    root: &Path,
+    glob: Option<&PathGlob>,
+    policy: &PathPolicy,
+    cancel: &CancellationToken,
+) -> Result<(Vec<Found>, u64), ToolError> {
+    let found = Mutex::new((Vec::new(), 0u64));
+    let filter = Filter {
+        root,
+        glob,
+        terms: &args.terms,
+        dirs: args.dirs,
+        want_mtime: args.sort == Sort::Modified,
+        cancel,
+        found: &found,
+    };
+    walk::walker(root, policy.stores())
+        .build_parallel()
+        .visit(&mut Visitors(&filter));
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    Ok(found.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// The lines of one page of paths (directories ending in `/` when `dirs`), up to the output cap; how many were shown,
+/// and how many were left out because they changed or went away.
+fn page_lines(page: &[Found], dirs: bool, policy: &PathPolicy) -> (CappedText, usize, u64) {
+    let mut out = CappedText::new();
+    let mut shown = 0;
+    let mut check = WalkCheck::default();
+    let mut changed = 0u64;
+    for item in page {
+        // Shown only if it is really there (the walker reads directories by path; see `WalkCheck`).
+        if check.entry(&item.path, item.ino).is_none() {
+            changed += 1;
+            continue;
+        }
+        let mut line = policy.display(&item.path);
+        if dirs {
+            line.push('/');
+        }
+        if !out.push_line(&line) {
+            break;
+        }
+        shown += 1;
+    }
+    (out, shown, changed)
 }
 
 fn sort(found: &mut [Found], args: &FindArgs, root: &Path) {

@@ -95,6 +95,7 @@ impl WebFetchTool {
         built.as_ref().map_err(|e| ToolError::Failed(e.clone()))
     }
 
+    /// Fetches `url`; the page as text for the model (at most `max_chars` of it), wrapped as untrusted content.
     async fn fetch(&self, url: Url, max_chars: usize) -> Result<ToolOutput, ToolError> {
         let client = self.client()?;
         let mut response = client
@@ -108,41 +109,15 @@ impl WebFetchTool {
             .map_err(|e| self.failure(&url, &e))?;
         let status = response.status();
         let final_url = response.url().clone();
-        if status.is_redirection()
-            && let Some(target) = response
-                .headers()
-                .get(LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|location| final_url.join(location).ok())
-        {
-            return Ok(ToolOutput::text(format!(
-                "{final_url} redirects (HTTP {}) to another host: {target}\nIt was not followed. To fetch it, call \
-                 web_fetch again with that URL.",
-                status.as_u16()
-            )));
+        if let Some(report) = not_followed(&response) {
+            return Ok(report);
         }
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase();
+        let content_type = content_type(&response);
         let mut kind = Kind::of(&content_type);
         if kind == Kind::Binary {
             return Err(binary(&final_url, &content_type));
         }
-        let mut body = Vec::new();
-        let mut cut_bytes = false;
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&final_url, &e))? {
-            let room = self.config.max_bytes - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                cut_bytes = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let (body, cut_bytes) = self.read_body(&mut response, &final_url).await?;
         if kind == Kind::Unknown {
             kind = Kind::sniff(&body);
             if kind == Kind::Binary {
@@ -177,17 +152,29 @@ impl WebFetchTool {
             ));
         }
         notes.extend(converter_notes);
-        let mut source = format!("{final_url} (HTTP {}", status.as_u16());
-        if final_url != url {
-            source.push_str(&format!(", redirected from {url}"));
-        }
-        source.push_str(&format!(", {})", kind.label()));
+        let source = source(&url, &final_url, status, kind);
         let wrapped = untrusted(&source, shown, &notes);
         Ok(if status.is_success() {
             ToolOutput::text(wrapped)
         } else {
             ToolOutput::error(format!("Error: HTTP {status} from {final_url}.\n{wrapped}"))
         })
+    }
+
+    /// The body of `response` (from `final_url`), up to `max_bytes`; and whether it was cut there.
+    async fn read_body(&self, response: &mut reqwest::Response, final_url: &Url) -> Result<(Vec<u8>, bool), ToolError> {
+        let mut body = Vec::new();
+        let mut cut_bytes = false;
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(final_url, &e))? {
+            let room = self.config.max_bytes - body.len();
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                cut_bytes = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((body, cut_bytes))
     }
 
     /// What the model reads for a failed request: the guard's refusal, a timeout, or the client's error.
@@ -203,6 +190,48 @@ impl WebFetchTool {
         }
         ToolError::Failed(format!("cannot fetch {url}: {}", error_chain(error)))
     }
+}
+
+/// What the model reads of a redirect that was not followed (it leads to another host), if `response` is one.
+fn not_followed(response: &reqwest::Response) -> Option<ToolOutput> {
+    let status = response.status();
+    let final_url = response.url();
+    if status.is_redirection()
+        && let Some(target) = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|location| final_url.join(location).ok())
+    {
+        return Some(ToolOutput::text(format!(
+            "{final_url} redirects (HTTP {}) to another host: {target}\nIt was not followed. To fetch it, call \
+             web_fetch again with that URL.",
+            status.as_u16()
+        )));
+    }
+    None
+}
+
+/// The response's content type, trimmed and lowercased (empty when it has none).
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Where the page came from, for the untrusted-content wrapper: its URL, status, the URL asked for when it was
+/// redirected, and what kind of content it is.
+fn source(url: &Url, final_url: &Url, status: reqwest::StatusCode, kind: Kind) -> String {
+    let mut source = format!("{final_url} (HTTP {}", status.as_u16());
+    if final_url != url {
+        source.push_str(&format!(", redirected from {url}"));
+    }
+    source.push_str(&format!(", {})", kind.label()));
+    source
 }
 
 fn binary(url: &Url, content_type: &str) -> ToolError {

@@ -178,8 +178,7 @@ pub fn build(source: Source, cancel: &AtomicBool) -> Built {
     doc.push_line(Kind::Heading, "Arguments");
     doc.push_text(Kind::Text, &pretty_args(&source.args));
     doc.blank();
-    let mut copy_note = None;
-    let full_text = match (&source.status, source.output) {
+    let (full_text, copy_note) = match (&source.status, source.output) {
         (status, None) => {
             if *status != CallStatus::Running {
                 doc.push_line(Kind::Heading, "Result");
@@ -196,8 +195,8 @@ pub fn build(source: Source, cancel: &AtomicBool) -> Built {
             } else {
                 doc.push_text(Kind::Text, &source.live);
             }
-            copy_note = Some("Copied the output so far (the call is still running).".to_string());
-            source.live
+            let copy_note = Some("Copied the output so far (the call is still running).".to_string());
+            (source.live, copy_note)
         }
         (status, Some(output)) => {
             let failed = *status == CallStatus::Failed;
@@ -205,58 +204,73 @@ pub fn build(source: Source, cancel: &AtomicBool) -> Built {
                 if failed { Kind::Error } else { Kind::Heading },
                 if failed { "Error" } else { "Result" },
             );
-            let text = match &source.stored {
-                None => output.text.clone(),
-                Some(path) => match load(path, LOAD_CAP, cancel) {
-                    Ok(loaded) => {
-                        if loaded.total > LOAD_CAP {
-                            let note = format!(
-                                "Showing the first {} of {} (the stored result is larger).",
-                                format::size(LOAD_CAP),
-                                format::size(loaded.total)
-                            );
-                            doc.push_line(Kind::Warning, &note);
-                            copy_note = Some(format!("Copied the first {} of the result.", format::size(LOAD_CAP)));
-                        }
-                        loaded.text
-                    }
-                    Err(e) => {
-                        let note = format!(
-                            "Could not read the stored result at {path}: {e}. Showing the preview the model got."
-                        );
-                        doc.push_line(Kind::Warning, &note);
-                        copy_note = Some("Could not read the stored result: copied the preview.".to_string());
-                        output.text.clone()
-                    }
-                },
-            };
-            if text.is_empty() {
-                doc.push_line(Kind::Dim, "(no output)");
-            } else {
-                doc.push_text(Kind::Text, &text);
-            }
-            for image in &output.images {
-                let bytes = image.data_base64.len() as u64 * 3 / 4;
-                doc.push_line(
-                    Kind::Dim,
-                    &format!("[image: {}, {}]", image.media_type, format::size(bytes)),
-                );
-            }
-            if let ToolDetails::Diffs { diffs } = &output.details {
-                for diff in diffs {
-                    doc.blank();
-                    let title = format!("Diff {}  +{} -{}", diff.path, diff.added, diff.removed);
-                    doc.push_line(Kind::Heading, &title);
-                    push_diff(&mut doc, &diff.unified(3));
-                }
-            }
-            text
+            let (text, copy_note) = result_text(&mut doc, &output, source.stored.as_deref(), cancel);
+            push_result(&mut doc, &output, &text);
+            (text, copy_note)
         }
     };
     Built {
         doc,
         full_text,
         copy_note,
+    }
+}
+
+/// The result's full text: the stored result at `stored` when there is one (with a warning in `doc` when it is cut
+/// or cannot be read), else the output's own text; and what copying it should say.
+fn result_text(
+    doc: &mut Doc,
+    output: &ToolOutput,
+    stored: Option<&str>,
+    cancel: &AtomicBool,
+) -> (String, Option<String>) {
+    let Some(path) = stored else {
+        return (output.text.clone(), None);
+    };
+    match load(path, LOAD_CAP, cancel) {
+        Ok(loaded) => {
+            let mut copy_note = None;
+            if loaded.total > LOAD_CAP {
+                let note = format!(
+                    "Showing the first {} of {} (the stored result is larger).",
+                    format::size(LOAD_CAP),
+                    format::size(loaded.total)
+                );
+                doc.push_line(Kind::Warning, &note);
+                copy_note = Some(format!("Copied the first {} of the result.", format::size(LOAD_CAP)));
+            }
+            (loaded.text, copy_note)
+        }
+        Err(e) => {
+            let note = format!("Could not read the stored result at {path}: {e}. Showing the preview the model got.");
+            doc.push_line(Kind::Warning, &note);
+            let copy_note = Some("Could not read the stored result: copied the preview.".to_string());
+            (output.text.clone(), copy_note)
+        }
+    }
+}
+
+/// The result's `text`, then a line for each image and the diffs it carries.
+fn push_result(doc: &mut Doc, output: &ToolOutput, text: &str) {
+    if text.is_empty() {
+        doc.push_line(Kind::Dim, "(no output)");
+    } else {
+        doc.push_text(Kind::Text, text);
+    }
+    for image in &output.images {
+        let bytes = image.data_base64.len() as u64 * 3 / 4;
+        doc.push_line(
+            Kind::Dim,
+            &format!("[image: {}, {}]", image.media_type, format::size(bytes)),
+        );
+    }
+    if let ToolDetails::Diffs { diffs } = &output.details {
+        for diff in diffs {
+            doc.blank();
+            let title = format!("Diff {}  +{} -{}", diff.path, diff.added, diff.removed);
+            doc.push_line(Kind::Heading, &title);
+            push_diff(doc, &diff.unified(3));
+        }
     }
 }
 

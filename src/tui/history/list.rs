@@ -139,18 +139,12 @@ impl Columns {
     }
 }
 
+/// Draws the list in `area`: the title, the column header, the calls on screen, the filter and the key hints.
 pub fn render_list(frame: &mut Frame<'_>, area: Rect, state: &mut ListState, view: ListView<'_>) {
     let theme = view.theme;
     let visible = view.catalog.visible();
-    let total = view.catalog.total();
     let filtered = !view.catalog.query().is_empty();
-    let noun = if total == 1 { "call" } else { "calls" };
-    let count = if filtered {
-        format!("{} of {total} {noun}", visible.len())
-    } else {
-        format!("{total} {noun}")
-    };
-    let title = Line::from(vec![Span::styled(format!(" Tool history — {count}"), theme.heading)]);
+    let title = title_line(view.catalog, filtered, theme);
     let show_filter = view.editing || !view.filter.is_empty();
     let footer_rows: u16 = if show_filter { 2 } else { 1 };
     if area.height < 2 + footer_rows + 1 {
@@ -164,31 +158,7 @@ pub fn render_list(frame: &mut Frame<'_>, area: Rect, state: &mut ListState, vie
     state.page = usize::from(rows);
     let pos = state.position(visible);
     state.scroll_into_view(visible.len(), pos, usize::from(rows));
-    if visible.is_empty() {
-        let text = if total == 0 {
-            "No tool calls in this session yet."
-        } else {
-            "No calls match the filter."
-        };
-        draw_line(frame, area, 2, &Line::styled(format!("  {text}"), theme.dim));
-    }
-    for (y, &index) in visible.iter().skip(state.offset).take(usize::from(rows)).enumerate() {
-        let Some(call) = view.calls.get(index) else { continue };
-        let selected = state.selected == Some(index);
-        let line = row_line(call, view.catalog.size(index), selected, &cols, theme);
-        let y = 2 + y as u16;
-        draw_line(frame, area, y, &line);
-        if selected {
-            frame.buffer_mut().set_style(
-                Rect {
-                    y: area.y + y,
-                    height: 1,
-                    ..area
-                },
-                theme.selection,
-            );
-        }
-    }
+    draw_rows(frame, area, rows, state, &view, &cols);
     let footer = Rect {
         y: area.y + area.height - footer_rows,
         height: footer_rows,
@@ -202,14 +172,63 @@ pub fn render_list(frame: &mut Frame<'_>, area: Rect, state: &mut ListState, vie
         height: 1,
         ..area
     };
-    if view.editing {
+    draw_list_hints(frame, hint_row, view.editing, filtered, theme);
+}
+
+/// The title: how many calls there are, and how many of them the filter shows.
+fn title_line(catalog: &Catalog, filtered: bool, theme: &Theme) -> Line<'static> {
+    let total = catalog.total();
+    let noun = if total == 1 { "call" } else { "calls" };
+    let count = if filtered {
+        format!("{} of {total} {noun}", catalog.visible().len())
+    } else {
+        format!("{total} {noun}")
+    };
+    Line::from(vec![Span::styled(format!(" Tool history — {count}"), theme.heading)])
+}
+
+/// The `rows` rows of calls on screen, below the title and header, the selected one highlighted; or why there are
+/// none.
+fn draw_rows(frame: &mut Frame<'_>, area: Rect, rows: u16, state: &ListState, view: &ListView<'_>, cols: &Columns) {
+    let theme = view.theme;
+    let visible = view.catalog.visible();
+    if visible.is_empty() {
+        let text = if view.catalog.total() == 0 {
+            "No tool calls in this session yet."
+        } else {
+            "No calls match the filter."
+        };
+        draw_line(frame, area, 2, &Line::styled(format!("  {text}"), theme.dim));
+    }
+    for (y, &index) in visible.iter().skip(state.offset).take(usize::from(rows)).enumerate() {
+        let Some(call) = view.calls.get(index) else { continue };
+        let selected = state.selected == Some(index);
+        let line = row_line(call, view.catalog.size(index), selected, cols, theme);
+        let y = 2 + y as u16;
+        draw_line(frame, area, y, &line);
+        if selected {
+            frame.buffer_mut().set_style(
+                Rect {
+                    y: area.y + y,
+                    height: 1,
+                    ..area
+                },
+                theme.selection,
+            );
+        }
+    }
+}
+
+/// The key hints of the list, or of the filter while it is being edited.
+fn draw_list_hints(frame: &mut Frame<'_>, row: Rect, editing: bool, filtered: bool, theme: &Theme) {
+    if editing {
         let hints = [
             ("Enter", "apply"),
             ("Ctrl+U", "clear"),
             ("tool:NAME", "by tool"),
             ("is:error|running|done", "by status"),
         ];
-        draw_hints(frame, hint_row, &hints, ("Esc", "cancel"), "", theme);
+        draw_hints(frame, row, &hints, ("Esc", "cancel"), "", theme);
     } else {
         let hints = [
             ("↑↓", "move"),
@@ -223,7 +242,7 @@ pub fn render_list(frame: &mut Frame<'_>, area: Rect, state: &mut ListState, vie
         } else {
             ("Esc", "close")
         };
-        draw_hints(frame, hint_row, &hints, close, "", theme);
+        draw_hints(frame, row, &hints, close, "", theme);
     }
 }
 

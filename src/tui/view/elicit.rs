@@ -14,7 +14,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 use super::approval::GUARD;
 use crate::protocol::{ElicitationAnswer, Op};
 use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::state::elicit::{ElicitForm, PendingElicitation};
+use crate::tui::state::elicit::{ElicitForm, Field, FieldKind, PendingElicitation};
+use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap_line;
 
 pub struct ElicitLayer {
@@ -92,67 +93,7 @@ impl Layer for ElicitLayer {
         let width = area.width.saturating_sub(2).min(100);
         let inner = width.saturating_sub(4);
         let form = &self.form;
-        let mut lines: Vec<Line<'static>> = Vec::new();
-        for line in form.message.lines().take(8) {
-            lines.extend(wrap_line(
-                Line::from(Span::styled(line.to_string(), theme.text)),
-                inner,
-                "",
-            ));
-        }
-        lines.push(Line::default());
-        for (i, field) in form.fields.iter().enumerate() {
-            let focused = i == form.focus;
-            let marker = if focused { "› " } else { "  " };
-            let required = if field.required { "*" } else { "" };
-            let mut spans = vec![
-                Span::styled(marker, theme.accent),
-                Span::styled(format!("{}{required}", field.title), theme.heading),
-                Span::styled(format!(" ({}): ", field.type_label()), theme.dim),
-                Span::styled(field.display(), theme.text),
-            ];
-            if focused
-                && matches!(
-                    field.kind,
-                    crate::tui::state::elicit::FieldKind::Text { .. }
-                        | crate::tui::state::elicit::FieldKind::Number
-                        | crate::tui::state::elicit::FieldKind::Integer
-                )
-            {
-                spans.push(Span::styled("█", theme.dim));
-            }
-            lines.extend(wrap_line(Line::from(spans), inner, "    "));
-            if focused && let Some(description) = &field.description {
-                lines.extend(wrap_line(
-                    Line::from(Span::styled(format!("    {description}"), theme.dim)),
-                    inner,
-                    "    ",
-                ));
-            }
-        }
-        if form.fields.is_empty() {
-            lines.push(Line::from(Span::styled("(no fields: Enter to accept)", theme.dim)));
-        }
-        if let Some(error) = &form.error {
-            lines.push(Line::from(Span::styled(error.clone(), theme.error)));
-        }
-        lines.push(Line::default());
-        lines.extend(wrap_line(
-            Line::from(vec![
-                Span::styled("Enter", theme.success),
-                Span::raw(" send   "),
-                Span::styled("Tab/↑↓", theme.accent),
-                Span::raw(" field   "),
-                Span::styled("←→", theme.accent),
-                Span::raw(" choose   "),
-                Span::styled("Space", theme.accent),
-                Span::raw(" toggle   "),
-                Span::styled("Esc", theme.error),
-                Span::raw(" decline"),
-            ]),
-            inner,
-            "",
-        ));
+        let lines = form_lines(form, inner, theme);
         let height = (lines.len() as u16 + 2).min(area.height);
         let rect = Rect {
             x: area.x + (area.width.saturating_sub(width)) / 2,
@@ -173,4 +114,74 @@ impl Layer for ElicitLayer {
             rect,
         );
     }
+}
+
+/// The lines inside the form's box, `inner` cells wide: the server's message, the fields, any error, and the keys.
+fn form_lines(form: &ElicitForm, inner: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for line in form.message.lines().take(8) {
+        lines.extend(wrap_line(
+            Line::from(Span::styled(line.to_string(), theme.text)),
+            inner,
+            "",
+        ));
+    }
+    lines.push(Line::default());
+    for (i, field) in form.fields.iter().enumerate() {
+        lines.extend(field_lines(field, i == form.focus, inner, theme));
+    }
+    if form.fields.is_empty() {
+        lines.push(Line::from(Span::styled("(no fields: Enter to accept)", theme.dim)));
+    }
+    if let Some(error) = &form.error {
+        lines.push(Line::from(Span::styled(error.clone(), theme.error)));
+    }
+    lines.push(Line::default());
+    lines.extend(wrap_line(
+        Line::from(vec![
+            Span::styled("Enter", theme.success),
+            Span::raw(" send   "),
+            Span::styled("Tab/↑↓", theme.accent),
+            Span::raw(" field   "),
+            Span::styled("←→", theme.accent),
+            Span::raw(" choose   "),
+            Span::styled("Space", theme.accent),
+            Span::raw(" toggle   "),
+            Span::styled("Esc", theme.error),
+            Span::raw(" decline"),
+        ]),
+        inner,
+        "",
+    ));
+    lines
+}
+
+/// One field's lines: its title, type and value (with a cursor when `focused` on a typed value), and its description
+/// when focused.
+fn field_lines(field: &Field, focused: bool, inner: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let marker = if focused { "› " } else { "  " };
+    let required = if field.required { "*" } else { "" };
+    let mut spans = vec![
+        Span::styled(marker, theme.accent),
+        Span::styled(format!("{}{required}", field.title), theme.heading),
+        Span::styled(format!(" ({}): ", field.type_label()), theme.dim),
+        Span::styled(field.display(), theme.text),
+    ];
+    if focused
+        && matches!(
+            field.kind,
+            FieldKind::Text { .. } | FieldKind::Number | FieldKind::Integer
+        )
+    {
+        spans.push(Span::styled("█", theme.dim));
+    }
+    let mut lines = wrap_line(Line::from(spans), inner, "    ");
+    if focused && let Some(description) = &field.description {
+        lines.extend(wrap_line(
+            Line::from(Span::styled(format!("    {description}"), theme.dim)),
+            inner,
+            "    ",
+        ));
+    }
+    lines
 }

@@ -186,57 +186,16 @@ impl Layer for McpLayer {
                 " q close ",
                 EMPTY.lines().map(|l| Line::styled(l.to_string(), theme.text)).collect(),
             ),
-            Some(server) if self.tools => {
-                let mut lines = Vec::new();
-                if server.tools.is_empty() {
-                    lines.push(Line::styled("No tools offered.", theme.dim));
-                }
-                for tool in &server.tools {
-                    let flags = if tool.read_only { "  (read-only)" } else { "" };
-                    lines.push(Line::from(vec![
-                        Span::styled(tool.name.clone(), theme.tool_name),
-                        Span::styled(flags, theme.dim),
-                    ]));
-                    if !tool.summary.is_empty() {
-                        lines.push(Line::styled(format!("    {}", tool.summary), theme.text));
-                    }
-                }
-                let lines = wrap_lines(lines, inner_width, "    ");
-                let shown = self.scrolled(lines, inner_height);
-                (
-                    format!(" {}: {} tools ", server.name, server.tools.len()),
-                    " ↑↓ scroll · Esc back · q close ",
-                    shown,
-                )
-            }
-            Some(server) => {
-                let name_width = statuses
-                    .iter()
-                    .map(|s| s.name.chars().count())
-                    .max()
-                    .unwrap_or(0)
-                    .min(24);
-                let list: Vec<Line<'static>> = statuses
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| row(s, i == self.selected, name_width, theme))
-                    .collect();
-                let list = wrap_lines(list, inner_width, "    ");
-                let details: Vec<Line<'static>> = render_statuses(std::slice::from_ref(server))
-                    .lines()
-                    .map(|l| Line::styled(l.to_string(), detail_style(l, theme)))
-                    .collect();
-                let details = wrap_lines(details, inner_width, "      ");
-                let room = inner_height.saturating_sub(list.len() + 1);
-                let mut lines = list;
-                lines.push(Line::raw(""));
-                lines.extend(self.scrolled(details, room));
-                (
-                    " MCP servers ".to_string(),
-                    " ↑↓ select · Enter tools · e on · d off · r reconnect · q close ",
-                    lines,
-                )
-            }
+            Some(server) if self.tools => (
+                format!(" {}: {} tools ", server.name, server.tools.len()),
+                " ↑↓ scroll · Esc back · q close ",
+                self.tool_lines(server, inner_width, inner_height, theme),
+            ),
+            Some(server) => (
+                " MCP servers ".to_string(),
+                " ↑↓ select · Enter tools · e on · d off · r reconnect · q close ",
+                self.server_lines(&statuses, server, inner_width, inner_height, theme),
+            ),
         };
         let shown: Vec<Line<'static>> = lines.into_iter().take(inner_height).collect();
         frame.render_widget(Clear, rect);
@@ -261,6 +220,60 @@ impl Layer for McpLayer {
 }
 
 impl McpLayer {
+    /// The selected server's tools, each with its summary, scrolled to fit `height` rows of `width` cells.
+    fn tool_lines(&mut self, server: &ServerStatus, width: u16, height: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let mut lines = Vec::new();
+        if server.tools.is_empty() {
+            lines.push(Line::styled("No tools offered.", theme.dim));
+        }
+        for tool in &server.tools {
+            let flags = if tool.read_only { "  (read-only)" } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(tool.name.clone(), theme.tool_name),
+                Span::styled(flags, theme.dim),
+            ]));
+            if !tool.summary.is_empty() {
+                lines.push(Line::styled(format!("    {}", tool.summary), theme.text));
+            }
+        }
+        let lines = wrap_lines(lines, width, "    ");
+        self.scrolled(lines, height)
+    }
+
+    /// One row per server, then the selected `server`'s details, scrolled to fit the rest of `height` rows of
+    /// `width` cells.
+    fn server_lines(
+        &mut self,
+        statuses: &[ServerStatus],
+        server: &ServerStatus,
+        width: u16,
+        height: usize,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
+        let name_width = statuses
+            .iter()
+            .map(|s| s.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(24);
+        let list: Vec<Line<'static>> = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| row(s, i == self.selected, name_width, theme))
+            .collect();
+        let list = wrap_lines(list, width, "    ");
+        let details: Vec<Line<'static>> = render_statuses(std::slice::from_ref(server))
+            .lines()
+            .map(|l| Line::styled(l.to_string(), detail_style(l, theme)))
+            .collect();
+        let details = wrap_lines(details, width, "      ");
+        let room = height.saturating_sub(list.len() + 1);
+        let mut lines = list;
+        lines.push(Line::raw(""));
+        lines.extend(self.scrolled(details, room));
+        lines
+    }
+
     /// The lines from the scroll position that fit in `room`, the scroll kept within them.
     fn scrolled(&mut self, lines: Vec<Line<'static>>, room: usize) -> Vec<Line<'static>> {
         self.scroll = self.scroll.min(lines.len().saturating_sub(room));

@@ -58,63 +58,26 @@ pub fn lines(
         ]),
         Line::default(),
     ];
-    let row = |label: &str, value: Vec<Span<'static>>| {
-        let mut spans = vec![Span::styled(format!("  {label:<LABEL_W$} "), theme.dim)];
-        spans.extend(value);
-        Line::from(spans)
-    };
-    let home = std::env::home_dir().map(|h| h.display().to_string());
-    let short = |path: &str| -> String {
-        match path.strip_prefix(&format!("{}/", status.workspace)) {
-            Some(inside) if !status.workspace.is_empty() => inside.to_string(),
-            _ => match home.as_deref().and_then(|h| path.strip_prefix(h)) {
-                Some(rest) if rest.starts_with('/') => format!("~{rest}"),
-                _ => path.to_string(),
-            },
-        }
-    };
     out.push(row(
         "workspace",
         vec![Span::styled(truncate(&status.workspace, room), theme.text)],
+        theme,
     ));
-    if status.model.is_empty() {
-        out.push(row("model", vec![Span::styled("none configured", theme.warning)]));
-        for hint in [
-            "try it with `tern --demo` (a scripted model, no key needed), or",
-            "export OPENAI_API_KEY or ANTHROPIC_API_KEY, or set provider and",
-            "model in ~/.config/tern/config.toml, or run `ollama serve`",
-        ] {
-            out.push(row("", vec![Span::styled(truncate(hint, room), theme.dim)]));
-        }
-    } else {
-        let provider = if status.provider.is_empty() {
-            String::new()
-        } else {
-            format!("  {}", status.provider)
-        };
-        out.push(row(
-            "model",
-            vec![
-                Span::styled(truncate(&status.model, room), theme.text),
-                Span::styled(provider, theme.dim),
-            ],
-        ));
-    }
+    out.extend(model_rows(status, room, theme));
     out.push(row(
         "mode",
         vec![
             Span::styled(status.mode.to_string(), theme.text),
             Span::styled(format!("  {}", mode_words(status.mode)), theme.dim),
         ],
+        theme,
     ));
-    let files = if info.context_files.is_empty() {
-        vec![Span::styled("no AGENTS.md (/init writes one)", theme.dim)]
-    } else {
-        let names: Vec<String> = info.context_files.iter().map(|f| short(f)).collect();
-        vec![Span::styled(truncate(&names.join(", "), room), theme.text)]
-    };
-    out.push(row("context", files));
-    out.push(row("MCP", mcp_spans(servers, room, theme)));
+    out.push(row(
+        "context",
+        context_spans(info, &status.workspace, room, theme),
+        theme,
+    ));
+    out.push(row("MCP", mcp_spans(servers, room, theme), theme));
     out.push(Line::default());
     let hints = [
         ("Enter".to_string(), "send"),
@@ -129,6 +92,65 @@ pub fn lines(
     // A gap before the notices below.
     out.push(Line::default());
     out
+}
+
+/// One row of the screen: `label` in the label column, then `value`.
+fn row(label: &str, value: Vec<Span<'static>>, theme: &Theme) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!("  {label:<LABEL_W$} "), theme.dim)];
+    spans.extend(value);
+    Line::from(spans)
+}
+
+/// The model row: the model and its provider, or, when none is configured, how to get one.
+fn model_rows(status: &Status, room: usize, theme: &Theme) -> Vec<Line<'static>> {
+    if status.model.is_empty() {
+        let mut out = vec![row(
+            "model",
+            vec![Span::styled("none configured", theme.warning)],
+            theme,
+        )];
+        for hint in [
+            "try it with `tern --demo` (a scripted model, no key needed), or",
+            "export OPENAI_API_KEY or ANTHROPIC_API_KEY, or set provider and",
+            "model in ~/.config/tern/config.toml, or run `ollama serve`",
+        ] {
+            out.push(row("", vec![Span::styled(truncate(hint, room), theme.dim)], theme));
+        }
+        out
+    } else {
+        let provider = if status.provider.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", status.provider)
+        };
+        vec![row(
+            "model",
+            vec![
+                Span::styled(truncate(&status.model, room), theme.text),
+                Span::styled(provider, theme.dim),
+            ],
+            theme,
+        )]
+    }
+}
+
+/// The instruction files the session loaded, relative to `workspace` (or `~`) where they are inside it.
+fn context_spans(info: &StartInfo, workspace: &str, room: usize, theme: &Theme) -> Vec<Span<'static>> {
+    if info.context_files.is_empty() {
+        return vec![Span::styled("no AGENTS.md (/init writes one)", theme.dim)];
+    }
+    let home = std::env::home_dir().map(|h| h.display().to_string());
+    let short = |path: &str| -> String {
+        match path.strip_prefix(&format!("{workspace}/")) {
+            Some(inside) if !workspace.is_empty() => inside.to_string(),
+            _ => match home.as_deref().and_then(|h| path.strip_prefix(h)) {
+                Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+                _ => path.to_string(),
+            },
+        }
+    };
+    let names: Vec<String> = info.context_files.iter().map(|f| short(f)).collect();
+    vec![Span::styled(truncate(&names.join(", "), room), theme.text)]
 }
 
 /// What each mode means, in a few words.
