@@ -400,12 +400,8 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         let mut err = std::io::stderr();
         // The id `tern resume` and `tern run --resume` take, when the session has a log to resume from.
         let session_id = session.log_path.is_some().then(|| session.id.clone());
-        let run = headless::Session {
-            ops: handle.ops,
-            events: handle.events,
-        };
         let code = headless::run_session(
-            run,
+            headless_session(handle),
             session.mcp.is_some().then_some(tern::host::MCP_STARTUP),
             session_id,
             prompt,
@@ -427,6 +423,14 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     // Commands the agent could not stop in time are dropped with the runtime, which kills their process groups.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     code
+}
+
+/// What `tern run` gets of a session: where its ops go and where its events come from.
+fn headless_session(handle: tern::agent::runner::AgentHandle) -> headless::Session {
+    headless::Session {
+        ops: handle.ops,
+        events: handle.events,
+    }
 }
 
 /// Turns SIGINT, SIGTERM, SIGHUP and SIGQUIT into `Stop`s for the headless run. While the handlers are installed
