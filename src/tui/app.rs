@@ -132,10 +132,11 @@ pub struct App {
     /// Text waiting to be copied with OSC 52 after the next frame.
     pub clipboard: Vec<String>,
     /// The MCP servers' states as the agent last told them (`Event::McpServers`), for `/mcp`, which follows them
-    /// live; `None` until it tells any (a session without servers never does).
-    pub mcp: Option<tokio::sync::watch::Receiver<Vec<crate::protocol::mcp::ServerStatus>>>,
+    /// live (opened before the first word, it shows them as it comes); none until the agent tells any (a session
+    /// without servers never does).
+    pub mcp: tokio::sync::watch::Receiver<Vec<crate::protocol::mcp::ServerStatus>>,
     /// Where those states are put as they come.
-    mcp_feed: Option<tokio::sync::watch::Sender<Vec<crate::protocol::mcp::ServerStatus>>>,
+    mcp_feed: tokio::sync::watch::Sender<Vec<crate::protocol::mcp::ServerStatus>>,
     /// Which MCP failures were shown as notices.
     pub mcp_watch: crate::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
@@ -163,6 +164,7 @@ impl App {
         theme: Theme,
         context_window: u64,
     ) -> Self {
+        let (mcp_feed, mcp) = tokio::sync::watch::channel(Vec::new());
         let hints = format!(
             "{} history · {} help",
             keymap.hint(Action::History),
@@ -181,8 +183,8 @@ impl App {
             last_ctrl_c: None,
             quit: false,
             clipboard: Vec::new(),
-            mcp: None,
-            mcp_feed: None,
+            mcp,
+            mcp_feed,
             mcp_watch: Default::default(),
             switch: None,
             edit_request: None,
@@ -197,24 +199,14 @@ impl App {
 
     /// The agent told the MCP servers' states: kept for `/mcp` (and any view following them), and acted on.
     fn servers_told(&mut self, servers: Vec<crate::protocol::mcp::ServerStatus>) {
-        match &self.mcp_feed {
-            Some(feed) => {
-                feed.send_replace(servers);
-            }
-            None => {
-                let (feed, states) = tokio::sync::watch::channel(servers);
-                self.mcp = Some(states);
-                self.mcp_feed = Some(feed);
-            }
-        }
+        self.mcp_feed.send_replace(servers);
         self.mcp_changed();
     }
 
     /// Shows a warning for each MCP server that failed or was not started since the last look, and offers the ready
     /// servers' prompts as slash commands.
     fn mcp_changed(&mut self) {
-        let Some(rx) = self.mcp.as_mut() else { return };
-        let statuses = rx.borrow_and_update().clone();
+        let statuses = self.mcp.borrow_and_update().clone();
         for failure in self.mcp_watch.failures(&statuses) {
             self.state.notice(failure.line(), Level::Warning);
         }
@@ -571,7 +563,7 @@ impl App {
         if !start::shown(&self.state) {
             return area;
         }
-        let servers = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
+        let servers = self.mcp.borrow().clone();
         let lines = start::lines(
             &self.state.status,
             &self.start,

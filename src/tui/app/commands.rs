@@ -140,7 +140,7 @@ impl App {
 
     /// An MCP server's prompt: fetched by the agent, then shown and sent as the user's message.
     fn mcp_prompt(&mut self, name: &str, args: &str) {
-        let statuses = self.mcp.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default();
+        let statuses = self.mcp.borrow().clone();
         match crate::commands::mcp_prompts::resolve(name, args, &statuses) {
             _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),
             Some(Ok(op)) => {

@@ -22,7 +22,7 @@ const EMPTY: &str = "No MCP servers are configured.\n\nAdd one with `tern mcp ad
                      trusted project, or pass --mcp-config FILE.";
 
 pub struct McpLayer {
-    statuses: Option<watch::Receiver<Vec<ServerStatus>>>,
+    statuses: watch::Receiver<Vec<ServerStatus>>,
     selected: usize,
     /// The details' (or the tool list's) first shown line.
     scroll: usize,
@@ -31,7 +31,7 @@ pub struct McpLayer {
 }
 
 impl McpLayer {
-    pub fn new(statuses: Option<watch::Receiver<Vec<ServerStatus>>>) -> Self {
+    pub fn new(statuses: watch::Receiver<Vec<ServerStatus>>) -> Self {
         Self {
             statuses,
             selected: 0,
@@ -41,7 +41,7 @@ impl McpLayer {
     }
 
     fn current(&self) -> Vec<ServerStatus> {
-        self.statuses.as_ref().map(|rx| rx.borrow().clone()).unwrap_or_default()
+        self.statuses.borrow().clone()
     }
 
     fn act(&self, action: McpAction, ctx: &mut Ctx<'_>) {
@@ -214,8 +214,9 @@ impl Layer for McpLayer {
 
     fn animating(&self) -> bool {
         self.statuses
-            .as_ref()
-            .is_some_and(|rx| rx.borrow().iter().any(|s| matches!(s.state, ServerState::Connecting)))
+            .borrow()
+            .iter()
+            .any(|s| matches!(s.state, ServerState::Connecting))
     }
 }
 
