@@ -255,6 +255,11 @@ impl ApprovalGate {
     /// arguments. What a call does decides, in this order: a request to the network, a file that may hold secrets, a
     /// command, a write; a tool that declares none of these and is read-only runs; any other asks as an unknown tool.
     pub(crate) fn check(&self, tool: &dyn Tool, args: &Value, policy: &PathPolicy) -> Verdict {
+        self.decide(tool, &tool.effects(args), policy)
+    }
+
+    /// `check` for a call whose effects the caller already has (`Tool::effects` of its arguments).
+    pub(crate) fn decide(&self, tool: &dyn Tool, effects: &Effects, policy: &PathPolicy) -> Verdict {
         if let Some(hints) = tool.hints() {
             let target = mcp::Target {
                 name: tool.name(),
@@ -262,13 +267,12 @@ impl ApprovalGate {
             };
             return self.check_mcp(target, hints);
         }
-        let effects = tool.effects(args);
         let name = tool.name();
         // The web tools reach the network: their own column (`web`).
         if let Some(request) = &effects.request {
             return web::check(self, name, request);
         }
-        if let Some(verdict) = self.check_secret_files(name, &effects, policy) {
+        if let Some(verdict) = self.check_secret_files(name, effects, policy) {
             return verdict;
         }
         if let Some(command) = &effects.command {
@@ -285,8 +289,8 @@ impl ApprovalGate {
                 Err(_) => self.check_command_at(&command.text, &Reads::Lexical),
             };
         }
-        if is_edit(tool, &effects) {
-            return self.check_edit(name, &effects, policy);
+        if is_edit(tool, effects) {
+            return self.check_edit(name, effects, policy);
         }
         match tool.kind() {
             _ if tool.read_only() => Verdict::Allow,

@@ -225,8 +225,7 @@ impl Agent {
         approved: Approved,
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
-        let (prepared, policy, change, limits) = approved.into_parts();
-        let effects = prepared.tool.effects(&prepared.args);
+        let (prepared, policy, change, limits, effects) = approved.into_parts();
         // Approved and about to run: what it will write is saved first (the work tree snapshotted, for a call whose
         // writes are not known), so /undo can put it back.
         if let Some(text) = self

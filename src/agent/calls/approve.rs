@@ -28,11 +28,21 @@ pub(crate) struct Approved {
     change: Option<ProposedChange>,
     /// How a command runs: the gate decides (`ApprovalGate::exec_limits`).
     limits: ExecLimits,
+    /// What the call does, as the gate saw it (boxed: the token travels in `Gate`, whose other answers are small).
+    effects: Box<Effects>,
 }
 
 impl Approved {
-    pub(super) fn into_parts(self) -> (PreparedCall, Arc<PathPolicy>, Option<ProposedChange>, ExecLimits) {
-        (self.prepared, self.policy, self.change, self.limits)
+    pub(super) fn into_parts(
+        self,
+    ) -> (
+        PreparedCall,
+        Arc<PathPolicy>,
+        Option<ProposedChange>,
+        ExecLimits,
+        Effects,
+    ) {
+        (self.prepared, self.policy, self.change, self.limits, *self.effects)
     }
 }
 
@@ -80,6 +90,7 @@ impl Agent {
                     policy: Arc::clone(&self.policy),
                     change: None,
                     limits,
+                    effects: Box::new(effects),
                 });
             }
             Verdict::Deny { reason } => return Gate::Refused(ToolOutput::error(super::refusal::by_gate(&reason))),
@@ -136,7 +147,7 @@ impl Agent {
         }
         let (verdict, firm, limits) = match self.shared.gate.lock() {
             Ok(gate) => (
-                gate.check(prepared.tool.as_ref(), &prepared.args, &self.policy),
+                gate.decide(prepared.tool.as_ref(), effects, &self.policy),
                 hook.is_some() && crate::hooks::firm_question(&gate, effects, &self.policy),
                 gate.exec_limits(effects, &self.policy),
             ),
@@ -204,12 +215,13 @@ impl Agent {
             always_file,
             always_dir,
         } = question;
-        let run = |prepared, change| {
+        let run = move |prepared, change| {
             Gate::Run(Approved {
                 prepared,
                 policy: self.widened_policy(&effects),
                 change,
                 limits,
+                effects: Box::new(effects),
             })
         };
         match decision {
