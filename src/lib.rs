@@ -2,7 +2,6 @@
 //! configuration, starts sessions from it (`host`), and holds the frontends and the command line. The layers below it
 //! are crates of their own (src/ARCHITECTURE.md), re-exported here under their old module names.
 
-pub mod commands;
 pub mod config;
 pub mod demo;
 
@@ -12,6 +11,7 @@ pub mod tui;
 
 pub use tern_agent as agent;
 pub use tern_agent::hooks;
+pub use tern_commands as commands;
 pub use tern_headless as headless;
 pub use tern_mcp as mcp;
 pub use tern_protocol as protocol;

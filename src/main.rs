@@ -366,7 +366,9 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         return Ok(2);
     }
     // `tern run "/name args"` sends what the command file `name` says, as the TUI would.
-    let (prompt, notices) = tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names());
+    let planted = !tern::agent::planted::withheld(workspace).is_empty();
+    let (prompt, notices) =
+        tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names(), planted);
     for notice in notices {
         eprintln_clean!("tern: {notice}");
     }

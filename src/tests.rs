@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-sandbox", 1),
     ("tern-session", 1),
     ("tern-provider", 1),
+    ("tern-commands", 1),
     // The tool system and its tools.
     ("tern-tools", 2),
     // Peers the agent owns beside its providers: the MCP client (its servers offer tools of the tool system).

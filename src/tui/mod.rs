@@ -43,7 +43,8 @@ pub async fn launch(
     let session = &mut *sessions.session;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
-    let custom = crate::commands::CustomCommands::load(&workspace, &app::builtin_names());
+    let planted = !crate::agent::planted::withheld(&workspace).is_empty();
+    let custom = crate::commands::CustomCommands::load(&workspace, &app::builtin_names(), planted);
     let start = view::start::StartInfo::for_workspace(&workspace);
     let mouse = crate::config::tui::load(&workspace).mouse();
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx);

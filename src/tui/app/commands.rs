@@ -22,7 +22,7 @@ impl App {
                 Ok(op) => self.send(op),
                 Err(usage) => self.state.notice(usage, Level::Error),
             },
-            "init" => self.submit(crate::agent::prompt::INIT_PROMPT.trim_end().to_string()),
+            "init" => self.submit(crate::commands::INIT_PROMPT.trim_end().to_string()),
             "context" => match crate::tui::memory::context_command(args) {
                 Ok(op) => self.send(op),
                 Err(usage) => self.state.notice(usage, Level::Error),
