@@ -444,7 +444,7 @@ impl ConfigFile {
 }
 
 /// The approval modes as a user types them.
-pub const MODES: &str = "read-only, ask, auto-edit or full-auto";
+pub const MODES: &str = tern_protocol::ApprovalMode::NAMES;
 
 /// The merged configuration and where it came from.
 #[derive(Debug, Clone)]
