@@ -5,9 +5,8 @@
 pub mod config;
 pub mod demo;
 
-pub mod heap;
 pub mod host;
-pub mod tui;
+pub mod tui_host;
 
 pub use tern_agent as agent;
 pub use tern_agent::hooks;
@@ -23,6 +22,7 @@ pub use tern_session as session;
 pub use tern_text as terminal_text;
 pub use tern_text::units;
 pub use tern_tools as tools;
+pub use tern_tui as tui;
 
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ mod compaction;
 pub mod detect;
 pub mod hooks;
 pub mod mcp_servers;
+pub mod offer;
 mod subagents;
 pub mod trust;
 pub mod tui;

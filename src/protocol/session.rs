@@ -19,7 +19,7 @@ pub struct SessionSummary {
 }
 
 /// What a model's tokens cost (the provider's model catalog knows; a frontend shows it).
-pub trait Prices: Send + Sync {
+pub trait Prices: Send + Sync + std::fmt::Debug {
     /// The cost in US dollars of `usage` on `model`, or `None` when the model's prices are unknown.
     fn cost(&self, model: &str, usage: &Usage) -> Option<f64>;
 }

@@ -2,8 +2,8 @@
 //! (`tern_protocol::hunks`): the approval prompt shows those hunks, and this rebuilds the files from the answer.
 
 use super::change::ProposedChange;
-pub use tern_protocol::hunks::{CONTEXT, Hunk, hunks, new_side};
 use tern_protocol::hunks::lines;
+pub use tern_protocol::hunks::{CONTEXT, Hunk, hunks, new_side};
 use tern_protocol::{EditedHunk, FileDiff, ToolDetails, ToolOutput};
 
 /// What the user chose for one hunk.

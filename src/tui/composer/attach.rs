@@ -23,8 +23,8 @@
 
 use std::io::Read;
 
-use crate::tools::path_policy::PathPolicy;
-use crate::units::{human_size, thousands};
+use crate::host::Host;
+use tern_text::units::{human_size, thousands};
 
 /// The most of a file attached, in bytes.
 pub const MAX_BYTES: usize = 64 * 1024;
@@ -84,15 +84,9 @@ pub enum AttachError {
 }
 
 /// Reads the workspace file `path` (as the `@` popup lists it: relative to the workspace) for attaching.
-pub fn read_file(policy: &PathPolicy, path: &str) -> Result<Attachment, AttachError> {
-    let resolved = policy
-        .resolve_read(path)
-        .map_err(|e| AttachError::Refused(e.to_string()))?;
-    // Reads are allowed in a few places besides the workspace (the session's tool results); attachments come from the
-    // workspace only.
-    if !policy.writable(&resolved) || !resolved.starts_with(policy.root()) {
-        return Err(AttachError::Refused(format!("{path} is outside the workspace")));
-    }
+/// The host says whether the agent's read policy lets the session read it (`Host::attachable`).
+pub fn read_file(host: &dyn Host, path: &str) -> Result<Attachment, AttachError> {
+    let resolved = host.attachable(path).map_err(AttachError::Refused)?;
     let read_error = |e: std::io::Error| AttachError::Read {
         path: path.to_string(),
         message: e.to_string(),
@@ -283,10 +277,10 @@ fn only_blocks(mut rest: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn workspace() -> (tempfile::TempDir, PathPolicy) {
+    fn workspace() -> (tempfile::TempDir, crate::testing::TestHost) {
         let dir = tempfile::tempdir().unwrap();
-        let policy = PathPolicy::new(dir.path()).unwrap();
-        (dir, policy)
+        let host = crate::testing::TestHost::new(dir.path());
+        (dir, host)
     }
 
     #[test]
