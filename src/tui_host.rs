@@ -10,8 +10,7 @@ use crate::config::Settings;
 use crate::host::SessionInfo;
 use crate::mcp::McpManager;
 use crate::tools::PathPolicy;
-use crate::tui::host::{Connection, Host, Session, Transcript};
-use crate::tui::state::trust::TrustOffer;
+use crate::tui::host::{Connection, Host, Session, Transcript, TrustOffer};
 
 /// Reads the settings as they are now (the command line's flags over the files).
 pub type ReadSettings = Box<dyn Fn() -> Result<Settings, String> + Send + Sync>;

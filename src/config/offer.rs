@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{ConfigFile, Settings};
-pub use crate::tui::state::trust::TrustOffer;
+pub use crate::tui::host::TrustOffer;
 
 /// The offer for a session in `workspace`, or `None` when there is nothing to ask: the project is trusted (in the
 /// user's config or with `--trust-project`), has no configuration of its own, or there is no user config to write to.

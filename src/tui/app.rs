@@ -140,7 +140,7 @@ pub struct App {
     /// Which MCP failures were shown as notices.
     pub mcp_watch: tern_protocol::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
-    pub switch: Option<super::switch::SessionSwitch>,
+    pub switch: Option<crate::host::SessionSwitch>,
     /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
     pub edit_request: Option<String>,
     /// Starts other sessions and answers what the UI cannot know by itself (the same host the composer has).
@@ -549,8 +549,8 @@ impl App {
                     self.state.flash("copied to the clipboard");
                 }
                 Effect::Notice(text) => self.state.flash(text),
-                Effect::Switch(path) => self.switch = Some(super::switch::SessionSwitch::Resume(path)),
-                Effect::Reload => self.switch = Some(super::switch::SessionSwitch::Reload),
+                Effect::Switch(path) => self.switch = Some(crate::host::SessionSwitch::Resume(path)),
+                Effect::Reload => self.switch = Some(crate::host::SessionSwitch::Reload),
                 Effect::EditText(text) => self.edit_request = Some(text),
             }
         }

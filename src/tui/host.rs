@@ -9,8 +9,6 @@ use std::sync::Arc;
 use tern_protocol::{Event, Message, Op, Prices, SessionSummary};
 use tokio::sync::mpsc;
 
-use crate::state::trust::TrustOffer;
-
 /// The UI's ends of a running session's agent: where its ops go, its events, and its task (to see how it ended).
 pub struct Connection {
     pub ops: mpsc::UnboundedSender<Op>,
@@ -34,6 +32,41 @@ pub struct Session {
     pub notices: Vec<String>,
     /// What the session's tokens cost.
     pub prices: Arc<dyn Prices>,
+}
+
+/// What the user asked to switch to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionSwitch {
+    /// Continue the session logged here.
+    Resume(PathBuf),
+    /// Copy the current session to a new one and continue the copy.
+    Fork,
+    /// Continue this same session on the configuration as it is now (the project was just trusted).
+    Reload,
+}
+
+impl SessionSwitch {
+    /// Whether the old agent must stop before the new one starts (it would write the same log).
+    pub fn stops_first(&self) -> bool {
+        matches!(self, SessionSwitch::Reload)
+    }
+}
+
+/// What the trust prompt asks at start when a workspace has its own configuration that is not trusted (the host
+/// finds it: `tern::config::offer`), and where trust is written (`Host::trust`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrustOffer {
+    pub workspace: PathBuf,
+    /// The user's config file, where `trusted_projects` is kept.
+    pub user_config: PathBuf,
+    /// The project's own files found, relative to the workspace.
+    pub files: Vec<String>,
+    /// The MCP servers that would start: (name, command line or URL as written in the file, unexpanded).
+    pub servers: Vec<(String, String)>,
+    /// What else would change, one line each (allow rules, hooks, mode, sandbox ...).
+    pub changes: Vec<String>,
+    /// The digest of the project's files, taken before they were read for the prompt: trust is bound to it.
+    pub digest: String,
 }
 
 /// A subagent's transcript as its own log holds it.

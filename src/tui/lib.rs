@@ -2,6 +2,7 @@
 //! never calls a provider or a tool. Nothing here blocks the render path: file walks and loads run in the background.
 
 pub mod app;
+mod blocks;
 mod cell_guard;
 pub mod composer;
 pub mod diff;
@@ -12,6 +13,7 @@ pub mod host;
 pub mod hunks;
 pub mod keymap;
 pub mod layer;
+mod line;
 pub mod markdown;
 pub mod memory;
 pub mod picker;
@@ -52,7 +54,7 @@ pub struct Launch {
     /// The session on screen is a long one still loading: its events are the last turns (from its log's tail).
     pub pending: Option<terminal::Pending>,
     /// The project's configuration waits to be trusted: the prompt opens at start.
-    pub trust: Option<state::trust::TrustOffer>,
+    pub trust: Option<host::TrustOffer>,
 }
 
 /// Starts the full-screen UI and returns when the user quits or a signal in `signals` ends it. `/resume` and `/fork`

@@ -3,30 +3,11 @@
 //! screen rebuilt from the new session's record. A reload (after the project was trusted) restarts the agent on the
 //! same session with the configuration read again; the old agent stops first, as both would write the same log.
 
-use std::path::PathBuf;
-
 use super::app::App;
+pub use super::host::SessionSwitch;
 use super::host::{Connection, Host, Session};
 use super::state::{AppState, Level};
 use super::view::transcript::TranscriptView;
-
-/// What the user asked to switch to.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SessionSwitch {
-    /// Continue the session logged here.
-    Resume(PathBuf),
-    /// Copy the current session to a new one and continue the copy.
-    Fork,
-    /// Continue this same session on the configuration as it is now (the project was just trusted).
-    Reload,
-}
-
-impl SessionSwitch {
-    /// Whether the old agent must stop before the new one starts (it would write the same log).
-    pub fn stops_first(&self) -> bool {
-        matches!(self, SessionSwitch::Reload)
-    }
-}
 
 /// Starts the agent `switch` asks for through `host` and makes `session` the new session; returns the old session
 /// with the new agent. On an error nothing changed.

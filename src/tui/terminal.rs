@@ -28,7 +28,7 @@ use super::app::{ANIMATION, App, FRAME, STREAM_EARLY, STREAM_FRAME, osc52};
 use super::host::{Connection, Host, Session};
 use super::screen::Screen;
 use super::state::Level;
-use super::switch::SessionSwitch;
+use crate::host::SessionSwitch;
 use tern_protocol::FRAME_SLACK;
 use tern_protocol::{Event, Op};
 

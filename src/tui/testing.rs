@@ -6,8 +6,7 @@ use std::sync::Mutex;
 
 use tern_protocol::SessionSummary;
 
-use crate::host::{Connection, Host, Session, Transcript};
-use crate::state::trust::TrustOffer;
+use crate::host::{Connection, Host, Session, Transcript, TrustOffer};
 
 /// The prices a session host gives the UI: the model catalog's own.
 pub fn prices() -> std::sync::Arc<dyn tern_protocol::Prices> {

@@ -13,7 +13,8 @@ use ratatui::text::Line;
 
 use super::App;
 use crate::composer::ViewKey;
-use crate::view::{line, status};
+use crate::line;
+use crate::view::status;
 
 /// What the last frame drew under the transcript, where nothing drew over it.
 #[derive(Default)]

@@ -50,7 +50,7 @@ impl App {
                 self.layers
                     .push(Box::new(crate::picker::PickerLayer::new(sessions, self.host.clone())));
             }
-            "fork" => self.switch = Some(crate::switch::SessionSwitch::Fork),
+            "fork" => self.switch = Some(crate::host::SessionSwitch::Fork),
             other if other.starts_with(tern_protocol::mcp::COMMAND_PREFIX) => self.mcp_prompt(other, args),
             other => self.custom_command(other, args),
         }

@@ -30,10 +30,8 @@ use tern_text::units::{human_size, thousands};
 pub const MAX_BYTES: usize = 64 * 1024;
 /// The most of a file attached, in lines.
 pub const MAX_LINES: usize = 2_000;
-
-const OPEN: &str = "<attachment source=\"";
-const CLOSE: &str = "</attachment>";
-const CLOSE_ESCAPED: &str = "<\\/attachment>";
+pub use crate::blocks::strip_blocks;
+use crate::blocks::{CLOSE, CLOSE_ESCAPED, OPEN};
 
 /// Content sent with a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,38 +237,6 @@ impl Attachments {
 fn contains_chip(text: &str, label: &str) -> bool {
     text.match_indices(label)
         .any(|(at, _)| !text[at + label.len()..].starts_with(" #"))
-}
-
-/// A message as the transcript shows it: without the attachment blocks at its end (their chips stay in the text).
-/// Text that only looks like a block is kept.
-pub fn strip_blocks(message: &str) -> &str {
-    let mut search = 0;
-    while let Some(found) = message[search..].find(&format!("\n\n{OPEN}")) {
-        let start = search + found;
-        if only_blocks(&message[start..]) {
-            return &message[..start];
-        }
-        search = start + 2;
-    }
-    message
-}
-
-/// True when `rest` is nothing but `\n\n<block>` repeated.
-fn only_blocks(mut rest: &str) -> bool {
-    while !rest.is_empty() {
-        let Some(block) = rest.strip_prefix("\n\n") else {
-            return false;
-        };
-        if !block.starts_with(OPEN) {
-            return false;
-        }
-        // The content never holds a bare closing tag (it is escaped), so the first one ends the block.
-        let Some(end) = block.find(&format!("\n{CLOSE}")) else {
-            return false;
-        };
-        rest = &block[end + 1 + CLOSE.len()..];
-    }
-    true
 }
 
 #[cfg(test)]

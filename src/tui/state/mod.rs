@@ -9,7 +9,6 @@ mod reasoning;
 mod replay;
 pub mod review;
 pub mod subagents;
-pub mod trust;
 mod turn;
 
 use std::collections::{HashMap, VecDeque};
@@ -371,7 +370,7 @@ impl AppState {
                 _ => None,
             })
             .collect();
-        let question = crate::composer::attach::strip_blocks(question).to_string();
+        let question = crate::blocks::strip_blocks(question).to_string();
         Some((question, answer.join("\n\n")))
     }
 }

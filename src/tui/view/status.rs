@@ -129,7 +129,7 @@ mod tests {
             .draw(|f| {
                 let area = f.area();
                 let line = line(area.width, status, 100_000, &Theme::default(), "? help");
-                super::super::line::put_line(f.buffer_mut(), area, 0, &line);
+                crate::line::put_line(f.buffer_mut(), area, 0, &line);
             })
             .unwrap();
         terminal

@@ -13,9 +13,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState};
 
 use super::cells::{is_live, render_cell};
-use super::line::{encode, put_line};
 use super::stream::StreamLayout;
 use crate::highlight;
+use crate::line::{encode, put_line};
 use crate::screen::Reuse;
 use crate::state::{AppState, CellKind};
 use crate::theme::Theme;

@@ -9,8 +9,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
+use crate::host::TrustOffer;
 use crate::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::state::trust::TrustOffer;
 use crate::theme::Theme;
 use crate::wrap::{truncate, wrap_lines};
 

@@ -142,8 +142,8 @@ fn snapshot_new_output_below_marker() {
     assert!(!h.app.transcript.new_output_below());
 }
 
-fn offer(workspace: &std::path::Path, user_config: &std::path::Path) -> crate::state::trust::TrustOffer {
-    crate::state::trust::TrustOffer {
+fn offer(workspace: &std::path::Path, user_config: &std::path::Path) -> crate::host::TrustOffer {
+    crate::host::TrustOffer {
         workspace: workspace.to_path_buf(),
         user_config: user_config.to_path_buf(),
         digest: "digest-of-the-project".into(),
@@ -193,7 +193,7 @@ fn trusting_writes_the_user_config_and_reloads() {
     assert!(h.app.switch.is_none());
     h.keys("t");
     assert!(h.app.layers.is_empty());
-    assert_eq!(h.app.switch, Some(crate::switch::SessionSwitch::Reload));
+    assert_eq!(h.app.switch, Some(crate::host::SessionSwitch::Reload));
     // The host writes it where trust is read from (`tern::tui_host` has the test of that).
     assert_eq!(*host.trusted.lock().unwrap(), [offer(dir.path(), &user)]);
 }
