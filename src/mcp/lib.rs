@@ -8,6 +8,7 @@
 
 // OAuth for remote servers: `tern mcp login`, the token files, the bearer token on each connection.
 pub mod auth;
+mod catalog;
 mod client;
 pub mod config;
 pub(crate) mod elicit;
@@ -18,6 +19,7 @@ mod oversize;
 pub mod prompts;
 pub mod resources;
 mod sanitize;
+mod server;
 mod stdio;
 mod tasks;
 mod tool;

@@ -8,9 +8,9 @@
 use rmcp::model::{ClientRequest, GetPromptRequest, GetPromptRequestParams, ServerResult};
 use serde_json::{Map, Value};
 
+use super::catalog::Catalog;
 use super::config::ServerConfig;
 use super::names::{ItemKind, wrapped_name};
-use super::tool::Catalog;
 pub use tern_protocol::mcp::{COMMAND_PREFIX, PromptArgument, PromptSummary};
 
 /// The prompts of a catalog that the server's filter lets through.
