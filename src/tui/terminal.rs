@@ -251,10 +251,9 @@ async fn run_screen(
             app = switch_session(app, switch, &mut sessions, &mut agent, mouse_on).await;
         }
     }
-    let mut summary = agent.end(signals, ended_by, app.state.last_exchange()).await;
-    summary.session_id = sessions.session.id;
-    summary.log_path = sessions.session.log_path;
-    Ok(summary)
+    Ok(agent
+        .end(signals, ended_by, app.state.last_exchange(), sessions.session)
+        .await)
 }
 
 /// Takes the terminal for the UI: raw mode (put back when the guard drops), the full screen with mouse capture if
@@ -463,13 +462,14 @@ impl Agent {
     }
 
     /// Shuts it down as the UI ends and waits for it, at most `SHUTDOWN_WAIT`; a signal meanwhile cuts the wait short.
-    /// Returns what the session ended with: `ended_by`, the signal that ended the UI (if one did), and
-    /// `last_exchange` go into it.
+    /// Returns what the session ended with: `ended_by`, the signal that ended the UI (if one did), `last_exchange`
+    /// and the session on screen go into it.
     async fn end(
         self,
         signals: &mut Signals,
         mut ended_by: Option<i32>,
         last_exchange: Option<(String, String)>,
+        session: Session,
     ) -> Summary {
         // Shutdown also interrupts a running turn: its commands end their process groups before the task returns.
         let _ = self.ops.send(Op::Shutdown);
@@ -489,8 +489,8 @@ impl Agent {
             signal: ended_by,
             at_once,
             agent_panicked: self.panicked,
-            session_id: String::new(),
-            log_path: None,
+            session_id: session.id,
+            log_path: session.log_path,
         }
     }
 }

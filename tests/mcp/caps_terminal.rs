@@ -43,7 +43,9 @@ async fn an_elicitation_form_is_answered_in_a_real_terminal() {
     // The elicitation tool joins once the server has seen tern's capabilities: /mcp shows it.
     tmux.keys(&["/mcp", "Enter"]);
     tmux.wait_for("trigger-elicitation-request").await;
+    // The view closes before anything is typed: an Escape followed at once by letters reads as Alt+letter.
     tmux.keys(&["Escape"]);
+    tmux.wait_gone("trigger-elicitation-request").await;
     tmux.keys(&["ask me", "Enter"]);
     let screen = tmux.wait_for("MCP server everything asks for input").await;
     assert!(

@@ -98,6 +98,22 @@ impl Tmux {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+
+    /// Waits until the screen no longer contains `text` (a view closed), or fails showing the screen.
+    pub async fn wait_gone(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if !screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "'{text}' never went away; screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 impl Drop for Tmux {
