@@ -19,45 +19,151 @@ use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
 /// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
 pub(crate) const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Everything a session's agent needs.
+/// Everything a session's agent needs: built with `AgentConfig::new` from what every agent has, and the `with_…`
+/// methods for the rest (a new session in memory, 20 model requests a turn and a 200k window unless told otherwise).
 pub struct AgentConfig {
-    pub provider: Arc<dyn Provider>,
-    pub tools: ToolRegistry,
-    pub policy: PathPolicy,
-    pub gate: ApprovalGate,
-    /// Built from context files (rebuilt as they change), or fixed (`"text".into()`).
-    pub system_prompt: SystemPrompt,
-    /// Model requests per turn before the agent must stop and summarise.
-    pub max_iterations: u32,
-    /// The model's context window in tokens.
-    pub context_window: u64,
-    /// Tokens kept free for the answer when fitting the prompt into the window.
-    pub reserve_tokens: u64,
-    /// When and how far the conversation is compacted.
-    pub compaction: crate::compact::Compaction,
-    pub results: ToolResultStore,
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    policy: PathPolicy,
+    gate: ApprovalGate,
+    system_prompt: SystemPrompt,
+    max_iterations: u32,
+    context_window: u64,
+    reserve_tokens: u64,
+    compaction: crate::compact::Compaction,
+    results: ToolResultStore,
+    history: Vec<Message>,
+    history_events: usize,
+    history_usage: Usage,
+    history_checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>,
+    log: Option<SessionLog>,
+    hooks: crate::hooks::Hooks,
+    subagents: Option<crate::subagent::SubagentSettings>,
+    mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
+    mcp: Option<Arc<tern_mcp::McpManager>>,
+}
+
+impl AgentConfig {
+    /// A new session's agent on `provider`, offering `tools` within `policy`, asking through `gate`, with
+    /// `system_prompt` (built from context files and rebuilt as they change, or fixed: `"text".into()`); large tool
+    /// results go to `results`. It runs no hooks, offers no subagents, has no MCP servers and keeps no log.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: ToolRegistry,
+        policy: PathPolicy,
+        gate: ApprovalGate,
+        system_prompt: SystemPrompt,
+        results: ToolResultStore,
+    ) -> Self {
+        Self {
+            provider,
+            tools,
+            policy,
+            gate,
+            system_prompt,
+            max_iterations: 20,
+            context_window: 200_000,
+            reserve_tokens: 8_000,
+            compaction: Default::default(),
+            results,
+            history: Vec::new(),
+            history_events: 0,
+            history_usage: Usage::default(),
+            history_checkpoints: Vec::new(),
+            log: None,
+            hooks: Default::default(),
+            subagents: None,
+            mcp_elicitations: None,
+            mcp: None,
+        }
+    }
+
+    /// The tools to offer, for registering or removing one after the configuration is built.
+    pub fn tools_mut(&mut self) -> &mut ToolRegistry {
+        &mut self.tools
+    }
+
+    /// Model requests per turn before the agent must stop and summarise (20 unless set; at least 1).
+    pub fn with_max_iterations(mut self, max_iterations: u32) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// The model's context window in tokens (200,000 unless set).
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = tokens;
+        self
+    }
+
+    /// Tokens kept free for the answer when fitting the prompt into the window (8,000 unless set).
+    pub fn with_reserve_tokens(mut self, tokens: u64) -> Self {
+        self.reserve_tokens = tokens;
+        self
+    }
+
+    /// When and how far the conversation is compacted (`Compaction::default()` unless set).
+    pub fn with_compaction(mut self, compaction: crate::compact::Compaction) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
     /// Conversation to continue (a resumed session); empty for a new one.
-    pub history: Vec<Message>,
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
     /// How many transcript events the resumed session's log holds (0 for a new one).
-    pub history_events: usize,
+    pub fn with_history_events(mut self, events: usize) -> Self {
+        self.history_events = events;
+        self
+    }
+
     /// The token totals of the resumed session so far (zero for a new one).
-    pub history_usage: Usage,
+    pub fn with_history_usage(mut self, usage: Usage) -> Self {
+        self.history_usage = usage;
+        self
+    }
+
     /// The resumed session's checkpoint records (empty for a new one; see `checkpoint::restorable`): `/undo` and
     /// `/rewind` reach its earlier turns, and turn numbers go on after them.
-    pub history_checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>,
-    /// Where every message is appended as it happens; `None` keeps the session in memory only.
-    pub log: Option<SessionLog>,
-    /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
-    pub hooks: crate::hooks::Hooks,
-    /// Offer the `spawn` tool with these limits (`agent::subagent`); `None` offers no subagents.
-    pub subagents: Option<crate::subagent::SubagentSettings>,
+    pub fn with_history_checkpoints(mut self, checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>) -> Self {
+        self.history_checkpoints = checkpoints;
+        self
+    }
+
+    /// Where every message is appended as it happens; `None` (unless set) keeps the session in memory only.
+    pub fn with_log(mut self, log: Option<SessionLog>) -> Self {
+        self.log = log;
+        self
+    }
+
+    /// The user's hooks (`crate::hooks`); `Hooks::default()` (unless set) runs none.
+    pub fn with_hooks(mut self, hooks: crate::hooks::Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Offer the `spawn` tool with these limits (`agent::subagent`); unless set, no subagents are offered.
+    pub fn with_subagents(mut self, settings: crate::subagent::SubagentSettings) -> Self {
+        self.subagents = Some(settings);
+        self
+    }
+
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
-    /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
-    pub mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
-    /// The session's MCP servers: their tools are offered with `tools`, their states told to the frontends
-    /// (`Event::McpServers`), what the user does to them (`/mcp`, prompts, resources) done, and they end with the
-    /// session.
-    pub mcp: Option<Arc<tern_mcp::McpManager>>,
+    /// `Event::Elicitation` and answered by `Op::Elicit`. Unless set, no server can ask.
+    pub fn with_mcp_elicitations(mut self, inbox: tern_mcp::ElicitationInbox) -> Self {
+        self.mcp_elicitations = Some(inbox);
+        self
+    }
+
+    /// The session's MCP servers (`None` unless set): their tools are offered with the configured ones, their states
+    /// told to the frontends (`Event::McpServers`), what the user does to them (`/mcp`, prompts, resources) done, and
+    /// they end with the session.
+    pub fn with_mcp(mut self, mcp: Option<Arc<tern_mcp::McpManager>>) -> Self {
+        self.mcp = mcp;
+        self
+    }
 }
 
 /// The frontend's ends of the agent's channels.
