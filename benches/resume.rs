@@ -223,7 +223,9 @@ impl Kept {
 fn first_draw(state: tern::tui::state::AppState) -> f64 {
     let (ops, _ops_rx) = tokio::sync::mpsc::unbounded_channel();
     let (notify, _notify_rx) = tokio::sync::mpsc::unbounded_channel();
-    let composer = tern::tui::composer::Composer::new(std::env::temp_dir(), tern::tui::app::slash_commands(), notify);
+    let host = std::sync::Arc::new(tern::tui_host::TuiHost::new(&std::env::temp_dir(), None));
+    let composer =
+        tern::tui::composer::Composer::new(std::env::temp_dir(), tern::tui::app::slash_commands(), notify, host);
     let keymap = tern::tui::keymap::Keymap::load(None).unwrap_or_default();
     let mut app = tern::tui::app::App::new(ops, composer, keymap, tern::tui::theme::Theme::dark(), 200_000);
     app.state = state;

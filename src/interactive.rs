@@ -3,10 +3,12 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use tern::config;
 use tern::headless;
+use tern::tui_host::{TuiHost, connection};
 
 use super::{GlobalArgs, flag_layer, init_logging, runtime, settings};
 
@@ -26,41 +28,19 @@ pub(super) fn interactive(
     let runtime = runtime()?;
     let summary = runtime.block_on(async {
         let mut signals = tern::tui::terminal::Signals::new().context("cannot install a signal handler")?;
-        let Launch {
-            handle,
-            mut session,
-            context_window,
-            root,
-            start,
-            pending,
-            trust,
-        } = match &demo_dir {
+        let (mut launch, host) = match &demo_dir {
             Some(dir) => launch_demo(dir)?,
             None => launch_configured(global, workspace, resume.as_deref())?,
         };
-        let first = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
-        let mut summary = tern::tui::launch(
-            handle,
-            root,
-            context_window,
-            first,
-            tern::tui::terminal::Sessions {
-                session: &mut session,
-                start,
-                pending,
-                trust,
-            },
-            &mut signals,
-        )
-        .await?;
-        stop_mcp(&session, &mut summary, &mut signals).await;
-        anyhow::Ok((summary, session))
+        launch.first_prompt = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
+        let mut summary = tern::tui::launch(launch, &mut signals).await?;
+        stop_mcp(host.mcp(), &mut summary, &mut signals).await;
+        anyhow::Ok(summary)
     });
     // Whatever is still running (a command the agent had no time to stop) is dropped here, which kills its process
     // group; blocking work gets a bounded moment instead of holding the exit.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    let (summary, session) = summary?;
-    Ok(farewell(summary, &session, demo))
+    Ok(farewell(summary?, demo))
 }
 
 /// A temporary directory holding the demo's sample project (in its `project` subdirectory).
@@ -75,34 +55,39 @@ fn demo_project() -> anyhow::Result<tempfile::TempDir> {
     Ok(dir)
 }
 
-/// What the UI starts with: the session's agent and record, and what the UI needs to go on from them.
-struct Launch {
-    handle: tern::agent::AgentHandle,
-    session: tern::host::SessionInfo,
-    context_window: u64,
-    /// The directory the session works in.
+/// What the UI starts with, gathered here: the session's agent and record, the commands, the context files, the
+/// trust prompt; and the host that starts the next session.
+fn launch(
+    host: Arc<TuiHost>,
+    connection: tern::tui::Connection,
+    session: tern::tui::Session,
     root: PathBuf,
-    /// How `/resume`, `/fork` and a reload start the next session; `None` for the demo.
-    start: Option<tern::tui::switch::StartSession>,
-    /// A resume whose log is still loading.
-    pending: Option<tern::tui::terminal::Pending>,
-    /// The project's configuration, waiting to be trusted.
-    trust: Option<tern::tui::state::trust::TrustOffer>,
+    context_window: u64,
+) -> tern::tui::Launch {
+    let planted = !tern::agent::planted::withheld(&root).is_empty();
+    tern::tui::Launch {
+        connection,
+        session,
+        host,
+        custom: tern::commands::CustomCommands::load(&root, &tern::tui::app::builtin_names(), planted),
+        context_files: tern::tui_host::context_files(&root),
+        mouse: config::tui::load(&root).mouse(),
+        workspace: root,
+        context_window,
+        first_prompt: None,
+        pending: None,
+        trust: None,
+    }
 }
 
 /// Starts the scripted demo agent in the sample project of `dir`.
-fn launch_demo(dir: &tempfile::TempDir) -> anyhow::Result<Launch> {
+fn launch_demo(dir: &tempfile::TempDir) -> anyhow::Result<(tern::tui::Launch, Arc<TuiHost>)> {
     let root = std::fs::canonicalize(dir.path().join("project"))?;
-    let (handle, session) = tern::host::start_demo(&root)?;
-    Ok(Launch {
-        handle,
-        session,
-        context_window: 128_000,
-        root,
-        start: None,
-        pending: None,
-        trust: None,
-    })
+    let (handle, info) = tern::host::start_demo(&root)?;
+    let host = Arc::new(TuiHost::new(&root, None));
+    let session = host.show(info);
+    let launch = launch(host.clone(), connection(handle), session, root, 128_000);
+    Ok((launch, host))
 }
 
 /// Starts a new session, or resumes the one logged at `resume`, on the configured model.
@@ -110,50 +95,59 @@ fn launch_configured(
     global: &GlobalArgs,
     workspace: &std::path::Path,
     resume: Option<&std::path::Path>,
-) -> anyhow::Result<Launch> {
+) -> anyhow::Result<(tern::tui::Launch, Arc<TuiHost>)> {
     let settings = settings(global, workspace, None)?;
-    let trust = tern::tui::state::trust::offer(&settings, workspace);
+    let trust = config::offer::offer(&settings, workspace);
+    // `/resume`, `/fork` and a reload after trusting the project start the next session from the configuration as
+    // it is then.
+    let (dir, flags) = (workspace.to_path_buf(), flag_layer(global));
+    let read: tern::tui_host::ReadSettings =
+        Box::new(move || config::settings(&dir, flags.clone()).map_err(|e| e.to_string()));
+    let host = Arc::new(TuiHost::new(workspace, Some(read)));
     let mut pending = None;
     // A long session shows its last turns at once and the rest when its log is loaded.
     let (handle, session) = match resume.map(preview).transpose()?.flatten() {
         Some((path, mut session)) => {
             session.prices = settings.provider.catalog.clone();
             let deferred = tern::host::start_deferred(settings.clone(), workspace.to_path_buf(), path);
+            let (ready, loaded) = tokio::sync::oneshot::channel();
+            let shown = host.clone();
+            tokio::spawn(async move {
+                if let Ok(record) = deferred.ready.await {
+                    let _ = ready.send(record.map(|info| shown.show(info)));
+                }
+            });
             pending = Some(tern::tui::terminal::Pending {
-                ready: deferred.ready,
+                ready: loaded,
                 go: Some(deferred.go),
             });
-            (deferred.handle, session)
+            (deferred.handle, host.show(session))
         }
-        None => tern::host::start(&settings, workspace, resume)?,
+        None => {
+            let (handle, info) = tern::host::start(&settings, workspace, resume)?;
+            (handle, host.show(info))
+        }
     };
-    let dir = workspace.to_path_buf();
-    // `/resume`, `/fork` and a reload after trusting the project start the next session from the configuration as
-    // it is then.
-    let flags = flag_layer(global);
-    let start: tern::tui::switch::StartSession = Box::new(move |path| {
-        let settings = config::settings(&dir, flags.clone()).map_err(|e| e.to_string())?;
-        tern::host::start(&settings, &dir, Some(path)).map_err(|e| e.to_string())
-    });
-    Ok(Launch {
-        handle,
+    let mut launch = launch(
+        host.clone(),
+        connection(handle),
         session,
-        context_window: settings.context_window,
-        root: workspace.to_path_buf(),
-        start: Some(start),
-        pending,
-        trust,
-    })
+        workspace.to_path_buf(),
+        settings.context_window,
+    );
+    launch.pending = pending;
+    launch.trust = trust;
+    Ok((launch, host))
 }
 
 /// Ends the session's MCP servers once the UI is closed: at once after a second signal, or asked to exit (a signal
 /// meanwhile kills them at once, and is kept in `summary`).
 async fn stop_mcp(
-    session: &tern::host::SessionInfo,
+    mcp: Option<Arc<tern::mcp::McpManager>>,
     summary: &mut tern::tui::terminal::Summary,
     signals: &mut tern::tui::terminal::Signals,
 ) {
-    let Some(mcp) = &session.mcp else {
+    let Some(mcp) = mcp else {
         return;
     };
     if summary.at_once {
@@ -171,7 +165,7 @@ async fn stop_mcp(
 }
 
 /// Prints the last exchange and where the session was saved once the UI has closed, and returns the exit code.
-fn farewell(summary: tern::tui::terminal::Summary, session: &tern::host::SessionInfo, demo: bool) -> i32 {
+fn farewell(summary: tern::tui::terminal::Summary, demo: bool) -> i32 {
     if let Some((question, answer)) = summary.last_exchange {
         println_clean!("› {}\n", question.trim());
         if !answer.trim().is_empty() {
@@ -180,11 +174,11 @@ fn farewell(summary: tern::tui::terminal::Summary, session: &tern::host::Session
     }
     if demo {
         println_clean!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
-    } else if session.log_path.is_some() {
+    } else if summary.log_path.is_some() {
         println_clean!(
             "Session {} saved. Resume it with: tern resume {}",
-            session.id,
-            session.id
+            summary.session_id,
+            summary.session_id
         );
     }
     if summary.agent_panicked {

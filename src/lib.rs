@@ -2,16 +2,15 @@
 //! configuration, starts sessions from it (`host`), and holds the frontends and the command line. The layers below it
 //! are crates of their own (src/ARCHITECTURE.md), re-exported here under their old module names.
 
-pub mod commands;
 pub mod config;
 pub mod demo;
 
-pub mod heap;
 pub mod host;
-pub mod tui;
+pub mod tui_host;
 
 pub use tern_agent as agent;
 pub use tern_agent::hooks;
+pub use tern_commands as commands;
 pub use tern_headless as headless;
 pub use tern_mcp as mcp;
 pub use tern_protocol as protocol;
@@ -23,6 +22,7 @@ pub use tern_session as session;
 pub use tern_text as terminal_text;
 pub use tern_text::units;
 pub use tern_tools as tools;
+pub use tern_tui as tui;
 
 #[cfg(test)]
 mod tests;

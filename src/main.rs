@@ -228,7 +228,9 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 eprintln_clean!("tern: the session picker needs a terminal; give an id: tern resume ID");
                 return Ok(2);
             }
-            match tern::tui::picker::pick(sessions).context("cannot show the session picker")? {
+            let count: tern::tui::picker::CountTurns =
+                Box::new(|path| tern::session::list::count_turns(path).unwrap_or(0));
+            match tern::tui::picker::pick(sessions, count).context("cannot show the session picker")? {
                 Some(path) => interactive(&cli.global, &workspace, Some(path), false),
                 None => {
                     println_clean!("No session resumed.");
@@ -366,7 +368,9 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         return Ok(2);
     }
     // `tern run "/name args"` sends what the command file `name` says, as the TUI would.
-    let (prompt, notices) = tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names());
+    let planted = !tern::agent::planted::withheld(workspace).is_empty();
+    let (prompt, notices) =
+        tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names(), planted);
     for notice in notices {
         eprintln_clean!("tern: {notice}");
     }

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-sandbox", 1),
     ("tern-session", 1),
     ("tern-provider", 1),
+    ("tern-commands", 1),
     // The tool system and its tools.
     ("tern-tools", 2),
     // Peers the agent owns beside its providers: the MCP client (its servers offer tools of the tool system).
@@ -28,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-agent", 4),
     // Frontends that know only the protocol (and the ground floor's text cleaning and masking).
     ("tern-headless", 4),
+    ("tern-tui", 4),
     // The composition root: configuration, starting sessions, the frontends and the command line.
     ("tern", 5),
 ];
@@ -78,4 +80,37 @@ fn every_crate_depends_only_on_lower_layers() {
         }
     }
     assert!(edges > 20, "the graph was not read: {edges} edges");
+}
+
+/// The frontends know the protocol and the ground floor's helpers, and reach everything else through their session
+/// host (`tern_tui::Host`, `tern_headless::Session`): no frontend imports the agent, the tools, the providers, the
+/// session store or the configuration.
+#[test]
+fn the_frontends_depend_only_on_the_ground_floor() {
+    const FRONTENDS: [&str; 2] = ["tern-tui", "tern-headless"];
+    const ALLOWED: [&str; 5] = ["tern-protocol", "tern-text", "tern-fs", "tern-secrets", "tern-commands"];
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut seen = 0;
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        if !FRONTENDS.contains(&name) {
+            continue;
+        }
+        seen += 1;
+        for dependency in package["dependencies"].as_array().unwrap() {
+            let target = dependency["name"].as_str().unwrap();
+            let dev = dependency["kind"].as_str() == Some("dev");
+            assert!(
+                dev || !target.starts_with("tern") || ALLOWED.contains(&target),
+                "{name} depends on {target}: a frontend asks its session host instead"
+            );
+        }
+    }
+    assert_eq!(seen, FRONTENDS.len());
 }

@@ -417,7 +417,7 @@ async fn init_is_a_normal_turn_through_the_gate_and_the_next_turn_reads_its_file
     )
     .await;
     s.send(Op::UserTurn {
-        text: tern::agent::prompt::INIT_PROMPT.into(),
+        text: tern::commands::INIT_PROMPT.into(),
     });
     let events = s
         .until(|e| matches!(e, Event::ApprovalRequest(_) | Event::TurnFinished { .. }))

@@ -420,7 +420,11 @@ async fn transcripts_are_saved_next_to_the_session_and_reopen_after_a_resume() {
     assert_eq!(pane.steps, 2);
     assert!(pane.result.as_deref().unwrap_or_default().contains("42"));
     assert!(state.status.subagent_usage.input_tokens > 0);
-    let opened = state.subagent_transcript(&pane.id).expect("opens");
+    // As the UI opens it: a resumed session reads the subagent's own log through the session host.
+    let host = tern::tui_host::TuiHost::new(&std::env::temp_dir(), None);
+    let opened = state
+        .subagent_transcript(&pane.id, |path| tern::tui::Host::transcript(&host, path))
+        .expect("opens");
     assert!(opened.cells.iter().any(|c| matches!(&c.kind,
         tern::tui::state::CellKind::Assistant { text, .. } if text.contains("The notes say 42."))));
 }

@@ -164,7 +164,8 @@ impl Harness {
         let (ops_tx, ops) = unbounded_channel();
         let (notify_tx, notify) = unbounded_channel();
         let workspace = std::env::temp_dir();
-        let composer = Composer::new(workspace, slash_commands(), notify_tx);
+        let host = std::sync::Arc::new(tern::tui_host::TuiHost::new(&workspace, None));
+        let composer = Composer::new(workspace, slash_commands(), notify_tx, host);
         let keymap = Keymap::load(None).unwrap_or_default();
         let app = App::new(ops_tx, composer, keymap, Theme::dark(), 200_000);
         let terminal = Terminal::new(Screen::new(Sink::new(width, height))).unwrap();

@@ -2,9 +2,9 @@
 //! server is `/mcp__SERVER__PROMPT`, listed with its description and argument names. Invoking one asks the agent to
 //! fetch it (`Op::McpPrompt`); its messages become the user's turn, shown in the transcript like anything typed.
 
-use crate::mcp::prompts::{self, COMMAND_PREFIX};
-use crate::mcp::{ServerState, ServerStatus};
-use crate::protocol::Op;
+use crate::prompt_args;
+use tern_protocol::Op;
+use tern_protocol::mcp::{COMMAND_PREFIX, ServerState, ServerStatus};
 
 /// One prompt command as the slash popup lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn resolve(name: &str, args: &str, statuses: &[ServerStatus]) -> Option<Resu
     }
     let servers: Vec<&ServerStatus> = offering(statuses).collect();
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    let Some((server, prompt)) = prompts::parse_command(name, &names) else {
+    let Some((server, prompt)) = prompt_args::parse_command(name, &names) else {
         return Some(Err(format!(
             "/{name}: no such MCP prompt (is its server ready? /mcp shows them)"
         )));
@@ -63,7 +63,7 @@ pub fn resolve(name: &str, args: &str, statuses: &[ServerStatus]) -> Option<Resu
         return Some(Err(format!("/{name}: MCP server {server:?} has no prompt {prompt:?}")));
     };
     Some(
-        prompts::parse_arguments(found, args)
+        prompt_args::parse_arguments(found, args)
             .map(|arguments| Op::McpPrompt {
                 server: server.to_string(),
                 prompt: prompt.to_string(),
@@ -78,8 +78,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::mcp::TransportKind;
-    use crate::mcp::prompts::{PromptArgument, PromptSummary};
+    use tern_protocol::mcp::TransportKind;
+    use tern_protocol::mcp::{PromptArgument, PromptSummary};
 
     fn status(state: ServerState) -> ServerStatus {
         ServerStatus {

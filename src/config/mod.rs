@@ -17,6 +17,7 @@ mod compaction;
 pub mod detect;
 pub mod hooks;
 pub mod mcp_servers;
+pub mod offer;
 mod subagents;
 pub mod trust;
 pub mod tui;
@@ -444,7 +445,7 @@ impl ConfigFile {
 }
 
 /// The approval modes as a user types them.
-pub const MODES: &str = "read-only, ask, auto-edit or full-auto";
+pub const MODES: &str = tern_protocol::ApprovalMode::NAMES;
 
 /// The merged configuration and where it came from.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ mod progress;
 use std::io::Write;
 
 use printer::Printer;
-pub use progress::{call_arguments, edit_paths, files_label, key_argument, plan_text, unique_paths};
+pub use progress::plan_text;
 use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event, Op, TurnEnd};
 #[cfg(test)]
 use tern_protocol::{PlanItem, PlanStatus, ToolOutput};

@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 
 use super::OutputFormat;
 use super::order::{AgentKey, CallOrder};
-use super::progress::{Ended, key_argument, plan_text};
+use super::progress::{Ended, plan_text};
 use tern_protocol::{Event, PlanItem, TurnEnd, Usage};
+use tern_text::calls::key_argument;
 
 pub(super) struct Printer {
     pub(super) format: OutputFormat,

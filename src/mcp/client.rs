@@ -512,6 +512,11 @@ impl From<ServiceError> for RequestError {
 /// A start-up failure in words, without rmcp's transport type names.
 fn init_error(error: &ClientInitializeError) -> String {
     match error {
+        // A server that exits at once may be gone before the first request is written: that is the server closing
+        // the connection too, whichever of the two tern saw first.
+        ClientInitializeError::TransportError { error, context } if broken_pipe(error.error.as_ref()) => {
+            format!("the server closed the connection during start-up ({context})")
+        }
         ClientInitializeError::TransportError { error, context } => {
             format!("cannot {context}: {}", error_chain(error.error.as_ref()))
         }
@@ -521,6 +526,20 @@ fn init_error(error: &ClientInitializeError) -> String {
         ClientInitializeError::JsonRpcError(e) => format!("the server refused to start the session: {}", e.message),
         other => format!("MCP start-up failed: {}", error_chain(other)),
     }
+}
+
+/// Whether an error, or one it was caused by, is a write to a pipe whose reader is gone.
+fn broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The configured headers as HTTP types, and the bearer token from its variable.

@@ -8,6 +8,7 @@
 
 // OAuth for remote servers: `tern mcp login`, the token files, the bearer token on each connection.
 pub mod auth;
+mod catalog;
 mod client;
 pub mod config;
 pub(crate) mod elicit;
@@ -18,6 +19,7 @@ mod oversize;
 pub mod prompts;
 pub mod resources;
 mod sanitize;
+mod server;
 mod stdio;
 mod tasks;
 mod tool;
@@ -78,7 +80,7 @@ pub async fn list_report(config: McpConfig) -> String {
         .collect();
     manager.shutdown().await;
     let logins: Vec<Option<bool>> = statuses.iter().map(auth::logged_in).collect();
-    let mut report = render_with_logins(&statuses, &logins);
+    let mut report = tern_protocol::mcp::report::render_with_logins(&statuses, &logins);
     for error in &errors {
         if !report.is_empty() {
             report.push('\n');
@@ -88,86 +90,4 @@ pub async fn list_report(config: McpConfig) -> String {
         let _ = writeln!(report, "  error:  {error}");
     }
     report
-}
-
-/// Servers, their state and their tools as plain text, one server per block.
-pub fn render_statuses(statuses: &[ServerStatus]) -> String {
-    render_with_logins(statuses, &[])
-}
-
-/// `render_statuses`, with a `login:` line for each remote server whose entry in `logins` (same order) says whether
-/// it has a stored OAuth login.
-fn render_with_logins(statuses: &[ServerStatus], logins: &[Option<bool>]) -> String {
-    let mut out = String::new();
-    for (i, status) in statuses.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let _ = writeln!(out, "{}  ({}: {})", status.name, status.transport, status.target);
-        let _ = writeln!(out, "  from:   {}", status.source);
-        let state = match &status.state {
-            ServerState::Disabled if status.switched == Some(false) => "turned off for this session".to_string(),
-            ServerState::Disabled => "disabled".to_string(),
-            ServerState::Connecting => "still connecting".to_string(),
-            ServerState::Ready {
-                tools,
-                resources,
-                prompts,
-            } => {
-                format!(
-                    "ready: {}, {}, {}",
-                    count(*tools, "tool"),
-                    count(*resources, "resource"),
-                    count(*prompts, "prompt")
-                )
-            }
-            ServerState::Disconnected { reason } => format!("disconnected: {reason}"),
-            ServerState::Failed { reason } if status.skipped => format!("not started: {reason}"),
-            ServerState::Failed { reason } if auth::is_needs_login(reason) => reason.clone(),
-            ServerState::Failed { reason } => format!("failed: {reason}"),
-        };
-        let _ = writeln!(out, "  status: {state}");
-        // Whether a server needs a login shows in its status; that it has one (still accepted) shows here.
-        let refused = matches!(&status.state, ServerState::Failed { reason } if auth::is_needs_login(reason));
-        if logins.get(i).copied().flatten() == Some(true) && !refused {
-            let _ = writeln!(
-                out,
-                "  login:  logged in (OAuth; `tern mcp logout {}` forgets it)",
-                status.name
-            );
-        }
-        if let Some(info) = &status.server_info {
-            let _ = writeln!(out, "  server: {info}");
-        }
-        for tool in &status.tools {
-            let flags = if tool.read_only { " (read-only)" } else { "" };
-            let summary = if tool.summary.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", tool.summary)
-            };
-            let _ = writeln!(out, "    {}{flags}{summary}", tool.name);
-        }
-        for resource in &status.resources {
-            let kind = if resource.template { "template" } else { "resource" };
-            let _ = writeln!(out, "    {kind} {}  ({})", resource.uri, resource.name);
-        }
-        for prompt in &status.prompts {
-            let usage = prompt.usage();
-            let space = if usage.is_empty() { "" } else { " " };
-            let _ = writeln!(out, "    /{}{space}{usage}", prompt.command(&status.name));
-        }
-        for problem in &status.problems {
-            let _ = writeln!(out, "  problem: {problem}");
-        }
-    }
-    out
-}
-
-fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }

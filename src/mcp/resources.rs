@@ -12,11 +12,11 @@ use async_trait::async_trait;
 use rmcp::model::{ClientRequest, ReadResourceRequest, ReadResourceRequestParams, ServerResult};
 use serde_json::{Value, json};
 
+use super::catalog::Catalog;
 use super::config::ServerConfig;
-use super::manager::Server;
 use super::names::{ItemKind, wrapped_name};
 use super::output::resource_output;
-use super::tool::Catalog;
+use super::server::Server;
 use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 pub use tern_protocol::mcp::ResourceSummary;

@@ -2,38 +2,25 @@
 //! original name on the wire). Resources reach the model through the generic tools of `resources.rs`, prompts reach
 //! the user as slash commands (`prompts.rs`); neither becomes a tool of its own.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, Prompt, Resource, ResourceTemplate, ServerResult,
-};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::catalog::Catalog;
 use super::config::ServerConfig;
-use super::manager::Server;
 use super::names::{ItemKind, sanitize, wrapped_name};
 use super::output::call_output;
 use super::sanitize::{log_once, sanitize_schema};
+use super::server::Server;
 use tern_protocol::ToolKind;
 use tern_protocol::ToolOutput;
 use tern_tools::{Tool, ToolContext, ToolError, ToolHints};
 
 /// Longest description passed on; some servers write manuals into them.
 const MAX_DESCRIPTION_CHARS: usize = 4000;
-
-/// What a server offers, as last listed.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Catalog {
-    pub tools: Vec<rmcp::model::Tool>,
-    pub resources: Vec<Resource>,
-    pub templates: Vec<ResourceTemplate>,
-    pub prompts: Vec<Prompt>,
-    /// Tools the server says can only run as tasks (`execution.taskSupport: "required"`), which tern does not offer.
-    pub task_only: HashSet<String>,
-}
 
 /// One offered item, before its final (collision-free) name is known.
 #[derive(Debug, Clone)]

@@ -3,9 +3,12 @@
 //! Frontends send `Op`s and receive `Event`s (added with the runner); tools produce `ToolOutput`s. Everything here is
 //! plain data: serialisable, terminal-free, and shared by the TUI, headless mode and the session store.
 
+pub mod hunks;
 pub mod mcp;
+mod session;
 mod tool;
 
+pub use session::{Prices, SessionSummary};
 pub use tool::*;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +33,9 @@ pub enum ApprovalMode {
 }
 
 impl ApprovalMode {
+    /// The modes as a user types them, for help and error texts.
+    pub const NAMES: &str = "read-only, ask, auto-edit or full-auto";
+
     pub const ALL: [ApprovalMode; 4] = [
         ApprovalMode::ReadOnly,
         ApprovalMode::Ask,
@@ -284,7 +290,7 @@ pub enum ApprovalDecision {
     Deny { feedback: Option<String> },
     /// Do not run it, and end the turn.
     Abort,
-    /// Apply only these hunks of the proposed change (numbered as `tools::edit::hunks::hunks` numbers the request's
+    /// Apply only these hunks of the proposed change (numbered as `hunks::hunks` numbers the request's
     /// diffs); an edited hunk is applied with the user's text as its new side. None kept: a denial.
     Hunks {
         accepted: Vec<usize>,

@@ -136,6 +136,14 @@ impl PromptSummary {
 /// The prefix of every prompt command.
 pub const COMMAND_PREFIX: &str = "mcp__";
 
+/// How the failure of a server that needs an OAuth login begins (`tern mcp login` gives it one).
+pub const NEEDS_LOGIN: &str = "needs login: ";
+
+/// Whether a server's failure reason says it needs a login.
+pub fn is_needs_login(reason: &str) -> bool {
+    reason.starts_with(NEEDS_LOGIN)
+}
+
 /// One resource (or URI template) a server offers, for the tools, `/mcp` and `@` in the composer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResourceSummary {

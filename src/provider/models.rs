@@ -220,6 +220,12 @@ fn normalise(name: &str) -> String {
     name.to_ascii_lowercase().replace('.', "-")
 }
 
+impl tern_protocol::Prices for Catalog {
+    fn cost(&self, model: &str, usage: &Usage) -> Option<f64> {
+        Catalog::cost(self, model, usage)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,18 +11,7 @@ use std::time::SystemTime;
 use super::log::{Line, SessionLog, SessionMeta};
 use tern_protocol::Message;
 
-/// One session as the picker lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionSummary {
-    pub id: String,
-    pub path: PathBuf,
-    /// The first line of the first prompt (empty when the session has none yet).
-    pub title: String,
-    /// When the log was last written.
-    pub modified: SystemTime,
-    /// The log's size on disk in bytes.
-    pub size: u64,
-}
+pub use tern_protocol::SessionSummary;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FindError {

@@ -145,6 +145,17 @@ impl PathPolicy {
         self.stores.iter().any(|store| resolved.starts_with(store))
     }
 
+    /// Resolves a file the user attaches to a message (`path` as typed, relative to the workspace): readable by
+    /// `resolve_read`, and inside the workspace itself (reads are allowed in a few places besides it, such as the
+    /// session's tool results; attachments come from the workspace only). The error is for the user.
+    pub fn attachable(&self, path: &str) -> Result<PathBuf, String> {
+        let resolved = self.resolve_read(path).map_err(|e| e.to_string())?;
+        if !self.writable(&resolved) || !resolved.starts_with(self.root()) {
+            return Err(format!("{path} is outside the workspace"));
+        }
+        Ok(resolved)
+    }
+
     /// Resolves a path for reading: inside the allowed roots unless reads are unrestricted, not in a credential store,
     /// not a file that may hold secrets unless allowed, and not a special file.
     pub fn resolve_read(&self, path: &str) -> Result<PathBuf, PathError> {

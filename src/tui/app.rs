@@ -22,7 +22,7 @@ use super::theme::Theme;
 use super::view::approval::ApprovalLayer;
 use super::view::help::HelpLayer;
 use super::view::transcript::TranscriptView;
-use crate::protocol::{ApprovalMode, Event, Op, ToolDetails};
+use tern_protocol::{ApprovalMode, Event, Op, ToolDetails};
 
 mod bottom;
 mod commands;
@@ -33,7 +33,7 @@ mod toggles;
 pub const FRAME: Duration = Duration::from_millis(16);
 /// The shortest time between two frames when only the agent's output changed them (~30 per second): streamed text
 /// reads the same at half the rate and costs half the drawing. Keys and resizes are still drawn at `FRAME`.
-pub use crate::protocol::{STREAM_EARLY, STREAM_FRAME};
+pub use tern_protocol::{STREAM_EARLY, STREAM_FRAME};
 /// The frame interval while only an animation (spinner, timer) moves.
 pub const ANIMATION: Duration = Duration::from_millis(80);
 /// A second Ctrl+C within this time quits.
@@ -108,7 +108,7 @@ pub fn builtin_names() -> Vec<&'static str> {
 }
 
 /// The built-in commands, then the custom ones.
-pub fn all_commands(custom: &crate::commands::CustomCommands) -> Vec<SlashCommand> {
+pub fn all_commands(custom: &tern_commands::CustomCommands) -> Vec<SlashCommand> {
     let mut commands = slash_commands();
     commands.extend(custom.iter().map(SlashCommand::custom));
     commands
@@ -134,17 +134,19 @@ pub struct App {
     /// The MCP servers' states as the agent last told them (`Event::McpServers`), for `/mcp`, which follows them
     /// live (opened before the first word, it shows them as it comes); none until the agent tells any (a session
     /// without servers never does).
-    pub mcp: tokio::sync::watch::Receiver<Vec<crate::protocol::mcp::ServerStatus>>,
+    pub mcp: tokio::sync::watch::Receiver<Vec<tern_protocol::mcp::ServerStatus>>,
     /// Where those states are put as they come.
-    mcp_feed: tokio::sync::watch::Sender<Vec<crate::protocol::mcp::ServerStatus>>,
+    mcp_feed: tokio::sync::watch::Sender<Vec<tern_protocol::mcp::ServerStatus>>,
     /// Which MCP failures were shown as notices.
-    pub mcp_watch: crate::mcp::report::ServerWatch,
+    pub mcp_watch: tern_protocol::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
-    pub switch: Option<super::switch::SessionSwitch>,
+    pub switch: Option<crate::host::SessionSwitch>,
     /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
     pub edit_request: Option<String>,
-    /// The prompt files that are slash commands too (`crate::commands`).
-    pub custom: crate::commands::CustomCommands,
+    /// Starts other sessions and answers what the UI cannot know by itself (the same host the composer has).
+    pub host: std::sync::Arc<dyn crate::host::Host>,
+    /// The prompt files that are slash commands too (`tern_commands`).
+    pub custom: tern_commands::CustomCommands,
     /// A subagent's transcript shown in place of the main one.
     pub viewer: Option<super::view::subagent::SubagentViewer>,
     /// What the start screen shows beyond the state (the instruction files loaded).
@@ -171,6 +173,7 @@ impl App {
             keymap.hint(Action::Help)
         );
         Self {
+            host: composer.host().clone(),
             hints,
             state: AppState::new(),
             transcript: TranscriptView::new(),
@@ -198,7 +201,7 @@ impl App {
     }
 
     /// The agent told the MCP servers' states: kept for `/mcp` (and any view following them), and acted on.
-    fn servers_told(&mut self, servers: Vec<crate::protocol::mcp::ServerStatus>) {
+    fn servers_told(&mut self, servers: Vec<tern_protocol::mcp::ServerStatus>) {
         self.mcp_feed.send_replace(servers);
         self.mcp_changed();
     }
@@ -215,7 +218,7 @@ impl App {
         }
         let mut commands = all_commands(&self.custom);
         commands.extend(
-            crate::commands::mcp_prompts::commands(&statuses)
+            tern_commands::mcp_prompts::commands(&statuses)
                 .into_iter()
                 .map(SlashCommand::mcp_prompt),
         );
@@ -546,8 +549,8 @@ impl App {
                     self.state.flash("copied to the clipboard");
                 }
                 Effect::Notice(text) => self.state.flash(text),
-                Effect::Switch(path) => self.switch = Some(super::switch::SessionSwitch::Resume(path)),
-                Effect::Reload => self.switch = Some(super::switch::SessionSwitch::Reload),
+                Effect::Switch(path) => self.switch = Some(crate::host::SessionSwitch::Resume(path)),
+                Effect::Reload => self.switch = Some(crate::host::SessionSwitch::Reload),
                 Effect::EditText(text) => self.edit_request = Some(text),
             }
         }

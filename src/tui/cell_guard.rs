@@ -1,4 +1,4 @@
-//! Where the TUI applies the terminal gate (`crate::terminal_text`). Text enters ratatui as spans, and ratatui drops
+//! Where the TUI applies the terminal gate (`tern_text`). Text enters ratatui as spans, and ratatui drops
 //! control characters from them silently, which would hide what a model or a file tried to send: `clean_spans` shows
 //! them instead, on every line the views lay out (`wrap`). `guard_cell` is the last check of every cell written to the
 //! terminal (`Screen` passes each through it; the session picker, on its own terminal, guards its whole frame with
@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::text::Span;
 
-use crate::protocol::Event;
-use crate::terminal_text::{clean, one_cell, one_line};
+use tern_protocol::Event;
+use tern_text::{clean, one_cell, one_line};
 
 /// Shows escape and control characters in `spans` visibly; spans without any are left as they are.
 pub(crate) fn clean_spans(spans: &mut [Span<'static>]) {

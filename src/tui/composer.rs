@@ -41,6 +41,7 @@ mod view;
 
 use std::cell::Cell;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
@@ -48,6 +49,7 @@ use ratatui::style::Style;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::host::Host;
 pub use attach::Attachment;
 use attach::Attachments;
 use file_index::{FileIndex, IndexReply};
@@ -96,8 +98,8 @@ pub struct Composer {
     /// The attachments of the recent messages sent with some, by their text as history recalls it, so a recalled
     /// message sends its files again.
     sent_attachments: std::collections::VecDeque<(String, Vec<Attachment>)>,
-    /// Which files may be attached (the agent's read policy for the workspace), made on the first attach.
-    policy: Option<crate::tools::path_policy::PathPolicy>,
+    /// Which files may be attached (the agent's read policy), and the rest of what the UI asks of its session host.
+    host: Arc<dyn Host>,
     history: InputHistory,
     popup: Option<Popup>,
     /// The popup the user closed with Esc; it stays closed while that token is edited.
@@ -117,7 +119,12 @@ pub struct Composer {
 
 impl Composer {
     /// `notify` gets a () whenever background work (the @ file index) delivered something, so the app redraws.
-    pub fn new(workspace: PathBuf, commands: Vec<SlashCommand>, notify: UnboundedSender<()>) -> Self {
+    pub fn new(
+        workspace: PathBuf,
+        commands: Vec<SlashCommand>,
+        notify: UnboundedSender<()>,
+        host: Arc<dyn Host>,
+    ) -> Self {
         Self {
             textarea: new_textarea(Vec::new()),
             workspace,
@@ -126,7 +133,7 @@ impl Composer {
             pastes: PasteStore::default(),
             attachments: Attachments::default(),
             sent_attachments: Default::default(),
-            policy: None,
+            host,
             history: InputHistory::default(),
             popup: None,
             dismissed: None,
@@ -138,6 +145,11 @@ impl Composer {
             sent_query: None,
             text_rect: Cell::new(Rect::default()),
         }
+    }
+
+    /// The session host the composer was given; the app asks it too.
+    pub fn host(&self) -> &Arc<dyn Host> {
+        &self.host
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
@@ -465,15 +477,7 @@ impl Composer {
 
     /// Reads a workspace file for attaching and keeps it; returns its chip.
     fn attach_file(&mut self, path: &str) -> Result<String, attach::AttachError> {
-        if self.policy.is_none() {
-            let policy = crate::tools::path_policy::PathPolicy::new(&self.workspace)
-                .map_err(|e| attach::AttachError::Refused(e.to_string()))?;
-            self.policy = Some(policy);
-        }
-        let Some(policy) = self.policy.as_ref() else {
-            return Err(attach::AttachError::Refused("no workspace".into()));
-        };
-        let attachment = attach::read_file(policy, path)?;
+        let attachment = attach::read_file(self.host.as_ref(), path)?;
         Ok(self.attachments.add(attachment))
     }
 

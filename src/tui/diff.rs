@@ -15,9 +15,9 @@ pub use view::DiffLayer;
 /// `render_diff`, plus the index of each hunk's first line in the result (the approval prompt highlights the hunk
 /// under review).
 pub fn render_diff_with_hunks(
-    diff: &crate::protocol::FileDiff,
+    diff: &tern_protocol::FileDiff,
     width: u16,
-    theme: &crate::tui::theme::Theme,
+    theme: &crate::theme::Theme,
     opts: &DiffOptions,
 ) -> (Vec<ratatui::text::Line<'static>>, Vec<usize>) {
     let rendered = render::render_marked(diff, width, theme, opts);
@@ -34,9 +34,9 @@ mod tests {
     use ratatui::widgets::Paragraph;
 
     use super::*;
-    use crate::protocol::FileDiff;
-    use crate::tui::layer::{Ctx, Layer, View};
-    use crate::tui::theme::Theme;
+    use crate::layer::{Ctx, Layer, View};
+    use crate::theme::Theme;
+    use tern_protocol::FileDiff;
 
     const SIZES: [(u16, u16); 2] = [(100, 30), (60, 20)];
 

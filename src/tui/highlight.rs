@@ -26,8 +26,8 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::{self as syn, FontStyle, ThemeSet};
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::theme::Theme;
+use crate::wrap;
 
 /// Inputs with more lines than this are shown plain.
 pub const MAX_HIGHLIGHT_LINES: usize = 2_000;

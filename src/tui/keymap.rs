@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn composer_keys_in_help_are_the_composers_and_free_of_actions() {
-        use crate::tui::composer::keys_for_help::consumes;
+        use crate::composer::keys_for_help::consumes;
         let map = Keymap::default();
         for (key, shown, _) in COMPOSER_KEYS {
             let b = parse_key(key).unwrap_or_else(|| panic!("{key}"));

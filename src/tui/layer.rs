@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 use super::state::calls::ToolCallState;
 use super::theme::Theme;
-use crate::protocol::Op;
+use tern_protocol::Op;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handled {

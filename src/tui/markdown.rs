@@ -12,9 +12,9 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::tui::highlight::highlight;
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::highlight::highlight;
+use crate::theme::Theme;
+use crate::wrap;
 use lines::{clamp_u16, expand_tabs, fit, trim_end};
 use table::Table;
 

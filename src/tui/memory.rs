@@ -2,7 +2,7 @@
 //! user's file) become `Op::Remember`; `/init` sends the built-in prompt that has the model write a starter AGENTS.md;
 //! `/context` asks the agent for its `ContextReport`, shown here as a small table in a notice.
 
-use crate::protocol::{ContextReport, MemoryScope, Op};
+use tern_protocol::{ContextReport, MemoryScope, Op};
 
 /// What `/remember` takes: the fact, with `--user` first for the user's file.
 pub const REMEMBER_ARGS: &str = "[--user] <fact>";
@@ -105,12 +105,12 @@ pub fn context_table(report: &ContextReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ApprovalMode, ContextShare, Event};
-    use crate::tui::app::{App, slash_commands};
-    use crate::tui::composer::Composer;
-    use crate::tui::keymap::Keymap;
-    use crate::tui::theme::Theme;
+    use crate::app::{App, slash_commands};
+    use crate::composer::Composer;
+    use crate::keymap::Keymap;
+    use crate::theme::Theme;
     use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+    use tern_protocol::{ApprovalMode, ContextShare, Event};
     use tokio::sync::mpsc;
 
     /// An app on a channel the test reads, and its workspace.
@@ -118,7 +118,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (tx, ops) = mpsc::unbounded_channel();
         let (notify, _) = mpsc::unbounded_channel();
-        let composer = Composer::new(dir.path().to_path_buf(), slash_commands(), notify);
+        let composer = Composer::new(
+            dir.path().to_path_buf(),
+            slash_commands(),
+            notify,
+            std::sync::Arc::new(crate::testing::TestHost::new(dir.path())),
+        );
         let mut app = App::new(tx, composer, Keymap::default(), Theme::dark(), 1_000);
         app.on_agent_event(Event::SessionStarted {
             provider: "openai".into(),

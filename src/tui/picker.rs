@@ -15,7 +15,11 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use super::layer::{Ctx, Effect, Handled, Layer, View};
 use super::theme::Theme;
-use crate::session::list::{SessionSummary, count_turns};
+use crate::host::Host;
+use tern_protocol::SessionSummary;
+
+/// How many turns the session logged at a path holds (0 when it cannot be read); reads the whole log.
+pub type CountTurns = Box<dyn Fn(&std::path::Path) -> usize + Send>;
 
 /// What a key did to the picker.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,13 +42,13 @@ pub struct Picker {
 }
 
 impl Picker {
-    /// A picker over `sessions` (already newest first); starts counting their turns in the background.
-    pub fn new(sessions: Vec<SessionSummary>) -> Self {
+    /// A picker over `sessions` (already newest first); starts counting their turns in the background with `count`.
+    pub fn new(sessions: Vec<SessionSummary>, count: CountTurns) -> Self {
         let (tx, counts) = mpsc::channel();
         let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
         std::thread::spawn(move || {
             for (i, path) in paths.iter().enumerate() {
-                let turns = count_turns(path).unwrap_or(0);
+                let turns = count(path);
                 if tx.send((i, turns)).is_err() {
                     break;
                 }
@@ -202,9 +206,9 @@ impl Picker {
             Some(n) => format!("{n} turns"),
             None => "… turns".to_string(),
         };
-        let right = format!("{turns:>10}  {:>9}", crate::units::human_size(s.size));
+        let right = format!("{turns:>10}  {:>9}", tern_text::units::human_size(s.size));
         // A title is the session's first prompt, which may hold pasted escapes: shown, on one line.
-        let title = crate::terminal_text::one_line(&s.title);
+        let title = tern_text::one_line(&s.title);
         let title = if title.is_empty() { "(no prompt yet)" } else { &title };
         let left_width = width.saturating_sub(right.chars().count() + 2 + 14);
         let title: String = if title.chars().count() > left_width {
@@ -242,9 +246,9 @@ pub struct PickerLayer {
 }
 
 impl PickerLayer {
-    pub fn new(sessions: Vec<SessionSummary>) -> Self {
+    pub fn new(sessions: Vec<SessionSummary>, host: std::sync::Arc<dyn Host>) -> Self {
         Self {
-            picker: Picker::new(sessions),
+            picker: Picker::new(sessions, Box::new(move |path| host.count_turns(path))),
         }
     }
 }
@@ -282,11 +286,11 @@ impl Layer for PickerLayer {
 
 /// The picker on a screen of its own (`tern resume` without an id): the chosen session's log, or `None` when the user
 /// quit. The terminal is restored before it returns.
-pub fn pick(sessions: Vec<SessionSummary>) -> std::io::Result<Option<PathBuf>> {
+pub fn pick(sessions: Vec<SessionSummary>, count: CountTurns) -> std::io::Result<Option<PathBuf>> {
     use crossterm::event::{Event as TermEvent, KeyEventKind, poll, read};
     use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
     use crossterm::{cursor, execute};
-    let mut picker = Picker::new(sessions);
+    let mut picker = Picker::new(sessions, count);
     let theme = Theme::dark();
     enable_raw_mode()?;
     let _restore = Restore;

@@ -12,7 +12,8 @@ impl App {
             return false;
         };
         // After a resume this reads the subagent's own log, once.
-        self.state.subagent_transcript(&id);
+        let host = self.host.clone();
+        self.state.subagent_transcript(&id, |path| host.transcript(path));
         self.viewer = Some(SubagentViewer::new(id));
         true
     }

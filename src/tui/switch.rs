@@ -3,51 +3,24 @@
 //! screen rebuilt from the new session's record. A reload (after the project was trusted) restarts the agent on the
 //! same session with the configuration read again; the old agent stops first, as both would write the same log.
 
-use std::path::{Path, PathBuf};
-
 use super::app::App;
+pub use super::host::SessionSwitch;
+use super::host::{Connection, Host, Session};
 use super::state::{AppState, Level};
 use super::view::transcript::TranscriptView;
-use crate::agent::AgentHandle;
-use crate::host::SessionInfo;
 
-/// What the user asked to switch to.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SessionSwitch {
-    /// Continue the session logged here.
-    Resume(PathBuf),
-    /// Copy the current session to a new one and continue the copy.
-    Fork,
-    /// Continue this same session on the configuration as it is now (the project was just trusted).
-    Reload,
-}
-
-impl SessionSwitch {
-    /// Whether the old agent must stop before the new one starts (it would write the same log).
-    pub fn stops_first(&self) -> bool {
-        matches!(self, SessionSwitch::Reload)
-    }
-}
-
-/// Starts an agent on a session's log, from the configuration as it is when called.
-pub type StartSession = Box<dyn FnMut(&Path) -> Result<(AgentHandle, SessionInfo), String> + Send>;
-
-/// Starts the agent `switch` asks for and makes `session` the new session; returns the old session (for its servers
-/// to be stopped) with the new agent. On an error nothing changed.
-pub fn start(
-    switch: SessionSwitch,
-    start: &mut StartSession,
-    session: &mut SessionInfo,
-) -> Result<(AgentHandle, SessionInfo), String> {
+/// Starts the agent `switch` asks for through `host` and makes `session` the new session; returns the old session
+/// with the new agent. On an error nothing changed.
+pub fn start(switch: SessionSwitch, host: &dyn Host, session: &mut Session) -> Result<(Connection, Session), String> {
     let path = match switch {
         SessionSwitch::Reload => {
             let path = session
                 .log_path
                 .clone()
                 .ok_or("this session has no log to continue from (it is kept in memory only)")?;
-            let (handle, info) = start(&path)?;
+            let (connection, info) = host.resume(&path)?;
             let old = std::mem::replace(session, info);
-            return Ok((handle, old));
+            return Ok((connection, old));
         }
         SessionSwitch::Resume(path) => path,
         SessionSwitch::Fork => {
@@ -55,21 +28,20 @@ pub fn start(
                 .log_path
                 .as_deref()
                 .ok_or("this session has no log to fork (it is kept in memory only)")?;
-            crate::session::list::fork(&crate::config::data_dir(), current)
-                .map_err(|e| format!("cannot fork the session: {e}"))?
+            host.fork(current)?
         }
     };
     if session.log_path.as_deref() == Some(path.as_path()) {
         return Err("that is the session on screen".into());
     }
-    let (handle, info) = start(&path)?;
+    let (connection, info) = host.resume(&path)?;
     let old = std::mem::replace(session, info);
-    Ok((handle, old))
+    Ok((connection, old))
 }
 
 /// A fresh screen for the new session: the composer, keymap, theme and custom commands carry over; the transcript is
 /// the session's.
-pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App {
+pub fn rebuild(old: App, connection: &Connection, session: &mut Session) -> App {
     let App {
         composer,
         keymap,
@@ -79,7 +51,7 @@ pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App
         start,
         ..
     } = old;
-    let mut app = App::new(handle.ops.clone(), composer, keymap, theme, context_window);
+    let mut app = App::new(connection.ops.clone(), composer, keymap, theme, context_window);
     app.custom = custom;
     app.start = start;
     app.state = AppState::new();
@@ -90,7 +62,7 @@ pub fn rebuild(old: App, handle: &AgentHandle, session: &mut SessionInfo) -> App
 
 /// The whole record of a session whose first frame showed only its last turns (`AppState::preview`): the screen is
 /// rebuilt from it, and the warnings shown so far are kept.
-pub fn loaded(app: &mut App, session: &mut SessionInfo, mut info: SessionInfo) {
+pub fn loaded(app: &mut App, session: &mut Session, mut info: Session) {
     info.warnings.splice(0..0, std::mem::take(&mut session.warnings));
     *session = info;
     app.state = AppState::new();
@@ -99,12 +71,9 @@ pub fn loaded(app: &mut App, session: &mut SessionInfo, mut info: SessionInfo) {
 }
 
 /// Puts a session on screen: its recorded transcript, what a resume did not restore, and the warnings.
-pub fn show(app: &mut App, session: &mut SessionInfo) {
+pub fn show(app: &mut App, session: &mut Session) {
     // The events are taken, not copied: a day's session holds thousands of them.
     app.state.replay(&session.history, std::mem::take(&mut session.events));
-    if let Some(from) = forked_note(session) {
-        app.state.notice(from, Level::Info);
-    }
     for notice in &session.notices {
         app.state.notice(notice.clone(), Level::Info);
     }
@@ -113,15 +82,4 @@ pub fn show(app: &mut App, session: &mut SessionInfo) {
     }
     app.mcp_watch = Default::default();
     app.state.status.prices = Some(session.prices.clone());
-}
-
-fn forked_note(session: &SessionInfo) -> Option<String> {
-    let path = session.log_path.as_deref()?;
-    let meta = crate::session::log::read_meta(path).ok()?;
-    let from = meta.forked_from?;
-    Some(format!(
-        "session {} — a fork of {from} at {} messages; the original is unchanged",
-        session.id,
-        meta.forked_messages.unwrap_or(0)
-    ))
 }

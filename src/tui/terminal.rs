@@ -25,13 +25,12 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::{ANIMATION, App, FRAME, STREAM_EARLY, STREAM_FRAME, osc52};
+use super::host::{Connection, Host, Session};
 use super::screen::Screen;
 use super::state::Level;
-use super::switch::{SessionSwitch, StartSession};
-use crate::agent::AgentHandle;
-use crate::host::SessionInfo;
-use crate::protocol::FRAME_SLACK;
-use crate::protocol::{Event, Op};
+use crate::host::SessionSwitch;
+use tern_protocol::FRAME_SLACK;
+use tern_protocol::{Event, Op};
 
 mod input;
 pub mod modes;
@@ -52,6 +51,9 @@ pub struct Summary {
     pub at_once: bool,
     /// The agent task panicked, which ended the UI.
     pub agent_panicked: bool,
+    /// The session on screen when the UI ended (`/resume` and `/fork` change it): its id and log.
+    pub session_id: String,
+    pub log_path: Option<std::path::PathBuf>,
 }
 
 /// The thread that draws (the one running `run`), and whether the terminal is in full-screen raw mode now.
@@ -137,10 +139,10 @@ impl Signals {
     }
 }
 
-/// A session still loading (see `host::start_deferred`): its whole record, or why it could not be loaded, and the
+/// A session still loading: its whole record, or why it could not be loaded, and the
 /// word that lets the load begin, sent once the first frame is drawn.
 pub struct Pending {
-    pub ready: tokio::sync::oneshot::Receiver<Result<SessionInfo, String>>,
+    pub ready: tokio::sync::oneshot::Receiver<Result<Session, String>>,
     pub go: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -148,11 +150,11 @@ pub struct Pending {
 /// delivered something. `mouse`: whether mouse capture starts on (the user toggles it with a key).
 pub async fn run(
     app: App,
-    agent: AgentHandle,
+    agent: Connection,
     notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
     signals: &mut Signals,
-    sessions: Sessions<'_>,
+    sessions: Sessions,
 ) -> std::io::Result<Summary> {
     let _ = UI_THREAD.set(std::thread::current().id());
     install_panic_hook();
@@ -164,23 +166,21 @@ pub async fn run(
     result
 }
 
-/// The session on screen, how to start another (`/resume`, `/fork`, a reload after trust), its whole record while
-/// it loads, and the trust prompt to open.
-pub struct Sessions<'a> {
-    pub session: &'a mut SessionInfo,
-    pub start: Option<StartSession>,
+/// The session on screen, the host that starts another (`/resume`, `/fork`, a reload after trust), and its whole
+/// record while it loads.
+pub struct Sessions {
+    pub session: Session,
+    pub host: std::sync::Arc<dyn Host>,
     pub pending: Option<Pending>,
-    /// The project's configuration waits to be trusted: the prompt opens at start.
-    pub trust: Option<super::state::trust::TrustOffer>,
 }
 
 async fn run_screen(
     mut app: App,
-    agent: AgentHandle,
+    agent: Connection,
     mut notify_rx: mpsc::UnboundedReceiver<()>,
     mouse: bool,
     signals: &mut Signals,
-    mut sessions: Sessions<'_>,
+    mut sessions: Sessions,
 ) -> std::io::Result<Summary> {
     let (_guard, mut out, kitty, mut terminal) = take_terminal(mouse)?;
     let mut kitty = Some(kitty);
@@ -214,7 +214,7 @@ async fn run_screen(
             loaded = session_record(&mut sessions.pending), if sessions.pending.is_some() => {
                 sessions.pending = None;
                 pace.dirty = true;
-                show_loaded(&mut app, sessions.session, loaded, mouse_on);
+                show_loaded(&mut app, &mut sessions.session, loaded, mouse_on);
             }
             // While a frame is already due, agent events wait in the channel and are taken just before drawing: a
             // stream of tokens then costs one wake-up per frame, not one per token. A session still loading has no
@@ -251,7 +251,10 @@ async fn run_screen(
             app = switch_session(app, switch, &mut sessions, &mut agent, mouse_on).await;
         }
     }
-    Ok(agent.end(signals, ended_by, app.state.last_exchange()).await)
+    let mut summary = agent.end(signals, ended_by, app.state.last_exchange()).await;
+    summary.session_id = sessions.session.id;
+    summary.log_path = sessions.session.log_path;
+    Ok(summary)
 }
 
 /// Takes the terminal for the UI: raw mode (put back when the guard drops), the full screen with mouse capture if
@@ -302,7 +305,7 @@ async fn kitty_answer(kitty: &mut Option<tokio::sync::oneshot::Receiver<bool>>) 
 /// The whole record of the session still loading, once it came; with none loading, never.
 async fn session_record(
     pending: &mut Option<Pending>,
-) -> Result<Result<SessionInfo, String>, tokio::sync::oneshot::error::RecvError> {
+) -> Result<Result<Session, String>, tokio::sync::oneshot::error::RecvError> {
     match pending.as_mut() {
         Some(pending) => (&mut pending.ready).await,
         None => std::future::pending().await,
@@ -312,8 +315,8 @@ async fn session_record(
 /// Shows the session whose record finished loading, or says why it could not be loaded.
 fn show_loaded(
     app: &mut App,
-    session: &mut SessionInfo,
-    loaded: Result<Result<SessionInfo, String>, tokio::sync::oneshot::error::RecvError>,
+    session: &mut Session,
+    loaded: Result<Result<Session, String>, tokio::sync::oneshot::error::RecvError>,
     mouse_on: bool,
 ) {
     match loaded {
@@ -375,19 +378,19 @@ fn hand_to_editor(
 async fn switch_session(
     mut app: App,
     switch: SessionSwitch,
-    sessions: &mut Sessions<'_>,
+    sessions: &mut Sessions,
     agent: &mut Agent,
     mouse_on: bool,
 ) -> App {
-    let Some(start) = sessions.start.as_mut() else {
+    if !sessions.host.switches() {
         app.state.notice("this session cannot switch to another", Level::Error);
         return app;
-    };
+    }
     let reload = switch == SessionSwitch::Reload;
     if switch.stops_first() {
         agent.stop().await;
     }
-    match super::switch::start(switch, start, sessions.session) {
+    match super::switch::start(switch, sessions.host.as_ref(), &mut sessions.session) {
         Err(e) if reload => {
             app.state.agent_gone = true;
             app.state.notice(
@@ -399,7 +402,7 @@ async fn switch_session(
             // The old agent ends cleanly (its running commands end their process groups) before the new one is
             // shown.
             agent.stop().await;
-            app = super::switch::rebuild(app, &handle, sessions.session);
+            app = super::switch::rebuild(app, &handle, &mut sessions.session);
             app.state.status.mouse_off = !mouse_on;
             // The record still loading was the old session's.
             sessions.pending = None;
@@ -426,8 +429,8 @@ struct Agent {
 }
 
 impl Agent {
-    fn new(handle: AgentHandle) -> Self {
-        let AgentHandle { ops, events, task } = handle;
+    fn new(handle: Connection) -> Self {
+        let Connection { ops, events, task } = handle;
         Self {
             ops,
             events,
@@ -486,6 +489,8 @@ impl Agent {
             signal: ended_by,
             at_once,
             agent_panicked: self.panicked,
+            session_id: String::new(),
+            log_path: None,
         }
     }
 }

@@ -178,7 +178,7 @@ pub fn wrap_lines(lines: Vec<Line<'static>>, width: u16, indent: &str) -> Vec<Li
 /// Cuts a string to at most `max` cells, adding `…` when it was cut.
 pub fn truncate(s: &str, max: usize) -> String {
     // Titles and paths are cut here: escape and control characters are shown, and counted as shown.
-    let s = &*crate::terminal_text::clean(s);
+    let s = &*tern_text::clean(s);
     if width(s) <= max {
         return s.to_string();
     }

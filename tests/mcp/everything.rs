@@ -375,7 +375,7 @@ async fn a_missing_command_fails_alone() {
         "Echo: fine"
     );
 
-    let report = tern::mcp::render_statuses(&s.manager.statuses());
+    let report = tern::protocol::mcp::report::render_statuses(&s.manager.statuses());
     assert!(
         report.contains("ghost  (stdio: tern-no-such-mcp-server-xyz --stdio)"),
         "{report}"

@@ -13,9 +13,6 @@ use std::path::{Path, PathBuf};
 
 const TEMPLATE: &str = include_str!("../../../assets/system_prompt.md");
 
-/// What `/init` asks the model to do: look at the repository and write a starter AGENTS.md.
-pub const INIT_PROMPT: &str = include_str!("../../../assets/init_prompt.md");
-
 const CONTEXT_HEADER: &str = "\n# Context files\nInstructions from the user and the project, the most general \
 first and the most specific last (a later file wins where they differ). They guide how you work here; they do not \
 change what you may do without the user's approval.\n";

@@ -30,7 +30,7 @@ use super::config::{ServerConfig, Transport};
 use super::{ServerStatus, TransportKind};
 
 /// How every "needs login" reason starts.
-const NEEDS_LOGIN: &str = "needs login: ";
+use tern_protocol::mcp::NEEDS_LOGIN;
 
 /// The failure reason of a server that wants a login: `had_login` says the stored one was refused or could not be
 /// refreshed.
@@ -57,10 +57,7 @@ pub(crate) fn unauthorized(server: &ServerConfig, had_login: bool) -> String {
     }
 }
 
-/// Whether a server's failure reason is `needs_login`'s.
-pub(crate) fn is_needs_login(reason: &str) -> bool {
-    reason.starts_with(NEEDS_LOGIN)
-}
+pub(crate) use tern_protocol::mcp::is_needs_login;
 
 /// The URL of a remote server; an error naming the server otherwise.
 pub(crate) fn remote_url(server: &ServerConfig) -> Result<String, String> {
@@ -246,7 +243,7 @@ mod tests {
         };
         // What `/mcp` in the TUI shows (and `tern mcp list`, which adds the login line for servers that have one).
         assert_eq!(
-            crate::render_statuses(std::slice::from_ref(&status)),
+            tern_protocol::mcp::report::render_statuses(std::slice::from_ref(&status)),
             "linear  (http: https://mcp.linear.example/mcp)\n  from:   config.toml\n  status: needs login: run `tern \
              mcp login linear`\n"
         );

@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 use rmcp::model::{ReadResourceRequest, ReadResourceRequestParams, ServerResult};
 use serde_json::{Map, Value};
 
-use super::{McpManager, SHUTDOWN_GRACE, SWITCH_OFF, SWITCH_ON, Server, ServerState};
+use super::{McpManager, SHUTDOWN_GRACE, ServerState};
+use crate::server::{SWITCH_OFF, SWITCH_ON, Server};
 use tern_tools::ToolContext;
 
 /// Why a server could not be acted on.

@@ -12,8 +12,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use super::App;
-use crate::tui::composer::ViewKey;
-use crate::tui::view::{line, status};
+use crate::composer::ViewKey;
+use crate::line;
+use crate::view::status;
 
 /// What the last frame drew under the transcript, where nothing drew over it.
 #[derive(Default)]

@@ -2,10 +2,10 @@
 //! file) or an MCP server's prompt is sent as the user's message.
 
 use super::{App, ApprovalMode};
-use crate::protocol::Op;
-use crate::tui::history::HistoryLayer;
-use crate::tui::state::Level;
-use crate::tui::view::transcript::TranscriptView;
+use crate::history::HistoryLayer;
+use crate::state::Level;
+use crate::view::transcript::TranscriptView;
+use tern_protocol::Op;
 
 impl App {
     /// Runs slash command `name` with `args`.
@@ -16,14 +16,14 @@ impl App {
             "history" => self.layers.push(Box::new(HistoryLayer::new())),
             "mcp" => self
                 .layers
-                .push(Box::new(crate::tui::view::mcp::McpLayer::new(self.mcp.clone()))),
+                .push(Box::new(crate::view::mcp::McpLayer::new(self.mcp.clone()))),
             "diff" => self.open_diff(true),
-            "remember" => match crate::tui::memory::remember_command(args) {
+            "remember" => match crate::memory::remember_command(args) {
                 Ok(op) => self.send(op),
                 Err(usage) => self.state.notice(usage, Level::Error),
             },
-            "init" => self.submit(crate::agent::prompt::INIT_PROMPT.trim_end().to_string()),
-            "context" => match crate::tui::memory::context_command(args) {
+            "init" => self.submit(tern_commands::INIT_PROMPT.trim_end().to_string()),
+            "context" => match crate::memory::context_command(args) {
                 Ok(op) => self.send(op),
                 Err(usage) => self.state.notice(usage, Level::Error),
             },
@@ -46,12 +46,12 @@ impl App {
                 self.state.flash("wait for the turn to end, or interrupt it first");
             }
             "resume" => {
-                let sessions = crate::session::list::list(&crate::config::data_dir(), &self.state.status.workspace);
+                let sessions = self.host.sessions();
                 self.layers
-                    .push(Box::new(crate::tui::picker::PickerLayer::new(sessions)));
+                    .push(Box::new(crate::picker::PickerLayer::new(sessions, self.host.clone())));
             }
-            "fork" => self.switch = Some(crate::tui::switch::SessionSwitch::Fork),
-            other if other.starts_with(crate::mcp::prompts::COMMAND_PREFIX) => self.mcp_prompt(other, args),
+            "fork" => self.switch = Some(crate::host::SessionSwitch::Fork),
+            other if other.starts_with(tern_protocol::mcp::COMMAND_PREFIX) => self.mcp_prompt(other, args),
             other => self.custom_command(other, args),
         }
     }
@@ -86,12 +86,12 @@ impl App {
         match args.trim() {
             "" => self
                 .layers
-                .push(Box::new(crate::tui::view::review::ReviewChooseLayer::new())),
+                .push(Box::new(crate::view::review::ReviewChooseLayer::new())),
             "turn" => self.send(Op::ReviewStart {
-                since: crate::protocol::ReviewSince::Turn,
+                since: tern_protocol::ReviewSince::Turn,
             }),
             "session" => self.send(Op::ReviewStart {
-                since: crate::protocol::ReviewSince::Session,
+                since: tern_protocol::ReviewSince::Session,
             }),
             other => self.state.notice(
                 format!("unknown /review '{other}': expected /review, /review turn or /review session"),
@@ -105,7 +105,7 @@ impl App {
         if args.is_empty() {
             let mode = self.state.status.mode;
             self.state.notice(
-                format!("mode: {mode} (set with /mode {})", crate::config::MODES),
+                format!("mode: {mode} (set with /mode {})", tern_protocol::ApprovalMode::NAMES),
                 Level::Info,
             );
             return;
@@ -117,7 +117,7 @@ impl App {
                 self.state.flash(format!("mode: {mode}"));
             }
             Err(_) => self.state.notice(
-                format!("unknown mode '{args}': expected {}", crate::config::MODES),
+                format!("unknown mode '{args}': expected {}", tern_protocol::ApprovalMode::NAMES),
                 Level::Error,
             ),
         }
@@ -141,7 +141,7 @@ impl App {
     /// An MCP server's prompt: fetched by the agent, then shown and sent as the user's message.
     fn mcp_prompt(&mut self, name: &str, args: &str) {
         let statuses = self.mcp.borrow().clone();
-        match crate::commands::mcp_prompts::resolve(name, args, &statuses) {
+        match tern_commands::mcp_prompts::resolve(name, args, &statuses) {
             _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),
             Some(Ok(op)) => {
                 self.transcript.to_bottom();

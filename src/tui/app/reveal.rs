@@ -3,7 +3,7 @@
 //! later (`/context`, `/undo`, ...), the next notice it sends is shown when it arrives.
 
 use super::App;
-use crate::protocol::Event;
+use tern_protocol::Event;
 
 /// Commands answered by the agent with a notice (or a report) after the command returns.
 const ANSWERED_LATER: &[&str] = &["context", "remember", "undo", "compact"];

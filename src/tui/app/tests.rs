@@ -9,9 +9,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::protocol::{ApprovalDecision, ApprovalRequest, FileDiff, ToolOutput, TurnEnd};
-use crate::tui::composer::Composer;
-use crate::tui::view::approval::ApprovalLayer;
+use crate::composer::Composer;
+use crate::view::approval::ApprovalLayer;
+use tern_protocol::{ApprovalDecision, ApprovalRequest, FileDiff, ToolOutput, TurnEnd};
 
 struct Harness {
     app: App,
@@ -23,8 +23,14 @@ fn harness() -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let (tx, ops) = mpsc::unbounded_channel();
     let (notify, _) = mpsc::unbounded_channel();
-    let composer = Composer::new(dir.path().to_path_buf(), slash_commands(), notify);
+    let composer = Composer::new(
+        dir.path().to_path_buf(),
+        slash_commands(),
+        notify,
+        std::sync::Arc::new(crate::testing::TestHost::new(dir.path())),
+    );
     let mut app = App::new(tx, composer, Keymap::default(), Theme::dark(), 128_000);
+    app.state.status.prices = Some(crate::testing::prices());
     app.on_agent_event(Event::SessionStarted {
         provider: "openai".into(),
         model: "gpt-4.1".into(),
@@ -134,7 +140,7 @@ fn begin(h: &mut Harness, id: &str, name: &str, args: serde_json::Value) {
     h.event(Event::ToolCallBegin {
         call_id: id.into(),
         name: name.into(),
-        kind: crate::protocol::ToolKind::recorded_by_name(name),
+        kind: tern_protocol::ToolKind::recorded_by_name(name),
         args,
     });
 }

@@ -23,17 +23,15 @@
 
 use std::io::Read;
 
-use crate::tools::path_policy::PathPolicy;
-use crate::units::{human_size, thousands};
+use crate::host::Host;
+use tern_text::units::{human_size, thousands};
 
 /// The most of a file attached, in bytes.
 pub const MAX_BYTES: usize = 64 * 1024;
 /// The most of a file attached, in lines.
 pub const MAX_LINES: usize = 2_000;
-
-const OPEN: &str = "<attachment source=\"";
-const CLOSE: &str = "</attachment>";
-const CLOSE_ESCAPED: &str = "<\\/attachment>";
+pub use crate::blocks::strip_blocks;
+use crate::blocks::{CLOSE, CLOSE_ESCAPED, OPEN};
 
 /// Content sent with a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,15 +82,9 @@ pub enum AttachError {
 }
 
 /// Reads the workspace file `path` (as the `@` popup lists it: relative to the workspace) for attaching.
-pub fn read_file(policy: &PathPolicy, path: &str) -> Result<Attachment, AttachError> {
-    let resolved = policy
-        .resolve_read(path)
-        .map_err(|e| AttachError::Refused(e.to_string()))?;
-    // Reads are allowed in a few places besides the workspace (the session's tool results); attachments come from the
-    // workspace only.
-    if !policy.writable(&resolved) || !resolved.starts_with(policy.root()) {
-        return Err(AttachError::Refused(format!("{path} is outside the workspace")));
-    }
+/// The host says whether the agent's read policy lets the session read it (`Host::attachable`).
+pub fn read_file(host: &dyn Host, path: &str) -> Result<Attachment, AttachError> {
+    let resolved = host.attachable(path).map_err(AttachError::Refused)?;
     let read_error = |e: std::io::Error| AttachError::Read {
         path: path.to_string(),
         message: e.to_string(),
@@ -247,46 +239,14 @@ fn contains_chip(text: &str, label: &str) -> bool {
         .any(|(at, _)| !text[at + label.len()..].starts_with(" #"))
 }
 
-/// A message as the transcript shows it: without the attachment blocks at its end (their chips stay in the text).
-/// Text that only looks like a block is kept.
-pub fn strip_blocks(message: &str) -> &str {
-    let mut search = 0;
-    while let Some(found) = message[search..].find(&format!("\n\n{OPEN}")) {
-        let start = search + found;
-        if only_blocks(&message[start..]) {
-            return &message[..start];
-        }
-        search = start + 2;
-    }
-    message
-}
-
-/// True when `rest` is nothing but `\n\n<block>` repeated.
-fn only_blocks(mut rest: &str) -> bool {
-    while !rest.is_empty() {
-        let Some(block) = rest.strip_prefix("\n\n") else {
-            return false;
-        };
-        if !block.starts_with(OPEN) {
-            return false;
-        }
-        // The content never holds a bare closing tag (it is escaped), so the first one ends the block.
-        let Some(end) = block.find(&format!("\n{CLOSE}")) else {
-            return false;
-        };
-        rest = &block[end + 1 + CLOSE.len()..];
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn workspace() -> (tempfile::TempDir, PathPolicy) {
+    fn workspace() -> (tempfile::TempDir, crate::testing::TestHost) {
         let dir = tempfile::tempdir().unwrap();
-        let policy = PathPolicy::new(dir.path()).unwrap();
-        (dir, policy)
+        let host = crate::testing::TestHost::new(dir.path());
+        (dir, host)
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::file_index::{FileMatch, IndexReply};
 use super::fuzzy::fuzzy_match;
-use crate::mcp::{ServerState, ServerStatus};
+use tern_protocol::mcp::{ServerState, ServerStatus};
 
 /// MCP matches shown ahead of the files when the query does not name a server (`@every:` does).
 const MAX_BESIDE_FILES: usize = 3;

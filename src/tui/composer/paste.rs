@@ -9,7 +9,7 @@ pub const MAX_INLINE_CHARS: usize = 1_000;
 /// A paste with more lines than this is collapsed.
 pub const MAX_INLINE_LINES: usize = 10;
 
-use crate::units::thousands;
+use tern_text::units::thousands;
 
 const LABEL_START: &str = "[pasted ";
 

@@ -9,8 +9,8 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 
 use super::file_index::FileMatch;
 use super::slash::SlashCommand;
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::theme::Theme;
+use crate::wrap;
 
 /// Rows of items the popup shows at most.
 pub const MAX_ROWS: usize = 8;

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 /// A command the app offers. `args` is shown after the name: `<x>` marks a required argument (Enter in the popup then
 /// completes `/name ` for the user to type it), `[x]` an optional one, `""` none (Enter in the popup runs it).
-/// Built-in commands borrow their texts; custom commands (`crate::commands`, from markdown files) own theirs.
+/// Built-in commands borrow their texts; custom commands (`tern_commands`, from markdown files) own theirs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlashCommand {
     pub name: Cow<'static, str>,
@@ -24,7 +24,7 @@ impl SlashCommand {
     }
 
     /// A custom command's entry: its name, argument hint and description.
-    pub fn custom(command: &crate::commands::CustomCommand) -> Self {
+    pub fn custom(command: &tern_commands::CustomCommand) -> Self {
         Self {
             name: Cow::Owned(command.name.clone()),
             args: Cow::Owned(command.args_hint()),
@@ -32,8 +32,8 @@ impl SlashCommand {
         }
     }
 
-    /// An MCP prompt's entry (`crate::commands::mcp_prompts`).
-    pub fn mcp_prompt(command: crate::commands::mcp_prompts::PromptCommand) -> Self {
+    /// An MCP prompt's entry (`tern_commands::mcp_prompts`).
+    pub fn mcp_prompt(command: tern_commands::mcp_prompts::PromptCommand) -> Self {
         Self {
             name: Cow::Owned(command.name),
             args: Cow::Owned(command.args),
@@ -127,12 +127,12 @@ mod tests {
     #[test]
     fn custom_commands_list_with_their_hints_and_namespaces() {
         let custom = |name: &str, hint: &str, body: &str| {
-            SlashCommand::custom(&crate::commands::CustomCommand {
+            SlashCommand::custom(&tern_commands::CustomCommand {
                 name: name.into(),
                 description: format!("{name} things"),
                 argument_hint: hint.into(),
                 body: body.into(),
-                scope: crate::commands::Scope::Project,
+                scope: tern_commands::Scope::Project,
                 path: format!(".tern/commands/{name}.md").into(),
             })
         };

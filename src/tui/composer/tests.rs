@@ -11,7 +11,7 @@ use ratatui::layout::{Position, Rect};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::*;
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
 
 fn commands() -> Vec<SlashCommand> {
     vec![
@@ -28,7 +28,15 @@ fn commands() -> Vec<SlashCommand> {
 
 fn composer_in(workspace: &Path) -> (Composer, UnboundedReceiver<()>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    (Composer::new(workspace.to_path_buf(), commands(), tx), rx)
+    (
+        Composer::new(
+            workspace.to_path_buf(),
+            commands(),
+            tx,
+            std::sync::Arc::new(crate::testing::TestHost::new(workspace)),
+        ),
+        rx,
+    )
 }
 
 fn composer() -> (Composer, UnboundedReceiver<()>) {
@@ -260,7 +268,7 @@ fn large_paste_collapses_and_round_trips_exactly() {
     keys(&mut c, " ok");
     let label = format!(
         "[pasted {} chars, {} lines]",
-        crate::units::thousands(expected.chars().count() as u64),
+        tern_text::units::thousands(expected.chars().count() as u64),
         expected.lines().count()
     );
     assert_eq!(c.raw_text(), format!("see {label} ok"));
@@ -307,7 +315,7 @@ fn file_popup_offers_fuzzy_matches_and_respects_gitignore() {
     keys(&mut c, "@rs");
     wait_for_index(&mut c, &mut rx, "rs");
     let second = offered(&c)[1].clone();
-    let size = crate::units::human_size(std::fs::metadata(ws.path().join(&second)).unwrap().len());
+    let size = tern_text::units::human_size(std::fs::metadata(ws.path().join(&second)).unwrap().len());
     assert_eq!(keys(&mut c, "<down><tab>"), []);
     let chip = format!("@{second} ({size})");
     assert_eq!(c.text(), format!("look at {chip} "));

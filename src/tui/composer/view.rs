@@ -12,9 +12,9 @@ use ratatui::widgets::{Block, BorderType, Widget};
 use super::Composer;
 use super::file_index::MAX_PATHS;
 use super::popup::{self, FileListing, Popup};
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
-use crate::units::thousands;
+use crate::theme::Theme;
+use crate::wrap;
+use tern_text::units::thousands;
 
 pub const PLACEHOLDER: &str = "Ask tern… (@ for files, / for commands)";
 /// The box grows up to this many text rows, then scrolls.
@@ -81,7 +81,7 @@ impl Composer {
         }
         let (cursor_x, cursor_y, top) = if self.textarea.is_empty() {
             let hint = wrap::truncate(PLACEHOLDER, usize::from(rect.width));
-            crate::tui::view::line::put_line(frame.buffer_mut(), rect, 0, &Line::styled(hint, theme.dim));
+            crate::line::put_line(frame.buffer_mut(), rect, 0, &Line::styled(hint, theme.dim));
             (rect.x, rect.y, 0)
         } else {
             self.textarea.set_style(theme.text);
@@ -107,7 +107,7 @@ impl Composer {
             width: 1,
             height: 1,
         };
-        crate::tui::view::line::put_line(frame.buffer_mut(), prompt_area, 0, &prompt);
+        crate::line::put_line(frame.buffer_mut(), prompt_area, 0, &prompt);
         if focused {
             frame.set_cursor_position((cursor_x, cursor_y));
         }

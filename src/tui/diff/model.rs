@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use similar::{Algorithm, DiffOp};
 
-use crate::protocol::FileDiff;
+use tern_protocol::FileDiff;
 
 /// Inputs larger than this are summarised, not diffed (the render path must stay fast).
 pub(super) const MAX_BYTES: usize = 1 << 20;
@@ -357,7 +357,7 @@ fn looks_binary(text: &str) -> bool {
 }
 
 fn binary_summary(diff: &FileDiff) -> String {
-    let size = |s: &Option<String>| s.as_ref().map(|s| crate::units::human_size(s.len() as u64));
+    let size = |s: &Option<String>| s.as_ref().map(|s| tern_text::units::human_size(s.len() as u64));
     match (size(&diff.old), size(&diff.new)) {
         (Some(a), Some(b)) => format!("binary content changed: {a} → {b}"),
         (None, Some(b)) => format!("binary content: {b}"),

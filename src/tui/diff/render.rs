@@ -10,9 +10,9 @@ use ratatui::text::{Line, Span};
 
 use super::model::{self, Body, Headings, Hunk, Kind, Model, Row};
 use super::words::{self, WordMarks};
-use crate::protocol::FileDiff;
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::theme::Theme;
+use crate::wrap;
+use tern_protocol::FileDiff;
 
 /// Tab stops every this many cells.
 const TAB_WIDTH: usize = 4;
@@ -355,7 +355,7 @@ fn styled_text(text: &str, marks: &[Range<usize>], look: Look, dim: Style) -> Ve
 
 fn push_text(spans: &mut Vec<Span<'static>>, s: &str, style: Style, col: &mut usize) {
     let mut out = String::with_capacity(s.len());
-    for c in crate::terminal_text::clean(s).chars() {
+    for c in tern_text::clean(s).chars() {
         match c {
             '\t' => {
                 let n = TAB_WIDTH - *col % TAB_WIDTH;
@@ -373,7 +373,7 @@ fn push_text(spans: &mut Vec<Span<'static>>, s: &str, style: Style, col: &mut us
 
 /// `s` on one line with control characters made visible (for paths): the one gate, `terminal_text`.
 pub(super) fn sanitize(s: &str) -> String {
-    crate::terminal_text::one_line(s).into_owned()
+    tern_text::one_line(s).into_owned()
 }
 
 /// `s` with tabs expanded and control characters made visible.

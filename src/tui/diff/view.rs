@@ -11,10 +11,10 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::model::{Kind, unified_text};
 use super::render::{DiffOptions, counts, render_marked, sanitize};
-use crate::protocol::FileDiff;
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::theme::Theme;
+use crate::wrap;
+use tern_protocol::FileDiff;
 
 /// Most needed first, since a narrow screen cuts the end.
 const HINTS: &str = "q close · j/k scroll · n/p hunk · ]/[ file · y copy · PgUp/PgDn page · g/G top/end";

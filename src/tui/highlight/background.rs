@@ -14,7 +14,7 @@ use std::sync::{Condvar, LazyLock, Mutex, MutexGuard};
 use syntect::highlighting as syn;
 use syntect::parsing::SyntaxReference;
 
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
 
 /// More uncached lines than this are highlighted by the worker. syntect takes tens of microseconds a line (30 to 100
 /// with the pure-Rust regex engine, less with Oniguruma), and a first visit lays out one or two cells of up to two blocks each: this many keep a

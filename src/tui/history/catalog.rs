@@ -7,8 +7,8 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use serde_json::Value;
 
 use super::query::Query;
-use crate::tui::state::calls::{CallStatus, ToolCallState};
-use crate::tui::wrap;
+use crate::state::calls::{CallStatus, ToolCallState};
+use crate::wrap;
 
 /// Tool-name column width cap, in cells.
 const TOOL_WIDTH_CAP: usize = 18;

@@ -12,10 +12,10 @@ use ratatui::text::{Line, Span};
 use super::doc::{Doc, Kind};
 use super::format;
 use super::list::{draw_hints, draw_line};
-use crate::protocol::ToolDetails;
-use crate::tui::state::calls::{CallStatus, ToolCallState};
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::state::calls::{CallStatus, ToolCallState};
+use crate::theme::Theme;
+use crate::wrap;
+use tern_protocol::ToolDetails;
 
 /// Wrapped lines kept before the cache is cleared (a few screens' worth many times over).
 const CACHE_LINES: usize = 4096;
@@ -321,7 +321,7 @@ fn status_line(call: &ToolCallState, size: Option<u64>, theme: &Theme) -> Line<'
             parts.push(format!("{files} +{added} -{removed}"));
         }
         Some(ToolDetails::Plan { items }) => {
-            let (done, total) = crate::protocol::plan_progress(items);
+            let (done, total) = tern_protocol::plan_progress(items);
             parts.push(format!("{done}/{total} done"));
         }
         Some(ToolDetails::None) | None => {}
@@ -337,7 +337,7 @@ fn status_line(call: &ToolCallState, size: Option<u64>, theme: &Theme) -> Line<'
     if let Some(output) = &call.output
         && (output.is_error || matches!(output.details, ToolDetails::Exec { .. }))
     {
-        parts.push(crate::tui::view::summary::summary(output));
+        parts.push(crate::view::summary::summary(output));
     }
     Line::from(vec![
         Span::raw(" "),

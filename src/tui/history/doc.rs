@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::format;
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tui::state::calls::{CallStatus, ToolCallState};
+use crate::state::calls::{CallStatus, ToolCallState};
+use tern_protocol::{ToolDetails, ToolOutput};
 
 /// Most of a stored result we load (and copy): all that exec keeps of an output (`MAX_STORED_BYTES`, 64 MB).
 pub const LOAD_CAP: u64 = 64 * 1024 * 1024;
@@ -96,7 +96,7 @@ impl Doc {
 fn clean_into(buf: &mut String, line: &str) {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let mut col = 0;
-    for c in crate::terminal_text::clean(line).chars() {
+    for c in tern_text::clean(line).chars() {
         if c == '\t' {
             let n = TAB - col % TAB;
             buf.extend(std::iter::repeat_n(' ', n));

@@ -5,8 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use ratatui::style::Style;
 
-use crate::tui::state::calls::CallStatus;
-use crate::tui::theme::Theme;
+use crate::state::calls::CallStatus;
+use crate::theme::Theme;
 
 /// `HH:MM:SS` in UTC. We have no time-zone database, so the column is labelled UTC rather than guessing local time.
 pub fn utc_clock(t: SystemTime) -> String {
@@ -15,7 +15,7 @@ pub fn utc_clock(t: SystemTime) -> String {
     format!("{:02}:{:02}:{:02}", day / 3_600, day % 3_600 / 60, day % 60)
 }
 
-pub use crate::units::{duration, elapsed, human_size as size};
+pub use tern_text::units::{duration, elapsed, human_size as size};
 
 /// `1 file`, `3 files`; `more` adds a `+` to say the count was cut short.
 pub fn count(n: u64, one: &str, many: &str, more: bool) -> String {

@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
 use super::catalog::Sig;
 use super::doc::{self, Built, Doc, Kind, Source};
-use crate::tui::state::calls::ToolCallState;
+use crate::state::calls::ToolCallState;
 
 /// A built document with an id that changes whenever the shown document does (the view caches wrapped lines by it).
 #[derive(Clone)]

@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 
 use super::catalog::Catalog;
 use super::format;
-use crate::tui::state::calls::{CallStatus, ToolCallState};
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::state::calls::{CallStatus, ToolCallState};
+use crate::theme::Theme;
+use crate::wrap;
 
 /// Below this width the time column goes.
 const TIME_MIN_WIDTH: u16 = 70;
@@ -286,7 +286,7 @@ fn row_line(call: &ToolCallState, size: Option<u64>, selected: bool, cols: &Colu
         theme.tool_name,
     ));
     spans.push(Span::raw("  "));
-    let arg = crate::tui::view::summary::call_label(call).replace(['\t', '\r', '\n'], " ");
+    let arg = crate::view::summary::call_label(call).replace(['\t', '\r', '\n'], " ");
     spans.push(Span::styled(pad(&wrap::truncate(&arg, cols.arg), cols.arg), theme.text));
     if cols.duration {
         let took = if call.status == CallStatus::Running {

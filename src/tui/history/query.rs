@@ -2,7 +2,7 @@
 //! tool name, arguments or result text; `tool:NAME` / `t:NAME` keep calls whose tool name contains NAME (several are
 //! alternatives); `is:error`, `is:running`, `is:done` keep calls in that state (several are alternatives).
 
-use crate::tui::state::calls::CallStatus;
+use crate::state::calls::CallStatus;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Query {

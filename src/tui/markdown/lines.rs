@@ -2,7 +2,7 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::tui::wrap;
+use crate::wrap;
 
 /// Drops the spaces a wrapped prose line ends with (the break fell after them).
 pub(super) fn trim_end(mut line: Line<'static>) -> Line<'static> {

@@ -8,8 +8,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::lines::clamp_u16;
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::theme::Theme;
+use crate::wrap;
 
 type Cell = Vec<Span<'static>>;
 

@@ -184,7 +184,7 @@ fn block_quotes_have_a_bar_on_every_line() {
 
 #[test]
 fn code_blocks_are_highlighted_under_a_label() {
-    crate::tui::highlight::warm_up();
+    crate::highlight::warm_up();
     let theme = Theme::default();
     let lines = render("text\n\n```rust\nfn main() {}\n```\n\nafter", 40);
     assert_eq!(text(&lines), ["text", "", "rust", "  fn main() {}", "", "after"]);

@@ -1,8 +1,12 @@
 use super::*;
-use crate::protocol::Message;
-use crate::session::{SessionLog, SessionMeta};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use tern_protocol::Message;
+use tern_session::{SessionLog, SessionMeta};
+
+fn count() -> CountTurns {
+    Box::new(|path| tern_session::list::count_turns(path).unwrap_or(0))
+}
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -42,7 +46,7 @@ fn sessions(dir: &std::path::Path, specs: &[(&str, &str, usize)]) -> Vec<Session
             .set_modified(when)
             .unwrap();
     }
-    crate::session::list::list(dir, "/w")
+    tern_session::list::list(dir, "/w")
 }
 
 fn screen(picker: &mut Picker) -> String {
@@ -81,7 +85,7 @@ fn lists_newest_first_with_turns_and_sizes_and_filters_as_you_type() {
             ("s-old", "Write docs", 2),
         ],
     );
-    let mut picker = Picker::new(list);
+    let mut picker = Picker::new(list, count());
     assert_eq!(picker.shown(), ["s-new", "s-mid", "s-old"]);
     wait_for_counts(&mut picker);
     let text = screen(&mut picker);
@@ -111,7 +115,7 @@ fn lists_newest_first_with_turns_and_sizes_and_filters_as_you_type() {
 #[test]
 fn nothing_to_choose_when_nothing_matches() {
     let dir = tempfile::tempdir().unwrap();
-    let mut picker = Picker::new(sessions(dir.path(), &[("s1", "one", 1)]));
+    let mut picker = Picker::new(sessions(dir.path(), &[("s1", "one", 1)]), count());
     picker.handle_key(key(KeyCode::Char('z')));
     assert!(picker.shown().is_empty());
     assert_eq!(picker.handle_key(key(KeyCode::Enter)), Outcome::Pending);
@@ -121,7 +125,10 @@ fn nothing_to_choose_when_nothing_matches() {
 #[test]
 fn the_layer_asks_the_app_to_switch_to_the_chosen_session() {
     let dir = tempfile::tempdir().unwrap();
-    let mut layer = PickerLayer::new(sessions(dir.path(), &[("s1", "one", 1)]));
+    let mut layer = PickerLayer::new(
+        sessions(dir.path(), &[("s1", "one", 1)]),
+        std::sync::Arc::new(crate::testing::TestHost::new(dir.path())),
+    );
     let theme = Theme::dark();
     let mut ctx = Ctx::new(View {
         calls: &[],

@@ -1,7 +1,7 @@
 //! Approval requests: queued while they wait for the user, and said in the transcript once answered.
 
 use super::{AppState, Level};
-use crate::protocol::{ApprovalDecision, ApprovalRequest};
+use tern_protocol::{ApprovalDecision, ApprovalRequest};
 
 impl AppState {
     /// The agent asks to approve a call: the call shows that it waits, and the request joins the queue.

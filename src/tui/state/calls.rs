@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use super::{AppState, Cell, CellKind};
-use crate::protocol::{ToolKind, ToolOutput};
+use tern_protocol::{ToolKind, ToolOutput};
 
 /// Lines of live output kept per running call (the pane shows the tail; the full result arrives with the end event).
 pub const LIVE_TAIL_LINES: usize = 200;
@@ -52,7 +52,7 @@ pub struct ToolCallState {
 
 impl ToolCallState {
     pub fn new(call_id: String, name: String, kind: ToolKind, args: Value) -> Self {
-        let key_arg = crate::headless::key_argument(&args);
+        let key_arg = tern_text::calls::key_argument(&args);
         Self {
             call_id,
             name,
@@ -189,7 +189,7 @@ mod tests {
         let mut c = ToolCallState::new(
             "c".into(),
             "exec".into(),
-            crate::protocol::ToolKind::Command,
+            tern_protocol::ToolKind::Command,
             json!({"command": "ls"}),
         );
         assert_eq!(c.key_arg, "ls");

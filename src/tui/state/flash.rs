@@ -41,8 +41,8 @@ impl Flash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Event, TurnEnd};
-    use crate::tui::state::AppState;
+    use crate::state::AppState;
+    use tern_protocol::{Event, TurnEnd};
 
     #[test]
     fn a_message_expires_at_its_deadline_and_wakes_the_loop_once() {

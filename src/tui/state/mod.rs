@@ -9,7 +9,6 @@ mod reasoning;
 mod replay;
 pub mod review;
 pub mod subagents;
-pub mod trust;
 mod turn;
 
 use std::collections::{HashMap, VecDeque};
@@ -17,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use calls::ToolCallState;
 
-use crate::protocol::{ApprovalMode, ApprovalRequest, Event, TurnEnd, Usage};
+use tern_protocol::{ApprovalMode, ApprovalRequest, Event, TurnEnd, Usage};
 
 /// Tools whose parallel calls are shown as one group.
 
@@ -107,8 +106,8 @@ pub struct Status {
     pub plan: Option<(usize, usize)>,
     /// Mouse capture is off (the terminal selects text; the wheel does not scroll).
     pub mouse_off: bool,
-    /// What models cost, as the session host said (`None`: the built-in prices).
-    pub prices: Option<std::sync::Arc<crate::models::Catalog>>,
+    /// What models cost, as the session host said (`None`: no cost is shown).
+    pub prices: Option<std::sync::Arc<dyn tern_protocol::Prices>>,
 }
 
 impl AppState {
@@ -371,7 +370,7 @@ impl AppState {
                 _ => None,
             })
             .collect();
-        let question = crate::tui::composer::attach::strip_blocks(question).to_string();
+        let question = crate::blocks::strip_blocks(question).to_string();
         Some((question, answer.join("\n\n")))
     }
 }

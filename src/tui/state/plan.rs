@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::{AppState, CellKind, calls::ToolCallState};
-use crate::protocol::{PlanItem, PlanStatus, ToolKind, ToolOutput, plan_progress};
+use tern_protocol::{PlanItem, PlanStatus, ToolKind, ToolOutput, plan_progress};
 
 #[derive(Debug, Default)]
 pub struct PlanState {
@@ -125,7 +125,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::{Event, ToolDetails};
+    use tern_protocol::{Event, ToolDetails};
 
     fn item(content: &str, status: PlanStatus) -> PlanItem {
         PlanItem {
@@ -151,7 +151,7 @@ mod tests {
         state.apply(Event::ToolCallBegin {
             call_id: id.into(),
             name: "todo_write".into(),
-            kind: crate::protocol::ToolKind::Plan,
+            kind: tern_protocol::ToolKind::Plan,
             args: json!({"todos": []}),
         });
         state.apply(Event::ToolCallEnd {
@@ -198,7 +198,7 @@ mod tests {
         state.apply(Event::ToolCallBegin {
             call_id: "bad".into(),
             name: "todo_write".into(),
-            kind: crate::protocol::ToolKind::Plan,
+            kind: tern_protocol::ToolKind::Plan,
             args: json!({}),
         });
         state.apply(Event::ToolCallEnd {

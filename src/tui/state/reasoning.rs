@@ -50,8 +50,8 @@ impl AppState {
 mod tests {
     use serde_json::json;
 
-    use crate::protocol::{Event, ToolOutput};
-    use crate::tui::state::{AppState, CellKind};
+    use crate::state::{AppState, CellKind};
+    use tern_protocol::{Event, ToolOutput};
 
     fn expanded(s: &AppState) -> Vec<bool> {
         s.cells
@@ -78,7 +78,7 @@ mod tests {
             s.apply(Event::ToolCallBegin {
                 call_id: id.clone(),
                 name: "exec".into(),
-                kind: crate::protocol::ToolKind::Command,
+                kind: tern_protocol::ToolKind::Command,
                 args: json!({"command": "ls"}),
             });
             s.apply(Event::ToolCallEnd {
@@ -131,7 +131,7 @@ mod tests {
         s.apply(Event::ToolCallBegin {
             call_id: "c3".into(),
             name: "exec".into(),
-            kind: crate::protocol::ToolKind::Command,
+            kind: tern_protocol::ToolKind::Command,
             args: json!({"command": "ls"}),
         });
         let third = s.cell_of_call("c3").unwrap();

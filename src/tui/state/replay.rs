@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use super::calls::CallStatus;
 use super::{AppState, CellKind, Level};
-use crate::protocol::{Event, Message, ToolOutput};
+use tern_protocol::{Event, Message, ToolOutput};
 
 /// What a call that never ended (tern stopped while it ran) shows after a resume.
 const NEVER_ENDED: &str = "interrupted: tern stopped before this call ended";
@@ -105,8 +105,8 @@ impl AppState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ApprovalDecision, ApprovalRequest, FileDiff, ToolDetails, TurnEnd, Usage};
     use serde_json::json;
+    use tern_protocol::{ApprovalDecision, ApprovalRequest, FileDiff, ToolDetails, TurnEnd, Usage};
 
     fn user(text: &str) -> Message {
         Message::User {
@@ -136,7 +136,7 @@ mod tests {
             Event::ToolCallBegin {
                 call_id: "c1".into(),
                 name: "exec".into(),
-                kind: crate::protocol::ToolKind::Command,
+                kind: tern_protocol::ToolKind::Command,
                 args: json!({"command": "cargo test"}),
             },
             Event::ApprovalRequest(ApprovalRequest {
@@ -165,7 +165,7 @@ mod tests {
             Event::ToolCallBegin {
                 call_id: "c2".into(),
                 name: "edit_file".into(),
-                kind: crate::protocol::ToolKind::Edit,
+                kind: tern_protocol::ToolKind::Edit,
                 args: json!({"path": "a.rs"}),
             },
             Event::ToolCallEnd {
@@ -193,7 +193,7 @@ mod tests {
             Event::ToolCallBegin {
                 call_id: "c3".into(),
                 name: "exec".into(),
-                kind: crate::protocol::ToolKind::Command,
+                kind: tern_protocol::ToolKind::Command,
                 args: json!({"command": "sleep 100"}),
             },
             Event::ApprovalRequest(ApprovalRequest {

@@ -2,7 +2,7 @@
 //! revert), and the hunk shown. Keys map to `Step`s here so the walk is testable without a terminal; the layer in
 //! `view/review.rs` draws it.
 
-use crate::protocol::{HunkRef, ReviewFile, ReviewSince};
+use tern_protocol::{HunkRef, ReviewFile, ReviewSince};
 
 /// One step of the walk, as `git add -p` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ impl ReviewWalk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{FileDiff, ReviewChange, ReviewHunk};
+    use tern_protocol::{FileDiff, ReviewChange, ReviewHunk};
 
     fn file(path: &str, hunks: usize) -> ReviewFile {
         ReviewFile {

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::{AppState, Cell, CellKind};
-use crate::protocol::{Event, SUBAGENT_QUEUED, TurnEnd, Usage};
+use tern_protocol::{Event, SUBAGENT_QUEUED, TurnEnd, Usage};
 
 /// How a subagent stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,14 +198,19 @@ impl AppState {
 
     /// Subagent `id`'s transcript: what this session saw of it, or, when it saw only what the main log keeps (a
     /// resumed session), its own log, loaded once. The log is one small file, read when the user opens it.
-    pub fn subagent_transcript(&mut self, id: &str) -> Option<&AppState> {
+    /// `load` reads a log (`Host::transcript`).
+    pub fn subagent_transcript(
+        &mut self,
+        id: &str,
+        load: impl FnOnce(&std::path::Path) -> Result<crate::host::Transcript, String>,
+    ) -> Option<&AppState> {
         let subagent = self.subagents.get_mut(id)?;
         let seen = subagent.view.cells.iter().any(|c| matches!(c.kind, CellKind::User(_)));
         if !seen && let Some(path) = &subagent.transcript {
-            match crate::session::log::load(std::path::Path::new(path)) {
-                Ok(loaded) => {
+            match load(std::path::Path::new(path)) {
+                Ok((messages, events)) => {
                     let mut view = AppState::new();
-                    view.replay(&loaded.messages, loaded.events);
+                    view.replay(&messages, events);
                     subagent.view = view;
                 }
                 Err(e) => subagent
@@ -224,7 +229,7 @@ impl AppState {
         let from = self.calls.len().saturating_sub(64);
         (from..self.calls.len()).find(|i| {
             let call = &self.calls[*i];
-            call.kind == crate::protocol::ToolKind::Agent
+            call.kind == tern_protocol::ToolKind::Agent
                 && call.status == super::calls::CallStatus::Running
                 && !taken.contains(i)
         })

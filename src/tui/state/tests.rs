@@ -1,12 +1,12 @@
 use super::*;
-use crate::protocol::ToolOutput;
 use serde_json::json;
+use tern_protocol::ToolOutput;
 
 fn begin(s: &mut AppState, id: &str, name: &str) {
     s.apply(Event::ToolCallBegin {
         call_id: id.into(),
         name: name.into(),
-        kind: crate::protocol::ToolKind::recorded_by_name(name),
+        kind: tern_protocol::ToolKind::recorded_by_name(name),
         args: json!({"path": "a.rs"}),
     });
 }
@@ -125,7 +125,7 @@ fn retry_discards_the_reasoning_of_the_failed_attempt_too() {
 fn approvals_queue_and_clear_at_turn_end() {
     let mut s = AppState::new();
     for id in 1..=2 {
-        s.apply(Event::ApprovalRequest(crate::protocol::ApprovalRequest {
+        s.apply(Event::ApprovalRequest(tern_protocol::ApprovalRequest {
             id,
             call_id: format!("c{id}"),
             tool: "exec".into(),

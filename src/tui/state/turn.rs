@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::{AppState, Cell, CellKind, Level, flash};
-use crate::protocol::TurnEnd;
+use tern_protocol::TurnEnd;
 
 impl AppState {
     /// A turn began: the user's message (taken off the queue) opens it, and the status line shows it running.

@@ -7,18 +7,23 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::protocol::{ApprovalMode, ApprovalRequest, Event, Op, ToolOutput, TurnEnd, Usage};
-use crate::tui::app::{App, slash_commands};
-use crate::tui::composer::Composer;
-use crate::tui::keymap::Keymap;
-use crate::tui::theme::Theme;
-use crate::tui::view::approval::ApprovalLayer;
+use crate::app::{App, slash_commands};
+use crate::composer::Composer;
+use crate::keymap::Keymap;
+use crate::theme::Theme;
+use crate::view::approval::ApprovalLayer;
+use tern_protocol::{ApprovalMode, ApprovalRequest, Event, Op, ToolOutput, TurnEnd, Usage};
 
 fn app() -> (App, mpsc::UnboundedReceiver<Op>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let (tx, ops) = mpsc::unbounded_channel();
     let (notify, _) = mpsc::unbounded_channel();
-    let composer = Composer::new(dir.path().to_path_buf(), slash_commands(), notify);
+    let composer = Composer::new(
+        dir.path().to_path_buf(),
+        slash_commands(),
+        notify,
+        std::sync::Arc::new(crate::testing::TestHost::new(dir.path())),
+    );
     let mut app = App::new(tx, composer, Keymap::default(), Theme::dark(), 128_000);
     app.on_agent_event(Event::SessionStarted {
         provider: "openai".into(),
@@ -60,7 +65,7 @@ fn started(app: &mut App, wait: bool) {
     app.on_agent_event(Event::ToolCallBegin {
         call_id: "call_1".into(),
         name: "spawn".into(),
-        kind: crate::protocol::ToolKind::Agent,
+        kind: tern_protocol::ToolKind::Agent,
         args: json!({"task": "read the notes", "label": "reader", "wait": wait}),
     });
     app.on_agent_event(Event::SubagentStarted {
@@ -100,7 +105,7 @@ fn the_pane_shows_live_progress_and_the_prompt_says_which_subagent_asks() {
     app.on_agent_event(tagged(Event::ToolCallBegin {
         call_id: "call_2".into(),
         name: "exec".into(),
-        kind: crate::protocol::ToolKind::Command,
+        kind: tern_protocol::ToolKind::Command,
         args: json!({"command": "cat notes.txt | wc -l"}),
     }));
     app.on_agent_event(prompt(7));
@@ -154,7 +159,7 @@ fn a_subagent_waiting_for_a_slot_shows_as_queued_until_it_starts() {
     let (mut app, _ops, _dir) = app();
     started(&mut app, true);
     app.on_agent_event(tagged(Event::Notice {
-        text: format!("{} 3 subagents are running", crate::protocol::SUBAGENT_QUEUED),
+        text: format!("{} 3 subagents are running", tern_protocol::SUBAGENT_QUEUED),
     }));
     assert!(screen(&mut app).contains("subagent reader  waiting for a slot"));
     app.on_agent_event(tagged(Event::TurnStarted {

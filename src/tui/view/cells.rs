@@ -7,12 +7,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::tool_pane;
-use crate::tui::composer::attach::strip_blocks;
-use crate::tui::markdown::render_markdown;
-use crate::tui::state::calls::{CallStatus, ToolCallState};
-use crate::tui::state::{Cell, CellKind, Level};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap_line;
+use crate::composer::attach::strip_blocks;
+use crate::markdown::render_markdown;
+use crate::state::calls::{CallStatus, ToolCallState};
+use crate::state::{Cell, CellKind, Level};
+use crate::theme::Theme;
+use crate::wrap::wrap_line;
 
 /// Columns reserved left of every cell (the selection marker and a space).
 pub const GUTTER: u16 = 2;
@@ -86,8 +86,7 @@ pub fn is_live(cell: &Cell, calls: &[ToolCallState]) -> bool {
             .any(|&i| calls.get(i).is_some_and(|c| c.status == CallStatus::Running)),
         CellKind::Subagent(pane) => matches!(
             pane.status,
-            crate::tui::state::subagents::SubagentStatus::Running
-                | crate::tui::state::subagents::SubagentStatus::Queued
+            crate::state::subagents::SubagentStatus::Running | crate::state::subagents::SubagentStatus::Queued
         ),
         _ => false,
     }

@@ -12,11 +12,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
 use super::approval::GUARD;
-use crate::protocol::{ElicitationAnswer, Op};
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::state::elicit::{ElicitForm, Field, FieldKind, PendingElicitation};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap_line;
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::state::elicit::{ElicitForm, Field, FieldKind, PendingElicitation};
+use crate::theme::Theme;
+use crate::wrap::wrap_line;
+use tern_protocol::{ElicitationAnswer, Op};
 
 pub struct ElicitLayer {
     pub form: ElicitForm,

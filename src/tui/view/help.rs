@@ -8,11 +8,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
-use crate::tui::composer::SlashCommand;
-use crate::tui::keymap::{COMPOSER_KEYS, SHIFT_ENTER_SETUP};
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::{width as text_width, wrap_line};
+use crate::composer::SlashCommand;
+use crate::keymap::{COMPOSER_KEYS, SHIFT_ENTER_SETUP};
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::theme::Theme;
+use crate::wrap::{width as text_width, wrap_line};
 
 /// Inner width from which the help is laid out in two columns.
 const TWO_COLUMNS: u16 = 100;

@@ -11,11 +11,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use tokio::sync::watch;
 
-use crate::mcp::{ServerState, ServerStatus, render_statuses};
-use crate::protocol::{McpAction, Op};
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap_lines;
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::theme::Theme;
+use crate::wrap::wrap_lines;
+use tern_protocol::mcp::report::render_statuses;
+use tern_protocol::mcp::{ServerState, ServerStatus};
+use tern_protocol::{McpAction, Op};
 
 const EMPTY: &str = "No MCP servers are configured.\n\nAdd one with `tern mcp add NAME -- COMMAND` (or --url URL), \
                      [mcp_servers.NAME] tables in ~/.config/tern/config.toml, an `mcpServers` object in .mcp.json of a \

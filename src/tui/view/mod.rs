@@ -4,7 +4,6 @@ pub mod approval;
 pub mod cells;
 pub mod elicit;
 pub mod help;
-pub(crate) mod line;
 pub mod mcp;
 pub mod plan;
 pub mod review;

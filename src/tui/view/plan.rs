@@ -8,10 +8,10 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::protocol::{PlanItem, PlanStatus, plan_progress};
-use crate::tui::state::plan::PlanState;
-use crate::tui::theme::Theme;
-use crate::tui::wrap;
+use crate::state::plan::PlanState;
+use crate::theme::Theme;
+use crate::wrap;
+use tern_protocol::{PlanItem, PlanStatus, plan_progress};
 
 /// The most rows the pane takes, its title included.
 pub const MAX_ROWS: u16 = 8;
@@ -124,8 +124,8 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::protocol::Event;
-    use crate::tui::state::AppState;
+    use crate::state::AppState;
+    use tern_protocol::Event;
 
     fn plan(statuses: &[PlanStatus]) -> Vec<PlanItem> {
         let names = [

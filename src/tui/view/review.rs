@@ -8,10 +8,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
-use crate::protocol::{Op, ReviewChange, ReviewFile, ReviewSince};
-use crate::tui::diff::{DiffOptions, render_diff};
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::state::review::{ReviewWalk, Step};
+use crate::diff::{DiffOptions, render_diff};
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::state::review::{ReviewWalk, Step};
+use tern_protocol::{Op, ReviewChange, ReviewFile, ReviewSince};
 
 /// The keys, as `?` lists them.
 const HELP: [(&str, &str); 7] = [

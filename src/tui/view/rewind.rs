@@ -8,8 +8,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
-use crate::protocol::{Op, RewindPoint};
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use tern_protocol::{Op, RewindPoint};
 
 /// What to rewind: (label, conversation, code).
 type Choice = (&'static str, bool, bool);
@@ -249,9 +249,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::{Event, ToolOutput};
-    use crate::tui::state::{AppState, CellKind};
-    use crate::tui::theme::Theme;
+    use crate::state::{AppState, CellKind};
+    use crate::theme::Theme;
+    use tern_protocol::{Event, ToolOutput};
 
     fn press(layer: &mut dyn Layer, code: KeyCode) -> Vec<Effect> {
         let theme = Theme::dark();
@@ -334,7 +334,7 @@ mod tests {
             state.apply(Event::ToolCallBegin {
                 call_id: format!("c{turn}"),
                 name: "exec".into(),
-                kind: crate::protocol::ToolKind::Command,
+                kind: tern_protocol::ToolKind::Command,
                 args: json!({"command": "true"}),
             });
             state.apply(Event::ToolCallEnd {

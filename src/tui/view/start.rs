@@ -4,29 +4,18 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::mcp::{ServerState, ServerStatus};
-use crate::protocol::ApprovalMode;
-use crate::tui::keymap::{Action, Keymap};
-use crate::tui::state::{AppState, CellKind, Status};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::{truncate, width as text_width};
+use crate::keymap::{Action, Keymap};
+use crate::state::{AppState, CellKind, Status};
+use crate::theme::Theme;
+use crate::wrap::{truncate, width as text_width};
+use tern_protocol::ApprovalMode;
+use tern_protocol::mcp::{ServerState, ServerStatus};
 
 /// What the start screen knows beyond the state: gathered once when the UI starts.
 #[derive(Debug, Clone, Default)]
 pub struct StartInfo {
     /// The instruction files (AGENTS.md, CLAUDE.md) the session's prompt carries, as paths.
     pub context_files: Vec<String>,
-}
-
-impl StartInfo {
-    /// The instruction files a session in `workspace` loads (the same search the agent's prompt makes).
-    pub fn for_workspace(workspace: &std::path::Path) -> Self {
-        let sources = crate::agent::prompt::ContextSources::for_workspace(workspace);
-        let (files, _) = crate::agent::prompt::files::collect(workspace, sources.user_dir.as_deref());
-        Self {
-            context_files: files.into_iter().map(|f| f.path.display().to_string()).collect(),
-        }
-    }
 }
 
 /// Whether the screen shows the start screen: nothing of a conversation yet (notices may be there), and nothing asks.

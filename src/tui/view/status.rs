@@ -1,4 +1,4 @@
-//! The status bar: model, mode, tokens used and context left, cost where the model catalog (`crate::models`) knows
+//! The status bar: model, mode, tokens used and context left, cost where the session's prices (from the host) know
 //! the price, what is running, and key hints. Prices live in the catalog, not here.
 
 use std::time::Instant;
@@ -6,10 +6,10 @@ use std::time::Instant;
 use ratatui::text::{Line, Span};
 
 use super::tool_pane::spinner;
-use crate::tui::state::Status;
-use crate::tui::theme::Theme;
-use crate::tui::wrap::width as text_width;
-use crate::units::{duration, elapsed};
+use crate::state::Status;
+use crate::theme::Theme;
+use crate::wrap::width as text_width;
+use tern_text::units::{duration, elapsed};
 
 fn tokens(n: u64) -> String {
     if n >= 1_000_000 {
@@ -89,8 +89,7 @@ pub fn line(width: u16, status: &Status, context_window: u64, theme: &Theme, hin
     spent.output_tokens += status.subagent_usage.output_tokens;
     spent.cache_read_tokens += status.subagent_usage.cache_read_tokens;
     spent.cache_write_tokens += status.subagent_usage.cache_write_tokens;
-    let prices = status.prices.as_deref().unwrap_or(crate::models::Catalog::builtin());
-    if let Some(usd) = prices.cost(&model, &spent) {
+    if let Some(usd) = status.prices.as_ref().and_then(|prices| prices.cost(&model, &spent)) {
         right.push((4, Span::styled(format!(" · ${usd:.2}"), theme.status_bar)));
     }
     right.push((5, Span::styled(format!(" · {hints}"), theme.dim)));
@@ -130,7 +129,7 @@ mod tests {
             .draw(|f| {
                 let area = f.area();
                 let line = line(area.width, status, 100_000, &Theme::default(), "? help");
-                super::super::line::put_line(f.buffer_mut(), area, 0, &line);
+                crate::line::put_line(f.buffer_mut(), area, 0, &line);
             })
             .unwrap();
         terminal

@@ -13,9 +13,9 @@
 use ratatui::text::{Line, Span};
 
 use super::cells::GUTTER;
-use crate::tui::highlight;
-use crate::tui::markdown::render_markdown;
-use crate::tui::theme::Theme;
+use crate::highlight;
+use crate::markdown::render_markdown;
+use crate::theme::Theme;
 
 struct Chunk {
     /// Its text is `answer[from..to]`.

@@ -12,13 +12,13 @@ use ratatui::widgets::Paragraph;
 
 use super::tool_pane::spinner;
 use super::transcript::TranscriptView;
-use crate::protocol::TurnEnd;
-use crate::tui::keymap::{Action, Keymap};
-use crate::tui::state::subagents::{SubagentPane, SubagentStatus};
-use crate::tui::state::{AppState, CellKind};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap_line;
-use crate::units::elapsed;
+use crate::keymap::{Action, Keymap};
+use crate::state::subagents::{SubagentPane, SubagentStatus};
+use crate::state::{AppState, CellKind};
+use crate::theme::Theme;
+use crate::wrap::wrap_line;
+use tern_protocol::TurnEnd;
+use tern_text::units::elapsed;
 
 pub fn render(pane: &SubagentPane, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
     let (mark, style, state) = match pane.status {

@@ -2,8 +2,8 @@
 //! browser show, the tail a folded pane shows of a long output, and the label (the files of a patch) a call's row
 //! carries. One place, so the pane and the history browser never disagree. Text only: no styling here.
 
-use crate::protocol::{ToolDetails, ToolKind, ToolOutput};
-use crate::tui::state::calls::ToolCallState;
+use crate::state::calls::ToolCallState;
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 /// Output lines a folded pane shows of a long command output (its last ones).
 pub const TAIL_LINES: usize = 4;
@@ -127,7 +127,7 @@ fn is_meaningful(line: &str) -> bool {
 /// zero-width space must not pass for another.
 pub fn summary(output: &ToolOutput) -> String {
     let text = summary_text(output);
-    match crate::terminal_text::reveal(&text).0 {
+    match tern_text::reveal(&text).0 {
         std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(shown) => shown,
     }
@@ -250,9 +250,9 @@ pub fn patch_files(call: &ToolCallState) -> Vec<String> {
     }) = &call.output
         && !diffs.is_empty()
     {
-        return crate::headless::unique_paths(diffs.iter().map(|d| d.path.as_str()));
+        return tern_text::calls::unique_paths(diffs.iter().map(|d| d.path.as_str()));
     }
-    crate::headless::edit_paths(&crate::headless::call_arguments(&call.args))
+    tern_text::calls::edit_paths(&tern_text::calls::call_arguments(&call.args))
 }
 
 /// The argument a call's row shows: its key argument, or for an edit of several files (a patch) the files it
@@ -261,7 +261,7 @@ pub fn call_label(call: &ToolCallState) -> String {
     if call.kind == ToolKind::Edit {
         let files = patch_files(call);
         if !files.is_empty() {
-            return crate::headless::files_label(&files);
+            return tern_text::calls::files_label(&files);
         }
     }
     call.key_arg.clone()

@@ -8,12 +8,12 @@ use ratatui::text::{Line, Span};
 
 pub use super::summary::summary;
 use super::summary::{call_label, exec_tail, more_lines};
-use crate::protocol::{ToolDetails, ToolOutput};
-use crate::tui::diff::{DiffOptions, render_diff};
-use crate::tui::state::calls::{CallStatus, ToolCallState};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::{truncate, width as text_width, wrap_line};
-pub use crate::units::{duration, elapsed};
+use crate::diff::{DiffOptions, render_diff};
+use crate::state::calls::{CallStatus, ToolCallState};
+use crate::theme::Theme;
+use crate::wrap::{truncate, width as text_width, wrap_line};
+use tern_protocol::{ToolDetails, ToolOutput};
+pub use tern_text::units::{duration, elapsed};
 
 /// Live output lines shown under a running command.
 const LIVE_LINES: usize = 6;

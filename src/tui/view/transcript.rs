@@ -13,12 +13,12 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState};
 
 use super::cells::{is_live, render_cell};
-use super::line::{encode, put_line};
 use super::stream::StreamLayout;
-use crate::tui::highlight;
-use crate::tui::screen::Reuse;
-use crate::tui::state::{AppState, CellKind};
-use crate::tui::theme::Theme;
+use crate::highlight;
+use crate::line::{encode, put_line};
+use crate::screen::Reuse;
+use crate::state::{AppState, CellKind};
+use crate::theme::Theme;
 
 struct Cached {
     rev: u64,
@@ -97,9 +97,9 @@ impl Row {
             let mut last = [0u8; 8];
             last[..words.remainder().len()].copy_from_slice(words.remainder());
             let h = words.fold(self.bytes.len() as u64, |h, word| {
-                crate::tui::screen::mix(h, u64::from_le_bytes(word.try_into().unwrap_or_default()))
+                crate::screen::mix(h, u64::from_le_bytes(word.try_into().unwrap_or_default()))
             });
-            crate::tui::screen::mix(h, u64::from_le_bytes(last))
+            crate::screen::mix(h, u64::from_le_bytes(last))
         });
     }
 }
@@ -551,7 +551,7 @@ impl TranscriptView {
 /// "new output below ↓" on the bottom edge of the transcript, right-aligned so it covers as little as it can.
 fn render_marker(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
     const MARKER: &str = " new output below ↓ End ";
-    let w = crate::tui::wrap::width(MARKER) as u16;
+    let w = crate::wrap::width(MARKER) as u16;
     if area.height == 0 || area.width < w {
         return;
     }

@@ -9,29 +9,32 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::state::trust::TrustOffer;
-use crate::tui::theme::Theme;
-use crate::tui::wrap::{truncate, wrap_lines};
+use crate::host::TrustOffer;
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::theme::Theme;
+use crate::wrap::{truncate, wrap_lines};
 
 pub struct TrustLayer {
     offer: TrustOffer,
+    /// Writes the trust where it is read from.
+    host: std::sync::Arc<dyn crate::host::Host>,
     /// Why writing the trust failed, shown in the prompt.
     error: Option<String>,
     scroll: usize,
 }
 
 impl TrustLayer {
-    pub fn new(offer: TrustOffer) -> Self {
+    pub fn new(offer: TrustOffer, host: std::sync::Arc<dyn crate::host::Host>) -> Self {
         Self {
             offer,
+            host,
             error: None,
             scroll: 0,
         }
     }
 
     fn trust(&mut self, ctx: &mut Ctx<'_>) {
-        match crate::config::write::trust_project(&self.offer.user_config, &self.offer.workspace, &self.offer.digest) {
+        match self.host.trust(&self.offer) {
             Ok(()) => {
                 ctx.effect(Effect::Close);
                 ctx.effect(Effect::Reload);

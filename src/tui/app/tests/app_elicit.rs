@@ -2,8 +2,8 @@
 //! `Op::Elicit`, Esc declines, and an interrupted turn closes it.
 
 use super::*;
-use crate::protocol::ElicitationAnswer;
-use crate::tui::view::elicit::ElicitLayer;
+use crate::view::elicit::ElicitLayer;
+use tern_protocol::ElicitationAnswer;
 
 impl Harness {
     fn elicit(&mut self, id: u64) {

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::*;
-use crate::protocol::Usage;
+use tern_protocol::Usage;
 
 fn typed_command(h: &mut Harness, line: &str) {
     h.keys(line);
@@ -142,8 +142,8 @@ fn f2_turns_mouse_capture_off_and_on_and_the_status_bar_says_so() {
 fn an_attached_file_goes_to_the_model_and_the_transcript_shows_its_chip() {
     let mut h = harness();
     std::fs::write(h._dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    let policy = crate::tools::path_policy::PathPolicy::new(h._dir.path()).unwrap();
-    let file = crate::tui::composer::attach::read_file(&policy, "notes.txt").unwrap();
+    let host = crate::testing::TestHost::new(h._dir.path());
+    let file = crate::composer::attach::read_file(&host, "notes.txt").unwrap();
     h.keys("sum up ");
     h.app.composer.attach(file);
     h.press(key(KeyCode::Enter));

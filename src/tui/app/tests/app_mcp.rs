@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::mcp::{ServerState, ServerStatus, TransportKind};
-use crate::protocol::McpAction;
-use crate::tui::state::{CellKind, Level};
+use crate::state::{CellKind, Level};
+use tern_protocol::McpAction;
+use tern_protocol::mcp::{ServerState, ServerStatus, TransportKind};
 
 pub(super) fn server(name: &str, state: ServerState, skipped: bool) -> ServerStatus {
     ServerStatus {
@@ -75,7 +75,7 @@ fn failed_and_skipped_servers_are_warned_about_once() {
 
 /// A ready server with tools, resources and prompts, and a failed one.
 fn two_servers() -> Vec<ServerStatus> {
-    use crate::mcp::{ItemKind, PromptSummary, ResourceSummary, ToolSummary, prompts::PromptArgument};
+    use tern_protocol::mcp::{ItemKind, PromptArgument, PromptSummary, ResourceSummary, ToolSummary};
     let mut every = server(
         "everything",
         ServerState::Ready {

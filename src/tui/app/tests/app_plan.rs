@@ -8,15 +8,20 @@ use super::*;
 /// A harness whose workspace holds `files` in `.tern/commands/` (name, text).
 fn harness_with_commands(files: &[(&str, &str)]) -> Harness {
     let mut h = harness();
-    let dir = h._dir.path().join(crate::commands::PROJECT_DIR);
+    let dir = h._dir.path().join(tern_commands::PROJECT_DIR);
     for (name, text) in files {
         std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
         std::fs::write(dir.join(name), text).unwrap();
     }
-    let custom = crate::commands::CustomCommands::load_from(&dir, Some(h._dir.path()), None, &builtin_names());
+    let custom = tern_commands::CustomCommands::load_from(&dir, Some(h._dir.path()), None, &builtin_names());
     let (notify, _) = mpsc::unbounded_channel();
     let (tx, ops) = mpsc::unbounded_channel();
-    let composer = Composer::new(h._dir.path().to_path_buf(), all_commands(&custom), notify);
+    let composer = Composer::new(
+        h._dir.path().to_path_buf(),
+        all_commands(&custom),
+        notify,
+        std::sync::Arc::new(crate::testing::TestHost::new(h._dir.path())),
+    );
     h.app = App::new(tx, composer, Keymap::default(), Theme::dark(), 128_000);
     h.app.custom = custom;
     h.ops = ops;
@@ -58,7 +63,7 @@ fn a_custom_command_sends_its_expanded_prompt() {
 
 #[test]
 fn snapshot_plan_pane_and_status_progress() {
-    use crate::protocol::{PlanItem, PlanStatus};
+    use tern_protocol::{PlanItem, PlanStatus};
     let mut h = harness();
     h.event(Event::TurnStarted {
         turn: 1,
@@ -91,7 +96,7 @@ fn snapshot_plan_pane_and_status_progress() {
         h.event(Event::ToolCallBegin {
             call_id: id.into(),
             name: "todo_write".into(),
-            kind: crate::protocol::ToolKind::Plan,
+            kind: tern_protocol::ToolKind::Plan,
             args: json!({}),
         });
         h.event(Event::ToolCallEnd {

@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 
 use super::*;
-use crate::tui::screen::{self, Screen};
+use crate::screen::{self, Screen};
 
 const W: u16 = 72;
 const H: u16 = 24;

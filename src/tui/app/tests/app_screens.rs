@@ -3,7 +3,7 @@
 
 use super::app_mcp::server;
 use super::*;
-use crate::mcp::ServerState;
+use tern_protocol::mcp::ServerState;
 
 fn with_start_info(h: &mut Harness) {
     h.app.start.context_files = vec!["/work/demo/AGENTS.md".into(), "/work/demo/crates/core/AGENTS.md".into()];
@@ -142,11 +142,11 @@ fn snapshot_new_output_below_marker() {
     assert!(!h.app.transcript.new_output_below());
 }
 
-fn offer(workspace: &std::path::Path, user_config: &std::path::Path) -> crate::tui::state::trust::TrustOffer {
-    crate::tui::state::trust::TrustOffer {
+fn offer(workspace: &std::path::Path, user_config: &std::path::Path) -> crate::host::TrustOffer {
+    crate::host::TrustOffer {
         workspace: workspace.to_path_buf(),
         user_config: user_config.to_path_buf(),
-        digest: crate::config::trust::digest(workspace),
+        digest: "digest-of-the-project".into(),
         files: vec![".tern/config.toml".into(), ".mcp.json".into()],
         servers: vec![
             ("db".into(), "db-server --port 5432".into()),
@@ -166,9 +166,10 @@ fn snapshot_trust_prompt() {
         std::path::Path::new("/work/proj"),
         std::path::Path::new("/home/u/.config/tern/config.toml"),
     );
-    h.app
-        .layers
-        .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer)));
+    h.app.layers.push(Box::new(crate::view::trust::TrustLayer::new(
+        offer,
+        std::sync::Arc::new(crate::testing::TestHost::new(std::path::Path::new("/work/proj"))),
+    )));
     let small = h.screen(80, 24);
     assert!(small.contains("Trust this project?") && small.contains("t trust") && small.contains("n not now"));
     assert!(small.contains("npx -y @acme/docs-mcp") && small.contains("cargo test, make"));
@@ -181,27 +182,20 @@ fn trusting_writes_the_user_config_and_reloads() {
     let dir = tempfile::tempdir().unwrap();
     let user = dir.path().join("config/tern/config.toml");
     let mut h = harness();
-    h.app
-        .layers
-        .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer(
-            dir.path(),
-            &user,
-        ))));
+    let host = std::sync::Arc::new(crate::testing::TestHost::new(dir.path()));
+    h.app.layers.push(Box::new(crate::view::trust::TrustLayer::new(
+        offer(dir.path(), &user),
+        host.clone(),
+    )));
     // Other keys wait for the answer.
     h.keys("x");
     assert_eq!(h.app.layers.len(), 1);
     assert!(h.app.switch.is_none());
     h.keys("t");
     assert!(h.app.layers.is_empty());
-    assert_eq!(h.app.switch, Some(crate::tui::switch::SessionSwitch::Reload));
-    let written = crate::config::ConfigFile::load(&user).unwrap().unwrap();
-    let trusted = std::fs::canonicalize(dir.path()).unwrap();
-    assert_eq!(written.trusted_projects.len(), 1);
-    assert_eq!(written.trusted_projects[0].path(), trusted);
-    assert_eq!(
-        crate::config::trust::standing(&written.trusted_projects, &trusted),
-        crate::config::trust::Standing::Trusted
-    );
+    assert_eq!(h.app.switch, Some(crate::host::SessionSwitch::Reload));
+    // The host writes it where trust is read from (`tern::tui_host` has the test of that).
+    assert_eq!(*host.trusted.lock().unwrap(), [offer(dir.path(), &user)]);
 }
 
 #[test]
@@ -210,16 +204,18 @@ fn not_now_leaves_everything_as_it_was() {
     let user = dir.path().join("config.toml");
     for answer in [key(KeyCode::Char('n')), key(KeyCode::Esc)] {
         let mut h = harness();
-        h.app
-            .layers
-            .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer(
-                dir.path(),
-                &user,
-            ))));
+        let host = std::sync::Arc::new(crate::testing::TestHost::new(dir.path()));
+        h.app.layers.push(Box::new(crate::view::trust::TrustLayer::new(
+            offer(dir.path(), &user),
+            host.clone(),
+        )));
         h.press(answer);
         assert!(h.app.layers.is_empty());
         assert!(h.app.switch.is_none());
-        assert!(!user.exists(), "nothing is written when not trusted");
+        assert!(
+            host.trusted.lock().unwrap().is_empty(),
+            "nothing is written when not trusted"
+        );
         assert!(
             h.app
                 .state
@@ -241,9 +237,10 @@ fn a_long_trust_prompt_scrolls_within_a_small_screen() {
     offer.servers = (0..30)
         .map(|i| (format!("server{i}"), format!("run-server-{i}")))
         .collect();
-    h.app
-        .layers
-        .push(Box::new(crate::tui::view::trust::TrustLayer::new(offer)));
+    h.app.layers.push(Box::new(crate::view::trust::TrustLayer::new(
+        offer,
+        std::sync::Arc::new(crate::testing::TestHost::new(std::path::Path::new("/work/proj"))),
+    )));
     let first = h.screen(80, 24);
     assert!(first.contains("t trust") && first.contains("↑↓ more"), "{first}");
     assert!(!first.contains("server29"), "{first}");

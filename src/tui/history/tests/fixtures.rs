@@ -8,11 +8,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-use crate::protocol::{FileDiff, ToolDetails, ToolOutput};
-use crate::tui::history::HistoryLayer;
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::state::calls::ToolCallState;
-use crate::tui::theme::Theme;
+use crate::history::HistoryLayer;
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::state::calls::ToolCallState;
+use crate::theme::Theme;
+use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
 
 /// Lines in the stored result file; the preview the model got holds only the first few.
 pub const STORED_LINES: usize = 3000;
@@ -22,7 +22,7 @@ pub fn call(id: &str, name: &str, args: Value, secs: u64) -> ToolCallState {
     let mut c = ToolCallState::new(
         id.into(),
         name.into(),
-        crate::protocol::ToolKind::recorded_by_name(name),
+        tern_protocol::ToolKind::recorded_by_name(name),
         args,
     );
     c.started_at = UNIX_EPOCH + Duration::from_secs(86_400 * 20_000 + 12 * 3_600 + secs);

@@ -4,10 +4,10 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::json;
 
 use super::fixtures::{Harness, STORED_LINES, call, copied, describe, done, set_running_since};
-use crate::protocol::ToolOutput;
-use crate::tui::history::HistoryLayer;
-use crate::tui::layer::{Handled, Layer};
-use crate::tui::state::calls::ToolCallState;
+use crate::history::HistoryLayer;
+use crate::layer::{Handled, Layer};
+use crate::state::calls::ToolCallState;
+use tern_protocol::ToolOutput;
 
 #[test]
 fn selection_starts_on_newest_and_stays_in_bounds() {
@@ -288,7 +288,7 @@ fn stored_result_loads_in_the_background() {
         "{screen}"
     );
     let size = std::fs::metadata(&h.stored_path).unwrap().len();
-    assert!(screen.contains(&crate::tui::history::format::size(size)), "{screen}");
+    assert!(screen.contains(&crate::history::format::size(size)), "{screen}");
     // y copies the whole stored file, not the preview.
     let effects = h.press(KeyCode::Char('y'));
     assert_eq!(copied(&effects).map(str::len), Some(size as usize));
@@ -296,7 +296,7 @@ fn stored_result_loads_in_the_background() {
     h.press(KeyCode::Esc);
     let screen = h.screen_text(100, 20);
     assert!(
-        screen.contains(&format!("  {}", crate::tui::history::format::size(size))),
+        screen.contains(&format!("  {}", crate::history::format::size(size))),
         "{screen}"
     );
 }
@@ -425,7 +425,7 @@ fn thousands_of_calls() {
 
 #[test]
 fn patch_rows_name_the_files_they_touch() {
-    use crate::protocol::{FileDiff, ToolDetails};
+    use tern_protocol::{FileDiff, ToolDetails};
     let mut h = Harness::new();
     let args = json!({"edits": [
         {"path": "src/parser.rs", "old_text": "a", "new_text": "b"},

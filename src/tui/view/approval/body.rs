@@ -6,11 +6,11 @@
 use ratatui::text::{Line, Span};
 
 use super::hunks::{Choice, HunkReview};
-use crate::protocol::ApprovalRequest;
-use crate::terminal_text::{one_line, reveal};
-use crate::tui::diff::{DiffOptions, render_diff_with_hunks};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap_line;
+use crate::diff::{DiffOptions, render_diff_with_hunks};
+use crate::theme::Theme;
+use crate::wrap::wrap_line;
+use tern_protocol::ApprovalRequest;
+use tern_text::{one_line, reveal};
 
 /// The body's lines, and the line the view should keep in sight (the hunk under review).
 pub struct Body {

@@ -1,9 +1,9 @@
 //! Hunk-by-hunk review inside the approval prompt: which hunk is under review, what the user chose for each one
-//! before it, and the answer once every hunk has a choice. The hunks are `tools::edit::hunks::hunks` over the
+//! before it, and the answer once every hunk has a choice. The hunks are `tern_protocol::hunks::hunks` over the
 //! request's diffs, the same numbering the agent applies the answer with.
 
-use crate::protocol::{ApprovalDecision, EditedHunk, FileDiff};
-use crate::tools::edit::hunks::{self, Hunk};
+use tern_protocol::hunks::{self, Hunk};
+use tern_protocol::{ApprovalDecision, EditedHunk, FileDiff};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {

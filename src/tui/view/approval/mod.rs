@@ -22,12 +22,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
-use crate::protocol::{ApprovalDecision, ApprovalRequest, EditScope, Op};
-use crate::tui::diff::DiffLayer;
-use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap_line;
+use crate::diff::DiffLayer;
+use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::theme::Theme;
+use crate::wrap::wrap_line;
 use hunks::{Choice, HunkReview};
+use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Op};
 
 /// Rows the prompt wants at most, before the app's own cap (the composer and a few transcript rows stay).
 const MAX_BODY_ROWS: u16 = 30;

@@ -8,11 +8,11 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::ApprovalLayer;
-use crate::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, EditedHunk, Event, FileDiff, Op};
-use crate::tui::app::{App, slash_commands};
-use crate::tui::composer::Composer;
-use crate::tui::keymap::Keymap;
-use crate::tui::theme::Theme;
+use crate::app::{App, slash_commands};
+use crate::composer::Composer;
+use crate::keymap::Keymap;
+use crate::theme::Theme;
+use tern_protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, EditedHunk, Event, FileDiff, Op};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
@@ -26,8 +26,14 @@ fn harness() -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let (tx, ops) = mpsc::unbounded_channel();
     let (notify, _) = mpsc::unbounded_channel();
-    let composer = Composer::new(dir.path().to_path_buf(), slash_commands(), notify);
+    let composer = Composer::new(
+        dir.path().to_path_buf(),
+        slash_commands(),
+        notify,
+        std::sync::Arc::new(crate::testing::TestHost::new(dir.path())),
+    );
     let mut app = App::new(tx, composer, Keymap::default(), Theme::dark(), 128_000);
+    app.state.status.prices = Some(crate::testing::prices());
     app.on_agent_event(Event::SessionStarted {
         provider: "openai".into(),
         model: "gpt-4.1".into(),
@@ -48,7 +54,7 @@ impl Harness {
         self.app.on_agent_event(Event::ToolCallBegin {
             call_id: "call_1".into(),
             name: tool.into(),
-            kind: crate::protocol::ToolKind::recorded_by_name(tool),
+            kind: tern_protocol::ToolKind::recorded_by_name(tool),
             args,
         });
         self.app.on_agent_event(Event::ApprovalRequest(request.clone()));
@@ -216,7 +222,7 @@ fn always_for_the_file_or_directory_and_an_edited_hunk() {
     assert_eq!(
         t.answers(),
         [ApprovalDecision::AlwaysEdits {
-            scope: crate::protocol::EditScope::Directory
+            scope: tern_protocol::EditScope::Directory
         }]
     );
     let mut t = harness();
@@ -269,7 +275,7 @@ fn a_command_with_invisible_characters_shows_them_and_says_so() {
 fn keys_typed_on_into_the_guard_hold_it_up_and_a_pause_ends_it() {
     use std::time::{Duration, Instant};
 
-    use crate::tui::layer::{Ctx, Effect, Handled, Layer, View};
+    use crate::layer::{Ctx, Effect, Handled, Layer, View};
 
     let request = ApprovalRequest {
         call_id: "c1".into(),

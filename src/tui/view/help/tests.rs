@@ -5,9 +5,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::tui::app::slash_commands;
-use crate::tui::keymap::Keymap;
-use crate::tui::layer::Ctx;
+use crate::app::slash_commands;
+use crate::keymap::Keymap;
+use crate::layer::Ctx;
 
 fn help() -> HelpLayer {
     HelpLayer::new(Keymap::default().describe_all(), slash_commands())

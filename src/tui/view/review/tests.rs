@@ -5,8 +5,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::protocol::{FileDiff, HunkRef, ReviewHunk};
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
+use tern_protocol::{FileDiff, HunkRef, ReviewHunk};
 
 fn numbered(n: usize) -> String {
     (1..=n).map(|k| format!("line {k}\n")).collect()

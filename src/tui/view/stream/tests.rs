@@ -5,10 +5,10 @@
 use ratatui::text::Line;
 
 use super::StreamLayout;
-use crate::tui::highlight;
-use crate::tui::markdown::render_markdown;
-use crate::tui::theme::Theme;
-use crate::tui::view::cells::{GUTTER, frame_lines, stable_split};
+use crate::highlight;
+use crate::markdown::render_markdown;
+use crate::theme::Theme;
+use crate::view::cells::{GUTTER, frame_lines, stable_split};
 
 /// What the transcript drew for a streaming answer before the layout was kept: the finished part laid out whole.
 fn laid_out_whole(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {

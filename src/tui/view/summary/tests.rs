@@ -3,9 +3,9 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::protocol::FileDiff;
-use crate::tools::exec::ExecTool;
-use crate::tools::{PathPolicy, Tool, ToolContext};
+use tern_protocol::FileDiff;
+use tern_tools::exec::ExecTool;
+use tern_tools::{PathPolicy, Tool, ToolContext};
 
 /// Runs `command` through the exec tool, as the agent does, and returns the call the UI would hold.
 async fn run(command: &str) -> ToolCallState {
@@ -13,7 +13,7 @@ async fn run(command: &str) -> ToolCallState {
     let ctx = ToolContext::new(PathPolicy::new(dir.path()).unwrap());
     let args = json!({ "command": command });
     let output = ExecTool::default().execute(args.clone(), &ctx).await.unwrap();
-    let mut call = ToolCallState::new("c1".into(), "exec".into(), crate::protocol::ToolKind::Command, args);
+    let mut call = ToolCallState::new("c1".into(), "exec".into(), tern_protocol::ToolKind::Command, args);
     call.finish(output, std::time::Duration::from_millis(5), None);
     call
 }
@@ -83,7 +83,7 @@ fn other_failures_and_long_results() {
     let mut call = ToolCallState::new(
         "c".into(),
         "edit_file".into(),
-        crate::protocol::ToolKind::Edit,
+        tern_protocol::ToolKind::Edit,
         json!({"path": "a.rs"}),
     );
     call.finish(
@@ -96,7 +96,7 @@ fn other_failures_and_long_results() {
     let mut call = ToolCallState::new(
         "c".into(),
         "mcp__docs__search".into(),
-        crate::protocol::ToolKind::Mcp,
+        tern_protocol::ToolKind::Mcp,
         json!({}),
     );
     call.finish(ToolOutput::text("first hit\nsecond\n\nthird"), Default::default(), None);
@@ -104,7 +104,7 @@ fn other_failures_and_long_results() {
 }
 
 fn patch_call(args: Value) -> ToolCallState {
-    ToolCallState::new("p".into(), "apply_patch".into(), crate::protocol::ToolKind::Edit, args)
+    ToolCallState::new("p".into(), "apply_patch".into(), tern_protocol::ToolKind::Edit, args)
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn patch_rows_name_their_files() {
     let call = ToolCallState::new(
         "e".into(),
         "exec".into(),
-        crate::protocol::ToolKind::Command,
+        tern_protocol::ToolKind::Command,
         json!({"command": "ls -la"}),
     );
     assert_eq!(call_label(&call), "ls -la");
@@ -145,7 +145,7 @@ fn hidden_characters_in_a_written_name_are_shown() {
     // write_file tells the model the real name ("Created x\u{200b}file.txt"); the summary and a patch row show the
     // zero-width space, so the name cannot pass for "xfile.txt".
     let args = json!({"path": "x\u{200b}file.txt", "content": "z\n"});
-    let mut call = ToolCallState::new("w".into(), "write_file".into(), crate::protocol::ToolKind::Edit, args);
+    let mut call = ToolCallState::new("w".into(), "write_file".into(), tern_protocol::ToolKind::Edit, args);
     call.finish(
         ToolOutput::text("Created x\u{200b}file.txt (1 line)"),
         Default::default(),

@@ -7,8 +7,8 @@ use ratatui::layout::Rect;
 use ratatui::style::Color;
 
 use super::*;
-use crate::protocol::Event;
-use crate::tui::highlight::tests::cold;
+use crate::highlight::tests::cold;
+use tern_protocol::Event;
 
 /// Draws the view; returns the screen's text and whether any cell of the code line has a syntax colour.
 fn draw(view: &mut TranscriptView, state: &AppState, theme: &Theme) -> (String, bool) {
@@ -42,7 +42,7 @@ fn code_drawn_plain_before_warm_up_is_redrawn_highlighted_after() {
     let (before, coloured) = cold(|| draw(&mut view, &state, &theme));
     assert!(!coloured, "drawn plain while the definitions load:\n{before}");
     // Warm-up ends; the cell's revision is unchanged, its cached plain layout must not stay.
-    crate::tui::highlight::warm_up();
+    crate::highlight::warm_up();
     let (after, coloured) = draw(&mut view, &state, &theme);
     assert!(coloured, "highlighted once they are loaded:\n{after}");
     assert_eq!(before, after, "the same text in the same place");
@@ -50,7 +50,7 @@ fn code_drawn_plain_before_warm_up_is_redrawn_highlighted_after() {
 
 #[test]
 fn a_large_block_is_drawn_plain_at_once_and_coloured_once_the_worker_is_done() {
-    crate::tui::highlight::warm_up();
+    crate::highlight::warm_up();
     let theme = Theme::dark();
     let mut state = AppState::new();
     // Ruby: syntect highlights it (the languages the lexer knows are coloured at once, whatever their size).
@@ -62,7 +62,7 @@ fn a_large_block_is_drawn_plain_at_once_and_coloured_once_the_worker_is_done() {
     let mut view = TranscriptView::new();
     let (before, coloured) = draw(&mut view, &state, &theme);
     assert!(!coloured, "the frame did not wait for the block:\n{before}");
-    crate::tui::highlight::test_background::wait_for_worker();
+    crate::highlight::test_background::wait_for_worker();
     // The cell did not change; its provisional layout must not stay.
     let (after, coloured) = draw(&mut view, &state, &theme);
     assert!(coloured, "coloured once the worker is done:\n{after}");

@@ -19,9 +19,13 @@
 
 pub mod expand;
 pub mod mcp_prompts;
+pub mod prompt_args;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// What `/init` asks the model to do: look at the repository and write a starter AGENTS.md.
+pub const INIT_PROMPT: &str = include_str!("../../assets/init_prompt.md");
 
 /// The commands folder of a project, relative to its workspace.
 pub const PROJECT_DIR: &str = ".tern/commands";
@@ -96,10 +100,10 @@ pub fn user_dir() -> Option<PathBuf> {
 
 impl CustomCommands {
     /// The commands of `workspace` and of the user; `builtins` are the names the frontend keeps for itself.
-    pub fn load(workspace: &Path, builtins: &[&str]) -> Self {
-        // While instruction files a command wrote wait for the user (`config::planted`), the project's commands stay
-        // out: a planted one could hide the user's own of the same name.
-        let project = if crate::agent::planted::withheld(workspace).is_empty() {
+    /// `planted`: instruction files a command wrote wait for the user (`tern_agent::planted`); the project's commands
+    /// then stay out, as a planted one could hide the user's own of the same name.
+    pub fn load(workspace: &Path, builtins: &[&str], planted: bool) -> Self {
+        let project = if !planted {
             workspace.join(PROJECT_DIR)
         } else {
             std::path::PathBuf::new()
@@ -164,12 +168,12 @@ impl CustomCommands {
 
 /// `tern run "/name args"`: the prompt to send, and notices for stderr. Only a prompt that starts with `/name` loads
 /// the command files. A name of the full-screen UI's own commands (`builtins`), or of no command, leaves the prompt
-/// as it was written, with a notice saying so.
-pub fn expand_for_run(prompt: &str, workspace: &Path, builtins: &[&str]) -> (String, Vec<String>) {
+/// as it was written, with a notice saying so. `planted`: as for `CustomCommands::load`.
+pub fn expand_for_run(prompt: &str, workspace: &Path, builtins: &[&str], planted: bool) -> (String, Vec<String>) {
     let Some(name) = command_name(prompt) else {
         return (prompt.to_string(), Vec::new());
     };
-    let commands = CustomCommands::load(workspace, builtins);
+    let commands = CustomCommands::load(workspace, builtins, planted);
     let mut notices = commands.notices.clone();
     match commands.expand_line(prompt) {
         Some(expanded) => (expanded, notices),

@@ -68,7 +68,7 @@ pub(crate) fn encode(line: &Line<'_>, out: &mut Vec<u8>) {
         "modifiers take more than 12 bits"
     );
     fn style(style: ratatui::style::Style, out: &mut Vec<u8>) {
-        let color = |c: Option<ratatui::style::Color>| c.map_or(1 << 26, crate::tui::screen::color_code);
+        let color = |c: Option<ratatui::style::Color>| c.map_or(1 << 26, crate::screen::color_code);
         let modifiers = |m: ratatui::style::Modifier| u64::from(m.bits());
         let first = color(style.fg) | color(style.bg) << 27 | (modifiers(style.add_modifier) & 0x3ff) << 54;
         let second = color(style.underline_color)

@@ -1,5 +1,5 @@
 //! The project trust offer: when a workspace has its own configuration (`.tern/config.toml`, `.mcp.json`) that is
-//! not trusted, or a command wrote instruction files that tern withholds until the user looks (`config::planted`),
+//! not trusted, or a command wrote instruction files that tern withholds until the user looks (`tern_agent::planted`),
 //! what the UI asks at start — which files it found and what trusting would enable (the MCP servers that would
 //! start, with their commands as written; the allow rules, hooks and looser settings that would apply). Read
 //! once before the UI starts; never asked headless (`tern run` keeps `--trust-project`). A project cannot trust
@@ -9,23 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::config::{ConfigFile, Settings};
-
-/// What the trust prompt shows and where trust is written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrustOffer {
-    pub workspace: PathBuf,
-    /// The user's config file, where `trusted_projects` is kept.
-    pub user_config: PathBuf,
-    /// The project's own files found, relative to the workspace.
-    pub files: Vec<String>,
-    /// The MCP servers that would start: (name, command line or URL as written in the file, unexpanded).
-    pub servers: Vec<(String, String)>,
-    /// What else would change, one line each (allow rules, hooks, mode, sandbox ...).
-    pub changes: Vec<String>,
-    /// The digest of the project's files, taken before they were read for the prompt: trust is bound to it.
-    pub digest: String,
-}
+use super::{ConfigFile, Settings};
+pub use crate::tui::host::TrustOffer;
 
 /// The offer for a session in `workspace`, or `None` when there is nothing to ask: the project is trusted (in the
 /// user's config or with `--trust-project`), has no configuration of its own, or there is no user config to write to.
@@ -39,7 +24,7 @@ pub fn offer(settings: &Settings, workspace: &Path) -> Option<TrustOffer> {
 
 /// `offer` without the settings: the project files and what they would change.
 pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
-    let digest = crate::config::trust::digest(workspace);
+    let digest = super::trust::digest(workspace);
     let config_path = workspace.join(".tern/config.toml");
     let json_path = workspace.join(".mcp.json");
     let mut files = Vec::new();

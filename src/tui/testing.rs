@@ -1,0 +1,73 @@
+//! A session host for the UI's own tests: the read policy and session logs are the real ones (from the crates the
+//! root host uses), nothing starts another session, and trusting a project is recorded for the test to see.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tern_protocol::SessionSummary;
+
+use crate::host::{Connection, Host, Session, Transcript, TrustOffer};
+
+/// The prices a session host gives the UI: the model catalog's own.
+pub fn prices() -> std::sync::Arc<dyn tern_protocol::Prices> {
+    std::sync::Arc::new(tern_provider::models::Catalog::builtin().clone())
+}
+
+pub struct TestHost {
+    workspace: PathBuf,
+    /// The offers the user trusted.
+    pub trusted: Mutex<Vec<TrustOffer>>,
+    /// `trust` fails with this.
+    pub trust_error: Option<String>,
+}
+
+impl TestHost {
+    pub fn new(workspace: &Path) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            trusted: Mutex::new(Vec::new()),
+            trust_error: None,
+        }
+    }
+}
+
+impl Host for TestHost {
+    fn switches(&self) -> bool {
+        false
+    }
+
+    fn resume(&self, _path: &Path) -> Result<(Connection, Session), String> {
+        Err("this session cannot switch to another".into())
+    }
+
+    fn fork(&self, _path: &Path) -> Result<PathBuf, String> {
+        Err("this session cannot switch to another".into())
+    }
+
+    fn sessions(&self) -> Vec<SessionSummary> {
+        Vec::new()
+    }
+
+    fn count_turns(&self, path: &Path) -> usize {
+        tern_session::list::count_turns(path).unwrap_or(0)
+    }
+
+    fn transcript(&self, path: &Path) -> Result<Transcript, String> {
+        let loaded = tern_session::log::load(path).map_err(|e| e.to_string())?;
+        Ok((loaded.messages, loaded.events))
+    }
+
+    fn trust(&self, offer: &TrustOffer) -> Result<(), String> {
+        if let Some(e) = &self.trust_error {
+            return Err(e.clone());
+        }
+        self.trusted.lock().unwrap().push(offer.clone());
+        Ok(())
+    }
+
+    fn attachable(&self, path: &str) -> Result<PathBuf, String> {
+        tern_tools::PathPolicy::new(&self.workspace)
+            .map_err(|e| e.to_string())?
+            .attachable(path)
+    }
+}

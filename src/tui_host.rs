@@ -1,0 +1,179 @@
+//! The full-screen UI's session host (`tern_tui::Host`): the UI knows the protocol and asks this for the rest — other
+//! sessions started from the configuration as it is then, the session list, a subagent's log, writing trust, and
+//! which files the agent's read policy lets the user attach.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::agent::AgentHandle;
+use crate::config::Settings;
+use crate::host::SessionInfo;
+use crate::mcp::McpManager;
+use crate::tools::PathPolicy;
+use crate::tui::host::{Connection, Host, Session, Transcript, TrustOffer};
+
+/// Reads the settings as they are now (the command line's flags over the files).
+pub type ReadSettings = Box<dyn Fn() -> Result<Settings, String> + Send + Sync>;
+
+pub struct TuiHost {
+    workspace: PathBuf,
+    /// `None`: the session cannot switch to another (the demo).
+    settings: Option<ReadSettings>,
+    /// The workspace's read policy, for attachments; made on the first one.
+    policy: OnceLock<Result<PathPolicy, String>>,
+    /// The MCP servers of the session on screen, ended after the UI closes.
+    mcp: Mutex<Option<Arc<McpManager>>>,
+}
+
+impl TuiHost {
+    /// A host for sessions in `workspace`; `settings` reads the configuration for the next session (`None`: the
+    /// session on screen is the only one).
+    pub fn new(workspace: &Path, settings: Option<ReadSettings>) -> Self {
+        Self {
+            workspace: workspace.to_path_buf(),
+            settings,
+            policy: OnceLock::new(),
+            mcp: Mutex::new(None),
+        }
+    }
+
+    /// The session for the UI, and its servers remembered as the ones on screen.
+    pub fn show(&self, info: SessionInfo) -> Session {
+        if let Ok(mut mcp) = self.mcp.lock() {
+            mcp.clone_from(&info.mcp);
+        }
+        for_ui(info)
+    }
+
+    /// The MCP servers of the session on screen.
+    pub fn mcp(&self) -> Option<Arc<McpManager>> {
+        self.mcp.lock().ok().and_then(|m| m.clone())
+    }
+}
+
+/// The UI's ends of an agent's channels.
+pub fn connection(handle: AgentHandle) -> Connection {
+    let AgentHandle { ops, events, task } = handle;
+    Connection { ops, events, task }
+}
+
+/// A session as the UI shows it: a fork says what it was forked from, first.
+fn for_ui(info: SessionInfo) -> Session {
+    let mut notices = info.notices;
+    if let Some(from) = info.log_path.as_deref().and_then(|path| forked_note(&info.id, path)) {
+        notices.insert(0, from);
+    }
+    Session {
+        id: info.id,
+        history: info.history,
+        events: info.events,
+        log_path: info.log_path,
+        warnings: info.warnings,
+        notices,
+        prices: info.prices,
+    }
+}
+
+fn forked_note(id: &str, path: &Path) -> Option<String> {
+    let meta = crate::session::log::read_meta(path).ok()?;
+    let from = meta.forked_from?;
+    Some(format!(
+        "session {id} — a fork of {from} at {} messages; the original is unchanged",
+        meta.forked_messages.unwrap_or(0)
+    ))
+}
+
+impl Host for TuiHost {
+    fn switches(&self) -> bool {
+        self.settings.is_some()
+    }
+
+    fn resume(&self, path: &Path) -> Result<(Connection, Session), String> {
+        let read = self.settings.as_ref().ok_or("this session cannot switch to another")?;
+        let settings = read()?;
+        let (handle, info) = crate::host::start(&settings, &self.workspace, Some(path)).map_err(|e| e.to_string())?;
+        Ok((connection(handle), self.show(info)))
+    }
+
+    fn fork(&self, path: &Path) -> Result<PathBuf, String> {
+        crate::session::list::fork(&crate::config::data_dir(), path)
+            .map_err(|e| format!("cannot fork the session: {e}"))
+    }
+
+    fn sessions(&self) -> Vec<tern_protocol::SessionSummary> {
+        crate::session::list::list(&crate::config::data_dir(), &self.workspace.display().to_string())
+    }
+
+    fn count_turns(&self, path: &Path) -> usize {
+        crate::session::list::count_turns(path).unwrap_or(0)
+    }
+
+    fn transcript(&self, path: &Path) -> Result<Transcript, String> {
+        let loaded = crate::session::log::load(path).map_err(|e| e.to_string())?;
+        Ok((loaded.messages, loaded.events))
+    }
+
+    fn trust(&self, offer: &TrustOffer) -> Result<(), String> {
+        crate::config::write::trust_project(&offer.user_config, &offer.workspace, &offer.digest)
+            .map_err(|e| e.to_string())
+    }
+
+    fn attachable(&self, path: &str) -> Result<PathBuf, String> {
+        let policy = self
+            .policy
+            .get_or_init(|| PathPolicy::new(&self.workspace).map_err(|e| e.to_string()));
+        policy.as_ref().map_err(Clone::clone)?.attachable(path)
+    }
+}
+
+/// The instruction files (AGENTS.md, CLAUDE.md) a session in `workspace` loads, as paths: the same search the agent's
+/// prompt makes, for the start screen.
+pub fn context_files(workspace: &Path) -> Vec<String> {
+    let sources = crate::agent::prompt::ContextSources::for_workspace(workspace);
+    let (files, _) = crate::agent::prompt::files::collect(workspace, sources.user_dir.as_deref());
+    files.into_iter().map(|f| f.path.display().to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::trust::{Standing, digest, standing};
+
+    #[test]
+    fn trusting_writes_the_user_config_bound_to_the_projects_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("config/tern/config.toml");
+        let host = TuiHost::new(dir.path(), None);
+        let offer = crate::config::offer::TrustOffer {
+            workspace: dir.path().to_path_buf(),
+            user_config: user.clone(),
+            files: vec![".tern/config.toml".into()],
+            servers: Vec::new(),
+            changes: Vec::new(),
+            digest: digest(dir.path()),
+        };
+        host.trust(&offer).unwrap();
+        let written = crate::config::ConfigFile::load(&user).unwrap().unwrap();
+        let trusted = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(written.trusted_projects.len(), 1);
+        assert_eq!(written.trusted_projects[0].path(), trusted);
+        assert_eq!(standing(&written.trusted_projects, &trusted), Standing::Trusted);
+    }
+
+    #[test]
+    fn attachments_come_from_the_workspace_through_the_read_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "alpha\n").unwrap();
+        std::fs::write(dir.path().join(".env"), "KEY=1\n").unwrap();
+        let host = TuiHost::new(dir.path(), None);
+        let resolved = host.attachable("notes.txt").unwrap();
+        assert_eq!(resolved, std::fs::canonicalize(dir.path().join("notes.txt")).unwrap());
+        assert!(host.attachable("../outside.txt").is_err());
+        assert!(
+            host.attachable(".env").is_err(),
+            "a file that may hold secrets is not attached"
+        );
+        assert!(!host.switches(), "a host without settings is the only session");
+        assert!(host.resume(&dir.path().join("log.jsonl")).is_err());
+    }
+}
