@@ -77,31 +77,24 @@ async fn turn(calls: usize, batch: usize) -> Duration {
     let mut tools = ToolRegistry::new();
     tools.register(Arc::new(Noop("ok")));
     let results = ToolResultStore::new(dir.path().join("results"));
-    let mut agent = spawn(AgentConfig {
-        provider: Arc::new(Scripted {
-            calls,
-            batch,
-            step: AtomicUsize::new(0),
-        }),
-        tools,
-        policy: PathPolicy::new(dir.path()).unwrap(),
-        gate: ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
-        system_prompt: "bench".into(),
-        max_iterations: u32::MAX,
-        context_window: u64::MAX / 2,
-        reserve_tokens: 0,
-        compaction: Default::default(),
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: Vec::new(),
-        hooks: Default::default(),
-        log: None,
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    });
+    let scripted = Scripted {
+        calls,
+        batch,
+        step: AtomicUsize::new(0),
+    };
+    let mut agent = spawn(
+        AgentConfig::new(
+            Arc::new(scripted),
+            tools,
+            PathPolicy::new(dir.path()).unwrap(),
+            ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
+            "bench".into(),
+            results,
+        )
+        .with_max_iterations(u32::MAX)
+        .with_context_window(u64::MAX / 2)
+        .with_reserve_tokens(0),
+    );
     let start = Instant::now();
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
     while let Some(event) = agent.events.recv().await {

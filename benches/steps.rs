@@ -181,27 +181,19 @@ async fn turn(steps: usize, kind: ProviderKind) -> Turn {
     provider.api_key = Some("bench-key".into());
     let mut tools = ToolRegistry::new();
     tools.register(Arc::new(Noop("ok: a short result of a few dozen characters")));
-    let mut agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy: PathPolicy::new(dir.path()).unwrap(),
-        gate: ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
-        system_prompt: "You are a benchmark. ".repeat(200).into(),
-        max_iterations: u32::MAX,
-        context_window: u64::MAX / 2,
-        reserve_tokens: 0,
-        results: ToolResultStore::new(dir.path().join("results")),
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: Vec::new(),
-        hooks: Default::default(),
-        compaction: Default::default(),
-        log: None,
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    });
+    let mut agent = spawn(
+        AgentConfig::new(
+            tern::provider::build(&provider).unwrap(),
+            tools,
+            PathPolicy::new(dir.path()).unwrap(),
+            ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
+            "You are a benchmark. ".repeat(200).into(),
+            ToolResultStore::new(dir.path().join("results")),
+        )
+        .with_max_iterations(u32::MAX)
+        .with_context_window(u64::MAX / 2)
+        .with_reserve_tokens(0),
+    );
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
     while let Some(event) = agent.events.recv().await {
         match event {

@@ -104,29 +104,24 @@ pub fn config_for(
     let policy = session_policy(settings, workspace, &results, &context)?;
     let gate = session_gate(settings, sandbox.is_some());
     let tools = session_tools(settings, sandbox);
-    let config = AgentConfig {
-        provider,
-        tools,
-        gate,
-        system_prompt,
-        policy,
-        max_iterations: settings.max_iterations,
-        context_window: settings.context_window,
-        reserve_tokens: settings.output_limit,
-        compaction: settings.compaction,
-        results,
-        history,
-        history_events,
-        history_usage,
-        history_checkpoints: checkpoints,
-        hooks: crate::hooks::Hooks::new(settings.hooks.clone(), &session_id, workspace)
-            .with_transcript(info.log_path.as_deref())
-            .with_env_allow(settings.env_allow.clone()),
-        log,
-        subagents: Some(settings.subagents),
-        mcp_elicitations: Some(mcp_elicitations),
-        mcp,
-    };
+    let config = AgentConfig::new(provider, tools, policy, gate, system_prompt, results)
+        .with_max_iterations(settings.max_iterations)
+        .with_context_window(settings.context_window)
+        .with_reserve_tokens(settings.output_limit)
+        .with_compaction(settings.compaction)
+        .with_history(history)
+        .with_history_events(history_events)
+        .with_history_usage(history_usage)
+        .with_history_checkpoints(checkpoints)
+        .with_hooks(
+            crate::hooks::Hooks::new(settings.hooks.clone(), &session_id, workspace)
+                .with_transcript(info.log_path.as_deref())
+                .with_env_allow(settings.env_allow.clone()),
+        )
+        .with_log(log)
+        .with_subagents(settings.subagents)
+        .with_mcp_elicitations(mcp_elicitations)
+        .with_mcp(mcp);
     Ok((config, info))
 }
 
@@ -521,27 +516,17 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         sandbox,
         ..ExecConfig::default()
     })));
-    let config = AgentConfig {
-        provider: Arc::new(crate::demo::DemoProvider::new(std::time::Duration::from_millis(40))),
+    let system_prompt = prompt::system_prompt(policy.root()).into();
+    let config = AgentConfig::new(
+        Arc::new(crate::demo::DemoProvider::new(std::time::Duration::from_millis(40))),
         tools,
-        gate,
-        system_prompt: prompt::system_prompt(policy.root()).into(),
         policy,
-        max_iterations: 20,
-        context_window: 128_000,
-        reserve_tokens: 8_192,
-        compaction: crate::config::Compaction::default(),
+        gate,
+        system_prompt,
         results,
-        history: Vec::new(),
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: Vec::new(),
-        log: None,
-        hooks: Default::default(),
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    };
+    )
+    .with_context_window(128_000)
+    .with_reserve_tokens(8_192);
     let info = SessionInfo {
         id: "demo".into(),
         history: Vec::new(),

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
 use tern::agent::compact::SUMMARY_HEADER;
-use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::agent::{AgentHandle, spawn};
 use tern::config::Compaction;
 use tern::protocol::{ApprovalMode, Event, Message, Op, TurnEnd};
 use tern::provider::ProviderKind;
@@ -59,20 +59,20 @@ async fn harness(script: Vec<Reply>, setup: Setup) -> Harness {
     let provider = support::agent::provider(&mock, setup.kind);
     let results = ToolResultStore::new(store.path().join("results"));
     let mut config = support::agent::config(&provider, dir.path(), results, ApprovalMode::AutoEdit);
-    for name in config.tools.names() {
+    for name in config.tools_mut().names() {
         if !(setup.read_file && name == "read_file") {
-            config.tools.unregister(&name);
+            config.tools_mut().unregister(&name);
         }
     }
-    let agent = spawn(AgentConfig {
-        max_iterations: 40,
-        context_window: setup.window,
-        reserve_tokens: setup.reserve,
-        compaction: setup.compaction,
-        history: setup.history,
-        log: setup.log,
-        ..config
-    });
+    let agent = spawn(
+        config
+            .with_max_iterations(40)
+            .with_context_window(setup.window)
+            .with_reserve_tokens(setup.reserve)
+            .with_compaction(setup.compaction)
+            .with_history(setup.history)
+            .with_log(setup.log),
+    );
     Harness {
         mock,
         agent,

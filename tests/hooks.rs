@@ -69,21 +69,18 @@ async fn harness(script: Vec<Reply>, mode: ApprovalMode, hooks: Vec<Hook>) -> (H
 }
 
 async fn harness_with_gate(script: Vec<Reply>, gate: ApprovalGate, hooks: Vec<Hook>) -> (Harness, Arc<AtomicUsize>) {
-    let mode = gate.mode();
     let mock = MockLlm::start(script).await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.txt"), "hello world\n").unwrap();
     let store = tempfile::tempdir().unwrap();
     let provider = support::agent::provider(&mock, ProviderKind::OpenAi);
     let results = ToolResultStore::new(store.path().join("results"));
-    let mut config = support::agent::config(&provider, dir.path(), results, mode);
+    let mut config = support::agent::config_with_gate(&provider, dir.path(), results, gate);
     let runs = Arc::new(AtomicUsize::new(0));
-    config.tools.register(Arc::new(Probe {
+    config.tools_mut().register(Arc::new(Probe {
         runs: Arc::clone(&runs),
     }));
-    config.hooks = Hooks::new(hooks, "hooks-test", dir.path());
-    config.gate = gate;
-    let agent = spawn(config);
+    let agent = spawn(config.with_hooks(Hooks::new(hooks, "hooks-test", dir.path())));
     let harness = Harness {
         mock,
         agent,

@@ -12,7 +12,7 @@ use support::mock_llm::{MockLlm, Reply};
 use support::tmux::{Tmux, tern_command, tmux_available};
 use tern::agent::prompt::files::{MAX_FILE_CHARS, MAX_TOTAL_CHARS};
 use tern::agent::prompt::{ContextSources, SystemPrompt};
-use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::agent::{AgentHandle, spawn};
 use tern::protocol::{ApprovalMode, ContextReport, Event, MemoryScope, Op};
 use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
@@ -225,12 +225,17 @@ async fn session_in(script: Vec<Reply>, mode: ApprovalMode) -> Session {
     let provider = support::agent::provider(&mock, ProviderKind::OpenAi);
     let results = ToolResultStore::new(store.path().join("results"));
     let sources = tree.sources();
-    let agent = spawn(AgentConfig {
-        system_prompt: SystemPrompt::build(&sources),
-        max_iterations: 5,
-        context_window: 100_000,
-        ..support::agent::config(&provider, &sources.workspace, results, mode)
-    });
+    let agent = spawn(
+        support::agent::config_with_prompt(
+            &provider,
+            &sources.workspace,
+            results,
+            mode,
+            SystemPrompt::build(&sources),
+        )
+        .with_max_iterations(5)
+        .with_context_window(100_000),
+    );
     Session {
         mock,
         agent,

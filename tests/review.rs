@@ -65,27 +65,17 @@ async fn session(script: Vec<Reply>) -> Session {
     provider.api_key = Some("test-key".into());
     let results = ToolResultStore::for_session(data.path(), "s1");
     results.ensure_dir().unwrap();
-    let agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools: ToolRegistry::with_builtins(),
-        policy: PathPolicy::new(work.path()).unwrap(),
-        gate: ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
-        max_iterations: 20,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: vec![],
-        compaction: Default::default(),
-        hooks: Default::default(),
-        log: Some(log),
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    });
+    let agent = spawn(
+        AgentConfig::new(
+            tern::provider::build(&provider).unwrap(),
+            ToolRegistry::with_builtins(),
+            PathPolicy::new(work.path()).unwrap(),
+            ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
+            "You are a test.".into(),
+            results,
+        )
+        .with_log(Some(log)),
+    );
     Session {
         mock,
         agent,

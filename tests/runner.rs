@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::agent::{AgentHandle, spawn};
 use tern::protocol::{ApprovalDecision, ApprovalMode, Event, Op, TurnEnd};
 use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
@@ -50,12 +50,9 @@ async fn harness_with(
     let results = ToolResultStore::new(store.path().join("results"));
     let mut config = support::agent::config(&provider, dir.path(), results, mode);
     for tool in extra {
-        config.tools.register(tool);
+        config.tools_mut().register(tool);
     }
-    let agent = spawn(AgentConfig {
-        max_iterations,
-        ..config
-    });
+    let agent = spawn(config.with_max_iterations(max_iterations));
     Harness {
         mock,
         agent,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::agent::{AgentHandle, spawn};
 use tern::protocol::{ApprovalMode, Event, Op, TurnEnd};
 use tern::provider::ProviderKind;
 use tern::session::ToolResultStore;
@@ -28,10 +28,8 @@ async fn harness(script: Vec<Reply>, kind: ProviderKind) -> Harness {
     let store = tempfile::tempdir().unwrap();
     let provider = support::agent::provider(&mock, kind);
     let results = ToolResultStore::new(store.path().join("results"));
-    let agent = spawn(AgentConfig {
-        max_iterations: 50,
-        ..support::agent::config(&provider, dir.path(), results, ApprovalMode::FullAuto)
-    });
+    let agent =
+        spawn(support::agent::config(&provider, dir.path(), results, ApprovalMode::FullAuto).with_max_iterations(50));
     Harness {
         mock,
         agent,

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::agent::{AgentHandle, spawn};
 use tern::config::SubagentSettings;
 use tern::protocol::{ApprovalDecision, ApprovalMode, Event, Op, TurnEnd};
 use tern::provider::ProviderKind;
@@ -35,15 +35,15 @@ async fn harness(script: Vec<Reply>, mode: ApprovalMode, max_concurrent: usize) 
     let results = ToolResultStore::for_session(data.path(), "main");
     let log_path = SessionLog::path_for(data.path(), "main");
     let meta = SessionMeta::new("main", &dir.path().display().to_string(), "openai", "test-model");
-    let agent = spawn(AgentConfig {
-        log: Some(SessionLog::create(&log_path, &meta).unwrap()),
-        subagents: Some(SubagentSettings {
-            enabled: true,
-            max_concurrent,
-            max_iterations: 5,
-        }),
-        ..support::agent::config(&provider, dir.path(), results, mode)
-    });
+    let agent = spawn(
+        support::agent::config(&provider, dir.path(), results, mode)
+            .with_log(Some(SessionLog::create(&log_path, &meta).unwrap()))
+            .with_subagents(SubagentSettings {
+                enabled: true,
+                max_concurrent,
+                max_iterations: 5,
+            }),
+    );
     Harness { mock, agent, dir, data }
 }
 

@@ -127,27 +127,20 @@ fn start_agent(mock: &MockLlm, work: &Path, data: &Path, log: SessionLog, resume
         }
         None => (vec![], 0, vec![]),
     };
-    spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy,
-        gate: ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
-        max_iterations: 20,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        results,
-        history,
-        history_events,
-        history_usage: Default::default(),
-        history_checkpoints,
-        compaction: Default::default(),
-        hooks: Default::default(),
-        log: Some(log),
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    })
+    spawn(
+        AgentConfig::new(
+            tern::provider::build(&provider).unwrap(),
+            tools,
+            policy,
+            ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec![]),
+            "You are a test.".into(),
+            results,
+        )
+        .with_history(history)
+        .with_history_events(history_events)
+        .with_history_checkpoints(history_checkpoints)
+        .with_log(Some(log)),
+    )
 }
 
 /// A rewind to before `turn`'s message: its conversation, its code, or both.

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use server::{Request, Response, Server};
 use support::mock_llm::{MockLlm, Reply};
-use tern::agent::{AgentConfig, AgentHandle, spawn};
+use tern::agent::{AgentHandle, spawn};
 use tern::config::WebSettings;
 use tern::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, Event, Op, ToolOutput};
 use tern::provider::ProviderKind;
@@ -355,9 +355,9 @@ fn agent(
     let results = ToolResultStore::new(work.path().join("results"));
     let mut config = support::agent::config(&provider, work.path(), results, mode);
     for tool in tools {
-        config.tools.register(tool);
+        config.tools_mut().register(tool);
     }
-    spawn(AgentConfig { log, ..config })
+    spawn(config.with_log(log))
 }
 
 /// Runs one turn, answering approvals with `decide`; returns the approval requests seen.

@@ -17,6 +17,7 @@ mod reviewing;
 pub mod runner;
 mod session;
 mod session_hooks;
+mod shared;
 pub mod subagent;
 mod turn;
 mod undo;

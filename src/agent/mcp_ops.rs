@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::runner::{Agent, Shared};
+use super::runner::Agent;
+use super::shared::Shared;
 use tern_protocol::{Event, McpAction};
 use tern_tools::{OutputSink, ToolContext};
 
 /// Carries out `/mcp`'s action on a server; a failure is a notice.
 pub(crate) fn server_action(shared: &Shared, name: &str, action: McpAction) {
-    let Some(mcp) = shared.mcp.as_ref() else {
+    let Some(mcp) = shared.mcp() else {
         shared.emit(Event::Notice {
             text: "no MCP servers in this session".into(),
         });
@@ -38,7 +39,7 @@ impl Agent {
         arguments: serde_json::Map<String, serde_json::Value>,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        let Some(mcp) = self.shared.mcp.as_ref() else {
+        let Some(mcp) = self.shared.mcp() else {
             self.shared.emit(Event::Error {
                 message: "no MCP servers in this session".into(),
             });
@@ -70,7 +71,7 @@ impl Agent {
         text: &str,
         cancel: &CancellationToken,
     ) -> Vec<tern_mcp::resources::Attachment> {
-        let Some(mcp) = self.shared.mcp.as_ref() else {
+        let Some(mcp) = self.shared.mcp() else {
             return Vec::new();
         };
         let statuses = mcp.statuses();

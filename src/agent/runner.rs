@@ -2,16 +2,15 @@
 //! and `Event`s out (protocol.rs). While a turn runs, the task keeps listening for ops: an interrupt cancels the turn,
 //! approvals reach the waiting call, a new user message is queued as the next turn.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalGate;
 use super::prompt::SystemPrompt;
-use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event, Message, Op, TurnEnd, Usage};
+use super::shared::Shared;
+use tern_protocol::{Event, Message, Op, TurnEnd, Usage};
 use tern_provider::Provider;
 use tern_session::{SessionLog, ToolResultStore};
 use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
@@ -19,45 +18,151 @@ use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
 /// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
 pub(crate) const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Everything a session's agent needs.
+/// Everything a session's agent needs: built with `AgentConfig::new` from what every agent has, and the `with_…`
+/// methods for the rest (a new session in memory, 20 model requests a turn and a 200k window unless told otherwise).
 pub struct AgentConfig {
-    pub provider: Arc<dyn Provider>,
-    pub tools: ToolRegistry,
-    pub policy: PathPolicy,
-    pub gate: ApprovalGate,
-    /// Built from context files (rebuilt as they change), or fixed (`"text".into()`).
-    pub system_prompt: SystemPrompt,
-    /// Model requests per turn before the agent must stop and summarise.
-    pub max_iterations: u32,
-    /// The model's context window in tokens.
-    pub context_window: u64,
-    /// Tokens kept free for the answer when fitting the prompt into the window.
-    pub reserve_tokens: u64,
-    /// When and how far the conversation is compacted.
-    pub compaction: crate::compact::Compaction,
-    pub results: ToolResultStore,
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    policy: PathPolicy,
+    gate: ApprovalGate,
+    system_prompt: SystemPrompt,
+    max_iterations: u32,
+    context_window: u64,
+    reserve_tokens: u64,
+    compaction: crate::compact::Compaction,
+    results: ToolResultStore,
+    history: Vec<Message>,
+    history_events: usize,
+    history_usage: Usage,
+    history_checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>,
+    log: Option<SessionLog>,
+    hooks: crate::hooks::Hooks,
+    subagents: Option<crate::subagent::SubagentSettings>,
+    mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
+    mcp: Option<Arc<tern_mcp::McpManager>>,
+}
+
+impl AgentConfig {
+    /// A new session's agent on `provider`, offering `tools` within `policy`, asking through `gate`, with
+    /// `system_prompt` (built from context files and rebuilt as they change, or fixed: `"text".into()`); large tool
+    /// results go to `results`. It runs no hooks, offers no subagents, has no MCP servers and keeps no log.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: ToolRegistry,
+        policy: PathPolicy,
+        gate: ApprovalGate,
+        system_prompt: SystemPrompt,
+        results: ToolResultStore,
+    ) -> Self {
+        Self {
+            provider,
+            tools,
+            policy,
+            gate,
+            system_prompt,
+            max_iterations: 20,
+            context_window: 200_000,
+            reserve_tokens: 8_000,
+            compaction: Default::default(),
+            results,
+            history: Vec::new(),
+            history_events: 0,
+            history_usage: Usage::default(),
+            history_checkpoints: Vec::new(),
+            log: None,
+            hooks: Default::default(),
+            subagents: None,
+            mcp_elicitations: None,
+            mcp: None,
+        }
+    }
+
+    /// The tools to offer, for registering or removing one after the configuration is built.
+    pub fn tools_mut(&mut self) -> &mut ToolRegistry {
+        &mut self.tools
+    }
+
+    /// Model requests per turn before the agent must stop and summarise (20 unless set; at least 1).
+    pub fn with_max_iterations(mut self, max_iterations: u32) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// The model's context window in tokens (200,000 unless set).
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = tokens;
+        self
+    }
+
+    /// Tokens kept free for the answer when fitting the prompt into the window (8,000 unless set).
+    pub fn with_reserve_tokens(mut self, tokens: u64) -> Self {
+        self.reserve_tokens = tokens;
+        self
+    }
+
+    /// When and how far the conversation is compacted (`Compaction::default()` unless set).
+    pub fn with_compaction(mut self, compaction: crate::compact::Compaction) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
     /// Conversation to continue (a resumed session); empty for a new one.
-    pub history: Vec<Message>,
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
     /// How many transcript events the resumed session's log holds (0 for a new one).
-    pub history_events: usize,
+    pub fn with_history_events(mut self, events: usize) -> Self {
+        self.history_events = events;
+        self
+    }
+
     /// The token totals of the resumed session so far (zero for a new one).
-    pub history_usage: Usage,
+    pub fn with_history_usage(mut self, usage: Usage) -> Self {
+        self.history_usage = usage;
+        self
+    }
+
     /// The resumed session's checkpoint records (empty for a new one; see `checkpoint::restorable`): `/undo` and
     /// `/rewind` reach its earlier turns, and turn numbers go on after them.
-    pub history_checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>,
-    /// Where every message is appended as it happens; `None` keeps the session in memory only.
-    pub log: Option<SessionLog>,
-    /// The user's hooks (`crate::hooks`); `Hooks::default()` runs none.
-    pub hooks: crate::hooks::Hooks,
-    /// Offer the `spawn` tool with these limits (`agent::subagent`); `None` offers no subagents.
-    pub subagents: Option<crate::subagent::SubagentSettings>,
+    pub fn with_history_checkpoints(mut self, checkpoints: Vec<tern_session::checkpoint::TurnCheckpoint>) -> Self {
+        self.history_checkpoints = checkpoints;
+        self
+    }
+
+    /// Where every message is appended as it happens; `None` (unless set) keeps the session in memory only.
+    pub fn with_log(mut self, log: Option<SessionLog>) -> Self {
+        self.log = log;
+        self
+    }
+
+    /// The user's hooks (`crate::hooks`); `Hooks::default()` (unless set) runs none.
+    pub fn with_hooks(mut self, hooks: crate::hooks::Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Offer the `spawn` tool with these limits (`agent::subagent`); unless set, no subagents are offered.
+    pub fn with_subagents(mut self, settings: crate::subagent::SubagentSettings) -> Self {
+        self.subagents = Some(settings);
+        self
+    }
+
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
-    /// `Event::Elicitation` and answered by `Op::Elicit`. `None`: no server can ask.
-    pub mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
-    /// The session's MCP servers: their tools are offered with `tools`, their states told to the frontends
-    /// (`Event::McpServers`), what the user does to them (`/mcp`, prompts, resources) done, and they end with the
-    /// session.
-    pub mcp: Option<Arc<tern_mcp::McpManager>>,
+    /// `Event::Elicitation` and answered by `Op::Elicit`. Unless set, no server can ask.
+    pub fn with_mcp_elicitations(mut self, inbox: tern_mcp::ElicitationInbox) -> Self {
+        self.mcp_elicitations = Some(inbox);
+        self
+    }
+
+    /// The session's MCP servers (`None` unless set): their tools are offered with the configured ones, their states
+    /// told to the frontends (`Event::McpServers`), what the user does to them (`/mcp`, prompts, resources) done, and
+    /// they end with the session.
+    pub fn with_mcp(mut self, mcp: Option<Arc<tern_mcp::McpManager>>) -> Self {
+        self.mcp = mcp;
+        self
+    }
 }
 
 /// The frontend's ends of the agent's channels.
@@ -65,138 +170,6 @@ pub struct AgentHandle {
     pub ops: mpsc::UnboundedSender<Op>,
     pub events: mpsc::UnboundedReceiver<Event>,
     pub task: tokio::task::JoinHandle<()>,
-}
-
-/// State shared between the op loop and the running turn. Locks are held only for a map insert, a mode read or one
-/// line written to the session log. A subagent's `Shared` holds the same gate, pending prompts, approval ids and model
-/// as its parent's (`child`): one gate and one set of "always" answers per session.
-pub(crate) struct Shared {
-    pub gate: Arc<Mutex<ApprovalGate>>,
-    pub pending: Arc<Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>>,
-    /// MCP servers' requests for input waiting for the user, by the id of their `Event::Elicitation`.
-    pub elicitations: Arc<Mutex<HashMap<u64, oneshot::Sender<ElicitationAnswer>>>>,
-    /// The next approval request id, unique across the session's agents.
-    pub approval_ids: Arc<AtomicU64>,
-    /// A model chosen during the session, replacing the configured one.
-    pub model: Arc<Mutex<Option<String>>>,
-    pub events: mpsc::UnboundedSender<Event>,
-    pub record: Mutex<Recorder>,
-    /// Cancelled by an interrupt or shutdown, then replaced: work that outlives a turn (subagents started without
-    /// waiting) runs under a child of it.
-    pub background: Mutex<CancellationToken>,
-    /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
-    pub mcp: Option<Arc<tern_mcp::McpManager>>,
-}
-
-/// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
-pub(crate) struct Recorder {
-    /// `None` keeps the session in memory only (no log, or writing it failed).
-    pub log: Option<SessionLog>,
-    pub events: usize,
-}
-
-impl Shared {
-    /// The state of a subagent of this agent: the same gate, prompts, approval ids and model; its own events and log.
-    pub(crate) fn child(&self, events: mpsc::UnboundedSender<Event>, log: Option<SessionLog>) -> Shared {
-        Shared {
-            gate: Arc::clone(&self.gate),
-            pending: Arc::clone(&self.pending),
-            elicitations: Arc::clone(&self.elicitations),
-            approval_ids: Arc::clone(&self.approval_ids),
-            model: Arc::clone(&self.model),
-            events,
-            record: Mutex::new(Recorder { log, events: 0 }),
-            background: Mutex::new(CancellationToken::new()),
-            mcp: self.mcp.clone(),
-        }
-    }
-
-    pub(crate) fn next_approval_id(&self) -> u64 {
-        self.approval_ids.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// A token for background work, cancelled by the next interrupt or shutdown.
-    pub(crate) fn background_token(&self) -> CancellationToken {
-        self.background.lock().map(|t| t.child_token()).unwrap_or_default()
-    }
-
-    /// Stops the background work running now; work started later gets a fresh token.
-    pub(crate) fn interrupt_background(&self) {
-        if let Ok(mut token) = self.background.lock() {
-            std::mem::take(&mut *token).cancel();
-        }
-    }
-
-    /// Sends an event to the frontend, and records it in the session log when a resumed session must show it.
-    pub(crate) fn emit(&self, event: Event) {
-        if recorded(&event) {
-            let at = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0);
-            self.write_log(|log| log.event(at, &event));
-            if let Ok(mut record) = self.record.lock() {
-                record.events += 1;
-            }
-        }
-        let _ = self.events.send(event);
-    }
-
-    /// Writes to the session log. A log that cannot be written is reported once and then left alone: the session
-    /// goes on in memory.
-    pub(crate) fn write_log(&self, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
-        let failed = {
-            let Ok(mut record) = self.record.lock() else {
-                return;
-            };
-            let Some(log) = record.log.as_mut() else {
-                return;
-            };
-            match write(log) {
-                Ok(()) => None,
-                Err(e) => {
-                    let path = log.path().display().to_string();
-                    record.log = None;
-                    Some(format!(
-                        "cannot write the session log {path}: {e}; this session will not be resumable"
-                    ))
-                }
-            }
-        };
-        // Sent after the lock is gone: the notice itself is recorded through `emit`.
-        if let Some(text) = failed {
-            let _ = self.events.send(Event::Notice { text });
-        }
-    }
-
-    /// How many transcript events the log holds for the current conversation.
-    pub(crate) fn recorded_events(&self) -> usize {
-        self.record.lock().map(|r| r.events).unwrap_or(0)
-    }
-}
-
-/// Events a resumed session replays: what the transcript showed, without the deltas it was streamed in.
-fn recorded(event: &Event) -> bool {
-    matches!(
-        event,
-        Event::TurnStarted { .. }
-            | Event::AssistantMessage { .. }
-            | Event::ToolCallBegin { .. }
-            | Event::ToolCallEnd { .. }
-            | Event::ApprovalRequest(_)
-            | Event::TokenUsage { .. }
-            | Event::Notice { .. }
-            | Event::Error { .. }
-            | Event::TurnFinished { .. }
-            | Event::ModeChanged { .. }
-            | Event::ModelChanged { .. }
-            | Event::ApprovalDecided { .. }
-            | Event::PlanUpdated { .. }
-            | Event::SubagentStarted { .. }
-            | Event::SubagentFinished { .. }
-            | Event::SubagentDelivered { .. }
-            | Event::ReviewApplied { .. }
-    ) || super::subagent::recorded_in_parent(event)
 }
 
 /// The agent's own state; `turn.rs` runs turns on it.
@@ -253,32 +226,19 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         config.policy.root(),
     );
     checkpoints.restore(config.history_checkpoints);
-    let shared = Arc::new(Shared {
-        gate: Arc::new(Mutex::new(config.gate)),
-        pending: Arc::default(),
-        elicitations: Arc::default(),
-        approval_ids: Arc::new(AtomicU64::new(1)),
-        model: Arc::default(),
-        events: ev_tx,
-        record: Mutex::new(Recorder {
-            log: config.log,
-            events: config.history_events,
-        }),
-        background: Mutex::default(),
-        mcp: config.mcp,
-    });
-    if let Some(inbox) = config.mcp_elicitations {
-        forward_elicitations(inbox, Arc::downgrade(&shared));
-    }
-    if let Some(mcp) = &shared.mcp {
-        forward_server_states(mcp.subscribe(), Arc::downgrade(&shared));
-    }
+    let shared = Shared::start(
+        config.gate,
+        ev_tx,
+        (config.log, config.history_events),
+        config.mcp,
+        config.mcp_elicitations,
+    );
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let policy = Arc::new(config.policy);
     let mut tools = config.tools;
     // The session's MCP servers offer their tools as they connect: one registration, as `mcp`.
-    if let Some(mcp) = &shared.mcp {
+    if let Some(mcp) = shared.mcp() {
         tools.add_source(Arc::clone(mcp) as _);
     }
     let subagents = config.subagents.filter(|s| s.enabled).map(|settings| {
@@ -366,9 +326,7 @@ impl Agent {
         // Whatever happened, every call the model made has an answer before the next request.
         self.messages.ensure_valid();
         // This turn's prompts are over (their receivers are gone); a background subagent's may still wait.
-        if let Ok(mut pending) = self.shared.pending.lock() {
-            pending.retain(|_, waiter| !waiter.is_closed());
-        }
+        self.shared.forget_closed_approvals();
         end
     }
 }
@@ -390,97 +348,5 @@ impl Agent {
         self.messages.replace(from, to, with);
         // The measured prompt no longer matches the conversation.
         self.meter.invalidate();
-    }
-}
-
-/// Changes the gate's mode, and records the change so a resumed session knows it (and what it does not restore).
-pub(crate) fn set_mode(shared: &Shared, mode: tern_protocol::ApprovalMode) {
-    if let Ok(mut gate) = shared.gate.lock() {
-        gate.set_mode(mode);
-    }
-    shared.emit(Event::ModeChanged { mode });
-}
-
-/// Switches the model, and records it so a resumed session continues on it.
-pub(crate) fn set_model(shared: &Shared, model: String) {
-    if let Ok(mut current) = shared.model.lock() {
-        *current = Some(model.clone());
-    }
-    shared.emit(Event::ModelChanged { model });
-}
-
-pub(crate) fn answer(shared: &Shared, id: u64, decision: ApprovalDecision) {
-    let waiter = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
-    match waiter {
-        Some(tx) => {
-            // Recorded before the call runs: a crash while it runs still shows how the user answered.
-            shared.emit(Event::ApprovalDecided {
-                id,
-                decision: decision.clone(),
-            });
-            let _ = tx.send(decision);
-        }
-        None => shared.emit(Event::Notice {
-            text: format!("approval {id} is no longer pending"),
-        }),
-    }
-}
-
-/// Tells the frontends the MCP servers' states (`Event::McpServers`): as they are now, then at each change, until the
-/// session or the servers are gone.
-fn forward_server_states(
-    mut states: tokio::sync::watch::Receiver<Vec<tern_protocol::mcp::ServerStatus>>,
-    shared: std::sync::Weak<Shared>,
-) {
-    tokio::spawn(async move {
-        loop {
-            let servers = states.borrow_and_update().clone();
-            let Some(shared) = shared.upgrade() else { break };
-            shared.emit(Event::McpServers { servers });
-            drop(shared);
-            if states.changed().await.is_err() {
-                break;
-            }
-        }
-    });
-}
-
-/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
-fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
-    tokio::spawn(async move {
-        while let Some(request) = inbox.recv().await {
-            let Some(shared) = shared.upgrade() else { break };
-            let id = shared.next_approval_id();
-            if let Ok(mut pending) = shared.elicitations.lock() {
-                pending.insert(id, request.reply);
-            }
-            shared.emit(Event::Elicitation {
-                id,
-                server: request.server,
-                message: request.message,
-                schema: request.schema,
-            });
-        }
-    });
-}
-
-pub(crate) fn answer_elicitation(shared: &Shared, id: u64, answer: ElicitationAnswer) {
-    let waiter = shared.elicitations.lock().ok().and_then(|mut p| p.remove(&id));
-    match waiter {
-        Some(tx) => {
-            let _ = tx.send(answer);
-        }
-        None => shared.emit(Event::Notice {
-            text: format!("the request for input {id} is no longer pending"),
-        }),
-    }
-}
-
-/// An interrupt cancels every request for input still waiting (the server hears "cancel").
-pub(crate) fn cancel_elicitations(shared: &Shared) {
-    if let Ok(mut pending) = shared.elicitations.lock() {
-        for (_, tx) in pending.drain() {
-            let _ = tx.send(ElicitationAnswer::Cancel);
-        }
     }
 }

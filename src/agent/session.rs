@@ -10,9 +10,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::runner::{
-    Agent, MCP_SHUTDOWN_WAIT, Shared, answer, answer_elicitation, cancel_elicitations, set_mode, set_model,
-};
+use super::runner::{Agent, MCP_SHUTDOWN_WAIT};
+use super::shared::Shared;
 use tern_protocol::{Event, Op, Usage};
 use tern_session::SessionLog;
 
@@ -35,19 +34,19 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
     match op {
         Op::UserTurn { text } => Sorted::Turn(text),
         Op::Approve { id, decision } => {
-            answer(shared, id, decision);
+            shared.answer(id, decision);
             Sorted::Done
         }
         Op::Elicit { id, answer: reply } => {
-            answer_elicitation(shared, id, reply);
+            shared.answer_elicitation(id, reply);
             Sorted::Done
         }
         Op::SetApprovalMode { mode } => {
-            set_mode(shared, mode);
+            shared.set_mode(mode);
             Sorted::Done
         }
         Op::SetModel { model } => {
-            set_model(shared, model);
+            shared.set_model(model);
             Sorted::Done
         }
         Op::McpServer { name, action } => {
@@ -86,7 +85,7 @@ fn interrupt(shared: &Shared, cancel: Option<&CancellationToken>) {
         cancel.cancel();
     }
     shared.interrupt_background();
-    cancel_elicitations(shared);
+    shared.cancel_elicitations();
 }
 
 /// What arrived while the agent was busy, for after.
@@ -146,7 +145,7 @@ impl Agent {
         }
         self.stop_subagents().await;
         // The session's MCP servers end with it: stdio servers get a moment to exit, then their groups are killed.
-        if let Some(mcp) = &self.shared.mcp {
+        if let Some(mcp) = self.shared.mcp() {
             let _ = tokio::time::timeout(MCP_SHUTDOWN_WAIT, mcp.shutdown()).await;
         }
         self.shared.emit(Event::ShutdownComplete);
@@ -154,7 +153,7 @@ impl Agent {
 
     /// Tells the frontends the session is ready: which model, which mode, which tools.
     fn announce(&self) {
-        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
+        let mode = self.shared.mode();
         self.shared.emit(Event::SessionStarted {
             provider: self.provider.name().to_string(),
             model: self.provider.model().to_string(),
@@ -233,9 +232,7 @@ impl Agent {
     async fn new_conversation(&mut self) {
         self.messages.clear();
         self.shared.write_log(SessionLog::reset);
-        if let Ok(mut record) = self.shared.record.lock() {
-            record.events = 0;
-        }
+        self.shared.set_recorded_events(0);
         self.total_usage = Usage::default();
         self.files.forget_all();
         self.checkpoints.forget_conversation();

@@ -8,7 +8,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookEvent, MAX_STOP_CONTINUES};
-use crate::runner::{Agent, Shared};
+use crate::runner::Agent;
+use crate::shared::Shared;
 use tern_protocol::{Event, Message, ToolCall, ToolOutput, TurnEnd};
 
 /// The notice sender the hook points are given.

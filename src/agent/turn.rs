@@ -184,7 +184,7 @@ impl Agent {
         // whatever the history's length.
         self.messages.ensure_valid();
         let sent = self.messages.len();
-        let model = self.shared.model.lock().ok().and_then(|m| m.clone());
+        let model = self.shared.model();
         let model = model.unwrap_or_else(|| self.provider.model().to_string());
         self.messages.encode_with(&*self.provider);
         let request = PreparedRequest {

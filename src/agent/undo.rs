@@ -113,9 +113,7 @@ impl Agent {
             let turns = records[k..].iter().filter(|r| r.messages.is_some()).count();
             self.messages.truncate(messages);
             self.shared.write_log(|log| log.rewind(messages, chosen.events));
-            if let Ok(mut record) = self.shared.record.lock() {
-                record.events = chosen.events;
-            }
+            self.shared.set_recorded_events(chosen.events);
             // The log's rewind line does the same to the recorded records when they are loaded.
             self.checkpoints.messages_cut(messages);
             // A note about an undo of a turn that is gone is no longer true.

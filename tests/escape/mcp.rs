@@ -76,16 +76,15 @@ async fn both_calls_under(deny: &[&str]) -> (String, String) {
     .await;
     let work = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut config = crate::support::agent::config(
+    let deny: Vec<CommandRule> = deny.iter().map(|r| r.parse().unwrap()).collect();
+    let mut config = crate::support::agent::config_with_gate(
         &crate::support::agent::provider(&mock, ProviderKind::OpenAi),
         work.path(),
         ToolResultStore::new(store.path().join("results")),
-        ApprovalMode::FullAuto,
-    );
-    let deny: Vec<CommandRule> = deny.iter().map(|r| r.parse().unwrap()).collect();
-    config.gate = ApprovalGate::new(ApprovalMode::FullAuto, Vec::new(), deny);
-    config.mcp = Some(manager.clone());
-    config.tools.wait_ready().await;
+        ApprovalGate::new(ApprovalMode::FullAuto, Vec::new(), deny),
+    )
+    .with_mcp(Some(manager.clone()));
+    config.tools_mut().wait_ready().await;
     let mut agent = spawn(config);
     agent.ops.send(Op::UserTurn { text: "go".into() }).unwrap();
     finish_turn(&mut agent.events).await;

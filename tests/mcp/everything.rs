@@ -170,27 +170,19 @@ async fn a_scripted_model_turn_calls_an_mcp_tool() {
     let results = ToolResultStore::new(store.path().join("results"));
     results.ensure_dir().unwrap();
     let tools = ToolRegistry::with_builtins();
-    let mut agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy: PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir()),
-        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
-        max_iterations: 5,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        compaction: Default::default(),
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: Vec::new(),
-        hooks: Default::default(),
-        log: None,
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: Some(manager.clone()),
-    });
+    let policy = PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir());
+    let mut agent = spawn(
+        AgentConfig::new(
+            tern::provider::build(&provider).unwrap(),
+            tools,
+            policy,
+            ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
+            "You are a test.".into(),
+            results,
+        )
+        .with_max_iterations(5)
+        .with_mcp(Some(manager.clone())),
+    );
     agent
         .ops
         .send(Op::UserTurn {

@@ -222,14 +222,13 @@ async fn resources_prompts_and_the_session_switch_through_the_runner() {
     .await;
     let work = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
-    let mut config = crate::support::agent::config(
+    let config = crate::support::agent::config(
         &crate::support::agent::provider(&mock, ProviderKind::OpenAi),
         work.path(),
         ToolResultStore::new(store.path().join("results")),
         ApprovalMode::AutoEdit,
     );
-    config.mcp = Some(manager.clone());
-    let mut agent = spawn(config);
+    let mut agent = spawn(config.with_mcp(Some(manager.clone())));
 
     // Resources: listed and read through the two generic tools; no tool per resource or prompt is offered.
     agent

@@ -54,27 +54,19 @@ fn agent(mock: &MockLlm, manager: &Arc<McpManager>) -> Agent {
     let results = ToolResultStore::new(store.path().join("results"));
     results.ensure_dir().unwrap();
     let tools = ToolRegistry::with_builtins();
-    let handle = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy: PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir()),
-        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
-        system_prompt: SystemPrompt::fixed("You are a test.").with_mcp(manager.clone()),
-        max_iterations: 5,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        compaction: Default::default(),
-        results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: Vec::new(),
-        hooks: Default::default(),
-        log: None,
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: Some(manager.clone()),
-    });
+    let policy = PathPolicy::new(dir.path()).unwrap().allow_read_root(results.dir());
+    let handle = spawn(
+        AgentConfig::new(
+            tern::provider::build(&provider).unwrap(),
+            tools,
+            policy,
+            ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
+            SystemPrompt::fixed("You are a test.").with_mcp(manager.clone()),
+            results,
+        )
+        .with_max_iterations(5)
+        .with_mcp(Some(manager.clone())),
+    );
     Agent {
         handle,
         _dirs: (dir, store),

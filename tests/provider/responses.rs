@@ -4,7 +4,7 @@
 //! agent's tool-use loop as encrypted content, and the faults every provider survives.
 
 use serde_json::{Value, json};
-use tern::agent::{AgentConfig, spawn};
+use tern::agent::spawn;
 use tern::protocol::{ApprovalMode, Event, FinishReason};
 use tern::provider::{ProviderConfig, ProviderError, ProviderEvent, ProviderKind, ReasoningEffort, WireApi, build};
 use tern::session::ToolResultStore;
@@ -102,9 +102,12 @@ async fn reasoning_items_are_carried_through_the_tool_loop() {
     provider.wire_api = WireApi::Responses;
     provider.model = "o4-mini".into();
     let results = ToolResultStore::new(store.path().join("results"));
-    let mut agent = spawn(AgentConfig {
-        ..support::agent::config(&provider, work.path(), results, ApprovalMode::AutoEdit)
-    });
+    let mut agent = spawn(support::agent::config(
+        &provider,
+        work.path(),
+        results,
+        ApprovalMode::AutoEdit,
+    ));
     let events = turn(&mut agent, "What does hello.txt say?").await;
     assert_eq!(reasoning_shown(&events), "Read the file.Done.");
     assert!(

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tern::agent::{AgentConfig, spawn};
+use tern::agent::spawn;
 use tern::protocol::{ApprovalMode, Event, Message, Op, ReasoningBlock};
 use tern::provider::{ProviderError, ProviderKind, ReasoningEffort, build};
 use tern::session::{SessionLog, SessionMeta, ToolResultStore};
@@ -74,10 +74,10 @@ async fn anthropic_thinking_blocks_survive_the_tool_loop_and_a_resume() {
         forked_messages: None,
     };
     let results = || ToolResultStore::new(data.path().join("results"));
-    let mut agent = spawn(AgentConfig {
-        log: Some(SessionLog::create(&path, &meta).unwrap()),
-        ..support::agent::config(&provider, work.path(), results(), ApprovalMode::AutoEdit)
-    });
+    let mut agent = spawn(
+        support::agent::config(&provider, work.path(), results(), ApprovalMode::AutoEdit)
+            .with_log(Some(SessionLog::create(&path, &meta).unwrap())),
+    );
     let events = turn(&mut agent, "What does hello.txt say?").await;
     assert_eq!(
         reasoning_shown(&events),
@@ -124,10 +124,10 @@ async fn anthropic_thinking_blocks_survive_the_tool_loop_and_a_resume() {
             },
         ]
     );
-    let mut resumed = spawn(AgentConfig {
-        history: loaded.messages.clone(),
-        ..support::agent::config(&provider, work.path(), results(), ApprovalMode::AutoEdit)
-    });
+    let mut resumed = spawn(
+        support::agent::config(&provider, work.path(), results(), ApprovalMode::AutoEdit)
+            .with_history(loaded.messages.clone()),
+    );
     turn(&mut resumed, "Anything else?").await;
     let body = mock.requests().pop().unwrap();
     let thinking: Vec<&Value> = body["messages"]

@@ -40,31 +40,23 @@ async fn mode_and_model_switches_and_approval_answers_are_in_the_log() {
     let results = ToolResultStore::new(data.path().join("results"));
     let mut tools = ToolRegistry::with_builtins();
     tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
-    let mut agent = spawn(AgentConfig {
-        provider: tern::provider::build(&provider).unwrap(),
-        tools,
-        policy: PathPolicy::new(work.path()).unwrap(),
-        gate: ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
-        system_prompt: "test".into(),
-        max_iterations: 10,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        results,
-        history: vec![],
-        history_events: 0,
+    let mut agent = spawn(
+        AgentConfig::new(
+            tern::provider::build(&provider).unwrap(),
+            tools,
+            PathPolicy::new(work.path()).unwrap(),
+            ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]),
+            "test".into(),
+            results,
+        )
+        .with_max_iterations(10)
         // A resumed session's totals so far: the new requests add to them.
-        history_usage: tern::protocol::Usage {
+        .with_history_usage(tern::protocol::Usage {
             input_tokens: 1_000_000,
             ..Default::default()
-        },
-        history_checkpoints: Vec::new(),
-        hooks: Default::default(),
-        compaction: Default::default(),
-        log: Some(SessionLog::create(&path, &meta).unwrap()),
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    });
+        })
+        .with_log(Some(SessionLog::create(&path, &meta).unwrap())),
+    );
     agent
         .ops
         .send(Op::SetApprovalMode {

@@ -1,6 +1,6 @@
 //! An agent in a test: the real runner, tools and provider, talking to the scripted model over HTTP. One place builds
-//! the configuration; a test changes what it needs with struct update syntax (`AgentConfig { max_iterations: 5,
-//! ..support::agent::config(..) }`).
+//! the configuration; a test changes what it needs with the builder's methods
+//! (`support::agent::config(..).with_max_iterations(5)`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tern::agent::AgentConfig;
 use tern::agent::approval::ApprovalGate;
+use tern::agent::prompt::SystemPrompt;
 use tern::protocol::ApprovalMode;
 use tern::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 use tern::session::ToolResultStore;
@@ -43,29 +44,53 @@ pub fn config(
     results: ToolResultStore,
     mode: ApprovalMode,
 ) -> AgentConfig {
+    config_with_gate(provider, workspace, results, ApprovalGate::new(mode, vec![], vec![]))
+}
+
+/// `config` asking through `gate`.
+pub fn config_with_gate(
+    provider: &ProviderConfig,
+    workspace: &Path,
+    results: ToolResultStore,
+    gate: ApprovalGate,
+) -> AgentConfig {
+    build(provider, workspace, results, gate, "You are a test.".into())
+}
+
+/// `config` with `system_prompt`.
+pub fn config_with_prompt(
+    provider: &ProviderConfig,
+    workspace: &Path,
+    results: ToolResultStore,
+    mode: ApprovalMode,
+    system_prompt: SystemPrompt,
+) -> AgentConfig {
+    build(
+        provider,
+        workspace,
+        results,
+        ApprovalGate::new(mode, vec![], vec![]),
+        system_prompt,
+    )
+}
+
+fn build(
+    provider: &ProviderConfig,
+    workspace: &Path,
+    results: ToolResultStore,
+    gate: ApprovalGate,
+    system_prompt: SystemPrompt,
+) -> AgentConfig {
     results.ensure_dir().unwrap();
     let policy = PathPolicy::new(workspace).unwrap().allow_read_root(results.dir());
     let mut tools = ToolRegistry::with_builtins();
     tools.register(Arc::new(ExecTool::new(ExecConfig::default())));
-    AgentConfig {
-        provider: tern::provider::build(provider).unwrap(),
+    AgentConfig::new(
+        tern::provider::build(provider).unwrap(),
         tools,
         policy,
-        gate: ApprovalGate::new(mode, vec![], vec![]),
-        system_prompt: "You are a test.".into(),
-        max_iterations: 20,
-        context_window: 200_000,
-        reserve_tokens: 8_000,
-        compaction: Default::default(),
+        gate,
+        system_prompt,
         results,
-        history: vec![],
-        history_events: 0,
-        history_usage: Default::default(),
-        history_checkpoints: Vec::new(),
-        log: None,
-        hooks: Default::default(),
-        subagents: None,
-        mcp_elicitations: None,
-        mcp: None,
-    }
+    )
 }

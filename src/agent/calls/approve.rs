@@ -105,10 +105,10 @@ impl Agent {
             Err(_) if !Arc::ptr_eq(&self.widened_policy(&effects), &self.policy) => None,
             Err(output) => return Gate::Refused(output),
         };
-        let (always_file, always_dir) = match self.shared.gate.lock() {
-            Ok(gate) => gate.edit_scopes(&effects, &self.policy),
-            Err(_) => (None, None),
-        };
+        let (always_file, always_dir) = self
+            .shared
+            .with_gate(|gate| gate.edit_scopes(&effects, &self.policy))
+            .unwrap_or((None, None));
         let question = Question {
             prepared,
             effects,
@@ -135,7 +135,7 @@ impl Agent {
         effects: &Effects,
         cancel: &CancellationToken,
     ) -> Option<(Verdict, ExecLimits)> {
-        let mode = self.shared.gate.lock().map(|g| g.mode()).unwrap_or_default();
+        let mode = self.shared.mode();
         let shared = Arc::clone(&self.shared);
         let notify = move |text| shared.emit(Event::Notice { text });
         let hook = self
@@ -145,13 +145,16 @@ impl Agent {
         if cancel.is_cancelled() {
             return None;
         }
-        let (verdict, firm, limits) = match self.shared.gate.lock() {
-            Ok(gate) => (
+        let decided = self.shared.with_gate(|gate| {
+            (
                 gate.decide(prepared.tool.as_ref(), effects, &self.policy),
-                hook.is_some() && crate::hooks::firm_question(&gate, effects, &self.policy),
+                hook.is_some() && crate::hooks::firm_question(gate, effects, &self.policy),
                 gate.exec_limits(effects, &self.policy),
-            ),
-            Err(_) => (
+            )
+        });
+        let (verdict, firm, limits) = match decided {
+            Some(decided) => decided,
+            None => (
                 Verdict::Deny {
                     reason: "internal error: the approval gate is unavailable".into(),
                 },
@@ -172,11 +175,7 @@ impl Agent {
 
     /// Shows the approval prompt for `question`; the answer comes back through the returned receiver.
     fn ask(&self, call: &ToolCall, question: &Question, reason: String) -> oneshot::Receiver<ApprovalDecision> {
-        let id = self.shared.next_approval_id();
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.shared.pending.lock() {
-            pending.insert(id, tx);
-        }
+        let (id, rx) = self.shared.new_approval();
         let (command, cwd) = describe(&call.name, &question.prepared.args, &question.effects, &self.policy);
         let change = question.change.as_ref();
         // The prompt shows what a file holds, and a file (outside the workspace, say) may hold a key.
@@ -266,7 +265,7 @@ impl Agent {
             }
             ApprovalDecision::Abort => Gate::Abort,
             ApprovalDecision::Unattended { frontend } => {
-                let gate = self.shared.gate.lock().map(|g| g.clone()).unwrap_or_default();
+                let gate = self.shared.with_gate(|g| g.clone()).unwrap_or_default();
                 let text =
                     super::refusal::unattended(&gate, prepared.tool.as_ref(), &prepared.args, &self.policy, &frontend);
                 Gate::Refused(ToolOutput::error(text))
@@ -276,12 +275,12 @@ impl Agent {
 
     /// "Always": the gate takes the rule (`shown` as the notice names it) for the rest of the session.
     fn allow_for_session(&self, shown: &str, add: impl FnOnce(&mut crate::approval::ApprovalGate)) {
-        if let Ok(mut gate) = self.shared.gate.lock() {
+        self.shared.with_gate(|gate| {
             self.shared.emit(Event::Notice {
                 text: format!("allowed for this session: {shown}"),
             });
-            add(&mut gate);
-        }
+            add(gate);
+        });
     }
 
     /// The change an edit tool would make, computed with the policy a yes would give it, writing nothing. `Ok(None)`:

@@ -265,7 +265,7 @@ impl Agent {
         ask.push_str("\n<conversation>\n");
         ask.push_str(&transcript);
         ask.push_str("</conversation>\n");
-        let model = self.shared.model.lock().ok().and_then(|m| m.clone());
+        let model = self.shared.model();
         let request = ChatRequest {
             model: model.unwrap_or_else(|| self.provider.model().to_string()),
             system: SUMMARY_PROMPT.to_string(),

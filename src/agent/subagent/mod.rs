@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Shared;
+use super::shared::Shared;
 use tern_protocol::{Event, TurnEnd};
 use tern_provider::Provider;
 use tern_session::ToolResultStore;
@@ -144,8 +144,7 @@ impl SubagentManager {
 
     /// Where subagent `id` logs its transcript: next to the main agent's log. `None` when the session has no log.
     fn transcript_path(&self, id: &str) -> Option<PathBuf> {
-        let record = self.parent.shared.record.lock().ok()?;
-        let dir = record.log.as_ref()?.path().parent()?.to_path_buf();
+        let dir = self.parent.shared.log_dir()?;
         Some(dir.join("subagents").join(id).join("session.jsonl"))
     }
 

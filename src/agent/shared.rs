@@ -1,0 +1,334 @@
+//! The state a session's agents share between the op loop and the running turn: the approval gate, the questions
+//! waiting for the user, the model chosen during the session, the event channel and the session log.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::approval::ApprovalGate;
+use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event};
+use tern_session::SessionLog;
+
+/// State shared between the op loop and the running turn. Locks are held only for a map insert, a mode read or one
+/// line written to the session log. A subagent's `Shared` holds the same gate, questions waiting for the user and
+/// model as its parent's (`child`): one gate and one set of "always" answers per session.
+pub(crate) struct Shared {
+    gate: Arc<Mutex<ApprovalGate>>,
+    /// The questions waiting for the user, and the next id to give one.
+    questions: Arc<Mutex<Questions>>,
+    /// A model chosen during the session, replacing the configured one.
+    model: Arc<Mutex<Option<String>>>,
+    events: mpsc::UnboundedSender<Event>,
+    record: Mutex<Recorder>,
+    /// Cancelled by an interrupt or shutdown, then replaced: work that outlives a turn (subagents started without
+    /// waiting) runs under a child of it.
+    background: Mutex<CancellationToken>,
+    /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
+    mcp: Option<Arc<tern_mcp::McpManager>>,
+}
+
+/// The questions the session's agents wait on the user for: approvals and MCP servers' requests for input, by the id
+/// of their event. The ids are unique across the session's agents; one lock gives an id and keeps its waiter.
+struct Questions {
+    next_id: u64,
+    approvals: HashMap<u64, oneshot::Sender<ApprovalDecision>>,
+    /// MCP servers' requests for input waiting for the user, by the id of their `Event::Elicitation`.
+    elicitations: HashMap<u64, oneshot::Sender<ElicitationAnswer>>,
+}
+
+impl Default for Questions {
+    fn default() -> Self {
+        Self {
+            next_id: 1,
+            approvals: HashMap::new(),
+            elicitations: HashMap::new(),
+        }
+    }
+}
+
+impl Questions {
+    fn next_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+}
+
+/// The session log and how many transcript events it holds since the conversation began (what a rewind keeps).
+struct Recorder {
+    /// `None` keeps the session in memory only (no log, or writing it failed).
+    log: Option<SessionLog>,
+    events: usize,
+}
+
+impl Shared {
+    /// The state of a session's main agent: `gate` decides its calls, events go to `events`, the log to `log` (which
+    /// holds `logged` transcript events so far). The frontends are told `mcp`'s server states as they change, and its
+    /// servers' requests for input (`elicitations`) are shown to them.
+    pub(crate) fn start(
+        gate: ApprovalGate,
+        events: mpsc::UnboundedSender<Event>,
+        (log, logged): (Option<SessionLog>, usize),
+        mcp: Option<Arc<tern_mcp::McpManager>>,
+        elicitations: Option<tern_mcp::ElicitationInbox>,
+    ) -> Arc<Shared> {
+        let shared = Arc::new(Shared {
+            gate: Arc::new(Mutex::new(gate)),
+            questions: Arc::default(),
+            model: Arc::default(),
+            events,
+            record: Mutex::new(Recorder { log, events: logged }),
+            background: Mutex::default(),
+            mcp,
+        });
+        if let Some(inbox) = elicitations {
+            forward_elicitations(inbox, Arc::downgrade(&shared));
+        }
+        if let Some(mcp) = &shared.mcp {
+            forward_server_states(mcp.subscribe(), Arc::downgrade(&shared));
+        }
+        shared
+    }
+
+    /// The state of a subagent of this agent: the same gate, questions and model; its own events and log.
+    pub(crate) fn child(&self, events: mpsc::UnboundedSender<Event>, log: Option<SessionLog>) -> Shared {
+        Shared {
+            gate: Arc::clone(&self.gate),
+            questions: Arc::clone(&self.questions),
+            model: Arc::clone(&self.model),
+            events,
+            record: Mutex::new(Recorder { log, events: 0 }),
+            background: Mutex::new(CancellationToken::new()),
+            mcp: self.mcp.clone(),
+        }
+    }
+
+    /// `f` done with the session's approval gate; `None` when the gate is unavailable (a panic poisoned it).
+    pub(crate) fn with_gate<R>(&self, f: impl FnOnce(&mut ApprovalGate) -> R) -> Option<R> {
+        self.gate.lock().ok().map(|mut gate| f(&mut gate))
+    }
+
+    /// The gate's mode now.
+    pub(crate) fn mode(&self) -> tern_protocol::ApprovalMode {
+        self.with_gate(|g| g.mode()).unwrap_or_default()
+    }
+
+    /// The model chosen during the session, if one was.
+    pub(crate) fn model(&self) -> Option<String> {
+        self.model.lock().ok().and_then(|m| m.clone())
+    }
+
+    /// The session's MCP servers, if it has any.
+    pub(crate) fn mcp(&self) -> Option<&Arc<tern_mcp::McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// A new approval question: its id (unique across the session's agents), and where the user's answer arrives.
+    pub(crate) fn new_approval(&self) -> (u64, oneshot::Receiver<ApprovalDecision>) {
+        let (tx, rx) = oneshot::channel();
+        let mut questions = self.questions.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = questions.next_id();
+        questions.approvals.insert(id, tx);
+        (id, rx)
+    }
+
+    /// A token for background work, cancelled by the next interrupt or shutdown.
+    pub(crate) fn background_token(&self) -> CancellationToken {
+        self.background.lock().map(|t| t.child_token()).unwrap_or_default()
+    }
+
+    /// Stops the background work running now; work started later gets a fresh token.
+    pub(crate) fn interrupt_background(&self) {
+        if let Ok(mut token) = self.background.lock() {
+            std::mem::take(&mut *token).cancel();
+        }
+    }
+    /// Sends an event to the frontend, and records it in the session log when a resumed session must show it.
+    pub(crate) fn emit(&self, event: Event) {
+        if recorded(&event) {
+            let at = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            self.write_log(|log| log.event(at, &event));
+            if let Ok(mut record) = self.record.lock() {
+                record.events += 1;
+            }
+        }
+        let _ = self.events.send(event);
+    }
+
+    /// Writes to the session log. A log that cannot be written is reported once and then left alone: the session
+    /// goes on in memory.
+    pub(crate) fn write_log(&self, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
+        let failed = {
+            let Ok(mut record) = self.record.lock() else {
+                return;
+            };
+            let Some(log) = record.log.as_mut() else {
+                return;
+            };
+            match write(log) {
+                Ok(()) => None,
+                Err(e) => {
+                    let path = log.path().display().to_string();
+                    record.log = None;
+                    Some(format!(
+                        "cannot write the session log {path}: {e}; this session will not be resumable"
+                    ))
+                }
+            }
+        };
+        // Sent after the lock is gone: the notice itself is recorded through `emit`.
+        if let Some(text) = failed {
+            let _ = self.events.send(Event::Notice { text });
+        }
+    }
+
+    /// How many transcript events the log holds for the current conversation.
+    pub(crate) fn recorded_events(&self) -> usize {
+        self.record.lock().map(|r| r.events).unwrap_or(0)
+    }
+
+    /// The log now holds `events` transcript events for the current conversation (after a reset or a rewind).
+    pub(crate) fn set_recorded_events(&self, events: usize) {
+        if let Ok(mut record) = self.record.lock() {
+            record.events = events;
+        }
+    }
+
+    /// The directory of the session log; `None` when the session has none.
+    pub(crate) fn log_dir(&self) -> Option<std::path::PathBuf> {
+        let record = self.record.lock().ok()?;
+        Some(record.log.as_ref()?.path().parent()?.to_path_buf())
+    }
+}
+
+/// Events a resumed session replays: what the transcript showed, without the deltas it was streamed in.
+fn recorded(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::TurnStarted { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ToolCallBegin { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::ApprovalRequest(_)
+            | Event::TokenUsage { .. }
+            | Event::Notice { .. }
+            | Event::Error { .. }
+            | Event::TurnFinished { .. }
+            | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
+            | Event::ApprovalDecided { .. }
+            | Event::PlanUpdated { .. }
+            | Event::SubagentStarted { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentDelivered { .. }
+            | Event::ReviewApplied { .. }
+    ) || super::subagent::recorded_in_parent(event)
+}
+
+impl Shared {
+    /// Changes the gate's mode, and records the change so a resumed session knows it (and what it does not restore).
+    pub(crate) fn set_mode(&self, mode: tern_protocol::ApprovalMode) {
+        self.with_gate(|gate| gate.set_mode(mode));
+        self.emit(Event::ModeChanged { mode });
+    }
+
+    /// Switches the model, and records it so a resumed session continues on it.
+    pub(crate) fn set_model(&self, model: String) {
+        if let Ok(mut current) = self.model.lock() {
+            *current = Some(model.clone());
+        }
+        self.emit(Event::ModelChanged { model });
+    }
+
+    /// The user's answer to approval question `id`.
+    pub(crate) fn answer(&self, id: u64, decision: ApprovalDecision) {
+        let waiter = self.questions.lock().ok().and_then(|mut q| q.approvals.remove(&id));
+        match waiter {
+            Some(tx) => {
+                // Recorded before the call runs: a crash while it runs still shows how the user answered.
+                self.emit(Event::ApprovalDecided {
+                    id,
+                    decision: decision.clone(),
+                });
+                let _ = tx.send(decision);
+            }
+            None => self.emit(Event::Notice {
+                text: format!("approval {id} is no longer pending"),
+            }),
+        }
+    }
+
+    /// Forgets the approval questions nobody waits on any more (a turn's, once it is over).
+    pub(crate) fn forget_closed_approvals(&self) {
+        if let Ok(mut questions) = self.questions.lock() {
+            questions.approvals.retain(|_, waiter| !waiter.is_closed());
+        }
+    }
+
+    /// The user's answer to an MCP server's request for input `id`.
+    pub(crate) fn answer_elicitation(&self, id: u64, answer: ElicitationAnswer) {
+        let waiter = self.questions.lock().ok().and_then(|mut q| q.elicitations.remove(&id));
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => self.emit(Event::Notice {
+                text: format!("the request for input {id} is no longer pending"),
+            }),
+        }
+    }
+
+    /// An interrupt cancels every request for input still waiting (the server hears "cancel").
+    pub(crate) fn cancel_elicitations(&self) {
+        if let Ok(mut questions) = self.questions.lock() {
+            for (_, tx) in questions.elicitations.drain() {
+                let _ = tx.send(ElicitationAnswer::Cancel);
+            }
+        }
+    }
+}
+
+/// Tells the frontends the MCP servers' states (`Event::McpServers`): as they are now, then at each change, until the
+/// session or the servers are gone.
+fn forward_server_states(
+    mut states: tokio::sync::watch::Receiver<Vec<tern_protocol::mcp::ServerStatus>>,
+    shared: std::sync::Weak<Shared>,
+) {
+    tokio::spawn(async move {
+        loop {
+            let servers = states.borrow_and_update().clone();
+            let Some(shared) = shared.upgrade() else { break };
+            shared.emit(Event::McpServers { servers });
+            drop(shared);
+            if states.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
+fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
+    tokio::spawn(async move {
+        while let Some(request) = inbox.recv().await {
+            let Some(shared) = shared.upgrade() else { break };
+            let id = {
+                let mut questions = shared.questions.lock().unwrap_or_else(PoisonError::into_inner);
+                let id = questions.next_id();
+                questions.elicitations.insert(id, request.reply);
+                id
+            };
+            shared.emit(Event::Elicitation {
+                id,
+                server: request.server,
+                message: request.message,
+                schema: request.schema,
+            });
+        }
+    });
+}
