@@ -36,6 +36,8 @@
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
+#[cfg(test)]
+mod attacks_tests;
 mod git;
 mod mcp;
 mod programs;
@@ -44,8 +46,6 @@ mod readonly;
 mod rule;
 mod scan;
 mod syntax;
-#[cfg(test)]
-mod test_attacks;
 #[cfg(test)]
 mod tests;
 mod web;

@@ -271,6 +271,6 @@ impl Background {
 }
 
 #[cfg(test)]
-mod test_stops;
+mod stops_tests;
 #[cfg(test)]
 mod tests;

@@ -220,10 +220,10 @@ mod tests {
         assert_eq!(asking.await.unwrap(), ElicitationAnswer::Accept { content });
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_call_timeout_waits_while_the_user_is_asked() {
         let asking = Asking::default();
-        let start = std::time::Instant::now();
+        let start = tokio::time::Instant::now();
         let guard = asking.start();
         let sleeping = tokio::spawn({
             let asking = asking.clone();

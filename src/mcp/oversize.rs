@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(reply_id(b"garbage", b"garbage"), None);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_request_learns_of_a_dropped_reply_meant_for_it_or_for_nobody_known() {
         let dropped = Arc::new(DroppedReplies::default());
         let old = dropped.mark();

@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(should_retry_header(&h), Some(true));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn retries_until_success_and_announces_each_retry() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let calls = AtomicU32::new(0);
@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(attempts, vec![2, 3]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn gives_up_after_max_attempts() {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let result = run(&policy(3), &tx, &CancellationToken::new(), |_| async {
@@ -501,7 +501,7 @@ mod tests {
         assert!(rx.try_recv().is_err(), "nothing was retried");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn cancellation_interrupts_the_pause() {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
@@ -514,7 +514,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
             trigger.cancel();
         });
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let result = run(&slow, &tx, &cancel, |_| async {
             Err(Failure {
                 retry_after: Some(Duration::from_secs(30)),

@@ -507,7 +507,7 @@ mod tests {
         })
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn keep_alives_reset_the_idle_timeout_but_not_the_deadline() {
         let limits = limits(100, 300);
         let mut keep_alives = 0;
@@ -525,7 +525,7 @@ mod tests {
         assert!(keep_alives >= 5, "{keep_alives} keep-alives went through first");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn silence_is_a_stall_before_the_deadline() {
         let error = limits(50, 60_000).wait(std::future::pending::<()>()).await.unwrap_err();
         assert!(matches!(error, ProviderError::Stalled(_)), "{error}");

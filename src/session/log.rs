@@ -506,10 +506,10 @@ pub(super) fn parse_line(line: &[u8]) -> Option<Line> {
 }
 
 #[cfg(test)]
-mod load_prop;
+mod load_prop_tests;
 
 #[cfg(test)]
-mod tool_text_once;
+mod tool_text_once_tests;
 
 #[cfg(test)]
 mod tests {

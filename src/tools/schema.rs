@@ -21,7 +21,7 @@ use serde_json::{Map, Number, Value};
 
 mod cast;
 #[cfg(test)]
-mod prop;
+mod prop_tests;
 mod validate;
 
 /// Deepest nesting of schema and data followed; guards recursive `$ref`s and absurdly nested values.

@@ -413,6 +413,6 @@ fn expand_tabs(text: &str, column: usize) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod test_background;
+pub(crate) mod background_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -16,7 +16,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::support::mock_llm::{MockLlm, Reply};
 use crate::support::tern::{Scratch, output, tool_results};
 
-#[path = "oauth_server.rs"]
 mod oauth_server;
 
 use oauth_server::{FakeOAuth, PRESET_CLIENT};

@@ -62,7 +62,7 @@ fn a_large_block_is_drawn_plain_at_once_and_coloured_once_the_worker_is_done() {
     let mut view = TranscriptView::new();
     let (before, coloured) = draw(&mut view, &state, &theme);
     assert!(!coloured, "the frame did not wait for the block:\n{before}");
-    crate::highlight::test_background::wait_for_worker();
+    crate::highlight::background_tests::wait_for_worker();
     // The cell did not change; its provisional layout must not stay.
     let (after, coloured) = draw(&mut view, &state, &theme);
     assert!(coloured, "coloured once the worker is done:\n{after}");
