@@ -639,4 +639,4 @@ fn estimate(kind: &CellKind) -> usize {
 }
 
 #[cfg(test)]
-mod code_before_warm_up;
+mod warm_up_tests;
