@@ -30,12 +30,12 @@ mod reveal;
 mod toggles;
 
 /// The shortest time between two frames (~60 per second).
-pub const FRAME: Duration = Duration::from_millis(16);
+pub(crate) const FRAME: Duration = Duration::from_millis(16);
 /// The shortest time between two frames when only the agent's output changed them (~30 per second): streamed text
 /// reads the same at half the rate and costs half the drawing. Keys and resizes are still drawn at `FRAME`.
-pub use tern_protocol::{STREAM_EARLY, STREAM_FRAME};
+pub(crate) use tern_protocol::{STREAM_EARLY, STREAM_FRAME};
 /// The frame interval while only an animation (spinner, timer) moves.
-pub const ANIMATION: Duration = Duration::from_millis(80);
+pub(crate) const ANIMATION: Duration = Duration::from_millis(80);
 /// A second Ctrl+C within this time quits.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 
@@ -108,7 +108,7 @@ pub fn builtin_names() -> Vec<&'static str> {
 }
 
 /// The built-in commands, then the custom ones.
-pub fn all_commands(custom: &tern_commands::CustomCommands) -> Vec<SlashCommand> {
+pub(crate) fn all_commands(custom: &tern_commands::CustomCommands) -> Vec<SlashCommand> {
     let mut commands = slash_commands();
     commands.extend(custom.iter().map(SlashCommand::custom));
     commands
@@ -120,37 +120,37 @@ pub struct App {
     pub state: AppState,
     pub transcript: TranscriptView,
     pub composer: Composer,
-    pub layers: Vec<Box<dyn Layer>>,
+    pub(crate) layers: Vec<Box<dyn Layer>>,
     pub(super) keymap: Keymap,
     /// The status bar's key hints, from `keymap` (which never changes).
     hints: String,
     pub theme: Theme,
     ops: mpsc::UnboundedSender<Op>,
-    pub context_window: u64,
+    pub(crate) context_window: u64,
     last_ctrl_c: Option<Instant>,
-    pub quit: bool,
+    pub(crate) quit: bool,
     /// Text waiting to be copied with OSC 52 after the next frame.
-    pub clipboard: Vec<String>,
+    pub(crate) clipboard: Vec<String>,
     /// The MCP servers' states as the agent last told them (`Event::McpServers`), for `/mcp`, which follows them
     /// live (opened before the first word, it shows them as it comes); none until the agent tells any (a session
     /// without servers never does).
-    pub mcp: tokio::sync::watch::Receiver<Vec<tern_protocol::mcp::ServerStatus>>,
+    pub(crate) mcp: tokio::sync::watch::Receiver<Vec<tern_protocol::mcp::ServerStatus>>,
     /// Where those states are put as they come.
     mcp_feed: tokio::sync::watch::Sender<Vec<tern_protocol::mcp::ServerStatus>>,
     /// Which MCP failures were shown as notices.
-    pub mcp_watch: tern_protocol::mcp::report::ServerWatch,
+    pub(crate) mcp_watch: tern_protocol::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
-    pub switch: Option<crate::host::SessionSwitch>,
+    pub(crate) switch: Option<crate::host::SessionSwitch>,
     /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
-    pub edit_request: Option<String>,
+    pub(crate) edit_request: Option<String>,
     /// Starts other sessions and answers what the UI cannot know by itself (the same host the composer has).
-    pub host: std::sync::Arc<dyn crate::host::Host>,
+    pub(crate) host: std::sync::Arc<dyn crate::host::Host>,
     /// The prompt files that are slash commands too (`tern_commands`).
-    pub custom: tern_commands::CustomCommands,
+    pub(crate) custom: tern_commands::CustomCommands,
     /// A subagent's transcript shown in place of the main one.
-    pub viewer: Option<super::view::subagent::SubagentViewer>,
+    pub(crate) viewer: Option<super::view::subagent::SubagentViewer>,
     /// What the start screen shows beyond the state (the instruction files loaded).
-    pub start: super::view::start::StartInfo,
+    pub(crate) start: super::view::start::StartInfo,
     /// A slash command waits for the agent's answer, to be scrolled into view (`reveal.rs`).
     awaiting_reply: bool,
     /// What the last frame drew under the transcript, and what this one will (`bottom.rs`).
@@ -244,8 +244,8 @@ impl App {
                 self.layers
                     .push(Box::new(super::view::rewind::RewindLayer::new(points.clone())));
             }
-            Event::ReviewHunks { id, since, from, files } => self.layers.push(Box::new(
-                super::view::review::ReviewLayer::new(*id, *since, from.clone(), files.clone()),
+            Event::ReviewHunks { id, from, files, .. } => self.layers.push(Box::new(
+                super::view::review::ReviewLayer::new(*id, from.clone(), files.clone()),
             )),
             Event::ConfirmRevert { files, retry } => self.layers.push(Box::new(
                 super::view::rewind::ConfirmRevertLayer::new(files.clone(), retry.clone()),
@@ -295,7 +295,7 @@ impl App {
                 .get(&request.id)
                 .map(|(_, label)| label.clone());
             self.layers
-                .push(Box::new(ApprovalLayer::new(request, queued).from_subagent(from)));
+                .push(Box::new(ApprovalLayer::new(request, queued).with_subagent(from)));
         }
     }
 
@@ -312,12 +312,12 @@ impl App {
         }
     }
 
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.state.animating() || self.layers.iter().any(|l| l.animating())
     }
 
     /// When to draw again with nothing happening (a status message's deadline), for a loop that is otherwise idle.
-    pub fn wake_at(&self) -> Option<Instant> {
+    pub(crate) fn wake_at(&self) -> Option<Instant> {
         self.state.wake_at()
     }
 
@@ -350,7 +350,7 @@ impl App {
         self.composer.handle_paste(text);
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) {
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(layer) = self.layers.last_mut() {
             let mut ctx = Ctx::new(View {
@@ -433,8 +433,8 @@ impl App {
             Action::PageDown => self.transcript.page_down(),
             Action::LineUp => self.transcript.scroll_up(1),
             Action::LineDown => self.transcript.scroll_down(1),
-            Action::Top => self.transcript.to_top(),
-            Action::Bottom => self.transcript.to_bottom(),
+            Action::Top => self.transcript.scroll_to_top(),
+            Action::Bottom => self.transcript.scroll_to_bottom(),
             Action::PrevCall => self.transcript.select_call(&self.state, false),
             Action::NextCall => self.transcript.select_call(&self.state, true),
             Action::ToggleCall => {
@@ -515,7 +515,7 @@ impl App {
         if self.state.status.busy {
             self.state.queued.push_back(text.clone());
         }
-        self.transcript.to_bottom();
+        self.transcript.scroll_to_bottom();
         self.send(Op::UserTurn { text });
     }
 
@@ -600,7 +600,7 @@ impl App {
     /// Before a frame of `area` is drawn: the transcript rows it will show as the last frame did, for `Screen` to
     /// take over (then `render_reusing` is told so and leaves them). None while something may draw over the transcript
     /// (a popup, a layer that is not docked, the history viewer) or the start screen shows above it.
-    pub fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
+    pub(crate) fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
         self.planned_bottom = None;
         self.state.expire_flash(Instant::now());
         let areas = self.areas(area);
@@ -629,7 +629,7 @@ impl App {
     }
 
     /// Renders the frame; `reused`: `Screen` takes the transcript rows `plan` named from the last frame.
-    pub fn render_reusing(&mut self, frame: &mut Frame<'_>, reused: bool) {
+    pub(crate) fn render_reusing(&mut self, frame: &mut Frame<'_>, reused: bool) {
         super::highlight::frame(|| self.render_frame(frame, reused));
     }
 
@@ -784,7 +784,7 @@ const MIN_DOCK_ROWS: u16 = 5;
 
 impl App {
     /// The editor the event loop ran for `Effect::EditText` returned: hand its result to the top layer.
-    pub fn edited(&mut self, result: Result<String, String>) {
+    pub(crate) fn edited(&mut self, result: Result<String, String>) {
         if let Some(layer) = self.layers.last_mut() {
             let mut ctx = Ctx::new(View {
                 calls: &self.state.calls,
@@ -798,7 +798,7 @@ impl App {
 }
 
 /// Writes text to the terminal clipboard with OSC 52 (works over SSH and in tmux with set-clipboard on).
-pub fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+pub(crate) fn osc52(out: &mut impl Write, text: &str) -> std::io::Result<()> {
     use base64::Engine;
     let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
     write!(out, "\x1b]52;c;{encoded}\x07")?;

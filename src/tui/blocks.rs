@@ -7,7 +7,7 @@ pub(crate) const CLOSE_ESCAPED: &str = "<\\/attachment>";
 
 /// A message as the transcript shows it: without the attachment blocks at its end (their chips stay in the text).
 /// Text that only looks like a block is kept.
-pub fn strip_blocks(message: &str) -> &str {
+pub(crate) fn strip_blocks(message: &str) -> &str {
     let mut search = 0;
     while let Some(found) = message[search..].find(&format!("\n\n{OPEN}")) {
         let start = search + found;

@@ -26,12 +26,12 @@
 //! them back to exactly what was pasted. [`Composer::set_text`] takes text literally (never collapsed), and history
 //! entries hold the expanded text, so recalling one shows it in full.
 
-pub mod attach;
+pub(crate) mod attach;
 mod file_index;
 mod fuzzy;
 mod history;
 mod keys;
-pub mod mcp_mentions;
+pub(crate) mod mcp_mentions;
 mod paste;
 mod popup;
 mod slash;
@@ -50,21 +50,21 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::host::Host;
-pub use attach::Attachment;
+pub(crate) use attach::Attachment;
 use attach::Attachments;
 use file_index::{FileIndex, IndexReply};
 use history::InputHistory;
 use keys::Intent;
 use paste::PasteStore;
 use popup::{Anchor, Popup};
-pub use slash::SlashCommand;
-pub use view::ViewKey;
+pub(crate) use slash::SlashCommand;
+pub(crate) use view::ViewKey;
 
 /// Which keys the composer takes, for checks of the help screen's table.
 #[cfg(test)]
-pub mod keys_for_help {
+pub(crate) mod keys_for_help {
     /// True when the composer uses `key` (as opposed to leaving it to the app).
-    pub fn consumes(key: &crossterm::event::KeyEvent) -> bool {
+    pub(crate) fn consumes(key: &crossterm::event::KeyEvent) -> bool {
         super::keys::intent(key) != super::keys::Intent::Ignore
     }
 }
@@ -74,7 +74,7 @@ const RECALLED_ATTACHMENTS: usize = 20;
 
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ComposerAction {
+pub(crate) enum ComposerAction {
     /// Enter on a message: the full text (pastes expanded, otherwise exactly as typed). The box is cleared.
     Submit(String),
     /// Enter on `/name args`. The name may be unknown; the app says so. The box is cleared.
@@ -148,11 +148,11 @@ impl Composer {
     }
 
     /// The session host the composer was given; the app asks it too.
-    pub fn host(&self) -> &Arc<dyn Host> {
+    pub(crate) fn host(&self) -> &Arc<dyn Host> {
         &self.host
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
         if key.kind == KeyEventKind::Release {
             return ComposerAction::Ignored;
         }
@@ -185,7 +185,7 @@ impl Composer {
 
     /// A bracketed paste: inserted at the cursor as one block (one undo step), newlines kept and never submitted;
     /// `\r\n` and lone `\r` become `\n`. A large paste is collapsed into a placeholder (see the module doc).
-    pub fn handle_paste(&mut self, text: &str) {
+    pub(crate) fn handle_paste(&mut self, text: &str) {
         self.poll_index();
         let text = paste::normalize_newlines(text);
         if text.is_empty() {
@@ -200,21 +200,21 @@ impl Composer {
         self.refresh_popup();
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.textarea.is_empty()
     }
 
-    pub fn popup_open(&self) -> bool {
+    pub(crate) fn popup_open(&self) -> bool {
         self.popup.is_some()
     }
 
     /// Replaces the MCP resources the `@` popup offers (they come and go with their servers).
-    pub fn set_mcp_resources(&mut self, resources: Vec<mcp_mentions::ResourceEntry>) {
+    pub(crate) fn set_mcp_resources(&mut self, resources: Vec<mcp_mentions::ResourceEntry>) {
         self.mcp_resources = resources;
     }
 
     /// Replaces the commands the slash popup offers (MCP prompt commands come and go with their servers).
-    pub fn set_commands(&mut self, commands: Vec<SlashCommand>) {
+    pub(crate) fn set_commands(&mut self, commands: Vec<SlashCommand>) {
         self.commands = commands;
     }
 
@@ -230,17 +230,19 @@ impl Composer {
     }
 
     /// The input as it would be submitted: placeholders expanded to their pastes.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.pastes.expand(&self.raw_text())
     }
 
     /// Submitted inputs, oldest first.
-    pub fn history(&self) -> &[String] {
+    #[cfg(test)]
+    pub(crate) fn history(&self) -> &[String] {
         self.history.entries()
     }
 
     /// Replaces the history (oldest first; only the newest `history::MAX_ENTRIES` are kept).
-    pub fn set_history(&mut self, h: Vec<String>) {
+    #[cfg(test)]
+    pub(crate) fn set_history(&mut self, h: Vec<String>) {
         self.history.set_entries(h);
     }
 
@@ -482,7 +484,8 @@ impl Composer {
     }
 
     /// Inserts an attachment's chip at the cursor (followed by a space); the next submit sends its content.
-    pub fn attach(&mut self, attachment: Attachment) {
+    #[cfg(test)]
+    pub(crate) fn attach(&mut self, attachment: Attachment) {
         self.poll_index();
         let chip = self.attachments.add(attachment);
         self.textarea.insert_str(format!("{chip} "));

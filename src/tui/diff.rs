@@ -8,13 +8,12 @@ mod render;
 mod view;
 mod words;
 
-pub use model::unified_text;
-pub use render::{DiffOptions, render_diff};
-pub use view::DiffLayer;
+pub(crate) use render::{DiffOptions, render_diff};
+pub(crate) use view::DiffLayer;
 
 /// `render_diff`, plus the index of each hunk's first line in the result (the approval prompt highlights the hunk
 /// under review).
-pub fn render_diff_with_hunks(
+pub(crate) fn render_diff_with_hunks(
     diff: &tern_protocol::FileDiff,
     width: u16,
     theme: &crate::theme::Theme,

@@ -16,7 +16,7 @@ const SETTLE: Duration = Duration::from_millis(200);
 static PENDING: AtomicBool = AtomicBool::new(false);
 
 /// Hands the freed heap back to the system shortly, off the calling thread.
-pub fn give_back_soon() {
+pub(crate) fn give_back_soon() {
     if !cfg!(all(target_os = "linux", target_env = "gnu")) || PENDING.swap(true, Ordering::AcqRel) {
         return;
     }
@@ -32,7 +32,7 @@ pub fn give_back_soon() {
 
 /// Hands the freed heap back to the system now.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn give_back_now() {
+pub(crate) fn give_back_now() {
     // SAFETY: malloc_trim only walks the allocator's own free lists under its locks; it has no preconditions.
     unsafe {
         libc::malloc_trim(0);
@@ -41,4 +41,4 @@ pub fn give_back_now() {
 
 /// Hands the freed heap back to the system now (nothing to do but with glibc).
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn give_back_now() {}
+pub(crate) fn give_back_now() {}

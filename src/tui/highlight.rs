@@ -15,7 +15,7 @@ mod cache;
 mod lang;
 mod lexer;
 
-pub use background::{epoch, frame, mark_provisional, track};
+pub(crate) use background::{epoch, frame, mark_provisional, track};
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,14 +30,14 @@ use crate::theme::Theme;
 use crate::wrap;
 
 /// Inputs with more lines than this are shown plain.
-pub const MAX_HIGHLIGHT_LINES: usize = 2_000;
+pub(crate) const MAX_HIGHLIGHT_LINES: usize = 2_000;
 /// Inputs larger than this are shown plain.
-pub const MAX_HIGHLIGHT_BYTES: usize = 200 * 1024;
+pub(crate) const MAX_HIGHLIGHT_BYTES: usize = 200 * 1024;
 /// A line longer than this (minified code, data) ends highlighting: the regex engine crawls on such lines, and the
 /// grammar state after it would be a guess anyway.
 const MAX_LINE_BYTES: usize = 4 * 1024;
 /// Tab stops every this many cells.
-pub const TAB_WIDTH: usize = 4;
+pub(crate) const TAB_WIDTH: usize = 4;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
@@ -60,20 +60,21 @@ pub fn warm_up() {
 
 /// `warm_up`, then a word on `done` (the UI's wake-up channel), so code drawn plain is redrawn highlighted. Blocks
 /// highlighted in the background later say so on the same channel.
-pub fn warm_up_and_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
+#[cfg(test)]
+pub(crate) fn warm_up_and_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
     set_notify(done);
     warm_up();
 }
 
 /// Where the end of a warm-up and blocks highlighted in the background are announced (the UI's wake-up channel).
-pub fn set_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
+pub(crate) fn set_notify(done: &tokio::sync::mpsc::UnboundedSender<()>) {
     background::set_notify(done);
 }
 
 /// Starts `warm_up` on a thread of its own, once: called when code may soon be shown (a turn starts) and by the
 /// first `highlight` that finds the definitions not loaded, so a session that shows no code never loads them (they
 /// take megabytes) and one that does is not held up by the load.
-pub fn warm_up_soon() {
+pub(crate) fn warm_up_soon() {
     static STARTED: AtomicBool = AtomicBool::new(false);
     if READY.load(Ordering::Acquire) || STARTED.swap(true, Ordering::AcqRel) {
         return;
@@ -86,7 +87,7 @@ pub fn warm_up_soon() {
 
 /// Whether `highlight` highlights (the definitions are loaded) rather than return plain lines. Views that cached plain
 /// code re-render it once this is true.
-pub fn is_ready() -> bool {
+pub(crate) fn is_ready() -> bool {
     #[cfg(test)]
     if tests::COLD.with(std::cell::Cell::get) {
         return false;
@@ -226,12 +227,13 @@ fn cache_key(syntax: &'static SyntaxReference, theme: &Theme) -> cache::Key {
 
 /// The language token `highlight` accepts for a file path ("src/main.rs" → "rs", "Makefile" → "make"), or None when
 /// no grammar fits.
-pub fn language_for_path(path: &str) -> Option<&'static str> {
+#[cfg(test)]
+pub(crate) fn language_for_path(path: &str) -> Option<&'static str> {
     lang::for_path(&SYNTAXES, path)
 }
 
 /// Code as plain lines in the theme's text style, tabs expanded: what `highlight` returns for unknown languages.
-pub fn plain_lines(code: &str, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn plain_lines(code: &str, theme: &Theme) -> Vec<Line<'static>> {
     source_lines(code).map(|line| plain_line(line, theme)).collect()
 }
 

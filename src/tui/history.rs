@@ -33,7 +33,7 @@ use self::list::{ListState, ListView, render_list};
 use super::layer::{Ctx, Effect, Handled, Layer, View};
 use super::state::calls::{CallStatus, ToolCallState};
 
-pub struct HistoryLayer {
+pub(crate) struct HistoryLayer {
     catalog: Catalog,
     list: ListState,
     filter: String,
@@ -53,7 +53,7 @@ impl Default for HistoryLayer {
 }
 
 impl HistoryLayer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             catalog: Catalog::default(),
             list: ListState::default(),

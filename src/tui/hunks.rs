@@ -17,7 +17,7 @@ fn editor_command() -> String {
 }
 
 /// Runs the editor on `text` and returns what was saved. The caller has left the alternate screen and raw mode.
-pub fn edit(text: &str) -> Result<String, String> {
+pub(crate) fn edit(text: &str) -> Result<String, String> {
     edit_with(&editor_command(), text)
 }
 

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 const DEFAULTS: &str = include_str!("../../assets/keymap.toml");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Action {
+pub(crate) enum Action {
     Interrupt,
     PageUp,
     PageDown,
@@ -28,7 +28,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: &[(Action, &'static str, &'static str)] = &[
+    pub(crate) const ALL: &[(Action, &'static str, &'static str)] = &[
         (
             Action::Interrupt,
             "interrupt",
@@ -71,7 +71,7 @@ impl Action {
 /// The composer's own keys (fixed, see `composer/keys.rs`), for the help screen: the keys as written for
 /// `parse_key` (the first of each is checked against the composer in the tests), how help shows them, and what
 /// they do.
-pub const COMPOSER_KEYS: &[(&str, &str, &str)] = &[
+pub(crate) const COMPOSER_KEYS: &[(&str, &str, &str)] = &[
     ("enter", "Enter", "send (queued while the agent works)"),
     (
         "shift+enter",
@@ -92,7 +92,7 @@ pub const COMPOSER_KEYS: &[(&str, &str, &str)] = &[
 ];
 
 /// How to get Shift+Enter in a terminal that does not report it, for the help screen (and the README).
-pub const SHIFT_ENTER_SETUP: &str = "tern turns on the kitty keyboard protocol where the terminal has it (kitty, \
+pub(crate) const SHIFT_ENTER_SETUP: &str = "tern turns on the kitty keyboard protocol where the terminal has it (kitty, \
 foot, Ghostty, Alacritty; WezTerm with enable_kitty_keyboard = true), and Shift+Enter then inserts a new line; so \
 does iTerm2 with \"Report keys using CSI u\" on. Elsewhere use Alt+Enter or Ctrl+J, or end the line with \\ and \
 press Enter, or have the terminal send ESC Enter for Shift+Enter (VS Code: a keybinding for shift+enter running \
@@ -105,9 +105,9 @@ pub struct Keymap {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyBinding {
-    pub code: KeyCode,
-    pub modifiers: KeyModifiers,
+pub(crate) struct KeyBinding {
+    pub(crate) code: KeyCode,
+    pub(crate) modifiers: KeyModifiers,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -163,7 +163,7 @@ impl Keymap {
     }
 
     /// The action bound to `key`, if any.
-    pub fn action(&self, key: &KeyEvent) -> Option<Action> {
+    pub(crate) fn action(&self, key: &KeyEvent) -> Option<Action> {
         let mods = key.modifiers & !KeyModifiers::SHIFT;
         Action::ALL.iter().map(|(a, _, _)| *a).find(|a| {
             self.bindings.get(a).is_some_and(|keys| {
@@ -177,7 +177,7 @@ impl Keymap {
     }
 
     /// The first key of an action, as shown in hints ("Ctrl+T").
-    pub fn hint(&self, action: Action) -> String {
+    pub(crate) fn hint(&self, action: Action) -> String {
         self.bindings
             .get(&action)
             .and_then(|k| k.first())
@@ -186,7 +186,7 @@ impl Keymap {
     }
 
     /// Every action with its keys, for the help screen.
-    pub fn describe_all(&self) -> Vec<(String, &'static str)> {
+    pub(crate) fn describe_all(&self) -> Vec<(String, &'static str)> {
         Action::ALL
             .iter()
             .map(|(a, _, help)| {
@@ -201,7 +201,7 @@ impl Keymap {
     }
 }
 
-pub fn parse_key(s: &str) -> Option<KeyBinding> {
+pub(crate) fn parse_key(s: &str) -> Option<KeyBinding> {
     let lower = s.trim().to_ascii_lowercase();
     let mut modifiers = KeyModifiers::NONE;
     let mut parts: Vec<&str> = lower.split('+').collect();

@@ -12,13 +12,13 @@ use super::theme::Theme;
 use tern_protocol::Op;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handled {
+pub(crate) enum Handled {
     Consumed,
     Ignored,
 }
 
 /// What a layer asks the app to do.
-pub enum Effect {
+pub(crate) enum Effect {
     /// Pop this layer.
     Close,
     /// Push a layer on top.
@@ -41,31 +41,31 @@ pub enum Effect {
 }
 
 /// What layers may read while handling input or drawing.
-pub struct View<'a> {
-    pub calls: &'a [ToolCallState],
-    pub theme: &'a Theme,
+pub(crate) struct View<'a> {
+    pub(crate) calls: &'a [ToolCallState],
+    pub(crate) theme: &'a Theme,
 }
 
 /// Input context: the view plus the effects asked for.
-pub struct Ctx<'a> {
-    pub view: View<'a>,
-    pub effects: Vec<Effect>,
+pub(crate) struct Ctx<'a> {
+    pub(crate) view: View<'a>,
+    pub(crate) effects: Vec<Effect>,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(view: View<'a>) -> Self {
+    pub(crate) fn new(view: View<'a>) -> Self {
         Self {
             view,
             effects: Vec::new(),
         }
     }
 
-    pub fn effect(&mut self, effect: Effect) {
+    pub(crate) fn effect(&mut self, effect: Effect) {
         self.effects.push(effect);
     }
 }
 
-pub trait Layer: Send {
+pub(crate) trait Layer: Send {
     /// A short name, for tests and the status bar.
     fn name(&self) -> &'static str;
     fn handle_key(&mut self, key: KeyEvent, ctx: &mut Ctx<'_>) -> Handled;

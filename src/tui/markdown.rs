@@ -19,7 +19,7 @@ use lines::{clamp_u16, expand_tabs, fit, trim_end};
 use table::Table;
 
 /// Renders markdown to lines wrapped to `width` cells; no line is wider.
-pub fn render_markdown(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render_markdown(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     if width == 0 {
         return Vec::new();
     }

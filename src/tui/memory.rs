@@ -5,10 +5,10 @@
 use tern_protocol::{ContextReport, MemoryScope, Op};
 
 /// What `/remember` takes: the fact, with `--user` first for the user's file.
-pub const REMEMBER_ARGS: &str = "[--user] <fact>";
+pub(crate) const REMEMBER_ARGS: &str = "[--user] <fact>";
 
 /// The op for a composer message that is a memory (`# fact` or `## fact`), or `None` for an ordinary message.
-pub fn composer_memory(text: &str) -> Option<Op> {
+pub(crate) fn composer_memory(text: &str) -> Option<Op> {
     let text = text.trim_start();
     let (scope, fact) = if let Some(rest) = text.strip_prefix("##") {
         (MemoryScope::User, rest)
@@ -27,7 +27,7 @@ pub fn composer_memory(text: &str) -> Option<Op> {
 }
 
 /// The op for `/remember <args>`, or what is wrong with them.
-pub fn remember_command(args: &str) -> Result<Op, String> {
+pub(crate) fn remember_command(args: &str) -> Result<Op, String> {
     let (scope, fact) = match args.strip_prefix("--user") {
         Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => (MemoryScope::User, rest.trim()),
         _ => (MemoryScope::Project, args.trim()),
@@ -42,7 +42,7 @@ pub fn remember_command(args: &str) -> Result<Op, String> {
 }
 
 /// The op for `/context [reload]`: the report, or reading the context files and skills again.
-pub fn context_command(args: &str) -> Result<Op, String> {
+pub(crate) fn context_command(args: &str) -> Result<Op, String> {
     match args.trim() {
         "" => Ok(Op::ShowContext),
         "reload" => Ok(Op::ReloadContext),
@@ -51,7 +51,7 @@ pub fn context_command(args: &str) -> Result<Op, String> {
 }
 
 /// The report as a table: one row per part with its tokens and share of the window, then the total and what is free.
-pub fn context_table(report: &ContextReport) -> String {
+pub(crate) fn context_table(report: &ContextReport) -> String {
     let width = report
         .parts
         .iter()

@@ -23,13 +23,13 @@ pub type CountTurns = Box<dyn Fn(&std::path::Path) -> usize + Send>;
 
 /// What a key did to the picker.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Pending,
     Chosen(PathBuf),
     Cancelled,
 }
 
-pub struct Picker {
+pub(crate) struct Picker {
     sessions: Vec<SessionSummary>,
     turns: Vec<Option<usize>>,
     counts: mpsc::Receiver<(usize, usize)>,
@@ -43,7 +43,7 @@ pub struct Picker {
 
 impl Picker {
     /// A picker over `sessions` (already newest first); starts counting their turns in the background with `count`.
-    pub fn new(sessions: Vec<SessionSummary>, count: CountTurns) -> Self {
+    pub(crate) fn new(sessions: Vec<SessionSummary>, count: CountTurns) -> Self {
         let (tx, counts) = mpsc::channel();
         let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
         std::thread::spawn(move || {
@@ -67,7 +67,7 @@ impl Picker {
     }
 
     /// Takes the turn counts found so far.
-    pub fn poll(&mut self) -> bool {
+    pub(crate) fn poll(&mut self) -> bool {
         let mut any = false;
         while let Ok((i, n)) = self.counts.try_recv() {
             if let Some(slot) = self.turns.get_mut(i) {
@@ -79,11 +79,11 @@ impl Picker {
     }
 
     /// True while some turn counts are still coming.
-    pub fn counting(&self) -> bool {
+    pub(crate) fn counting(&self) -> bool {
         self.turns.iter().any(Option::is_none)
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => return Outcome::Cancelled,
@@ -135,11 +135,12 @@ impl Picker {
     }
 
     /// The ids of the sessions shown, in order (for tests).
-    pub fn shown(&self) -> Vec<&str> {
+    #[cfg(test)]
+    pub(crate) fn shown(&self) -> Vec<&str> {
         self.matches.iter().map(|&i| self.sessions[i].id.as_str()).collect()
     }
 
-    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    pub(crate) fn render(&mut self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         frame.render_widget(Clear, area);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -241,12 +242,12 @@ fn ago(d: Duration) -> String {
 }
 
 /// The picker as a layer over the running UI (`/resume`): Enter asks the app to switch to the chosen session.
-pub struct PickerLayer {
+pub(crate) struct PickerLayer {
     picker: Picker,
 }
 
 impl PickerLayer {
-    pub fn new(sessions: Vec<SessionSummary>, host: std::sync::Arc<dyn Host>) -> Self {
+    pub(crate) fn new(sessions: Vec<SessionSummary>, host: std::sync::Arc<dyn Host>) -> Self {
         Self {
             picker: Picker::new(sessions, Box::new(move |path| host.count_turns(path))),
         }

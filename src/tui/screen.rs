@@ -77,7 +77,7 @@ impl<B: Scroll> Screen<B> {
     /// Writes `frame`: moves the rows that moved, writes the cells that still differ, puts the cursor where the frame
     /// asked. `reused`: the rows the frame takes from the last one (`prepare` left them undrawn in `frame`), known
     /// to be the same in its columns. The caller flushes.
-    pub fn present(&mut self, frame: Buffer, reused: Option<Reuse>) -> Result<(), B::Error> {
+    pub(crate) fn present(&mut self, frame: Buffer, reused: Option<Reuse>) -> Result<(), B::Error> {
         self.next = frame;
         let area = self.next.area;
         let (width, height) = (usize::from(area.width), usize::from(area.height));
@@ -237,7 +237,7 @@ impl<B: Scroll> Screen<B> {
 
     /// The terminal behind it (tests read what it shows).
     #[cfg(test)]
-    pub fn inner(&self) -> &B {
+    pub(crate) fn inner(&self) -> &B {
         &self.inner
     }
 
@@ -373,7 +373,7 @@ impl<W: Write> Scroll for CrosstermBackend<W> {
 /// frame). The frame is drawn into a buffer `Screen` prepares (every cell blank but those of the rows taken), traded
 /// for ratatui's own, which stays empty; the screen writes it. Nothing is flushed (ratatui's own flush after rendering is held): the
 /// caller flushes, once.
-pub fn draw<B: Scroll>(
+pub(crate) fn draw<B: Scroll>(
     terminal: &mut Terminal<Screen<B>>,
     reuse: Option<Reuse>,
     render: impl FnOnce(&mut Frame, bool),
@@ -433,18 +433,18 @@ fn prepare(work: &mut Buffer, shown: Rect, area: Rect, reuse: Option<Reuse>) -> 
 /// row `y + by` showed), and rows `kept` where they were, every column the same (the composer and the status bar,
 /// when nothing in them changed). Either may be empty. Coordinates are the terminal's.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reuse {
+pub(crate) struct Reuse {
     /// The frame's area: rows are taken only from a last frame of the same area.
-    pub frame: Rect,
-    pub rows: std::ops::Range<u16>,
-    pub by: i16,
-    pub cols: std::ops::Range<u16>,
-    pub kept: std::ops::Range<u16>,
+    pub(crate) frame: Rect,
+    pub(crate) rows: std::ops::Range<u16>,
+    pub(crate) by: i16,
+    pub(crate) cols: std::ops::Range<u16>,
+    pub(crate) kept: std::ops::Range<u16>,
 }
 
 impl Reuse {
     /// Rows `kept` where they were, and no moved band.
-    pub fn kept(frame: Rect, kept: std::ops::Range<u16>) -> Self {
+    pub(crate) fn kept(frame: Rect, kept: std::ops::Range<u16>) -> Self {
         Reuse {
             frame,
             rows: 0..0,

@@ -4,14 +4,18 @@
 //! same session with the configuration read again; the old agent stops first, as both would write the same log.
 
 use super::app::App;
-pub use super::host::SessionSwitch;
+pub(crate) use super::host::SessionSwitch;
 use super::host::{Connection, Host, Session};
 use super::state::{AppState, Level};
 use super::view::transcript::TranscriptView;
 
 /// Starts the agent `switch` asks for through `host` and makes `session` the new session; returns the old session
 /// with the new agent. On an error nothing changed.
-pub fn start(switch: SessionSwitch, host: &dyn Host, session: &mut Session) -> Result<(Connection, Session), String> {
+pub(crate) fn start(
+    switch: SessionSwitch,
+    host: &dyn Host,
+    session: &mut Session,
+) -> Result<(Connection, Session), String> {
     let path = match switch {
         SessionSwitch::Reload => {
             let path = session
@@ -41,7 +45,7 @@ pub fn start(switch: SessionSwitch, host: &dyn Host, session: &mut Session) -> R
 
 /// A fresh screen for the new session: the composer, keymap, theme and custom commands carry over; the transcript is
 /// the session's.
-pub fn rebuild(old: App, connection: &Connection, session: &mut Session) -> App {
+pub(crate) fn rebuild(old: App, connection: &Connection, session: &mut Session) -> App {
     let App {
         composer,
         keymap,
@@ -62,7 +66,7 @@ pub fn rebuild(old: App, connection: &Connection, session: &mut Session) -> App 
 
 /// The whole record of a session whose first frame showed only its last turns (`AppState::preview`): the screen is
 /// rebuilt from it, and the warnings shown so far are kept.
-pub fn loaded(app: &mut App, session: &mut Session, mut info: Session) {
+pub(crate) fn loaded(app: &mut App, session: &mut Session, mut info: Session) {
     info.warnings.splice(0..0, std::mem::take(&mut session.warnings));
     *session = info;
     app.state = AppState::new();
@@ -71,7 +75,7 @@ pub fn loaded(app: &mut App, session: &mut Session, mut info: Session) {
 }
 
 /// Puts a session on screen: its recorded transcript, what a resume did not restore, and the warnings.
-pub fn show(app: &mut App, session: &mut Session) {
+pub(crate) fn show(app: &mut App, session: &mut Session) {
     // The events are taken, not copied: a day's session holds thousands of them.
     app.state.replay(&session.history, std::mem::take(&mut session.events));
     for notice in &session.notices {

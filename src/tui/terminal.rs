@@ -33,7 +33,7 @@ use tern_protocol::FRAME_SLACK;
 use tern_protocol::{Event, Op};
 
 mod input;
-pub mod modes;
+pub(crate) mod modes;
 
 use input::Input;
 
@@ -63,7 +63,7 @@ static UI_ACTIVE: AtomicBool = AtomicBool::new(false);
 static DEFERRED_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Puts the terminal back as it was. Safe to call more than once.
-pub fn restore() {
+pub(crate) fn restore() {
     let _ = modes::leave(&mut stdout());
     let _ = disable_raw_mode();
 }
@@ -148,7 +148,7 @@ pub struct Pending {
 
 /// Runs the UI until the user quits. `notify_rx` wakes the loop when background work (file index, history loads)
 /// delivered something. `mouse`: whether mouse capture starts on (the user toggles it with a key).
-pub async fn run(
+pub(crate) async fn run(
     app: App,
     agent: Connection,
     notify_rx: mpsc::UnboundedReceiver<()>,
@@ -168,10 +168,10 @@ pub async fn run(
 
 /// The session on screen, the host that starts another (`/resume`, `/fork`, a reload after trust), and its whole
 /// record while it loads.
-pub struct Sessions {
-    pub session: Session,
-    pub host: std::sync::Arc<dyn Host>,
-    pub pending: Option<Pending>,
+pub(crate) struct Sessions {
+    pub(crate) session: Session,
+    pub(crate) host: std::sync::Arc<dyn Host>,
+    pub(crate) pending: Option<Pending>,
 }
 
 async fn run_screen(
@@ -251,9 +251,8 @@ async fn run_screen(
             app = switch_session(app, switch, &mut sessions, &mut agent, mouse_on).await;
         }
     }
-    Ok(agent
-        .end(signals, ended_by, app.state.last_exchange(), sessions.session)
-        .await)
+    let last = app.state.last_exchange();
+    Ok(agent.end(signals, ended_by, last, sessions.session).await)
 }
 
 /// Takes the terminal for the UI: raw mode (put back when the guard drops), the full screen with mouse capture if

@@ -9,20 +9,20 @@ use tern_protocol::SessionSummary;
 use crate::host::{Connection, Host, Session, Transcript, TrustOffer};
 
 /// The prices a session host gives the UI: the model catalog's own.
-pub fn prices() -> std::sync::Arc<dyn tern_protocol::Prices> {
+pub(crate) fn prices() -> std::sync::Arc<dyn tern_protocol::Prices> {
     std::sync::Arc::new(tern_provider::models::Catalog::builtin().clone())
 }
 
-pub struct TestHost {
+pub(crate) struct TestHost {
     workspace: PathBuf,
     /// The offers the user trusted.
-    pub trusted: Mutex<Vec<TrustOffer>>,
+    pub(crate) trusted: Mutex<Vec<TrustOffer>>,
     /// `trust` fails with this.
-    pub trust_error: Option<String>,
+    pub(crate) trust_error: Option<String>,
 }
 
 impl TestHost {
-    pub fn new(workspace: &Path) -> Self {
+    pub(crate) fn new(workspace: &Path) -> Self {
         Self {
             workspace: workspace.to_path_buf(),
             trusted: Mutex::new(Vec::new()),

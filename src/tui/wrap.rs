@@ -6,14 +6,14 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 /// The display width of a string in terminal cells.
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
 /// Wraps `line` to `width` cells. The line's own style and alignment carry over to every piece; an empty line stays one
 /// empty line. `indent` is prefixed to continuation lines (e.g. to hang list items). A word is a run of non-space
 /// characters even across style changes; wide (CJK) characters may break anywhere, as CJK text does.
-pub fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
+pub(crate) fn wrap_line(mut line: Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
     // Every laid-out line passes here: escape and control characters are shown, and measured as shown.
     super::cell_guard::clean_spans(&mut line.spans);
     let width = usize::from(width.max(1));
@@ -171,12 +171,12 @@ fn push_token(current: &mut Vec<Span<'static>>, spans: &[Span<'static>], parts: 
 }
 
 /// Wraps many lines.
-pub fn wrap_lines(lines: Vec<Line<'static>>, width: u16, indent: &str) -> Vec<Line<'static>> {
+pub(crate) fn wrap_lines(lines: Vec<Line<'static>>, width: u16, indent: &str) -> Vec<Line<'static>> {
     lines.into_iter().flat_map(|l| wrap_line(l, width, indent)).collect()
 }
 
 /// Cuts a string to at most `max` cells, adding `…` when it was cut.
-pub fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     // Titles and paths are cut here: escape and control characters are shown, and counted as shown.
     let s = &*tern_text::clean(s);
     if width(s) <= max {

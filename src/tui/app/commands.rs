@@ -144,7 +144,7 @@ impl App {
         match tern_commands::mcp_prompts::resolve(name, args, &statuses) {
             _ if self.state.status.busy => self.state.flash("wait for the turn to end, or interrupt it first"),
             Some(Ok(op)) => {
-                self.transcript.to_bottom();
+                self.transcript.scroll_to_bottom();
                 self.send(op);
             }
             Some(Err(e)) => self.state.notice(e, Level::Error),

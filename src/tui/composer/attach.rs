@@ -27,23 +27,23 @@ use crate::host::Host;
 use tern_text::units::{human_size, thousands};
 
 /// The most of a file attached, in bytes.
-pub const MAX_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BYTES: usize = 64 * 1024;
 /// The most of a file attached, in lines.
-pub const MAX_LINES: usize = 2_000;
-pub use crate::blocks::strip_blocks;
+pub(crate) const MAX_LINES: usize = 2_000;
+pub(crate) use crate::blocks::strip_blocks;
 use crate::blocks::{CLOSE, CLOSE_ESCAPED, OPEN};
 
 /// Content sent with a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attachment {
+pub(crate) struct Attachment {
     /// The chip, as the composer and the transcript show it: `@src/main.rs (12.3 KB)`.
-    pub label: String,
+    pub(crate) label: String,
     /// What the block says it is: a workspace path, a resource URI.
-    pub source: String,
+    pub(crate) source: String,
     /// The text the model receives.
-    pub content: String,
+    pub(crate) content: String,
     /// Said in the block's opening tag, e.g. that the content was cut.
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 impl Attachment {
@@ -70,7 +70,7 @@ fn attribute(value: &str) -> String {
 
 /// Why a file was not attached, as the status line says it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AttachError {
+pub(crate) enum AttachError {
     #[error("not attached: {0}")]
     Refused(String),
     #[error("not attached: {0} is a binary file")]
@@ -83,7 +83,7 @@ pub enum AttachError {
 
 /// Reads the workspace file `path` (as the `@` popup lists it: relative to the workspace) for attaching.
 /// The host says whether the agent's read policy lets the session read it (`Host::attachable`).
-pub fn read_file(host: &dyn Host, path: &str) -> Result<Attachment, AttachError> {
+pub(crate) fn read_file(host: &dyn Host, path: &str) -> Result<Attachment, AttachError> {
     let resolved = host.attachable(path).map_err(AttachError::Refused)?;
     let read_error = |e: std::io::Error| AttachError::Read {
         path: path.to_string(),
@@ -160,13 +160,13 @@ fn cap(text: &str, cut_bytes: bool, size: u64) -> (String, Option<String>) {
 
 /// The attachments of the current input, by chip.
 #[derive(Debug, Default, Clone)]
-pub struct Attachments {
+pub(crate) struct Attachments {
     entries: Vec<Attachment>,
 }
 
 impl Attachments {
     /// Keeps `attachment` and returns the chip to show for it (made unique within this input: ` #2`).
-    pub fn add(&mut self, mut attachment: Attachment) -> String {
+    pub(crate) fn add(&mut self, mut attachment: Attachment) -> String {
         let base = attachment.label.clone();
         let mut n = 1;
         while self.entries.iter().any(|a| a.label == attachment.label) {
@@ -178,16 +178,12 @@ impl Attachments {
         label
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries.clear();
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The length in chars of a chip that `before` (the text left of the cursor) ends with.
-    pub fn label_ending(&self, before: &str) -> Option<usize> {
+    pub(crate) fn label_ending(&self, before: &str) -> Option<usize> {
         self.entries
             .iter()
             .filter(|a| before.ends_with(a.label.as_str()))
@@ -196,7 +192,7 @@ impl Attachments {
     }
 
     /// The length in chars of a chip that `after` (the text right of the cursor) starts with.
-    pub fn label_starting(&self, after: &str) -> Option<usize> {
+    pub(crate) fn label_starting(&self, after: &str) -> Option<usize> {
         self.entries
             .iter()
             .filter(|a| after.starts_with(a.label.as_str()))
@@ -205,7 +201,7 @@ impl Attachments {
     }
 
     /// The attachments whose chips are in `text`.
-    pub fn present(&self, text: &str) -> Vec<Attachment> {
+    pub(crate) fn present(&self, text: &str) -> Vec<Attachment> {
         self.entries
             .iter()
             .filter(|a| contains_chip(text, &a.label))
@@ -214,7 +210,7 @@ impl Attachments {
     }
 
     /// Adds those of `others` whose chip is not known yet (a recalled message's, next to the draft's).
-    pub fn restore(&mut self, others: &[Attachment]) {
+    pub(crate) fn restore(&mut self, others: &[Attachment]) {
         for a in others {
             if !self.entries.iter().any(|e| e.label == a.label) {
                 self.entries.push(a.clone());
@@ -223,7 +219,7 @@ impl Attachments {
     }
 
     /// `text` with the block of every attachment whose chip is still in `text` (removed chips are not sent).
-    pub fn message(&self, text: &str) -> String {
+    pub(crate) fn message(&self, text: &str) -> String {
         let mut out = text.to_string();
         for attachment in &self.present(text) {
             out.push_str("\n\n");

@@ -16,35 +16,35 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::fuzzy::fuzzy_match;
 
 /// At most this many paths (files and directories) are indexed, so a session started in `$HOME` stays cheap.
-pub const MAX_PATHS: usize = 50_000;
+pub(crate) const MAX_PATHS: usize = 50_000;
 /// How many matches a reply carries (what the popup shows).
-pub const MAX_RESULTS: usize = 8;
+pub(crate) const MAX_RESULTS: usize = 8;
 
 /// One offered path: workspace-relative with `/` separators, directories ending in `/`; `positions` are the char
 /// indices that matched the query, for highlighting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileMatch {
-    pub path: String,
-    pub positions: Vec<usize>,
+pub(crate) struct FileMatch {
+    pub(crate) path: String,
+    pub(crate) positions: Vec<usize>,
 }
 
 impl FileMatch {
-    pub fn is_dir(&self) -> bool {
+    pub(crate) fn is_dir(&self) -> bool {
         self.path.ends_with('/')
     }
 }
 
 /// The answer to one query.
 #[derive(Debug, Clone)]
-pub struct IndexReply {
-    pub query: String,
-    pub matches: Vec<FileMatch>,
+pub(crate) struct IndexReply {
+    pub(crate) query: String,
+    pub(crate) matches: Vec<FileMatch>,
     /// True when the walk stopped at [`MAX_PATHS`].
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 /// The handle the composer holds. Dropping it stops the thread (between entries of the walk, or at the next query).
-pub struct FileIndex {
+pub(crate) struct FileIndex {
     queries: mpsc::Sender<String>,
     replies: mpsc::Receiver<IndexReply>,
     stop: Arc<AtomicBool>,
@@ -53,7 +53,7 @@ pub struct FileIndex {
 
 impl FileIndex {
     /// Starts the walk of `root` in a new thread and returns at once.
-    pub fn start(root: PathBuf, notify: UnboundedSender<()>) -> Self {
+    pub(crate) fn start(root: PathBuf, notify: UnboundedSender<()>) -> Self {
         let (queries, query_rx) = mpsc::channel::<String>();
         let (reply_tx, replies) = mpsc::channel::<IndexReply>();
         let stop = Arc::new(AtomicBool::new(false));
@@ -73,13 +73,13 @@ impl FileIndex {
     }
 
     /// Asks for the best matches of `query`; the reply arrives later through [`FileIndex::latest`].
-    pub fn query(&self, query: &str) {
+    pub(crate) fn query(&self, query: &str) {
         // A send fails only when the thread is gone (it could not start); `error` says so.
         let _ = self.queries.send(query.to_string());
     }
 
     /// The newest reply that arrived since the last call, if any (older ones are dropped).
-    pub fn latest(&self) -> Option<IndexReply> {
+    pub(crate) fn latest(&self) -> Option<IndexReply> {
         let mut last = None;
         while let Ok(reply) = self.replies.try_recv() {
             last = Some(reply);
@@ -88,7 +88,7 @@ impl FileIndex {
     }
 
     /// Why the index is unavailable, if it is.
-    pub fn error(&self) -> Option<&str> {
+    pub(crate) fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }
 }
@@ -189,7 +189,7 @@ fn walk(root: &Path, stop: &AtomicBool) -> (Vec<String>, bool) {
 
 /// Ranks `paths` (or only the indices in `within`) against `query`; returns the best [`MAX_RESULTS`] and every index
 /// that matched. An empty query offers the shallowest paths first.
-pub fn search(paths: &[String], query: &str, within: Option<&[u32]>) -> (Vec<FileMatch>, Vec<u32>) {
+pub(crate) fn search(paths: &[String], query: &str, within: Option<&[u32]>) -> (Vec<FileMatch>, Vec<u32>) {
     // Sort key (ascending): negated score, depth, length; ties go by name.
     type Key = (i64, usize, usize);
     let mut best: Vec<(Key, usize, Vec<usize>)> = Vec::with_capacity(MAX_RESULTS + 1);

@@ -11,9 +11,9 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 /// A match: its score (higher is better) and the char indices of `path` that matched, for highlighting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FuzzyMatch {
-    pub score: i64,
-    pub positions: Vec<usize>,
+pub(crate) struct FuzzyMatch {
+    pub(crate) score: i64,
+    pub(crate) positions: Vec<usize>,
 }
 
 const BONUS_IN_FILE_NAME: i64 = 30;
@@ -27,7 +27,7 @@ thread_local! {
 
 /// Scores `path` against `query`; `None` when the query is not a subsequence. An empty query matches everything with
 /// score 0 (the caller orders those by depth).
-pub fn fuzzy_match(query: &str, path: &str) -> Option<FuzzyMatch> {
+pub(crate) fn fuzzy_match(query: &str, path: &str) -> Option<FuzzyMatch> {
     let query: String = query.chars().filter(|c| !c.is_whitespace()).collect();
     if query.is_empty() {
         return Some(FuzzyMatch {

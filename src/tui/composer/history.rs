@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 /// Only the newest this many entries are kept.
-pub const MAX_ENTRIES: usize = 1_000;
+pub(crate) const MAX_ENTRIES: usize = 1_000;
 
 #[derive(Debug, Default)]
-pub struct InputHistory {
+pub(crate) struct InputHistory {
     entries: Vec<String>,
     browse: Option<Browse>,
 }
@@ -23,11 +23,13 @@ struct Browse {
 }
 
 impl InputHistory {
-    pub fn entries(&self) -> &[String] {
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> &[String] {
         &self.entries
     }
 
-    pub fn set_entries(&mut self, mut entries: Vec<String>) {
+    #[cfg(test)]
+    pub(crate) fn set_entries(&mut self, mut entries: Vec<String>) {
         if entries.len() > MAX_ENTRIES {
             entries.drain(..entries.len() - MAX_ENTRIES);
         }
@@ -36,7 +38,7 @@ impl InputHistory {
     }
 
     /// Records a submitted input (not a repeat of the newest entry) and ends browsing.
-    pub fn push(&mut self, text: String) {
+    pub(crate) fn push(&mut self, text: String) {
         self.browse = None;
         if text.trim().is_empty() || self.entries.last() == Some(&text) {
             return;
@@ -48,17 +50,17 @@ impl InputHistory {
     }
 
     /// Stops browsing without restoring anything (the input was replaced from outside).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.browse = None;
     }
 
     /// `(position from 1, count)` while browsing, for a "history 3/12" hint.
-    pub fn position(&self) -> Option<(usize, usize)> {
+    pub(crate) fn position(&self) -> Option<(usize, usize)> {
         self.browse.as_ref().map(|b| (b.index + 1, self.entries.len()))
     }
 
     /// The text to show after Up, given what is in the box now; `None` when there is nothing older.
-    pub fn older(&mut self, current: &str) -> Option<String> {
+    pub(crate) fn older(&mut self, current: &str) -> Option<String> {
         match &mut self.browse {
             None => {
                 let index = self.entries.len().checked_sub(1)?;
@@ -79,7 +81,7 @@ impl InputHistory {
     }
 
     /// The text to show after Down: the next newer entry, or the draft after the newest; `None` when not browsing.
-    pub fn newer(&mut self, current: &str) -> Option<String> {
+    pub(crate) fn newer(&mut self, current: &str) -> Option<String> {
         let browse = self.browse.as_mut()?;
         remember(browse, &self.entries, current);
         if browse.index + 1 < self.entries.len() {

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::CursorMove;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
+pub(crate) enum Intent {
     /// Enter: submit (or accept the popup selection; a trailing `\` turns it into a newline).
     Enter,
     /// Shift+Enter, Alt+Enter, Ctrl+Enter, Ctrl+J.
@@ -43,7 +43,7 @@ pub enum Intent {
     Ignore,
 }
 
-pub fn intent(key: &KeyEvent) -> Intent {
+pub(crate) fn intent(key: &KeyEvent) -> Intent {
     let m = key.modifiers;
     let ctrl = m.contains(KeyModifiers::CONTROL);
     let alt = m.contains(KeyModifiers::ALT);

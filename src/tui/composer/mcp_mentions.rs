@@ -12,13 +12,13 @@ const MAX_BESIDE_FILES: usize = 3;
 
 /// One resource that can be mentioned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceEntry {
+pub(crate) struct ResourceEntry {
     /// `server:uri`, as written after `@`.
-    pub mention: String,
+    pub(crate) mention: String,
 }
 
 /// The resources of the servers that are ready, in server order.
-pub fn entries(statuses: &[ServerStatus]) -> Vec<ResourceEntry> {
+pub(crate) fn entries(statuses: &[ServerStatus]) -> Vec<ResourceEntry> {
     statuses
         .iter()
         .filter(|s| matches!(s.state, ServerState::Ready { .. }))
@@ -32,7 +32,7 @@ pub fn entries(statuses: &[ServerStatus]) -> Vec<ResourceEntry> {
 
 /// Puts the resources matching the reply's query ahead of its files: all of them when the query names a server
 /// (holds a `:`), a few otherwise; none for an empty query, which lists files.
-pub fn merge(reply: &mut IndexReply, entries: &[ResourceEntry]) {
+pub(crate) fn merge(reply: &mut IndexReply, entries: &[ResourceEntry]) {
     let query = reply.query.as_str();
     if query.trim().is_empty() || entries.is_empty() {
         return;

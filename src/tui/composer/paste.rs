@@ -5,9 +5,9 @@
 //! remove it whole.
 
 /// A paste longer than this many chars is collapsed.
-pub const MAX_INLINE_CHARS: usize = 1_000;
+pub(crate) const MAX_INLINE_CHARS: usize = 1_000;
 /// A paste with more lines than this is collapsed.
-pub const MAX_INLINE_LINES: usize = 10;
+pub(crate) const MAX_INLINE_LINES: usize = 10;
 
 use tern_text::units::thousands;
 
@@ -15,12 +15,12 @@ const LABEL_START: &str = "[pasted ";
 
 /// Normalises terminal line endings: `\r\n` and a lone `\r` (what some terminals send for Enter inside a paste) both
 /// become `\n`.
-pub fn normalize_newlines(text: &str) -> String {
+pub(crate) fn normalize_newlines(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 /// Whether a (normalised) paste is large enough to be collapsed into a placeholder.
-pub fn is_large(text: &str) -> bool {
+pub(crate) fn is_large(text: &str) -> bool {
     text.chars().count() > MAX_INLINE_CHARS || line_count(text) > MAX_INLINE_LINES
 }
 
@@ -30,14 +30,14 @@ fn line_count(text: &str) -> usize {
 
 /// The collapsed pastes of the current input, by placeholder label.
 #[derive(Debug, Default, Clone)]
-pub struct PasteStore {
+pub(crate) struct PasteStore {
     entries: Vec<(String, String)>,
 }
 
 impl PasteStore {
     /// Keeps `text` and returns the placeholder to show for it (unique within this input: a second paste of the same
     /// size gets ` #2`).
-    pub fn add(&mut self, text: String) -> String {
+    pub(crate) fn add(&mut self, text: String) -> String {
         let chars = text.chars().count();
         let lines = line_count(&text);
         let base = format!(
@@ -56,13 +56,13 @@ impl PasteStore {
         label
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries.clear();
     }
 
     /// `raw` with every placeholder replaced by its paste, in one left-to-right pass (so a paste that itself contains
     /// placeholder-like text is never expanded again).
-    pub fn expand(&self, raw: &str) -> String {
+    pub(crate) fn expand(&self, raw: &str) -> String {
         if self.entries.is_empty() {
             return raw.to_string();
         }
@@ -87,7 +87,7 @@ impl PasteStore {
     }
 
     /// The length in chars of a placeholder that `before` (the text left of the cursor) ends with.
-    pub fn label_ending(&self, before: &str) -> Option<usize> {
+    pub(crate) fn label_ending(&self, before: &str) -> Option<usize> {
         self.entries
             .iter()
             .find(|(label, _)| before.ends_with(label.as_str()))
@@ -95,7 +95,7 @@ impl PasteStore {
     }
 
     /// The length in chars of a placeholder that `after` (the text right of the cursor) starts with.
-    pub fn label_starting(&self, after: &str) -> Option<usize> {
+    pub(crate) fn label_starting(&self, after: &str) -> Option<usize> {
         self.entries
             .iter()
             .find(|(label, _)| after.starts_with(label.as_str()))

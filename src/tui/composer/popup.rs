@@ -13,20 +13,20 @@ use crate::theme::Theme;
 use crate::wrap;
 
 /// Rows of items the popup shows at most.
-pub const MAX_ROWS: usize = 8;
+pub(crate) const MAX_ROWS: usize = 8;
 
 /// An `@token` on a line: char columns of the `@` and of the token's end, and the query (the token without `@` and
 /// quotes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mention {
-    pub start: usize,
-    pub end: usize,
-    pub query: String,
+pub(crate) struct Mention {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) query: String,
 }
 
 /// The `@` mention the cursor (char column `col`) is in, if any: a whitespace-delimited token that starts with `@`,
 /// with the cursor after the `@` (so `user@host` is not one).
-pub fn mention_at(line: &str, col: usize) -> Option<Mention> {
+pub(crate) fn mention_at(line: &str, col: usize) -> Option<Mention> {
     let chars: Vec<char> = line.chars().collect();
     let col = col.min(chars.len());
     let mut start = col;
@@ -45,7 +45,7 @@ pub fn mention_at(line: &str, col: usize) -> Option<Mention> {
 }
 
 /// How a path is written after `@`: quoted when it holds whitespace, so the mention stays one token.
-pub fn mention_text(path: &str) -> String {
+pub(crate) fn mention_text(path: &str) -> String {
     if path.chars().any(char::is_whitespace) {
         format!("@\"{path}\"")
     } else {
@@ -55,7 +55,7 @@ pub fn mention_text(path: &str) -> String {
 
 /// What the popup is showing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Popup {
+pub(crate) enum Popup {
     /// Commands matching the typed name: indices into the command list.
     Slash { items: Vec<usize>, selected: usize },
     /// Paths for the mention on input line `row` (the matches themselves arrive from the file index).
@@ -64,13 +64,13 @@ pub enum Popup {
 
 /// Where a popup was opened, so Esc keeps it closed while the same token is edited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Anchor {
+pub(crate) enum Anchor {
     Slash,
     File { row: usize, start: usize },
 }
 
 impl Popup {
-    pub fn anchor(&self) -> Anchor {
+    pub(crate) fn anchor(&self) -> Anchor {
         match self {
             Popup::Slash { .. } => Anchor::Slash,
             Popup::Files { row, mention } => Anchor::File {
@@ -82,7 +82,7 @@ impl Popup {
 }
 
 /// The state of the file list, as the popup shows it.
-pub enum FileListing<'a> {
+pub(crate) enum FileListing<'a> {
     /// No answer yet: the walk is still running (`indexing`), or the query is being scored.
     Waiting {
         indexing: bool,
@@ -95,7 +95,7 @@ pub enum FileListing<'a> {
 }
 
 /// How many item rows fit above `composer_area` (at most [`MAX_ROWS`]), given the popup's borders.
-pub fn rows_above(frame_area: Rect, composer_area: Rect) -> usize {
+pub(crate) fn rows_above(frame_area: Rect, composer_area: Rect) -> usize {
     usize::from(composer_area.y.saturating_sub(frame_area.y).saturating_sub(2)).min(MAX_ROWS)
 }
 
@@ -113,7 +113,7 @@ fn fit(mut spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
     spans
 }
 
-pub fn slash_lines(
+pub(crate) fn slash_lines(
     commands: &[SlashCommand],
     items: &[usize],
     selected: usize,
@@ -160,7 +160,7 @@ pub fn slash_lines(
         .collect()
 }
 
-pub fn file_lines(listing: FileListing<'_>, (width, rows): (u16, usize), theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn file_lines(listing: FileListing<'_>, (width, rows): (u16, usize), theme: &Theme) -> Vec<Line<'static>> {
     let width = usize::from(width);
     match listing {
         FileListing::Waiting { indexing: true } => vec![Line::styled(" indexing…", theme.dim)],
@@ -225,7 +225,7 @@ fn path_spans(m: &FileMatch, max: usize, theme: &Theme) -> Vec<Span<'static>> {
 }
 
 /// Draws the popup in the rows just above `composer_area`, as wide as the composer; nothing when there is no room.
-pub fn draw(frame: &mut Frame<'_>, composer_area: Rect, theme: &Theme, title: &str, lines: Vec<Line<'static>>) {
+pub(crate) fn draw(frame: &mut Frame<'_>, composer_area: Rect, theme: &Theme, title: &str, lines: Vec<Line<'static>>) {
     let top = frame.area().y;
     let room = composer_area.y.saturating_sub(top);
     let height = (lines.len() as u16).saturating_add(2).min(room);

@@ -9,13 +9,13 @@ use std::borrow::Cow;
 /// Built-in commands borrow their texts; custom commands (`tern_commands`, from markdown files) own theirs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlashCommand {
-    pub name: Cow<'static, str>,
-    pub args: Cow<'static, str>,
-    pub help: Cow<'static, str>,
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) args: Cow<'static, str>,
+    pub(crate) help: Cow<'static, str>,
 }
 
 impl SlashCommand {
-    pub const fn new(name: &'static str, args: &'static str, help: &'static str) -> Self {
+    pub(crate) const fn new(name: &'static str, args: &'static str, help: &'static str) -> Self {
         Self {
             name: Cow::Borrowed(name),
             args: Cow::Borrowed(args),
@@ -24,7 +24,7 @@ impl SlashCommand {
     }
 
     /// A custom command's entry: its name, argument hint and description.
-    pub fn custom(command: &tern_commands::CustomCommand) -> Self {
+    pub(crate) fn custom(command: &tern_commands::CustomCommand) -> Self {
         Self {
             name: Cow::Owned(command.name.clone()),
             args: Cow::Owned(command.args_hint()),
@@ -33,7 +33,7 @@ impl SlashCommand {
     }
 
     /// An MCP prompt's entry (`tern_commands::mcp_prompts`).
-    pub fn mcp_prompt(command: tern_commands::mcp_prompts::PromptCommand) -> Self {
+    pub(crate) fn mcp_prompt(command: tern_commands::mcp_prompts::PromptCommand) -> Self {
         Self {
             name: Cow::Owned(command.name),
             args: Cow::Owned(command.args),
@@ -42,7 +42,7 @@ impl SlashCommand {
     }
 
     /// True when Enter on this command in the popup must wait for an argument.
-    pub fn needs_args(&self) -> bool {
+    pub(crate) fn needs_args(&self) -> bool {
         self.args.trim_start().starts_with('<')
     }
 }
@@ -50,7 +50,7 @@ impl SlashCommand {
 /// Indices of the commands whose name starts with `query` (the text after `/`, any case): the exact name first (so
 /// `/mode` picks `mode`, not `model`), then the others in registration order. Prefix only: with substring matches,
 /// `/u` + Enter would run `/quit`.
-pub fn filter(commands: &[SlashCommand], query: &str) -> Vec<usize> {
+pub(crate) fn filter(commands: &[SlashCommand], query: &str) -> Vec<usize> {
     let query = query.to_lowercase();
     let rank = |name: &str| {
         let name = name.to_lowercase();
@@ -74,7 +74,7 @@ pub fn filter(commands: &[SlashCommand], query: &str) -> Vec<usize> {
 /// Splits a submitted line into `(name, args)` if it is a command: it starts with `/`, the name (up to the first
 /// whitespace) is non-empty and holds no other `/` (so `/usr/bin/env is odd` is a message, not a command). `args` is
 /// the rest with the surrounding whitespace trimmed; inner newlines are kept.
-pub fn parse(text: &str) -> Option<(String, String)> {
+pub(crate) fn parse(text: &str) -> Option<(String, String)> {
     let rest = text.strip_prefix('/')?;
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let name = &rest[..end];
@@ -86,7 +86,7 @@ pub fn parse(text: &str) -> Option<(String, String)> {
 
 /// The slash query under the cursor: `Some(query)` when the input's first line starts with `/` and the cursor (on that
 /// line) is still inside the command name.
-pub fn query_at(first_line: &str, cursor_row: usize, cursor_col: usize) -> Option<String> {
+pub(crate) fn query_at(first_line: &str, cursor_row: usize, cursor_col: usize) -> Option<String> {
     if cursor_row != 0 {
         return None;
     }

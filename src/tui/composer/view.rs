@@ -16,9 +16,9 @@ use crate::theme::Theme;
 use crate::wrap;
 use tern_text::units::thousands;
 
-pub const PLACEHOLDER: &str = "Ask tern… (@ for files, / for commands)";
+pub(crate) const PLACEHOLDER: &str = "Ask tern… (@ for files, / for commands)";
 /// The box grows up to this many text rows, then scrolls.
-pub const MAX_TEXT_ROWS: u16 = 10;
+pub(crate) const MAX_TEXT_ROWS: u16 = 10;
 const BORDERS: u16 = 2;
 /// `› ` before the text.
 const PROMPT_WIDTH: u16 = 2;
@@ -37,7 +37,7 @@ fn text_rect(inner: Rect) -> Rect {
 
 /// What an empty composer's box shows, all of it (`Composer::view_key`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ViewKey {
+pub(crate) struct ViewKey {
     area: Rect,
     focused: bool,
     history: Option<(usize, usize)>,
@@ -47,7 +47,7 @@ impl Composer {
     /// What the box would show in `area`, when that is all it depends on (the text box is empty: the placeholder
     /// shows): two frames with the same key draw the same cells. None when it holds text (the textarea keeps its own
     /// view of it).
-    pub fn view_key(&self, area: Rect, focused: bool) -> Option<ViewKey> {
+    pub(crate) fn view_key(&self, area: Rect, focused: bool) -> Option<ViewKey> {
         self.textarea.is_empty().then(|| ViewKey {
             area,
             focused,
@@ -57,7 +57,7 @@ impl Composer {
 
     /// The frame shows the box as the last one did (its key is the same): nothing is drawn, but the cursor is placed
     /// and the file index read, as `render` does.
-    pub fn render_kept(&mut self, frame: &mut Frame<'_>, area: Rect, focused: bool) {
+    pub(crate) fn render_kept(&mut self, frame: &mut Frame<'_>, area: Rect, focused: bool) {
         self.poll_index();
         let rect = text_rect(Block::bordered().inner(area));
         if focused && rect.width > 0 && rect.height > 0 {
@@ -65,7 +65,7 @@ impl Composer {
         }
     }
 
-    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, focused: bool) {
+    pub(crate) fn render(&mut self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, focused: bool) {
         self.poll_index();
         let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
@@ -114,7 +114,7 @@ impl Composer {
     }
 
     /// Rows wanted for `width` (1..=10 text rows plus borders/prompt), so the app can size the box.
-    pub fn desired_height(&self, width: u16) -> u16 {
+    pub(crate) fn desired_height(&self, width: u16) -> u16 {
         let text_width = width.saturating_sub(BORDERS + PROMPT_WIDTH + CURSOR_SLACK);
         if self.textarea.is_empty() || text_width == 0 {
             return 1 + BORDERS;
@@ -133,7 +133,7 @@ impl Composer {
 
     /// The popup (slash commands or @ completions) is drawn ABOVE the composer area: render_popup draws it into the
     /// given full area at the right place, if open.
-    pub fn render_popup(&mut self, frame: &mut Frame<'_>, composer_area: Rect, theme: &Theme) {
+    pub(crate) fn render_popup(&mut self, frame: &mut Frame<'_>, composer_area: Rect, theme: &Theme) {
         self.poll_index();
         let Some(open) = &self.popup else {
             return;

@@ -22,8 +22,8 @@ const HEADING_SCAN: usize = 2000;
 /// line differs from the same text with a newline (as in git).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) struct SourceLine<'a> {
-    pub text: &'a str,
-    pub eol: bool,
+    pub(crate) text: &'a str,
+    pub(crate) eol: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,14 +47,14 @@ impl Endings {
 }
 
 pub(super) struct Side<'a> {
-    pub lines: Vec<SourceLine<'a>>,
-    pub endings: Endings,
+    pub(crate) lines: Vec<SourceLine<'a>>,
+    pub(crate) endings: Endings,
 }
 
 impl<'a> Side<'a> {
     /// Splits `text` into lines, dropping `\n` and a `\r` before it (a CRLF file shows no `\r`). None when there are
     /// more than `max_lines` lines.
-    pub fn split(text: &'a str, max_lines: usize) -> Option<Side<'a>> {
+    pub(crate) fn split(text: &'a str, max_lines: usize) -> Option<Side<'a>> {
         let mut lines = Vec::new();
         let (mut lf, mut crlf) = (0usize, 0usize);
         let mut rest = text;
@@ -94,7 +94,7 @@ impl<'a> Side<'a> {
     }
 
     /// True when the last line has no newline.
-    pub fn missing_newline(&self) -> bool {
+    pub(crate) fn missing_newline(&self) -> bool {
         self.lines.last().is_some_and(|l| !l.eol)
     }
 }
@@ -107,7 +107,7 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    pub fn of(diff: &FileDiff) -> Kind {
+    pub(crate) fn of(diff: &FileDiff) -> Kind {
         match (&diff.old, &diff.new) {
             (None, Some(_)) => Kind::Created,
             (Some(_), None) => Kind::Deleted,
@@ -138,16 +138,16 @@ pub(super) enum Row {
 
 #[derive(Debug)]
 pub(super) struct Hunk {
-    pub old_start: usize,
-    pub old_len: usize,
-    pub new_start: usize,
-    pub new_len: usize,
-    pub rows: Vec<Row>,
+    pub(crate) old_start: usize,
+    pub(crate) old_len: usize,
+    pub(crate) new_start: usize,
+    pub(crate) new_len: usize,
+    pub(crate) rows: Vec<Row>,
 }
 
 impl Hunk {
     /// `@@ -a,b +c,d @@` in git's form: 1-based starts, `,1` left out, an empty side starting at the line before.
-    pub fn range_header(&self) -> String {
+    pub(crate) fn range_header(&self) -> String {
         fn range(start: usize, len: usize) -> String {
             match len {
                 0 => format!("{start},0"),
@@ -164,9 +164,9 @@ impl Hunk {
 }
 
 pub(super) struct Model<'a> {
-    pub old: Side<'a>,
-    pub new: Side<'a>,
-    pub hunks: Vec<Hunk>,
+    pub(crate) old: Side<'a>,
+    pub(crate) new: Side<'a>,
+    pub(crate) hunks: Vec<Hunk>,
 }
 
 pub(super) enum Body<'a> {
@@ -270,7 +270,7 @@ pub(super) enum Headings {
 }
 
 impl Headings {
-    pub fn for_path(path: &str) -> Headings {
+    pub(crate) fn for_path(path: &str) -> Headings {
         let ext = path
             .rsplit_once('.')
             .map(|(_, e)| e.to_ascii_lowercase())
@@ -368,7 +368,7 @@ fn binary_summary(diff: &FileDiff) -> String {
 
 /// The unified diff of `diffs` as text (for copying): git-style headers, `/dev/null` for created and deleted files,
 /// 3 lines of context. Bounded in time like the rendered view, so a huge input cannot stall the UI.
-pub fn unified_text(diffs: &[FileDiff]) -> String {
+pub(crate) fn unified_text(diffs: &[FileDiff]) -> String {
     let mut out = String::new();
     for diff in diffs {
         let old_name = diff

@@ -22,14 +22,14 @@ const MAX_LINE_BYTES: usize = 2000;
 const MIN_TEXT_WIDTH: usize = 12;
 
 #[derive(Debug, Clone)]
-pub struct DiffOptions {
+pub(crate) struct DiffOptions {
     /// Unchanged lines shown around each change.
-    pub context: usize,
+    pub(crate) context: usize,
     /// Fold beyond this many output lines (the header and the fold line included): the rest becomes one dim
     /// "… N more lines" line. At least two lines are always shown (the header and the fold line).
-    pub max_lines: Option<usize>,
+    pub(crate) max_lines: Option<usize>,
     /// How to expand a folded diff, appended to the fold line in parentheses, e.g. "press e to expand".
-    pub fold_hint: Option<String>,
+    pub(crate) fold_hint: Option<String>,
 }
 
 impl Default for DiffOptions {
@@ -46,14 +46,14 @@ impl Default for DiffOptions {
 /// enclosing function or heading, rows with old and new line numbers, a +/- marker and the theme's diff colours, and
 /// word emphasis inside replaced lines. Long lines wrap with a blank gutter on continuation rows. Binary or very large
 /// inputs (over 1 MB or 20,000 lines) show a one-line summary instead.
-pub fn render_diff(diff: &FileDiff, width: u16, theme: &Theme, opts: &DiffOptions) -> Vec<Line<'static>> {
+pub(crate) fn render_diff(diff: &FileDiff, width: u16, theme: &Theme, opts: &DiffOptions) -> Vec<Line<'static>> {
     render_marked(diff, width, theme, opts).lines
 }
 
 /// Rendered lines plus the index of each hunk's first line (for next/previous-hunk navigation).
 pub(super) struct Rendered {
-    pub lines: Vec<Line<'static>>,
-    pub hunks: Vec<usize>,
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) hunks: Vec<usize>,
 }
 
 pub(super) fn render_marked(diff: &FileDiff, width: u16, theme: &Theme, opts: &DiffOptions) -> Rendered {

@@ -21,7 +21,7 @@ const HINTS: &str = "q close · j/k scroll · n/p hunk · ]/[ file · y copy · 
 
 /// Full-screen view of one or more diffs. Lines are rendered on the first draw at the screen's width and kept until the
 /// width changes.
-pub struct DiffLayer {
+pub(crate) struct DiffLayer {
     diffs: Vec<FileDiff>,
     /// The first body line shown.
     scroll: usize,
@@ -41,7 +41,7 @@ struct Laid {
 }
 
 impl DiffLayer {
-    pub fn new(diffs: Vec<FileDiff>) -> Self {
+    pub(crate) fn new(diffs: Vec<FileDiff>) -> Self {
         Self {
             diffs,
             scroll: 0,

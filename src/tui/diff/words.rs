@@ -17,8 +17,8 @@ const PAIR_BUDGET: Duration = Duration::from_millis(2);
 /// Changed byte ranges in the old and the new line, sorted and merged.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct WordMarks {
-    pub old: Vec<Range<usize>>,
-    pub new: Vec<Range<usize>>,
+    pub(crate) old: Vec<Range<usize>>,
+    pub(crate) new: Vec<Range<usize>>,
 }
 
 /// The changed words of a line pair, or None when the lines are too long or too different to be worth it.

@@ -35,7 +35,7 @@ thread_local! {
 }
 
 /// Draws one frame: while the worker is busy, the frame hands it even small blocks (`defer_small`).
-pub fn frame<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn frame<R>(f: impl FnOnce() -> R) -> R {
     let outer = IN_FRAME.replace(true);
     let out = f();
     IN_FRAME.set(outer);
@@ -51,10 +51,10 @@ pub(super) fn defer_small() -> bool {
 
 /// One block for the worker.
 pub(super) struct Job {
-    pub code: String,
-    pub syntax: &'static SyntaxReference,
-    pub syn_theme: &'static syn::Theme,
-    pub theme: Theme,
+    pub(crate) code: String,
+    pub(crate) syntax: &'static SyntaxReference,
+    pub(crate) syn_theme: &'static syn::Theme,
+    pub(crate) theme: Theme,
 }
 
 #[derive(Default)]
@@ -73,13 +73,13 @@ fn queue() -> MutexGuard<'static, Queue> {
 }
 
 /// The current epoch: a layout made provisionally at another epoch is stale.
-pub fn epoch() -> u64 {
+pub(crate) fn epoch() -> u64 {
     EPOCH.load(Ordering::Acquire)
 }
 
 /// Runs `f` (a layout) and says whether it drew any code plain for now (before warm-up, or while the worker
 /// highlights it). Such a layout should be made again once `epoch` moves past the one read before it was made.
-pub fn track<R>(f: impl FnOnce() -> R) -> (R, bool) {
+pub(crate) fn track<R>(f: impl FnOnce() -> R) -> (R, bool) {
     let outer = PROVISIONAL.replace(false);
     let out = f();
     let provisional = PROVISIONAL.replace(outer || PROVISIONAL.get());
@@ -87,7 +87,7 @@ pub fn track<R>(f: impl FnOnce() -> R) -> (R, bool) {
 }
 
 /// Notes that the layout being made shows code plain for now (also for a view reusing lines that did).
-pub fn mark_provisional() {
+pub(crate) fn mark_provisional() {
     PROVISIONAL.set(true);
 }
 

@@ -20,19 +20,19 @@ const MAX_BYTES: usize = 4 * 1024 * 1024;
 /// What a highlighted text depends on besides the text itself.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Key {
-    pub syntax: &'static str,
-    pub syntax_theme: &'static str,
+    pub(crate) syntax: &'static str,
+    pub(crate) syntax_theme: &'static str,
     /// The style plain tokens take (the theme's text style).
-    pub text_style: Style,
+    pub(crate) text_style: Style,
 }
 
 /// syntect's state after `text` (whole lines, each ending in '\n'), and the lines it produced.
 #[derive(Clone)]
 pub(super) struct Checkpoint {
-    pub text: String,
-    pub lines: Vec<Line<'static>>,
-    pub parse: ParseState,
-    pub highlight: HighlightState,
+    pub(crate) text: String,
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) parse: ParseState,
+    pub(crate) highlight: HighlightState,
 }
 
 // SAFETY: syntect's `ParseState` holds Oniguruma match regions (`onig::Region`): each owns its malloc'd arrays

@@ -107,6 +107,7 @@ pub(super) fn find_syntax<'s>(syntaxes: &'s SyntaxSet, lang: &str) -> Option<&'s
 }
 
 /// The language token (accepted by `highlight`) for a file path, from its name or extension.
+#[cfg(test)]
 pub(super) fn for_path(syntaxes: &'static SyntaxSet, path: &str) -> Option<&'static str> {
     let token = path_token(syntaxes, path)?;
     let syntax = syntaxes.find_syntax_by_extension(token)?;

@@ -15,7 +15,7 @@ const TOOL_WIDTH_CAP: usize = 18;
 
 /// What can change in a call after it is first seen: when this differs, the cached entry is rebuilt.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sig {
+pub(crate) struct Sig {
     status: CallStatus,
     live_bytes: usize,
     output_len: Option<usize>,
@@ -23,7 +23,7 @@ pub struct Sig {
 }
 
 impl Sig {
-    pub fn of(call: &ToolCallState) -> Self {
+    pub(crate) fn of(call: &ToolCallState) -> Self {
         Self {
             status: call.status.clone(),
             live_bytes: call.live_bytes,
@@ -113,7 +113,7 @@ struct SizeReport {
     size: Option<u64>,
 }
 
-pub struct Catalog {
+pub(crate) struct Catalog {
     entries: Vec<Entry>,
     /// Entries still running: the only ones whose call can change.
     unsettled: Vec<usize>,
@@ -144,7 +144,7 @@ impl Default for Catalog {
 
 impl Catalog {
     /// Brings the index up to date with `calls`. Returns true when the visible list changed.
-    pub fn sync(&mut self, calls: &[ToolCallState]) -> bool {
+    pub(crate) fn sync(&mut self, calls: &[ToolCallState]) -> bool {
         let mut changed = self.receive_sizes();
         if self.replaced(calls) {
             // A new channel too, so reports still coming from old probes go nowhere.
@@ -193,7 +193,7 @@ impl Catalog {
     }
 
     /// Sets the filter. Returns true when the visible list may have changed.
-    pub fn set_query(&mut self, text: &str) -> bool {
+    pub(crate) fn set_query(&mut self, text: &str) -> bool {
         let query = Query::parse(text);
         if query == self.query {
             return false;
@@ -206,34 +206,34 @@ impl Catalog {
         true
     }
 
-    pub fn query(&self) -> &Query {
+    pub(crate) fn query(&self) -> &Query {
         &self.query
     }
 
     /// Calls kept by the filter, oldest first (indices into the call list).
-    pub fn visible(&self) -> &[usize] {
+    pub(crate) fn visible(&self) -> &[usize] {
         &self.visible
     }
 
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.entries.len()
     }
 
     /// The result size in bytes, `None` while a stored file's size is being read.
-    pub fn size(&self, index: usize) -> Option<u64> {
+    pub(crate) fn size(&self, index: usize) -> Option<u64> {
         self.entries.get(index).and_then(|e| e.size)
     }
 
     /// Width of the tool-name column (the widest name seen, capped).
-    pub fn tool_width(&self) -> usize {
+    pub(crate) fn tool_width(&self) -> usize {
         self.tool_width
     }
 
-    pub fn any_running(&self) -> bool {
+    pub(crate) fn any_running(&self) -> bool {
         !self.unsettled.is_empty()
     }
 
-    pub fn sizes_pending(&self) -> bool {
+    pub(crate) fn sizes_pending(&self) -> bool {
         self.sizes_pending > 0
     }
 

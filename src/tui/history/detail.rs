@@ -23,9 +23,9 @@ const CACHE_LINES: usize = 4096;
 /// A position in the document: a doc line and a row within its wrapped rows.
 type Pos = (usize, usize);
 
-pub struct DetailView {
-    pub call_index: usize,
-    pub call_id: String,
+pub(crate) struct DetailView {
+    pub(crate) call_index: usize,
+    pub(crate) call_id: String,
     top: Pos,
     /// Follows the end of the document when it grows (a running call's live output).
     at_bottom: bool,
@@ -36,7 +36,7 @@ pub struct DetailView {
 }
 
 impl DetailView {
-    pub fn new(call_index: usize, call_id: String) -> Self {
+    pub(crate) fn new(call_index: usize, call_id: String) -> Self {
         Self {
             call_index,
             call_id,
@@ -50,7 +50,7 @@ impl DetailView {
     }
 
     /// Points the view at `doc` (identified by `generation`) laid out in `width` x `height`, dropping stale layout.
-    pub fn prepare(&mut self, doc: &Doc, generation: u64, width: u16, height: u16) {
+    pub(crate) fn prepare(&mut self, doc: &Doc, generation: u64, width: u16, height: u16) {
         let width = width.max(1);
         if width != self.width || generation != self.generation {
             self.wrapped.clear();
@@ -68,11 +68,11 @@ impl DetailView {
         }
     }
 
-    pub fn page(&self) -> usize {
+    pub(crate) fn page(&self) -> usize {
         usize::from(self.height).saturating_sub(1).max(1)
     }
 
-    pub fn scroll_down(&mut self, doc: &Doc, rows: usize) {
+    pub(crate) fn scroll_down(&mut self, doc: &Doc, rows: usize) {
         let max = self.max_top(doc);
         for _ in 0..rows {
             if self.top >= max {
@@ -89,7 +89,7 @@ impl DetailView {
         self.at_bottom = self.top == max;
     }
 
-    pub fn scroll_up(&mut self, doc: &Doc, rows: usize) {
+    pub(crate) fn scroll_up(&mut self, doc: &Doc, rows: usize) {
         for _ in 0..rows {
             let (line, row) = self.top;
             if row > 0 {
@@ -104,13 +104,13 @@ impl DetailView {
         self.at_bottom = self.top == max;
     }
 
-    pub fn home(&mut self, doc: &Doc) {
+    pub(crate) fn home(&mut self, doc: &Doc) {
         self.top = (0, 0);
         let max = self.max_top(doc);
         self.at_bottom = self.top == max;
     }
 
-    pub fn end(&mut self, doc: &Doc) {
+    pub(crate) fn end(&mut self, doc: &Doc) {
         self.top = self.max_top(doc);
         self.at_bottom = true;
     }
@@ -170,7 +170,7 @@ impl DetailView {
         }
     }
 
-    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, detail: Detail<'_>) {
+    pub(crate) fn render(&mut self, frame: &mut Frame<'_>, area: Rect, detail: Detail<'_>) {
         let theme = detail.theme;
         let call = detail.call;
         let mut header = vec![title_line(call, theme), status_line(call, detail.size, theme)];
@@ -238,13 +238,13 @@ impl DetailView {
 }
 
 /// What the detail view draws besides its own state.
-pub struct Detail<'a> {
-    pub call: &'a ToolCallState,
-    pub doc: &'a Doc,
-    pub generation: u64,
-    pub loading: bool,
-    pub size: Option<u64>,
-    pub theme: &'a Theme,
+pub(crate) struct Detail<'a> {
+    pub(crate) call: &'a ToolCallState,
+    pub(crate) doc: &'a Doc,
+    pub(crate) generation: u64,
+    pub(crate) loading: bool,
+    pub(crate) size: Option<u64>,
+    pub(crate) theme: &'a Theme,
 }
 
 fn kind_style(kind: Kind, theme: &Theme) -> Style {

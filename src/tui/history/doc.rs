@@ -14,7 +14,7 @@ use crate::state::calls::{CallStatus, ToolCallState};
 use tern_protocol::{ToolDetails, ToolOutput};
 
 /// Most of a stored result we load (and copy): all that exec keeps of an output (`MAX_STORED_BYTES`, 64 MB).
-pub const LOAD_CAP: u64 = 64 * 1024 * 1024;
+pub(crate) const LOAD_CAP: u64 = 64 * 1024 * 1024;
 /// Inputs larger than this are built off the UI thread.
 const SYNC_LIMIT: usize = 256 * 1024;
 /// Longest line kept whole, in bytes; longer ones (minified JSON, base64) are cut so wrapping stays per-line cheap.
@@ -22,7 +22,7 @@ const SEGMENT_BYTES: usize = 2048;
 const TAB: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Heading,
     Text,
     Dim,
@@ -40,30 +40,30 @@ struct DocLine {
 }
 
 #[derive(Default)]
-pub struct Doc {
+pub(crate) struct Doc {
     buf: String,
     lines: Vec<DocLine>,
 }
 
 impl Doc {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lines.len()
     }
 
-    pub fn line(&self, i: usize) -> Option<(&str, Kind)> {
+    pub(crate) fn line(&self, i: usize) -> Option<(&str, Kind)> {
         let l = self.lines.get(i)?;
         Some((self.buf.get(l.start..l.end)?, l.kind))
     }
 
     /// Adds text, one doc line per text line (a final newline does not make an empty line).
-    pub fn push_text(&mut self, kind: Kind, text: &str) {
+    pub(crate) fn push_text(&mut self, kind: Kind, text: &str) {
         let text = text.strip_suffix('\n').unwrap_or(text);
         for line in text.split('\n') {
             self.push_line(kind, line);
         }
     }
 
-    pub fn push_line(&mut self, kind: Kind, line: &str) {
+    pub(crate) fn push_line(&mut self, kind: Kind, line: &str) {
         let start = self.buf.len();
         clean_into(&mut self.buf, line);
         let end = self.buf.len();
@@ -84,7 +84,7 @@ impl Doc {
     }
 
     /// A one-line document (the "loading…" placeholder).
-    pub fn message(kind: Kind, text: &str) -> Self {
+    pub(crate) fn message(kind: Kind, text: &str) -> Self {
         let mut doc = Doc::default();
         doc.push_text(kind, text);
         doc
@@ -109,7 +109,7 @@ fn clean_into(buf: &mut String, line: &str) {
 }
 
 /// What a detail document is built from: an owned copy of the call, so building can move to a thread.
-pub struct Source {
+pub(crate) struct Source {
     args: Value,
     status: CallStatus,
     output: Option<ToolOutput>,
@@ -118,7 +118,7 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn of(call: &ToolCallState) -> Self {
+    pub(crate) fn of(call: &ToolCallState) -> Self {
         let mut live = String::new();
         if call.output.is_none() {
             for line in &call.live {
@@ -137,7 +137,7 @@ impl Source {
     }
 
     /// Stored results are read from disk and big inputs take a while to clean and diff: both go to a thread.
-    pub fn needs_background(&self) -> bool {
+    pub(crate) fn needs_background(&self) -> bool {
         if self.stored.is_some() {
             return true;
         }
@@ -164,16 +164,16 @@ fn value_size(v: &Value) -> usize {
 }
 
 /// A built detail: the document and the text `y` copies.
-pub struct Built {
-    pub doc: Doc,
+pub(crate) struct Built {
+    pub(crate) doc: Doc,
     /// The full result (loaded from the store when there is one), or the live output so far.
-    pub full_text: String,
+    pub(crate) full_text: String,
     /// Said when copying: the copy is cut or is only the preview.
-    pub copy_note: Option<String>,
+    pub(crate) copy_note: Option<String>,
 }
 
 /// Builds the document. Reads the stored result when there is one; `cancel` stops a long read early.
-pub fn build(source: Source, cancel: &AtomicBool) -> Built {
+pub(crate) fn build(source: Source, cancel: &AtomicBool) -> Built {
     let mut doc = Doc::default();
     doc.push_line(Kind::Heading, "Arguments");
     doc.push_text(Kind::Text, &pretty_args(&source.args));

@@ -9,22 +9,22 @@ use crate::state::calls::CallStatus;
 use crate::theme::Theme;
 
 /// `HH:MM:SS` in UTC. We have no time-zone database, so the column is labelled UTC rather than guessing local time.
-pub fn utc_clock(t: SystemTime) -> String {
+pub(crate) fn utc_clock(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let day = secs % 86_400;
     format!("{:02}:{:02}:{:02}", day / 3_600, day % 3_600 / 60, day % 60)
 }
 
-pub use tern_text::units::{duration, elapsed, human_size as size};
+pub(crate) use tern_text::units::{duration, elapsed, human_size as size};
 
 /// `1 file`, `3 files`; `more` adds a `+` to say the count was cut short.
-pub fn count(n: u64, one: &str, many: &str, more: bool) -> String {
+pub(crate) fn count(n: u64, one: &str, many: &str, more: bool) -> String {
     let plus = if more { "+" } else { "" };
     format!("{n}{plus} {}", if n == 1 { one } else { many })
 }
 
 /// The one-cell status mark and its style.
-pub fn status_mark(status: &CallStatus, theme: &Theme) -> (&'static str, Style) {
+pub(crate) fn status_mark(status: &CallStatus, theme: &Theme) -> (&'static str, Style) {
     match status {
         CallStatus::Running => ("…", theme.warning),
         CallStatus::Done => ("✓", theme.success),
@@ -33,7 +33,7 @@ pub fn status_mark(status: &CallStatus, theme: &Theme) -> (&'static str, Style) 
 }
 
 /// The status as a word, for the detail header.
-pub fn status_word(status: &CallStatus) -> &'static str {
+pub(crate) fn status_word(status: &CallStatus) -> &'static str {
     match status {
         CallStatus::Running => "running",
         CallStatus::Done => "done",

@@ -11,9 +11,9 @@ use crate::state::calls::ToolCallState;
 
 /// A built document with an id that changes whenever the shown document does (the view caches wrapped lines by it).
 #[derive(Clone)]
-pub struct Shown {
-    pub generation: u64,
-    pub built: Arc<Built>,
+pub(crate) struct Shown {
+    pub(crate) generation: u64,
+    pub(crate) built: Arc<Built>,
 }
 
 impl Shown {
@@ -36,14 +36,14 @@ enum State {
     Ready(Shown),
 }
 
-pub struct DetailJob {
-    pub call_id: String,
+pub(crate) struct DetailJob {
+    pub(crate) call_id: String,
     sig: Sig,
     state: State,
 }
 
 impl DetailJob {
-    pub fn start(call: &ToolCallState, stale: Option<Shown>) -> Self {
+    pub(crate) fn start(call: &ToolCallState, stale: Option<Shown>) -> Self {
         let source = Source::of(call);
         let state = if source.needs_background() {
             spawn(source, stale)
@@ -58,12 +58,12 @@ impl DetailJob {
     }
 
     /// True when this job was built from `call` as it is now.
-    pub fn is_current(&self, call: &ToolCallState) -> bool {
+    pub(crate) fn is_current(&self, call: &ToolCallState) -> bool {
         self.call_id == call.call_id && self.sig == Sig::of(call)
     }
 
     /// Takes the result if the thread has finished.
-    pub fn poll(&mut self) {
+    pub(crate) fn poll(&mut self) {
         if let State::Pending { rx, .. } = &self.state {
             let built = match rx.try_recv() {
                 Ok(built) => built,
@@ -78,12 +78,12 @@ impl DetailJob {
         }
     }
 
-    pub fn is_pending(&self) -> bool {
+    pub(crate) fn is_pending(&self) -> bool {
         matches!(self.state, State::Pending { .. })
     }
 
     /// The finished document, if any.
-    pub fn ready(&self) -> Option<&Shown> {
+    pub(crate) fn ready(&self) -> Option<&Shown> {
         match &self.state {
             State::Ready(shown) => Some(shown),
             State::Pending { .. } => None,
@@ -91,7 +91,7 @@ impl DetailJob {
     }
 
     /// What to show now: the finished document, or the previous one of this call while rebuilding.
-    pub fn shown(&self) -> Option<&Shown> {
+    pub(crate) fn shown(&self) -> Option<&Shown> {
         match &self.state {
             State::Ready(shown) => Some(shown),
             State::Pending { stale, .. } => stale.as_ref(),

@@ -20,13 +20,13 @@ const SIZE_W: usize = 9;
 const ARG_MIN: usize = 12;
 
 /// Selection and scroll of the list. The selection is a call index, so it survives filtering and new calls.
-pub struct ListState {
-    pub selected: Option<usize>,
+pub(crate) struct ListState {
+    pub(crate) selected: Option<usize>,
     /// The selection is on the newest call and moves to newer ones as they arrive.
     follow: bool,
     offset: usize,
     /// Rows of the last drawn list, for PgUp/PgDn.
-    pub page: usize,
+    pub(crate) page: usize,
 }
 
 impl Default for ListState {
@@ -42,7 +42,7 @@ impl Default for ListState {
 
 impl ListState {
     /// Keeps the selection valid after the visible list changed.
-    pub fn reconcile(&mut self, visible: &[usize]) {
+    pub(crate) fn reconcile(&mut self, visible: &[usize]) {
         let Some(&last) = visible.last() else {
             self.selected = None;
             return;
@@ -57,11 +57,11 @@ impl ListState {
         };
     }
 
-    pub fn position(&self, visible: &[usize]) -> Option<usize> {
+    pub(crate) fn position(&self, visible: &[usize]) -> Option<usize> {
         self.selected.and_then(|sel| visible.binary_search(&sel).ok())
     }
 
-    pub fn move_by(&mut self, visible: &[usize], delta: isize) {
+    pub(crate) fn move_by(&mut self, visible: &[usize], delta: isize) {
         if visible.is_empty() {
             return;
         }
@@ -70,7 +70,7 @@ impl ListState {
         self.select_at(visible, new);
     }
 
-    pub fn select_at(&mut self, visible: &[usize], pos: usize) {
+    pub(crate) fn select_at(&mut self, visible: &[usize], pos: usize) {
         if let Some(&index) = visible.get(pos) {
             self.selected = Some(index);
             self.follow = pos + 1 == visible.len();
@@ -91,13 +91,13 @@ impl ListState {
 }
 
 /// What the list draws besides its own state.
-pub struct ListView<'a> {
-    pub calls: &'a [ToolCallState],
-    pub catalog: &'a Catalog,
-    pub theme: &'a Theme,
+pub(crate) struct ListView<'a> {
+    pub(crate) calls: &'a [ToolCallState],
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) theme: &'a Theme,
     /// The filter text and whether it is being edited.
-    pub filter: &'a str,
-    pub editing: bool,
+    pub(crate) filter: &'a str,
+    pub(crate) editing: bool,
 }
 
 struct Columns {
@@ -140,7 +140,7 @@ impl Columns {
 }
 
 /// Draws the list in `area`: the title, the column header, the calls on screen, the filter and the key hints.
-pub fn render_list(frame: &mut Frame<'_>, area: Rect, state: &mut ListState, view: ListView<'_>) {
+pub(crate) fn render_list(frame: &mut Frame<'_>, area: Rect, state: &mut ListState, view: ListView<'_>) {
     let theme = view.theme;
     let visible = view.catalog.visible();
     let filtered = !view.catalog.query().is_empty();
@@ -336,14 +336,14 @@ fn draw_filter(frame: &mut Frame<'_>, footer: Rect, view: &ListView<'_>) {
 }
 
 /// Draws `line` on row `y` of `area`, cut to its width.
-pub fn draw_line(frame: &mut Frame<'_>, area: Rect, y: u16, line: &Line<'_>) {
+pub(crate) fn draw_line(frame: &mut Frame<'_>, area: Rect, y: u16, line: &Line<'_>) {
     if y < area.height {
         frame.buffer_mut().set_line(area.x, area.y + y, line, area.width);
     }
 }
 
 /// Key hints on one row: as many `(key, what)` pairs as fit, the last pair always, and `right` flush right.
-pub fn draw_hints(
+pub(crate) fn draw_hints(
     frame: &mut Frame<'_>,
     row: Rect,
     hints: &[(&str, &str)],

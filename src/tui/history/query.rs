@@ -5,18 +5,18 @@
 use crate::state::calls::CallStatus;
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Query {
+pub(crate) struct Query {
     /// Lower-cased words that must all be found in the haystack.
     words: Vec<String>,
     /// Lower-cased tool-name fragments; any may match.
     tools: Vec<String>,
     statuses: Vec<CallStatus>,
     /// Terms we could not understand (`is:whatever`), shown to the user and otherwise ignored.
-    pub unknown: Vec<String>,
+    pub(crate) unknown: Vec<String>,
 }
 
 impl Query {
-    pub fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         let mut q = Query::default();
         for (token, quoted) in tokens(text) {
             if quoted {
@@ -45,12 +45,12 @@ impl Query {
     }
 
     /// True when the query keeps every call.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.words.is_empty() && self.tools.is_empty() && self.statuses.is_empty()
     }
 
     /// `name_lc` and `haystack` are already lower-cased.
-    pub fn matches(&self, name_lc: &str, status: &CallStatus, haystack: &str) -> bool {
+    pub(crate) fn matches(&self, name_lc: &str, status: &CallStatus, haystack: &str) -> bool {
         (self.tools.is_empty() || self.tools.iter().any(|t| name_lc.contains(t.as_str())))
             && (self.statuses.is_empty() || self.statuses.contains(status))
             && self.words.iter().all(|w| haystack.contains(w.as_str()))

@@ -10,10 +10,10 @@ use super::{AppState, Cell, CellKind};
 use tern_protocol::{ToolKind, ToolOutput};
 
 /// Lines of live output kept per running call (the pane shows the tail; the full result arrives with the end event).
-pub const LIVE_TAIL_LINES: usize = 200;
+pub(crate) const LIVE_TAIL_LINES: usize = 200;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum CallStatus {
+pub(crate) enum CallStatus {
     Running,
     Done,
     Failed,
@@ -24,34 +24,34 @@ pub struct ToolCallState {
     pub call_id: String,
     pub name: String,
     /// What the tool does, as it said when the call began.
-    pub kind: ToolKind,
+    pub(crate) kind: ToolKind,
     /// Arguments as the model sent them (an object, or a raw string when they were not JSON).
-    pub args: Value,
+    pub(crate) args: Value,
     /// The key argument shown in headers and lists: command, path, pattern ...
-    pub key_arg: String,
+    pub(crate) key_arg: String,
     /// Wall-clock start, for the history browser's time column.
-    pub started_at: SystemTime,
+    pub(crate) started_at: SystemTime,
     /// Monotonic start, for the running timer.
-    pub started: Instant,
-    pub status: CallStatus,
-    pub duration: Option<Duration>,
+    pub(crate) started: Instant,
+    pub(crate) status: CallStatus,
+    pub(crate) duration: Option<Duration>,
     /// The result as the model got it (with the structured details for the UI).
     pub output: Option<ToolOutput>,
     /// Where the full result is stored when the model got a preview.
-    pub full_output_path: Option<String>,
+    pub(crate) full_output_path: Option<String>,
     /// The tail of live output while running.
-    pub live: VecDeque<String>,
+    pub(crate) live: VecDeque<String>,
     /// A partial last line of live output.
-    pub live_partial: String,
+    pub(crate) live_partial: String,
     /// Live output bytes seen in all.
-    pub live_bytes: usize,
-    pub expanded: bool,
+    pub(crate) live_bytes: usize,
+    pub(crate) expanded: bool,
     /// The approval request this call waits on; while set the pane says "waiting for approval", not a timer.
-    pub waiting: Option<u64>,
+    pub(crate) waiting: Option<u64>,
 }
 
 impl ToolCallState {
-    pub fn new(call_id: String, name: String, kind: ToolKind, args: Value) -> Self {
+    pub(crate) fn new(call_id: String, name: String, kind: ToolKind, args: Value) -> Self {
         let key_arg = tern_text::calls::key_argument(&args);
         Self {
             call_id,
@@ -74,18 +74,18 @@ impl ToolCallState {
     }
 
     /// The call waits for the user to answer approval request `id`.
-    pub fn wait_for_approval(&mut self, id: u64) {
+    pub(crate) fn wait_for_approval(&mut self, id: u64) {
         self.waiting = Some(id);
     }
 
     /// The user answered: the call's time counts from now, so the wait is not part of its duration.
-    pub fn approval_answered(&mut self) {
+    pub(crate) fn approval_answered(&mut self) {
         self.waiting = None;
         self.started = Instant::now();
     }
 
     /// Adds a chunk of live output, keeping only the last `LIVE_TAIL_LINES` lines.
-    pub fn push_live(&mut self, chunk: &str) {
+    pub(crate) fn push_live(&mut self, chunk: &str) {
         self.live_bytes += chunk.len();
         let mut text = std::mem::take(&mut self.live_partial);
         text.push_str(chunk);
@@ -100,7 +100,7 @@ impl ToolCallState {
         self.live_partial = last.to_string();
     }
 
-    pub fn finish(&mut self, output: ToolOutput, duration: Duration, full_output_path: Option<String>) {
+    pub(crate) fn finish(&mut self, output: ToolOutput, duration: Duration, full_output_path: Option<String>) {
         self.status = if output.is_error {
             CallStatus::Failed
         } else {
@@ -115,7 +115,7 @@ impl ToolCallState {
         self.full_output_path = full_output_path;
     }
 
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         self.duration.unwrap_or_else(|| self.started.elapsed())
     }
 }

@@ -6,16 +6,16 @@ use serde_json::{Map, Number, Value};
 
 /// A request for input waiting for the user, as the agent sent it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PendingElicitation {
-    pub id: u64,
-    pub server: String,
-    pub message: String,
-    pub schema: Value,
+pub(crate) struct PendingElicitation {
+    pub(crate) id: u64,
+    pub(crate) server: String,
+    pub(crate) message: String,
+    pub(crate) schema: Value,
 }
 
 /// What a field takes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FieldKind {
+pub(crate) enum FieldKind {
     /// Free text; `format` as the schema says (email, uri, date, date-time).
     Text {
         format: Option<String>,
@@ -30,25 +30,25 @@ pub enum FieldKind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Field {
-    pub name: String,
-    pub title: String,
-    pub description: Option<String>,
-    pub kind: FieldKind,
-    pub required: bool,
+pub(crate) struct Field {
+    pub(crate) name: String,
+    pub(crate) title: String,
+    pub(crate) description: Option<String>,
+    pub(crate) kind: FieldKind,
+    pub(crate) required: bool,
     /// What was typed (text and number fields).
-    pub input: String,
+    pub(crate) input: String,
     /// Yes or no (boolean fields).
-    pub checked: bool,
+    pub(crate) checked: bool,
     /// The chosen option (choice fields; `None`: not given), or the option under the cursor (multi fields).
-    pub choice: Option<usize>,
+    pub(crate) choice: Option<usize>,
     /// The options picked (multi fields).
-    pub picked: Vec<bool>,
+    pub(crate) picked: Vec<bool>,
 }
 
 impl Field {
     /// The field's type in a few words, for the form.
-    pub fn type_label(&self) -> String {
+    pub(crate) fn type_label(&self) -> String {
         match &self.kind {
             FieldKind::Text { format: Some(f) } => format!("text, {f}"),
             FieldKind::Text { format: None } => "text".into(),
@@ -61,7 +61,7 @@ impl Field {
     }
 
     /// The value as shown in the form.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match &self.kind {
             FieldKind::Text { .. } | FieldKind::Number | FieldKind::Integer => self.input.clone(),
             FieldKind::Boolean => if self.checked { "[x] yes" } else { "[ ] no" }.into(),
@@ -96,18 +96,18 @@ impl Field {
 
 /// The form of one request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ElicitForm {
-    pub id: u64,
-    pub server: String,
-    pub message: String,
-    pub fields: Vec<Field>,
-    pub focus: usize,
+pub(crate) struct ElicitForm {
+    pub(crate) id: u64,
+    pub(crate) server: String,
+    pub(crate) message: String,
+    pub(crate) fields: Vec<Field>,
+    pub(crate) focus: usize,
     /// Why the last submit was refused.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl ElicitForm {
-    pub fn new(request: &PendingElicitation) -> Self {
+    pub(crate) fn new(request: &PendingElicitation) -> Self {
         let required: Vec<&str> = request.schema["required"]
             .as_array()
             .map(|r| r.iter().filter_map(Value::as_str).collect())
@@ -131,20 +131,20 @@ impl ElicitForm {
         }
     }
 
-    pub fn next(&mut self) {
+    pub(crate) fn next(&mut self) {
         if !self.fields.is_empty() {
             self.focus = (self.focus + 1) % self.fields.len();
         }
     }
 
-    pub fn previous(&mut self) {
+    pub(crate) fn previous(&mut self) {
         if !self.fields.is_empty() {
             self.focus = (self.focus + self.fields.len() - 1) % self.fields.len();
         }
     }
 
     /// A typed character: text for text fields; a space toggles yes/no and picks in a list.
-    pub fn type_char(&mut self, c: char) {
+    pub(crate) fn type_char(&mut self, c: char) {
         let Some(field) = self.fields.get_mut(self.focus) else {
             return;
         };
@@ -163,14 +163,14 @@ impl ElicitForm {
         }
     }
 
-    pub fn backspace(&mut self) {
+    pub(crate) fn backspace(&mut self) {
         if let Some(field) = self.fields.get_mut(self.focus) {
             field.input.pop();
         }
     }
 
     /// Left and right: the previous or next option (or flips yes/no).
-    pub fn step(&mut self, by: isize) {
+    pub(crate) fn step(&mut self, by: isize) {
         let Some(field) = self.fields.get_mut(self.focus) else {
             return;
         };
@@ -202,7 +202,7 @@ impl ElicitForm {
     }
 
     /// The values to send, or why they cannot be sent (the focus moves to that field).
-    pub fn answer(&mut self) -> Result<Map<String, Value>, String> {
+    pub(crate) fn answer(&mut self) -> Result<Map<String, Value>, String> {
         let mut content = Map::new();
         for (i, field) in self.fields.iter().enumerate() {
             match value(field) {
@@ -346,7 +346,7 @@ fn label_of(value: &Value) -> String {
 
 /// What a server wrote, without control characters (a server must not move the cursor or recolour the screen); line
 /// breaks stay.
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     text.chars().filter(|c| *c == '\n' || !c.is_control()).collect()
 }
 

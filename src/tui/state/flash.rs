@@ -5,11 +5,11 @@
 use std::time::{Duration, Instant};
 
 /// How long a message stays unless told otherwise.
-pub const FLASH: Duration = Duration::from_secs(4);
+pub(crate) const FLASH: Duration = Duration::from_secs(4);
 
 /// What ends a message besides its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Until {
+pub(crate) enum Until {
     /// Only the deadline.
     Deadline,
     /// The end of the running turn, too (it says something about that turn).
@@ -17,14 +17,14 @@ pub enum Until {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flash {
-    pub text: String,
-    pub deadline: Instant,
-    pub until: Until,
+pub(crate) struct Flash {
+    pub(crate) text: String,
+    pub(crate) deadline: Instant,
+    pub(crate) until: Until,
 }
 
 impl Flash {
-    pub fn new(text: impl Into<String>, lasts: Duration, until: Until) -> Self {
+    pub(crate) fn new(text: impl Into<String>, lasts: Duration, until: Until) -> Self {
         Self {
             text: text.into(),
             deadline: Instant::now() + lasts,
@@ -33,7 +33,7 @@ impl Flash {
     }
 
     /// Still true at `now`.
-    pub fn live(&self, now: Instant) -> bool {
+    pub(crate) fn live(&self, now: Instant) -> bool {
         now < self.deadline
     }
 }

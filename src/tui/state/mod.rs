@@ -1,13 +1,13 @@
 //! Frontend state: what is shown, built from agent events. No drawing here, and nothing that blocks.
 
 mod approvals;
-pub mod calls;
-pub mod elicit;
-pub mod flash;
-pub mod plan;
+pub(crate) mod calls;
+pub(crate) mod elicit;
+pub(crate) mod flash;
+pub(crate) mod plan;
 mod reasoning;
 mod replay;
-pub mod review;
+pub(crate) mod review;
 pub mod subagents;
 mod turn;
 
@@ -30,8 +30,8 @@ pub enum Level {
 /// One entry of the transcript. `rev` changes whenever what it shows changes, so views can cache its layout.
 #[derive(Debug, Clone)]
 pub struct Cell {
-    pub id: u64,
-    pub rev: u64,
+    pub(crate) id: u64,
+    pub(crate) rev: u64,
     pub kind: CellKind,
 }
 
@@ -66,48 +66,48 @@ pub struct AppState {
     /// Which cell shows each call.
     call_cell: HashMap<usize, usize>,
     next_id: u64,
-    pub approvals: VecDeque<ApprovalRequest>,
+    pub(crate) approvals: VecDeque<ApprovalRequest>,
     pub status: Status,
     /// Messages sent while a turn runs, waiting for their turn.
-    pub queued: VecDeque<String>,
+    pub(crate) queued: VecDeque<String>,
     /// The agent task has stopped.
-    pub agent_gone: bool,
+    pub(crate) agent_gone: bool,
     /// What each approval request asked (by request id), to say what an answer applied to.
     asked: HashMap<u64, String>,
     /// The model's plan (`todo_write`), shown in one pane.
     pub plan: plan::PlanState,
     /// The session's subagents by id.
-    pub subagents: HashMap<String, subagents::Subagent>,
+    pub(crate) subagents: HashMap<String, subagents::Subagent>,
     /// Which subagent asks each pending approval request (request id to subagent id and label); absent: the main
     /// agent.
-    pub approval_from: HashMap<u64, (String, String)>,
+    pub(crate) approval_from: HashMap<u64, (String, String)>,
     /// MCP servers' requests for input waiting for the user, oldest first.
-    pub elicitations: VecDeque<elicit::PendingElicitation>,
+    pub(crate) elicitations: VecDeque<elicit::PendingElicitation>,
 }
 
 #[derive(Debug, Default, Clone)]
 pub struct Status {
-    pub provider: String,
-    pub model: String,
-    pub mode: ApprovalMode,
-    pub workspace: String,
-    pub usage: Usage,
+    pub(crate) provider: String,
+    pub(crate) model: String,
+    pub(crate) mode: ApprovalMode,
+    pub(crate) workspace: String,
+    pub(crate) usage: Usage,
     /// What the session's subagents used (also part of the session's totals).
     pub subagent_usage: Usage,
-    pub last_usage: Usage,
-    pub busy: bool,
-    pub turn_started: Option<Instant>,
+    pub(crate) last_usage: Usage,
+    pub(crate) busy: bool,
+    pub(crate) turn_started: Option<Instant>,
     /// A retry in progress: what failed and when the next attempt starts.
-    pub retry: Option<(String, Instant)>,
+    pub(crate) retry: Option<(String, Instant)>,
     /// A short message for the status line, until its deadline (see `flash.rs`).
-    pub flash: Option<flash::Flash>,
-    pub last_turn_end: Option<TurnEnd>,
+    pub(crate) flash: Option<flash::Flash>,
+    pub(crate) last_turn_end: Option<TurnEnd>,
     /// `(done, total)` steps of the model's plan while it has one.
     pub plan: Option<(usize, usize)>,
     /// Mouse capture is off (the terminal selects text; the wheel does not scroll).
-    pub mouse_off: bool,
+    pub(crate) mouse_off: bool,
     /// What models cost, as the session host said (`None`: no cost is shown).
-    pub prices: Option<std::sync::Arc<dyn tern_protocol::Prices>>,
+    pub(crate) prices: Option<std::sync::Arc<dyn tern_protocol::Prices>>,
 }
 
 impl AppState {
@@ -131,36 +131,37 @@ impl AppState {
         }
     }
 
-    pub fn notice(&mut self, text: impl Into<String>, level: Level) {
+    pub(crate) fn notice(&mut self, text: impl Into<String>, level: Level) {
         self.push(CellKind::Notice {
             text: text.into(),
             level,
         });
     }
 
-    pub fn flash(&mut self, text: impl Into<String>) {
+    pub(crate) fn flash(&mut self, text: impl Into<String>) {
         self.flash_for(text, flash::FLASH);
     }
 
     /// A status-line message that lasts `lasts`.
-    pub fn flash_for(&mut self, text: impl Into<String>, lasts: Duration) {
+    pub(crate) fn flash_for(&mut self, text: impl Into<String>, lasts: Duration) {
         self.status.flash = Some(flash::Flash::new(text, lasts, flash::Until::Deadline));
     }
 
     /// A status-line message about the running turn: it goes when the turn ends, or after the usual time.
-    pub fn flash_while_turn(&mut self, text: impl Into<String>) {
+    pub(crate) fn flash_while_turn(&mut self, text: impl Into<String>) {
         self.status.flash = Some(flash::Flash::new(text, flash::FLASH, flash::Until::TurnEnds));
     }
 
     /// Starts the token count and the context meter afresh (a new conversation).
-    pub fn forget_usage(&mut self) {
+    pub(crate) fn forget_usage(&mut self) {
         self.status.usage = Usage::default();
         self.status.last_usage = Usage::default();
         self.status.subagent_usage = Usage::default();
     }
 
     /// The status-line message still true at `now`.
-    pub fn flash_text(&self, now: Instant) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn flash_text(&self, now: Instant) -> Option<&str> {
         self.status
             .flash
             .as_ref()
@@ -169,7 +170,7 @@ impl AppState {
     }
 
     /// Drops the message once its deadline has passed.
-    pub fn expire_flash(&mut self, now: Instant) {
+    pub(crate) fn expire_flash(&mut self, now: Instant) {
         if self.status.flash.as_ref().is_some_and(|f| !f.live(now)) {
             self.status.flash = None;
         }
@@ -177,7 +178,7 @@ impl AppState {
 
     /// When the screen must be drawn again with nothing else happening: a message's deadline. The loop sleeps until
     /// then instead of ticking.
-    pub fn wake_at(&self) -> Option<Instant> {
+    pub(crate) fn wake_at(&self) -> Option<Instant> {
         self.status.flash.as_ref().map(|f| f.deadline)
     }
 
@@ -187,13 +188,9 @@ impl AppState {
         self.call_cell.get(call).copied()
     }
 
-    pub fn call(&self, call_id: &str) -> Option<&ToolCallState> {
+    #[cfg(test)]
+    pub(crate) fn call(&self, call_id: &str) -> Option<&ToolCallState> {
         self.call_index.get(call_id).and_then(|&i| self.calls.get(i))
-    }
-
-    /// Marks a cell changed (after a view toggled something in it).
-    pub fn changed(&mut self, cell: usize) {
-        self.touch(cell);
     }
 
     /// Flips a call's expanded flag.
@@ -207,7 +204,7 @@ impl AppState {
     }
 
     /// True while something on screen moves (a spinner, a running timer).
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.status.busy
             || self.subagents_running()
             || self
@@ -305,7 +302,7 @@ impl AppState {
     }
 
     /// Cuts the transcript back to before its last `turns` user messages (a rewind), with their tool calls.
-    pub fn cut_turns(&mut self, turns: usize) {
+    pub(crate) fn cut_turns(&mut self, turns: usize) {
         if turns == 0 {
             return;
         }
@@ -358,7 +355,7 @@ impl AppState {
     }
 
     /// The last user message and the answer to it, for printing on exit.
-    pub fn last_exchange(&self) -> Option<(String, String)> {
+    pub(crate) fn last_exchange(&self) -> Option<(String, String)> {
         let user = self.cells.iter().rposition(|c| matches!(c.kind, CellKind::User(_)))?;
         let CellKind::User(question) = &self.cells[user].kind else {
             return None;

@@ -15,7 +15,7 @@ pub struct PlanState {
     /// The plan as each turn found it, and how many calls came before the turn, oldest turn first.
     at_turn: Vec<(Option<Arc<[PlanItem]>>, usize)>,
     /// Changes whenever the plan does, so a view can cache its layout.
-    pub rev: u64,
+    pub(crate) rev: u64,
 }
 
 impl PlanState {
@@ -30,7 +30,7 @@ impl PlanState {
     }
 
     /// Some step is not completed yet: the pane is worth its rows.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.items().iter().any(|i| i.status != PlanStatus::Completed)
     }
 
@@ -61,7 +61,7 @@ impl PlanState {
     }
 
     /// A new conversation starts without a plan.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.at_turn.clear();
         self.set(None);
     }
@@ -114,7 +114,7 @@ impl AppState {
     }
 
     /// Forgets the plan (a new conversation).
-    pub fn clear_plan(&mut self) {
+    pub(crate) fn clear_plan(&mut self) {
         self.plan.clear();
         self.plan_changed();
     }

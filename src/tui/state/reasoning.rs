@@ -7,7 +7,7 @@ impl AppState {
     /// Toggles reasoning. `near`: the cell of the selected tool call; the reasoning block before it in its turn is
     /// toggled. Without one (or with no reasoning before it), every block is opened, or, when all are open, folded.
     /// False when there is no reasoning at all.
-    pub fn toggle_reasoning(&mut self, near: Option<usize>) -> bool {
+    pub(crate) fn toggle_reasoning(&mut self, near: Option<usize>) -> bool {
         if let Some(index) = near.and_then(|cell| self.reasoning_before(cell)) {
             if let CellKind::Reasoning { expanded, .. } = &mut self.cells[index].kind {
                 *expanded = !*expanded;

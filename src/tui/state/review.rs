@@ -2,11 +2,11 @@
 //! revert), and the hunk shown. Keys map to `Step`s here so the walk is testable without a terminal; the layer in
 //! `view/review.rs` draws it.
 
-use tern_protocol::{HunkRef, ReviewFile, ReviewSince};
+use tern_protocol::{HunkRef, ReviewFile};
 
 /// One step of the walk, as `git add -p` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Keep this hunk (`y`).
     Keep,
     /// Revert this hunk (`n`).
@@ -19,27 +19,25 @@ pub enum Step {
     Back,
 }
 
-pub struct ReviewWalk {
-    pub id: u64,
-    pub since: ReviewSince,
+pub(crate) struct ReviewWalk {
+    pub(crate) id: u64,
     /// Since when, e.g. "turn 3".
-    pub from: String,
-    pub files: Vec<ReviewFile>,
+    pub(crate) from: String,
+    pub(crate) files: Vec<ReviewFile>,
     /// Per file, per hunk: `Some(true)` revert, `Some(false)` keep, `None` not decided (kept at the end).
     decisions: Vec<Vec<Option<bool>>>,
     /// The hunk shown: (file, hunk).
-    pub at: (usize, usize),
+    pub(crate) at: (usize, usize),
     /// Every hunk was decided.
-    pub done: bool,
+    pub(crate) done: bool,
 }
 
 impl ReviewWalk {
-    pub fn new(id: u64, since: ReviewSince, from: String, files: Vec<ReviewFile>) -> Self {
+    pub(crate) fn new(id: u64, from: String, files: Vec<ReviewFile>) -> Self {
         let decisions = files.iter().map(|f| vec![None; f.hunks.len()]).collect();
         let done = files.iter().all(|f| f.hunks.is_empty());
         Self {
             id,
-            since,
             from,
             files,
             decisions,
@@ -49,17 +47,17 @@ impl ReviewWalk {
     }
 
     /// All hunks, and the 1-based number of the one shown among them.
-    pub fn overall(&self) -> (usize, usize) {
+    pub(crate) fn overall(&self) -> (usize, usize) {
         let total = self.files.iter().map(|f| f.hunks.len()).sum();
         let before: usize = self.files[..self.at.0].iter().map(|f| f.hunks.len()).sum();
         (before + self.at.1 + 1, total)
     }
 
-    pub fn decision(&self, file: usize, hunk: usize) -> Option<bool> {
+    pub(crate) fn decision(&self, file: usize, hunk: usize) -> Option<bool> {
         self.decisions.get(file).and_then(|d| d.get(hunk)).copied().flatten()
     }
 
-    pub fn apply(&mut self, step: Step) {
+    pub(crate) fn apply(&mut self, step: Step) {
         if self.done {
             return;
         }
@@ -104,7 +102,7 @@ impl ReviewWalk {
     }
 
     /// The hunks to revert (undecided ones are kept).
-    pub fn reverted(&self) -> Vec<HunkRef> {
+    pub(crate) fn reverted(&self) -> Vec<HunkRef> {
         self.decisions
             .iter()
             .enumerate()
@@ -144,7 +142,7 @@ mod tests {
 
     #[test]
     fn keys_walk_file_by_file_like_git_add_p() {
-        let mut walk = ReviewWalk::new(1, ReviewSince::Session, "x".into(), vec![file("a", 3), file("b", 2)]);
+        let mut walk = ReviewWalk::new(1, "x".into(), vec![file("a", 3), file("b", 2)]);
         walk.apply(Step::Keep);
         walk.apply(Step::Revert);
         assert_eq!(walk.at, (0, 2));
@@ -159,12 +157,7 @@ mod tests {
 
     #[test]
     fn undecided_hunks_are_kept_and_empty_files_skipped() {
-        let mut walk = ReviewWalk::new(
-            1,
-            ReviewSince::Turn,
-            "x".into(),
-            vec![file("a", 1), file("b", 0), file("c", 2)],
-        );
+        let mut walk = ReviewWalk::new(1, "x".into(), vec![file("a", 1), file("b", 0), file("c", 2)]);
         walk.apply(Step::Revert);
         assert_eq!(walk.at, (2, 0));
         walk.apply(Step::Back);

@@ -24,35 +24,35 @@ pub enum SubagentStatus {
 pub struct SubagentPane {
     pub id: String,
     pub label: String,
-    pub task: String,
-    pub wait: bool,
+    pub(crate) task: String,
+    pub(crate) wait: bool,
     pub status: SubagentStatus,
     /// The tool it runs now.
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// Model requests so far.
     pub steps: u64,
-    pub usage: Usage,
-    pub started: Instant,
+    pub(crate) usage: Usage,
+    pub(crate) started: Instant,
     /// Set when it ended.
-    pub elapsed: Option<Duration>,
-    pub end: Option<TurnEnd>,
+    pub(crate) elapsed: Option<Duration>,
+    pub(crate) end: Option<TurnEnd>,
     /// Its report (the first line shows in the pane).
     pub result: Option<String>,
     /// Its report was given to the main agent (started without waiting).
-    pub delivered: bool,
+    pub(crate) delivered: bool,
 }
 
 /// A subagent the session started: its pane's cell and its own transcript.
 #[derive(Debug, Default)]
-pub struct Subagent {
+pub(crate) struct Subagent {
     /// The index of its pane in `AppState::cells` when last found there.
     cell: usize,
     /// Where its session log is, when it has one.
-    pub transcript: Option<String>,
+    pub(crate) transcript: Option<String>,
     /// The `spawn` call that started it (an index into `AppState::calls`).
-    pub call: Option<usize>,
+    pub(crate) call: Option<usize>,
     /// Its transcript as far as this session saw it (empty after a resume until loaded from `transcript`).
-    pub view: AppState,
+    pub(crate) view: AppState,
 }
 
 impl AppState {
@@ -236,23 +236,15 @@ impl AppState {
     }
 
     /// The subagent that call `index` (a `spawn` call) started.
-    pub fn subagent_of_call(&self, index: usize) -> Option<String> {
+    pub(crate) fn subagent_of_call(&self, index: usize) -> Option<String> {
         self.subagents
             .iter()
             .find(|(_, s)| s.call == Some(index))
             .map(|(id, _)| id.clone())
     }
 
-    /// The subagent whose pane is cell `index`.
-    pub fn subagent_at(&self, index: usize) -> Option<&str> {
-        match &self.cells.get(index)?.kind {
-            CellKind::Subagent(pane) => Some(pane.id.as_str()),
-            _ => None,
-        }
-    }
-
     /// Whether any subagent runs (its pane's timer moves).
-    pub fn subagents_running(&self) -> bool {
+    pub(crate) fn subagents_running(&self) -> bool {
         self.subagents.values().any(|s| {
             matches!(self.cells.get(s.cell).map(|c| &c.kind),
                 Some(CellKind::Subagent(p)) if matches!(p.status, SubagentStatus::Running | SubagentStatus::Queued))

@@ -20,7 +20,7 @@ use crossterm::{cursor, queue};
 
 /// The kitty flags tern asks for: enough for Shift+Enter (and Ctrl+J, Alt+Enter) to arrive as themselves, without
 /// release events or alternate keys that the rest of the UI does not expect.
-pub const KITTY_FLAGS: KeyboardEnhancementFlags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+pub(crate) const KITTY_FLAGS: KeyboardEnhancementFlags = KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
 
 /// The flags are pushed now, so every way out pops them (once).
 static KITTY_PUSHED: AtomicBool = AtomicBool::new(false);
@@ -32,7 +32,7 @@ static KITTY_SUPPORTED: AtomicBool = AtomicBool::new(false);
 /// for a terminal that answers neither it nor the device-attributes query sent with it (every common terminal answers
 /// the latter at once), and until it has its answer, crossterm's reader is its own, so the event stream starts after it
 /// and keys wait in the terminal (none is lost).
-pub fn ask_kitty() -> tokio::sync::oneshot::Receiver<bool> {
+pub(crate) fn ask_kitty() -> tokio::sync::oneshot::Receiver<bool> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let _ = std::thread::Builder::new()
         .name("tern-kitty-query".into())
@@ -43,7 +43,7 @@ pub fn ask_kitty() -> tokio::sync::oneshot::Receiver<bool> {
 }
 
 /// The terminal answered the kitty query: when it has the protocol, push the flags (once; `leave` pops them).
-pub fn kitty_answered(out: &mut impl Write, supported: bool) -> std::io::Result<()> {
+pub(crate) fn kitty_answered(out: &mut impl Write, supported: bool) -> std::io::Result<()> {
     if !supported {
         return Ok(());
     }
@@ -55,7 +55,7 @@ pub fn kitty_answered(out: &mut impl Write, supported: bool) -> std::io::Result<
 }
 
 /// Writes what entering the full screen takes. `kitty`: push the keyboard flags (the terminal said it has them).
-pub fn enter(out: &mut impl Write, kitty: bool, mouse: bool) -> std::io::Result<()> {
+pub(crate) fn enter(out: &mut impl Write, kitty: bool, mouse: bool) -> std::io::Result<()> {
     // Clearing directly (not with ratatui's `clear`, which first asks the terminal where its cursor is: a round trip
     // before the first frame, and a hang on terminals that never answer).
     queue!(
@@ -75,12 +75,12 @@ pub fn enter(out: &mut impl Write, kitty: bool, mouse: bool) -> std::io::Result<
 
 /// Enters the full screen again after `leave` (a program such as `$EDITOR` had the terminal meanwhile), with the
 /// keyboard flags if the terminal had them at start-up. Raw mode is the caller's.
-pub fn resume(out: &mut impl Write, mouse: bool) -> std::io::Result<()> {
+pub(crate) fn resume(out: &mut impl Write, mouse: bool) -> std::io::Result<()> {
     enter(out, KITTY_SUPPORTED.load(Ordering::SeqCst), mouse)
 }
 
 /// Turns mouse capture on or off.
-pub fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
+pub(crate) fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
     if on {
         queue!(out, EnableMouseCapture)?;
     } else {
@@ -91,7 +91,7 @@ pub fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
 
 /// Writes what puts the terminal back (everything but raw mode). Safe to call more than once: the keyboard flags are
 /// popped only by the first call after they were pushed.
-pub fn leave(out: &mut impl Write) -> std::io::Result<()> {
+pub(crate) fn leave(out: &mut impl Write) -> std::io::Result<()> {
     queue!(out, EndSynchronizedUpdate, DisableMouseCapture)?;
     if KITTY_PUSHED.swap(false, Ordering::SeqCst) {
         queue!(out, PopKeyboardEnhancementFlags)?;

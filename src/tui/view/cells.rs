@@ -15,7 +15,7 @@ use crate::theme::Theme;
 use crate::wrap::wrap_line;
 
 /// Columns reserved left of every cell (the selection marker and a space).
-pub const GUTTER: u16 = 2;
+pub(crate) const GUTTER: u16 = 2;
 
 /// Renders one cell at `width` (the whole transcript width; the gutter is added here).
 pub fn render_cell(
@@ -48,7 +48,7 @@ pub fn render_cell(
 }
 
 /// Adds the gutter (a selection marker or blank) before each line and the blank line after a cell.
-pub fn frame_lines(lines: &mut Vec<Line<'static>>, marked: bool, theme: &Theme) {
+pub(crate) fn frame_lines(lines: &mut Vec<Line<'static>>, marked: bool, theme: &Theme) {
     let gutter = if marked {
         Span::styled("▌ ", theme.accent)
     } else {
@@ -62,7 +62,8 @@ pub fn frame_lines(lines: &mut Vec<Line<'static>>, marked: bool, theme: &Theme) 
 
 /// Where a streaming answer's finished blocks end: after the last blank line outside a code fence. Everything before
 /// it renders the same however the answer goes on, so it need not be laid out again for each new token.
-pub fn stable_split(text: &str) -> usize {
+#[cfg(test)]
+pub(crate) fn stable_split(text: &str) -> usize {
     let mut in_fence = false;
     let mut split = 0;
     let mut offset = 0;
@@ -79,7 +80,7 @@ pub fn stable_split(text: &str) -> usize {
 }
 
 /// Whether a cell must be drawn fresh every frame (its running timer or spinner moves without a revision change).
-pub fn is_live(cell: &Cell, calls: &[ToolCallState]) -> bool {
+pub(crate) fn is_live(cell: &Cell, calls: &[ToolCallState]) -> bool {
     match &cell.kind {
         CellKind::Tools(group) => group
             .iter()

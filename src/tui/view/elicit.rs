@@ -18,13 +18,13 @@ use crate::theme::Theme;
 use crate::wrap::wrap_line;
 use tern_protocol::{ElicitationAnswer, Op};
 
-pub struct ElicitLayer {
-    pub form: ElicitForm,
+pub(crate) struct ElicitLayer {
+    pub(crate) form: ElicitForm,
     shown: Instant,
 }
 
 impl ElicitLayer {
-    pub fn new(request: &PendingElicitation) -> Self {
+    pub(crate) fn new(request: &PendingElicitation) -> Self {
         Self {
             form: ElicitForm::new(request),
             shown: Instant::now(),
@@ -32,7 +32,8 @@ impl ElicitLayer {
     }
 
     /// For tests: as if the form had been on screen for a while.
-    pub fn settled(mut self) -> Self {
+    #[cfg(test)]
+    pub(crate) fn settled(mut self) -> Self {
         self.shown = Instant::now() - GUARD * 2;
         self
     }

@@ -23,7 +23,7 @@ const KEY_WIDTH: usize = 22;
 /// Between the two columns.
 const GAP: u16 = 3;
 
-pub struct HelpLayer {
+pub(crate) struct HelpLayer {
     keys: Vec<(String, &'static str)>,
     commands: Vec<SlashCommand>,
     /// The first row shown.
@@ -35,7 +35,7 @@ pub struct HelpLayer {
 }
 
 impl HelpLayer {
-    pub fn new(keys: Vec<(String, &'static str)>, commands: Vec<SlashCommand>) -> Self {
+    pub(crate) fn new(keys: Vec<(String, &'static str)>, commands: Vec<SlashCommand>) -> Self {
         Self {
             keys,
             commands,
@@ -77,7 +77,7 @@ impl HelpLayer {
     }
 
     /// The rows of the help for an inner width: two columns side by side, or one after the other.
-    pub fn rows(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    pub(crate) fn rows(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let (left, right) = self.sections();
         if width >= TWO_COLUMNS {
             let col = (width - GAP) / 2;

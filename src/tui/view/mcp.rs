@@ -22,7 +22,7 @@ const EMPTY: &str = "No MCP servers are configured.\n\nAdd one with `tern mcp ad
                      [mcp_servers.NAME] tables in ~/.config/tern/config.toml, an `mcpServers` object in .mcp.json of a \
                      trusted project, or pass --mcp-config FILE.";
 
-pub struct McpLayer {
+pub(crate) struct McpLayer {
     statuses: watch::Receiver<Vec<ServerStatus>>,
     selected: usize,
     /// The details' (or the tool list's) first shown line.
@@ -32,7 +32,7 @@ pub struct McpLayer {
 }
 
 impl McpLayer {
-    pub fn new(statuses: watch::Receiver<Vec<ServerStatus>>) -> Self {
+    pub(crate) fn new(statuses: watch::Receiver<Vec<ServerStatus>>) -> Self {
         Self {
             statuses,
             selected: 0,

@@ -1,18 +1,18 @@
 //! Drawing: state in, frames out. Nothing here changes agent state or does I/O.
 
-pub mod approval;
+pub(crate) mod approval;
 pub mod cells;
-pub mod elicit;
-pub mod help;
-pub mod mcp;
-pub mod plan;
-pub mod review;
-pub mod rewind;
-pub mod start;
-pub mod status;
+pub(crate) mod elicit;
+pub(crate) mod help;
+pub(crate) mod mcp;
+pub(crate) mod plan;
+pub(crate) mod review;
+pub(crate) mod rewind;
+pub(crate) mod start;
+pub(crate) mod status;
 mod stream;
-pub mod subagent;
-pub mod summary;
-pub mod tool_pane;
-pub mod transcript;
-pub mod trust;
+pub(crate) mod subagent;
+pub(crate) mod summary;
+pub(crate) mod tool_pane;
+pub(crate) mod transcript;
+pub(crate) mod trust;

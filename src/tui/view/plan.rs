@@ -14,11 +14,11 @@ use crate::wrap;
 use tern_protocol::{PlanItem, PlanStatus, plan_progress};
 
 /// The most rows the pane takes, its title included.
-pub const MAX_ROWS: u16 = 8;
+pub(crate) const MAX_ROWS: u16 = 8;
 
 /// The pane's height in a screen with `available` rows for the transcript and the pane together: 0 when there is no
 /// unfinished plan, or no room to show it beside a useful transcript.
-pub fn height(plan: &PlanState, available: u16) -> u16 {
+pub(crate) fn height(plan: &PlanState, available: u16) -> u16 {
     if !plan.is_open() {
         return 0;
     }
@@ -27,7 +27,7 @@ pub fn height(plan: &PlanState, available: u16) -> u16 {
     if cap < 2 { 0 } else { want.min(cap) }
 }
 
-pub fn render(frame: &mut Frame<'_>, area: Rect, plan: &PlanState, theme: &Theme) {
+pub(crate) fn render(frame: &mut Frame<'_>, area: Rect, plan: &PlanState, theme: &Theme) {
     if area.height == 0 {
         return;
     }
@@ -36,7 +36,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, plan: &PlanState, theme: &Theme
 }
 
 /// The title and as many steps as fit in `height` rows.
-pub fn lines(items: &[PlanItem], width: u16, height: u16, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn lines(items: &[PlanItem], width: u16, height: u16, theme: &Theme) -> Vec<Line<'static>> {
     let width = usize::from(width);
     let (done, total) = plan_progress(items);
     let title = format!("─ Plan · {done}/{total} done ");

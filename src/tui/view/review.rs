@@ -25,12 +25,12 @@ const HELP: [(&str, &str); 7] = [
 ];
 
 /// Asks which changes to review.
-pub struct ReviewChooseLayer {
+pub(crate) struct ReviewChooseLayer {
     at: usize,
 }
 
 impl ReviewChooseLayer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { at: 0 }
     }
 }
@@ -102,7 +102,7 @@ impl Layer for ReviewChooseLayer {
 }
 
 /// The walk over the hunks.
-pub struct ReviewLayer {
+pub(crate) struct ReviewLayer {
     walk: ReviewWalk,
     help: bool,
     scroll: usize,
@@ -113,9 +113,9 @@ pub struct ReviewLayer {
 }
 
 impl ReviewLayer {
-    pub fn new(id: u64, since: ReviewSince, from: String, files: Vec<ReviewFile>) -> Self {
+    pub(crate) fn new(id: u64, from: String, files: Vec<ReviewFile>) -> Self {
         Self {
-            walk: ReviewWalk::new(id, since, from, files),
+            walk: ReviewWalk::new(id, from, files),
             help: false,
             scroll: 0,
             cache: None,

@@ -20,7 +20,7 @@ const CHOICES: [Choice; 3] = [
     ("only the code", false, true),
 ];
 
-pub struct RewindLayer {
+pub(crate) struct RewindLayer {
     points: Vec<RewindPoint>,
     selected: usize,
     /// The choices offered for the selected point, once one was picked.
@@ -29,7 +29,7 @@ pub struct RewindLayer {
 
 impl RewindLayer {
     /// The picker over `points` (oldest first), starting at the newest.
-    pub fn new(points: Vec<RewindPoint>) -> Self {
+    pub(crate) fn new(points: Vec<RewindPoint>) -> Self {
         let selected = points.len().saturating_sub(1);
         Self {
             points,
@@ -159,13 +159,13 @@ impl Layer for RewindLayer {
 }
 
 /// Asks before an undo or rewind overwrites files changed since the turn.
-pub struct ConfirmRevertLayer {
+pub(crate) struct ConfirmRevertLayer {
     files: Vec<String>,
     retry: Op,
 }
 
 impl ConfirmRevertLayer {
-    pub fn new(files: Vec<String>, retry: Op) -> Self {
+    pub(crate) fn new(files: Vec<String>, retry: Op) -> Self {
         Self { files, retry }
     }
 }

@@ -13,13 +13,13 @@ use tern_protocol::mcp::{ServerState, ServerStatus};
 
 /// What the start screen knows beyond the state: gathered once when the UI starts.
 #[derive(Debug, Clone, Default)]
-pub struct StartInfo {
+pub(crate) struct StartInfo {
     /// The instruction files (AGENTS.md, CLAUDE.md) the session's prompt carries, as paths.
-    pub context_files: Vec<String>,
+    pub(crate) context_files: Vec<String>,
 }
 
 /// Whether the screen shows the start screen: nothing of a conversation yet (notices may be there), and nothing asks.
-pub fn shown(state: &AppState) -> bool {
+pub(crate) fn shown(state: &AppState) -> bool {
     !state.status.busy
         && state.approvals.is_empty()
         && state.elicitations.is_empty()
@@ -30,7 +30,7 @@ pub fn shown(state: &AppState) -> bool {
 const LABEL_W: usize = 11;
 
 /// The start screen's lines for `width` cells.
-pub fn lines(
+pub(crate) fn lines(
     status: &Status,
     info: &StartInfo,
     servers: &[ServerStatus],

@@ -33,7 +33,7 @@ fn session_tokens(status: &Status) -> String {
 }
 
 /// The status bar as it shows now on a row `width` columns wide.
-pub fn line(width: u16, status: &Status, context_window: u64, theme: &Theme, hints: &str) -> Line<'static> {
+pub(crate) fn line(width: u16, status: &Status, context_window: u64, theme: &Theme, hints: &str) -> Line<'static> {
     let now = Instant::now();
     let mut left: Vec<Span<'static>> = Vec::new();
     if status.busy {

@@ -20,7 +20,7 @@ use crate::wrap::wrap_line;
 use tern_protocol::TurnEnd;
 use tern_text::units::elapsed;
 
-pub fn render(pane: &SubagentPane, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
+pub(crate) fn render(pane: &SubagentPane, width: u16, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
     let (mark, style, state) = match pane.status {
         SubagentStatus::Queued => ("…".to_string(), theme.dim, "waiting for a slot".to_string()),
         SubagentStatus::Running => (
@@ -96,28 +96,28 @@ fn short(n: u64) -> String {
 /// A subagent's transcript in place of the main one, read-only and live while it runs: the same transcript view over
 /// the subagent's own state. Esc (or the key that opened it) goes back; the scroll keys scroll it; anything else
 /// goes on to the composer, so the user can type meanwhile. Approval prompts still come up over it.
-pub struct SubagentViewer {
-    pub id: String,
+pub(crate) struct SubagentViewer {
+    pub(crate) id: String,
     transcript: TranscriptView,
 }
 
 /// What the viewer did with a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ViewerKey {
+pub(crate) enum ViewerKey {
     Close,
     Consumed,
     Ignored,
 }
 
 impl SubagentViewer {
-    pub fn new(id: String) -> Self {
+    pub(crate) fn new(id: String) -> Self {
         Self {
             id,
             transcript: TranscriptView::new(),
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent, keymap: &Keymap) -> ViewerKey {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, keymap: &Keymap) -> ViewerKey {
         if key.code == KeyCode::Esc {
             return ViewerKey::Close;
         }
@@ -127,8 +127,10 @@ impl SubagentViewer {
             Some(Action::PageDown) => self.scrolled(|t| t.page_down()),
             Some(Action::LineUp) => self.scrolled(|t| t.scroll_up(1)),
             Some(Action::LineDown) => self.scrolled(|t| t.scroll_down(1)),
-            Some(Action::Top) if key.modifiers.contains(KeyModifiers::CONTROL) => self.scrolled(|t| t.to_top()),
-            Some(Action::Bottom) if key.modifiers.contains(KeyModifiers::CONTROL) => self.scrolled(|t| t.to_bottom()),
+            Some(Action::Top) if key.modifiers.contains(KeyModifiers::CONTROL) => self.scrolled(|t| t.scroll_to_top()),
+            Some(Action::Bottom) if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.scrolled(|t| t.scroll_to_bottom())
+            }
             _ => ViewerKey::Ignored,
         }
     }
@@ -140,7 +142,7 @@ impl SubagentViewer {
 
     /// Draws the subagent's transcript under a title line; `false` when the session has no such subagent (the main
     /// transcript is drawn instead).
-    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme) -> bool {
+    pub(crate) fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme) -> bool {
         let Some(subagent) = state.subagents.get(&self.id) else {
             return false;
         };

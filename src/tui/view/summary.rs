@@ -6,7 +6,7 @@ use crate::state::calls::ToolCallState;
 use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 
 /// Output lines a folded pane shows of a long command output (its last ones).
-pub const TAIL_LINES: usize = 4;
+pub(crate) const TAIL_LINES: usize = 4;
 
 /// Lines exec puts after a command's output: its status and notes, not output.
 const EXEC_TRAILERS: &[&str] = &[
@@ -38,15 +38,15 @@ const ERROR_WORDS: &[&str] = &[
 
 /// A command's output taken apart: what it printed on stdout and on stderr, without exec's labels and status lines.
 #[derive(Debug, Default, PartialEq)]
-pub struct ExecText<'a> {
+pub(crate) struct ExecText<'a> {
     /// The error exec reported itself (timed out, interrupted, lost), without its "Error: " label.
-    pub error: Option<&'a str>,
-    pub stdout: Vec<&'a str>,
-    pub stderr: Vec<&'a str>,
+    pub(crate) error: Option<&'a str>,
+    pub(crate) stdout: Vec<&'a str>,
+    pub(crate) stderr: Vec<&'a str>,
 }
 
 impl<'a> ExecText<'a> {
-    pub fn parse(text: &'a str) -> Self {
+    pub(crate) fn parse(text: &'a str) -> Self {
         let mut out = ExecText::default();
         let mut in_stderr = false;
         for (i, line) in text.lines().enumerate() {
@@ -82,21 +82,22 @@ impl<'a> ExecText<'a> {
     }
 
     /// All output lines, stdout then stderr.
-    pub fn lines(&self) -> impl DoubleEndedIterator<Item = &'a str> + '_ {
+    pub(crate) fn lines(&self) -> impl DoubleEndedIterator<Item = &'a str> + '_ {
         self.stdout.iter().chain(self.stderr.iter()).copied()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.stdout.len() + self.stderr.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The line that says why the command failed: exec's own error, else the first stderr line that reads like an
     /// error, else the first meaningful stderr line, else the last stdout line.
-    pub fn error_line(&self) -> Option<&'a str> {
+    pub(crate) fn error_line(&self) -> Option<&'a str> {
         if let Some(error) = self.error {
             return Some(error);
         }
@@ -125,7 +126,7 @@ fn is_meaningful(line: &str) -> bool {
 ///
 /// Characters a person cannot see are shown (`terminal_text::reveal`), as in the call's label: a file name with a
 /// zero-width space must not pass for another.
-pub fn summary(output: &ToolOutput) -> String {
+pub(crate) fn summary(output: &ToolOutput) -> String {
     let text = summary_text(output);
     match tern_text::reveal(&text).0 {
         std::borrow::Cow::Borrowed(_) => text,
@@ -196,7 +197,7 @@ fn summary_text(output: &ToolOutput) -> String {
 }
 
 /// `… +N lines`: what a fold leaves out.
-pub fn more_lines(n: usize) -> String {
+pub(crate) fn more_lines(n: usize) -> String {
     format!("… +{n} {}", if n == 1 { "line" } else { "lines" })
 }
 
@@ -229,7 +230,7 @@ fn error_line(text: &str) -> &str {
 
 /// What a folded pane shows of a long command output: how many lines are left out above, and the last lines.
 /// `None` when the summary line says it all (no output, or a single line).
-pub fn exec_tail(output: &ToolOutput) -> Option<(usize, Vec<String>)> {
+pub(crate) fn exec_tail(output: &ToolOutput) -> Option<(usize, Vec<String>)> {
     if !matches!(output.details, ToolDetails::Exec { .. }) {
         return None;
     }
@@ -243,7 +244,7 @@ pub fn exec_tail(output: &ToolOutput) -> Option<(usize, Vec<String>)> {
 }
 
 /// The files an `apply_patch` call touched: from its diffs once it ran, else from its arguments. Each once, in order.
-pub fn patch_files(call: &ToolCallState) -> Vec<String> {
+pub(crate) fn patch_files(call: &ToolCallState) -> Vec<String> {
     if let Some(ToolOutput {
         details: ToolDetails::Diffs { diffs },
         ..
@@ -257,7 +258,7 @@ pub fn patch_files(call: &ToolCallState) -> Vec<String> {
 
 /// The argument a call's row shows: its key argument, or for an edit of several files (a patch) the files it
 /// touched.
-pub fn call_label(call: &ToolCallState) -> String {
+pub(crate) fn call_label(call: &ToolCallState) -> String {
     if call.kind == ToolKind::Edit {
         let files = patch_files(call);
         if !files.is_empty() {

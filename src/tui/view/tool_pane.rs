@@ -6,14 +6,14 @@ use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
-pub use super::summary::summary;
+pub(crate) use super::summary::summary;
 use super::summary::{call_label, exec_tail, more_lines};
 use crate::diff::{DiffOptions, render_diff};
 use crate::state::calls::{CallStatus, ToolCallState};
 use crate::theme::Theme;
 use crate::wrap::{truncate, width as text_width, wrap_line};
 use tern_protocol::{ToolDetails, ToolOutput};
-pub use tern_text::units::{duration, elapsed};
+pub(crate) use tern_text::units::{duration, elapsed};
 
 /// Live output lines shown under a running command.
 const LIVE_LINES: usize = 6;
@@ -24,12 +24,12 @@ const EXPANDED_LINES: usize = 400;
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-pub fn spinner(now: Instant, since: Instant) -> &'static str {
+pub(crate) fn spinner(now: Instant, since: Instant) -> &'static str {
     let frame = (now.saturating_duration_since(since).as_millis() / 80) as usize;
     SPINNER[frame % SPINNER.len()]
 }
 
-pub fn render_group(
+pub(crate) fn render_group(
     group: &[usize],
     calls: &[ToolCallState],
     width: u16,
@@ -74,7 +74,7 @@ pub fn render_group(
     out
 }
 
-pub fn render_call(
+pub(crate) fn render_call(
     call: &ToolCallState,
     width: u16,
     theme: &Theme,

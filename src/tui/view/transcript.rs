@@ -59,7 +59,7 @@ pub struct TranscriptView {
     /// The last viewport height, for paging.
     height: u16,
     /// The tool call picked with next/previous (index into `AppState::calls`).
-    pub selected_call: Option<usize>,
+    pub(crate) selected_call: Option<usize>,
     /// The end of the transcript as it was when the view stopped following: (cells, last cell's id and revision).
     seen_end: Option<(usize, u64, u64)>,
     /// Output arrived below since the view stopped following: the "new output below" marker shows until the user
@@ -116,12 +116,13 @@ struct Planned {
 }
 
 impl TranscriptView {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// True when output arrived below a scrolled-up view (the marker is on screen).
-    pub fn new_output_below(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn new_output_below(&self) -> bool {
         self.new_below
     }
 
@@ -149,41 +150,41 @@ impl TranscriptView {
         self.position == Position::Follow && self.pending >= 0 && self.jump.is_none()
     }
 
-    pub fn scroll_up(&mut self, lines: usize) {
+    pub(crate) fn scroll_up(&mut self, lines: usize) {
         self.pending = self.pending.saturating_sub(lines as isize);
     }
 
-    pub fn scroll_down(&mut self, lines: usize) {
+    pub(crate) fn scroll_down(&mut self, lines: usize) {
         self.pending = self.pending.saturating_add(lines as isize);
     }
 
-    pub fn page_up(&mut self) {
+    pub(crate) fn page_up(&mut self) {
         self.scroll_up(usize::from(self.height.saturating_sub(2)).max(1));
     }
 
-    pub fn page_down(&mut self) {
+    pub(crate) fn page_down(&mut self) {
         self.scroll_down(usize::from(self.height.saturating_sub(2)).max(1));
     }
 
-    pub fn to_bottom(&mut self) {
+    pub(crate) fn scroll_to_bottom(&mut self) {
         self.position = Position::Follow;
         self.pending = 0;
         self.jump = None;
     }
 
     /// Scrolls to the very top.
-    pub fn to_top(&mut self) {
+    pub(crate) fn scroll_to_top(&mut self) {
         self.show_cell(0);
     }
 
     /// Scrolls so that cell `index` starts at the top of the viewport (or as near as the end allows).
-    pub fn show_cell(&mut self, index: usize) {
+    pub(crate) fn show_cell(&mut self, index: usize) {
         self.pending = 0;
         self.jump = Some(Jump::Cell(index));
     }
 
     /// Selects the next (`forward`) or previous tool call and scrolls to it.
-    pub fn select_call(&mut self, state: &AppState, forward: bool) {
+    pub(crate) fn select_call(&mut self, state: &AppState, forward: bool) {
         if state.calls.is_empty() {
             return;
         }
@@ -297,7 +298,7 @@ impl TranscriptView {
     /// Works out this frame's viewport in `area` (of a frame of `frame_area`) before anything is drawn, and which of
     /// its rows show what a row of the last frame showed: those `Screen` can take over from the last frame
     /// (`render` is then told not to draw them).
-    pub fn plan(&mut self, frame_area: Rect, area: Rect, state: &AppState, theme: &Theme) -> Option<Reuse> {
+    pub(crate) fn plan(&mut self, frame_area: Rect, area: Rect, state: &AppState, theme: &Theme) -> Option<Reuse> {
         self.planned = None;
         let start = self.viewport(area, state, theme)?;
         let width = area.width - 1; // the scrollbar column
@@ -346,13 +347,13 @@ impl TranscriptView {
 
     /// The rows drawn are not what the terminal shows next frame (something drew over them, or the transcript was
     /// not drawn): no row is taken from this frame.
-    pub fn forget_rows(&mut self) {
+    pub(crate) fn forget_rows(&mut self) {
         self.rows.last_at = None;
     }
 
     /// Draws the transcript into `area`, the viewport `plan` worked out (planned now, when it was not). `reused`:
     /// `Screen` took the rows `plan` named from the last frame, so they are not drawn.
-    pub fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme, reused: bool) {
+    pub(crate) fn render(&mut self, frame: &mut Frame<'_>, area: Rect, state: &AppState, theme: &Theme, reused: bool) {
         self.height = area.height;
         let planned = match self.planned.take() {
             Some(planned) if planned.area == area => planned,
@@ -540,11 +541,6 @@ impl TranscriptView {
             area,
             &mut bar,
         );
-    }
-
-    /// Drops cached layouts (after a theme change); memory use of the cache stays proportional to what was seen.
-    pub fn clear_cache(&mut self) {
-        self.cache.clear();
     }
 }
 

@@ -14,7 +14,7 @@ use crate::layer::{Ctx, Effect, Handled, Layer, View};
 use crate::theme::Theme;
 use crate::wrap::{truncate, wrap_lines};
 
-pub struct TrustLayer {
+pub(crate) struct TrustLayer {
     offer: TrustOffer,
     /// Writes the trust where it is read from.
     host: std::sync::Arc<dyn crate::host::Host>,
@@ -24,7 +24,7 @@ pub struct TrustLayer {
 }
 
 impl TrustLayer {
-    pub fn new(offer: TrustOffer, host: std::sync::Arc<dyn crate::host::Host>) -> Self {
+    pub(crate) fn new(offer: TrustOffer, host: std::sync::Arc<dyn crate::host::Host>) -> Self {
         Self {
             offer,
             host,

@@ -15,10 +15,10 @@ use crate::theme::Theme;
 use tern_protocol::{FileDiff, ToolDetails, ToolOutput};
 
 /// Lines in the stored result file; the preview the model got holds only the first few.
-pub const STORED_LINES: usize = 3000;
+pub(crate) const STORED_LINES: usize = 3000;
 
 /// A call started at 12:00:`secs` UTC on some day.
-pub fn call(id: &str, name: &str, args: Value, secs: u64) -> ToolCallState {
+pub(crate) fn call(id: &str, name: &str, args: Value, secs: u64) -> ToolCallState {
     let mut c = ToolCallState::new(
         id.into(),
         name.into(),
@@ -29,14 +29,14 @@ pub fn call(id: &str, name: &str, args: Value, secs: u64) -> ToolCallState {
     c
 }
 
-pub fn done(mut c: ToolCallState, output: ToolOutput, ms: u64) -> ToolCallState {
+pub(crate) fn done(mut c: ToolCallState, output: ToolOutput, ms: u64) -> ToolCallState {
     c.finish(output, Duration::from_millis(ms), None);
     c
 }
 
 /// Six calls: read, grep, a failed exec, an edit with a diff, an exec whose result is stored in `dir`, and a running
 /// exec with live output. Returns the calls and the stored file's path.
-pub fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
+pub(crate) fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
     let source: String = (1..=40).map(|i| format!("line {i} of main.rs\n")).collect();
     let read = done(
         call("call_read", "read_file", json!({"path": "src/main.rs"}), 1),
@@ -112,20 +112,20 @@ pub fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
 }
 
 /// Makes a running call look started `ms` ago (its elapsed column shows whole seconds).
-pub fn set_running_since(c: &mut ToolCallState, ms: u64) {
+pub(crate) fn set_running_since(c: &mut ToolCallState, ms: u64) {
     c.started = Instant::now().checked_sub(Duration::from_millis(ms)).unwrap();
 }
 
-pub struct Harness {
-    pub layer: HistoryLayer,
-    pub calls: Vec<ToolCallState>,
-    pub theme: Theme,
-    pub dir: tempfile::TempDir,
-    pub stored_path: PathBuf,
+pub(crate) struct Harness {
+    pub(crate) layer: HistoryLayer,
+    pub(crate) calls: Vec<ToolCallState>,
+    pub(crate) theme: Theme,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) stored_path: PathBuf,
 }
 
 impl Harness {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (calls, stored_path) = session(dir.path());
         Self {
@@ -137,7 +137,7 @@ impl Harness {
         }
     }
 
-    pub fn press_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> (Handled, Vec<Effect>) {
+    pub(crate) fn press_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> (Handled, Vec<Effect>) {
         let mut ctx = Ctx::new(View {
             calls: &self.calls,
             theme: &self.theme,
@@ -146,13 +146,13 @@ impl Harness {
         (handled, ctx.effects)
     }
 
-    pub fn press(&mut self, code: KeyCode) -> Vec<Effect> {
+    pub(crate) fn press(&mut self, code: KeyCode) -> Vec<Effect> {
         let (handled, effects) = self.press_with(code, KeyModifiers::NONE);
         assert_eq!(handled, Handled::Consumed, "{code:?} should be consumed");
         effects
     }
 
-    pub fn paste(&mut self, text: &str) -> Handled {
+    pub(crate) fn paste(&mut self, text: &str) -> Handled {
         let mut ctx = Ctx::new(View {
             calls: &self.calls,
             theme: &self.theme,
@@ -161,13 +161,13 @@ impl Harness {
     }
 
     /// Types each character as a key press.
-    pub fn type_text(&mut self, text: &str) {
+    pub(crate) fn type_text(&mut self, text: &str) {
         for c in text.chars() {
             self.press(KeyCode::Char(c));
         }
     }
 
-    pub fn draw(&mut self, width: u16, height: u16) -> Terminal<TestBackend> {
+    pub(crate) fn draw(&mut self, width: u16, height: u16) -> Terminal<TestBackend> {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         terminal
             .draw(|frame| {
@@ -183,7 +183,7 @@ impl Harness {
     }
 
     /// The screen as text, one string per row.
-    pub fn screen(&mut self, width: u16, height: u16) -> Vec<String> {
+    pub(crate) fn screen(&mut self, width: u16, height: u16) -> Vec<String> {
         let terminal = self.draw(width, height);
         let buffer = terminal.backend().buffer();
         (0..height)
@@ -195,12 +195,12 @@ impl Harness {
             .collect()
     }
 
-    pub fn screen_text(&mut self, width: u16, height: u16) -> String {
+    pub(crate) fn screen_text(&mut self, width: u16, height: u16) -> String {
         self.screen(width, height).join("\n")
     }
 
     /// Draws until background work (stored-result load, size probes) is done; fails after ~2 s.
-    pub fn wait_background(&mut self) {
+    pub(crate) fn wait_background(&mut self) {
         for _ in 0..200 {
             self.draw(100, 20);
             let job_pending = self.layer.job.as_ref().is_some_and(|j| j.is_pending());
@@ -212,11 +212,11 @@ impl Harness {
         panic!("background work did not finish in 2 s");
     }
 
-    pub fn selected_id(&self) -> Option<String> {
+    pub(crate) fn selected_id(&self) -> Option<String> {
         self.layer.list.selected.map(|i| self.calls[i].call_id.clone())
     }
 
-    pub fn visible_ids(&self) -> Vec<String> {
+    pub(crate) fn visible_ids(&self) -> Vec<String> {
         self.layer
             .catalog
             .visible()
@@ -227,7 +227,7 @@ impl Harness {
 }
 
 /// Effects as short strings, for assertions (`Effect` has no Debug: it can hold a layer).
-pub fn describe(effects: &[Effect]) -> Vec<String> {
+pub(crate) fn describe(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .map(|e| match e {
@@ -244,7 +244,7 @@ pub fn describe(effects: &[Effect]) -> Vec<String> {
         .collect()
 }
 
-pub fn copied(effects: &[Effect]) -> Option<&str> {
+pub(crate) fn copied(effects: &[Effect]) -> Option<&str> {
     effects.iter().find_map(|e| match e {
         Effect::Copy(text) => Some(text.as_str()),
         _ => None,

@@ -13,12 +13,12 @@ use tern_protocol::ApprovalRequest;
 use tern_text::{one_line, reveal};
 
 /// The body's lines, and the line the view should keep in sight (the hunk under review).
-pub struct Body {
-    pub lines: Vec<Line<'static>>,
-    pub focus: Option<usize>,
+pub(crate) struct Body {
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) focus: Option<usize>,
 }
 
-pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, theme: &Theme) -> Body {
+pub(crate) fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, theme: &Theme) -> Body {
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut focus = None;
     if request.diffs.is_empty() {
@@ -83,7 +83,7 @@ pub fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width: u16, 
 
 /// Why the call asks: one line under the body, always in sight. Above it, when the command holds characters a person
 /// would not see as bash reads them, how many and how they are shown.
-pub fn why(request: &ApprovalRequest, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn why(request: &ApprovalRequest, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let hidden = if request.diffs.is_empty() {
         reveal(&request.command).1

@@ -6,32 +6,32 @@ use tern_protocol::hunks::{self, Hunk};
 use tern_protocol::{ApprovalDecision, EditedHunk, FileDiff};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     Accept,
     Reject,
     Edited(String),
 }
 
-pub struct HunkReview {
-    pub hunks: Vec<Hunk>,
+pub(crate) struct HunkReview {
+    pub(crate) hunks: Vec<Hunk>,
     /// One per hunk decided so far, in order; the hunk under review is `choices.len()`.
-    pub choices: Vec<Choice>,
+    pub(crate) choices: Vec<Choice>,
 }
 
 impl HunkReview {
-    pub fn new(diffs: &[FileDiff]) -> Self {
+    pub(crate) fn new(diffs: &[FileDiff]) -> Self {
         Self {
             hunks: hunks::hunks(diffs),
             choices: Vec::new(),
         }
     }
 
-    pub fn current(&self) -> Option<&Hunk> {
+    pub(crate) fn current(&self) -> Option<&Hunk> {
         self.hunks.get(self.choices.len())
     }
 
     /// "hunk 2/5".
-    pub fn counter(&self) -> String {
+    pub(crate) fn counter(&self) -> String {
         format!(
             "hunk {}/{}",
             (self.choices.len() + 1).min(self.hunks.len()),
@@ -40,7 +40,7 @@ impl HunkReview {
     }
 
     /// Records a choice for the hunk under review; the answer once every hunk has one.
-    pub fn choose(&mut self, choice: Choice) -> Option<ApprovalDecision> {
+    pub(crate) fn choose(&mut self, choice: Choice) -> Option<ApprovalDecision> {
         if self.current().is_some() {
             self.choices.push(choice);
         }
@@ -48,7 +48,7 @@ impl HunkReview {
     }
 
     /// Accepts the hunk under review and every one after it.
-    pub fn accept_rest(&mut self) -> Option<ApprovalDecision> {
+    pub(crate) fn accept_rest(&mut self) -> Option<ApprovalDecision> {
         while self.current().is_some() {
             self.choices.push(Choice::Accept);
         }
@@ -56,7 +56,7 @@ impl HunkReview {
     }
 
     /// The new side of the hunk under review, for `$EDITOR`.
-    pub fn current_text(&self, diffs: &[FileDiff]) -> Option<String> {
+    pub(crate) fn current_text(&self, diffs: &[FileDiff]) -> Option<String> {
         let hunk = self.current()?;
         Some(hunks::new_side(diffs.get(hunk.file)?, hunk))
     }

@@ -10,7 +10,7 @@
 //! prompt answers keys after a pause.
 
 mod body;
-pub mod hunks;
+pub(crate) mod hunks;
 #[cfg(test)]
 mod tests;
 
@@ -34,12 +34,12 @@ const MAX_BODY_ROWS: u16 = 30;
 
 /// Keys arriving sooner than this after the prompt appeared, or after a key that arrived so, are not taken as an
 /// answer.
-pub const GUARD: Duration = Duration::from_millis(400);
+pub(crate) const GUARD: Duration = Duration::from_millis(400);
 
-pub struct ApprovalLayer {
-    pub request: ApprovalRequest,
+pub(crate) struct ApprovalLayer {
+    pub(crate) request: ApprovalRequest,
     /// How many more requests wait behind this one.
-    pub queued: usize,
+    pub(crate) queued: usize,
     /// Keys before this are not answers (`GUARD`).
     guard_until: Instant,
     /// Typing feedback after `n`.
@@ -55,7 +55,7 @@ pub struct ApprovalLayer {
 }
 
 impl ApprovalLayer {
-    pub fn new(request: ApprovalRequest, queued: usize) -> Self {
+    pub(crate) fn new(request: ApprovalRequest, queued: usize) -> Self {
         Self {
             request,
             queued,
@@ -69,13 +69,14 @@ impl ApprovalLayer {
     }
 
     /// A prompt from the subagent labelled `label`: the title says which one asks.
-    pub fn from_subagent(mut self, label: Option<String>) -> Self {
+    pub(crate) fn with_subagent(mut self, label: Option<String>) -> Self {
         self.from = label;
         self
     }
 
     /// For tests: as if the prompt had been on screen for a while.
-    pub fn settled(mut self) -> Self {
+    #[cfg(test)]
+    pub(crate) fn settled(mut self) -> Self {
         self.guard_until = Instant::now() - GUARD;
         self
     }
@@ -177,7 +178,7 @@ impl ApprovalLayer {
 
     /// The text the user edited in `$EDITOR` for the hunk under review (`Err`: the editor failed; the hunk stays
     /// under review).
-    pub fn edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
+    pub(crate) fn edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
         match result {
             Ok(text) => {
                 if let Some(decision) = self.review.as_mut().and_then(|r| r.choose(Choice::Edited(text))) {

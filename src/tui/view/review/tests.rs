@@ -49,7 +49,7 @@ fn files() -> Vec<ReviewFile> {
 }
 
 fn layer() -> ReviewLayer {
-    ReviewLayer::new(7, ReviewSince::Session, "this session began".into(), files())
+    ReviewLayer::new(7, "this session began".into(), files())
 }
 
 fn press(layer: &mut dyn Layer, c: char) -> Vec<Effect> {
@@ -168,7 +168,6 @@ fn a_long_hunk_says_how_much_is_below_and_scrolls() {
     let long: String = (1..=60).map(|k| format!("new {k}\n")).collect();
     let mut layer = ReviewLayer::new(
         1,
-        ReviewSince::Turn,
         "turn 2".into(),
         vec![ReviewFile {
             path: "big.txt".into(),
