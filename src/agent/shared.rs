@@ -227,7 +227,15 @@ fn recorded(event: &Event) -> bool {
             | Event::SubagentFinished { .. }
             | Event::SubagentDelivered { .. }
             | Event::ReviewApplied { .. }
-    ) || super::subagent::recorded_in_parent(event)
+    ) || recorded_in_parent(event)
+}
+
+/// The tagged subagent events the main agent's log keeps, besides `SubagentStarted`/`Finished`/`Delivered`: tokens
+/// (session totals and the pane's step count after a resume) and prompts (so an answer recorded later says what it
+/// answered). The rest is in the subagent's own log.
+pub(crate) fn recorded_in_parent(event: &Event) -> bool {
+    matches!(event, Event::Subagent { inner, .. }
+        if matches!(**inner, Event::TokenUsage { .. } | Event::ApprovalRequest(_)))
 }
 
 impl Shared {

@@ -51,7 +51,6 @@ impl Default for SubagentSettings {
     }
 }
 
-pub(crate) use report::recorded_in_parent;
 pub(crate) use tool::{SPAWN_TOOL, SpawnTool};
 
 /// How long shutdown waits for running subagents to stop (their commands get their own grace to end).

@@ -5,15 +5,7 @@ use tokio::sync::mpsc;
 
 use super::Report;
 use crate::runner::Agent;
-use tern_protocol::{Event, Message, Op};
-
-/// The tagged subagent events the main agent's log keeps, besides `SubagentStarted`/`Finished`/`Delivered`: tokens
-/// (session totals and the pane's step count after a resume) and prompts (so an answer recorded later says what it
-/// answered). The rest is in the subagent's own log.
-pub(crate) fn recorded_in_parent(event: &Event) -> bool {
-    matches!(event, Event::Subagent { inner, .. }
-        if matches!(**inner, Event::TokenUsage { .. } | Event::ApprovalRequest(_)))
-}
+use tern_protocol::{Message, Op};
 
 impl Agent {
     /// Gives the model the reports that arrived since its last step, as one user message.
