@@ -20,8 +20,10 @@ use sha2::{Digest, Sha256};
 /// directory stamps still move when anything is added or removed).
 const MAX_ENTRIES: usize = 4096;
 
-/// The instruction files directly in the workspace, besides the `.tern` tree and the context-file chain.
-const ROOT_FILES: [&str; 1] = [".mcp.json"];
+/// The files directly in the workspace that start something outside the sandbox later, besides the `.tern` tree and
+/// the context-file chain: `.mcp.json` (its servers, once the project is trusted) and VS Code's `tasks.json`, whose
+/// `"runOn": "folderOpen"` tasks run when the folder is next opened in an editor that allows automatic tasks.
+const ROOT_FILES: [&str; 2] = [".mcp.json", ".vscode/tasks.json"];
 
 /// What a path looked like: absent, or its kind, size, modification time, inode and mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +83,7 @@ impl Fingerprint {
 }
 
 /// The context files (`AGENTS.md`, `CLAUDE.md`) of each directory from the repository root down to the workspace,
-/// and the workspace's `.mcp.json`: absent ones too, since creating one is the change that matters.
+/// and the workspace's `ROOT_FILES`: absent ones too, since creating one is the change that matters.
 fn watched_files(workspace: &Path) -> Vec<PathBuf> {
     let root = crate::prompt::files::repository_root(workspace);
     let mut files: Vec<PathBuf> = ROOT_FILES.iter().map(|name| workspace.join(name)).collect();
@@ -194,9 +196,9 @@ pub(crate) fn report(paths: &[String]) -> String {
         paths.join(", ")
     };
     format!(
-        "This command changed files tern reads as instructions or configuration: {shown}. They do not reach the \
-         prompt: the project's AGENTS.md, skills and commands are withheld until the user looks at them and trusts \
-         the project again."
+        "This command changed files tern reads as instructions or configuration, or that start something later: \
+         {shown}. They do not reach the prompt or run through tern: the project's AGENTS.md, skills and commands are \
+         withheld until the user looks at them and trusts the project again."
     )
 }
 
@@ -217,8 +219,15 @@ mod tests {
         std::fs::create_dir_all(work.join(".tern/skills/x")).unwrap();
         std::fs::write(work.join(".tern/skills/x/SKILL.md"), "---\nname: x\n---\n").unwrap();
         std::fs::write(work.join("AGENTS.md"), "hi").unwrap();
+        // A task an editor runs when it opens the folder starts outside the sandbox too.
+        std::fs::create_dir(work.join(".vscode")).unwrap();
+        std::fs::write(
+            work.join(".vscode/tasks.json"),
+            r#"{"tasks": [{"runOptions": {"runOn": "folderOpen"}}]}"#,
+        )
+        .unwrap();
         let changed = before.changed(&Fingerprint::take(work), work);
-        assert_eq!(changed, [".tern/skills/x/SKILL.md", "AGENTS.md"]);
+        assert_eq!(changed, [".tern/skills/x/SKILL.md", ".vscode/tasks.json", "AGENTS.md"]);
         // A rewrite of the same size is seen too (the time or inode moves).
         let before = Fingerprint::take(work);
         std::thread::sleep(std::time::Duration::from_millis(10));
