@@ -13,16 +13,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Agent;
-use super::turn::Flow;
+use crate::checkpoint::Checkpoints;
+use crate::hooks::Hooks;
+use crate::shared::Shared;
 use approve::{Approved, Gate};
 pub(crate) use repeat::RepeatGuard;
 use tern_protocol::{Event, Message, ToolCall, ToolDetails, ToolKind, ToolOutput};
+use tern_session::ToolResultStore;
 use tern_tools::registry::{apply_prepared, execute_prepared};
-use tern_tools::{OutputSink, PreparedCall, ToolContext};
+use tern_tools::{FileTracker, OutputSink, PathPolicy, PreparedCall, ToolContext, ToolRegistry};
 
 /// Results longer than this go to the tool-result store; the model gets a preview.
 pub(crate) const PERSIST_THRESHOLD: usize = 16_000;
@@ -45,13 +48,54 @@ enum Planned {
     Answered(ToolOutput),
 }
 
-impl Agent {
-    pub(crate) async fn run_tool_calls(
-        &mut self,
-        calls: Vec<ToolCall>,
+/// What the tool phase of one step decided.
+pub(crate) enum Flow {
+    Continue,
+    Aborted,
+}
+
+/// The road of one step's tool calls, over what the session lends it for the step: the tools, the path policy, the
+/// files read, the result store, the shared state (gate, events, log), the hooks and the checkpoints. Its fields are
+/// private; `run` is the one way in.
+pub(crate) struct Pipeline<'a> {
+    tools: &'a ToolRegistry,
+    policy: &'a Arc<PathPolicy>,
+    files: &'a Arc<FileTracker>,
+    results: &'a ToolResultStore,
+    shared: &'a Arc<Shared>,
+    hooks: &'a Hooks,
+    checkpoints: &'a Checkpoints,
+}
+
+impl<'a> Pipeline<'a> {
+    pub(crate) fn new(
+        tools: &'a ToolRegistry,
+        policy: &'a Arc<PathPolicy>,
+        files: &'a Arc<FileTracker>,
+        results: &'a ToolResultStore,
+        shared: &'a Arc<Shared>,
+        hooks: &'a Hooks,
+        checkpoints: &'a Checkpoints,
+    ) -> Self {
+        Self {
+            tools,
+            policy,
+            files,
+            results,
+            shared,
+            hooks,
+            checkpoints,
+        }
+    }
+
+    /// Takes `calls` down the road; returns their results for the conversation, in call order, and whether the user
+    /// aborted the turn at a prompt. `seen` refuses a call repeated within the turn.
+    pub(crate) async fn run(
+        &self,
+        calls: &[ToolCall],
         cancel: &CancellationToken,
         seen: &mut RepeatGuard,
-    ) -> Flow {
+    ) -> (Vec<Message>, Flow) {
         let planned: Vec<Planned> = calls.iter().map(|call| self.plan(call, seen)).collect();
         let mut results: Vec<Option<ToolOutput>> = vec![None; calls.len()];
         let mut flow = Flow::Continue;
@@ -63,27 +107,31 @@ impl Agent {
             while parallel && planned.peek().is_some_and(|(_, next)| is_parallel(next)) {
                 batch.extend(planned.next());
             }
-            for (k, output) in self.run_batch(&calls, batch, cancel, &mut flow).await {
+            for (k, output) in self.run_batch(calls, batch, cancel, &mut flow).await {
                 results[k] = Some(output);
             }
         }
-        for (call, result) in calls.iter().zip(results) {
-            let output = result.unwrap_or_else(|| ToolOutput::error(INTERRUPTED));
-            self.push_message(Message::Tool {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: output.text,
-                is_error: output.is_error,
-                images: output.images,
-            });
-        }
-        flow
+        let answers = calls
+            .iter()
+            .zip(results)
+            .map(|(call, result)| {
+                let output = result.unwrap_or_else(|| ToolOutput::error(INTERRUPTED));
+                Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: output.text,
+                    is_error: output.is_error,
+                    images: output.images,
+                }
+            })
+            .collect();
+        (answers, flow)
     }
 
     /// One batch down the road: each call announced and gated in call order (the user is asked one call at a time),
     /// then the approved ones run together. Returns each call's result by its index in `calls`.
     async fn run_batch(
-        &mut self,
+        &self,
         calls: &[ToolCall],
         batch: Vec<(usize, Planned)>,
         cancel: &CancellationToken,
@@ -255,7 +303,7 @@ impl Agent {
             policy,
             cancel: cancel.child_token(),
             output: OutputSink::new(tx),
-            files: Arc::clone(&self.files),
+            files: Arc::clone(self.files),
             full_output: Some(full_output.clone()),
             limits,
         };
@@ -318,6 +366,22 @@ impl Agent {
             call_id: call.id.clone(),
             chunk: tern_secrets::mask(chunk).into_owned(),
         });
+    }
+    /// The PostToolUse hooks on a call that ran: their feedback and blocks are appended to its result.
+    async fn post_tool_hooks(
+        &self,
+        call: &ToolCall,
+        input: &Value,
+        output: &mut ToolOutput,
+        cancel: &CancellationToken,
+    ) {
+        if cancel.is_cancelled() {
+            return;
+        }
+        let shared = Arc::clone(self.shared);
+        let notify = move |text| shared.emit(Event::Notice { text });
+        let notes = self.hooks.post_tool_use(call, input, output, cancel, &notify).await;
+        notes.apply(output);
     }
 }
 

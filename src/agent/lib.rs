@@ -8,18 +8,13 @@ pub mod compact;
 pub mod context;
 pub(crate) mod conversation;
 pub mod hooks;
-mod mcp_ops;
 pub mod memory;
 pub mod planted;
 pub mod prompt;
 pub(crate) mod review;
-mod reviewing;
 pub mod runner;
 mod session;
-mod session_hooks;
 mod shared;
 pub mod subagent;
-mod turn;
-mod undo;
 
 pub use runner::{AgentConfig, AgentHandle, spawn};

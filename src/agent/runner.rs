@@ -5,18 +5,15 @@
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalGate;
 use super::prompt::SystemPrompt;
+use super::session::{Limits, Parts, Session};
 use super::shared::Shared;
-use tern_protocol::{Event, Message, Op, TurnEnd, Usage};
+use tern_protocol::{Event, Message, Op, Usage};
 use tern_provider::Provider;
 use tern_session::{SessionLog, ToolResultStore};
-use tern_tools::{FileTracker, PathPolicy, ToolRegistry};
-
-/// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
-pub(crate) const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+use tern_tools::{PathPolicy, ToolRegistry};
 
 /// Everything a session's agent needs: built with `AgentConfig::new` from what every agent has, and the `with_…`
 /// methods for the rest (a new session in memory, 20 model requests a turn and a 200k window unless told otherwise).
@@ -26,10 +23,7 @@ pub struct AgentConfig {
     policy: PathPolicy,
     gate: ApprovalGate,
     system_prompt: SystemPrompt,
-    max_iterations: u32,
-    context_window: u64,
-    reserve_tokens: u64,
-    compaction: crate::compact::Compaction,
+    limits: Limits,
     results: ToolResultStore,
     history: Vec<Message>,
     history_events: usize,
@@ -60,10 +54,12 @@ impl AgentConfig {
             policy,
             gate,
             system_prompt,
-            max_iterations: 20,
-            context_window: 200_000,
-            reserve_tokens: 8_000,
-            compaction: Default::default(),
+            limits: Limits {
+                max_iterations: 20,
+                context_window: 200_000,
+                reserve_tokens: 8_000,
+                compaction: Default::default(),
+            },
             results,
             history: Vec::new(),
             history_events: 0,
@@ -84,25 +80,25 @@ impl AgentConfig {
 
     /// Model requests per turn before the agent must stop and summarise (20 unless set; at least 1).
     pub fn with_max_iterations(mut self, max_iterations: u32) -> Self {
-        self.max_iterations = max_iterations;
+        self.limits.max_iterations = max_iterations;
         self
     }
 
     /// The model's context window in tokens (200,000 unless set).
     pub fn with_context_window(mut self, tokens: u64) -> Self {
-        self.context_window = tokens;
+        self.limits.context_window = tokens;
         self
     }
 
     /// Tokens kept free for the answer when fitting the prompt into the window (8,000 unless set).
     pub fn with_reserve_tokens(mut self, tokens: u64) -> Self {
-        self.reserve_tokens = tokens;
+        self.limits.reserve_tokens = tokens;
         self
     }
 
     /// When and how far the conversation is compacted (`Compaction::default()` unless set).
     pub fn with_compaction(mut self, compaction: crate::compact::Compaction) -> Self {
-        self.compaction = compaction;
+        self.limits.compaction = compaction;
         self
     }
 
@@ -172,40 +168,6 @@ pub struct AgentHandle {
     pub task: tokio::task::JoinHandle<()>,
 }
 
-/// The agent's own state; `turn.rs` runs turns on it.
-pub(crate) struct Agent {
-    pub provider: Arc<dyn Provider>,
-    pub tools: ToolRegistry,
-    pub policy: Arc<PathPolicy>,
-    pub files: Arc<FileTracker>,
-    /// The text sent as the system prompt: `prompt.text`, kept apart so a request borrows it as it is.
-    pub system_prompt: String,
-    /// What the system prompt is built from, for memory and `/context`.
-    pub prompt: SystemPrompt,
-    pub max_iterations: u32,
-    pub context_window: u64,
-    pub reserve_tokens: u64,
-    pub compaction: crate::compact::Compaction,
-    /// The prompt's size as last measured (see `compact.rs`).
-    pub meter: super::compact::ContextMeter,
-    pub results: ToolResultStore,
-    pub messages: super::conversation::Conversation,
-    /// A resumed session's messages until the task starts and makes them the conversation.
-    pub history: Vec<Message>,
-    pub total_usage: Usage,
-    pub turn: u64,
-    pub shared: Arc<Shared>,
-    /// File checkpoints and work-tree snapshots per turn, for `/undo` and `/rewind`.
-    pub checkpoints: super::checkpoint::Checkpoints,
-    /// Told to the model with the next user message (the user undid its changes, a hook's session context).
-    pub pending_note: Option<String>,
-    pub hooks: crate::hooks::Hooks,
-    /// The session's subagents, when the `spawn` tool is offered.
-    pub subagents: Option<Arc<super::subagent::SubagentManager>>,
-    /// The `/review` waiting for the user's answer.
-    pub review: Option<super::review::PendingReview>,
-}
-
 /// Starts the agent task.
 pub fn spawn(config: AgentConfig) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
@@ -250,103 +212,23 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
                 policy: Arc::clone(&policy),
                 results: config.results.clone(),
                 settings,
-                context_window: config.context_window,
-                reserve_tokens: config.reserve_tokens,
-                compaction: config.compaction,
+                limits: config.limits,
                 hooks: config.hooks.for_subagent(),
             },
         )
     });
-    let agent = Agent {
+    let session = Session::new(Parts {
         provider: config.provider,
         tools,
         policy,
-        files: Arc::new(FileTracker::default()),
-        system_prompt: config.system_prompt.text.clone(),
         prompt: config.system_prompt,
-        max_iterations: config.max_iterations.max(1),
-        context_window: config.context_window,
-        reserve_tokens: config.reserve_tokens,
-        compaction: config.compaction,
-        meter: Default::default(),
+        limits: config.limits,
         results: config.results,
-        // Repaired (every call answered) on the task, not here: a resumed day's session takes milliseconds, which the
-        // frontend's first frame need not wait for.
-        messages: Default::default(),
-        history: config.history,
-        total_usage: config.history_usage,
-        // After the resumed session's turns: their checkpoints keep their numbers.
-        turn: checkpoints.last_turn(),
         shared,
         checkpoints,
-        pending_note: None,
         hooks: config.hooks,
-        subagents,
-        review: None,
-    };
-    agent.run(op_rx).await;
-}
-
-impl Agent {
-    /// Runs one turn and always leaves a conversation the API accepts.
-    pub(crate) async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
-        self.turn += 1;
-        let (messages, events) = (self.messages.len(), self.shared.recorded_events());
-        self.shared.emit(Event::TurnStarted {
-            turn: self.turn,
-            text: text.clone(),
-        });
-        let context = match self.prompt_hooks(&text, &cancel).await {
-            Ok(context) => context,
-            Err(end) => return end,
-        };
-        let attachments = self.mcp_attachments(&text, &cancel).await;
-        // The work tree as it is before the model touches it (after the user's message shows).
-        if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
-            self.shared.emit(Event::Notice { text });
-        }
-        let content = match self.pending_note.take() {
-            Some(note) => format!("{note}\n\n{text}"),
-            None => text,
-        };
-        let content = match context {
-            Some(context) => format!("{content}\n\n{context}"),
-            None => content,
-        };
-        let content = tern_mcp::resources::with_attachments(content, &attachments);
-        self.push_message(Message::User {
-            content,
-            images: Vec::new(),
-        });
-        let end = self.turn_loop(&cancel).await;
-        let end = self.stop_hooks(end, &cancel).await;
-        if let Some(text) = self.checkpoints.end_turn().await {
-            self.shared.emit(Event::Notice { text });
-        }
-        // Whatever happened, every call the model made has an answer before the next request.
-        self.messages.ensure_valid();
-        // This turn's prompts are over (their receivers are gone); a background subagent's may still wait.
-        self.shared.forget_closed_approvals();
-        end
-    }
-}
-
-impl Agent {
-    /// Adds a message to the conversation and appends it to the session log.
-    pub(crate) fn push_message(&mut self, message: Message) {
-        self.shared.write_log(|log| log.record(&message));
-        self.messages.push(message);
-    }
-
-    /// Replaces messages `from..to` of the conversation with `with` (compaction), and records it in the session log,
-    /// which keeps the originals.
-    pub(crate) fn replace_messages(&mut self, from: usize, to: usize, with: Vec<Message>) {
-        let to = to.min(self.messages.len());
-        let from = from.min(to);
-        self.shared.write_log(|log| log.replace(from, to, &with));
-        self.checkpoints.messages_replaced(from, to, with.len());
-        self.messages.replace(from, to, with);
-        // The measured prompt no longer matches the conversation.
-        self.meter.invalidate();
-    }
+    })
+    .with_history(config.history, config.history_usage)
+    .with_subagents(subagents);
+    session.run(op_rx).await;
 }

@@ -10,9 +10,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::INTERRUPTED;
+use super::Pipeline;
 use crate::approval::Verdict;
 use crate::approval::{CommandRule, EditRule};
-use crate::runner::Agent;
 use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use tern_tools::edit::ProposedChange;
 use tern_tools::exec::ExecLimits;
@@ -20,7 +20,7 @@ use tern_tools::registry::propose_prepared;
 use tern_tools::{Effects, OutputSink, PathPolicy, PreparedCall, ToolContext, WebRequest};
 
 /// Proof that the gate (and the user, when it asked) allowed one prepared call, with the path policy it may use.
-/// Its fields are private to this module: `Agent::approve` is the only place one is made.
+/// Its fields are private to this module: `Pipeline::approve` is the only place one is made.
 pub(crate) struct Approved {
     prepared: PreparedCall,
     policy: Arc<PathPolicy>,
@@ -69,15 +69,10 @@ struct Question {
     always_dir: Option<EditRule>,
 }
 
-impl Agent {
+impl Pipeline<'_> {
     /// Asks the gate, and the user when the gate says so. Takes the prepared call so that only an approved one can
     /// come back out.
-    pub(super) async fn approve(
-        &mut self,
-        call: &ToolCall,
-        prepared: PreparedCall,
-        cancel: &CancellationToken,
-    ) -> Gate {
+    pub(super) async fn approve(&self, call: &ToolCall, prepared: PreparedCall, cancel: &CancellationToken) -> Gate {
         // What the call does, as its tool says: every question below is asked of this, never of the tool's name.
         let effects = prepared.tool.effects(&prepared.args);
         let Some((verdict, limits)) = self.verdict(call, &prepared, &effects, cancel).await else {
@@ -87,7 +82,7 @@ impl Agent {
             Verdict::Allow => {
                 return Gate::Run(Approved {
                     prepared,
-                    policy: Arc::clone(&self.policy),
+                    policy: Arc::clone(self.policy),
                     change: None,
                     limits,
                     effects: Box::new(effects),
@@ -102,12 +97,12 @@ impl Agent {
             // Outside the workspace the model may not read, so a failure it sees before the user answers would tell
             // it about a file it cannot read (whether it exists, whether a text is in it, its lines near a miss). The
             // user is asked as before, without a diff; after a yes the tool runs and reports its own error.
-            Err(_) if !Arc::ptr_eq(&self.widened_policy(&effects), &self.policy) => None,
+            Err(_) if !Arc::ptr_eq(&self.widened_policy(&effects), self.policy) => None,
             Err(output) => return Gate::Refused(output),
         };
         let (always_file, always_dir) = self
             .shared
-            .with_gate(|gate| gate.edit_scopes(&effects, &self.policy))
+            .with_gate(|gate| gate.edit_scopes(&effects, self.policy))
             .unwrap_or((None, None));
         let question = Question {
             prepared,
@@ -136,7 +131,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<(Verdict, ExecLimits)> {
         let mode = self.shared.mode();
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(self.shared);
         let notify = move |text| shared.emit(Event::Notice { text });
         let hook = self
             .hooks
@@ -147,9 +142,9 @@ impl Agent {
         }
         let decided = self.shared.with_gate(|gate| {
             (
-                gate.decide(prepared.tool.as_ref(), effects, &self.policy),
-                hook.is_some() && crate::hooks::firm_question(gate, effects, &self.policy),
-                gate.exec_limits(effects, &self.policy),
+                gate.decide(prepared.tool.as_ref(), effects, self.policy),
+                hook.is_some() && crate::hooks::firm_question(gate, effects, self.policy),
+                gate.exec_limits(effects, self.policy),
             )
         });
         let (verdict, firm, limits) = match decided {
@@ -165,7 +160,7 @@ impl Agent {
         let verdict = match hook {
             Some(hook) => {
                 // An edit outside the workspace needs the user's yes whatever a hook says.
-                let firm = firm || !Arc::ptr_eq(&self.widened_policy(effects), &self.policy);
+                let firm = firm || !Arc::ptr_eq(&self.widened_policy(effects), self.policy);
                 crate::hooks::decide(verdict, &hook, firm, &notify)
             }
             None => verdict,
@@ -176,7 +171,7 @@ impl Agent {
     /// Shows the approval prompt for `question`; the answer comes back through the returned receiver.
     fn ask(&self, call: &ToolCall, question: &Question, reason: String) -> oneshot::Receiver<ApprovalDecision> {
         let (id, rx) = self.shared.new_approval();
-        let (command, cwd) = describe(&call.name, &question.prepared.args, &question.effects, &self.policy);
+        let (command, cwd) = describe(&call.name, &question.prepared.args, &question.effects, self.policy);
         let change = question.change.as_ref();
         // The prompt shows what a file holds, and a file (outside the workspace, say) may hold a key.
         let shown: Vec<FileDiff> = change
@@ -267,7 +262,7 @@ impl Agent {
             ApprovalDecision::Unattended { frontend } => {
                 let gate = self.shared.with_gate(|g| g.clone()).unwrap_or_default();
                 let text =
-                    super::refusal::unattended(&gate, prepared.tool.as_ref(), &prepared.args, &self.policy, &frontend);
+                    super::refusal::unattended(&gate, prepared.tool.as_ref(), &prepared.args, self.policy, &frontend);
                 Gate::Refused(ToolOutput::error(text))
             }
         }
@@ -298,7 +293,7 @@ impl Agent {
             policy: self.widened_policy(effects),
             cancel: cancel.child_token(),
             output: OutputSink::none(),
-            files: Arc::clone(&self.files),
+            files: Arc::clone(self.files),
             full_output: None,
             limits: Default::default(),
         };
@@ -324,18 +319,18 @@ impl Agent {
                 dir = d.parent().map(Path::to_path_buf);
             }
             if let Some(d) = dir {
-                policy = Some(policy.unwrap_or_else(|| (*self.policy).clone()).allow_write_root(d));
+                policy = Some(policy.unwrap_or_else(|| (**self.policy).clone()).allow_write_root(d));
             }
         }
         // The user said yes to a call naming a file that may hold secrets: that call may read it.
-        for (resolved, _) in crate::approval::secret_paths(effects, &self.policy) {
+        for (resolved, _) in crate::approval::secret_paths(effects, self.policy) {
             policy = Some(
                 policy
-                    .unwrap_or_else(|| (*self.policy).clone())
+                    .unwrap_or_else(|| (**self.policy).clone())
                     .allow_secret_file(resolved),
             );
         }
-        policy.map(Arc::new).unwrap_or_else(|| Arc::clone(&self.policy))
+        policy.map(Arc::new).unwrap_or_else(|| Arc::clone(self.policy))
     }
 }
 

@@ -3,22 +3,17 @@
 //! past `compact_at` of the window, old tool results give way to notes saying how to get them again, and if that is
 //! not enough the model summarises the older turns into one message while the most recent ones stay verbatim. The
 //! same runs on `/compact [focus]` (summary only, with the user's focus) and once after the provider reports a
-//! context overflow. Every change goes through `Agent::replace_messages`, so the session log keeps the originals and
+//! context overflow. Every change goes through `Session::replace_messages`, so the session log keeps the originals and
 //! a resumed session gets the compacted conversation. A summary that fails or is interrupted changes nothing.
 //!
 //! It never drops a message without a summary of it, and never separates a tool call from its result.
 
-mod plan;
+pub(crate) mod plan;
 #[cfg(test)]
 mod tests;
 
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-use super::context::{estimate_tokens, message_tokens};
-use super::runner::Agent;
-use tern_protocol::{Event, Message, ToolKind};
-use tern_provider::{ChatRequest, ProviderError};
+use crate::context::{estimate_tokens, message_tokens};
+use crate::conversation::Conversation;
 
 /// When and how far the conversation is compacted (`[compaction]`-level settings: `compact_at`, `keep_recent`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,14 +36,14 @@ impl Default for Compaction {
 pub use plan::SUMMARY_HEADER;
 
 /// The summariser's instructions.
-const SUMMARY_PROMPT: &str = include_str!("../../../assets/compact_prompt.md");
+pub(crate) const SUMMARY_PROMPT: &str = include_str!("../../../assets/compact_prompt.md");
 
 /// The longest summary asked for, in tokens.
-const SUMMARY_MAX_TOKENS: u64 = 8_192;
+pub(crate) const SUMMARY_MAX_TOKENS: u64 = 8_192;
 
 /// How many messages the conversation must grow by after a failed summary before the threshold asks for another:
 /// a summariser that fails should not double every step's requests.
-const SUMMARY_RETRY_AFTER: usize = 10;
+pub(crate) const SUMMARY_RETRY_AFTER: usize = 10;
 
 /// The prompt's size as last measured: `tokens` for the first `upto` messages (system prompt and tools included).
 #[derive(Debug, Default, Clone, Copy)]
@@ -71,6 +66,45 @@ impl ContextMeter {
         self.upto = upto;
         self.valid = true;
     }
+
+    /// The prompt's size in tokens: the provider's count for what it last received plus an estimate of the messages
+    /// added since. Only the new messages are walked.
+    pub(crate) fn measure(&mut self, messages: &Conversation, system_prompt: &str, tools_json_len: usize) -> u64 {
+        let len = messages.len();
+        if !self.valid || len < self.upto {
+            // The conversation keeps its own running estimate: no walk of the whole history here either.
+            let tokens = estimate_tokens(&[], system_prompt, tools_json_len) + messages.estimated_tokens();
+            self.set(tokens, len);
+        } else if len > self.upto {
+            self.tokens += messages[self.upto..].iter().map(message_tokens).sum::<u64>();
+            self.upto = len;
+        }
+        self.tokens
+    }
+
+    /// Takes the provider's count of the prompt it just answered, which held the first `sent` of `len` messages.
+    pub(crate) fn counted(&mut self, input_tokens: u64, sent: usize, len: usize) {
+        // Servers that report no usage leave the estimate in charge.
+        if input_tokens > 0 && sent <= len {
+            self.set(input_tokens, sent);
+        }
+    }
+
+    /// One message was replaced in place by one `saved` tokens smaller, in a conversation of `len` messages: the
+    /// measure is adjusted rather than estimated again.
+    pub(crate) fn shrunk(&mut self, saved: u64, len: usize) {
+        self.set(self.tokens.saturating_sub(saved), len);
+    }
+
+    /// A summary failed with the conversation `len` messages long: the threshold waits for it to grow a little.
+    pub(crate) fn summary_failed(&mut self, len: usize) {
+        self.summary_not_before = len + SUMMARY_RETRY_AFTER;
+    }
+
+    /// Whether the threshold may ask for a summary of a conversation `len` messages long.
+    pub(crate) fn may_summarise(&self, len: usize) -> bool {
+        len >= self.summary_not_before
+    }
 }
 
 /// Why compaction runs.
@@ -84,240 +118,9 @@ pub(crate) enum Trigger {
     Manual,
 }
 
-impl Agent {
-    /// The prompt's size in tokens: the provider's count for what it last received plus an estimate of the messages
-    /// added since. Only the new messages are walked.
-    pub(crate) fn prompt_tokens(&mut self, tools_json_len: usize) -> u64 {
-        let len = self.messages.len();
-        if !self.meter.valid || len < self.meter.upto {
-            // The conversation keeps its own running estimate: no walk of the whole history here either.
-            let tokens = estimate_tokens(&[], &self.system_prompt, tools_json_len) + self.messages.estimated_tokens();
-            self.meter.set(tokens, len);
-        } else if len > self.meter.upto {
-            self.meter.tokens += self.messages[self.meter.upto..].iter().map(message_tokens).sum::<u64>();
-            self.meter.upto = len;
-        }
-        self.meter.tokens
-    }
-
-    /// Takes the provider's count of the prompt it just answered, which held the first `sent` messages.
-    pub(crate) fn prompt_counted(&mut self, input_tokens: u64, sent: usize) {
-        // Servers that report no usage leave the estimate in charge.
-        if input_tokens > 0 && sent <= self.messages.len() {
-            self.meter.set(input_tokens, sent);
-        }
-    }
-
-    /// Compacts before a request when the prompt has passed `compact_at` of the window (or would not leave room for
-    /// the answer).
-    pub(crate) async fn fit_context(&mut self, cancel: &CancellationToken, tools_json_len: usize) {
-        if self.prompt_tokens(tools_json_len) > self.compact_limit() {
-            self.compact(cancel, tools_json_len, None, Trigger::Threshold).await;
-        }
-    }
-
-    fn compact_limit(&self) -> u64 {
-        let threshold = (self.context_window as f64 * self.compaction.compact_at) as u64;
-        threshold.min(self.context_window.saturating_sub(self.reserve_tokens))
-    }
-
-    fn keep_tokens(&self) -> u64 {
-        (self.context_window as f64 * self.compaction.keep_recent) as u64
-    }
-
-    /// Shrinks the conversation; returns whether anything changed. Old tool results go first (no model call, and
-    /// they can be had again), then a summary of the older turns, then, if the recent part alone is still too
-    /// large, the results of all but the last step.
-    pub(crate) async fn compact(
-        &mut self,
-        cancel: &CancellationToken,
-        tools_json_len: usize,
-        focus: Option<String>,
-        trigger: Trigger,
-    ) -> bool {
-        let before = self.prompt_tokens(tools_json_len);
-        let limit = self.compact_limit();
-        // Far enough below the threshold that the next steps do not compact again at once.
-        let low_water = match trigger {
-            Trigger::Threshold => (limit + self.keep_tokens()) / 2,
-            Trigger::Overflow | Trigger::Manual => 0,
-        };
-        let split = self.split_for(trigger, before);
-        let mut cleared = 0;
-        if trigger != Trigger::Manual {
-            cleared += self.clear_results(split, low_water, tools_json_len);
-        }
-        let mut summarised = 0;
-        let summarise = match trigger {
-            Trigger::Threshold => {
-                self.prompt_tokens(tools_json_len) > limit && self.messages.len() >= self.meter.summary_not_before
-            }
-            Trigger::Overflow | Trigger::Manual => true,
-        };
-        let mut failed = false;
-        if summarise {
-            // Clearing results replaced messages one for one, so `split` still marks the same place.
-            match self.summarise(cancel, focus.as_deref(), split, tools_json_len).await {
-                Ok(n) => summarised = n,
-                Err(problem) => {
-                    failed = true;
-                    self.meter.summary_not_before = self.messages.len() + SUMMARY_RETRY_AFTER;
-                    self.shared.emit(Event::Notice {
-                        text: format!("could not summarise the conversation ({problem}); it is unchanged"),
-                    });
-                }
-            }
-        }
-        if trigger != Trigger::Manual && self.prompt_tokens(tools_json_len) > limit {
-            let last_step = self
-                .messages
-                .iter()
-                .rposition(|m| !matches!(m, Message::Tool { .. }))
-                .unwrap_or(0);
-            cleared += self.clear_results(last_step, low_water, tools_json_len);
-        }
-        if cleared == 0 && summarised == 0 {
-            if trigger == Trigger::Manual && !failed {
-                self.shared.emit(Event::Notice {
-                    text: "nothing to compact: the conversation is all recent".into(),
-                });
-            }
-            return false;
-        }
-        self.files.forget_all();
-        let after = self.prompt_tokens(tools_json_len);
-        self.shared.emit(Event::Notice {
-            text: compacted_notice(trigger, summarised, cleared, before, after),
-        });
-        true
-    }
-
-    /// Where the older messages end and the ones kept verbatim begin, for a compaction by `trigger` of a prompt of
-    /// `before` tokens.
-    fn split_for(&self, trigger: Trigger, before: u64) -> usize {
-        match trigger {
-            Trigger::Threshold => plan::split_point(&self.messages, self.keep_tokens()),
-            // The window is evidently smaller than we thought: keep a share of what did not fit.
-            Trigger::Overflow => plan::split_point(
-                &self.messages,
-                self.keep_tokens()
-                    .min((before as f64 * self.compaction.keep_recent) as u64),
-            ),
-            // Asked for: summarise all but the last turn (less when it is large), or all but its last step.
-            Trigger::Manual => {
-                match plan::split_point(&self.messages, self.keep_tokens()).max(plan::last_turn_start(&self.messages)) {
-                    0 => plan::split_point(&self.messages, 0),
-                    split => split,
-                }
-            }
-        }
-    }
-
-    /// Replaces large results before `protect_from` with notes, oldest first, until the prompt is at most `target`
-    /// tokens. Returns how many were replaced.
-    fn clear_results(&mut self, protect_from: usize, target: u64, tools_json_len: usize) -> usize {
-        let mut cleared = 0;
-        for index in plan::compactable_results(&self.messages, protect_from) {
-            if self.prompt_tokens(tools_json_len) <= target {
-                break;
-            }
-            let kind_of = |name: &str| self.tools.get(name).map_or(ToolKind::Other, |tool| tool.kind());
-            if let Some(note) = plan::compacted_result(&self.messages, index, kind_of) {
-                let saved = message_tokens(&self.messages[index]).saturating_sub(message_tokens(&note));
-                self.replace_messages(index, index + 1, vec![note]);
-                // One message changed in place: adjust the measure instead of estimating everything again.
-                let tokens = self.meter.tokens.saturating_sub(saved);
-                self.meter.set(tokens, self.messages.len());
-                cleared += 1;
-            }
-        }
-        cleared
-    }
-
-    /// Asks the model for a summary of the messages before `split` and puts it in their place. Returns
-    /// how many messages it replaced (0 when everything is recent); an error says why nothing changed.
-    async fn summarise(
-        &mut self,
-        cancel: &CancellationToken,
-        focus: Option<&str>,
-        split: usize,
-        tools_json_len: usize,
-    ) -> Result<usize, String> {
-        if plan::only_a_summary(&self.messages, split) {
-            return Ok(0);
-        }
-        self.shared.emit(Event::Notice {
-            text: format!("compacting: summarising {split} earlier message(s)…"),
-        });
-        // The transcript must fit in the window with the instructions and the summary itself.
-        let room = self
-            .context_window
-            .saturating_sub(self.reserve_tokens.min(SUMMARY_MAX_TOKENS))
-            .saturating_sub(SUMMARY_PROMPT.len() as u64 / 4 + 1_000);
-        let transcript = plan::transcript(&self.messages[..split], (room as usize).saturating_mul(3));
-        let mut ask = String::from(
-            "Summarise the conversation below following your instructions. It is the older part of the session; \
-             the newer messages stay as they are after your summary.\n",
-        );
-        if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
-            ask.push_str(&format!("\nThe user asks the summary to focus on: {focus}\n"));
-        }
-        ask.push_str("\n<conversation>\n");
-        ask.push_str(&transcript);
-        ask.push_str("</conversation>\n");
-        let model = self.shared.model();
-        let request = ChatRequest {
-            model: model.unwrap_or_else(|| self.provider.model().to_string()),
-            system: SUMMARY_PROMPT.to_string(),
-            messages: vec![Message::User {
-                content: ask,
-                images: Vec::new(),
-            }],
-            tools: Vec::new(),
-            max_tokens: Some(self.reserve_tokens.clamp(1_024, SUMMARY_MAX_TOKENS) as u32),
-        };
-        // The summary is not shown as it streams: the notice says when it is done.
-        let (events, _ignored) = mpsc::unbounded_channel();
-        let completion = match self.provider.complete(&request.prepared(), &events, cancel).await {
-            Ok(completion) => completion,
-            Err(ProviderError::Cancelled) => return Err("interrupted".into()),
-            Err(e) => return Err(e.to_string()),
-        };
-        self.total_usage.input_tokens += completion.usage.input_tokens;
-        self.total_usage.output_tokens += completion.usage.output_tokens;
-        self.total_usage.cache_read_tokens += completion.usage.cache_read_tokens;
-        self.total_usage.cache_write_tokens += completion.usage.cache_write_tokens;
-        self.shared.emit(Event::TokenUsage {
-            last: completion.usage,
-            total: self.total_usage,
-        });
-        if completion.content.trim().is_empty() {
-            return Err("the model returned an empty summary".into());
-        }
-        // The model's plan lives in todo_write calls the summary replaces: it goes on in the summary as it was.
-        let mut summary = completion.content.trim().to_string();
-        summary.extend(tern_tools::todo::carried_plan(
-            &self.messages[..split],
-            &self.messages[split..],
-        ));
-        self.replace_messages(0, split, vec![plan::summary_message(&summary)]);
-        self.meter.invalidate();
-        self.prompt_tokens(tools_json_len);
-        Ok(split)
-    }
-
-    /// `/compact [focus]` between turns, with the tool definitions as the next request would carry them.
-    pub(crate) async fn compact_on_request(&mut self, focus: Option<String>, cancel: &CancellationToken) {
-        let tools_json_len = serde_json::to_string(&self.tools.definitions())
-            .map(|s| s.len())
-            .unwrap_or(0);
-        self.compact(cancel, tools_json_len, focus, Trigger::Manual).await;
-    }
-}
-
 /// The notice of a compaction by `trigger` that summarised `summarised` messages and cleared `cleared` results,
 /// taking the prompt from `before` to `after` tokens.
-fn compacted_notice(trigger: Trigger, summarised: usize, cleared: usize, before: u64, after: u64) -> String {
+pub(crate) fn compacted_notice(trigger: Trigger, summarised: usize, cleared: usize, before: u64, after: u64) -> String {
     let mut what = Vec::new();
     if summarised > 0 {
         what.push(format!("summarised {summarised} earlier message(s)"));

@@ -1,5 +1,5 @@
 //! Subagents: the `spawn` tool starts another agent on one task, with its own conversation and system prompt, the
-//! session's tools except `spawn`, and its own iteration limit. It runs the same turn loop (`Agent::turn_loop`), so
+//! session's tools except `spawn`, and its own iteration limit. It runs the same turn loop (`Session::run_task`), so
 //! its calls take the same road: prepare, gate, run, record. The gate is the session's (one mode, one set of
 //! "always" answers), its prompts reach the user through the main agent's events, tagged with the subagent
 //! (`Event::Subagent`), and approval ids are unique across agents, so an answer finds its call.
@@ -14,7 +14,6 @@
 //!
 //! Nothing here talks to a terminal.
 
-mod report;
 mod run;
 mod tool;
 
@@ -63,9 +62,8 @@ pub(crate) struct Parent {
     pub policy: Arc<PathPolicy>,
     pub results: ToolResultStore,
     pub settings: SubagentSettings,
-    pub context_window: u64,
-    pub reserve_tokens: u64,
-    pub compaction: crate::compact::Compaction,
+    /// The main agent's window and compaction; the iteration limit is the subagents' own (`settings`).
+    pub limits: crate::session::Limits,
     /// The user's PreToolUse and PostToolUse hooks: they apply to a subagent's calls as to the main agent's.
     pub hooks: crate::hooks::Hooks,
 }

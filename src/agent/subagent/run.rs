@@ -1,4 +1,4 @@
-//! One subagent's run: wait for a slot, build an `Agent` around the task (its own conversation, prompt, log, result
+//! One subagent's run: wait for a slot, build a `Session` around the task (its own conversation, prompt, log, result
 //! store and file tracker; the session's gate, provider, tools but `spawn`, and path policy), run one turn of the
 //! shared turn loop, and pass every event it emits to the main agent tagged with the subagent.
 
@@ -9,10 +9,9 @@ use tokio::sync::mpsc;
 
 use super::{Job, Outcome, Report, SubagentManager};
 use crate::checkpoint::Checkpoints;
-use crate::runner::Agent;
-use tern_protocol::{Event, Message, SUBAGENT_QUEUED, TurnEnd, Usage};
+use crate::session::{Limits, Parts, Session};
+use tern_protocol::{Event, SUBAGENT_QUEUED, TurnEnd, Usage};
 use tern_session::{SessionLog, SessionMeta, ToolResultStore};
-use tern_tools::FileTracker;
 
 impl SubagentManager {
     /// Runs one subagent to its end, tells the main agent how it ended, and keeps its report when nobody waits for
@@ -100,35 +99,22 @@ impl SubagentManager {
         let results = ToolResultStore::new(parent.results.dir().join("subagents").join(&job.id));
         let _ = results.ensure_dir();
         let prompt = system_prompt(&job.task, parent.policy.root());
-        let mut agent = Agent {
+        let mut session = Session::new(Parts {
             provider: Arc::clone(&parent.provider),
             tools: self.tools.clone(),
             policy: Arc::clone(&parent.policy),
-            files: Arc::new(FileTracker::default()),
-            system_prompt: prompt.clone(),
             prompt: prompt.into(),
-            max_iterations: parent.settings.max_iterations,
-            context_window: parent.context_window,
-            reserve_tokens: parent.reserve_tokens,
-            compaction: parent.compaction,
-            meter: Default::default(),
+            limits: Limits {
+                max_iterations: parent.settings.max_iterations,
+                ..parent.limits
+            },
             results,
-            messages: Default::default(),
-            history: Vec::new(),
-            total_usage: Usage::default(),
-            turn: 0,
             shared: Arc::new(parent.shared.child(events, log)),
             // No turn is begun on them: the main agent's turn snapshots cover the work tree.
             checkpoints: Checkpoints::new(dir.as_deref(), parent.policy.root()),
-            pending_note: None,
             hooks: parent.hooks.clone(),
-            subagents: None,
-            review: None,
-        };
-        let work = async {
-            let end = one_turn(&mut agent, &job.task, &job.cancel).await;
-            (end, last_answer(&agent.messages), agent.total_usage)
-        };
+        });
+        let work = session.run_task(&job.task, &job.cancel);
         tokio::pin!(work);
         let mut steps = 0;
         let mut forward = |event: Event| {
@@ -154,31 +140,6 @@ impl SubagentManager {
         };
         (Outcome { end, result }, usage, steps)
     }
-}
-
-/// The subagent's one turn: its task as the user message, the shared turn loop, and a conversation left valid.
-async fn one_turn(agent: &mut Agent, task: &str, cancel: &tokio_util::sync::CancellationToken) -> TurnEnd {
-    agent.turn = 1;
-    agent.shared.emit(Event::TurnStarted {
-        turn: 1,
-        text: task.to_string(),
-    });
-    agent.push_message(Message::User {
-        content: task.to_string(),
-        images: Vec::new(),
-    });
-    let end = agent.turn_loop(cancel).await;
-    agent.messages.ensure_valid();
-    agent.shared.emit(Event::TurnFinished { reason: end.clone() });
-    end
-}
-
-/// The last thing the subagent said: its report.
-fn last_answer(messages: &[Message]) -> Option<String> {
-    messages.iter().rev().find_map(|m| match m {
-        Message::Assistant { content, .. } if !content.trim().is_empty() => Some(content.trim().to_string()),
-        _ => None,
-    })
 }
 
 /// The system prompt of a subagent: its task, where it works, and what it may and may not do.

@@ -5,8 +5,9 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::compact::Trigger;
-use super::runner::Agent;
+use super::Session;
+use crate::calls::{Flow, RepeatGuard};
+use crate::compact::Trigger;
 use tern_protocol::{Event, FinishReason, Message, Reasoning, TurnEnd};
 use tern_provider::{Completion, Delta, PreparedRequest, ProviderError, ProviderEvent};
 
@@ -34,23 +35,17 @@ impl Sent {
     }
 }
 
-/// What the tool phase of one step decided.
-pub(crate) enum Flow {
-    Continue,
-    Aborted,
-}
-
-impl Agent {
+impl Session {
     pub(crate) async fn turn_loop(&mut self, cancel: &CancellationToken) -> TurnEnd {
         // Tool sources still starting (MCP servers) get their bounded start-up time before the first request.
         tokio::select! {
             _ = self.tools.wait_ready() => {}
             _ = cancel.cancelled() => return TurnEnd::Interrupted,
         }
-        let mut seen = super::calls::RepeatGuard::default();
+        let mut seen = RepeatGuard::default();
         let mut empty_retried = false;
         let mut continues = 0;
-        for _ in 0..self.max_iterations {
+        for _ in 0..self.limits.max_iterations {
             // What subagents started without waiting found since the last step.
             self.deliver_subagent_reports();
             let completion = match self.request(cancel, true).await {
@@ -87,7 +82,11 @@ impl Agent {
                 }
                 return TurnEnd::Completed;
             }
-            match self.run_tool_calls(calls, cancel, &mut seen).await {
+            let (answers, flow) = self.pipeline().run(&calls, cancel, &mut seen).await;
+            for answer in answers {
+                self.push_message(answer);
+            }
+            match flow {
                 Flow::Aborted => return TurnEnd::Aborted,
                 Flow::Continue if cancel.is_cancelled() => return TurnEnd::Interrupted,
                 Flow::Continue => {}
@@ -96,7 +95,7 @@ impl Agent {
         self.shared.emit(Event::Notice {
             text: format!(
                 "reached the limit of {} model requests in one turn; asking for a summary",
-                self.max_iterations
+                self.limits.max_iterations
             ),
         });
         self.push_message(Message::User {

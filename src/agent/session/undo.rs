@@ -4,12 +4,12 @@
 
 use serde_json::json;
 
+use super::Session;
 use crate::checkpoint::Revert;
 use crate::checkpoint::TurnRecord;
-use crate::runner::Agent;
 use tern_protocol::{Event, Op, RewindPoint, ToolDetails, ToolOutput};
 
-impl Agent {
+impl Session {
     /// Reverts the newest turn whose changes are still in the work tree. Turns that changed nothing are passed over.
     pub(crate) async fn undo(&mut self, force: bool) {
         loop {

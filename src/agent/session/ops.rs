@@ -10,10 +10,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::runner::{Agent, MCP_SHUTDOWN_WAIT};
-use super::shared::Shared;
+use super::Session;
+use crate::shared::Shared;
 use tern_protocol::{Event, Op, Usage};
 use tern_session::SessionLog;
+
+/// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
+const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What an op asks, once the session has done what it can do at once.
 enum Sorted {
@@ -50,7 +53,7 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
             Sorted::Done
         }
         Op::McpServer { name, action } => {
-            super::mcp_ops::server_action(shared, &name, action);
+            super::mcp::server_action(shared, &name, action);
             Sorted::Done
         }
         op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext) => Sorted::Memory(op),
@@ -107,10 +110,10 @@ enum Next {
     Stop,
 }
 
-impl Agent {
+impl Session {
     /// The op loop, until a shutdown or until every frontend is gone.
     pub(crate) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
-        self.messages = super::conversation::Conversation::new(std::mem::take(&mut self.history));
+        self.messages = crate::conversation::Conversation::new(std::mem::take(&mut self.history));
         self.announce();
         let mut waiting = Waiting::default();
         let mut stop = self.session_start(&mut ops, &mut waiting).await;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::runner::Agent;
-use super::shared::Shared;
+use super::Session;
+use crate::shared::Shared;
 use tern_protocol::{Event, McpAction};
 use tern_tools::{OutputSink, ToolContext};
 
@@ -30,7 +30,7 @@ pub(crate) fn server_action(shared: &Shared, name: &str, action: McpAction) {
     }
 }
 
-impl Agent {
+impl Session {
     /// The text of a server's prompt filled with `arguments`, or `None` (with an error shown) when it cannot be had.
     pub(crate) async fn mcp_prompt_text(
         &self,

@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::Session;
 use crate::hooks::{HookEvent, MAX_STOP_CONTINUES};
-use crate::runner::Agent;
 use crate::shared::Shared;
-use tern_protocol::{Event, Message, ToolCall, ToolOutput, TurnEnd};
+use tern_protocol::{Event, Message, TurnEnd};
 
 /// The notice sender the hook points are given.
 fn notifier(shared: &Arc<Shared>) -> impl Fn(String) + use<> {
@@ -18,7 +17,7 @@ fn notifier(shared: &Arc<Shared>) -> impl Fn(String) + use<> {
     move |text| shared.emit(Event::Notice { text })
 }
 
-impl Agent {
+impl Session {
     /// The SessionStart hooks (`startup` for a new session, `resume` for a resumed one, `clear` after a new
     /// conversation); what they add is told to the model with the next user message.
     pub(crate) async fn session_start_hooks(&mut self, source: &str, cancel: &CancellationToken) {
@@ -57,22 +56,6 @@ impl Agent {
             Ok(context) if context.is_empty() => Ok(None),
             Ok(context) => Ok(Some(context.join("\n\n"))),
         }
-    }
-
-    /// The PostToolUse hooks on a call that ran: their feedback and blocks are appended to its result.
-    pub(crate) async fn post_tool_hooks(
-        &self,
-        call: &ToolCall,
-        input: &Value,
-        output: &mut ToolOutput,
-        cancel: &CancellationToken,
-    ) {
-        if cancel.is_cancelled() {
-            return;
-        }
-        let notify = notifier(&self.shared);
-        let notes = self.hooks.post_tool_use(call, input, output, cancel, &notify).await;
-        notes.apply(output);
     }
 
     /// The Stop hooks when the model has answered: while one asks to go on (and at most `MAX_STOP_CONTINUES` times),

@@ -4,10 +4,10 @@
 
 use tern_protocol::{Event, FileDiff, HunkRef, ReviewSince, ToolDetails, ToolOutput};
 
+use super::Session;
 use crate::review::{self, Writer, write_file};
-use crate::runner::Agent;
 
-impl Agent {
+impl Session {
     /// Lists the hunks the agent changed since `since` (`Event::ReviewHunks`), or says there are none.
     pub(crate) async fn review_start(&mut self, since: ReviewSince) {
         let (pending, event) = review::start(&self.checkpoints, since).await;
@@ -44,7 +44,7 @@ impl Agent {
     }
 }
 
-impl Agent {
+impl Session {
     /// Shows what the review wrote as a pane with its diff, as `/undo` does.
     fn show_reverted(&self, id: u64, files: &[String], diffs: Vec<FileDiff>) {
         // Unique across runs of a resumed session (review ids start again at 1 in each).

@@ -3,11 +3,11 @@
 
 use tokio::sync::mpsc;
 
-use super::Report;
-use crate::runner::Agent;
+use super::Session;
+use crate::subagent::Report;
 use tern_protocol::{Message, Op};
 
-impl Agent {
+impl Session {
     /// Gives the model the reports that arrived since its last step, as one user message.
     pub(crate) fn deliver_subagent_reports(&mut self) {
         let Some(manager) = &self.subagents else {
