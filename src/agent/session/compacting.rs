@@ -197,14 +197,7 @@ impl Session {
             Err(ProviderError::Cancelled) => return Err("interrupted".into()),
             Err(e) => return Err(e.to_string()),
         };
-        self.total_usage.input_tokens += completion.usage.input_tokens;
-        self.total_usage.output_tokens += completion.usage.output_tokens;
-        self.total_usage.cache_read_tokens += completion.usage.cache_read_tokens;
-        self.total_usage.cache_write_tokens += completion.usage.cache_write_tokens;
-        self.shared.emit(Event::TokenUsage {
-            last: completion.usage,
-            total: self.total_usage,
-        });
+        self.spent(completion.usage);
         if completion.content.trim().is_empty() {
             return Err("the model returned an empty summary".into());
         }

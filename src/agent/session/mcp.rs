@@ -31,6 +31,19 @@ pub(crate) fn server_action(shared: &Shared, name: &str, action: McpAction) {
 }
 
 impl Session {
+    /// The context of what the user asks of a server (a prompt, a resource): the session's policy and files, no
+    /// live output.
+    fn user_context(&self, cancel: &CancellationToken) -> ToolContext {
+        ToolContext {
+            policy: Arc::clone(&self.policy),
+            cancel: cancel.clone(),
+            output: OutputSink::none(),
+            files: Arc::clone(&self.files),
+            full_output: None,
+            limits: Default::default(),
+        }
+    }
+
     /// The text of a server's prompt filled with `arguments`, or `None` (with an error shown) when it cannot be had.
     pub(crate) async fn mcp_prompt_text(
         &self,
@@ -45,14 +58,7 @@ impl Session {
             });
             return None;
         };
-        let ctx = ToolContext {
-            policy: Arc::clone(&self.policy),
-            cancel: cancel.clone(),
-            output: OutputSink::none(),
-            files: Arc::clone(&self.files),
-            full_output: None,
-            limits: Default::default(),
-        };
+        let ctx = self.user_context(cancel);
         match mcp.prompt_message(server, prompt, arguments, &ctx).await {
             Ok(text) => Some(text),
             Err(e) => {
@@ -79,14 +85,7 @@ impl Session {
         let mentions = tern_mcp::resources::mentions(text, &names);
         let mut out = Vec::new();
         for (server, uri) in mentions {
-            let ctx = ToolContext {
-                policy: Arc::clone(&self.policy),
-                cancel: cancel.clone(),
-                output: OutputSink::none(),
-                files: Arc::clone(&self.files),
-                full_output: None,
-                limits: Default::default(),
-            };
+            let ctx = self.user_context(cancel);
             let content = match mcp.resource_text(&server, &uri, &ctx).await {
                 Ok(text) => text,
                 Err(e) => format!("[not attached: {e}]"),

@@ -224,6 +224,18 @@ impl Session {
         (end, last_answer(&self.messages), self.total_usage)
     }
 
+    /// Counts the tokens one request used (`usage`) and tells the frontends, with the session's total.
+    fn spent(&mut self, usage: Usage) {
+        self.total_usage.input_tokens += usage.input_tokens;
+        self.total_usage.output_tokens += usage.output_tokens;
+        self.total_usage.cache_read_tokens += usage.cache_read_tokens;
+        self.total_usage.cache_write_tokens += usage.cache_write_tokens;
+        self.shared.emit(Event::TokenUsage {
+            last: usage,
+            total: self.total_usage,
+        });
+    }
+
     /// Adds a message to the conversation and appends it to the session log.
     fn push_message(&mut self, message: Message) {
         self.shared.write_log(|log| log.record(&message));

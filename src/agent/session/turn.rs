@@ -260,14 +260,7 @@ impl Session {
     ) -> Result<Completion, Sent> {
         match result {
             Ok(completion) => {
-                self.total_usage.input_tokens += completion.usage.input_tokens;
-                self.total_usage.output_tokens += completion.usage.output_tokens;
-                self.total_usage.cache_read_tokens += completion.usage.cache_read_tokens;
-                self.total_usage.cache_write_tokens += completion.usage.cache_write_tokens;
-                self.shared.emit(Event::TokenUsage {
-                    last: completion.usage,
-                    total: self.total_usage,
-                });
+                self.spent(completion.usage);
                 self.prompt_counted(completion.usage.input_tokens, sent);
                 Ok(completion)
             }
