@@ -205,7 +205,7 @@ fn hold(args: &Args) -> Result<(), String> {
     let (holder, tern) = unsafe { (libc::getpid(), libc::getppid()) };
     let mut buf = Vec::new();
     loop {
-        match held::receive(libc::STDIN_FILENO, &mut buf) {
+        match held::receive(rustix::stdio::stdin(), &mut buf) {
             Ok(Some(Ok(request))) => start_held(request, holder),
             // Its descriptors are closed: whoever waits on its report socket sees it end without a process id.
             Ok(Some(Err(e))) => eprintln!("tern sandbox: refused a request: {e}"),
