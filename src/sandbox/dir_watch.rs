@@ -7,11 +7,14 @@
 //! the queue overflowed) makes `changes` answer `None`, and the caller looks at every directory instead.
 
 use std::collections::HashMap;
-use std::ffi::{CString, OsStr};
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ffi::OsStr;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::io::Errno;
 
 /// Something created in, or moved into, a watched directory.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,20 +32,17 @@ pub(super) struct DirWatch {
     budget: usize,
 }
 
-const EVENTS: u32 =
-    libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_ONLYDIR | libc::IN_DONT_FOLLOW | libc::IN_EXCL_UNLINK;
+const EVENTS: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::ONLYDIR)
+    .union(WatchFlags::DONT_FOLLOW)
+    .union(WatchFlags::EXCL_UNLINK);
 
 impl DirWatch {
     /// `None` when inotify is not available.
     pub(super) fn new() -> Option<Self> {
-        // SAFETY: inotify_init1 takes flags only.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if fd < 0 {
-            return None;
-        }
         Some(Self {
-            // SAFETY: a new descriptor nothing else owns.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).ok()?,
             dirs: HashMap::new(),
             budget: watch_budget(),
         })
@@ -56,17 +56,12 @@ impl DirWatch {
     /// Watches `dir` (again, under this path, if it is watched already); false when it cannot be watched (the budget
     /// or the kernel's limit reached).
     pub(super) fn add(&mut self, dir: &Path) -> bool {
-        let Ok(path) = CString::new(dir.as_os_str().as_bytes()) else {
+        let Ok(wd) = inotify::add_watch(&self.fd, dir, EVENTS) else {
             return false;
         };
-        // SAFETY: a valid inotify descriptor and a NUL-terminated path.
-        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), path.as_ptr(), EVENTS) };
-        if wd < 0 {
-            return false;
-        }
         if !self.dirs.contains_key(&wd) && !self.has_room_for(1) {
-            // SAFETY: removes the watch just added, on this process's own descriptor.
-            unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
+            // The watch just added goes again.
+            let _ = inotify::remove_watch(&self.fd, wd);
             return false;
         }
         self.dirs.insert(wd, dir.to_path_buf());
@@ -77,37 +72,28 @@ impl DirWatch {
     pub(super) fn changes(&mut self) -> Option<Vec<Arrived>> {
         let mut arrived = Vec::new();
         let mut lost = false;
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![MaybeUninit::uninit(); 64 * 1024];
+        // Reads whole events into `buf` (the kernel writes no partial one), and reads again once they are used up.
+        let mut events = inotify::Reader::new(&self.fd, &mut buf);
         loop {
-            // SAFETY: reads into a buffer of the length given.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n < 0 {
-                match io::Error::last_os_error().raw_os_error() {
-                    Some(libc::EAGAIN) => break,
-                    Some(libc::EINTR) => continue,
-                    _ => return None,
-                }
-            }
-            let n = n as usize;
-            if n == 0 {
-                break;
-            }
-            let mut at = 0;
-            while at + HEADER <= n {
-                let event = Event::read(&buf[at..n]);
-                at += HEADER + event.len;
-                if event.mask & libc::IN_Q_OVERFLOW != 0 {
-                    lost = true;
-                } else if event.mask & libc::IN_IGNORED != 0 {
-                    self.dirs.remove(&event.wd);
-                } else if let Some(dir) = self.dirs.get(&event.wd)
-                    && !event.name.is_empty()
-                {
-                    arrived.push(Arrived {
-                        path: dir.join(OsStr::from_bytes(event.name)),
-                        is_dir: event.mask & libc::IN_ISDIR != 0,
-                    });
-                }
+            let event = match events.next() {
+                Ok(event) => event,
+                Err(Errno::AGAIN) => break,
+                Err(Errno::INTR) => continue,
+                Err(_) => return None,
+            };
+            let mask = event.events();
+            if mask.contains(ReadFlags::QUEUE_OVERFLOW) {
+                lost = true;
+            } else if mask.contains(ReadFlags::IGNORED) {
+                self.dirs.remove(&event.wd());
+            } else if let Some(dir) = self.dirs.get(&event.wd())
+                && let Some(name) = event.file_name().filter(|name| !name.is_empty())
+            {
+                arrived.push(Arrived {
+                    path: dir.join(OsStr::from_bytes(name.to_bytes())),
+                    is_dir: mask.contains(ReadFlags::ISDIR),
+                });
             }
         }
         (!lost).then_some(arrived)
@@ -121,33 +107,6 @@ fn watch_budget() -> usize {
         .and_then(|limit| limit.trim().parse::<usize>().ok())
         .unwrap_or(8192)
         / 4
-}
-
-/// The fixed part of a `struct inotify_event`: wd, mask, cookie, len.
-const HEADER: usize = 16;
-
-struct Event<'a> {
-    wd: i32,
-    mask: u32,
-    /// The length of the name field (NUL-padded).
-    len: usize,
-    name: &'a [u8],
-}
-
-impl<'a> Event<'a> {
-    /// The event at the start of `bytes`, which holds at least its header (the kernel writes whole events).
-    fn read(bytes: &'a [u8]) -> Self {
-        let word = |i: usize| u32::from_ne_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-        let len = word(12) as usize;
-        let name = bytes.get(HEADER..HEADER + len).unwrap_or_default();
-        let name = &name[..name.iter().position(|b| *b == 0).unwrap_or(name.len())];
-        Self {
-            wd: word(0) as i32,
-            mask: word(4),
-            len,
-            name,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -13,8 +13,9 @@
 //! stdin with the command's before anything else runs.
 
 use std::ffi::{OsStr, OsString};
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
@@ -22,6 +23,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
+
+use rustix::io::Errno;
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
 
 /// The largest request: the launcher's arguments hold the command's script, so a longer script is run by a launcher
 /// tern spawns instead.
@@ -33,17 +40,16 @@ const START_LIMIT: Duration = Duration::from_secs(10);
 
 /// A socket pair for the holder's control channel: (tern's end, the holder's end, which becomes its stdin).
 pub(super) fn control_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    socket_pair(libc::SOCK_SEQPACKET)
+    socket_pair(SocketType::SEQPACKET)
 }
 
-fn socket_pair(kind: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: socketpair writes two descriptors into a two-element array.
-    if unsafe { libc::socketpair(libc::AF_UNIX, kind | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: two new descriptors nothing else owns.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+fn socket_pair(kind: SocketType) -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::net::socketpair(
+        AddressFamily::UNIX,
+        kind,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
 /// A command to start through the holder: its control socket and the launcher's arguments (without `__sandbox`).
@@ -67,16 +73,11 @@ impl HeldStart {
             return Err(io::Error::other("the command is too long to send to the holder"));
         }
         let stdin: OwnedFd = std::fs::File::open("/dev/null")?.into();
-        let (report, theirs) = socket_pair(libc::SOCK_STREAM)?;
+        let (report, theirs) = socket_pair(SocketType::STREAM)?;
         send(
             &self.control,
             &payload,
-            &[
-                stdin.as_raw_fd(),
-                stdout.as_raw_fd(),
-                stderr.as_raw_fd(),
-                theirs.as_raw_fd(),
-            ],
+            [stdin.as_fd(), stdout.as_fd(), stderr.as_fd(), theirs.as_fd()],
         )?;
         // Only the launcher holds these now: tern's copies would keep the pipes open after it ends.
         drop((stdin, stdout, stderr, theirs));
@@ -171,38 +172,19 @@ fn decode(bytes: &[u8]) -> Option<(PathBuf, Vec<OsString>, Vec<OsString>)> {
 }
 
 /// Sends one request: `payload` with `fds` attached.
-fn send(control: &OwnedFd, payload: &[u8], fds: &[RawFd; FDS]) -> io::Result<()> {
-    let mut iov = libc::iovec {
-        iov_base: payload.as_ptr().cast_mut().cast(),
-        iov_len: payload.len(),
-    };
-    let fd_bytes = std::mem::size_of_val(fds) as u32;
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(fd_bytes) } as usize;
-    let mut control_buf = vec![0u64; space.div_ceil(8)];
-    // SAFETY: an all-zero msghdr is valid; the pointers set below outlive the call.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control_buf.as_mut_ptr().cast();
-    msg.msg_controllen = space;
-    // SAFETY: msg_control points at `space` zeroed bytes, room for one header carrying `fds`.
-    unsafe {
-        let header = libc::CMSG_FIRSTHDR(&msg);
-        (*header).cmsg_level = libc::SOL_SOCKET;
-        (*header).cmsg_type = libc::SCM_RIGHTS;
-        (*header).cmsg_len = libc::CMSG_LEN(fd_bytes) as usize;
-        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast::<RawFd>(), FDS);
+fn send(control: &OwnedFd, payload: &[u8], fds: [BorrowedFd<'_>; FDS]) -> io::Result<()> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(FDS))];
+    let mut ancillary = SendAncillaryBuffer::new(&mut space);
+    // The buffer is sized for this one message, so it always fits.
+    if !ancillary.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(io::Error::other("no room for the descriptors"));
     }
+    let iov = [IoSlice::new(payload)];
     loop {
-        // SAFETY: msg describes valid buffers (see above).
-        let sent = unsafe { libc::sendmsg(control.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
-        if sent >= 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match rustix::net::sendmsg(control, &iov, &mut ancillary, SendFlags::NOSIGNAL) {
+            Ok(_) => return Ok(()),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
 }
@@ -210,53 +192,33 @@ fn send(control: &OwnedFd, payload: &[u8], fds: &[RawFd; FDS]) -> io::Result<()>
 /// Receives one request on `control` into `payload` (`MAX_REQUEST` bytes, kept between requests): `Ok(None)` at end
 /// of file (tern closed its end), `Ok(Some(Err(..)))` for a malformed request (its descriptors are closed), `Err` when
 /// the socket fails.
-pub(super) fn receive(control: RawFd, payload: &mut Vec<u8>) -> io::Result<Option<Result<Request, String>>> {
+pub(super) fn receive(control: BorrowedFd<'_>, payload: &mut Vec<u8>) -> io::Result<Option<Result<Request, String>>> {
     payload.resize(MAX_REQUEST, 0);
-    let fd_bytes = (FDS * std::mem::size_of::<RawFd>()) as u32;
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(fd_bytes) } as usize;
-    let mut control_buf = vec![0u64; space.div_ceil(8)];
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
-    };
-    // SAFETY: an all-zero msghdr is valid; the pointers set below outlive the call.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control_buf.as_mut_ptr().cast();
-    msg.msg_controllen = space;
-    let n = loop {
-        // SAFETY: msg describes valid buffers; received descriptors are close-on-exec.
-        let n = unsafe { libc::recvmsg(control, &mut msg, libc::MSG_CMSG_CLOEXEC) };
-        if n >= 0 {
-            break n as usize;
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(FDS))];
+    let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+    // Received descriptors are close-on-exec.
+    let received = loop {
+        let mut iov = [IoSliceMut::new(payload)];
+        match rustix::net::recvmsg(control, &mut iov, &mut ancillary, RecvFlags::CMSG_CLOEXEC) {
+            Ok(received) => break received,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     };
-    let mut fds = Vec::new();
-    // SAFETY: walks the control messages the kernel wrote into control_buf; each SCM_RIGHTS payload is descriptors
-    // now owned by this process.
-    unsafe {
-        let mut header = libc::CMSG_FIRSTHDR(&msg);
-        while !header.is_null() {
-            if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
-                let data = libc::CMSG_DATA(header).cast::<RawFd>();
-                let count = ((*header).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
-                for i in 0..count {
-                    fds.push(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
-                }
-            }
-            header = libc::CMSG_NXTHDR(&msg, header);
-        }
-    }
+    // Each SCM_RIGHTS message carries descriptors now owned by this process; anything else is dropped.
+    let fds: Vec<OwnedFd> = ancillary
+        .drain()
+        .filter_map(|message| match message {
+            RecvAncillaryMessage::ScmRights(fds) => Some(fds),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let n = received.bytes;
     if n == 0 && fds.is_empty() {
         return Ok(None);
     }
-    if msg.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
+    if received.flags.intersects(ReturnFlags::TRUNC | ReturnFlags::CTRUNC) {
         return Ok(Some(Err("request too large".into())));
     }
     let Ok::<[OwnedFd; FDS], _>([stdin, stdout, stderr, report]) = fds.try_into() else {
@@ -299,20 +261,19 @@ mod tests {
         let files: Vec<OwnedFd> = (0..4)
             .map(|_| std::fs::File::open("/dev/null").unwrap().into())
             .collect();
-        let raw: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-        send(&tern, &payload, &raw.try_into().unwrap()).unwrap();
+        let fds: Vec<BorrowedFd<'_>> = files.iter().map(|f| f.as_fd()).collect();
+        send(&tern, &payload, fds.try_into().unwrap()).unwrap();
         let mut buf = Vec::new();
-        let request = receive(holder.as_raw_fd(), &mut buf).unwrap().unwrap().unwrap();
+        let request = receive(holder.as_fd(), &mut buf).unwrap().unwrap().unwrap();
         assert_eq!(request.cwd, Path::new("/w/sub dir"));
         assert_eq!(request.env, [OsString::from("PATH=/usr/bin:/bin"), "EMPTY=".into()]);
         assert_eq!(request.args, args);
         // Received descriptors are new ones, closed on exec.
-        // SAFETY: F_GETFD on a descriptor this test owns.
-        let flags = unsafe { libc::fcntl(request.report.as_raw_fd(), libc::F_GETFD) };
-        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        let flags = rustix::io::fcntl_getfd(&request.report).unwrap();
+        assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
         drop(tern);
         assert!(
-            receive(holder.as_raw_fd(), &mut buf).unwrap().is_none(),
+            receive(holder.as_fd(), &mut buf).unwrap().is_none(),
             "end of file once tern's end closes"
         );
     }
@@ -320,8 +281,7 @@ mod tests {
     #[test]
     fn a_request_without_its_descriptors_is_refused() {
         let (tern, holder) = control_pair().unwrap();
-        // SAFETY: sends a plain datagram from a valid buffer.
-        unsafe { libc::send(tern.as_raw_fd(), c"x".as_ptr().cast(), 2, 0) };
-        assert!(receive(holder.as_raw_fd(), &mut Vec::new()).unwrap().unwrap().is_err());
+        rustix::net::send(&tern, b"x\0", SendFlags::empty()).unwrap();
+        assert!(receive(holder.as_fd(), &mut Vec::new()).unwrap().unwrap().is_err());
     }
 }

@@ -34,6 +34,11 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
 
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::pipe::PipeFlags;
+use rustix::process::{DumpableBehavior, Pid, Resource, Rlimit, Signal, WaitOptions};
+
 use super::{held, landlock_rules, namespaces, private_mounts, seccomp};
 
 /// Exit code when the sandbox could not be set up (as `env` and container runtimes use 125 for their own failures).
@@ -195,17 +200,13 @@ fn hold(args: &Args) -> Result<(), String> {
         .map_err(|e| format!("cannot say ready: {e}"))?;
     // tern reads nothing more from the holder: what it would print now could only fill a pipe nobody empties.
     if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
-        // SAFETY: dup2 onto stdout and stderr from a descriptor this process owns.
-        unsafe {
-            libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO);
-            libc::dup2(null.as_raw_fd(), libc::STDERR_FILENO);
-        }
+        let _ = rustix::stdio::dup2_stdout(&null);
+        let _ = rustix::stdio::dup2_stderr(&null);
     }
-    // SAFETY: getpid and getppid have no preconditions.
-    let (holder, tern) = unsafe { (libc::getpid(), libc::getppid()) };
+    let (holder, tern) = (rustix::process::getpid(), rustix::process::getppid());
     let mut buf = Vec::new();
     loop {
-        match held::receive(libc::STDIN_FILENO, &mut buf) {
+        match held::receive(rustix::stdio::stdin(), &mut buf) {
             Ok(Some(Ok(request))) => start_held(request, holder),
             // Its descriptors are closed: whoever waits on its report socket sees it end without a process id.
             Ok(Some(Err(e))) => eprintln!("tern sandbox: refused a request: {e}"),
@@ -218,15 +219,15 @@ fn hold(args: &Args) -> Result<(), String> {
     }
     // tern closed the socket: it has another holder now, or the session ended. Commands still running finish first
     // (they die with this process); if tern itself is gone, so are they.
-    // SAFETY: getppid and waitpid (no status pointer) have no preconditions.
-    while unsafe { libc::getppid() } == tern && unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } == 0 {
+    // (`wait` answers `None` while children run and none has ended, an error once there are none.)
+    while rustix::process::getppid() == tern && matches!(rustix::process::wait(WaitOptions::NOHANG), Ok(None)) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     Ok(())
 }
 
 /// Forks the launcher of one request (`serve`); the request's descriptors are closed here once it has them.
-fn start_held(request: held::Request, holder: libc::pid_t) {
+fn start_held(request: held::Request, holder: Pid) {
     // SAFETY: the holder is single-threaded, so the child may do anything the parent could.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -241,7 +242,7 @@ fn start_held(request: held::Request, holder: libc::pid_t) {
 /// command's stdio and says its process id on the report socket, then does what a launcher that joined the holder
 /// does, writes the command's wait status there and exits. Until it has said its process id, a failure ends it with
 /// nothing written (nothing ran, so tern may start the command another way); after, a failure is the command's status.
-fn serve(request: held::Request, holder: libc::pid_t) -> ! {
+fn serve(request: held::Request, holder: Pid) -> ! {
     let held::Request {
         cwd,
         env,
@@ -260,43 +261,36 @@ fn serve(request: held::Request, holder: libc::pid_t) -> ! {
         eprintln!("tern sandbox: {e}");
         SETUP_FAILED << 8
     });
-    let bytes = status.to_ne_bytes();
-    // SAFETY: writes 4 bytes from a 4-byte buffer, then ends without running the holder's exit handlers.
-    unsafe {
-        libc::write(report.as_raw_fd(), bytes.as_ptr().cast(), bytes.len());
-        libc::_exit(0)
-    }
+    let _ = rustix::io::write(&report, &status.to_ne_bytes());
+    // SAFETY: ends without running the holder's exit handlers.
+    unsafe { libc::_exit(0) }
 }
 
 /// The steps before the launcher says its process id: tied to the holder, the command's stdio, a session of its own.
-fn become_launcher(stdio: [OwnedFd; 3], report: &OwnedFd, holder: libc::pid_t) -> Result<(), String> {
-    // SAFETY: plain system calls on values and descriptors this process owns.
-    unsafe {
-        // Its children are waited for; the holder's choice to have the kernel reap them is not theirs.
-        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-        // Dies with the holder, which dies with tern; a holder gone already means tern is going.
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != holder {
-            return Err("the holder is gone".into());
-        }
-        // The command's stdio replaces the holder's: its control socket (stdin) above all.
-        for (fd, target) in stdio
-            .iter()
-            .zip([libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO])
-        {
-            if libc::dup2(fd.as_raw_fd(), target) < 0 {
-                return Err(format!("cannot set up stdio: {}", io::Error::last_os_error()));
-            }
-        }
-        // A session of its own: its process group is the one tern signals, and no terminal is its.
-        if libc::setsid() < 0 {
-            return Err(format!("cannot start a session: {}", io::Error::last_os_error()));
-        }
-        let pid = libc::getpid().to_ne_bytes();
-        if libc::write(report.as_raw_fd(), pid.as_ptr().cast(), pid.len()) != 4 {
-            return Err(format!("cannot say the process id: {}", io::Error::last_os_error()));
-        }
+fn become_launcher(stdio: [OwnedFd; 3], report: &OwnedFd, holder: Pid) -> Result<(), String> {
+    // Its children are waited for; the holder's choice to have the kernel reap them is not theirs.
+    // SAFETY: installs SIG_DFL, which runs no code of ours.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    // Dies with the holder, which dies with tern; a holder gone already means tern is going.
+    if rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).is_err()
+        || rustix::process::getppid() != Some(holder)
+    {
+        return Err("the holder is gone".into());
     }
-    Ok(())
+    // The command's stdio replaces the holder's: its control socket (stdin) above all.
+    let [stdin, stdout, stderr] = &stdio;
+    rustix::stdio::dup2_stdin(stdin)
+        .and_then(|()| rustix::stdio::dup2_stdout(stdout))
+        .and_then(|()| rustix::stdio::dup2_stderr(stderr))
+        .map_err(|e| format!("cannot set up stdio: {e}"))?;
+    // A session of its own: its process group is the one tern signals, and no terminal is its.
+    rustix::process::setsid().map_err(|e| format!("cannot start a session: {e}"))?;
+    let pid = rustix::process::getpid().as_raw_pid().to_ne_bytes();
+    match rustix::io::write(report, &pid) {
+        Ok(4) => Ok(()),
+        Ok(_) => Err("cannot say the process id: a short write".into()),
+        Err(e) => Err(format!("cannot say the process id: {e}")),
+    }
 }
 
 /// The rest of a held launcher's work: the request's working directory and environment, then the command in a mount
@@ -356,8 +350,8 @@ fn launch(args: &Args) -> Result<i32, String> {
 
 /// Forks init, waits for it, and returns the command's wait status. `report` is a descriptor init must not keep.
 fn run(args: &Args, joined: bool, command: &[CString], report: Option<RawFd>) -> Result<i32, String> {
-    let status_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-    let alive_pipe = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let (status_read, status_write) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let (alive_read, alive_write) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     // SAFETY: the launcher is single-threaded (this runs before anything starts a thread), so the child may do
     // anything the parent could.
     let pid = unsafe { libc::fork() };
@@ -365,12 +359,11 @@ fn run(args: &Args, joined: bool, command: &[CString], report: Option<RawFd>) ->
         return Err(format!("cannot fork: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        close(status_pipe.0);
-        close(alive_pipe.1);
+        drop((status_read, alive_write));
         if let Some(fd) = report {
             close(fd);
         }
-        let code = match init(args, joined, command, status_pipe.1, alive_pipe.0) {
+        let code = match init(args, joined, command, status_write, alive_read) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("tern sandbox: {e}");
@@ -380,39 +373,36 @@ fn run(args: &Args, joined: bool, command: &[CString], report: Option<RawFd>) ->
         // SAFETY: _exit ends the process without running the parent's atexit handlers or flushing shared buffers.
         unsafe { libc::_exit(code) }
     }
-    close(status_pipe.1);
-    close(alive_pipe.0);
+    drop((status_write, alive_read));
     let init_status = wait_for(pid).map_err(|e| format!("cannot wait for the sandbox: {e}"))?;
+    // Held open until init has ended: init would take it closing for the launcher's death.
+    drop(alive_write);
     // Init writes the command's wait status before it exits; without it (init failed or was killed) init's own
     // status stands for the command's.
     let mut buf = [0u8; 4];
-    // SAFETY: reads at most 4 bytes into a 4-byte buffer.
-    let n = unsafe { libc::read(status_pipe.0, buf.as_mut_ptr().cast(), buf.len()) };
-    Ok(if n == 4 { i32::from_ne_bytes(buf) } else { init_status })
+    let n = rustix::io::read(&status_read, &mut buf);
+    Ok(if n == Ok(4) {
+        i32::from_ne_bytes(buf)
+    } else {
+        init_status
+    })
 }
 
 /// PID 1 of the new PID namespace: sets the sandbox up, runs the command, reaps orphans until the command ends.
-fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_fd: RawFd) -> Result<(), String> {
-    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and touches no memory.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
-        return Err(format!(
-            "cannot tie the sandbox to its launcher: {}",
-            io::Error::last_os_error()
-        ));
-    }
+fn init(args: &Args, joined: bool, command: &[CString], status: OwnedFd, alive: OwnedFd) -> Result<(), String> {
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+        .map_err(|e| format!("cannot tie the sandbox to its launcher: {e}"))?;
     // The launcher may have died before PR_SET_PDEATHSIG took effect; then its end of the pipe is closed.
-    if parent_gone(alive_fd) {
+    if parent_gone(&alive) {
         return Err("the launcher is gone".into());
     }
     // Init is the command's PID 1: it keeps only its own descriptors, and the command cannot open them through
     // `/proc/1/fd` (where it could write a wait status of its choosing into the pipe to the launcher) or read its
     // environment or memory. Not dumpable, its `/proc` entries are out of reach of a process without capabilities;
     // the command becomes dumpable again when it execs.
-    close_all_but(&[status_fd, alive_fd]);
-    // SAFETY: prctl takes plain values.
-    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
-        return Err(format!("cannot make init private: {}", io::Error::last_os_error()));
-    }
+    close_all_but(&[status.as_raw_fd(), alive.as_raw_fd()]);
+    rustix::process::set_dumpable_behavior(DumpableBehavior::NotDumpable)
+        .map_err(|e| format!("cannot make init private: {e}"))?;
     namespaces::mount_proc().map_err(|e| format!("cannot mount /proc: {e}"))?;
     if !joined {
         mount_shared(args)?;
@@ -439,8 +429,7 @@ fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_
         return Err(format!("cannot fork: {}", io::Error::last_os_error()));
     }
     if main == 0 {
-        close(status_fd);
-        close(alive_fd);
+        drop((status, alive));
         set_polite_signals(libc::SIG_DFL);
         // The launcher's runtime ignores SIGPIPE; the command gets it with its default meaning, as outside (a
         // `yes | head -1` ends quietly instead of failing on a broken pipe).
@@ -450,17 +439,14 @@ fn init(args: &Args, joined: bool, command: &[CString], status_fd: RawFd, alive_
         exec(command);
     }
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid writes the status into a valid i32.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid == main {
-            let bytes = status.to_ne_bytes();
-            // SAFETY: writes 4 bytes from a 4-byte buffer; a pipe write this small is atomic.
-            unsafe { libc::write(status_fd, bytes.as_ptr().cast(), bytes.len()) };
-            return Ok(());
-        }
-        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(format!("lost the command: {}", io::Error::last_os_error()));
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((pid, wait_status))) if pid.as_raw_pid() == main => {
+                // A pipe write this small is atomic.
+                let _ = rustix::io::write(&status, &wait_status.as_raw().to_ne_bytes());
+                return Ok(());
+            }
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(format!("lost the command: {e}")),
         }
     }
 }
@@ -528,13 +514,15 @@ fn make_empty_file(file: &Path) -> io::Result<()> {
 /// Marks every descriptor but stdio close-on-exec: the command gets nothing tern (or whatever started tern) left open
 /// without that flag, such as a terminal, a socket or a build's jobserver pipe.
 fn close_inherited() {
-    // SAFETY: close_range takes plain values and only changes this process's descriptor flags.
+    // SAFETY: close_range takes plain values and only changes this process's descriptor flags (rustix has no
+    // close_range).
     if unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) } == 0 {
         return;
     }
     // Kernels before 5.11: one at a time.
     for fd in 3..descriptor_limit() {
-        // SAFETY: fcntl on a descriptor number; one that is not open fails with EBADF, which is fine.
+        // SAFETY: fcntl on a descriptor number; one that is not open fails with EBADF, which is fine. (rustix's
+        // `fcntl_setfd` takes a borrowed descriptor, which a number that may not be open is not.)
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
 }
@@ -547,7 +535,8 @@ fn close_all_but(keep: &[RawFd]) {
     for upto in keep.iter().map(|fd| Some(*fd)).chain([None]) {
         let last = upto.map_or(libc::c_uint::MAX, |fd| (fd - 1) as libc::c_uint);
         if last >= from as libc::c_uint {
-            // SAFETY: close_range takes plain values; it closes only descriptors this process owns and no longer uses.
+            // SAFETY: close_range takes plain values; it closes only descriptors this process owns and no longer uses
+            // (rustix has no close_range).
             if unsafe { libc::close_range(from as libc::c_uint, last, 0) } != 0 {
                 // Kernels before 5.11: one at a time.
                 for fd in from..upto.unwrap_or_else(descriptor_limit) {
@@ -561,10 +550,12 @@ fn close_all_but(keep: &[RawFd]) {
     }
 }
 
-/// The highest descriptor number worth closing one at a time.
+/// The highest descriptor number worth closing one at a time: the limit on open descriptors (what
+/// `sysconf(_SC_OPEN_MAX)` answers), within bounds.
 fn descriptor_limit() -> RawFd {
-    // SAFETY: sysconf takes a plain value.
-    unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(1024, 1 << 20) as RawFd
+    let limit = rustix::process::getrlimit(Resource::Nofile).current;
+    // No limit reads as -1 from sysconf, so it is clamped to the lower bound.
+    limit.unwrap_or(0).clamp(1024, 1 << 20) as RawFd
 }
 
 /// Replaces the process with `command` (searched in `PATH`); exits with `EXEC_FAILED` when that fails.
@@ -584,13 +575,14 @@ fn exit_like(status: i32) -> ! {
     if libc::WIFSIGNALED(status) {
         let signal = libc::WTERMSIG(status);
         // The launcher's own core dump would be of no use to anyone.
-        let no_core = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
+        let no_core = Rlimit {
+            current: Some(0),
+            maximum: Some(0),
         };
-        // SAFETY: these calls take plain values and valid pointers to local data.
+        let _ = rustix::process::setrlimit(Resource::Core, no_core);
+        // SAFETY: these calls take plain values and valid pointers to local data; they stay libc calls, as rustix has
+        // no safe way to set a signal's action or mask, and raises no signal it has no name for (a real-time one).
         unsafe {
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
             libc::signal(signal, libc::SIG_DFL);
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
@@ -614,45 +606,37 @@ fn c_strings(args: &[OsString]) -> Result<Vec<CString>, String> {
 }
 
 /// A pipe whose ends close on exec, as (read, write).
-fn pipe() -> io::Result<(RawFd, RawFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into a two-element array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((fds[0], fds[1]))
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?)
 }
 
+/// Closes a descriptor by number: one this process holds but owns through nothing that will close it here (a
+/// descriptor of the process it was forked from), or one that may not be open at all.
 fn close(fd: RawFd) {
-    // SAFETY: closes a descriptor this process owns and no longer uses.
+    // SAFETY: the descriptor is not used again in this process, and whatever owns it (an `OwnedFd` in a caller's
+    // frame) is never dropped here: the process ends with `_exit` or `exec`. An fd that is not open fails with EBADF.
+    // It stays a libc call because rustix's `close` is unsafe for the same reason.
     unsafe { libc::close(fd) };
 }
 
 /// Waits for `pid` to end, retrying on interrupts; returns its wait status.
 fn wait_for(pid: libc::pid_t) -> io::Result<i32> {
+    let pid = Pid::from_raw(pid).ok_or(Errno::INVAL)?;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid writes the status into a valid i32.
-        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
-            return Ok(status);
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status.as_raw()),
+            Ok(None) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
 }
 
 /// Whether the write end of the launcher's `alive` pipe has closed (the launcher died).
-fn parent_gone(alive_fd: RawFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd: alive_fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: polls one valid pollfd without waiting.
-    let n = unsafe { libc::poll(&mut poll, 1, 0) };
-    n > 0 && poll.revents & (libc::POLLHUP | libc::POLLIN) != 0
+fn parent_gone(alive: &OwnedFd) -> bool {
+    let mut poll = [PollFd::new(alive, PollFlags::IN)];
+    // Without waiting.
+    let n = rustix::event::poll(&mut poll, Some(&Timespec { tv_sec: 0, tv_nsec: 0 }));
+    n.is_ok_and(|n| n > 0) && poll[0].revents().intersects(PollFlags::HUP | PollFlags::IN)
 }
 
 #[cfg(test)]

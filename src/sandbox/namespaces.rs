@@ -7,24 +7,30 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+use rustix::fs::{CWD, Mode, OFlags, StatVfsMountFlags};
+use rustix::io::Errno;
+use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags};
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+use rustix::thread::{CapabilitySet, CapabilitySets, LinkNameSpaceType, UnshareFlags};
 
 /// Enters new user, mount, PID and IPC namespaces (and a network namespace unless `network`), mapping the caller's
 /// uid and gid to themselves. The IPC namespace keeps SysV shared memory, semaphores and message queues of the
 /// user's session out of reach. The caller's next child becomes PID 1 of the new PID namespace.
 pub(super) fn enter(network: bool) -> io::Result<()> {
-    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWPID | UnshareFlags::NEWIPC;
     if !network {
-        flags |= libc::CLONE_NEWNET;
+        flags |= UnshareFlags::NEWNET;
     }
     unshare_mapped(flags)
 }
 
 /// The namespaces a session's holder keeps for its commands (see `launcher::hold`): user, mount, IPC and network.
 pub(super) fn enter_held() -> io::Result<()> {
-    unshare_mapped(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET)
+    unshare_mapped(UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWIPC | UnshareFlags::NEWNET)
 }
 
 /// A process for the whole of its life: its id, and when it started (in clock ticks after boot). An id alone may name
@@ -76,24 +82,23 @@ fn start_time(stat: &str) -> Option<u64> {
 pub(super) fn join(holder: ProcessKey, network: bool) -> io::Result<bool> {
     let cwd = std::env::current_dir()?;
     let mut kinds = vec![
-        (c"ns/user", libc::CLONE_NEWUSER),
-        (c"ns/mnt", libc::CLONE_NEWNS),
-        (c"ns/ipc", libc::CLONE_NEWIPC),
+        (c"ns/user", LinkNameSpaceType::User),
+        (c"ns/mnt", LinkNameSpaceType::Mount),
+        (c"ns/ipc", LinkNameSpaceType::InterProcessCommunication),
     ];
     if !network {
-        kinds.push((c"ns/net", libc::CLONE_NEWNET));
+        kinds.push((c"ns/net", LinkNameSpaceType::Network));
     }
     let Ok(dir) = std::fs::File::open(format!("/proc/{}", holder.pid)) else {
         return Ok(false);
     };
     let at = |name: &CStr| -> io::Result<OwnedFd> {
-        // SAFETY: a valid directory descriptor and a NUL-terminated relative path; the result is owned below.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a new descriptor nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        Ok(rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?)
     };
     let same = at(c"stat")
         .and_then(|fd| io::read_to_string(std::fs::File::from(fd)))
@@ -110,10 +115,7 @@ pub(super) fn join(holder: ProcessKey, network: bool) -> io::Result<bool> {
         return Ok(false);
     };
     for (file, kind) in &files {
-        // SAFETY: setns takes a valid namespace descriptor and its kind.
-        if unsafe { libc::setns(file.as_raw_fd(), *kind) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        rustix::thread::move_into_link_name_space(file.as_fd(), Some(*kind))?;
     }
     std::env::set_current_dir(&cwd)?;
     unshare_command()?;
@@ -123,21 +125,24 @@ pub(super) fn join(holder: ProcessKey, network: bool) -> io::Result<bool> {
 /// A mount namespace of its own (copied from the holder's) and a new PID namespace for the caller's next child: what a
 /// command gets inside its session's holder.
 pub(super) fn unshare_command() -> io::Result<()> {
-    // SAFETY: unshare takes flags only.
-    if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
-        return Err(io::Error::last_os_error());
+    Ok(unshare(UnshareFlags::NEWNS | UnshareFlags::NEWPID)?)
+}
+
+/// `unshare(2)` of namespaces: one system call that allocates nothing, so a forked child of a threaded process may
+/// make it too.
+pub(super) fn unshare(namespaces: UnshareFlags) -> rustix::io::Result<()> {
+    if namespaces.contains(UnshareFlags::FILES) {
+        return Err(Errno::INVAL);
     }
-    Ok(())
+    // SAFETY: rustix marks `unshare` unsafe only for `UnshareFlags::FILES`, after which threads would no longer share
+    // one descriptor table and could be handed descriptors that are not theirs; that flag is refused above.
+    unsafe { rustix::thread::unshare_unsafe(namespaces) }
 }
 
 /// Enters new namespaces (`flags`, a new user namespace among them), mapping the caller's uid and gid to themselves.
-fn unshare_mapped(flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: getuid and getgid cannot fail and touch no memory.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    // SAFETY: unshare takes flags only.
-    if unsafe { libc::unshare(flags) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+fn unshare_mapped(flags: UnshareFlags) -> io::Result<()> {
+    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    unshare(flags)?;
     // An unprivileged process may map its gid only after giving up setgroups(2).
     std::fs::write("/proc/self/setgroups", "deny")?;
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
@@ -147,18 +152,20 @@ fn unshare_mapped(flags: libc::c_int) -> io::Result<()> {
 
 /// Makes every mount private: nothing done here reaches the rest of the system.
 pub(super) fn make_private() -> io::Result<()> {
-    mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE)
+    Ok(rustix::mount::mount_change(
+        c"/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )?)
 }
 
 /// Makes every mount private (nothing done here reaches the rest of the system) and mounts a `/proc` that shows only
 /// the namespace's processes, so tern's own `/proc/<pid>/environ` is not even visible. Must run as PID 1.
 pub(super) fn mount_proc() -> io::Result<()> {
     make_private()?;
-    mount(
-        Some(c"proc"),
+    mount_new(
+        c"proc",
         c"/proc",
-        Some(c"proc"),
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
     )
 }
 
@@ -180,22 +187,20 @@ pub(super) fn hide_all(paths: &[std::path::PathBuf]) -> io::Result<()> {
             files.push(path);
             continue;
         }
-        mount(
-            Some(c"tmpfs"),
+        mount_new(
+            c"tmpfs",
             &c_path(path)?,
-            Some(c"tmpfs"),
-            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
         )?;
     }
     if files.is_empty() {
         return Ok(());
     }
     const SCRATCH: &CStr = c"/dev/shm";
-    mount(
-        Some(c"tmpfs"),
+    mount_new(
+        c"tmpfs",
         SCRATCH,
-        Some(c"tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
     )?;
     let empty = Path::new("/dev/shm/empty");
     let covered = std::fs::File::create(empty).and_then(|_| {
@@ -203,13 +208,9 @@ pub(super) fn hide_all(paths: &[std::path::PathBuf]) -> io::Result<()> {
             .iter()
             .try_for_each(|path| bind(&c_path(empty)?, &c_path(path)?, true))
     });
-    // SAFETY: umount2 takes a NUL-terminated path and flags.
-    let unmounted = unsafe { libc::umount2(SCRATCH.as_ptr(), libc::MNT_DETACH) };
+    let unmounted = rustix::mount::unmount(SCRATCH, UnmountFlags::DETACH);
     covered?;
-    if unmounted != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    Ok(unmounted?)
 }
 
 /// Bind-mounts `path` onto itself read-only. A path that does not exist is left alone (a workspace without `.git`).
@@ -238,35 +239,10 @@ pub(super) fn pin(path: &Path) -> io::Result<()> {
 /// Binds the symlink `link` onto itself. `mount(2)` follows a symlink at the end of either path; the mount API of
 /// `open_tree` and `move_mount` can be told not to.
 fn pin_symlink(link: &CStr) -> io::Result<()> {
-    // SAFETY: a NUL-terminated path and plain flags; the descriptor returned is owned below.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            libc::AT_FDCWD,
-            link.as_ptr(),
-            libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `open_tree` returned a new descriptor that nothing else owns.
-    let tree = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
+    let tree = rustix::mount::open_tree(CWD, link, flags)?;
     // Without `MOVE_MOUNT_T_SYMLINKS` the target's last symlink is not followed.
-    // SAFETY: a valid descriptor, an empty and a NUL-terminated path.
-    let moved = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            link.as_ptr(),
-            libc::MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    if moved < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    rustix::mount::move_mount(&tree, c"", CWD, link, MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH)?;
     Ok(())
 }
 
@@ -276,7 +252,7 @@ fn c_path(path: &Path) -> io::Result<CString> {
 
 /// Bind-mounts `source` (recursively) onto `target`, read-only when `read_only`.
 pub(super) fn bind(source: &CStr, target: &CStr, read_only: bool) -> io::Result<()> {
-    mount(Some(source), target, None, libc::MS_BIND | libc::MS_REC)?;
+    rustix::mount::mount_bind_recursive(source, target)?;
     if read_only {
         remount_read_only(target)?;
     }
@@ -286,48 +262,29 @@ pub(super) fn bind(source: &CStr, target: &CStr, read_only: bool) -> io::Result<
 /// Makes the bind mount at `target` read-only.
 pub(super) fn remount_read_only(target: &CStr) -> io::Result<()> {
     // A remount inside a user namespace must keep the flags the original mount was locked with (nosuid, nodev, ...).
-    let mut stat: libc::statvfs = unsafe_zeroed_statvfs();
-    // SAFETY: statvfs fills a valid statvfs struct from a NUL-terminated path.
-    if unsafe { libc::statvfs(target.as_ptr(), &mut stat) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let flags = rustix::fs::statvfs(target)?.f_flag;
     let kept = [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+        (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+        (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
+        (StatVfsMountFlags::NOATIME, MountFlags::NOATIME),
+        (StatVfsMountFlags::NODIRATIME, MountFlags::NODIRATIME),
+        (StatVfsMountFlags::RELATIME, MountFlags::RELATIME),
     ]
     .iter()
-    .filter(|(st, _)| stat.f_flag & st != 0)
-    .fold(0, |flags, (_, ms)| flags | ms);
-    mount(
-        None,
+    .filter(|(st, _)| flags.contains(*st))
+    .fold(MountFlags::empty(), |kept, (_, ms)| kept | *ms);
+    // `MS_REMOUNT | MS_BIND` changes only the mount's flags: the kernel reads no data (rustix passes an empty string).
+    Ok(rustix::mount::mount_remount(
         target,
-        None,
-        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
-    )
+        MountFlags::BIND | MountFlags::RDONLY | kept,
+        c"",
+    )?)
 }
 
-fn unsafe_zeroed_statvfs() -> libc::statvfs {
-    // SAFETY: statvfs is a plain C struct of integers, for which all zero bytes are a valid value.
-    unsafe { std::mem::zeroed() }
-}
-
-pub(super) fn mount(
-    source: Option<&CStr>,
-    target: &CStr,
-    fstype: Option<&CStr>,
-    flags: libc::c_ulong,
-) -> io::Result<()> {
-    let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-    // SAFETY: every pointer is null or a NUL-terminated string that outlives the call; no data argument.
-    let rc = unsafe { libc::mount(ptr(source), target.as_ptr(), ptr(fstype), flags, std::ptr::null()) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+/// Mounts a new filesystem of type `fstype` (`proc`, `tmpfs`) at `target`, without options.
+fn mount_new(fstype: &CStr, target: &CStr, flags: MountFlags) -> io::Result<()> {
+    Ok(rustix::mount::mount(fstype, target, fstype, flags, None)?)
 }
 
 /// `struct ifreq` as SIOCSIFFLAGS reads it: the interface name, then the flags in the request union.
@@ -340,77 +297,44 @@ struct IfFlagsRequest {
 
 /// Brings the new network namespace's loopback interface up, so a command can talk to servers it starts itself.
 pub(super) fn loopback_up() -> io::Result<()> {
-    // SAFETY: socket takes plain values.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let socket = rustix::net::socket_with(AddressFamily::INET, SocketType::DGRAM, SocketFlags::CLOEXEC, None)?;
     let mut request = IfFlagsRequest {
         name: [0; libc::IFNAMSIZ],
         flags: (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short,
         _rest: [0; 22],
     };
     request.name[..2].copy_from_slice(b"lo");
-    // SAFETY: SIOCSIFFLAGS reads an ifreq-sized struct that lives across the call.
-    let rc = unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &mut request) };
-    let result = if rc != 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    };
-    // SAFETY: closes the socket opened above.
-    unsafe { libc::close(fd) };
-    result
+    // SAFETY: SIOCSIFFLAGS reads an ifreq-sized struct that lives across the call, on a socket this function owns.
+    // It stays a libc call: rustix has no safe call that sets an interface's flags (`rustix::net::netdevice` only
+    // maps names and indexes, and `rustix::ioctl::ioctl` is unsafe as well).
+    if unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS, &mut request) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
-
-/// The `capset(2)` header and data (version 3: two 32-bit words per set).
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: libc::c_int,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-const CAP_VERSION_3: u32 = 0x2008_0522;
 
 /// Drops every capability: the bounding set (so executing a program as uid 0 grants none), the ambient set, and the
 /// effective, permitted and inheritable sets.
 pub(super) fn drop_capabilities() -> io::Result<()> {
     for cap in 0..64 {
-        // SAFETY: prctl takes plain values.
-        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
-            let e = io::Error::last_os_error();
+        match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap)) {
+            Ok(()) => {}
             // Capabilities are numbered from 0 up: the first this kernel does not know is past the last one.
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                break;
-            }
-            return Err(e);
+            Err(Errno::INVAL) => break,
+            Err(e) => return Err(e.into()),
         }
     }
-    // SAFETY: prctl takes plain values.
-    if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let header = CapHeader {
-        version: CAP_VERSION_3,
-        pid: 0,
-    };
-    let data = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: capset reads a version-3 header and two data structs, all valid for the call.
-    if unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    rustix::thread::clear_ambient_capability_set()?;
+    // capset(2), version 3, for this thread.
+    let none = CapabilitySet::empty();
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: none,
+            permitted: none,
+            inheritable: none,
+        },
+    )?;
     Ok(())
 }
 

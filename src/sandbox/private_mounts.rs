@@ -11,18 +11,20 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::namespaces::{mount, remount_read_only};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+use rustix::mount::MountFlags;
+
+use super::namespaces::remount_read_only;
 
 /// Opens `path` as an `O_PATH` descriptor (following symlinks: the launcher's paths are resolved by tern).
 pub(super) fn open_path(path: &Path) -> io::Result<OwnedFd> {
     let c = c_path(path)?;
-    // SAFETY: open reads a NUL-terminated path and returns a new descriptor or -1.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    owned(fd)
+    Ok(rustix::fs::open(&c, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?)
 }
 
 /// Mounts `private/tmp` over each of `temp_mounts` and `private/shm` over `/dev/shm`, then binds each of `keep` that
@@ -91,11 +93,11 @@ pub(super) fn private_dev(extra: &[PathBuf]) -> io::Result<()> {
             open_path(&path).ok().map(|fd| (path, fd, is_dir))
         })
         .collect();
-    mount_with(
+    rustix::mount::mount(
         c"tmpfs",
         c"/dev",
         c"tmpfs",
-        libc::MS_NOSUID | libc::MS_NOEXEC,
+        MountFlags::NOSUID | MountFlags::NOEXEC,
         c"mode=0755,size=64k",
     )?;
     for (path, fd, is_dir) in &sources {
@@ -109,51 +111,31 @@ pub(super) fn private_dev(extra: &[PathBuf]) -> io::Result<()> {
         (c"stderr", c"/proc/self/fd/2"),
         (c"ptmx", c"pts/ptmx"),
     ] {
-        // SAFETY: both are NUL-terminated strings; `dev` is a valid directory descriptor.
-        if unsafe { libc::symlinkat(target.as_ptr(), dev.as_raw_fd(), name.as_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        rustix::fs::symlinkat(target, &dev, name)?;
     }
     for (name, mode) in [(c"pts", 0o755), (c"shm", 0o1777)] {
-        // SAFETY: a NUL-terminated name relative to a valid directory descriptor.
-        if unsafe { libc::mkdirat(dev.as_raw_fd(), name.as_ptr(), mode) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        rustix::fs::mkdirat(&dev, name, Mode::from_raw_mode(mode))?;
     }
-    mount_with(
+    rustix::mount::mount(
         c"devpts",
         c"/dev/pts",
         c"devpts",
-        libc::MS_NOSUID | libc::MS_NOEXEC,
+        MountFlags::NOSUID | MountFlags::NOEXEC,
         c"newinstance,ptmxmode=0666,mode=0620",
     )?;
     remount_read_only(c"/dev")
-}
-
-/// `mount(2)` with filesystem options.
-fn mount_with(source: &CStr, target: &CStr, fstype: &CStr, flags: libc::c_ulong, options: &CStr) -> io::Result<()> {
-    // SAFETY: every pointer is a NUL-terminated string that outlives the call.
-    let rc = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            flags,
-            options.as_ptr().cast(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Bind-mounts what `source` refers to onto what `target` refers to (recursively when `recursive`).
 fn bind_fds(source: &OwnedFd, target: &OwnedFd, recursive: bool) -> io::Result<()> {
     let src = fd_path(source);
     let dst = fd_path(target);
-    let flags = libc::MS_BIND | if recursive { libc::MS_REC } else { 0 };
-    mount(Some(&src), &dst, None, flags)
+    if recursive {
+        rustix::mount::mount_bind_recursive(&src, &dst)?;
+    } else {
+        rustix::mount::mount_bind(&src, &dst)?;
+    }
+    Ok(())
 }
 
 fn fd_path(fd: &OwnedFd) -> CString {
@@ -185,48 +167,28 @@ fn mount_point(path: &Path, dir: bool) -> io::Result<OwnedFd> {
 }
 
 fn dir_at(parent: &OwnedFd, name: &CStr) -> io::Result<OwnedFd> {
-    // SAFETY: mkdirat reads a NUL-terminated name relative to a valid descriptor.
-    if unsafe { libc::mkdirat(parent.as_raw_fd(), name.as_ptr(), 0o700) } != 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EEXIST) {
-            return Err(e);
-        }
+    match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
     }
-    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC;
-    // SAFETY: as above; returns a new descriptor or -1 (ENOTDIR for a symlink).
-    owned(unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), flags) })
+    // ENOTDIR for a symlink.
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat(parent, name, flags, Mode::empty())?)
 }
 
 fn file_at(parent: &OwnedFd, name: &CStr) -> io::Result<OwnedFd> {
-    let create = libc::O_CREAT | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
-    // SAFETY: openat reads a NUL-terminated name relative to a valid descriptor; the file is closed right away.
-    let fd = unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), create, 0o600) };
-    if fd >= 0 {
-        drop(owned(fd)?);
-    }
-    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: as above.
-    let fd = owned(unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), flags) })?;
+    let create = OFlags::CREATE | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    // Made when missing and closed right away; a failure here shows in the open below.
+    drop(rustix::fs::openat(parent, name, create, Mode::from_raw_mode(0o600)));
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(parent, name, flags, Mode::empty())?;
     // Whatever is there must be a plain file (not a symlink, which O_PATH | O_NOFOLLOW would open as itself).
-    // SAFETY: fstat fills a valid stat struct for a valid descriptor.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+    if FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) != FileType::RegularFile {
         return Err(io::Error::other(
             "a mount point in the private temp is not a plain file",
         ));
     }
     Ok(fd)
-}
-
-fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a descriptor just returned to us and owned by nothing else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 fn c_path(path: &Path) -> io::Result<CString> {

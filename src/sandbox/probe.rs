@@ -3,6 +3,13 @@
 
 use std::sync::OnceLock;
 
+use rustix::io::Errno;
+use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::process::{Pid, WaitOptions, WaitStatus};
+use rustix::thread::UnshareFlags;
+
+use super::namespaces;
+
 /// Whether commands can run in the sandbox here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Support {
@@ -41,21 +48,13 @@ fn check() -> Support {
         // SAFETY: see above.
         unsafe { libc::_exit(probe_child()) }
     }
-    let mut status = 0;
-    loop {
-        // SAFETY: waitpid writes the status into a valid i32.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc == pid {
-            break;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Support::Unavailable("lost the test process".into());
-        }
-    }
-    if !libc::WIFEXITED(status) {
+    let Some(status) = wait_for(pid) else {
+        return Support::Unavailable("lost the test process".into());
+    };
+    let Some(code) = status.exit_status() else {
         return Support::Unavailable("the test process was killed".into());
-    }
-    match libc::WEXITSTATUS(status) {
+    };
+    match code {
         0 => Support::Available,
         NO_NAMESPACES => Support::Unavailable("this kernel does not let tern create user namespaces".into()),
         NO_LANDLOCK => Support::Unavailable("this kernel does not support Landlock".into()),
@@ -66,64 +65,66 @@ fn check() -> Support {
     }
 }
 
-/// The forked child: the kernel features the launcher needs, as raw system calls. Returns the exit code.
+/// The forked child: the kernel features the launcher needs, as raw system calls that allocate nothing (rustix's and
+/// libc's). Returns the exit code.
 fn probe_child() -> i32 {
-    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET | libc::CLONE_NEWIPC;
-    // SAFETY (this whole function): async-signal-safe system calls on static strings and local integers.
-    unsafe {
-        if libc::unshare(flags) != 0 {
-            return NO_NAMESPACES;
-        }
-        // LANDLOCK_CREATE_RULESET_VERSION (1 << 0) asks for the ABI version instead of creating a ruleset.
-        let abi = libc::syscall(
+    let flags = UnshareFlags::NEWUSER
+        | UnshareFlags::NEWNS
+        | UnshareFlags::NEWPID
+        | UnshareFlags::NEWNET
+        | UnshareFlags::NEWIPC;
+    if namespaces::unshare(flags).is_err() {
+        return NO_NAMESPACES;
+    }
+    // LANDLOCK_CREATE_RULESET_VERSION (1 << 0) asks for the ABI version instead of creating a ruleset.
+    // SAFETY: with that flag the kernel reads no attributes (a null pointer, size 0). It stays a libc call: rustix
+    // has no Landlock calls.
+    let abi = unsafe {
+        libc::syscall(
             libc::SYS_landlock_create_ruleset,
             std::ptr::null::<libc::c_void>(),
             0usize,
             1u32,
-        );
-        if abi < 1 {
-            return NO_LANDLOCK;
-        }
-        // Only a process inside the new PID namespace may mount its /proc: that is the next child.
-        let init = libc::fork();
-        if init < 0 {
-            return NO_FORK;
-        }
-        if init == 0 {
-            let none = std::ptr::null();
-            if libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                libc::_exit(NO_PRIVATE_MOUNTS);
-            }
-            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-            if libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                flags,
-                std::ptr::null(),
-            ) != 0
-            {
-                libc::_exit(NO_PROC);
-            }
-            libc::_exit(0);
-        }
-        let mut status = 0;
-        while libc::waitpid(init, &mut status, 0) != init {
-            if *libc::__errno_location() != libc::EINTR {
-                return NO_FORK;
-            }
-        }
-        if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            NO_FORK
+        )
+    };
+    if abi < 1 {
+        return NO_LANDLOCK;
+    }
+    // Only a process inside the new PID namespace may mount its /proc: that is the next child.
+    // SAFETY: as in `check`, this child and the next make only async-signal-safe system calls until _exit.
+    let init = unsafe { libc::fork() };
+    if init < 0 {
+        return NO_FORK;
+    }
+    if init == 0 {
+        // SAFETY: see above.
+        unsafe { libc::_exit(mount_proc()) }
+    }
+    wait_for(init).and_then(WaitStatus::exit_status).unwrap_or(NO_FORK)
+}
+
+/// The first process of the new PID namespace: makes every mount private and mounts a fresh `/proc`. Returns the exit
+/// code.
+fn mount_proc() -> i32 {
+    let private = MountPropagationFlags::REC | MountPropagationFlags::PRIVATE;
+    if rustix::mount::mount_change(c"/", private).is_err() {
+        return NO_PRIVATE_MOUNTS;
+    }
+    let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+    if rustix::mount::mount(c"proc", c"/proc", c"proc", flags, None).is_err() {
+        return NO_PROC;
+    }
+    0
+}
+
+/// Waits for the child `pid` to end, again when interrupted; `None` when it cannot be waited for. Allocates nothing.
+fn wait_for(pid: libc::pid_t) -> Option<WaitStatus> {
+    let pid = Pid::from_raw(pid)?;
+    loop {
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Some(status),
+            Err(Errno::INTR) => {}
+            _ => return None,
         }
     }
 }

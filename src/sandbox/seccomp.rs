@@ -99,11 +99,9 @@ pub(super) fn install(unix_sockets: bool) -> io::Result<()> {
         len: prog.len() as u16,
         filter: prog.as_ptr().cast_mut(),
     };
-    // SAFETY: prctl takes plain values.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    rustix::thread::set_no_new_privs(true)?;
     // SAFETY: seccomp reads a sock_fprog whose filter points to `prog`, which outlives the call; the kernel copies it.
+    // It stays a libc call: rustix has no call that installs a filter (`set_secure_computing_mode` sets a mode only).
     let rc = unsafe {
         libc::syscall(
             libc::SYS_seccomp,

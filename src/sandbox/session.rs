@@ -12,10 +12,11 @@
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+
+use rustix::fs::FlockOperation;
 
 use super::git_repos::RepoScan;
 
@@ -67,10 +68,7 @@ impl PrivateTemp {
         let dir = base.join(format!("{}-{:08x}", std::process::id(), fastrand::u32(..)));
         fs::DirBuilder::new().mode(0o700).create(&dir)?;
         let lock = File::create(dir.join("lock"))?;
-        // SAFETY: flock takes a valid descriptor and plain flags.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
         for sub in ["tmp", "shm"] {
             fs::DirBuilder::new().mode(0o700).create(dir.join(sub))?;
         }
@@ -89,8 +87,7 @@ impl Drop for PrivateTemp {
 fn base_dir() -> io::Result<PathBuf> {
     let temp = std::env::temp_dir();
     let temp = fs::canonicalize(&temp).unwrap_or(temp);
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     let base = temp.join(format!("tern-sandbox-{uid}"));
     match fs::DirBuilder::new().mode(0o700).create(&base) {
         Ok(()) => {}
@@ -127,8 +124,7 @@ fn collect_stale(base: &Path) {
         if young {
             continue;
         }
-        // SAFETY: flock takes a valid descriptor and plain flags.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
             remove(&dir);
         }
     }
