@@ -16,7 +16,7 @@ use super::composer::{Composer, ComposerAction, SlashCommand};
 use super::diff::DiffLayer;
 use super::history::HistoryLayer;
 use super::keymap::{Action, Keymap};
-use super::layer::{Ctx, Effect, Handled, Layer, View};
+use super::layer::{Answers, Ctx, Effect, Handled, Layer, View};
 use super::state::{AppState, Level};
 use super::theme::Theme;
 use super::view::approval::ApprovalLayer;
@@ -282,11 +282,12 @@ impl App {
     }
 
     fn raise_approval(&mut self) {
-        let pending = self.state.approvals.len();
-        for layer in &mut self.layers {
-            layer.set_pending_approvals(pending);
+        let behind = self.state.approvals.len().saturating_sub(1);
+        let mut showing = false;
+        for layer in self.layers.iter_mut().filter(|l| l.answers() == Answers::Approval) {
+            layer.set_waiting(behind);
+            showing = true;
         }
-        let showing = self.layers.iter().any(|l| l.name() == "approval");
         if !showing && let Some(request) = self.state.approvals.front().cloned() {
             let queued = self.state.approvals.len() - 1;
             let from = self
@@ -302,10 +303,14 @@ impl App {
     /// Opens the form of the oldest request for input, and closes a form whose request went away (interrupted).
     fn raise_elicitation(&mut self) {
         let pending = &self.state.elicitations;
-        self.layers.retain(|l| {
-            l.name() != "elicitation" || l.elicitation().is_some_and(|id| pending.iter().any(|p| p.id == id))
+        self.layers.retain(|l| match l.answers() {
+            Answers::Elicitation(id) => pending.iter().any(|p| p.id == id),
+            _ => true,
         });
-        let showing = self.layers.iter().any(|l| l.name() == "elicitation");
+        let showing = self
+            .layers
+            .iter()
+            .any(|l| matches!(l.answers(), Answers::Elicitation(_)));
         if !showing && let Some(request) = self.state.elicitations.front() {
             self.layers
                 .push(Box::new(super::view::elicit::ElicitLayer::new(request)));
@@ -358,7 +363,7 @@ impl App {
                 theme: &self.theme,
             });
             let handled = layer.handle_key(key, &mut ctx);
-            let guarded = layer.name() == "approval";
+            let guarded = layer.answers() == Answers::Approval;
             let effects = ctx.effects;
             self.apply_effects(effects);
             if handled == Handled::Consumed {

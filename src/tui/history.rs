@@ -257,6 +257,7 @@ impl HistoryLayer {
 }
 
 impl Layer for HistoryLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "history"
     }

@@ -65,8 +65,21 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// What a layer answers for the session: the app raises and closes the prompts the session's state asks for by
+/// this, never by a layer's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answers {
+    /// Nothing: a view, a picker, a dialog of the UI's own.
+    Nothing,
+    /// The approval request at the front of the queue.
+    Approval,
+    /// The request for input (an MCP server's elicitation) with this id.
+    Elicitation(u64),
+}
+
 pub(crate) trait Layer: Send {
-    /// A short name, for tests and the status bar.
+    /// A short name, for tests.
+    #[cfg(test)]
     fn name(&self) -> &'static str;
     fn handle_key(&mut self, key: KeyEvent, ctx: &mut Ctx<'_>) -> Handled;
     fn handle_paste(&mut self, _text: &str, _ctx: &mut Ctx<'_>) -> Handled {
@@ -74,8 +87,12 @@ pub(crate) trait Layer: Send {
     }
     /// Draws the layer; `area` is the whole screen (a layer picks its own part of it).
     fn render(&mut self, frame: &mut Frame<'_>, area: Rect, view: &View<'_>);
-    /// Told how many approval requests wait in all (the approval prompt shows "1 of N").
-    fn set_pending_approvals(&mut self, _count: usize) {}
+    /// What the layer answers for the session (`Answers::Nothing` unless it is a prompt the session asked for).
+    fn answers(&self) -> Answers {
+        Answers::Nothing
+    }
+    /// Told how many more requests of the kind it answers wait behind its own (the approval prompt shows "1 of N").
+    fn set_waiting(&mut self, _behind: usize) {}
     /// True while the layer shows something animated or loading, so the app schedules another frame.
     fn animating(&self) -> bool {
         false
@@ -88,8 +105,4 @@ pub(crate) trait Layer: Send {
     }
     /// The text the user saved in `$EDITOR` after this layer asked with `Effect::EditText` (`Err`: why not).
     fn edited(&mut self, _result: Result<String, String>, _ctx: &mut Ctx<'_>) {}
-    /// The id of the request for input this layer answers, if it is such a form.
-    fn elicitation(&self) -> Option<u64> {
-        None
-    }
 }

@@ -255,6 +255,7 @@ impl PickerLayer {
 }
 
 impl Layer for PickerLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "resume"
     }

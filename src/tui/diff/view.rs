@@ -176,6 +176,7 @@ impl DiffLayer {
 }
 
 impl Layer for DiffLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "diff"
     }

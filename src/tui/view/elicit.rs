@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
 use super::approval::GUARD;
-use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::layer::{Answers, Ctx, Effect, Handled, Layer, View};
 use crate::state::elicit::{ElicitForm, Field, FieldKind, PendingElicitation};
 use crate::theme::Theme;
 use crate::wrap::wrap_line;
@@ -48,6 +48,7 @@ impl ElicitLayer {
 }
 
 impl Layer for ElicitLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "elicitation"
     }
@@ -78,8 +79,8 @@ impl Layer for ElicitLayer {
         Handled::Consumed
     }
 
-    fn elicitation(&self) -> Option<u64> {
-        Some(self.form.id)
+    fn answers(&self) -> Answers {
+        Answers::Elicitation(self.form.id)
     }
 
     fn handle_paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> Handled {

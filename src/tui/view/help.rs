@@ -151,6 +151,7 @@ fn column(sections: &[Section], width: u16, theme: &Theme) -> Vec<Line<'static>>
 }
 
 impl Layer for HelpLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "help"
     }

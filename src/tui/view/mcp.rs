@@ -127,6 +127,7 @@ fn detail_style(line: &str, theme: &Theme) -> Style {
 }
 
 impl Layer for McpLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "mcp"
     }

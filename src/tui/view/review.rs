@@ -47,6 +47,7 @@ const CHOICES: [(&str, ReviewSince); 2] = [
 ];
 
 impl Layer for ReviewChooseLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "review-choose"
     }
@@ -225,6 +226,7 @@ fn framed<'a>(title: &'a str, view: &View<'_>) -> Block<'a> {
 }
 
 impl Layer for ReviewLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "review"
     }

@@ -61,6 +61,7 @@ fn moved(key: &KeyEvent, at: usize, len: usize) -> Option<usize> {
 }
 
 impl Layer for RewindLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "rewind"
     }
@@ -171,6 +172,7 @@ impl ConfirmRevertLayer {
 }
 
 impl Layer for ConfirmRevertLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "confirm-revert"
     }

@@ -91,6 +91,7 @@ impl TrustLayer {
 }
 
 impl Layer for TrustLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "trust"
     }

@@ -18,7 +18,10 @@ impl Harness {
             }}),
         });
         let top = self.app.layers.pop().unwrap();
-        assert_eq!((top.name(), top.elicitation()), ("elicitation", Some(id)));
+        assert_eq!(
+            (top.name(), top.answers()),
+            ("elicitation", crate::layer::Answers::Elicitation(id))
+        );
         let request = self.app.state.elicitations.front().cloned().unwrap();
         self.app.layers.push(Box::new(ElicitLayer::new(&request).settled()));
     }

@@ -23,7 +23,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Padding, Paragraph};
 
 use crate::diff::DiffLayer;
-use crate::layer::{Ctx, Effect, Handled, Layer, View};
+use crate::layer::{Answers, Ctx, Effect, Handled, Layer, View};
 use crate::theme::Theme;
 use crate::wrap::wrap_line;
 use hunks::{Choice, HunkReview};
@@ -242,6 +242,7 @@ impl ApprovalLayer {
 }
 
 impl Layer for ApprovalLayer {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "approval"
     }
@@ -312,8 +313,12 @@ impl Layer for ApprovalLayer {
         Handled::Consumed
     }
 
-    fn set_pending_approvals(&mut self, count: usize) {
-        self.queued = count.saturating_sub(1);
+    fn answers(&self) -> Answers {
+        Answers::Approval
+    }
+
+    fn set_waiting(&mut self, behind: usize) {
+        self.queued = behind;
     }
 
     fn handle_paste(&mut self, text: &str, _ctx: &mut Ctx<'_>) -> Handled {
