@@ -586,8 +586,17 @@ async fn the_holder_starts_commands_with_their_own_stdio_environment_and_directo
         let chunk = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.unwrap();
         seen.push_str(&chunk.unwrap());
     }
-    // The command runs under init, under the launcher the holder forked: not under a launcher tern spawned.
-    let sleep: u32 = processes_with(&sleeper)[0].split(':').next().unwrap().parse().unwrap();
+    // The command runs under init, under the launcher the holder forked: not under a launcher tern spawned. (The
+    // shell printed "started" before it started sleep: on a busy machine the sleep may take a moment to appear.)
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let found = loop {
+        let found = processes_with(&sleeper);
+        if !found.is_empty() || std::time::Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let sleep: u32 = found[0].split(':').next().unwrap().parse().unwrap();
     // sleep, bash, init, the launcher.
     let launcher = parent_of(sleep).and_then(parent_of).and_then(parent_of);
     assert_eq!(launcher.and_then(parent_of), Some(holder[0]), "{seen}");
