@@ -78,7 +78,7 @@ impl Session {
                 content: format!("[The user's Stop hook asks you to go on before you finish:]\n{reason}"),
                 images: Vec::new(),
             });
-            end = self.turn_loop(cancel).await;
+            end = super::turn::Turn::new(self, cancel).run().await;
         }
         end
     }

@@ -1,9 +1,9 @@
 //! The session: one long-lived agent per conversation, owned by its task (`runner::run`). It serves the frontends'
-//! ops (`ops.rs`), runs turns (`turn.rs`), and owns the components a session is made of: the conversation and its
-//! measure, the system prompt and memory (`memory.rs`), checkpoints (`undo.rs`), compaction (`compacting.rs`), the
-//! pending review (`reviewing.rs`), the subagents (`reports.rs`), the hooks (`hooks.rs`) and the MCP servers'
-//! user-side operations (`mcp.rs`). Its fields are private to this module: what a tool call needs, it lends to the
-//! call pipeline (`crate::calls::Pipeline`) for one step.
+//! ops (`ops.rs`), runs turns (`turn.rs`: a `Turn` borrows the session for one run of the loop), and owns the
+//! components a session is made of: the conversation and its measure, the system prompt and memory (`memory.rs`),
+//! checkpoints (`undo.rs`), compaction (`compacting.rs`), the pending review (`reviewing.rs`), the subagents
+//! (`reports.rs`), the hooks (`hooks.rs`) and the MCP servers' user-side operations (`mcp.rs`). Its fields are private
+//! to this module: what a tool call needs, it lends to the call pipeline (`crate::calls::Pipeline`) for one step.
 
 mod compacting;
 mod hooks;
@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use self::turn::Turn;
 use crate::calls::Pipeline;
 use crate::checkpoint::Checkpoints;
 use crate::compact::{Compaction, ContextMeter};
@@ -190,7 +191,7 @@ impl Session {
             content,
             images: Vec::new(),
         });
-        let end = self.turn_loop(&cancel).await;
+        let end = Turn::new(self, &cancel).run().await;
         let end = self.stop_hooks(end, &cancel).await;
         if let Some(text) = self.checkpoints.end_turn().await {
             self.shared.emit(Event::Notice { text });
@@ -218,7 +219,7 @@ impl Session {
             content: task.to_string(),
             images: Vec::new(),
         });
-        let end = self.turn_loop(cancel).await;
+        let end = Turn::new(self, cancel).run().await;
         self.messages.ensure_valid();
         self.shared.emit(Event::TurnFinished { reason: end.clone() });
         (end, last_answer(&self.messages), self.total_usage)

@@ -35,74 +35,112 @@ impl Sent {
     }
 }
 
-impl Session {
-    pub(crate) async fn turn_loop(&mut self, cancel: &CancellationToken) -> TurnEnd {
+/// One run of the turn loop, over the session it borrows: what the loop keeps between its steps (the calls refused as
+/// repeats, whether an empty reply was asked for again, how many cut replies were continued) and the turn's cancel.
+pub(super) struct Turn<'s> {
+    session: &'s mut Session,
+    cancel: &'s CancellationToken,
+    seen: RepeatGuard,
+    empty_retried: bool,
+    continues: u32,
+}
+
+/// What one step of the loop decided.
+enum Step {
+    /// Ask the model again.
+    Next,
+    /// The turn is over.
+    End(TurnEnd),
+}
+
+impl<'s> Turn<'s> {
+    pub(super) fn new(session: &'s mut Session, cancel: &'s CancellationToken) -> Self {
+        Self {
+            session,
+            cancel,
+            seen: RepeatGuard::default(),
+            empty_retried: false,
+            continues: 0,
+        }
+    }
+
+    /// Runs the loop to its end: the model answers without calls, the user interrupts or aborts, a request fails, or
+    /// the iteration limit asks for a summary.
+    pub(super) async fn run(mut self) -> TurnEnd {
         // Tool sources still starting (MCP servers) get their bounded start-up time before the first request.
         tokio::select! {
-            _ = self.tools.wait_ready() => {}
-            _ = cancel.cancelled() => return TurnEnd::Interrupted,
+            _ = self.session.tools.wait_ready() => {}
+            _ = self.cancel.cancelled() => return TurnEnd::Interrupted,
         }
-        let mut seen = RepeatGuard::default();
-        let mut empty_retried = false;
-        let mut continues = 0;
-        for _ in 0..self.limits.max_iterations {
-            // What subagents started without waiting found since the last step.
-            self.deliver_subagent_reports();
-            let completion = match self.request(cancel, true).await {
-                Ok(c) => c,
-                Err(end) => return end,
-            };
-            let silent = completion.content.trim().is_empty()
-                && completion.tool_calls.is_empty()
-                && completion.reasoning.is_none();
-            if silent {
-                if !empty_retried {
-                    empty_retried = true;
-                    self.shared.emit(Event::Notice {
-                        text: "the model returned an empty reply; asking again".into(),
-                    });
-                    continue;
-                }
-                self.shared.emit(Event::Notice {
-                    text: "the model returned an empty reply twice; ending the turn".into(),
+        for _ in 0..self.session.limits.max_iterations {
+            if let Step::End(end) = self.step().await {
+                return end;
+            }
+        }
+        self.summarise_at_the_limit().await
+    }
+
+    /// One step: a request, and the calls it makes.
+    async fn step(&mut self) -> Step {
+        // What subagents started without waiting found since the last step.
+        self.session.deliver_subagent_reports();
+        let completion = match self.request(true).await {
+            Ok(c) => c,
+            Err(end) => return Step::End(end),
+        };
+        let silent =
+            completion.content.trim().is_empty() && completion.tool_calls.is_empty() && completion.reasoning.is_none();
+        if silent {
+            if !self.empty_retried {
+                self.empty_retried = true;
+                self.session.shared.emit(Event::Notice {
+                    text: "the model returned an empty reply; asking again".into(),
                 });
-                return TurnEnd::Completed;
+                return Step::Next;
             }
-            let calls = completion.tool_calls.clone();
-            let cut = completion.finish_reason == FinishReason::Length;
-            self.push_assistant(completion);
-            if calls.is_empty() {
-                if cut && continues < MAX_LENGTH_CONTINUES {
-                    continues += 1;
-                    self.push_message(Message::User {
-                        content: CONTINUE_PROMPT.into(),
-                        images: Vec::new(),
-                    });
-                    continue;
-                }
-                return TurnEnd::Completed;
-            }
-            let (answers, flow) = self.pipeline().run(&calls, cancel, &mut seen).await;
-            for answer in answers {
-                self.push_message(answer);
-            }
-            match flow {
-                Flow::Aborted => return TurnEnd::Aborted,
-                Flow::Continue if cancel.is_cancelled() => return TurnEnd::Interrupted,
-                Flow::Continue => {}
-            }
+            self.session.shared.emit(Event::Notice {
+                text: "the model returned an empty reply twice; ending the turn".into(),
+            });
+            return Step::End(TurnEnd::Completed);
         }
-        self.shared.emit(Event::Notice {
+        let calls = completion.tool_calls.clone();
+        let cut = completion.finish_reason == FinishReason::Length;
+        self.push_assistant(completion);
+        if calls.is_empty() {
+            if cut && self.continues < MAX_LENGTH_CONTINUES {
+                self.continues += 1;
+                self.session.push_message(Message::User {
+                    content: CONTINUE_PROMPT.into(),
+                    images: Vec::new(),
+                });
+                return Step::Next;
+            }
+            return Step::End(TurnEnd::Completed);
+        }
+        let (answers, flow) = self.session.pipeline().run(&calls, self.cancel, &mut self.seen).await;
+        for answer in answers {
+            self.session.push_message(answer);
+        }
+        match flow {
+            Flow::Aborted => Step::End(TurnEnd::Aborted),
+            Flow::Continue if self.cancel.is_cancelled() => Step::End(TurnEnd::Interrupted),
+            Flow::Continue => Step::Next,
+        }
+    }
+
+    /// At the iteration limit: one more request, without tools, for a summary of the turn.
+    async fn summarise_at_the_limit(&mut self) -> TurnEnd {
+        self.session.shared.emit(Event::Notice {
             text: format!(
                 "reached the limit of {} model requests in one turn; asking for a summary",
-                self.limits.max_iterations
+                self.session.limits.max_iterations
             ),
         });
-        self.push_message(Message::User {
+        self.session.push_message(Message::User {
             content: LIMIT_PROMPT.into(),
             images: Vec::new(),
         });
-        match self.request(cancel, false).await {
+        match self.request(false).await {
             Ok(completion) => {
                 // Without tools offered, any calls it still makes cannot run: keep only the text.
                 let summary = Completion {
@@ -117,7 +155,7 @@ impl Session {
     }
 
     fn push_assistant(&mut self, completion: Completion) {
-        self.shared.emit(Event::AssistantMessage {
+        self.session.shared.emit(Event::AssistantMessage {
             text: completion.content.clone(),
             // Reasoning carried only as encrypted items has nothing to show.
             reasoning: completion
@@ -126,7 +164,7 @@ impl Session {
                 .map(|r| r.text.clone())
                 .filter(|t| !t.is_empty()),
         });
-        self.push_message(Message::Assistant {
+        self.session.push_message(Message::Assistant {
             content: completion.content,
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
@@ -135,15 +173,18 @@ impl Session {
 
     /// One model request over the conversation, compacted first when it has grown past its share of the window. A
     /// context overflow reported by the provider compacts the conversation and tries once more.
-    async fn request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, TurnEnd> {
-        match self.send_request(cancel, with_tools).await {
+    async fn request(&mut self, with_tools: bool) -> Result<Completion, TurnEnd> {
+        match self.send_request(with_tools).await {
             Err(Sent::Overflow { message, tools_len }) => {
-                let compacted = self.compact(cancel, tools_len, None, Trigger::Overflow).await;
-                if cancel.is_cancelled() {
+                let compacted = self
+                    .session
+                    .compact(self.cancel, tools_len, None, Trigger::Overflow)
+                    .await;
+                if self.cancel.is_cancelled() {
                     return Err(TurnEnd::Interrupted);
                 }
                 if compacted {
-                    match self.send_request(cancel, with_tools).await {
+                    match self.send_request(with_tools).await {
                         Err(Sent::Overflow { message, .. }) => Err(self.fail(message)),
                         other => other.map_err(Sent::into_end),
                     }
@@ -156,7 +197,7 @@ impl Session {
     }
 
     fn fail(&self, message: String) -> TurnEnd {
-        self.shared.emit(Event::Error {
+        self.session.shared.emit(Event::Error {
             message: message.clone(),
         });
         TurnEnd::Error { message }
@@ -164,52 +205,48 @@ impl Session {
 
     /// One model request, with its deltas forwarded as events. On interrupt, what the user already saw of the reply
     /// is kept in the conversation.
-    async fn send_request(&mut self, cancel: &CancellationToken, with_tools: bool) -> Result<Completion, Sent> {
+    async fn send_request(&mut self, with_tools: bool) -> Result<Completion, Sent> {
         // An MCP server that became ready (or failed) since the last request brings (or takes) its instructions, as
         // it does its tools.
-        if self.prompt.mcp_changed() {
-            self.prompt = self.prompt.with_current_mcp();
-            self.system_prompt = self.prompt.text.clone();
+        if self.session.prompt.mcp_changed() {
+            self.session.prompt = self.session.prompt.with_current_mcp();
+            self.session.system_prompt = self.session.prompt.text.clone();
         }
         let tools = if with_tools {
-            self.tools.definitions()
+            self.session.tools.definitions()
         } else {
             Vec::new()
         };
         let tools_len = serde_json::to_string(&tools).map(|s| s.len()).unwrap_or(0);
-        self.fit_context(cancel, tools_len).await;
+        self.session.fit_context(self.cancel, tools_len).await;
         // The conversation is kept valid as it grows: this checks only what the last step added. The request borrows
         // it and the wire forms of its messages, serialised once each (`Conversation`), so a step costs the same
         // whatever the history's length.
-        self.messages.ensure_valid();
-        let sent = self.messages.len();
-        let model = self.shared.model();
-        let model = model.unwrap_or_else(|| self.provider.model().to_string());
-        self.messages.encode_with(&*self.provider);
+        self.session.messages.ensure_valid();
+        let sent = self.session.messages.len();
+        let model = self.session.shared.model();
+        let model = model.unwrap_or_else(|| self.session.provider.model().to_string());
+        self.session.messages.encode_with(&*self.session.provider);
         let request = PreparedRequest {
             model: &model,
-            system: &self.system_prompt,
-            messages: &self.messages,
-            encoded: self.messages.encoded(),
+            system: &self.session.system_prompt,
+            messages: &self.session.messages,
+            encoded: self.session.messages.encoded(),
             tools: &tools,
             max_tokens: None,
         };
-        let (result, shown) = self.stream(&request, cancel).await;
+        let (result, shown) = self.stream(&request).await;
         self.settle(result, shown, sent, tools_len)
     }
 
     /// Sends `request` and forwards the reply's events as they stream (deltas joined, see `Held`) until the provider
     /// is done; returns its result and what of the reply was shown.
-    async fn stream(
-        &self,
-        request: &PreparedRequest<'_>,
-        cancel: &CancellationToken,
-    ) -> (Result<Completion, ProviderError>, Shown) {
+    async fn stream(&self, request: &PreparedRequest<'_>) -> (Result<Completion, ProviderError>, Shown) {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut shown = Shown::default();
         let mut held = Held::default();
         let result = {
-            let fut = self.provider.complete(request, &tx, cancel);
+            let fut = self.session.provider.complete(request, &tx, self.cancel);
             tokio::pin!(fut);
             loop {
                 tokio::select! {
@@ -260,14 +297,14 @@ impl Session {
     ) -> Result<Completion, Sent> {
         match result {
             Ok(completion) => {
-                self.spent(completion.usage);
-                self.prompt_counted(completion.usage.input_tokens, sent);
+                self.session.spent(completion.usage);
+                self.session.prompt_counted(completion.usage.input_tokens, sent);
                 Ok(completion)
             }
             Err(ProviderError::Cancelled) => {
                 let Shown { text, reasoning } = shown;
                 if !text.is_empty() || !reasoning.is_empty() {
-                    self.push_message(Message::Assistant {
+                    self.session.push_message(Message::Assistant {
                         content: format!("{text}\n\n[interrupted by the user]"),
                         reasoning: (!reasoning.is_empty()).then(|| Reasoning::text(reasoning)),
                         tool_calls: Vec::new(),
@@ -288,11 +325,11 @@ impl Session {
         match event {
             ProviderEvent::TextDelta(text) => {
                 partial.push_str(&text);
-                self.shared.emit(Event::AssistantDelta { text });
+                self.session.shared.emit(Event::AssistantDelta { text });
             }
             ProviderEvent::ReasoningDelta(text) => {
                 reasoning.push_str(&text);
-                self.shared.emit(Event::ReasoningDelta { text });
+                self.session.shared.emit(Event::ReasoningDelta { text });
             }
             ProviderEvent::ToolCallStarted { .. } => {}
             ProviderEvent::Retrying {
@@ -303,7 +340,7 @@ impl Session {
             } => {
                 partial.clear();
                 reasoning.clear();
-                self.shared.emit(Event::Retrying {
+                self.session.shared.emit(Event::Retrying {
                     attempt,
                     max_attempts,
                     delay_ms: delay.as_millis() as u64,
