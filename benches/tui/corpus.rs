@@ -163,6 +163,7 @@ impl Corpus {
             duration_ms: 900,
             timed_out: false,
             sandboxed: true,
+            new_git_repos: Vec::new(),
         });
         out.push(self.end(id, "exec", output));
     }

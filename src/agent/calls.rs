@@ -323,6 +323,20 @@ impl<'a> Pipeline<'a> {
             self.shared.emit(Event::Notice { text: note.clone() });
             output.text = format!("{}\n\n{note}", output.text);
         }
+        // Repositories a command made run their hooks outside the sandbox when the user next runs git there: the user
+        // is told, not only the model.
+        if let ToolDetails::Exec { new_git_repos, .. } = &output.details
+            && !new_git_repos.is_empty()
+        {
+            self.shared.emit(Event::Notice {
+                text: format!(
+                    "a command created git repositor{} at {}: git runs their hooks and config outside the sandbox, so \
+                     look at them before you run git there",
+                    if new_git_repos.len() == 1 { "y" } else { "ies" },
+                    new_git_repos.join(", ")
+                ),
+            });
+        }
         if let Some(input) = hook_input {
             self.post_tool_hooks(call, &input, &mut output, cancel).await;
         }

@@ -145,6 +145,10 @@ pub enum ToolDetails {
         /// Whether it ran in the OS sandbox (absent in sessions written before the sandbox: false).
         #[serde(default)]
         sandboxed: bool,
+        /// Git repositories the command created, relative to the workspace: git obeys their hooks and config outside
+        /// the sandbox, so the user is told (absent when none, and in sessions written before).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        new_git_repos: Vec<String>,
     },
     /// todo_write: the plan as saved.
     Plan { items: Vec<PlanItem> },

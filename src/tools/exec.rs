@@ -205,8 +205,9 @@ impl ExecTool {
             text.push('\n');
             text.push_str(&stored_note(stored));
         }
-        if let Some((policy, workspace)) = sandbox {
-            text.push_str(&git_changes_note(&policy.git_changes(workspace), workspace));
+        let git = sandbox.map(|(policy, workspace)| (policy.git_changes(workspace), workspace));
+        if let Some((changes, workspace)) = &git {
+            text.push_str(&git_changes_note(changes, workspace));
         }
         if let Some((policy, _)) = sandbox
             && matches!(ending, Ending::Exited(_))
@@ -221,6 +222,9 @@ impl ExecTool {
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             timed_out: matches!(ending, Ending::TimedOut),
             sandboxed: sandbox.is_some(),
+            new_git_repos: git
+                .map(|(changes, workspace)| relative(&changes.new_repos, workspace))
+                .unwrap_or_default(),
         };
         let output = if exit_code == Some(0) {
             ToolOutput::text(text)
@@ -362,6 +366,7 @@ impl Tool for ExecTool {
                 duration_ms: 0,
                 timed_out: false,
                 sandboxed: sandbox.is_some(),
+                new_git_repos: Vec::new(),
             })),
         }
     }
@@ -389,13 +394,7 @@ fn stored_note(stored: &spill::Stored) -> String {
 /// and config git obeys outside the sandbox, so the user should look at them (from the next command on the sandbox
 /// protects them); and `commondir` files it planted, which tern removed.
 fn git_changes_note(changes: &sandbox::GitChanges, workspace: &Path) -> String {
-    let relative = |paths: &[PathBuf]| -> String {
-        let names: Vec<String> = paths
-            .iter()
-            .map(|path| path.strip_prefix(workspace).unwrap_or(path).display().to_string())
-            .collect();
-        names.join(", ")
-    };
+    let relative = |paths: &[PathBuf]| relative(paths, workspace).join(", ");
     let mut note = String::new();
     if !changes.removed.is_empty() {
         note.push_str(&format!(
@@ -415,6 +414,14 @@ fn git_changes_note(changes: &sandbox::GitChanges, workspace: &Path) -> String {
         if repos.len() == 1 { "y" } else { "ies" },
         relative(repos)
     )
+}
+
+/// `paths` as the user knows them: relative to `workspace` when inside it.
+fn relative(paths: &[PathBuf], workspace: &Path) -> Vec<String> {
+    paths
+        .iter()
+        .map(|path| path.strip_prefix(workspace).unwrap_or(path).display().to_string())
+        .collect()
 }
 
 /// The end of the description when commands run in the sandbox.

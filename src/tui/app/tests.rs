@@ -371,6 +371,7 @@ fn select_and_expand_calls() {
             duration_ms: 5,
             timed_out: false,
             sandboxed: true,
+            new_git_repos: Vec::new(),
         }),
     );
     h.press(ctrl('p'));
@@ -394,6 +395,7 @@ fn a_command_run_outside_the_sandbox_says_so() {
                 duration_ms: 5,
                 timed_out: false,
                 sandboxed,
+                new_git_repos: Vec::new(),
             }),
         );
     }
@@ -490,6 +492,7 @@ fn snapshot_narrow_terminal() {
             duration_ms: 900,
             timed_out: false,
             sandboxed: true,
+            new_git_repos: Vec::new(),
         }),
     );
     insta::assert_snapshot!(h.screen(50, 40));

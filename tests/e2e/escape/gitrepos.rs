@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::sandboxed::{exit_code, policy, quoted, run, run_unsandboxed, tool, workspace};
+use tern::protocol::{ToolDetails, ToolOutput};
 
 fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
@@ -121,7 +122,13 @@ async fn a_repository_made_by_a_command_is_reported_and_then_protected() {
         "{}",
         out.text
     );
+    let repos = |out: &ToolOutput| match &out.details {
+        ToolDetails::Exec { new_git_repos, .. } => new_git_repos.clone(),
+        other => panic!("not exec details: {other:?}"),
+    };
+    assert_eq!(repos(&out), ["tools/new/.git"]);
     let out = run(&exec, &ctx, "touch tools/new/.git/hooks/pre-commit").await;
+    assert!(repos(&out).is_empty(), "reported once: {:?}", repos(&out));
     assert!(out.text.contains("Read-only file system"), "{}", out.text);
     assert!(
         !out.text.contains("created git repositor"),

@@ -217,6 +217,28 @@ async fn a_hooks_git_does_not_fire_a_planted_fsmonitor() {
     );
 }
 
+#[tokio::test]
+async fn a_repository_a_command_creates_is_shown_to_the_user_not_only_told_to_the_model() {
+    let scratch = Scratch::new();
+    // A submodule's git directory with a planted fsmonitor: `git` in `m/` would run it outside the sandbox.
+    let plant = "mkdir -p .git/modules && git init -q --bare .git/modules/m && \
+                 git config -f .git/modules/m/config core.fsmonitor 'touch PWNED' && mkdir m && \
+                 echo 'gitdir: ../.git/modules/m' > m/.git && echo planted";
+    let mock = MockLlm::start(vec![exec_call(plant), Reply::text("done")]).await;
+    let out = scratch
+        .run(Some(&mock), &["run", "--mode", "full-auto", "set up"])
+        .await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
+    let result = &tool_results(&requests[1])[0];
+    assert!(result.contains("created git repositor"), "{result}");
+    let shown = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        shown.contains("created git repositor") && shown.contains(".git/modules/m"),
+        "the user was told: {shown}"
+    );
+}
+
 const PLANT: &str = "mkdir -p .tern/skills/evil .tern/commands && printf '%s\\n' --- 'name: evil' \
                      'description: planted' 'always: true' --- PLANTED-SKILL-TEXT > .tern/skills/evil/SKILL.md && \
                      echo PLANTED-COMMAND > .tern/commands/x.md";

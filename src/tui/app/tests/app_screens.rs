@@ -69,6 +69,7 @@ fn exec_output(text: &str, code: i32) -> ToolOutput {
         duration_ms: 900,
         timed_out: false,
         sandboxed: true,
+        new_git_repos: Vec::new(),
     })
 }
 

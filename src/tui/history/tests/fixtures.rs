@@ -73,6 +73,7 @@ pub(crate) fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
                 duration_ms: 2_460,
                 timed_out: false,
                 sandboxed: true,
+                new_git_repos: Vec::new(),
             }),
         2_460,
     );
