@@ -1,7 +1,9 @@
 //! The conversation the agent holds, with what each request needs from it kept alongside so a step does not redo it
 //! for the whole history: each message's wire form (made once by the provider, reused by every later request) and
 //! its token estimate. Every change goes through `push`, `replace`, `truncate` or `clear`, which keep those in step
-//! with the messages (a replaced range is encoded again, nothing else).
+//! with the messages (a replaced range is encoded again, nothing else) and give the conversation a new `History`
+//! when a message already in it changes, so the provider can grow its last body by what was pushed since without
+//! looking at the messages before (`tern_provider::History`).
 //!
 //! The conversation stays one the API accepts as it grows (every tool call answered, in call order, before the next
 //! request); `ensure_valid` checks only what was added since the last check, and repairs the whole only when that
@@ -11,18 +13,36 @@ use std::ops::Deref;
 
 use super::context;
 use tern_protocol::Message;
-use tern_provider::{Encoded, Provider};
+use tern_provider::{Encoded, History, Provider};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Conversation {
     messages: Vec<Message>,
     /// `encoded[i]` is the current provider's wire form of `messages[i]`, once a request has needed it.
     encoded: Vec<Option<Encoded>>,
+    /// `messages[..offered]` have been given to the provider's `encode` (their slot holds what it returned).
+    offered: usize,
+    /// New whenever a message already here is replaced or dropped; the same while messages are only pushed.
+    history: History,
     /// `tokens[i]` is an estimate for `messages[i]` that errs high (see `estimated_tokens`).
     tokens: Vec<u64>,
     total_tokens: u64,
     /// `messages[..valid]` are known to be what `context::repair` would leave unchanged.
     valid: usize,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Self {
+            messages: Vec::new(),
+            encoded: Vec::new(),
+            offered: 0,
+            history: History::new(),
+            tokens: Vec::new(),
+            total_tokens: 0,
+            valid: 0,
+        }
+    }
 }
 
 impl Deref for Conversation {
@@ -65,6 +85,10 @@ impl Conversation {
         self.total_tokens = self.total_tokens - removed + tokens.iter().sum::<u64>();
         self.tokens.splice(from..to, tokens);
         self.encoded.splice(from..to, std::iter::repeat_n(None, with.len()));
+        self.offered = self.offered.min(from);
+        if from < self.messages.len() {
+            self.history = History::new();
+        }
         self.messages.splice(from..to, with);
         // What follows the replaced range may now answer (or lack) different calls: check it again, from the call
         // that the first replaced message may answer.
@@ -104,14 +128,22 @@ impl Conversation {
         self.valid = self.messages.len();
     }
 
-    /// Encodes every message that has no wire form yet; the forms are borrowed by the next request.
+    /// Encodes the messages added or replaced since the last call; the forms are borrowed by the next request. One
+    /// conversation is encoded by one provider.
     pub(crate) fn encode_with(&mut self, provider: &dyn Provider) -> &[Option<Encoded>] {
-        for (message, slot) in self.messages.iter().zip(self.encoded.iter_mut()) {
-            if slot.is_none() {
-                *slot = provider.encode(message);
-            }
+        for (message, slot) in self.messages[self.offered..]
+            .iter()
+            .zip(&mut self.encoded[self.offered..])
+        {
+            *slot = provider.encode(message);
         }
+        self.offered = self.messages.len();
         &self.encoded
+    }
+
+    /// Which conversation this is, for the provider's kept body (see the module's documentation).
+    pub(crate) fn history(&self) -> History {
+        self.history
     }
 
     /// The wire forms made so far, by message index.

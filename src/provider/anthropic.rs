@@ -112,50 +112,52 @@ impl AnthropicProvider {
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request, wire::messages_slot());
         let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
-        // Messages without a stored form (none, in a running session) are encoded for this request only.
-        let fresh: Vec<(usize, Form)> = request
-            .messages
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| request.stored(*i, false).is_none())
-            .map(|(i, m)| encode_form(m).map(|form| (i, form)))
-            .collect::<Result<_, _>>()?;
-        let ids: Option<Vec<u64>> = (0..request.messages.len())
-            .map(|i| request.stored_id(i, false))
-            .collect();
         let start = prefix.len() + 1;
         let mut kept = self.last.lock().ok().and_then(|mut last| last.take());
-        // Growing lays out only the messages after the part that stays, so a step costs what it added.
-        let grown = match (&ids, kept.as_mut()) {
-            (Some(ids), Some(kept)) => Layout::grow(request, &fresh, kept, ids, &prefix),
+        // Growing lays out only the messages after the part that stays, so a step costs what it added. Messages
+        // without a stored form (none, in a running session) are encoded for this request only.
+        let grows_from = kept
+            .as_ref()
+            .filter(|k| k.holds_start_of(request, start))
+            .map(|k| k.count);
+        let fresh = fresh_forms(request, grows_from.unwrap_or(0))?;
+        let grown = match (grows_from, kept.as_mut()) {
+            (Some(_), Some(kept)) => Layout::grow(request, &fresh, kept, &prefix),
             _ => None,
         };
         let resumed = grown.is_some();
+        let refreshed;
         let (layout, mut body, from) = match grown {
             Some((layout, out)) => {
                 let from = out.len();
                 (layout, BodyWriter::resume(out, suffix), from)
             }
             None => {
-                let layout = Layout::new(request, &fresh, 0, "");
+                let fresh = if grows_from.is_some_and(|k| k > 0) {
+                    refreshed = fresh_forms(request, 0)?;
+                    &refreshed
+                } else {
+                    &fresh
+                };
+                let layout = Layout::new(request, fresh, 0, "");
                 let body = BodyWriter::from_parts(&prefix, suffix, layout.bytes());
                 (layout, body, start)
             }
         };
         let end = layout.write(&mut body, from);
         let body = body.finish_vec();
-        let Some(ids) = ids else {
+        let Some(history) = request.history else {
             return Ok(Bytes::from(body));
         };
-        let (messages, role) = layout.kept_part(request.messages.len());
-        // A grown body goes back where it was kept, with its ids.
+        let (count, role) = layout.kept_part(request.messages.len());
+        // A grown body goes back where it was kept.
         let kept = match kept {
             Some(mut kept) if resumed => {
                 match Arc::get_mut(&mut kept.body) {
                     Some(slot) => *slot = body,
                     None => kept.body = Arc::new(body),
                 }
-                kept.ids.extend_from_slice(&ids[kept.ids.len()..messages]);
+                kept.count = count;
                 kept.end = end;
                 kept.role = role;
                 kept
@@ -164,7 +166,8 @@ impl AnthropicProvider {
                 body: Arc::new(body),
                 start,
                 end,
-                ids: ids[..messages].to_vec(),
+                history,
+                count,
                 role,
             },
         };
@@ -174,6 +177,14 @@ impl AnthropicProvider {
         }
         Ok(bytes)
     }
+}
+
+/// The forms of the request's messages from `from` on that have no stored form, encoded now.
+fn fresh_forms(request: &PreparedRequest<'_>, from: usize) -> Result<Vec<(usize, Form)>, ProviderError> {
+    (from..request.messages.len())
+        .filter(|&i| request.stored(i, false).is_none())
+        .map(|i| encode_form(&request.messages[i]).map(|form| (i, form)))
+        .collect()
 }
 
 /// One message's form in a request: its index and its blocks.
@@ -239,20 +250,16 @@ impl<'a> Layout<'a> {
     }
 
     /// The layout of the messages after the kept body's part that stays, and that body emptied past it, when this
-    /// request can grow it: its messages begin with the kept ones (by encoding id), the first form after them
-    /// begins a message of its own, the breakpoint is after them, the body starts with `prefix`, and no request
-    /// holds it any more.
+    /// request can grow it: the body holds the request's first messages (`Kept::holds_start_of`, checked by the
+    /// caller), the first form after them begins a message of its own, the breakpoint is after them, the body starts
+    /// with `prefix`, and no request holds it any more.
     fn grow(
         request: &'a PreparedRequest<'a>,
         fresh: &'a [(usize, Form)],
         kept: &mut Kept,
-        ids: &[u64],
         prefix: &[u8],
     ) -> Option<(Self, Vec<u8>)> {
-        if kept.start != prefix.len() + 1 || !ids.starts_with(&kept.ids) {
-            return None;
-        }
-        let layout = Self::new(request, fresh, kept.ids.len(), kept.role);
+        let layout = Self::new(request, fresh, kept.count, kept.role);
         let fits = layout.forms.first().is_some_and(|f| f.role != kept.role) && layout.breakpoint.is_some();
         let body = Arc::get_mut(&mut kept.body)?;
         if !fits || body.get(..prefix.len()) != Some(prefix) || body.get(prefix.len()) != Some(&b'[') {

@@ -37,7 +37,7 @@ use tern_protocol::{FinishReason, Message, Reasoning, ToolCall, Usage};
 
 pub use reasoning::{ReasoningEffort, Thinking, WireApi};
 pub use retry::RetryPolicy;
-pub use wire::{Encoded, PreparedRequest};
+pub use wire::{Encoded, History, PreparedRequest};
 
 /// One request to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +61,7 @@ impl ChatRequest {
             encoded: &[],
             tools: &self.tools,
             max_tokens: self.max_tokens,
+            history: None,
         }
     }
 }

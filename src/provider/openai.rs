@@ -100,24 +100,18 @@ impl OpenAiProvider {
         } else {
             wire::to_bytes(&json!({"role": "system", "content": request.system}))?
         };
-        // A body can be grown when every message is stored without images (those move as the conversation grows).
-        let ids: Option<Vec<u64>> = (0..request.messages.len())
-            .map(|i| match request.stored(i, true) {
-                Some(Form::OpenAi { tool_images, .. }) if tool_images.is_empty() => request.stored_id(i, true),
-                _ => None,
-            })
-            .collect();
-        let Some(ids) = ids else {
-            return self.write_whole(request, &prefix, suffix, &system).map(Bytes::from);
-        };
         let mut head = prefix.clone();
         head.push(b'[');
         head.extend_from_slice(&system);
+        // A body can be kept and grown while its messages are stored without images (those move as the conversation
+        // grows).
         let message = |i| match request.stored(i, true) {
-            Some(Form::OpenAi { message, .. }) => vec![message.as_slice()],
-            _ => Vec::new(),
+            Some(Form::OpenAi { message, tool_images }) if tool_images.is_empty() => {
+                Some(std::slice::from_ref(message))
+            }
+            _ => None,
         };
-        wire::grow_or_write(&self.last, &head, ids, message, &suffix, || {
+        wire::grow_or_write(&self.last, &head, request, message, &suffix, || {
             self.write_whole(request, &prefix, suffix.clone(), &system)
         })
     }

@@ -104,23 +104,16 @@ impl ResponsesProvider {
     pub(super) fn body_bytes(&self, request: &PreparedRequest<'_>) -> Result<Bytes, ProviderError> {
         let skeleton = self.skeleton(request, wire::messages_slot());
         let (prefix, suffix) = wire::split_skeleton(&skeleton)?;
-        let ids: Option<Vec<u64>> = (0..request.messages.len())
-            .map(|i| request.stored_items_id(i))
-            .collect();
-        let Some(ids) = ids else {
-            return Self::write_whole(request, &prefix, suffix).map(Bytes::from);
-        };
         let mut head = prefix.clone();
         head.push(b'[');
-        let items = |i| {
-            request
-                .stored_items(i)
-                .map(|items| items.iter().map(Vec::as_slice).collect())
-                .unwrap_or_default()
-        };
-        wire::grow_or_write(&self.last, &head, ids, items, &suffix, || {
-            Self::write_whole(request, &prefix, suffix.clone())
-        })
+        wire::grow_or_write(
+            &self.last,
+            &head,
+            request,
+            |i| request.stored_items(i),
+            &suffix,
+            || Self::write_whole(request, &prefix, suffix.clone()),
+        )
     }
 
     /// The whole body, each message's stored items reused and the others encoded now, written once.

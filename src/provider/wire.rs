@@ -12,18 +12,10 @@ use super::ProviderError;
 use tern_protocol::{Message, ToolDefinition};
 
 /// One message in one provider's wire format. Opaque outside the providers; a form of the wrong format is ignored
-/// (the message is encoded afresh for that request). Each encoding gets an id no other encoding in the process ever
-/// has, so a request can tell that a message is the very one an earlier request sent (`Kept`).
-#[derive(Debug, Clone)]
+/// (the message is encoded afresh for that request).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
     pub(super) form: Form,
-    id: u64,
-}
-
-impl PartialEq for Encoded {
-    fn eq(&self, other: &Self) -> bool {
-        self.form == other.form
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,11 +40,7 @@ pub(super) struct Block {
 
 impl Encoded {
     pub(super) fn new(form: Form) -> Self {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Self {
-            form,
-            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        }
+        Self { form }
     }
 
     /// Roughly how many bytes the form holds, for memory accounting.
@@ -78,11 +66,33 @@ pub struct PreparedRequest<'a> {
     pub encoded: &'a [Option<Encoded>],
     pub tools: &'a [ToolDefinition],
     pub max_tokens: Option<u32>,
+    /// Which conversation `messages` are, for growing the last body instead of writing the whole again; `None`
+    /// writes the body whole and keeps nothing.
+    pub history: Option<History>,
 }
 
-impl PreparedRequest<'_> {
+/// A conversation's identity for the bodies a provider keeps: two requests with the same `History` have the same
+/// first messages up to the shorter one's length, because only messages were added between them. A conversation
+/// takes a new one (`History::new`, never given out before in the process) when it starts and whenever a message
+/// already in it is replaced or dropped, so a request can tell in constant time that the last body holds its first
+/// messages, whatever the conversation's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct History(u64);
+
+impl History {
+    #[expect(
+        clippy::new_without_default,
+        reason = "each value is new: a default would suggest one value"
+    )]
+    pub fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl<'a> PreparedRequest<'a> {
     /// The stored form of message `i`, if it is one of `format`'s.
-    pub(super) fn stored(&self, i: usize, openai: bool) -> Option<&Form> {
+    pub(super) fn stored(&self, i: usize, openai: bool) -> Option<&'a Form> {
         match self.encoded.get(i)?.as_ref().map(|e| &e.form)? {
             form @ Form::OpenAi { .. } if openai => Some(form),
             form @ Form::Anthropic { .. } if !openai => Some(form),
@@ -90,20 +100,8 @@ impl PreparedRequest<'_> {
         }
     }
 
-    /// The id of message `i`'s stored form, if it is one of `format`'s (as `stored`).
-    pub(super) fn stored_id(&self, i: usize, openai: bool) -> Option<u64> {
-        self.stored(i, openai)?;
-        self.encoded.get(i)?.as_ref().map(|e| e.id)
-    }
-
-    /// The id of message `i`'s stored Responses items, if it has them.
-    pub(super) fn stored_items_id(&self, i: usize) -> Option<u64> {
-        self.stored_items(i)?;
-        self.encoded.get(i)?.as_ref().map(|e| e.id)
-    }
-
     /// The stored Responses items of message `i`, if it has them.
-    pub(super) fn stored_items(&self, i: usize) -> Option<&[Vec<u8>]> {
+    pub(super) fn stored_items(&self, i: usize) -> Option<&'a [Vec<u8>]> {
         match self.encoded.get(i)?.as_ref().map(|e| &e.form)? {
             Form::Responses { items } => Some(items),
             _ => None,
@@ -192,17 +190,18 @@ pub(super) fn split_skeleton(skeleton: &Value) -> Result<(Vec<u8>, Vec<u8>), Pro
 
 /// A request body kept so that the next request of the same conversation copies only the messages added since: in
 /// a long turn every step resends the whole history, and copying it again each step would make a step's cost grow
-/// with the conversation. A provider grows it only when it begins the same way and ends with the same stored
-/// messages, by their encodings' ids (which no other encoding ever has), and only once no request holds it any more
-/// (`Arc::get_mut`). It costs one body's bytes between requests.
+/// with the conversation. A provider grows it only for a request of the same `History` that begins the same way, and
+/// only once no request holds it any more (`Arc::get_mut`). It costs one body's bytes between requests.
 pub(super) struct Kept {
     pub body: Arc<Vec<u8>>,
     /// `body[..start]` is what precedes the first conversation message.
     pub start: usize,
     /// `body[..end]` ends with the part that stays; what follows is written again by the next request.
     pub end: usize,
-    /// The ids of the messages in `body[start..end]`, in order.
-    pub ids: Vec<u64>,
+    /// The conversation the body was written for.
+    pub history: History,
+    /// How many of its first messages `body[start..end]` holds.
+    pub count: usize,
     /// The role of the last message in that part ("" when none or when the format does not merge roles).
     pub role: &'static str,
 }
@@ -212,53 +211,68 @@ impl Kept {
     pub(super) fn lend(&self) -> Bytes {
         Bytes::from_owner(Lent(Arc::clone(&self.body)))
     }
+
+    /// Whether this body was written for `request`'s conversation, with `start` bytes before its first message, and
+    /// holds no more messages than it has: then its part that stays holds the request's first `count` messages.
+    pub(super) fn holds_start_of(&self, request: &PreparedRequest<'_>, start: usize) -> bool {
+        request.history == Some(self.history) && self.start == start && self.count <= request.messages.len()
+    }
 }
 
-/// The body of a request whose array of messages begins with `head` (the skeleton up to the array, `[`, and any
-/// elements before the conversation's messages), holds then the elements of the messages with encoding `ids`
-/// (`elements(i)` for message `i`) and ends with `]` and `suffix`: the body kept in `last` grown by the messages
-/// added since, when it holds the very same ones before them; otherwise `whole()`, kept for the next request.
+/// The body of `request`, whose array of messages begins with `head` (the skeleton up to the array, `[`, and any
+/// elements before the conversation's messages), holds then the elements of its messages (`elements(i)` for message
+/// `i`, `None` when it has no stored form that can be spliced) and ends with `]` and `suffix`: the body kept in `last`
+/// grown by the messages added since, when it holds the request's first messages; otherwise `whole()`, kept for the
+/// next request when every message has its elements. Growing looks only at the new messages, so a step costs what it
+/// added.
 pub(super) fn grow_or_write<'e>(
     last: &Mutex<Option<Kept>>,
     head: &[u8],
-    ids: Vec<u64>,
-    elements: impl Fn(usize) -> Vec<&'e [u8]>,
+    request: &PreparedRequest<'e>,
+    elements: impl Fn(usize) -> Option<&'e [Vec<u8>]>,
     suffix: &[u8],
     whole: impl FnOnce() -> Result<Vec<u8>, ProviderError>,
 ) -> Result<Bytes, ProviderError> {
+    let Some(history) = request.history else {
+        return whole().map(Bytes::from);
+    };
+    let len = request.messages.len();
     let mut kept = last.lock().ok().and_then(|mut last| last.take());
     let grown = kept.as_mut().and_then(|kept| {
-        if kept.start != head.len() || !ids.starts_with(&kept.ids) {
+        if !kept.holds_start_of(request, head.len()) {
             return None;
         }
+        let added: Vec<&[Vec<u8>]> = (kept.count..len).map(&elements).collect::<Option<_>>()?;
         let body = Arc::get_mut(&mut kept.body)?;
         if body.get(..head.len()) != Some(head) {
             return None;
         }
         body.truncate(kept.end);
-        for i in kept.ids.len()..ids.len() {
-            for element in elements(i) {
-                if body.last() != Some(&b'[') {
-                    body.push(b',');
-                }
-                body.extend_from_slice(element);
+        for element in added.into_iter().flatten() {
+            if body.last() != Some(&b'[') {
+                body.push(b',');
             }
+            body.extend_from_slice(element);
         }
         kept.end = body.len();
         body.push(b']');
         body.extend_from_slice(suffix);
-        kept.ids.clone_from(&ids);
+        kept.count = len;
         Some(())
     });
     let kept = match (grown, kept) {
         (Some(()), Some(kept)) => kept,
         _ => {
             let body = whole()?;
+            if !(0..len).all(|i| elements(i).is_some()) {
+                return Ok(Bytes::from(body));
+            }
             Kept {
                 end: body.len() - 1 - suffix.len(),
                 body: Arc::new(body),
                 start: head.len(),
-                ids,
+                history,
+                count: len,
                 role: "",
             }
         }

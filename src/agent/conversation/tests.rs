@@ -150,3 +150,39 @@ fn stored_wire_forms_are_the_forms_made_afresh() {
         check(&mut c, "cleared");
     }
 }
+
+/// The conversation keeps its `History` while messages are only added and takes a new one whenever a message already
+/// in it is replaced, dropped or moved: the provider grows its last body by the messages after the ones it holds only
+/// for the same history, without looking at those before.
+#[test]
+fn the_history_changes_exactly_when_a_message_already_there_changes() {
+    let mut c = Conversation::new(vec![user("start")]);
+    let first = c.history();
+    c.push(calls(&["a"]));
+    c.push(result("a"));
+    c.replace(c.len(), c.len(), vec![user("appended")]);
+    c.truncate(c.len());
+    c.ensure_valid();
+    assert_eq!(c.history(), first, "pushes, an append and a check keep it");
+    type Change = fn(&mut Conversation);
+    let changes: [(&str, Change); 5] = [
+        ("a replaced message", |c| c.replace(3, 4, vec![user("other")])),
+        ("an insertion", |c| c.replace(1, 1, vec![user("inserted")])),
+        ("a truncation", |c| c.truncate(1)),
+        ("a repair", |c| {
+            c.push(result("orphan"));
+            c.ensure_valid();
+        }),
+        ("clearing", Conversation::clear),
+    ];
+    for (what, change) in changes {
+        let before = c.history();
+        change(&mut c);
+        assert_ne!(c.history(), before, "{what}");
+    }
+    assert_ne!(
+        Conversation::default().history(),
+        Conversation::default().history(),
+        "two conversations"
+    );
+}

@@ -234,6 +234,7 @@ impl<'s> Turn<'s> {
             encoded: self.session.messages.encoded(),
             tools: &tools,
             max_tokens: None,
+            history: Some(self.session.messages.history()),
         };
         let (result, shown) = self.stream(&request).await;
         self.settle(result, shown, sent, tools_len)

@@ -15,12 +15,22 @@ use crate::responses::ResponsesProvider;
 use crate::{ChatRequest, Http, Provider, ProviderConfig, ProviderKind};
 
 /// A conversation's messages and their wire forms, kept as the agent's `Conversation` keeps them (a form made once,
-/// dropped with its message), without the agent's repair: what the agent sends is its concern, and its own tests
-/// check that its forms are the ones made afresh.
-#[derive(Default)]
+/// dropped with its message; a new `History` when a message already in it changes), without the agent's repair:
+/// what the agent sends is its concern, and its own tests check that its forms are the ones made afresh.
 struct Conversation {
     messages: Vec<Message>,
     encoded: Vec<Option<Encoded>>,
+    history: History,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Self {
+            messages: Vec::new(),
+            encoded: Vec::new(),
+            history: History::new(),
+        }
+    }
 }
 
 impl std::ops::Deref for Conversation {
@@ -34,7 +44,11 @@ impl std::ops::Deref for Conversation {
 impl Conversation {
     fn new(messages: Vec<Message>) -> Self {
         let encoded = vec![None; messages.len()];
-        Self { messages, encoded }
+        Self {
+            messages,
+            encoded,
+            history: History::new(),
+        }
     }
 
     fn push(&mut self, message: Message) {
@@ -46,6 +60,9 @@ impl Conversation {
         let to = to.min(self.messages.len());
         let from = from.min(to);
         self.encoded.splice(from..to, std::iter::repeat_n(None, with.len()));
+        if from < self.messages.len() {
+            self.history = History::new();
+        }
         self.messages.splice(from..to, with);
     }
 
@@ -166,6 +183,7 @@ fn openai() -> (Box<dyn Provider>, Bodies) {
         let stored = PreparedRequest {
             encoded: c.encoded(),
             tools: &definitions,
+            history: Some(c.history),
             ..whole.prepared()
         };
         let spliced = again.body_bytes(&stored).unwrap().to_vec();
@@ -192,6 +210,7 @@ fn anthropic() -> (Box<dyn Provider>, Bodies) {
         let stored = PreparedRequest {
             encoded: c.encoded(),
             tools: &definitions,
+            history: Some(c.history),
             ..whole.prepared()
         };
         let spliced = again.body_bytes(&stored).unwrap().to_vec();
@@ -219,6 +238,7 @@ fn responses() -> (Box<dyn Provider>, Bodies) {
         let stored = PreparedRequest {
             encoded: c.encoded(),
             tools: &definitions,
+            history: Some(c.history),
             ..whole.prepared()
         };
         let spliced = again.body_bytes(&stored).unwrap().to_vec();
@@ -369,6 +389,7 @@ fn grows_only_from_the_very_same_messages(provider: &dyn Grows, system_first: bo
         };
         let stored = PreparedRequest {
             encoded: c.encoded(),
+            history: Some(c.history),
             ..whole.prepared()
         };
         let bytes = provider.bytes(&stored);
