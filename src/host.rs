@@ -71,6 +71,7 @@ pub fn config_for(
     let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
     warnings.extend(mcp_warnings);
     let sandbox = session_sandbox(settings, workspace, &mut warnings);
+    warnings.extend(settings.warnings.iter().cloned());
     warnings.extend(
         settings
             .ignored

@@ -13,12 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::Checkpoints;
-use crate::hooks::Hooks;
+use crate::hooks::{HookCall, HookEvent, Hooks};
 use crate::shared::Shared;
 use approve::{Approved, Gate};
 pub(crate) use repeat::RepeatGuard;
@@ -52,6 +51,8 @@ enum Planned {
 pub(crate) enum Flow {
     Continue,
     Aborted,
+    /// A hook stopped the agent (`continue: false`): the turn ends with this for the user.
+    Stopped(String),
 }
 
 /// The road of one step's tool calls, over what the session lends it for the step: the tools, the path policy, the
@@ -142,7 +143,7 @@ impl<'a> Pipeline<'a> {
         for (k, planned) in batch {
             let call = &calls[k];
             self.begin(call);
-            let refused = if matches!(flow, Flow::Aborted) {
+            let refused = if !matches!(flow, Flow::Continue) {
                 ToolOutput::error(ABORTED)
             } else if cancel.is_cancelled() {
                 ToolOutput::error(INTERRUPTED)
@@ -159,6 +160,11 @@ impl<'a> Pipeline<'a> {
                             *flow = Flow::Aborted;
                             ToolOutput::error(ABORTED_HERE)
                         }
+                        Gate::Stop(reason) => {
+                            let output = ToolOutput::error(format!("[Not run: {reason}.]"));
+                            *flow = Flow::Stopped(reason);
+                            output
+                        }
                     },
                 }
             };
@@ -167,7 +173,7 @@ impl<'a> Pipeline<'a> {
         }
         // A call approved earlier in the batch does not run once a later prompt stopped the turn.
         let stopped = match flow {
-            Flow::Aborted => Some(ABORTED),
+            Flow::Aborted | Flow::Stopped(_) => Some(ABORTED),
             Flow::Continue if cancel.is_cancelled() => Some(INTERRUPTED),
             Flow::Continue => None,
         };
@@ -182,7 +188,14 @@ impl<'a> Pipeline<'a> {
             .into_iter()
             .map(|(k, token)| self.execute(&calls[k], token, cancel));
         let done = join_all(runs).await;
-        answered.extend(indices.into_iter().zip(done.into_iter().map(|(output, _)| output)));
+        for (k, (output, stop)) in indices.into_iter().zip(done) {
+            if let Some(reason) = stop
+                && matches!(flow, Flow::Continue)
+            {
+                *flow = Flow::Stopped(reason);
+            }
+            answered.push((k, output));
+        }
         answered
     }
 
@@ -289,11 +302,13 @@ impl<'a> Pipeline<'a> {
             .command
             .is_some()
             .then(|| crate::planted::Fingerprint::take(&root));
-        // The PostToolUse hooks are told the arguments the call ran with.
-        let hook_input = self
-            .hooks
-            .wants(crate::hooks::HookEvent::PostToolUse, &call.name)
-            .then(|| prepared.args.clone());
+        // The PostToolUse (or PostToolUseFailure) hooks are told the arguments the call ran with.
+        let hook_call = (!self.hooks.is_empty())
+            .then(|| HookCall::new(call, prepared.tool.as_ref(), &prepared.args, &policy))
+            .filter(|seen| {
+                self.hooks.wants_call(HookEvent::PostToolUse, seen)
+                    || self.hooks.wants_call(HookEvent::PostToolUseFailure, seen)
+            });
         let started = Instant::now();
         // A file left by an earlier call with this id must not pass for this call's output.
         let full_output = self.results.path_for(&call.id, &call.name);
@@ -337,11 +352,12 @@ impl<'a> Pipeline<'a> {
                 ),
             });
         }
-        if let Some(input) = hook_input {
-            self.post_tool_hooks(call, &input, &mut output, cancel).await;
+        let mut stop = None;
+        if let Some(seen) = hook_call {
+            stop = self.post_tool_hooks(&seen, &mut output, cancel).await;
         }
         let kept = full_output.is_file().then_some(full_output);
-        self.end(call, output, started.elapsed(), kept)
+        (self.end(call, output, started.elapsed(), kept).0, stop)
     }
 
     /// Runs the tool future `run` to its end, its live output from `live` shown as it comes. On interrupt it gets
@@ -381,21 +397,22 @@ impl<'a> Pipeline<'a> {
             chunk: tern_secrets::mask(chunk).into_owned(),
         });
     }
-    /// The PostToolUse hooks on a call that ran: their feedback and blocks are appended to its result.
+    /// The PostToolUse (or PostToolUseFailure) hooks on a call that ran: their feedback and blocks are appended to
+    /// its result. Returns what to tell the user when one stopped the agent.
     async fn post_tool_hooks(
         &self,
-        call: &ToolCall,
-        input: &Value,
+        call: &HookCall,
         output: &mut ToolOutput,
         cancel: &CancellationToken,
-    ) {
+    ) -> Option<String> {
         if cancel.is_cancelled() {
-            return;
+            return None;
         }
         let shared = Arc::clone(self.shared);
         let notify = move |text| shared.emit(Event::Notice { text });
-        let notes = self.hooks.post_tool_use(call, input, output, cancel, &notify).await;
+        let notes = self.hooks.post_tool_use(call, output, cancel, &notify).await;
         notes.apply(output);
+        notes.stop
     }
 }
 

@@ -1,15 +1,22 @@
 //! The `[hooks]` section: user commands run at points of a session (see `crate::hooks` for what each gets and may
-//! answer). Written as arrays of tables, one per hook:
+//! answer). Written as arrays of tables, one per hook, or one per matcher with its handlers as Claude Code's
+//! `settings.json` groups them:
 //!
 //! ```toml
 //! [[hooks.PreToolUse]]
-//! matcher = "exec|edit_.*|mcp__github__.*"   # a regex over the whole tool name; absent, "" or "*" = every tool
-//! command = "~/bin/check-call.sh"
-//! timeout_sec = 10                           # default 10, at most 600
+//! matcher = "Bash|mcp__github__.*"   # Claude Code's tool names (or tern's); absent, "" or "*" = every tool
+//! command = "~/.claude/hooks/check-call.sh"
+//! timeout = 60                        # seconds; default 60, at most 600 (`timeout_sec` is the same)
+//!
+//! [[hooks.PostToolUse]]
+//! matcher = "Edit|Write"
+//! hooks = [{ type = "command", command = "jq -r .tool_input.file_path | xargs prettier --write" }]
 //! ```
 //!
-//! Hooks run programs, so an untrusted project's hooks are dropped with the other loosening settings
-//! (`ConfigFile::without_loosening`) and never run.
+//! Events and keys are Claude Code's, so its hooks carry over: every event tern has a point for is accepted, a
+//! handler of another `type` than `command` (`prompt`, `http`, `agent`, `mcp_tool`) is skipped with a warning, and a
+//! tool matcher that can match no tool tern has is a warning. Hooks run programs, so an untrusted project's hooks are
+//! dropped with the other loosening settings (`ConfigFile::without_loosening`) and never run.
 
 use std::time::Duration;
 
@@ -18,10 +25,42 @@ use serde::Deserialize;
 use super::ConfigError;
 use crate::hooks::{Hook, HookEvent};
 
-/// How long a hook may run when its entry does not say.
-pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a hook may run when its entry does not say: Claude Code's classic default.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest a hook may be given.
 pub const MAX_HOOK_TIMEOUT_SECS: u64 = 600;
+
+/// The names a tool matcher may meet: Claude Code's for tern's tools (`tern_tools::ClaudeTool`), as they appear in
+/// published hooks, and tern's own. MCP tools are `mcp__SERVER__TOOL`.
+const TOOL_NAMES: &[&str] = &[
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "Glob",
+    "Grep",
+    "LS",
+    "WebFetch",
+    "WebSearch",
+    "Task",
+    "Agent",
+    "TodoWrite",
+    "NotebookEdit",
+    "exec",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "apply_patch",
+    "find_files",
+    "grep",
+    "list_dir",
+    "web_fetch",
+    "web_search",
+    "spawn",
+    "todo_write",
+    "notebook_edit",
+];
 
 /// `[hooks]` as written: the entries of each event, in the order the files give them.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -31,24 +70,63 @@ pub struct HooksFile {
     pub pre_tool_use: Vec<HookEntry>,
     #[serde(rename = "PostToolUse", default)]
     pub post_tool_use: Vec<HookEntry>,
+    #[serde(rename = "PostToolUseFailure", default)]
+    pub post_tool_use_failure: Vec<HookEntry>,
     #[serde(rename = "UserPromptSubmit", default)]
     pub user_prompt_submit: Vec<HookEntry>,
     #[serde(rename = "SessionStart", default)]
     pub session_start: Vec<HookEntry>,
+    #[serde(rename = "SessionEnd", default)]
+    pub session_end: Vec<HookEntry>,
     #[serde(rename = "Stop", default)]
     pub stop: Vec<HookEntry>,
+    #[serde(rename = "SubagentStop", default)]
+    pub subagent_stop: Vec<HookEntry>,
+    #[serde(rename = "PreCompact", default)]
+    pub pre_compact: Vec<HookEntry>,
+    #[serde(rename = "Notification", default)]
+    pub notification: Vec<HookEntry>,
 }
 
-/// One hook as written.
+/// One hook as written: a command, or (Claude Code's shape) a matcher with a list of handlers.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HookEntry {
-    /// A regex over the whole tool name (PreToolUse, PostToolUse) or the start source (SessionStart: `startup`,
-    /// `resume`, `clear`).
+    /// What the hooks are for: tool names (PreToolUse, PostToolUse, PostToolUseFailure), the start source
+    /// (SessionStart: `startup`, `resume`, `clear`), the end reason (SessionEnd), the trigger (PreCompact: `manual`,
+    /// `auto`), the notification's type, the subagent's type (SubagentStop). Read as Claude Code reads it.
     pub matcher: Option<String>,
     /// Run with `sh -c` in the workspace.
-    pub command: String,
+    pub command: Option<String>,
+    /// Claude Code's handler type; only `command` runs.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Seconds (Claude Code's key).
+    pub timeout: Option<u64>,
+    /// Seconds (tern's earlier key).
     pub timeout_sec: Option<u64>,
+    /// Handlers under one matcher, as Claude Code's `settings.json` writes them.
+    #[serde(default)]
+    pub hooks: Vec<Handler>,
+}
+
+/// One handler of a matcher group.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Handler {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    pub timeout: Option<u64>,
+    /// Claude Code's other keys (`statusMessage`, `async`, `if`, ...), accepted and not used.
+    #[serde(flatten)]
+    pub other: toml::Table,
+}
+
+/// The hooks of a config, and what in it tern does not do, for warnings.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    pub hooks: Vec<Hook>,
+    pub warnings: Vec<String>,
 }
 
 impl HooksFile {
@@ -58,60 +136,166 @@ impl HooksFile {
 
     /// A later layer's hooks run after this one's.
     pub fn extend(&mut self, other: HooksFile) {
-        self.pre_tool_use.extend(other.pre_tool_use);
-        self.post_tool_use.extend(other.post_tool_use);
-        self.user_prompt_submit.extend(other.user_prompt_submit);
-        self.session_start.extend(other.session_start);
-        self.stop.extend(other.stop);
+        for (mine, theirs) in self.lists_mut().into_iter().zip(other.into_lists()) {
+            mine.extend(theirs);
+        }
     }
 
-    fn lists(&self) -> [(HookEvent, &Vec<HookEntry>); 5] {
+    fn lists(&self) -> [(HookEvent, &Vec<HookEntry>); 10] {
         [
             (HookEvent::PreToolUse, &self.pre_tool_use),
             (HookEvent::PostToolUse, &self.post_tool_use),
+            (HookEvent::PostToolUseFailure, &self.post_tool_use_failure),
             (HookEvent::UserPromptSubmit, &self.user_prompt_submit),
             (HookEvent::SessionStart, &self.session_start),
+            (HookEvent::SessionEnd, &self.session_end),
             (HookEvent::Stop, &self.stop),
+            (HookEvent::SubagentStop, &self.subagent_stop),
+            (HookEvent::PreCompact, &self.pre_compact),
+            (HookEvent::Notification, &self.notification),
         ]
     }
 
-    /// The hooks, checked: a command is given, the matcher is a valid regex on an event that has something to match.
-    /// Errors name the entry (`hooks.PreToolUse[1].matcher`).
-    pub fn compile(&self) -> Result<Vec<Hook>, ConfigError> {
-        let mut hooks = Vec::new();
+    fn lists_mut(&mut self) -> [&mut Vec<HookEntry>; 10] {
+        [
+            &mut self.pre_tool_use,
+            &mut self.post_tool_use,
+            &mut self.post_tool_use_failure,
+            &mut self.user_prompt_submit,
+            &mut self.session_start,
+            &mut self.session_end,
+            &mut self.stop,
+            &mut self.subagent_stop,
+            &mut self.pre_compact,
+            &mut self.notification,
+        ]
+    }
+
+    fn into_lists(self) -> [Vec<HookEntry>; 10] {
+        [
+            self.pre_tool_use,
+            self.post_tool_use,
+            self.post_tool_use_failure,
+            self.user_prompt_submit,
+            self.session_start,
+            self.session_end,
+            self.stop,
+            self.subagent_stop,
+            self.pre_compact,
+            self.notification,
+        ]
+    }
+
+    /// The hooks, checked: each has a command, a valid matcher and a timeout in range. Errors name the entry
+    /// (`hooks.PreToolUse[1].matcher`); what tern does not do is a warning.
+    pub fn compile(&self) -> Result<Compiled, ConfigError> {
+        let mut out = Compiled::default();
         for (event, list) in self.lists() {
             for (i, entry) in list.iter().enumerate() {
                 let at = format!("hooks.{}[{i}]", event.as_str());
-                if entry.command.trim().is_empty() {
-                    return Err(ConfigError::Invalid(format!("{at}.command: empty")));
-                }
                 let matcher = entry
                     .matcher
                     .as_deref()
                     .map(str::trim)
                     .filter(|m| !m.is_empty() && *m != "*");
-                if matcher.is_some() && !event.has_matcher() {
-                    return Err(ConfigError::Invalid(format!(
-                        "{at}.matcher: {} hooks have nothing to match; remove the matcher",
-                        event.as_str()
-                    )));
-                }
-                let timeout = match entry.timeout_sec {
-                    None => DEFAULT_HOOK_TIMEOUT,
-                    Some(secs @ 1..=MAX_HOOK_TIMEOUT_SECS) => Duration::from_secs(secs),
-                    Some(secs) => {
-                        return Err(ConfigError::Invalid(format!(
-                            "{at}.timeout_sec = {secs}: expected 1 to {MAX_HOOK_TIMEOUT_SECS} seconds"
-                        )));
+                if let Some(matcher) = matcher {
+                    if !event.has_matcher() {
+                        out.warnings.push(format!(
+                            "{at}.matcher: {} hooks have nothing to match, so it is ignored (as Claude Code does)",
+                            event.as_str()
+                        ));
+                    } else if event.is_tool_event()
+                        && let Ok(hook) = Hook::new(event, Some(matcher), "", DEFAULT_HOOK_TIMEOUT)
+                        && !matcher.contains("mcp__")
+                        && !TOOL_NAMES.iter().any(|name| hook.matches(name))
+                    {
+                        out.warnings.push(format!(
+                            "{at}.matcher {matcher:?} matches no tool tern has (tools are named as in Claude Code: \
+                             Bash, Read, Write, Edit, MultiEdit, Glob, Grep, LS, WebFetch, WebSearch, Task, \
+                             TodoWrite, NotebookEdit, mcp__SERVER__TOOL), so the hook never runs"
+                        ));
                     }
-                };
-                let hook = Hook::new(event, matcher, entry.command.clone(), timeout)
-                    .map_err(|e| ConfigError::Invalid(format!("{at}.matcher: {e}")))?;
-                hooks.push(hook);
+                }
+                let matcher = matcher.filter(|_| event.has_matcher());
+                let handlers = entry_handlers(entry, &at)?;
+                for Written {
+                    at: where_,
+                    kind,
+                    command,
+                    timeout,
+                } in handlers
+                {
+                    if kind != "command" {
+                        out.warnings.push(format!(
+                            "{where_}: a hook of type {kind:?} is not something tern runs (only \"command\"); skipped"
+                        ));
+                        continue;
+                    }
+                    let command = command.unwrap_or_default();
+                    if command.trim().is_empty() {
+                        return Err(ConfigError::Invalid(format!("{where_}.command: empty")));
+                    }
+                    let timeout = match timeout {
+                        None => DEFAULT_HOOK_TIMEOUT,
+                        Some(secs @ 1..=MAX_HOOK_TIMEOUT_SECS) => Duration::from_secs(secs),
+                        Some(secs) => {
+                            return Err(ConfigError::Invalid(format!(
+                                "{where_}.timeout = {secs}: expected 1 to {MAX_HOOK_TIMEOUT_SECS} seconds"
+                            )));
+                        }
+                    };
+                    let hook = Hook::new(event, matcher, command, timeout)
+                        .map_err(|e| ConfigError::Invalid(format!("{at}.matcher: {e}")))?;
+                    out.hooks.push(hook);
+                }
             }
         }
-        Ok(hooks)
+        Ok(out)
     }
+}
+
+/// One handler as written.
+struct Written {
+    /// Where it is, for messages (`hooks.PreToolUse[0].hooks[1]`).
+    at: String,
+    kind: String,
+    command: Option<String>,
+    /// Seconds.
+    timeout: Option<u64>,
+}
+
+/// An entry's handlers. An entry is one handler itself, or a group of them under `hooks`, not both.
+fn entry_handlers(entry: &HookEntry, at: &str) -> Result<Vec<Written>, ConfigError> {
+    let kind = |k: &Option<String>| k.clone().unwrap_or_else(|| "command".into());
+    if entry.hooks.is_empty() {
+        if entry.timeout.is_some() && entry.timeout_sec.is_some() {
+            return Err(ConfigError::Invalid(format!(
+                "{at}: timeout and timeout_sec both given; keep one"
+            )));
+        }
+        return Ok(vec![Written {
+            at: at.to_string(),
+            kind: kind(&entry.kind),
+            command: entry.command.clone(),
+            timeout: entry.timeout.or(entry.timeout_sec),
+        }]);
+    }
+    if entry.command.is_some() || entry.kind.is_some() || entry.timeout.is_some() || entry.timeout_sec.is_some() {
+        return Err(ConfigError::Invalid(format!(
+            "{at}: give either a command or a list of hooks under the matcher, not both"
+        )));
+    }
+    Ok(entry
+        .hooks
+        .iter()
+        .enumerate()
+        .map(|(k, h)| Written {
+            at: format!("{at}.hooks[{k}]"),
+            kind: kind(&h.kind),
+            command: h.command.clone(),
+            timeout: h.timeout,
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -126,21 +310,69 @@ mod tests {
     }
 
     #[test]
-    fn entries_compile_with_defaults_and_anchored_matchers() {
+    fn entries_compile_with_defaults_and_claude_code_matchers() {
         let file = parse(
-            "[[hooks.PreToolUse]]\nmatcher = \"exec|mcp__github__.*\"\ncommand = \"a\"\n\
+            "[[hooks.PreToolUse]]\nmatcher = \"Bash|mcp__github__.*\"\ncommand = \"a\"\n\
              [[hooks.PreToolUse]]\ncommand = \"b\"\ntimeout_sec = 3\n\
              [[hooks.Stop]]\nmatcher = \"*\"\ncommand = \"c\"\n",
         );
-        let hooks = file.hooks.compile().unwrap();
+        let hooks = file.hooks.compile().unwrap().hooks;
         assert_eq!(hooks.len(), 3);
         assert_eq!(hooks[0].timeout, DEFAULT_HOOK_TIMEOUT);
-        assert!(hooks[0].matches("exec") && hooks[0].matches("mcp__github__create_issue"));
-        // The whole name must match: a tool whose name merely contains "exec" is not matched.
-        assert!(!hooks[0].matches("exec_more") && !hooks[0].matches("read_file"));
+        assert!(hooks[0].matches("Bash") && hooks[0].matches("mcp__github__create_issue"));
+        assert!(!hooks[0].matches("Read"));
+        // A regex may match anywhere in the name, as in Claude Code (`^Bash$` is one tool).
+        assert!(hooks[0].matches("Bash2"));
         assert!(hooks[1].matches("anything"));
         assert_eq!(hooks[1].timeout, Duration::from_secs(3));
         assert_eq!(hooks[2].event, HookEvent::Stop);
+    }
+
+    /// Claude Code's `settings.json` shape carries over as it is: events, matcher groups with handlers, `type` and
+    /// `timeout`; what tern does not run is a warning, not an error that keeps tern from starting.
+    #[test]
+    fn claude_code_hooks_carry_over_with_warnings_for_what_tern_does_not_do() {
+        let file = parse(
+            "[[hooks.PostToolUse]]\nmatcher = \"Edit|Write\"\n\
+             hooks = [{ type = \"command\", command = \"fmt\", timeout = 30, statusMessage = \"formatting\" },\
+                      { type = \"prompt\", prompt = \"is it ok?\" }]\n\
+             [[hooks.SessionEnd]]\ncommand = \"bye\"\n\
+             [[hooks.PreCompact]]\nmatcher = \"manual\"\ncommand = \"keep\"\n\
+             [[hooks.Notification]]\ncommand = \"notify-send tern\"\n\
+             [[hooks.SubagentStop]]\ncommand = \"check\"\n\
+             [[hooks.PostToolUseFailure]]\nmatcher = \"Bash\"\ntype = \"command\"\ncommand = \"log\"\n\
+             [[hooks.PreToolUse]]\nmatcher = \"Bsh\"\ncommand = \"typo\"\n\
+             [[hooks.UserPromptSubmit]]\nmatcher = \"x\"\ncommand = \"p\"\n",
+        );
+        let compiled = file.hooks.compile().unwrap();
+        let hooks: Vec<(HookEvent, &str, u64)> = compiled
+            .hooks
+            .iter()
+            .map(|h| (h.event, h.command.as_str(), h.timeout.as_secs()))
+            .collect();
+        assert_eq!(
+            hooks,
+            [
+                (HookEvent::PreToolUse, "typo", 60),
+                (HookEvent::PostToolUse, "fmt", 30),
+                (HookEvent::PostToolUseFailure, "log", 60),
+                (HookEvent::UserPromptSubmit, "p", 60),
+                (HookEvent::SessionEnd, "bye", 60),
+                (HookEvent::SubagentStop, "check", 60),
+                (HookEvent::PreCompact, "keep", 60),
+                (HookEvent::Notification, "notify-send tern", 60),
+            ]
+        );
+        let warnings = compiled.warnings.join("\n");
+        assert_eq!(compiled.warnings.len(), 3, "{warnings}");
+        assert!(warnings.contains("\"Bsh\" matches no tool"), "{warnings}");
+        assert!(
+            warnings.contains("hooks.PostToolUse[0].hooks[1]: a hook of type \"prompt\""),
+            "{warnings}"
+        );
+        assert!(warnings.contains("hooks.UserPromptSubmit[0].matcher"), "{warnings}");
+        // The matcher on an event without one is ignored: the hook runs for every prompt.
+        assert!(compiled.hooks[3].matches("anything"));
     }
 
     #[test]
@@ -151,20 +383,24 @@ mod tests {
                 "hooks.PreToolUse[0].matcher",
             ),
             (
-                "[[hooks.Stop]]\nmatcher = \"x\"\ncommand = \"a\"\n",
-                "hooks.Stop[0].matcher",
-            ),
-            (
                 "[[hooks.PostToolUse]]\ncommand = \" \"\n",
                 "hooks.PostToolUse[0].command",
             ),
             (
                 "[[hooks.SessionStart]]\ncommand = \"a\"\ntimeout_sec = 0\n",
-                "hooks.SessionStart[0].timeout_sec",
+                "hooks.SessionStart[0].timeout",
             ),
             (
-                "[[hooks.SessionStart]]\ncommand = \"a\"\ntimeout_sec = 601\n",
-                "timeout_sec = 601",
+                "[[hooks.SessionStart]]\ncommand = \"a\"\ntimeout = 601\n",
+                "timeout = 601",
+            ),
+            (
+                "[[hooks.Stop]]\ncommand = \"a\"\nhooks = [{ command = \"b\" }]\n",
+                "not both",
+            ),
+            (
+                "[[hooks.Stop]]\nhooks = [{ type = \"command\" }]\n",
+                "hooks.Stop[0].hooks[0].command",
             ),
         ];
         for (text, field) in cases {
@@ -181,7 +417,14 @@ mod tests {
         let user = parse("[[hooks.Stop]]\ncommand = \"user\"\n");
         let project = parse("[[hooks.Stop]]\ncommand = \"project\"\n");
         let merged = user.clone().merge(project.clone());
-        let commands: Vec<String> = merged.hooks.compile().unwrap().into_iter().map(|h| h.command).collect();
+        let commands: Vec<String> = merged
+            .hooks
+            .compile()
+            .unwrap()
+            .hooks
+            .into_iter()
+            .map(|h| h.command)
+            .collect();
         assert_eq!(commands, ["user", "project"]);
         let (untrusted, dropped) = project.without_loosening();
         assert!(untrusted.hooks.is_empty());
@@ -191,6 +434,7 @@ mod tests {
             .hooks
             .compile()
             .unwrap()
+            .hooks
             .into_iter()
             .map(|h| h.command)
             .collect();

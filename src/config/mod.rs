@@ -214,6 +214,9 @@ pub struct Settings {
     pub project_trusted: bool,
     /// What was ignored from an untrusted project, for a warning.
     pub ignored: Vec<String>,
+    /// What the config asks for that tern does not do (a hook of a type tern does not run, a matcher that matches no
+    /// tool), for a warning at start.
+    pub warnings: Vec<String>,
     /// Which files were read, for `--help`-style diagnostics.
     pub sources: Vec<PathBuf>,
     /// `[web]`: the web tools.
@@ -661,7 +664,8 @@ fn finish(
         checkpoints: file.checkpoints.retention(),
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,
-        hooks,
+        hooks: hooks.hooks,
+        warnings: hooks.warnings,
         project_trusted: false,
         ignored: Vec::new(),
         sources,

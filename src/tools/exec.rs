@@ -246,6 +246,9 @@ impl Tool for ExecTool {
     fn name(&self) -> &str {
         "exec"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Bash)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Command

@@ -1,6 +1,7 @@
 //! The tool system: the `Tool` trait, the context a tool runs in, argument casting and validation, the registry, and
 //! the built-in tools. Nothing here knows about terminals or providers.
 
+pub mod claude;
 pub mod edit;
 pub mod effects;
 pub mod exec;
@@ -22,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use claude::{ClaudeCall, ClaudeTool};
 pub use effects::{CommandCall, Effects, WebRequest};
 pub use file_state::FileTracker;
 pub use path_policy::{PathError, PathPolicy};
@@ -54,6 +56,12 @@ pub trait Tool: Send + Sync {
     /// tool that says nothing is treated as unknown: asked about wherever anything is.
     fn effects(&self, _args: &Value) -> Effects {
         Effects::default()
+    }
+    /// The Claude Code tool this one stands for, so hooks written for Claude Code see its calls under that tool's
+    /// name and input (`claude::ClaudeTool`). `None`: hooks see the tool under its own name (an MCP tool under
+    /// `mcp__SERVER__TOOL`).
+    fn claude(&self) -> Option<ClaudeTool> {
+        None
     }
     /// Never changes anything outside the process (files, network state, processes).
     fn read_only(&self) -> bool {

@@ -31,6 +31,9 @@ impl Tool for NotebookEditTool {
     fn name(&self) -> &str {
         "notebook_edit"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::NotebookEdit)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit

@@ -54,6 +54,9 @@ impl Tool for ApplyPatchTool {
     fn name(&self) -> &str {
         "apply_patch"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Patch)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit

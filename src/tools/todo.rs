@@ -40,6 +40,9 @@ impl Tool for TodoWriteTool {
     fn name(&self) -> &str {
         NAME
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::TodoWrite)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Plan

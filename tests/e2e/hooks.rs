@@ -180,7 +180,7 @@ fn any_approval(_: &ApprovalRequest) -> ApprovalDecision {
 async fn a_pre_tool_use_allow_runs_a_command_without_the_prompt() {
     let hooks = vec![hook(
         HookEvent::PreToolUse,
-        Some("exec"),
+        Some("Bash"),
         &decide("allow", "touch is fine here"),
     )];
     let (mut h, _) = harness(vec![touch("made"), Reply::text("done")], ApprovalMode::AutoEdit, hooks).await;
@@ -189,7 +189,7 @@ async fn a_pre_tool_use_allow_runs_a_command_without_the_prompt() {
     let told = notices(&events);
     assert!(
         told.iter()
-            .any(|n| n.contains("PreToolUse hook `cat >/dev/null;") && n.contains("allowed exec: touch is fine here")),
+            .any(|n| n.contains("PreToolUse hook `cat >/dev/null;") && n.contains("allowed Bash: touch is fine here")),
         "{told:?}"
     );
     assert_eq!(end_of(&events), TurnEnd::Completed);
@@ -240,7 +240,8 @@ async fn a_pre_tool_use_allow_does_not_waive_the_sandbox_the_deny_rules_or_the_w
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pre_tool_use_block_refuses_the_call_with_its_reason() {
-    // Exit 2 with the reason on stderr; the gate would have run it (full-auto).
+    // Exit 2 with the reason on stderr; the gate would have run it (full-auto). tern's own name for the tool selects it
+    // as Claude Code's does.
     let hooks = vec![hook(
         HookEvent::PreToolUse,
         Some("exec"),
@@ -254,7 +255,7 @@ async fn a_pre_tool_use_block_refuses_the_call_with_its_reason() {
         result.contains("PreToolUse hook") && result.contains("no files named made, ever"),
         "{result}"
     );
-    assert!(notices(&events).iter().any(|n| n.contains("denied exec")));
+    assert!(notices(&events).iter().any(|n| n.contains("denied Bash")));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -362,11 +363,11 @@ async fn matchers_pick_tools_by_name_mcp_tools_included() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn post_tool_use_feedback_reaches_the_model() {
-    // The hook reads the result it is given and answers with context for the model.
-    let command = r#"input=$(cat); case "$input" in *'"tool_response":{"content":'*hello\ world*) echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"style check: 1 warning"}}';; *) exit 1;; esac"#;
+    // The hook reads the result it is given, in the shape Claude Code gives a Read's, and answers with context.
+    let command = r#"input=$(cat); case "$input" in *'"tool_name":"Read"'*'"tool_response":{"type":"text","file":{"filePath":"'*'hello.txt","content":"'*hello\ world*) echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"style check: 1 warning"}}';; *) exit 1;; esac"#;
     let block = "cat >/dev/null; echo 'this file is generated' >&2; exit 2";
     let hooks = vec![
-        hook(HookEvent::PostToolUse, Some("read_file"), command),
+        hook(HookEvent::PostToolUse, Some("Read"), command),
         hook(HookEvent::PostToolUse, Some("exec"), block),
     ];
     let script = vec![
@@ -389,11 +390,7 @@ async fn post_tool_use_feedback_reaches_the_model() {
         ran.contains("this file is generated") && ran.contains("after the call ran"),
         "{ran}"
     );
-    assert!(
-        notices(&events)
-            .iter()
-            .any(|n| n.contains("added feedback on read_file"))
-    );
+    assert!(notices(&events).iter().any(|n| n.contains("added feedback on Read")));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -566,4 +563,250 @@ async fn an_interrupt_ends_a_slow_session_start_hook_and_the_session_goes_on() {
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert_eq!(end_of(&events), TurnEnd::Completed);
     assert_eq!(user_messages(&h.mock.requests()[0]), ["hi"]);
+}
+
+/// A hook's `updatedInput` is what runs, and it is gated like any call: a changed command the deny rules cover is
+/// asked about, whatever the hook's allow says.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_updated_input_runs_and_is_gated_again() {
+    let changed = |command: &str| {
+        let json = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+            "updatedInput": {"command": command}}});
+        format!("cat >/dev/null; echo '{json}'")
+    };
+    let hooks = vec![hook(HookEvent::PreToolUse, Some("Bash"), &changed("touch changed"))];
+    let (mut h, _) = harness(vec![touch("made"), Reply::text("done")], ApprovalMode::AutoEdit, hooks).await;
+    let events = h.turn("make a file", any_approval).await;
+    assert!(h.path("changed").exists() && !h.path("made").exists());
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.contains("changed the input of exec") && n.contains("touch changed")),
+        "{:?}",
+        notices(&events)
+    );
+    // Changed to a command a deny rule names: the gate decides on what will run.
+    let hooks = vec![hook(HookEvent::PreToolUse, Some("Bash"), &changed("git push"))];
+    let gate = ApprovalGate::new(ApprovalMode::FullAuto, vec![], vec!["git push".parse().unwrap()]);
+    let (mut h, _) = harness_with_gate(vec![touch("made"), Reply::text("done")], gate, hooks).await;
+    let events = h
+        .turn("make a file", |_| ApprovalDecision::Deny { feedback: None })
+        .await;
+    assert!(!h.path("made").exists());
+    let result = &tool_results(&h.mock.requests()[1])[0];
+    assert!(result.contains("blocked by deny rule `git push`"), "{result}");
+    assert!(approvals(&events).is_empty());
+    // An input that is not a valid call is refused, not run as the model wrote it.
+    let bad =
+        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"cmd":"ls"}}}'"#;
+    let hooks = vec![hook(HookEvent::PreToolUse, Some("Bash"), bad)];
+    let (mut h, _) = harness(vec![touch("made"), Reply::text("done")], ApprovalMode::FullAuto, hooks).await;
+    h.turn("make a file", any_approval).await;
+    assert!(!h.path("made").exists());
+    let result = &tool_results(&h.mock.requests()[1])[0];
+    assert!(result.contains("not valid"), "{result}");
+}
+
+/// `continue: false` stops the agent: the call does not run and the turn ends with the hook's reason for the user.
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_false_stops_the_agent() {
+    let stop = r#"cat >/dev/null; echo '{"continue":false,"stopReason":"the build is frozen"}'"#;
+    let hooks = vec![hook(HookEvent::PreToolUse, Some("Bash"), stop)];
+    let script = vec![touch("made"), touch("again"), Reply::text("done")];
+    let (mut h, _) = harness(script, ApprovalMode::FullAuto, hooks).await;
+    let events = h.turn("make files", any_approval).await;
+    assert!(!h.path("made").exists());
+    match end_of(&events) {
+        TurnEnd::Error { message } => assert!(message.contains("the build is frozen"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        h.mock.requests().len(),
+        1,
+        "no request after the hook stopped the agent"
+    );
+    // After a call ran, a PostToolUse hook's `continue: false` ends the turn too.
+    let hooks = vec![hook(HookEvent::PostToolUse, Some("Bash"), stop)];
+    let (mut h, _) = harness(
+        vec![touch("made"), touch("again"), Reply::text("done")],
+        ApprovalMode::FullAuto,
+        hooks,
+    )
+    .await;
+    let events = h.turn("make files", any_approval).await;
+    assert!(h.path("made").exists() && !h.path("again").exists());
+    assert!(matches!(end_of(&events), TurnEnd::Error { .. }));
+}
+
+/// A call that failed goes to PostToolUseFailure hooks with its error, not to PostToolUse hooks.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_call_goes_to_post_tool_use_failure_hooks() {
+    let hooks = vec![
+        hook(HookEvent::PostToolUse, Some("Bash"), "cat > success.json"),
+        hook(HookEvent::PostToolUseFailure, Some("Bash"), "cat > failure.json"),
+    ];
+    let script = vec![
+        Reply::tool("exec", json!({"command": "echo broken >&2; exit 3"})),
+        Reply::tool("exec", json!({"command": "echo fine"})),
+        Reply::text("done"),
+    ];
+    let (mut h, _) = harness(script, ApprovalMode::FullAuto, hooks).await;
+    h.turn("go", any_approval).await;
+    let failure: Value = serde_json::from_str(&std::fs::read_to_string(h.path("failure.json")).unwrap()).unwrap();
+    assert_eq!(failure["hook_event_name"], "PostToolUseFailure");
+    assert_eq!(failure["tool_input"]["command"], "echo broken >&2; exit 3");
+    assert!(failure["error"].as_str().unwrap().contains("broken"), "{failure}");
+    let success: Value = serde_json::from_str(&std::fs::read_to_string(h.path("success.json")).unwrap()).unwrap();
+    assert_eq!(success["tool_name"], "Bash");
+    assert!(
+        success["tool_response"]["stdout"].as_str().unwrap().contains("fine"),
+        "{success}"
+    );
+    assert_eq!(success["tool_response"]["interrupted"], false);
+}
+
+/// Notification hooks hear of a prompt that waits, PreCompact hooks may block `/compact`, and SessionEnd hooks run
+/// when the conversation is cleared and when the session ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn notification_pre_compact_and_session_end_hooks_run_where_claude_code_runs_them() {
+    let hooks = vec![
+        hook(
+            HookEvent::Notification,
+            Some("permission_prompt"),
+            "cat >> notified.jsonl; echo >> notified.jsonl",
+        ),
+        hook(
+            HookEvent::PreCompact,
+            Some("manual"),
+            "cat > compact.json; echo 'not now' >&2; exit 2",
+        ),
+        hook(HookEvent::SessionEnd, None, "cat >> ended.jsonl; echo >> ended.jsonl"),
+    ];
+    let (mut h, _) = harness(vec![touch("made"), Reply::text("done")], ApprovalMode::Ask, hooks).await;
+    h.turn("make a file", |_| ApprovalDecision::Once).await;
+    assert!(h.path("made").exists());
+    let notified = wait_for_file(&h.path("notified.jsonl")).await;
+    let notified: Value = serde_json::from_str(notified.lines().next().unwrap()).unwrap();
+    assert_eq!(notified["notification_type"], "permission_prompt");
+    assert!(
+        notified["message"].as_str().unwrap().contains("permission to use exec"),
+        "{notified}"
+    );
+    h.agent
+        .ops
+        .send(Op::Compact {
+            focus: Some("keep the plan".into()),
+        })
+        .unwrap();
+    let mut told = Vec::new();
+    while !told.iter().any(|t: &String| t.contains("blocked the compaction")) {
+        if let Event::Notice { text } = h.next().await {
+            told.push(text);
+        }
+    }
+    let compact: Value = serde_json::from_str(&std::fs::read_to_string(h.path("compact.json")).unwrap()).unwrap();
+    assert_eq!(
+        (compact["trigger"].as_str(), compact["custom_instructions"].as_str()),
+        (Some("manual"), Some("keep the plan"))
+    );
+    assert!(told.iter().any(|t| t.contains("not now")), "{told:?}");
+    h.agent.ops.send(Op::NewConversation).unwrap();
+    h.agent.ops.send(Op::Shutdown).unwrap();
+    while !matches!(h.next().await, Event::ShutdownComplete) {}
+    let ended: Vec<Value> = std::fs::read_to_string(h.path("ended.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let reasons: Vec<&str> = ended.iter().map(|e| e["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons, ["clear", "prompt_input_exit"]);
+}
+
+/// Waits up to 10 s for a file a hook run beside the session writes.
+async fn wait_for_file(path: &Path) -> String {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{} was not written", path.display())
+}
+
+/// A Claude Code user's hooks, configured in the shape of Claude Code's `settings.json` (a matcher with its
+/// handlers, `type` and `timeout`) and written to Claude Code's documentation (`tests/fixtures/claude-hooks`), run
+/// unchanged under `tern run`: the `rm -rf` guard denies the command, the protected-files guard blocks a write to
+/// `.env` (file by file, inside a patch too), and the formatter runs on the file an edit wrote.
+#[tokio::test]
+async fn claude_code_hook_scripts_run_unchanged_under_tern_run() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks");
+    let script = |name: &str| fixtures.join(name).display().to_string();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "rm -rf build"})),
+        Reply::tool("write_file", json!({"path": ".env", "content": "KEY=1\n"})),
+        Reply::tool(
+            "apply_patch",
+            json!({"edits": [{"path": "todo.txt", "action": "add", "new_text": "a\n"},
+                             {"path": "conf/.env.local", "action": "add", "new_text": "B=2\n"}]}),
+        ),
+        Reply::tool("write_file", json!({"path": "main.txt", "content": "hello\n"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let sb = support::tern::Scratch::new();
+    std::fs::create_dir_all(sb.work.path().join("build")).unwrap();
+    user_config(
+        sb.home.path(),
+        &format!(
+            "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{{ type = \"command\", command = \"{}\", timeout = 30 }}]\n\
+             [[hooks.PreToolUse]]\nmatcher = \"Edit|MultiEdit|Write\"\nhooks = [{{ type = \"command\", command = \"{}\" }}]\n\
+             [[hooks.PostToolUse]]\nmatcher = \"Edit|Write\"\nhooks = [{{ type = \"command\", command = \"{}\" }}]\n",
+            script("block-rm.sh"),
+            script("protect-files.sh"),
+            script("format-after-edit.sh"),
+        ),
+    );
+    let out = sb.run(Some(&mock), &["run", "--mode", "full-auto", "tidy up"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let work = sb.work.path();
+    assert!(work.join("build").is_dir(), "rm -rf ran: {err}");
+    assert!(
+        !work.join(".env").exists() && !work.join("conf/.env.local").exists(),
+        "{err}"
+    );
+    assert!(
+        !work.join("todo.txt").exists(),
+        "a patch with a blocked file runs no part of it"
+    );
+    let results: Vec<String> = mock.requests()[1..5]
+        .iter()
+        .map(|r| tool_results(r).pop().unwrap())
+        .collect();
+    assert!(
+        results[0].contains("Destructive command blocked by hook"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("matches protected pattern '.env'"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("conf/.env.local matches protected pattern"),
+        "{}",
+        results[2]
+    );
+    // The formatter ran on what the edit wrote, given the file's absolute path.
+    assert_eq!(
+        std::fs::read_to_string(work.join("main.txt")).unwrap(),
+        "hello\nformatted\n"
+    );
+    let log = std::fs::read_to_string(work.join("formatted.log")).unwrap();
+    assert_eq!(log.trim(), work.join("main.txt").display().to_string());
+    assert!(err.contains("denied Bash") && err.contains("PreToolUse hook"), "{err}");
 }

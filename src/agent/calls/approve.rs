@@ -13,6 +13,7 @@ use super::INTERRUPTED;
 use super::Pipeline;
 use crate::approval::Verdict;
 use crate::approval::{CommandRule, EditRule};
+use crate::hooks::{HookCall, HookEvent, PreDecision};
 use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use tern_tools::edit::ProposedChange;
 use tern_tools::exec::ExecLimits;
@@ -53,6 +54,9 @@ pub(crate) enum Gate {
     Refused(ToolOutput),
     /// The user aborted the turn at the prompt.
     Abort,
+    /// A PreToolUse hook stopped the agent (`continue: false`): the call does not run and the turn ends, with this
+    /// for the user.
+    Stop(String),
 }
 
 /// A call the gate asks the user about, with what the answer needs.
@@ -73,11 +77,13 @@ impl Pipeline<'_> {
     /// Asks the gate, and the user when the gate says so. Takes the prepared call so that only an approved one can
     /// come back out.
     pub(super) async fn approve(&self, call: &ToolCall, prepared: PreparedCall, cancel: &CancellationToken) -> Gate {
+        let (hooks, prepared) = match self.pre_tool_hooks(call, prepared, cancel).await {
+            Ok(said) => said,
+            Err(gate) => return gate,
+        };
         // What the call does, as its tool says: every question below is asked of this, never of the tool's name.
         let effects = prepared.tool.effects(&prepared.args);
-        let Some((verdict, limits)) = self.verdict(call, &prepared, &effects, cancel).await else {
-            return Gate::Refused(ToolOutput::error(INTERRUPTED));
-        };
+        let (verdict, limits) = self.verdict(&prepared, &effects, hooks.as_ref());
         let (reason, proposed_rule) = match verdict {
             Verdict::Allow => {
                 return Gate::Run(Approved {
@@ -121,25 +127,72 @@ impl Pipeline<'_> {
         self.answered(decision, question)
     }
 
-    /// The gate's verdict with the user's PreToolUse hooks' decision in it (they decide with the gate, never around
-    /// it: `crate::hooks::decide`), and how a command runs. `None`: interrupted while the hooks ran.
-    async fn verdict(
+    /// The user's PreToolUse hooks on the call: their decision, and the call to gate, which is the call they changed
+    /// when one sent an `updatedInput` (prepared again, so it is cast and validated like the model's, and then gated
+    /// like any call: the hook's own allow waives no more than for any call). `Err`: the gate's answer already (the
+    /// turn was interrupted, a hook stopped the agent, or a changed input is not a valid call).
+    async fn pre_tool_hooks(
         &self,
         call: &ToolCall,
-        prepared: &PreparedCall,
-        effects: &Effects,
+        prepared: PreparedCall,
         cancel: &CancellationToken,
-    ) -> Option<(Verdict, ExecLimits)> {
-        let mode = self.shared.mode();
+    ) -> Result<(Option<PreDecision>, PreparedCall), Gate> {
+        if self.hooks.is_empty() {
+            return Ok((None, prepared));
+        }
+        let seen = HookCall::new(call, prepared.tool.as_ref(), &prepared.args, self.policy);
+        if !self.hooks.wants_call(HookEvent::PreToolUse, &seen) {
+            return Ok((None, prepared));
+        }
         let shared = Arc::clone(self.shared);
         let notify = move |text| shared.emit(Event::Notice { text });
-        let hook = self
+        let said = self
             .hooks
-            .pre_tool_use(call, &prepared.args, mode, cancel, &notify)
+            .pre_tool_use(&seen, self.shared.mode(), cancel, &notify)
             .await;
         if cancel.is_cancelled() {
-            return None;
+            return Err(Gate::Refused(ToolOutput::error(INTERRUPTED)));
         }
+        if let Some(reason) = said.stop {
+            return Err(Gate::Stop(reason));
+        }
+        let Some((input, hook)) = said.updated_input else {
+            return Ok((said.decision, prepared));
+        };
+        let args = match seen.claude {
+            Some(claude) => claude.args(&input),
+            // Shown under its own name (an MCP tool): the input is its arguments.
+            None if seen.shown.len() == 1 => Some(input),
+            None => None,
+        };
+        let Some(args) = args else {
+            return Err(Gate::Refused(ToolOutput::error(format!(
+                "The user's {hook} changed this call's input, which tern cannot apply to a call shown to hooks as \
+                 several (one per file); the call did not run."
+            ))));
+        };
+        let changed = ToolCall {
+            arguments: args,
+            ..call.clone()
+        };
+        match self.tools.prepare_call(&changed) {
+            Ok(prepared) => {
+                let shown = tern_secrets::mask(&changed.arguments.to_string()).into_owned();
+                let short: String = tern_text::one_line(&shown).chars().take(200).collect();
+                notify(format!("{hook} changed the input of {}: {short}", call.name));
+                Ok((said.decision, prepared))
+            }
+            Err(why) => Err(Gate::Refused(ToolOutput::error(format!(
+                "The user's {hook} changed this call's input to one that is not valid ({why}); the call did not run."
+            )))),
+        }
+    }
+
+    /// The gate's verdict with the user's PreToolUse hooks' decision in it (they decide with the gate, never around
+    /// it: `crate::hooks::decide`), and how a command runs.
+    fn verdict(&self, prepared: &PreparedCall, effects: &Effects, hook: Option<&PreDecision>) -> (Verdict, ExecLimits) {
+        let shared = Arc::clone(self.shared);
+        let notify = move |text| shared.emit(Event::Notice { text });
         let decided = self.shared.with_gate(|gate| {
             (
                 gate.decide(prepared.tool.as_ref(), effects, self.policy),
@@ -161,16 +214,35 @@ impl Pipeline<'_> {
             Some(hook) => {
                 // An edit outside the workspace needs the user's yes whatever a hook says.
                 let firm = firm || !Arc::ptr_eq(&self.widened_policy(effects), self.policy);
-                crate::hooks::decide(verdict, &hook, firm, &notify)
+                crate::hooks::decide(verdict, hook, firm, &notify)
             }
             None => verdict,
         };
-        Some((verdict, limits))
+        (verdict, limits)
+    }
+
+    /// The Notification hooks for a prompt that waits for the user (`permission_prompt`), run beside it: the prompt
+    /// does not wait for them.
+    fn notification_hooks(&self, message: String) {
+        const KIND: &str = "permission_prompt";
+        if !self.hooks.wants(HookEvent::Notification, KIND) {
+            return;
+        }
+        let hooks = self.hooks.clone();
+        let shared = Arc::clone(self.shared);
+        tokio::spawn(async move {
+            let notify = move |text| shared.emit(Event::Notice { text });
+            let cancel = CancellationToken::new();
+            hooks
+                .tell(HookEvent::Notification, KIND, Some(&message), &cancel, &notify)
+                .await;
+        });
     }
 
     /// Shows the approval prompt for `question`; the answer comes back through the returned receiver.
     fn ask(&self, call: &ToolCall, question: &Question, reason: String) -> oneshot::Receiver<ApprovalDecision> {
         let (id, rx) = self.shared.new_approval();
+        self.notification_hooks(format!("tern needs your permission to use {}", call.name));
         let (command, cwd) = describe(&call.name, &question.prepared.args, &question.effects, self.policy);
         let change = question.change.as_ref();
         // The prompt shows what a file holds, and a file (outside the workspace, say) may hold a key.

@@ -1,12 +1,13 @@
-//! The five hook points: what each event's hooks are given, and how their answers are combined into what the agent
-//! does. Every answer worth telling goes to `notify` (a notice for the user); nothing here touches the conversation.
+//! The hook points: what each event's hooks are given, and how their answers are combined into what the agent does.
+//! Every answer worth telling goes to `notify` (a notice for the user); nothing here touches the conversation.
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::reply::{Permission, PreDecision};
+use super::call::{HookCall, tool_response};
+use super::reply::{Permission, PreDecision, PreHooks};
 use super::{HookEvent, Hooks, Notify, told};
-use tern_protocol::{ApprovalMode, ToolCall, ToolOutput};
+use tern_protocol::{ApprovalMode, ToolOutput};
 
 /// The most of a tool's result a PostToolUse hook is given.
 const MAX_RESPONSE_CHARS: usize = 100_000;
@@ -18,12 +19,14 @@ pub(crate) struct PostNotes {
     pub feedback: Vec<String>,
     /// Blocks: each appended as an error note.
     pub blocks: Vec<String>,
+    /// A hook stopped the agent (`continue: false`): what the user is told.
+    pub stop: Option<String>,
 }
 
 impl PostNotes {
     /// Appends the notes to the call's result; a block marks it an error.
-    pub(crate) fn apply(self, output: &mut ToolOutput) {
-        for text in self.feedback {
+    pub(crate) fn apply(&self, output: &mut ToolOutput) {
+        for text in &self.feedback {
             output.text.push_str(&format!("\n\n{text}"));
         }
         for text in &self.blocks {
@@ -35,101 +38,141 @@ impl PostNotes {
     }
 }
 
+/// Claude Code's name for an approval mode (`permission_mode`), which hook scripts compare against.
+fn permission_mode(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::ReadOnly => "plan",
+        ApprovalMode::Ask => "default",
+        ApprovalMode::AutoEdit => "acceptEdits",
+        ApprovalMode::FullAuto => "bypassPermissions",
+    }
+}
+
 impl Hooks {
-    /// The PreToolUse hooks' decision on a prepared call: deny wins over ask, ask over allow; `None` when no hook
-    /// decided (the gate alone decides).
+    /// Whether any hook of a tool event is for `call`, under any of the names it is shown by.
+    pub(crate) fn wants_call(&self, event: HookEvent, call: &HookCall) -> bool {
+        call.shown
+            .iter()
+            .any(|shown| call.names(shown).iter().any(|name| self.wants(event, name)))
+    }
+
+    /// The PreToolUse hooks on a prepared call, each shown the call as Claude Code would have made it (a patch once
+    /// per file). Deny wins over ask, ask over allow; an `updatedInput` and a `continue: false` are passed on.
     pub(crate) async fn pre_tool_use(
         &self,
-        call: &ToolCall,
-        input: &Value,
+        call: &HookCall,
         mode: ApprovalMode,
         cancel: &CancellationToken,
         notify: &Notify<'_>,
-    ) -> Option<PreDecision> {
+    ) -> PreHooks {
         let event = HookEvent::PreToolUse;
-        if !self.wants(event, &call.name) {
-            return None;
-        }
-        let fields = fields(json!({
-            "tool_name": call.name,
-            "tool_input": input,
-            "tool_use_id": call.id,
-            "permission_mode": mode.to_string(),
-        }));
-        let mut decided: Option<PreDecision> = None;
-        for (hook, outcome) in self.run_all(event, Some(&call.name), fields, cancel).await {
-            let Some(reply) = told(event, hook, outcome, notify) else {
-                continue;
-            };
-            let Some(permission) = reply.decision else {
-                continue;
-            };
-            let name = format!("{} hook {}", event.as_str(), hook.label());
-            let verb = match permission {
-                Permission::Allow => "allowed",
-                Permission::Ask => "asks about",
-                Permission::Deny => "denied",
-            };
-            notify(format!(
-                "{name} {verb} {}{}",
-                call.name,
-                because(reply.reason.as_deref())
-            ));
-            let rank = |p: Permission| match p {
-                Permission::Deny => 2,
-                Permission::Ask => 1,
-                Permission::Allow => 0,
-            };
-            if decided.as_ref().is_none_or(|d| rank(permission) > rank(d.permission)) {
-                decided = Some(PreDecision {
-                    permission,
-                    hook: name,
-                    reason: reply.reason,
-                });
+        let mut said = PreHooks::default();
+        for shown in &call.shown {
+            let fields = fields(json!({
+                "tool_name": shown.name,
+                "tool_input": shown.input,
+                "tool_use_id": call.id,
+                "permission_mode": permission_mode(mode),
+            }));
+            for (hook, outcome) in self.run_all(event, &call.names(shown), fields, cancel).await {
+                let Some(reply) = told(event, hook, outcome, notify) else {
+                    continue;
+                };
+                let name = format!("{} hook {}", event.as_str(), hook.label());
+                if let Some(reason) = reply.stop {
+                    notify(format!("{name} stopped the agent: {reason}"));
+                    said.stop.get_or_insert(format!("{name} stopped the agent: {reason}"));
+                }
+                if let Some(input) = reply.updated_input {
+                    said.updated_input = Some((input, name.clone()));
+                }
+                let Some(permission) = reply.decision else {
+                    continue;
+                };
+                let verb = match permission {
+                    Permission::Allow => "allowed",
+                    Permission::Ask => "asks about",
+                    Permission::Deny => "denied",
+                };
+                notify(format!(
+                    "{name} {verb} {}{}",
+                    shown.name,
+                    because(reply.reason.as_deref())
+                ));
+                let rank = |p: Permission| match p {
+                    Permission::Deny => 2,
+                    Permission::Ask => 1,
+                    Permission::Allow => 0,
+                };
+                if said
+                    .decision
+                    .as_ref()
+                    .is_none_or(|d| rank(permission) > rank(d.permission))
+                {
+                    said.decision = Some(PreDecision {
+                        permission,
+                        hook: name,
+                        reason: reply.reason,
+                    });
+                }
             }
         }
-        decided
+        said
     }
 
-    /// What the PostToolUse hooks say about a call that ran.
+    /// What the hooks say about a call that ran: PostToolUse hooks for a success (given the result in the shape Claude
+    /// Code gives its tools' results), PostToolUseFailure hooks for an error (given the error's text).
     pub(crate) async fn post_tool_use(
         &self,
-        call: &ToolCall,
-        input: &Value,
+        call: &HookCall,
         output: &ToolOutput,
         cancel: &CancellationToken,
         notify: &Notify<'_>,
     ) -> PostNotes {
-        let event = HookEvent::PostToolUse;
+        let event = if output.is_error {
+            HookEvent::PostToolUseFailure
+        } else {
+            HookEvent::PostToolUse
+        };
         let mut notes = PostNotes::default();
-        if !self.wants(event, &call.name) {
+        if !self.wants_call(event, call) {
             return notes;
         }
-        let content: String = tern_secrets::mask(&output.text)
+        let text: String = tern_secrets::mask(&output.text)
             .chars()
             .take(MAX_RESPONSE_CHARS)
             .collect();
-        let fields = fields(json!({
-            "tool_name": call.name,
-            "tool_input": input,
-            "tool_use_id": call.id,
-            "tool_response": {"content": content, "is_error": output.is_error},
-        }));
-        for (hook, outcome) in self.run_all(event, Some(&call.name), fields, cancel).await {
-            let Some(reply) = told(event, hook, outcome, notify) else {
-                continue;
-            };
-            let name = format!("{} hook {}", event.as_str(), hook.label());
-            if let Some(context) = reply.context {
-                notify(format!("{name} added feedback on {}", call.name));
-                notes.feedback.push(format!("[{name}:]\n{context}"));
+        for shown in &call.shown {
+            let mut fields = fields(json!({
+                "tool_name": shown.name,
+                "tool_input": shown.input,
+                "tool_use_id": call.id,
+            }));
+            if output.is_error {
+                fields.insert("error".into(), json!(text));
+            } else {
+                fields.insert("tool_response".into(), tool_response(shown, output, &text));
             }
-            if reply.decision == Some(Permission::Deny) {
-                let reason = reply.reason.unwrap_or_else(|| "(no reason given)".into());
-                notify(format!("{name} flagged {}: {reason}", call.name));
-                notes.blocks.push(format!(
-                    "[Error noted by the user's {name} after the call ran: {reason}]"
-                ));
+            for (hook, outcome) in self.run_all(event, &call.names(shown), fields, cancel).await {
+                let Some(reply) = told(event, hook, outcome, notify) else {
+                    continue;
+                };
+                let name = format!("{} hook {}", event.as_str(), hook.label());
+                if let Some(context) = reply.context {
+                    notify(format!("{name} added feedback on {}", shown.name));
+                    notes.feedback.push(format!("[{name}:]\n{context}"));
+                }
+                if reply.decision == Some(Permission::Deny) {
+                    let reason = reply.reason.unwrap_or_else(|| "(no reason given)".into());
+                    notify(format!("{name} flagged {}: {reason}", shown.name));
+                    notes.blocks.push(format!(
+                        "[Error noted by the user's {name} after the call ran: {reason}]"
+                    ));
+                }
+                if let Some(reason) = reply.stop {
+                    notify(format!("{name} stopped the agent: {reason}"));
+                    notes.stop.get_or_insert(format!("{name} stopped the agent: {reason}"));
+                }
             }
         }
         notes
@@ -145,7 +188,7 @@ impl Hooks {
         let event = HookEvent::UserPromptSubmit;
         let fields = fields(json!({ "prompt": prompt }));
         let mut context = Vec::new();
-        for (hook, outcome) in self.run_all(event, None, fields, cancel).await {
+        for (hook, outcome) in self.run_all(event, &[], fields, cancel).await {
             let Some(reply) = told(event, hook, outcome, notify) else {
                 continue;
             };
@@ -174,7 +217,7 @@ impl Hooks {
         let event = HookEvent::SessionStart;
         let fields = fields(json!({ "source": source }));
         let mut context = Vec::new();
-        for (hook, outcome) in self.run_all(event, Some(source), fields, cancel).await {
+        for (hook, outcome) in self.run_all(event, &[source], fields, cancel).await {
             let Some(reply) = told(event, hook, outcome, notify) else {
                 continue;
             };
@@ -193,24 +236,91 @@ impl Hooks {
         context
     }
 
-    /// The Stop hooks, when the model has answered: `Some(reason)` when one wants the turn to go on. `active` says
-    /// whether the turn already goes on because of a Stop hook (Claude Code's `stop_hook_active`).
-    pub(crate) async fn stop(&self, active: bool, cancel: &CancellationToken, notify: &Notify<'_>) -> Option<String> {
-        let event = HookEvent::Stop;
-        let fields = fields(json!({ "stop_hook_active": active }));
+    /// The Stop hooks when the model has answered (`SubagentStop` when a subagent's model has): `Some(reason)` when
+    /// one wants the turn to go on, unless one stopped the agent (`continue: false`, which wins). `active` says whether
+    /// the turn already goes on because of such a hook (Claude Code's `stop_hook_active`).
+    pub(crate) async fn stop(
+        &self,
+        event: HookEvent,
+        active: bool,
+        cancel: &CancellationToken,
+        notify: &Notify<'_>,
+    ) -> Option<String> {
+        let mut fields = fields(json!({ "stop_hook_active": active }));
+        let subject = "general-purpose";
+        if event == HookEvent::SubagentStop {
+            fields.insert("agent_type".into(), json!(subject));
+        }
+        let subjects: &[&str] = if event.has_matcher() { &[subject] } else { &[] };
         let mut reasons = Vec::new();
-        for (hook, outcome) in self.run_all(event, None, fields, cancel).await {
+        let mut stopped = false;
+        for (hook, outcome) in self.run_all(event, subjects, fields, cancel).await {
+            let Some(reply) = told(event, hook, outcome, notify) else {
+                continue;
+            };
+            let name = format!("{} hook {}", event.as_str(), hook.label());
+            if let Some(reason) = reply.stop {
+                notify(format!("{name} stopped the agent: {reason}"));
+                stopped = true;
+            } else if reply.decision == Some(Permission::Deny) {
+                let reason = reply.reason.unwrap_or_else(|| "(no reason given)".into());
+                notify(format!("{name} keeps the turn going: {reason}"));
+                reasons.push(format!("{name}: {reason}"));
+            }
+        }
+        (!stopped && !reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// The PreCompact hooks before a compaction (`trigger`: `manual` or `auto`; `instructions`: what the user asked
+    /// the summary to keep): `Err(reason)` when one blocks it.
+    pub(crate) async fn pre_compact(
+        &self,
+        trigger: &str,
+        instructions: Option<&str>,
+        cancel: &CancellationToken,
+        notify: &Notify<'_>,
+    ) -> Result<(), String> {
+        let event = HookEvent::PreCompact;
+        let fields = fields(json!({ "trigger": trigger, "custom_instructions": instructions.unwrap_or_default() }));
+        for (hook, outcome) in self.run_all(event, &[trigger], fields, cancel).await {
             let Some(reply) = told(event, hook, outcome, notify) else {
                 continue;
             };
             if reply.decision == Some(Permission::Deny) {
                 let name = format!("{} hook {}", event.as_str(), hook.label());
                 let reason = reply.reason.unwrap_or_else(|| "(no reason given)".into());
-                notify(format!("{name} keeps the turn going: {reason}"));
-                reasons.push(format!("{name}: {reason}"));
+                notify(format!("{name} blocked the compaction: {reason}"));
+                return Err(format!("{name}: {reason}"));
             }
         }
-        (!reasons.is_empty()).then(|| reasons.join("\n"))
+        Ok(())
+    }
+
+    /// The SessionEnd hooks (`reason`: `clear`, `prompt_input_exit`, `other`) or the Notification hooks (`kind`:
+    /// `permission_prompt`, `elicitation_dialog`; with `message`): told, never asked; what they answer is shown only
+    /// when they fail.
+    pub(crate) async fn tell(
+        &self,
+        event: HookEvent,
+        subject: &str,
+        message: Option<&str>,
+        cancel: &CancellationToken,
+        notify: &Notify<'_>,
+    ) {
+        let mut fields = Map::new();
+        match event {
+            HookEvent::SessionEnd => {
+                fields.insert("reason".into(), json!(subject));
+            }
+            _ => {
+                fields.insert("notification_type".into(), json!(subject));
+                fields.insert("message".into(), json!(message.unwrap_or_default()));
+                fields.insert("title".into(), json!("tern"));
+            }
+        }
+        for (hook, outcome) in self.run_all(event, &[subject], fields, cancel).await {
+            told(event, hook, outcome, notify);
+        }
     }
 }
 

@@ -40,6 +40,17 @@ pub(crate) struct PreDecision {
     pub reason: Option<String>,
 }
 
+/// What the PreToolUse hooks said about one call.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct PreHooks {
+    /// Deny over ask over allow; `None` when no hook decided (the gate alone decides).
+    pub decision: Option<PreDecision>,
+    /// The input a hook wants the call to run with (`updatedInput`, as the hook was shown the call), and that hook.
+    pub updated_input: Option<(Value, String)>,
+    /// A hook stopped the agent (`continue: false`): what the user is told.
+    pub stop: Option<String>,
+}
+
 /// A hook that ran to an answer (exit 0 or 2).
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Reply {
@@ -49,6 +60,10 @@ pub(crate) struct Reply {
     pub context: Option<String>,
     /// For the user (`systemMessage`).
     pub system_message: Option<String>,
+    /// PreToolUse: the input the call should run with instead (`updatedInput`), in the shape the hook was shown.
+    pub updated_input: Option<Value>,
+    /// `continue: false`: the hook stops the agent, with its `stopReason` for the user.
+    pub stop: Option<String>,
     /// Something in the answer tern did not take as given, for the user.
     pub problem: Option<String>,
 }
@@ -128,23 +143,23 @@ fn json_reply(event: HookEvent, object: &Map<String, Value>) -> Reply {
             Some("defer") | None => {}
             Some(other) => reply.problem = Some(format!("unknown permissionDecision {other:?} ignored")),
         }
-        // The call would run with arguments nobody gated: let the user see it instead.
-        if specific.contains_key("updatedInput") && matches!(reply.decision, None | Some(Permission::Allow)) {
-            reply.decision = Some(Permission::Ask);
-            reply.problem = Some("updatedInput is not supported; you are asked instead".into());
-            reply
-                .reason
-                .get_or_insert_with(|| "the hook wanted to change the call's input".into());
+        // Applied by the gate step, which prepares and gates the changed call again.
+        if let Some(input) = specific.get("updatedInput") {
+            if input.is_object() {
+                reply.updated_input = Some(input.clone());
+            } else {
+                reply.problem = Some("updatedInput is not an object; ignored".into());
+            }
         }
     }
-    // `continue: false` stops what the hook guards; for Stop that is what happens anyway.
-    let blocks = matches!(
-        event,
-        HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::UserPromptSubmit
-    );
-    if blocks && object.get("continue") == Some(&Value::Bool(false)) {
-        reply.decision = Some(Permission::Deny);
-        reply.reason = text(object.get("stopReason")).or(reply.reason);
+    // `continue: false` stops the agent whatever else the answer says: the call or prompt it guards is refused too.
+    if object.get("continue") == Some(&Value::Bool(false)) {
+        let reason = text(object.get("stopReason")).or_else(|| reply.reason.clone());
+        reply.stop = Some(reason.clone().unwrap_or_else(|| "(no reason given)".into()));
+        if matches!(event, HookEvent::PreToolUse | HookEvent::UserPromptSubmit) {
+            reply.decision = Some(Permission::Deny);
+            reply.reason = reason;
+        }
     }
     reply
 }
@@ -275,19 +290,24 @@ mod tests {
     }
 
     #[test]
-    fn updated_input_asks_and_continue_false_blocks() {
+    fn updated_input_is_kept_and_continue_false_stops() {
         let pre = HookEvent::PreToolUse;
         let json = r#"{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls"}}}"#;
         let reply = replied(pre, 0, json, "");
-        assert_eq!(reply.decision, Some(Permission::Ask));
-        assert!(reply.problem.is_some());
+        assert_eq!(reply.decision, Some(Permission::Allow));
+        assert_eq!(reply.updated_input, Some(serde_json::json!({"command": "ls"})));
+        let odd = r#"{"hookSpecificOutput":{"updatedInput":"ls"}}"#;
+        assert!(replied(pre, 0, odd, "").problem.is_some());
         let stop = r#"{"continue":false,"stopReason":"frozen"}"#;
         let reply = replied(HookEvent::UserPromptSubmit, 0, stop, "");
         assert_eq!(
-            (reply.decision, reply.reason.as_deref()),
-            (Some(Permission::Deny), Some("frozen"))
+            (reply.decision, reply.reason.as_deref(), reply.stop.as_deref()),
+            (Some(Permission::Deny), Some("frozen"), Some("frozen"))
         );
-        // For Stop, not continuing is what happens anyway: no block.
-        assert_eq!(replied(HookEvent::Stop, 0, stop, "").decision, None);
+        // A Stop hook's `continue: false` stops the agent; it does not keep the turn going.
+        let reply = replied(HookEvent::Stop, 0, stop, "");
+        assert_eq!((reply.decision, reply.stop.as_deref()), (None, Some("frozen")));
+        let reply = replied(HookEvent::PostToolUse, 0, stop, "");
+        assert_eq!((reply.decision, reply.stop.as_deref()), (None, Some("frozen")));
     }
 }

@@ -25,7 +25,7 @@ async fn a_hook_reads_its_input_and_runs_in_the_workspace_without_secrets() {
     let mut fields = Map::new();
     fields.insert("stop_hook_active".into(), json!(true));
     let ran = set
-        .run_all(HookEvent::Stop, None, fields, &CancellationToken::new())
+        .run_all(HookEvent::Stop, &[], fields, &CancellationToken::new())
         .await;
     assert_eq!(ran.len(), 1);
     assert!(
@@ -148,37 +148,49 @@ async fn an_interrupt_ends_a_hook_at_once() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// Matchers read as Claude Code reads them: a plain list of names is exact, anything else a regular expression that
+/// may match anywhere; a call is selected by its Claude Code name or tern's.
 #[tokio::test]
-async fn matchers_select_hooks_by_tool_name() {
+async fn matchers_select_hooks_as_claude_code_does() {
     let dir = tempfile::tempdir().unwrap();
     let set = hooks(
         vec![
-            hook(HookEvent::PreToolUse, Some("exec|mcp__github__.*"), "echo a >> ran.txt"),
+            hook(HookEvent::PreToolUse, Some("Bash|mcp__github__.*"), "echo a >> ran.txt"),
             hook(HookEvent::PreToolUse, None, "echo b >> ran.txt"),
-            hook(HookEvent::PostToolUse, Some("exec"), "echo c >> ran.txt"),
+            hook(HookEvent::PostToolUse, Some("Edit, Write"), "echo c >> ran.txt"),
+            hook(HookEvent::PostToolUse, Some("Edit.*"), "echo d >> ran.txt"),
+            hook(HookEvent::PostToolUse, Some("exec"), "echo e >> ran.txt"),
         ],
         dir.path(),
     );
-    assert!(set.wants(HookEvent::PreToolUse, "read_file"));
-    assert!(!set.wants(HookEvent::PostToolUse, "read_file"));
-    assert!(set.wants(HookEvent::PostToolUse, "exec"));
-    assert!(!set.wants(HookEvent::Stop, "exec"));
+    assert!(set.wants(HookEvent::PreToolUse, "Read"));
+    assert!(set.wants(HookEvent::PostToolUse, "Write") && set.wants(HookEvent::PostToolUse, "exec"));
+    assert!(!set.wants(HookEvent::PostToolUse, "Read") && !set.wants(HookEvent::PostToolUse, "Writer"));
+    // A regex may match anywhere, as in Claude Code: `Edit.*` selects NotebookEdit too.
+    assert!(set.wants(HookEvent::PostToolUse, "NotebookEdit"));
+    assert!(!set.wants(HookEvent::Stop, "Bash"));
+    let cancel = CancellationToken::new();
     let ran = set
         .run_all(
             HookEvent::PreToolUse,
-            Some("mcp__github__list_issues"),
+            &["mcp__github__list_issues"],
             Map::new(),
-            &CancellationToken::new(),
+            &cancel,
         )
         .await;
     assert_eq!(ran.len(), 2);
     let ran = set
         .run_all(
             HookEvent::PreToolUse,
-            Some("mcp__gitlab__list_issues"),
+            &["mcp__gitlab__list_issues"],
             Map::new(),
-            &CancellationToken::new(),
+            &cancel,
         )
+        .await;
+    assert_eq!(ran.len(), 1);
+    // tern's name selects too: an older config keeps working.
+    let ran = set
+        .run_all(HookEvent::PostToolUse, &["Bash", "exec"], Map::new(), &cancel)
         .await;
     assert_eq!(ran.len(), 1);
     let mut lines: Vec<String> = std::fs::read_to_string(dir.path().join("ran.txt"))
@@ -187,11 +199,78 @@ async fn matchers_select_hooks_by_tool_name() {
         .map(String::from)
         .collect();
     lines.sort();
-    assert_eq!(lines, ["a", "b", "b"]);
+    assert_eq!(lines, ["a", "b", "b", "e"]);
+}
+
+/// Guards written for Claude Code, as its documentation writes them, see tern's calls as Claude Code's: a command
+/// as `Bash` with `tool_input.command`, an edit with an absolute `tool_input.file_path`, a patch once per file.
+#[tokio::test]
+async fn claude_code_guards_see_tern_calls_as_claude_code_calls() {
+    use std::sync::Arc;
+    use tern_protocol::{ApprovalMode, ToolCall};
+    use tern_tools::{PathPolicy, Tool};
+
+    let dir = tempfile::tempdir().unwrap();
+    let policy = PathPolicy::new(dir.path()).unwrap();
+    // The documentation's `rm -rf` guard (a deny in JSON) and its protected-files guard (exit 2 with a reason).
+    let block_rm = r#"COMMAND=$(jq -r '.tool_input.command'); if echo "$COMMAND" | grep -q 'rm -rf'; then jq -n '{hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "Destructive command blocked by hook"}}'; else exit 0; fi"#;
+    let protect = r#"FILE_PATH=$(jq -r '.tool_input.file_path // empty'); case "$FILE_PATH" in *.env*) echo "Blocked: $FILE_PATH matches protected pattern '.env'" >&2; exit 2;; esac; exit 0"#;
+    let set = hooks(
+        vec![
+            hook(HookEvent::PreToolUse, Some("Bash"), block_rm),
+            hook(HookEvent::PreToolUse, Some("Edit|MultiEdit|Write"), protect),
+        ],
+        dir.path(),
+    );
+    let notify = |_: String| {};
+    let cancel = CancellationToken::new();
+    let decide = |tool: Arc<dyn Tool>, name: &str, args: Value| {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments: args.clone(),
+        };
+        HookCall::new(&call, tool.as_ref(), &args, &policy)
+    };
+    let exec: Arc<dyn Tool> = Arc::new(tern_tools::exec::ExecTool::default());
+    let rm = decide(Arc::clone(&exec), "exec", json!({"command": "rm -rf build"}));
+    let said = set.pre_tool_use(&rm, ApprovalMode::AutoEdit, &cancel, &notify).await;
+    let decision = said.decision.unwrap();
+    assert_eq!(decision.permission, reply::Permission::Deny);
+    assert_eq!(decision.reason.as_deref(), Some("Destructive command blocked by hook"));
+    let ls = decide(exec, "exec", json!({"command": "ls"}));
+    assert_eq!(
+        set.pre_tool_use(&ls, ApprovalMode::AutoEdit, &cancel, &notify)
+            .await
+            .decision,
+        None
+    );
+    // A patch whose second file is `.env`: the guard sees that file on its own.
+    let patch = tern_tools::builtin_tools()
+        .into_iter()
+        .find(|t| t.claude() == Some(tern_tools::ClaudeTool::Patch))
+        .unwrap();
+    let edits = json!({"edits": [{"path": "a.rs", "old_text": "1", "new_text": "2"},
+        {"path": "conf/.env", "old_text": "A=1", "new_text": "A=2"}]});
+    let said = set
+        .pre_tool_use(
+            &decide(patch, "apply_patch", edits),
+            ApprovalMode::AutoEdit,
+            &cancel,
+            &notify,
+        )
+        .await;
+    let decision = said.decision.unwrap();
+    assert_eq!(decision.permission, reply::Permission::Deny);
+    let reason = decision.reason.unwrap();
+    assert!(
+        reason.contains(&format!("{}/conf/.env", dir.path().display())),
+        "{reason}"
+    );
 }
 
 #[test]
-fn a_subagent_keeps_only_the_tool_call_hooks() {
+fn a_subagent_keeps_only_the_tool_call_and_subagent_stop_hooks() {
     let dir = tempfile::tempdir().unwrap();
     let set = hooks(
         vec![
@@ -200,6 +279,9 @@ fn a_subagent_keeps_only_the_tool_call_hooks() {
             hook(HookEvent::UserPromptSubmit, None, "c"),
             hook(HookEvent::SessionStart, None, "d"),
             hook(HookEvent::Stop, None, "e"),
+            hook(HookEvent::PostToolUseFailure, None, "f"),
+            hook(HookEvent::SubagentStop, None, "g"),
+            hook(HookEvent::SessionEnd, None, "h"),
         ],
         dir.path(),
     );
@@ -207,6 +289,14 @@ fn a_subagent_keeps_only_the_tool_call_hooks() {
     assert!(sub.wants(HookEvent::PreToolUse, "exec") && sub.wants(HookEvent::PostToolUse, "exec"));
     assert!(!sub.wants(HookEvent::SessionStart, "startup"));
     let events: Vec<HookEvent> = sub.list.iter().map(|h| h.event).collect();
-    assert_eq!(events, [HookEvent::PreToolUse, HookEvent::PostToolUse]);
+    assert_eq!(
+        events,
+        [
+            HookEvent::PreToolUse,
+            HookEvent::PostToolUse,
+            HookEvent::PostToolUseFailure,
+            HookEvent::SubagentStop
+        ]
+    );
     assert_eq!(sub.session_id, "session-1");
 }

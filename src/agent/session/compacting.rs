@@ -68,6 +68,8 @@ impl Session {
             }
             Trigger::Overflow | Trigger::Manual => true,
         };
+        // PreCompact hooks may block the summary (Claude Code's compaction); clearing old results goes on.
+        let summarise = summarise && self.pre_compact_hooks(trigger, focus.as_deref(), cancel).await;
         let mut failed = false;
         if summarise {
             // Clearing results replaced messages one for one, so `split` still marks the same place.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use crate::compact::Trigger;
 use crate::hooks::{HookEvent, MAX_STOP_CONTINUES};
 use crate::shared::Shared;
 use tern_protocol::{Event, Message, TurnEnd};
@@ -58,18 +59,25 @@ impl Session {
         }
     }
 
-    /// The Stop hooks when the model has answered: while one asks to go on (and at most `MAX_STOP_CONTINUES` times),
-    /// its reason goes to the model and the turn continues. Returns how the turn ends.
-    pub(crate) async fn stop_hooks(&mut self, mut end: TurnEnd, cancel: &CancellationToken) -> TurnEnd {
+    /// The Stop hooks (`event`; SubagentStop for a subagent's task) when the model has answered: while one asks to go
+    /// on (and at most `MAX_STOP_CONTINUES` times), its reason goes to the model and the turn continues. Returns how
+    /// the turn ends.
+    pub(crate) async fn stop_hooks(
+        &mut self,
+        event: HookEvent,
+        mut end: TurnEnd,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
         let mut continued = 0;
         while matches!(end, TurnEnd::Completed) && !cancel.is_cancelled() && !self.hooks.is_empty() {
             let notify = notifier(&self.shared);
-            let Some(reason) = self.hooks.stop(continued > 0, cancel, &notify).await else {
+            let Some(reason) = self.hooks.stop(event, continued > 0, cancel, &notify).await else {
                 break;
             };
             if continued == MAX_STOP_CONTINUES {
                 notify(format!(
-                    "the Stop hooks kept this turn going {MAX_STOP_CONTINUES} times already; it ends now"
+                    "the {} hooks kept this turn going {MAX_STOP_CONTINUES} times already; it ends now",
+                    event.as_str()
                 ));
                 break;
             }
@@ -81,5 +89,38 @@ impl Session {
             end = super::turn::Turn::new(self, cancel).run().await;
         }
         end
+    }
+
+    /// The PreCompact hooks before the conversation is summarised: whether the summary may go ahead (`false` when one
+    /// blocked it, or the user interrupted meanwhile).
+    pub(crate) async fn pre_compact_hooks(
+        &self,
+        trigger: Trigger,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let trigger = match trigger {
+            Trigger::Manual => "manual",
+            Trigger::Threshold | Trigger::Overflow => "auto",
+        };
+        if !self.hooks.wants(HookEvent::PreCompact, trigger) {
+            return true;
+        }
+        let notify = notifier(&self.shared);
+        let allowed = self.hooks.pre_compact(trigger, focus, cancel, &notify).await.is_ok();
+        allowed && !cancel.is_cancelled()
+    }
+
+    /// The SessionEnd hooks (`reason`: `clear` for a new conversation, `prompt_input_exit` when the user quits,
+    /// `other`).
+    pub(crate) async fn session_end_hooks(&self, reason: &str) {
+        if !self.hooks.wants(HookEvent::SessionEnd, reason) {
+            return;
+        }
+        let notify = notifier(&self.shared);
+        let cancel = CancellationToken::new();
+        self.hooks
+            .tell(HookEvent::SessionEnd, reason, None, &cancel, &notify)
+            .await;
     }
 }

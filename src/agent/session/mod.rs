@@ -24,6 +24,7 @@ use crate::calls::Pipeline;
 use crate::checkpoint::Checkpoints;
 use crate::compact::{Compaction, ContextMeter};
 use crate::conversation::Conversation;
+use crate::hooks::HookEvent;
 use crate::prompt::SystemPrompt;
 use crate::review::PendingReview;
 use crate::shared::Shared;
@@ -192,7 +193,7 @@ impl Session {
             images: Vec::new(),
         });
         let end = Turn::new(self, &cancel).run().await;
-        let end = self.stop_hooks(end, &cancel).await;
+        let end = self.stop_hooks(HookEvent::Stop, end, &cancel).await;
         if let Some(text) = self.checkpoints.end_turn().await {
             self.shared.emit(Event::Notice { text });
         }
@@ -220,6 +221,7 @@ impl Session {
             images: Vec::new(),
         });
         let end = Turn::new(self, cancel).run().await;
+        let end = self.stop_hooks(HookEvent::SubagentStop, end, cancel).await;
         self.messages.ensure_valid();
         self.shared.emit(Event::TurnFinished { reason: end.clone() });
         (end, last_answer(&self.messages), self.total_usage)

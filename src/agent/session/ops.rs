@@ -117,6 +117,8 @@ impl Session {
         self.announce();
         let mut waiting = Waiting::default();
         let mut stop = self.session_start(&mut ops, &mut waiting).await;
+        // Why the session ends, as SessionEnd hooks are told: the user quit, or every frontend is gone.
+        let mut reason = "prompt_input_exit";
         while !stop {
             // What was sent during the last turn, now that it has ended.
             for op in std::mem::take(&mut waiting.memory) {
@@ -141,11 +143,16 @@ impl Session {
                         Next::Turn(text) => text,
                         Next::Stop => break,
                     },
-                    Some(Sorted::Shutdown) | None => break,
+                    Some(Sorted::Shutdown) => break,
+                    None => {
+                        reason = "other";
+                        break;
+                    }
                 },
             };
             stop = self.turn(text, &mut ops, &mut waiting).await;
         }
+        self.session_end_hooks(reason).await;
         self.stop_subagents().await;
         // The session's MCP servers end with it: stdio servers get a moment to exit, then their groups are killed.
         if let Some(mcp) = self.shared.mcp() {
@@ -233,6 +240,7 @@ impl Session {
 
     /// Forgets the conversation (the session and its log go on), and runs the SessionStart hooks for it.
     async fn new_conversation(&mut self) {
+        self.session_end_hooks("clear").await;
         self.messages.clear();
         self.shared.write_log(SessionLog::reset);
         self.shared.set_recorded_events(0);

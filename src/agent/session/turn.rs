@@ -123,6 +123,7 @@ impl<'s> Turn<'s> {
         }
         match flow {
             Flow::Aborted => Step::End(TurnEnd::Aborted),
+            Flow::Stopped(message) => Step::End(TurnEnd::Error { message }),
             Flow::Continue if self.cancel.is_cancelled() => Step::End(TurnEnd::Interrupted),
             Flow::Continue => Step::Next,
         }

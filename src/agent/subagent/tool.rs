@@ -39,6 +39,9 @@ impl Tool for SpawnTool {
     fn name(&self) -> &str {
         SPAWN_TOOL
     }
+    fn claude(&self) -> Option<tern_tools::ClaudeTool> {
+        Some(tern_tools::ClaudeTool::Task)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Agent

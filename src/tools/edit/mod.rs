@@ -54,6 +54,9 @@ impl Tool for EditFileTool {
     fn name(&self) -> &str {
         "edit_file"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Edit)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit

@@ -41,6 +41,9 @@ impl Tool for ListDirTool {
     fn name(&self) -> &str {
         "list_dir"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Ls)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read

@@ -44,6 +44,9 @@ impl Tool for ReadFileTool {
     fn name(&self) -> &str {
         "read_file"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Read)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read

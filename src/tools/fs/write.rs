@@ -25,6 +25,9 @@ impl Tool for WriteFileTool {
     fn name(&self) -> &str {
         "write_file"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Write)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit

@@ -36,6 +36,9 @@ impl Tool for FindFilesTool {
     fn name(&self) -> &str {
         "find_files"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Glob)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search

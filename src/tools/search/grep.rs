@@ -34,6 +34,9 @@ impl Tool for GrepTool {
     fn name(&self) -> &str {
         "grep"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::Grep)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search

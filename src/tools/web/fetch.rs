@@ -322,6 +322,9 @@ impl Tool for WebFetchTool {
     fn name(&self) -> &str {
         "web_fetch"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::WebFetch)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::Fetch

@@ -337,6 +337,9 @@ impl Tool for WebSearchTool {
     fn name(&self) -> &str {
         "web_search"
     }
+    fn claude(&self) -> Option<crate::ClaudeTool> {
+        Some(crate::ClaudeTool::WebSearch)
+    }
 
     fn kind(&self) -> ToolKind {
         ToolKind::WebSearch
