@@ -416,28 +416,19 @@ mod tests {
     fn layers_add_hooks_and_an_untrusted_project_loses_them() {
         let user = parse("[[hooks.Stop]]\ncommand = \"user\"\n");
         let project = parse("[[hooks.Stop]]\ncommand = \"project\"\n");
-        let merged = user.clone().merge(project.clone());
-        let commands: Vec<String> = merged
-            .hooks
-            .compile()
-            .unwrap()
-            .hooks
-            .into_iter()
-            .map(|h| h.command)
-            .collect();
-        assert_eq!(commands, ["user", "project"]);
+        let commands = |file: ConfigFile| -> Vec<String> {
+            file.hooks
+                .compile()
+                .unwrap()
+                .hooks
+                .into_iter()
+                .map(|h| h.command)
+                .collect()
+        };
+        assert_eq!(commands(user.clone().merge(project.clone())), ["user", "project"]);
         let (untrusted, dropped) = project.without_loosening();
         assert!(untrusted.hooks.is_empty());
         assert!(dropped.contains(&"hooks"), "{dropped:?}");
-        let commands: Vec<String> = user
-            .merge(untrusted)
-            .hooks
-            .compile()
-            .unwrap()
-            .hooks
-            .into_iter()
-            .map(|h| h.command)
-            .collect();
-        assert_eq!(commands, ["user"]);
+        assert_eq!(commands(user.merge(untrusted)), ["user"]);
     }
 }
