@@ -119,7 +119,7 @@ pub struct Handler {
     pub timeout: Option<u64>,
     /// Claude Code's other keys (`statusMessage`, `async`, `if`, ...), accepted and not used.
     #[serde(flatten)]
-    pub other: toml::Table,
+    pub other: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
 }
 
 /// The hooks of a config, and what in it tern does not do, for warnings.
@@ -136,8 +136,8 @@ impl HooksFile {
 
     /// A later layer's hooks run after this one's.
     pub fn extend(&mut self, other: HooksFile) {
-        for (mine, theirs) in self.lists_mut().into_iter().zip(other.into_lists()) {
-            mine.extend(theirs);
+        for (event, theirs) in HookEvent::ALL.into_iter().zip(other.into_lists()) {
+            self.list_mut(event).extend(theirs);
         }
     }
 
@@ -156,21 +156,23 @@ impl HooksFile {
         ]
     }
 
-    fn lists_mut(&mut self) -> [&mut Vec<HookEntry>; 10] {
-        [
-            &mut self.pre_tool_use,
-            &mut self.post_tool_use,
-            &mut self.post_tool_use_failure,
-            &mut self.user_prompt_submit,
-            &mut self.session_start,
-            &mut self.session_end,
-            &mut self.stop,
-            &mut self.subagent_stop,
-            &mut self.pre_compact,
-            &mut self.notification,
-        ]
+    /// The entries of `event`.
+    pub fn list_mut(&mut self, event: HookEvent) -> &mut Vec<HookEntry> {
+        match event {
+            HookEvent::PreToolUse => &mut self.pre_tool_use,
+            HookEvent::PostToolUse => &mut self.post_tool_use,
+            HookEvent::PostToolUseFailure => &mut self.post_tool_use_failure,
+            HookEvent::UserPromptSubmit => &mut self.user_prompt_submit,
+            HookEvent::SessionStart => &mut self.session_start,
+            HookEvent::SessionEnd => &mut self.session_end,
+            HookEvent::Stop => &mut self.stop,
+            HookEvent::SubagentStop => &mut self.subagent_stop,
+            HookEvent::PreCompact => &mut self.pre_compact,
+            HookEvent::Notification => &mut self.notification,
+        }
     }
 
+    /// The entries of each event, in `HookEvent::ALL`'s order.
     fn into_lists(self) -> [Vec<HookEntry>; 10] {
         [
             self.pre_tool_use,

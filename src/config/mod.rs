@@ -13,6 +13,7 @@ use crate::models::{Catalog, ModelEntry};
 use crate::provider::{ProviderConfig, ProviderKind, ReasoningEffort, RetryPolicy, Thinking, WireApi};
 
 mod checkpoints;
+pub mod claude;
 mod compaction;
 pub mod detect;
 pub mod hooks;
@@ -461,6 +462,8 @@ pub struct Layers {
     pub trust_changed: bool,
     /// What an untrusted project tried to set and was ignored, for a warning.
     pub ignored: Vec<String>,
+    /// What in Claude Code's settings files tern cannot use, for a warning.
+    pub warnings: Vec<String>,
 }
 
 /// Reads the user and project files and layers env and flags on top. An untrusted project's file may only tighten
@@ -468,6 +471,15 @@ pub struct Layers {
 pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut sources = Vec::new();
+    let mut warnings = Vec::new();
+    // A Claude Code user's hooks, as Claude Code reads them; tern's own run before them.
+    let mut claude_hooks = HooksFile::default();
+    if let Some(path) = claude::user_settings_path()
+        && let Some(hooks) = claude::hooks(&path, &mut warnings)
+    {
+        claude_hooks.extend(hooks);
+        sources.push(path);
+    }
     if let Some(path) = user_config_path()
         && let Some(layer) = ConfigFile::load(&path)?
     {
@@ -511,6 +523,21 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         merged = merged.merge(layer);
         sources.push(project);
     }
+    for name in claude::PROJECT_SETTINGS {
+        let path = workspace.join(name);
+        if !path.exists() {
+            continue;
+        }
+        if !project_trusted {
+            ignored.push(format!("{}: hooks", path.display()));
+            continue;
+        }
+        if let Some(hooks) = claude::hooks(&path, &mut warnings) {
+            claude_hooks.extend(hooks);
+            sources.push(path);
+        }
+    }
+    merged.hooks.extend(claude_hooks);
     let env = ConfigFile::from_env(crate::secrets::var)?;
     Ok(Layers {
         file: merged.merge(env).merge(flags),
@@ -518,6 +545,7 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         project_trusted,
         trust_changed,
         ignored,
+        warnings,
     })
 }
 
@@ -549,6 +577,7 @@ pub fn settings(workspace: &Path, flags: ConfigFile) -> Result<Settings, ConfigE
     }
     settings.project_trusted = layers.project_trusted;
     settings.ignored = layers.ignored;
+    settings.warnings.extend(layers.warnings);
     Ok(settings)
 }
 

@@ -46,6 +46,24 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
         files.push(".mcp.json".to_string());
         servers.extend(json_servers(&json_path));
     }
+    for name in super::claude::PROJECT_SETTINGS {
+        let path = workspace.join(name);
+        let Some(hooks) = super::claude::hooks(&path, &mut Vec::new()) else {
+            continue;
+        };
+        files.push(name.to_string());
+        let commands: Vec<String> = match hooks.compile() {
+            Ok(compiled) => compiled
+                .hooks
+                .iter()
+                .map(|h| format!("{} `{}`", h.event.as_str(), h.command))
+                .collect(),
+            Err(e) => vec![format!("(its hooks cannot be used: {e})")],
+        };
+        if !commands.is_empty() {
+            changes.push(format!("runs its Claude Code hooks: {}", commands.join(", ")));
+        }
+    }
     let planted = crate::agent::planted::withheld(workspace);
     if !planted.is_empty() {
         files.extend(planted.iter().map(|path| format!("{path} (written by a command)")));

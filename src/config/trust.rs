@@ -1,5 +1,5 @@
-//! Which projects the user trusts, and with what. A project's own files (`.tern/config.toml`, `.mcp.json`) can start
-//! MCP servers and hooks outside the sandbox, so trusting a project means trusting what those files say. The trust
+//! Which projects the user trusts, and with what. A project's own files (`.tern/config.toml`, `.mcp.json`, Claude
+//! Code's `.claude/settings.json` and `.claude/settings.local.json`) can start MCP servers and hooks outside the sandbox, so trusting a project means trusting what those files say. The trust
 //! prompt records a digest of exactly the files the user saw; when they change (a command the model ran, a `git pull`
 //! of someone else's commit), the project is untrusted until the user looks again. An entry written by hand as a
 //! bare path trusts the project whatever its files say.
@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 
 /// The files whose content trust is bound to, relative to the workspace.
 pub const PROJECT_FILES: [&str; 2] = [".tern/config.toml", ".mcp.json"];
+/// Files added to the digest later: hashed only when present, so a digest recorded before them still holds for a
+/// project that has none.
+const LATER_FILES: [&str; 2] = super::claude::PROJECT_SETTINGS;
 
 /// One entry of the user config's `trusted_projects`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -76,6 +79,13 @@ pub fn digest(workspace: &Path) -> String {
             Err(_) => hash.update([0]),
         }
     }
+    for name in LATER_FILES {
+        if let Ok(bytes) = std::fs::read(workspace.join(name)) {
+            hash.update(name.as_bytes());
+            hash.update((bytes.len() as u64).to_le_bytes());
+            hash.update(&bytes);
+        }
+    }
     let bytes = hash.finalize();
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
@@ -100,6 +110,12 @@ mod tests {
         std::fs::write(work.join(".mcp.json"), "{\"mcpServers\":{}}").unwrap();
         assert_eq!(standing(&seen, work), Standing::Changed);
         std::fs::remove_file(work.join(".mcp.json")).unwrap();
+        assert_eq!(standing(&seen, work), Standing::Trusted);
+        // Claude Code's project settings can run hooks: a new one is a change too.
+        std::fs::create_dir(work.join(".claude")).unwrap();
+        std::fs::write(work.join(".claude/settings.json"), "{\"hooks\":{}}").unwrap();
+        assert_eq!(standing(&seen, work), Standing::Changed);
+        std::fs::remove_file(work.join(".claude/settings.json")).unwrap();
         assert_eq!(standing(&seen, work), Standing::Trusted);
         std::fs::write(work.join(".tern/config.toml"), "mode = \"full-auto\"\n").unwrap();
         assert_eq!(standing(&seen, work), Standing::Changed);

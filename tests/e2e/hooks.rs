@@ -810,3 +810,51 @@ async fn claude_code_hook_scripts_run_unchanged_under_tern_run() {
     assert_eq!(log.trim(), work.join("main.txt").display().to_string());
     assert!(err.contains("denied Bash") && err.contains("PreToolUse hook"), "{err}");
 }
+
+/// A Claude Code user's own `~/.claude/settings.json` hooks run under tern as they are; a project's
+/// `.claude/settings.json` hooks only once the project is trusted.
+#[tokio::test]
+async fn claude_code_settings_files_bring_their_hooks() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-hooks");
+    let settings = |event: &str, matcher: &str, command: String| {
+        json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}})
+            .to_string()
+    };
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "rm -rf build"})),
+        Reply::text("done"),
+        Reply::text("ok"),
+        Reply::text("ok"),
+    ])
+    .await;
+    let sb = support::tern::Scratch::new();
+    std::fs::create_dir_all(sb.work.path().join("build")).unwrap();
+    let claude = sb.home.path().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let guard = fixtures.join("block-rm.sh").display().to_string();
+    std::fs::write(claude.join("settings.json"), settings("PreToolUse", "Bash", guard)).unwrap();
+    let out = sb.run(Some(&mock), &["run", "--mode", "full-auto", "clean"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(sb.work.path().join("build").is_dir(), "rm -rf ran: {err}");
+    let result = tool_results(&mock.requests()[1]).pop().unwrap();
+    assert!(result.contains("Destructive command blocked by hook"), "{result}");
+    // The project's own: not while it is untrusted, and the user is told.
+    let project = sb.work.path().join(".claude");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("settings.json"),
+        settings("UserPromptSubmit", "", "touch project-hook-ran".into()),
+    )
+    .unwrap();
+    let out = sb.run(Some(&mock), &["run", "hi"]).await;
+    let err = text(&out.stderr);
+    assert!(!sb.work.path().join("project-hook-ran").exists(), "{err}");
+    assert!(
+        err.contains(".claude/settings.json: hooks") && err.contains("--trust-project"),
+        "{err}"
+    );
+    let out = sb.run(Some(&mock), &["run", "--trust-project", "hi"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(sb.work.path().join("project-hook-ran").exists());
+}
