@@ -78,7 +78,8 @@ pub fn config_for(
             .iter()
             .map(|f| format!("ignored {f} from an untrusted project ({})", crate::config::TRUST_HINT)),
     );
-    let context = prompt::ContextSources::for_workspace(workspace);
+    let mut context = prompt::ContextSources::for_workspace(workspace);
+    context.appended = settings.append_system_prompt.clone();
     let system_prompt = session_prompt(&context, mcp.as_ref(), &mut warnings);
     let Opened {
         provider,

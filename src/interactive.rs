@@ -18,6 +18,7 @@ pub(super) fn interactive(
     workspace: &std::path::Path,
     resume: Option<PathBuf>,
     demo: bool,
+    first_prompt: Option<String>,
 ) -> anyhow::Result<i32> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln_clean!("tern: the UI needs a terminal. For scripts, use: tern run \"PROMPT\"");
@@ -32,7 +33,10 @@ pub(super) fn interactive(
             Some(dir) => launch_demo(dir)?,
             None => launch_configured(global, workspace, resume.as_deref())?,
         };
-        launch.first_prompt = demo.then(|| tern::demo::FIRST_PROMPT.to_string());
+        launch.first_prompt = match demo {
+            true => Some(tern::demo::FIRST_PROMPT.to_string()),
+            false => first_prompt,
+        };
         let mut summary = tern::tui::launch(launch, &mut signals).await?;
         stop_mcp(host.mcp(), &mut summary, &mut signals).await;
         anyhow::Ok(summary)

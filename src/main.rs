@@ -26,6 +26,7 @@ macro_rules! eprintln_clean {
         eprintln!("{}", tern::terminal_text::clean(&format!($($arg)*)))
     };
 }
+mod compat;
 mod interactive;
 mod mcp_manage;
 
@@ -53,6 +54,22 @@ struct Cli {
     /// Continue the last session of this workspace.
     #[arg(short = 'c', long = "continue")]
     continue_session: bool,
+    /// Reopen a session: pick one, or give its id (as `tern resume`; with -p, continue it with the prompt).
+    #[arg(short = 'r', long = "resume", value_name = "ID", num_args = 0..=1, conflicts_with = "continue_session")]
+    resume: Option<Option<String>>,
+    /// Run the prompt without the UI and print the answer, as `tern run` does (Claude Code's -p).
+    #[arg(short = 'p', long = "print")]
+    print: bool,
+    /// A first prompt for the UI to send; with -p, the prompt to run (read from stdin when absent or "-").
+    #[arg(value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// With -p: how to print the run.
+    #[arg(long, value_enum, requires = "print")]
+    output_format: Option<FormatArg>,
+    /// With -p: model requests allowed in the turn (as `tern run --max-iterations`).
+    #[arg(long = "max-turns", value_name = "N", requires = "print",
+          value_parser = clap::value_parser!(u32).range(iterations_range()))]
+    max_turns: Option<u32>,
 }
 
 #[derive(Args)]
@@ -61,7 +78,7 @@ struct GlobalArgs {
     #[arg(long, global = true, value_enum)]
     provider: Option<ProviderArg>,
     /// The model to use (e.g. gpt-4.1, claude-sonnet-4-5, qwen2.5-coder).
-    #[arg(long, global = true)]
+    #[arg(short = 'm', long, global = true)]
     model: Option<String>,
     /// The provider's base URL (OpenAI-compatible servers: include /v1).
     #[arg(long, global = true, value_name = "URL")]
@@ -69,6 +86,25 @@ struct GlobalArgs {
     /// What may happen without asking.
     #[arg(long, global = true, value_enum)]
     mode: Option<ModeArg>,
+    /// Claude Code's name for --mode: default (ask), acceptEdits (auto-edit), plan or dontAsk (read-only),
+    /// bypassPermissions (full-auto).
+    #[arg(long, global = true, value_name = "MODE", conflicts_with = "mode")]
+    permission_mode: Option<String>,
+    /// --mode full-auto, as Claude Code spells it (commands still run in the sandbox; deny rules still hold).
+    #[arg(long, global = true, conflicts_with_all = ["mode", "permission_mode"])]
+    dangerously_skip_permissions: bool,
+    /// --mode full-auto, as codex spells it.
+    #[arg(long, global = true, conflicts_with_all = ["mode", "permission_mode", "dangerously_skip_permissions"])]
+    full_auto: bool,
+    /// Claude Code's allow list: Bash(PREFIX:*) entries become allow rules, mcp__SERVER__TOOL entries MCP rules.
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", global = true, value_name = "TOOLS", num_args = 1..)]
+    allowed_tools: Vec<String>,
+    /// Claude Code's deny list: Bash(PREFIX) entries become deny rules, mcp__SERVER__TOOL entries MCP deny rules.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", global = true, value_name = "TOOLS", num_args = 1..)]
+    disallowed_tools: Vec<String>,
+    /// Text added to the end of the system prompt for this run.
+    #[arg(long, global = true, value_name = "TEXT")]
+    append_system_prompt: Option<String>,
     /// The workspace (default: the current directory).
     #[arg(short = 'C', long = "cd", global = true, value_name = "DIR")]
     workspace: Option<PathBuf>,
@@ -113,6 +149,7 @@ enum FormatArg {
 enum Command {
     /// Run one prompt without the UI and print the answer (exit codes: 0 done, 1 error, 2 usage, 130 interrupted,
     /// 128+N ended by signal N: 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
+    #[command(visible_alias = "exec")]
     Run(RunArgs),
     /// Reopen a session in the UI: pick one of this workspace's sessions, or give its id.
     Resume {
@@ -168,8 +205,12 @@ struct RunArgs {
     /// How to print the run.
     #[arg(long, value_enum, default_value = "text")]
     output_format: FormatArg,
+    /// Every event as a JSON line (codex's spelling of --output-format stream-json).
+    #[arg(long, conflicts_with = "output_format")]
+    json: bool,
     /// Model requests allowed in the turn before the model must summarise (1 to 10000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(iterations_range()))]
+    #[arg(long, visible_alias = "max-turns", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(iterations_range()))]
     max_iterations: Option<u32>,
     /// Continue the last session of this workspace with this prompt.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
@@ -213,11 +254,31 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     };
     let workspace = std::fs::canonicalize(&workspace)
         .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
-    match cli.command {
+    if let Err(usage) = compat_layer(&cli.global) {
+        eprintln_clean!("tern: {usage}");
+        return Ok(2);
+    }
+    if cli.print {
+        let (continue_session, resume) = (cli.continue_session, cli.resume.flatten());
+        let args = RunArgs {
+            prompt: cli.prompt,
+            output_format: cli.output_format.unwrap_or(FormatArg::Text),
+            json: false,
+            max_iterations: cli.max_turns,
+            continue_session,
+            resume,
+        };
+        return headless_run(&cli.global, args, &workspace);
+    }
+    let command = match (cli.command, cli.resume) {
+        (None, Some(id)) => Some(Command::Resume { id }),
+        (command, _) => command,
+    };
+    match command {
         Some(Command::Run(args)) => headless_run(&cli.global, args, &workspace),
         Some(Command::Resume { id: Some(id) }) => {
             let path = session_by_id(&id, &workspace)?;
-            interactive(&cli.global, &workspace, Some(path), false)
+            interactive(&cli.global, &workspace, Some(path), false, None)
         }
         Some(Command::Resume { id: None }) => {
             let sessions = tern::session::list::list(&config::data_dir(), &workspace.display().to_string());
@@ -231,7 +292,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             let count: tern::tui::picker::CountTurns =
                 Box::new(|path| tern::session::list::count_turns(path).unwrap_or(0));
             match tern::tui::picker::pick(sessions, count).context("cannot show the session picker")? {
-                Some(path) => interactive(&cli.global, &workspace, Some(path), false),
+                Some(path) => interactive(&cli.global, &workspace, Some(path), false, None),
                 None => {
                     println_clean!("No session resumed.");
                     Ok(0)
@@ -267,9 +328,9 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         None if cli.continue_session => {
             let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;
-            interactive(&cli.global, &workspace, Some(path), false)
+            interactive(&cli.global, &workspace, Some(path), false, cli.prompt)
         }
-        None => interactive(&cli.global, &workspace, None, cli.demo),
+        None => interactive(&cli.global, &workspace, None, cli.demo, cli.prompt),
     }
 }
 
@@ -385,6 +446,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     let settings = settings(global, workspace, args.max_iterations)?;
     let _log = init_logging();
     let format = match args.output_format {
+        _ if args.json => OutputFormat::StreamJson,
         FormatArg::Text => OutputFormat::Text,
         FormatArg::Json => OutputFormat::Json,
         FormatArg::StreamJson => OutputFormat::StreamJson,
@@ -483,8 +545,33 @@ fn log_panics() {
     }));
 }
 
+/// What the Claude Code and codex spellings among the flags set: the mode and the command rules.
+#[derive(Default)]
+struct CompatFlags {
+    mode: Option<ApprovalMode>,
+    rules: config::ApprovalFile,
+}
+
+/// The Claude Code and codex spellings among the flags, or what is wrong with them.
+fn compat_layer(global: &GlobalArgs) -> Result<CompatFlags, String> {
+    let mode = match &global.permission_mode {
+        Some(name) => Some(compat::permission_mode(name)?),
+        None if global.dangerously_skip_permissions || global.full_auto => Some(ApprovalMode::FullAuto),
+        None => None,
+    };
+    let (allow, deny) = compat::tool_rules(&global.allowed_tools, &global.disallowed_tools)?;
+    Ok(CompatFlags {
+        mode,
+        rules: config::ApprovalFile { allow, deny },
+    })
+}
+
 fn flag_layer(global: &GlobalArgs) -> ConfigFile {
+    // Checked before anything runs (`run`): an error here cannot happen.
+    let compat = compat_layer(global).unwrap_or_default();
     ConfigFile {
+        approval: compat.rules,
+        append_system_prompt: global.append_system_prompt.clone(),
         provider: global.provider.map(|p| match p {
             ProviderArg::Openai => ProviderKind::OpenAi,
             ProviderArg::Anthropic => ProviderKind::Anthropic,
@@ -493,12 +580,15 @@ fn flag_layer(global: &GlobalArgs) -> ConfigFile {
         base_url: global.base_url.clone(),
         mcp_config: global.mcp_config.clone(),
         trust_project: global.trust_project,
-        mode: global.mode.map(|m| match m {
-            ModeArg::ReadOnly => ApprovalMode::ReadOnly,
-            ModeArg::Ask => ApprovalMode::Ask,
-            ModeArg::AutoEdit => ApprovalMode::AutoEdit,
-            ModeArg::FullAuto => ApprovalMode::FullAuto,
-        }),
+        mode: global
+            .mode
+            .map(|m| match m {
+                ModeArg::ReadOnly => ApprovalMode::ReadOnly,
+                ModeArg::Ask => ApprovalMode::Ask,
+                ModeArg::AutoEdit => ApprovalMode::AutoEdit,
+                ModeArg::FullAuto => ApprovalMode::FullAuto,
+            })
+            .or(compat.mode),
         ..Default::default()
     }
 }

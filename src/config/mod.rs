@@ -111,6 +111,9 @@ pub struct ConfigFile {
     /// The project may loosen settings for this run (`--trust-project`; not read from files).
     #[serde(skip)]
     pub trust_project: bool,
+    /// Text added to the end of the system prompt for this run (`--append-system-prompt`; not read from files).
+    #[serde(skip)]
+    pub append_system_prompt: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -209,6 +212,8 @@ pub struct Settings {
     pub mcp_servers: toml::Table,
     /// A JSON file of `mcpServers` given with `--mcp-config`.
     pub mcp_config: Option<PathBuf>,
+    /// Text added to the end of the system prompt (`--append-system-prompt`).
+    pub append_system_prompt: Option<String>,
     /// The hooks of the user's config (and a trusted project's), in the order they run.
     pub hooks: Vec<crate::hooks::Hook>,
     /// Whether the project's own configuration (and its `.mcp.json` servers) counts.
@@ -338,6 +343,7 @@ impl ConfigFile {
         self.hooks.extend(other.hooks);
         take!(mcp_config);
         self.trust_project |= other.trust_project;
+        take!(append_system_prompt);
         self.web.merge(other.web);
         self.tui.merge(other.tui);
         self
@@ -693,6 +699,7 @@ fn finish(
         checkpoints: file.checkpoints.retention(),
         mcp_servers: file.mcp_servers,
         mcp_config: file.mcp_config,
+        append_system_prompt: file.append_system_prompt,
         hooks: hooks.hooks,
         warnings: hooks.warnings,
         project_trusted: false,

@@ -8,6 +8,7 @@ mod support;
 
 mod commands_e2e;
 mod compaction;
+mod compat_cli;
 mod escape;
 mod faults;
 mod gate_differential;

@@ -42,6 +42,7 @@ impl Tree {
         ContextSources {
             workspace: self.repo().join("sub/deeper"),
             user_dir: Some(self.dir.path().join("config")),
+            appended: None,
         }
     }
 }

@@ -23,6 +23,8 @@ pub struct ContextSources {
     pub workspace: PathBuf,
     /// tern's config directory (`~/.config/tern`), for the user's AGENTS.md and skills.
     pub user_dir: Option<PathBuf>,
+    /// What the user added to the prompt for this run (`--append-system-prompt`), at its end.
+    pub appended: Option<String>,
 }
 
 impl ContextSources {
@@ -31,6 +33,7 @@ impl ContextSources {
         Self {
             workspace: workspace.to_path_buf(),
             user_dir: tern_fs::places::user_config_path().and_then(|p| p.parent().map(Path::to_path_buf)),
+            appended: None,
         }
     }
 
@@ -119,6 +122,14 @@ impl SystemPrompt {
             });
             text.push_str(&section);
         }
+        if let Some(appended) = sources.appended.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            let section = format!("\n# Added by the user for this session\n{appended}\n");
+            parts.push(PromptPart {
+                label: "--append-system-prompt".into(),
+                chars: section.len(),
+            });
+            text.push_str(&section);
+        }
         Self {
             text,
             parts,
@@ -186,6 +197,7 @@ mod tests {
         let sources = ContextSources {
             workspace: dir.path().to_path_buf(),
             user_dir: None,
+            appended: None,
         };
         let plain = SystemPrompt::build(&sources);
         assert!(plain.text.contains(&dir.path().display().to_string()));

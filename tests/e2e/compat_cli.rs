@@ -1,0 +1,143 @@
+//! Claude Code's and codex's command lines under tern: the real binary against the scripted model over HTTP on
+//! 127.0.0.1. `-p/--print`, `exec`, `--json`, `--max-turns`, `-m`, `--permission-mode`,
+//! `--dangerously-skip-permissions`, `--full-auto`, `--allowedTools`, `--disallowedTools` and
+//! `--append-system-prompt` do what they do there, or say what to write instead.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::mock_llm::{MockLlm, Reply};
+use support::tern::Scratch;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn print_runs_one_prompt_as_tern_run_does() {
+    let mock = MockLlm::start(vec![Reply::text("It lists alpha and beta."), Reply::text("again")]).await;
+    let sb = Scratch::new();
+    let out = sb.run(Some(&mock), &["-p", "what is in notes.txt?"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "It lists alpha and beta.\n");
+    let out = sb
+        .run(Some(&mock), &["--print", "--output-format", "json", "again"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["result"], "again", "{json}");
+}
+
+#[tokio::test]
+async fn codex_exec_with_json_streams_events() {
+    let mock = MockLlm::start(vec![Reply::text("done")]).await;
+    let sb = Scratch::new();
+    let out = sb.run(Some(&mock), &["exec", "--json", "go"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() > 1, "{lines:?}");
+}
+
+#[tokio::test]
+async fn a_short_model_flag_picks_the_model() {
+    let mock = MockLlm::start(vec![Reply::text("ok")]).await;
+    let sb = Scratch::new();
+    let mut cmd = support::tern::command(sb.work.path(), sb.home.path());
+    cmd.env("OPENAI_API_KEY", "test-key").args([
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.openai_base_url(),
+        "-m",
+        "other-model",
+        "-p",
+        "hi",
+    ]);
+    let out = support::tern::output(cmd, Duration::from_secs(60)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(mock.requests()[0]["model"], "other-model");
+}
+
+/// The permission flags of Claude Code and codex choose tern's modes: a command runs unasked only where the mode
+/// lets it, and `plan` writes nothing.
+#[tokio::test]
+async fn permission_flags_choose_the_mode() {
+    let touch = |name: &str| Reply::tool("exec", json!({"command": format!("touch {name}")}));
+    let sb = Scratch::new();
+    for (flags, name, runs) in [
+        (vec!["--dangerously-skip-permissions"], "skipped", true),
+        (vec!["--full-auto"], "codex", true),
+        (vec!["--permission-mode", "bypassPermissions"], "bypass", true),
+        (vec!["--permission-mode", "acceptEdits"], "accept", false),
+        (vec!["--permission-mode", "plan"], "plan", false),
+    ] {
+        let mock = MockLlm::start(vec![touch(name), Reply::text("done")]).await;
+        let mut args = flags.clone();
+        args.extend(["-p", "make a file"]);
+        let out = sb.run(Some(&mock), &args).await;
+        assert_eq!(out.status.code(), Some(0), "{flags:?}: {}", text(&out.stderr));
+        assert_eq!(
+            sb.work.path().join(name).exists(),
+            runs,
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = sb.run(None, &["--permission-mode", "yolo", "-p", "x"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--mode"), "{}", text(&out.stderr));
+}
+
+/// `--allowedTools` and `--disallowedTools` become tern's command rules where tern has the same rule, and say what
+/// to write where it has not; `--append-system-prompt` ends the system prompt.
+#[tokio::test]
+async fn tool_lists_become_rules_and_the_prompt_takes_an_addition() {
+    let sb = Scratch::new();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch allowed"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let args = [
+        "--allowedTools",
+        "Bash(touch:*),Read",
+        "--append-system-prompt",
+        "Answer in haiku-7731.",
+        "-p",
+        "make it",
+    ];
+    let out = sb.run(Some(&mock), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(sb.work.path().join("allowed").exists(), "{}", text(&out.stderr));
+    let system = mock.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.ends_with("Answer in haiku-7731.\n"),
+        "{}",
+        &system[system.len().saturating_sub(200)..]
+    );
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch denied"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = sb
+        .run(
+            Some(&mock),
+            &["--full-auto", "--disallowedTools", "Bash(touch)", "-p", "make it"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!sb.work.path().join("denied").exists());
+    let out = sb.run(None, &["--allowedTools", "Bash(npm test)", "-p", "x"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Bash(npm test:*)"), "{}", text(&out.stderr));
+}
