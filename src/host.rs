@@ -41,6 +41,8 @@ pub struct SessionInfo {
     pub log_path: Option<PathBuf>,
     /// The MCP servers of the session, when any are configured.
     pub mcp: Option<Arc<McpManager>>,
+    /// How long the first request waits for those still starting (from when they were started).
+    pub mcp_wait: std::time::Duration,
     /// Configuration that was ignored or questionable, and a data directory that cannot be written, for the user to
     /// see.
     pub warnings: Vec<String>,
@@ -68,7 +70,13 @@ pub fn config_for(
         None => new_session(settings, workspace, &data_dir, &mut warnings)?,
     };
     let (mcp_setup, mcp_elicitations) = mcp::ClientSetup::session(workspace);
-    let (mcp, mcp_warnings) = start_mcp(settings, workspace, mcp_setup)?;
+    let (
+        StartedMcp {
+            manager: mcp,
+            wait: mcp_wait,
+        },
+        mcp_warnings,
+    ) = start_mcp(settings, workspace, mcp_setup)?;
     warnings.extend(mcp_warnings);
     let sandbox = session_sandbox(settings, workspace, &mut warnings);
     warnings.extend(settings.warnings.iter().cloned());
@@ -99,6 +107,7 @@ pub fn config_for(
         events,
         log_path: log.as_ref().map(|l| l.path().to_path_buf()),
         mcp: mcp.clone(),
+        mcp_wait,
         warnings,
         notices,
         prices: settings.provider.catalog.clone(),
@@ -422,11 +431,17 @@ fn mcp_servers_from(
 
 /// The session's MCP servers, started in the background, and what to tell the user about their configuration (one
 /// line per warning, and per entry left out).
+/// A session's MCP servers, started, and how long its first request waits for them.
+struct StartedMcp {
+    manager: Option<Arc<McpManager>>,
+    wait: std::time::Duration,
+}
+
 fn start_mcp(
     settings: &Settings,
     workspace: &Path,
     setup: mcp::ClientSetup,
-) -> Result<(Option<Arc<McpManager>>, Vec<String>), StartError> {
+) -> Result<(StartedMcp, Vec<String>), StartError> {
     let config = mcp_servers(settings, workspace)?;
     let mut warnings = config.warnings;
     warnings.extend(config.errors.iter().map(|e| match &e.server {
@@ -434,12 +449,27 @@ fn start_mcp(
         None => format!("{e}; the MCP servers of this file are left out"),
     }));
     if config.servers.is_empty() {
-        return Ok((None, warnings));
+        let none = StartedMcp {
+            manager: None,
+            wait: MCP_STARTUP,
+        };
+        return Ok((none, warnings));
     }
-    Ok((
-        Some(McpManager::start_with(config.servers, MCP_STARTUP, setup)),
-        warnings,
-    ))
+    // `tern run` waits for each server as long as its own start-up may take: one missing at the first request is
+    // missing from the whole run. The UI shows the servers' states and waits only briefly.
+    let wait = match settings.wait_for_mcp_servers {
+        true => config
+            .servers
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| s.startup_timeout)
+            .max()
+            .unwrap_or(MCP_STARTUP)
+            .max(MCP_STARTUP),
+        false => MCP_STARTUP,
+    };
+    let manager = Some(McpManager::start_with(config.servers, wait, setup));
+    Ok((StartedMcp { manager, wait }, warnings))
 }
 
 /// Starts a session's agent task from settings.
@@ -535,6 +565,7 @@ pub fn start_demo(root: &Path) -> Result<(AgentHandle, SessionInfo), StartError>
         events: Vec::new(),
         log_path: None,
         mcp: None,
+        mcp_wait: MCP_STARTUP,
         warnings,
         notices: Vec::new(),
         prices: Arc::new(crate::models::Catalog::builtin().clone()),

@@ -206,6 +206,7 @@ fn preview(path: &std::path::Path) -> anyhow::Result<Option<(PathBuf, tern::host
         events,
         log_path: Some(path.to_path_buf()),
         mcp: None,
+        mcp_wait: tern::host::MCP_STARTUP,
         warnings: Vec::new(),
         notices: Vec::new(),
         prices: std::sync::Arc::new(tern::models::Catalog::builtin().clone()),

@@ -443,7 +443,8 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         )?),
         (None, false) => None,
     };
-    let settings = settings(global, workspace, args.max_iterations)?;
+    let mut settings = settings(global, workspace, args.max_iterations)?;
+    settings.wait_for_mcp_servers = true;
     let _log = init_logging();
     let format = match args.output_format {
         _ if args.json => OutputFormat::StreamJson,
@@ -468,7 +469,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         let session_id = session.log_path.is_some().then(|| session.id.clone());
         let code = headless::run_session(
             headless_session(handle),
-            session.mcp.is_some().then_some(tern::host::MCP_STARTUP),
+            session.mcp.is_some().then_some(session.mcp_wait),
             session_id,
             prompt,
             format,

@@ -223,6 +223,9 @@ pub struct Settings {
     /// What the config asks for that tern does not do (a hook of a type tern does not run, a matcher that matches no
     /// tool), for a warning at start.
     pub warnings: Vec<String>,
+    /// The first request waits for MCP servers still starting as long as their own start-up timeouts allow, not
+    /// only briefly (`tern run`: a server that is not there yet is missing from the whole run).
+    pub wait_for_mcp_servers: bool,
     /// Which files were read, for `--help`-style diagnostics.
     pub sources: Vec<PathBuf>,
     /// `[web]`: the web tools.
@@ -702,6 +705,7 @@ fn finish(
         append_system_prompt: file.append_system_prompt,
         hooks: hooks.hooks,
         warnings: hooks.warnings,
+        wait_for_mcp_servers: false,
         project_trusted: false,
         ignored: Vec::new(),
         sources,

@@ -144,9 +144,7 @@ pub async fn run_session<O: Write, E: Write>(
         let done = matches!(event, Event::ShutdownComplete);
         match (event, servers.as_mut()) {
             (event @ Event::SessionStarted { .. }, Some(servers)) => {
-                if format == OutputFormat::StreamJson {
-                    servers.settle(&mut handle.events, &mut held).await;
-                }
+                servers.settle(&mut handle.events, &mut held, err).await;
                 servers.start(&event, printer.session_id(), format, out, err);
             }
             (Event::McpServers { servers: told }, Some(servers)) => servers.told(told, format, out, err),

@@ -16,6 +16,17 @@ use tern_protocol::Event;
 use tern_protocol::mcp::report::ServerWatch;
 use tern_protocol::mcp::{ServerState, ServerStatus};
 
+/// How long a wait for servers goes untold.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Sleeps until `at`, or forever when there is none.
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The servers as the agent tells them (`Event::McpServers`).
 pub(super) struct McpFollower {
     /// How long the first request waits for servers still starting.
@@ -59,10 +70,19 @@ impl McpFollower {
 
     /// Waits, as the first request does, for the servers still starting (at most the session's wait), so
     /// `session_started` lists the tools of every server that starts in time. The agent's other events that come
-    /// meanwhile are kept, in order, in `held` for after.
-    pub(super) async fn settle(&mut self, events: &mut UnboundedReceiver<Event>, held: &mut VecDeque<Event>) {
-        let deadline = tokio::time::Instant::now() + self.wait;
+    /// meanwhile are kept, in order, in `held` for after. A wait of more than a moment is told on `err`, with the
+    /// servers it waits for.
+    pub(super) async fn settle<E: Write>(
+        &mut self,
+        events: &mut UnboundedReceiver<Event>,
+        held: &mut VecDeque<Event>,
+        err: &mut E,
+    ) {
+        let start = tokio::time::Instant::now();
+        let deadline = start + self.wait;
+        let mut told = false;
         while !self.settled() {
+            let tell_at = (!told).then_some(start + PROGRESS_AFTER);
             tokio::select! {
                 event = events.recv() => match event {
                     Some(Event::McpServers { servers }) => self.statuses = Some(servers),
@@ -70,6 +90,20 @@ impl McpFollower {
                     None => break,
                 },
                 () = tokio::time::sleep_until(deadline) => break,
+                () = sleep_until_some(tell_at) => {
+                    told = true;
+                    let waiting: Vec<&str> = self
+                        .statuses
+                        .iter()
+                        .flatten()
+                        .filter(|s| s.state == ServerState::Connecting)
+                        .map(|s| s.name.as_str())
+                        .collect();
+                    let names = if waiting.is_empty() { "the servers".to_string() } else { waiting.join(", ") };
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now()).as_secs_f64().ceil();
+                    let _ = writeln!(err, "tern: waiting for MCP servers to start: {names} (up to {left} s more)");
+                    let _ = err.flush();
+                }
             }
         }
     }

@@ -501,3 +501,33 @@ async fn a_stdio_server_dies_with_a_killed_tern() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// `tern run` waits for a server as long as its own start-up may take, saying so on stderr: a server that needs a
+/// few seconds (a Python or npx server) is there for the run's first and only turn, not "Tool not found".
+#[tokio::test(flavor = "multi_thread")]
+async fn tern_run_waits_for_a_slow_server_and_says_so() {
+    let Some(js) = everything() else { return };
+    let scratch = Scratch::new();
+    let config = scratch.home.path().join("servers.json");
+    let slow = format!("sleep 3; exec node '{}' stdio", js.display());
+    let servers = json!({"mcpServers": {"slow": {"command": "sh", "args": ["-c", slow]}}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mock = MockLlm::start(vec![
+        Reply::tool("mcp_slow_echo", json!({"message": "made it"})),
+        Reply::text("Done."),
+    ])
+    .await;
+    let config = config.display().to_string();
+    let out = scratch
+        .run(Some(&mock), &["run", "--mode", "full-auto", "--mcp-config", &config, "go"])
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("tern: waiting for MCP servers to start: slow (up to"),
+        "{stderr}"
+    );
+    let result = crate::support::tern::tool_results(&mock.requests()[1]).pop().unwrap();
+    assert!(result.contains("made it"), "{result}");
+    assert!(offered(&mock.requests()[0]).iter().any(|t| t == "mcp_slow_echo"));
+}
