@@ -468,7 +468,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         // The id `tern resume` and `tern run --resume` take, when the session has a log to resume from.
         let session_id = session.log_path.is_some().then(|| session.id.clone());
         let code = headless::run_session(
-            headless_session(handle),
+            headless_session(handle, session.prices.clone()),
             session.mcp.is_some().then_some(session.mcp_wait),
             session_id,
             prompt,
@@ -493,10 +493,14 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
 }
 
 /// What `tern run` gets of a session: where its ops go and where its events come from.
-fn headless_session(handle: tern::agent::runner::AgentHandle) -> headless::Session {
+fn headless_session(
+    handle: tern::agent::runner::AgentHandle,
+    prices: std::sync::Arc<tern::models::Catalog>,
+) -> headless::Session {
     headless::Session {
         ops: handle.ops,
         events: handle.events,
+        prices: Some(prices),
     }
 }
 

@@ -65,6 +65,8 @@ pub fn signal_name(signal: i32) -> &'static str {
 pub struct Session {
     pub ops: UnboundedSender<Op>,
     pub events: UnboundedReceiver<Event>,
+    /// What the model's tokens cost, for json's `total_cost_usd`; `None`: unknown.
+    pub prices: Option<std::sync::Arc<dyn tern_protocol::Prices>>,
 }
 
 /// How a headless run names itself when it refuses a call nobody can approve (`ApprovalDecision::Unattended`).
@@ -113,7 +115,7 @@ pub async fn run_session<O: Write, E: Write>(
     // Events taken while `session_started` waited for the servers, handled after it.
     let mut held: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
     let _ = handle.ops.send(Op::UserTurn { text: prompt });
-    let mut printer = Printer::new(format, session_id);
+    let mut printer = Printer::new(format, session_id).with_prices(handle.prices.take());
     let mut background = Background::default();
     let mut end: Option<TurnEnd> = None;
     let mut stopping = Stopping::default();
@@ -133,6 +135,9 @@ pub async fn run_session<O: Write, E: Write>(
         };
         let Some(event) = event else { break };
         background.track(&event);
+        if let Event::SessionStarted { model, .. } = &event {
+            printer.model = Some(model.clone());
+        }
         answer_unattended(&event, &handle.ops);
         if let Event::TurnFinished { reason } = &event {
             end = Some(reason.clone());

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::OutputFormat;
 use super::order::{AgentKey, CallOrder};
 use super::progress::{Ended, plan_text};
+use tern_protocol::Prices;
 use tern_protocol::{Event, PlanItem, TurnEnd, Usage};
 use tern_text::calls::key_argument;
 
@@ -43,6 +44,11 @@ pub(super) struct Printer {
     held_lines: CallOrder<String>,
     /// The call whose begin line is the last line on stderr: its result follows it unlabelled.
     pub(super) last_begin: Option<(AgentKey, String)>,
+    /// The session's model, once it started: its prices give the run's cost.
+    pub(super) model: Option<String>,
+    prices: Option<std::sync::Arc<dyn Prices>>,
+    /// When the run began, for json's `duration_ms`.
+    began: std::time::Instant,
 }
 
 impl Printer {
@@ -64,7 +70,16 @@ impl Printer {
             held: CallOrder::default(),
             held_lines: CallOrder::default(),
             last_begin: None,
+            model: None,
+            prices: None,
+            began: std::time::Instant::now(),
         }
+    }
+
+    /// The prices the run's cost is worked out with.
+    pub(super) fn with_prices(mut self, prices: Option<std::sync::Arc<dyn Prices>>) -> Self {
+        self.prices = prices;
+        self
     }
 
     pub(super) fn session_id(&self) -> Option<&str> {
@@ -286,6 +301,8 @@ impl Printer {
             "is_error": !matches!(end, Some(TurnEnd::Completed | TurnEnd::IterationLimit)),
             "session_id": self.session_id,
             "usage": total_usage(&self.usage, &self.subagent_usage),
+            "total_cost_usd": self.cost(),
+            "duration_ms": u64::try_from(self.began.elapsed().as_millis()).unwrap_or(u64::MAX),
             "tool_calls": self.calls,
             "errors": self.errors,
         });
@@ -293,6 +310,16 @@ impl Printer {
             value["plan"] = json!(plan);
         }
         value
+    }
+}
+
+impl Printer {
+    /// What the run's tokens cost in USD on the session's model (subagents' tokens priced the same), when its prices
+    /// are known; rounded to a millionth of a dollar.
+    fn cost(&self) -> Option<f64> {
+        let usage = total_usage(&self.usage, &self.subagent_usage);
+        let cost = self.prices.as_ref()?.cost(self.model.as_deref()?, &usage)?;
+        Some((cost * 1e6).round() / 1e6)
     }
 }
 

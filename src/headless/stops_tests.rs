@@ -15,7 +15,15 @@ fn handle() -> (
 ) {
     let (ops, op_rx) = unbounded_channel();
     let (ev_tx, events) = unbounded_channel();
-    (Session { ops, events }, op_rx, ev_tx)
+    (
+        Session {
+            ops,
+            events,
+            prices: None,
+        },
+        op_rx,
+        ev_tx,
+    )
 }
 
 async fn run_with(stops: &[Stop], handle: Session) -> (i32, String) {

@@ -29,6 +29,8 @@ async fn print_runs_one_prompt_as_tern_run_does() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["result"], "again", "{json}");
+    // An unknown model's prices are unknown: no cost is made up.
+    assert!(json["total_cost_usd"].is_null(), "{json}");
 }
 
 #[tokio::test]
@@ -55,13 +57,19 @@ async fn a_short_model_flag_picks_the_model() {
         "--base-url",
         &mock.openai_base_url(),
         "-m",
-        "other-model",
+        "gpt-4.1",
         "-p",
+        "--output-format",
+        "json",
         "hi",
     ]);
     let out = support::tern::output(cmd, Duration::from_secs(60)).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(mock.requests()[0]["model"], "other-model");
+    assert_eq!(mock.requests()[0]["model"], "gpt-4.1");
+    // The result says what the run cost on that model and how long it took, as Claude Code's does.
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["total_cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{json}");
+    assert!(json["duration_ms"].as_u64().is_some(), "{json}");
 }
 
 /// The permission flags of Claude Code and codex choose tern's modes: a command runs unasked only where the mode

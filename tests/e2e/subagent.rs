@@ -453,6 +453,7 @@ async fn stream_json_tags_subagent_events_and_text_output_prefixes_them() {
         let session = tern::headless::Session {
             ops: h.agent.ops,
             events: h.agent.events,
+            prices: None,
         };
         let code = tern::headless::run(session, "go".into(), format, &mut stops, &mut out, &mut err).await;
         assert_eq!(code, 0);

@@ -519,7 +519,10 @@ async fn tern_run_waits_for_a_slow_server_and_says_so() {
     .await;
     let config = config.display().to_string();
     let out = scratch
-        .run(Some(&mock), &["run", "--mode", "full-auto", "--mcp-config", &config, "go"])
+        .run(
+            Some(&mock),
+            &["run", "--mode", "full-auto", "--mcp-config", &config, "go"],
+        )
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

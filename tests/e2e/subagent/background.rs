@@ -196,6 +196,7 @@ async fn tern_run_waits_for_a_background_subagents_report_turn_before_it_exits()
     let session = tern::headless::Session {
         ops: h.agent.ops,
         events: h.agent.events,
+        prices: None,
     };
     let code = tern::headless::run(session, "count".into(), format, &mut stops, &mut out, &mut err).await;
     assert_eq!(code, 0);
