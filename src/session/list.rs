@@ -23,7 +23,8 @@ pub enum FindError {
     NoneHere(String),
 }
 
-/// The sessions of `workspace`, the most recently written first.
+/// The sessions of `workspace` that hold a prompt, the most recently written first (one left without a prompt is
+/// nothing to resume).
 pub fn list(data_dir: &Path, workspace: &str) -> Vec<SessionSummary> {
     let Ok(entries) = std::fs::read_dir(data_dir.join("sessions")) else {
         return Vec::new();
@@ -84,7 +85,7 @@ fn summary(path: &Path, workspace: &str) -> Option<SessionSummary> {
     if meta.workspace != workspace {
         return None;
     }
-    let mut title = String::new();
+    let mut title = None;
     loop {
         line.clear();
         match reader.read_until(b'\n', &mut line) {
@@ -96,19 +97,21 @@ fn summary(path: &Path, workspace: &str) -> Option<SessionSummary> {
             ..
         }) = serde_json::from_slice::<Line>(&line)
         {
-            title = content
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .trim()
-                .to_string();
+            title = Some(
+                content
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+                    .to_string(),
+            );
             break;
         }
     }
     Some(SessionSummary {
         id: meta.id,
         path: path.to_path_buf(),
-        title,
+        title: title?,
         modified: metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
         size: metadata.len(),
     })

@@ -159,3 +159,54 @@ async fn a_session_resumes_with_its_conversation() {
 }
 
 mod keys;
+
+/// A launch the user quits without a prompt leaves no session behind: nothing to resume, nothing in the picker, and
+/// `--continue` goes on with the last session that has a conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn quitting_without_a_prompt_leaves_no_session() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = MockLlm::start(vec![Reply::text("The answer is 42."), Reply::text("Still 42.")]).await;
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = format!(
+        "cd {work} && export HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k",
+        work = work.path().display(),
+        home = home.path().display(),
+    );
+    let flags = format!(
+        "--provider openai --base-url {} --model scripted",
+        mock.openai_base_url()
+    );
+    let launch = |name: &str, extra: &str| {
+        let command = format!("{env}; {BIN} {extra} {flags}; echo TERN-EXITED; sleep 30");
+        Tmux::start(name, (100, 30), &command)
+    };
+    let quit = |tmux: &Tmux| {
+        tmux.keys(&["C-c"]);
+        tmux.keys(&["C-c"]);
+    };
+    let first = launch("empty-1", "");
+    first.wait_for("Ask tern").await;
+    first.keys(&["what is the answer?", "Enter"]);
+    first.wait_for("The answer is 42.").await;
+    quit(&first);
+    first.wait_for("TERN-EXITED").await;
+    // The second launch is quit at once.
+    let second = launch("empty-2", "");
+    second.wait_for("Ask tern").await;
+    quit(&second);
+    second.wait_for("TERN-EXITED").await;
+    let sessions: Vec<_> = std::fs::read_dir(home.path().join("data/tern/sessions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    // `--continue` finds the session with the conversation, not the empty one.
+    let third = launch("empty-3", "--continue");
+    let screen = third.wait_for("resumed a session").await;
+    assert!(screen.contains("The answer is 42."), "{screen}");
+    quit(&third);
+    third.wait_for("TERN-EXITED").await;
+}

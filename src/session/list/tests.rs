@@ -55,7 +55,7 @@ fn session(data: &Path, id: &str, ws: &str, prompts: &[&str], age_s: u64) -> Pat
 }
 
 #[test]
-fn lists_the_workspace_newest_first_with_titles_sizes_and_turns() {
+fn lists_the_workspace_sessions_with_a_prompt_newest_first_with_titles_sizes_and_turns() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     session(
@@ -68,15 +68,20 @@ fn lists_the_workspace_newest_first_with_titles_sizes_and_turns() {
     session(d, "20260102-000000-bbbb", "/w", &[], 100);
     session(d, "20260103-000000-cccc", "/other", &["elsewhere"], 0);
     std::fs::create_dir_all(d.join("sessions/not-a-session")).unwrap();
+    session(d, "20260101-120000-dddd", "/w", &["second"], 200);
     let listed = list(d, "/w");
     let ids: Vec<&str> = listed.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["20260102-000000-bbbb", "20260101-000000-aaaa"]);
+    // A session without a prompt (bbbb) is nothing to resume: not listed, not continued.
+    assert_eq!(ids, ["20260101-120000-dddd", "20260101-000000-aaaa"]);
     assert_eq!(listed[1].title, "fix the parser");
-    assert_eq!(listed[0].title, "");
+    assert_eq!(listed[0].title, "second");
     assert_eq!(listed[1].size, std::fs::metadata(&listed[1].path).unwrap().len());
     assert_eq!(count_turns(&listed[1].path).unwrap(), 2);
-    assert_eq!(count_turns(&listed[0].path).unwrap(), 0);
-    assert!(latest(d, "/w").unwrap().ends_with("20260102-000000-bbbb/session.jsonl"));
+    assert_eq!(
+        count_turns(&d.join("sessions/20260102-000000-bbbb/session.jsonl")).unwrap(),
+        0
+    );
+    assert!(latest(d, "/w").unwrap().ends_with("20260101-120000-dddd/session.jsonl"));
     assert!(matches!(latest(d, "/none"), Err(FindError::NoneHere(_))));
 }
 
