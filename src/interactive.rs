@@ -178,7 +178,9 @@ fn farewell(summary: tern::tui::terminal::Summary, demo: bool) -> i32 {
     }
     if demo {
         println_clean!("That was the tern demo (its temporary project is gone). Run `tern` in a repository to start.");
-    } else if summary.log_path.is_some() {
+    } else if let Some(path) = &summary.log_path
+        && !tern::session::list::discard_if_empty(path)
+    {
         println_clean!(
             "Session {} saved. Resume it with: tern resume {}",
             summary.session_id,

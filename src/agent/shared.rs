@@ -199,23 +199,6 @@ impl Shared {
         }
     }
 
-    /// Removes the session's directory (its log and stored results) when the log holds no user message: a session
-    /// left without a prompt is nothing to resume and would only crowd the picker. For the end of a session.
-    pub(crate) fn discard_if_empty(&self) {
-        let Ok(mut record) = self.record.lock() else {
-            return;
-        };
-        let Some(path) = record.log.as_ref().map(|log| log.path().to_path_buf()) else {
-            return;
-        };
-        if tern_session::list::count_turns(&path).is_ok_and(|turns| turns == 0) {
-            record.log = None;
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
-    }
-
     /// The directory of the session log; `None` when the session has none.
     pub(crate) fn log_dir(&self) -> Option<std::path::PathBuf> {
         let record = self.record.lock().ok()?;

@@ -117,6 +117,16 @@ fn summary(path: &Path, workspace: &str) -> Option<SessionSummary> {
     })
 }
 
+/// Removes the session logged at `path` (its directory: the log and its stored results) when the log holds no user
+/// message: a session left without a prompt is nothing to resume. Returns whether it was removed. For a frontend
+/// whose session has ended (the agent no longer writes it).
+pub fn discard_if_empty(path: &Path) -> bool {
+    if !count_turns(path).is_ok_and(|turns| turns == 0) {
+        return false;
+    }
+    path.parent().is_some_and(|dir| std::fs::remove_dir_all(dir).is_ok())
+}
+
 /// How many turns a log holds: its user messages, found by their line's start without parsing the rest.
 pub fn count_turns(path: &Path) -> std::io::Result<usize> {
     const USER: &[u8] = br#"{"type":"message","message":{"role":"user""#;

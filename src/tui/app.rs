@@ -22,7 +22,7 @@ use super::theme::Theme;
 use super::view::approval::ApprovalLayer;
 use super::view::help::HelpLayer;
 use super::view::transcript::TranscriptView;
-use tern_protocol::{ApprovalMode, Event, Op, ToolDetails};
+use tern_protocol::{ApprovalMode, Event, Op, ToolDetails, TurnEnd};
 
 mod bottom;
 mod commands;
@@ -269,9 +269,16 @@ impl App {
             // What the turn's answer and tools freed goes back to the system, not kept for the next turn.
             crate::heap::give_back_soon();
         }
+        let finished = match &event {
+            Event::TurnFinished { reason } => Some(reason.clone()),
+            _ => None,
+        };
         let before = self.state.cells.len();
         self.state.apply(event);
         self.reveal_reply(answer, before);
+        if let Some(reason) = finished {
+            self.turn_finished(&reason);
+        }
         if let Some(text) = rewound {
             // The cut transcript starts afresh, and the message is back in the composer for editing.
             self.transcript = TranscriptView::new();
@@ -399,6 +406,7 @@ impl App {
                 if key.code == KeyCode::Esc && (self.state.status.busy || self.state.subagents_running()) =>
             {
                 self.send(Op::Interrupt);
+                self.unqueue_to_composer();
                 self.state.flash_while_turn("interrupting…");
             }
             Some(Action::Interrupt) => self.composer_key(key),
@@ -414,6 +422,7 @@ impl App {
     fn ctrl_c(&mut self) {
         if self.state.status.busy {
             self.send(Op::Interrupt);
+            self.unqueue_to_composer();
             self.state.flash_while_turn("interrupting… (Ctrl+C again to quit)");
         } else if !self.composer.is_empty() {
             self.composer.set_text("");
@@ -517,11 +526,39 @@ impl App {
             self.send(op);
             return;
         }
-        if self.state.status.busy {
-            self.state.queued.push_back(text.clone());
-        }
         self.transcript.scroll_to_bottom();
+        // While a turn runs, a message waits here, not in the agent: it goes when the turn ends, and an interrupt
+        // gives it back to the composer instead of sending it.
+        if self.state.status.busy {
+            self.state.queued.push_back(text);
+            return;
+        }
         self.send(Op::UserTurn { text });
+    }
+
+    /// A turn ended: the next waiting message goes, unless the user stopped the turn (then the waiting messages are
+    /// back in the composer, already there since the interrupt).
+    fn turn_finished(&mut self, reason: &TurnEnd) {
+        if matches!(reason, TurnEnd::Interrupted | TurnEnd::Aborted) {
+            self.unqueue_to_composer();
+            return;
+        }
+        if let Some(text) = self.state.queued.pop_front() {
+            self.send(Op::UserTurn { text });
+        }
+    }
+
+    /// The messages waiting for the turn to end go back to the composer (before what it holds), unsent.
+    fn unqueue_to_composer(&mut self) {
+        if self.state.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.state.queued.drain(..).collect();
+        let typed = self.composer.text();
+        if !typed.trim().is_empty() {
+            parts.push(typed);
+        }
+        self.composer.set_text(&parts.join("\n"));
     }
 
     fn apply_effects(&mut self, effects: Vec<Effect>) {

@@ -158,7 +158,6 @@ impl Session {
         if let Some(mcp) = self.shared.mcp() {
             let _ = tokio::time::timeout(MCP_SHUTDOWN_WAIT, mcp.shutdown()).await;
         }
-        self.shared.discard_if_empty();
         self.shared.emit(Event::ShutdownComplete);
     }
 

@@ -141,3 +141,15 @@ fn a_fork_copies_the_conversation_and_leaves_the_original_alone() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&forked).unwrap().permissions().mode() & 0o777, 0o600);
 }
+
+#[test]
+fn only_a_session_without_a_prompt_is_discarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = session(dir.path(), "s-empty", "/w", &[], 0);
+    let used = session(dir.path(), "s-used", "/w", &["hello"], 0);
+    assert!(discard_if_empty(&empty));
+    assert!(!empty.parent().unwrap().exists(), "its directory is gone");
+    assert!(!discard_if_empty(&used));
+    assert!(used.is_file());
+    assert!(!discard_if_empty(&dir.path().join("sessions/none/session.jsonl")));
+}

@@ -156,7 +156,7 @@ fn end(h: &mut Harness, id: &str, output: ToolOutput) {
 }
 
 #[test]
-fn enter_sends_a_turn_and_busy_sends_are_queued() {
+fn enter_sends_a_turn_and_busy_sends_wait_for_its_end() {
     let mut h = harness();
     h.keys("hello");
     h.press(key(KeyCode::Enter));
@@ -167,14 +167,44 @@ fn enter_sends_a_turn_and_busy_sends_are_queued() {
     });
     h.keys("next one");
     h.press(key(KeyCode::Enter));
+    // It waits in the TUI, shown under the composer, and goes when the turn ends.
+    assert_eq!(h.sent(), vec![]);
+    assert_eq!(h.app.state.queued.len(), 1);
+    assert!(h.screen(80, 20).contains("queued › next one"));
+    h.event(Event::TurnFinished {
+        reason: TurnEnd::Completed,
+    });
     assert_eq!(
         h.sent(),
         vec![Op::UserTurn {
             text: "next one".into()
         }]
     );
-    assert_eq!(h.app.state.queued.len(), 1);
-    assert!(h.screen(80, 20).contains("queued › next one"));
+    assert!(h.app.state.queued.is_empty());
+}
+
+/// Esc stops the turn without sending what waits: the waiting message is back in the composer, unsent.
+#[test]
+fn esc_stops_the_turn_and_gives_the_waiting_message_back() {
+    let mut h = harness();
+    h.keys("hello");
+    h.press(key(KeyCode::Enter));
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "hello".into(),
+    });
+    h.keys("then this");
+    h.press(key(KeyCode::Enter));
+    h.sent();
+    h.press(key(KeyCode::Esc));
+    assert_eq!(h.sent(), vec![Op::Interrupt]);
+    assert!(h.app.state.queued.is_empty());
+    assert_eq!(h.app.composer.text(), "then this");
+    h.event(Event::TurnFinished {
+        reason: TurnEnd::Interrupted,
+    });
+    assert_eq!(h.sent(), vec![], "nothing is sent after the interrupt");
+    assert_eq!(h.app.composer.text(), "then this");
 }
 
 #[test]
