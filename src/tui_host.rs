@@ -130,7 +130,8 @@ impl Host for TuiHost {
 /// prompt makes, for the start screen.
 pub fn context_files(workspace: &Path) -> Vec<String> {
     let sources = crate::agent::prompt::ContextSources::for_workspace(workspace);
-    let (files, _) = crate::agent::prompt::files::collect(workspace, sources.user_dir.as_deref());
+    let (files, _) =
+        crate::agent::prompt::files::collect(workspace, sources.user_dir.as_deref(), sources.claude_dir.as_deref());
     files.into_iter().map(|f| f.path.display().to_string()).collect()
 }
 

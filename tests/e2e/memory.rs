@@ -1,5 +1,5 @@
-//! Context files, skills and memory: the system prompt built from a real directory tree (nested AGENTS.md, the
-//! CLAUDE.md fallback, the user's file, the caps, a symlink out of the project), skills listed and inlined, and
+//! Context files, skills and memory: the system prompt built from a real directory tree (nested AGENTS.md, Claude
+//! Code's CLAUDE.md files and imports, the user's files, the caps, a symlink out of the project), skills listed and inlined, and
 //! `/remember` and `/context` through the runner against the scripted model over real HTTP, and in a real terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -42,48 +42,62 @@ impl Tree {
         ContextSources {
             workspace: self.repo().join("sub/deeper"),
             user_dir: Some(self.dir.path().join("config")),
+            claude_dir: Some(self.dir.path().join("claude")),
             appended: None,
         }
     }
 }
 
+/// Context files from the user's directories (Claude Code's, then tern's) and from the repository root down to the
+/// workspace; in one directory Claude Code's CLAUDE.md and CLAUDE.local.md come before AGENTS.md, so AGENTS.md has the
+/// last word, and a file linked to another is read once.
 #[test]
-fn context_files_from_the_user_and_root_down_to_the_workspace_with_claude_fallback() {
+fn context_files_from_the_user_and_root_down_to_the_workspace_claude_code_files_included() {
     let t = Tree::new();
     write(&t.dir.path().join("outer/AGENTS.md"), "ABOVE-THE-REPO\n");
+    write(&t.dir.path().join("claude/CLAUDE.md"), "CLAUDE-USER-RULE\n");
     write(&t.dir.path().join("config/AGENTS.md"), "USER-RULE\n");
     write(&t.repo().join("AGENTS.md"), "ROOT-RULE\n");
-    write(&t.repo().join("CLAUDE.md"), "ROOT-CLAUDE-SHADOWED\n");
-    write(&t.repo().join("sub/CLAUDE.md"), "SUB-CLAUDE-FALLBACK\n");
+    write(&t.repo().join("CLAUDE.md"), "ROOT-CLAUDE\n");
+    write(&t.repo().join("CLAUDE.local.md"), "ROOT-CLAUDE-LOCAL\n");
+    write(&t.repo().join("sub/CLAUDE.md"), "SUB-CLAUDE\n");
     write(&t.repo().join("sub/deeper/AGENTS.md"), "DEEP-RULE\n");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("AGENTS.md", t.repo().join("sub/deeper/CLAUDE.md")).unwrap();
     let prompt = SystemPrompt::build(&t.sources());
     let text = &prompt.text;
     let at = |needle: &str| {
         text.find(needle)
             .unwrap_or_else(|| panic!("{needle} missing from:\n{text}"))
     };
-    assert!(at("USER-RULE") < at("ROOT-RULE"));
-    assert!(at("ROOT-RULE") < at("SUB-CLAUDE-FALLBACK"));
-    assert!(at("SUB-CLAUDE-FALLBACK") < at("DEEP-RULE"));
+    assert!(at("CLAUDE-USER-RULE") < at("USER-RULE"));
+    assert!(at("USER-RULE") < at("ROOT-CLAUDE\n"));
+    assert!(at("ROOT-CLAUDE\n") < at("ROOT-CLAUDE-LOCAL") && at("ROOT-CLAUDE-LOCAL") < at("ROOT-RULE"));
+    assert!(at("ROOT-RULE") < at("SUB-CLAUDE") && at("SUB-CLAUDE") < at("DEEP-RULE"));
     assert!(!text.contains("ABOVE-THE-REPO"), "nothing above the repository root");
-    assert!(
-        !text.contains("ROOT-CLAUDE-SHADOWED"),
-        "CLAUDE.md only where there is no AGENTS.md"
+    assert_eq!(
+        text.matches("DEEP-RULE").count(),
+        1,
+        "a file linked to another is read once"
     );
     // Each labelled with its path.
     let labels: Vec<&str> = prompt.parts.iter().map(|p| p.label.as_str()).collect();
+    let claude_user = t.dir.path().join("claude/CLAUDE.md").display().to_string();
     let user = t.dir.path().join("config/AGENTS.md").display().to_string();
     assert_eq!(
         labels,
         [
             "tern's instructions",
+            claude_user.as_str(),
             user.as_str(),
+            "CLAUDE.md",
+            "CLAUDE.local.md",
             "AGENTS.md",
             "sub/CLAUDE.md",
             "sub/deeper/AGENTS.md"
         ]
     );
-    assert!(text.contains("\n## sub/CLAUDE.md\nSUB-CLAUDE-FALLBACK\n"));
+    assert!(text.contains("\n## sub/CLAUDE.md\nSUB-CLAUDE\n"));
     assert_eq!(prompt.parts.iter().map(|p| p.chars).sum::<usize>(), text.len());
     assert!(prompt.warnings.is_empty(), "{:?}", prompt.warnings);
 
@@ -91,6 +105,72 @@ fn context_files_from_the_user_and_root_down_to_the_workspace_with_claude_fallba
     std::fs::remove_dir(t.repo().join(".git")).unwrap();
     let prompt = SystemPrompt::build(&t.sources());
     assert!(prompt.text.contains("DEEP-RULE") && !prompt.text.contains("ROOT-RULE"));
+}
+
+/// A CLAUDE.md's `@path` imports follow it (not inside code, not twice, not out of the project, five deep at most).
+#[test]
+fn claude_md_imports_follow_it_inside_the_project() {
+    let t = Tree::new();
+    write(&t.dir.path().join("secret.txt"), "SECRET-TOKEN-9\n");
+    write(
+        &t.repo().join("CLAUDE.md"),
+        "See @docs/style.md and @AGENTS.md.\nMail me at a@b.c; `@docs/not-this.md` is an example.\n\
+         ```\n@docs/fenced.md\n```\n@../../secret.txt\n@docs/nested/one.md\n",
+    );
+    write(&t.repo().join("AGENTS.md"), "AGENTS-RULE\n");
+    write(&t.repo().join("docs/style.md"), "STYLE-RULE @style.md\n");
+    write(&t.repo().join("docs/not-this.md"), "NOT-THIS\n");
+    write(&t.repo().join("docs/fenced.md"), "FENCED\n");
+    for depth in ["one", "two", "three", "four", "five", "six"] {
+        let next = match depth {
+            "one" => "two",
+            "two" => "three",
+            "three" => "four",
+            "four" => "five",
+            "five" => "six",
+            _ => "seven",
+        };
+        write(
+            &t.repo().join(format!("docs/nested/{depth}.md")),
+            &format!("DEPTH-{depth}\n@{next}.md\n"),
+        );
+    }
+    let prompt = SystemPrompt::build(&t.sources());
+    let text = &prompt.text;
+    assert!(text.contains("STYLE-RULE"), "{text}");
+    assert_eq!(
+        text.matches("AGENTS-RULE").count(),
+        1,
+        "imported once, not again as the directory's own"
+    );
+    assert!(
+        !text.contains("NOT-THIS") && !text.contains("FENCED"),
+        "code is not an import"
+    );
+    assert!(
+        !text.contains("SECRET-TOKEN"),
+        "an import out of the project is not read"
+    );
+    assert!(
+        text.contains("DEPTH-five") && !text.contains("DEPTH-six"),
+        "five levels deep at most"
+    );
+    assert!(
+        prompt
+            .parts
+            .iter()
+            .any(|p| p.label == "docs/style.md (imported by CLAUDE.md)"),
+        "{:?}",
+        prompt.parts
+    );
+    assert!(
+        prompt
+            .warnings
+            .iter()
+            .any(|w| w.contains("secret.txt") && w.contains("leads out of the project")),
+        "{:?}",
+        prompt.warnings
+    );
 }
 
 #[test]

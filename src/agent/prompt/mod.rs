@@ -23,6 +23,8 @@ pub struct ContextSources {
     pub workspace: PathBuf,
     /// tern's config directory (`~/.config/tern`), for the user's AGENTS.md and skills.
     pub user_dir: Option<PathBuf>,
+    /// The user's Claude Code directory (`~/.claude`), for their CLAUDE.md.
+    pub claude_dir: Option<PathBuf>,
     /// What the user added to the prompt for this run (`--append-system-prompt`), at its end.
     pub appended: Option<String>,
 }
@@ -33,6 +35,7 @@ impl ContextSources {
         Self {
             workspace: workspace.to_path_buf(),
             user_dir: tern_fs::places::user_config_path().and_then(|p| p.parent().map(Path::to_path_buf)),
+            claude_dir: files::claude_user_dir(),
             appended: None,
         }
     }
@@ -82,7 +85,11 @@ impl SystemPrompt {
     /// Builds the prompt from the instructions, the context files and the skills.
     pub fn build(sources: &ContextSources) -> Self {
         let mut text = instructions(&sources.workspace);
-        let (files, mut warnings) = files::collect(&sources.workspace, sources.user_dir.as_deref());
+        let (files, mut warnings) = files::collect(
+            &sources.workspace,
+            sources.user_dir.as_deref(),
+            sources.claude_dir.as_deref(),
+        );
         let (skills, skill_warnings) = skills::collect(&sources.workspace, sources.user_dir.as_deref());
         warnings.extend(skill_warnings);
         let withheld = crate::planted::withheld(&sources.workspace);
@@ -197,6 +204,7 @@ mod tests {
         let sources = ContextSources {
             workspace: dir.path().to_path_buf(),
             user_dir: None,
+            claude_dir: None,
             appended: None,
         };
         let plain = SystemPrompt::build(&sources);

@@ -396,6 +396,7 @@ async fn a_rebuilt_prompt_keeps_context_files_and_the_servers_instructions() {
     let sources = tern::agent::prompt::ContextSources {
         workspace: work.path().to_path_buf(),
         user_dir: None,
+        claude_dir: None,
         appended: None,
     };
     let prompt = SystemPrompt::build(&sources).with_mcp(manager.clone());
