@@ -290,7 +290,7 @@ fn session_policy(
         .allow_read_root(results.dir())
         .hide_stores(settings.sandbox.credential_stores());
     // The model reads the user's skills on demand (they are listed in the prompt with their paths).
-    if let Some(skills) = context.user_skills_dir() {
+    for skills in context.user_skills_dirs() {
         policy = policy.allow_read_root(skills);
     }
     for root in &settings.write_roots {

@@ -680,8 +680,8 @@ pub(crate) fn secret_paths(effects: &Effects, policy: &PathPolicy) -> Vec<(std::
         .collect()
 }
 
-/// Whether a call writes inside the workspace's `.git/` or `.tern/` (at any depth) or its `.mcp.json`, which change
-/// what later commands (and tern itself) run.
+/// Whether a call writes inside the workspace's `.git/` or `.tern/` (at any depth), its `.mcp.json` or Claude Code's
+/// settings files, which change what later commands (and tern itself) run.
 pub(crate) fn edits_protected(effects: &Effects, policy: &PathPolicy) -> bool {
     effects.writes.iter().any(|path| {
         policy
@@ -694,8 +694,10 @@ fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
     let Ok(relative) = resolved.strip_prefix(policy.root()) else {
         return false;
     };
-    // The project's `.mcp.json` starts servers outside the sandbox once the project is trusted.
+    // The project's `.mcp.json` starts servers outside the sandbox once the project is trusted, and Claude Code's
+    // settings files run their hooks there.
     relative == Path::new(".mcp.json")
+        || crate::CLAUDE_SETTINGS.iter().any(|name| relative == Path::new(name))
         || relative
             .components()
             .any(|c| matches!(c, Component::Normal(name) if PROTECTED_DIRS.iter().any(|p| name == *p)))

@@ -18,3 +18,7 @@ mod shared;
 pub mod subagent;
 
 pub use runner::{AgentConfig, AgentHandle, spawn};
+
+/// A project's Claude Code settings files, relative to the workspace: their hooks run outside the sandbox once the
+/// project is trusted, so the edit tools ask before writing them and a command that writes them is reported.
+pub const CLAUDE_SETTINGS: [&str; 2] = [".claude/settings.json", ".claude/settings.local.json"];

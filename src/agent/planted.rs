@@ -1,6 +1,7 @@
 //! Instruction files a command wrote. tern reads some of the workspace's files as instructions or configuration
-//! (`.tern/**`: config, skills, commands; `AGENTS.md`/`CLAUDE.md` from the repository root down to the workspace;
-//! `.mcp.json`), whether or not they exist yet. A command the model ran must not be able to plant one unseen: an
+//! (`.tern/**`: config, skills, commands; Claude Code's `.claude/**`: settings, commands, skills, subagents;
+//! `AGENTS.md`/`CLAUDE.md`/`CLAUDE.local.md` from the repository root down to the workspace; `.mcp.json`), whether
+//! or not they exist yet. A command the model ran must not be able to plant one unseen: an
 //! always-on skill would reach every later request of this session and the next.
 //!
 //! `Fingerprint` stats those paths (and walks the `.tern` tree) before and after each command; what changed is
@@ -50,6 +51,8 @@ impl Fingerprint {
             }
         }
         walk(&workspace.join(".tern"), &mut stamps);
+        // Claude Code's project folder: its settings' hooks, commands, skills and subagents.
+        walk(&workspace.join(".claude"), &mut stamps);
         Self { stamps }
     }
 

@@ -1,7 +1,9 @@
 //! Custom slash commands: markdown prompt files that become `/name [args]`, in the TUI and in `tern run "/name args"`.
 //!
 //! They live in the project's `.tern/commands/` and in `commands/` of the user's config directory
-//! (`$XDG_CONFIG_HOME/tern/commands`, else `~/.config/tern/commands`). `review.md` is `/review`; a file in a
+//! (`$XDG_CONFIG_HOME/tern/commands`, else `~/.config/tern/commands`), and in Claude Code's folders, the project's
+//! `.claude/commands/` and the user's `~/.claude/commands/` (`$CLAUDE_CONFIG_DIR/commands`), so a Claude Code user's
+//! commands are there unchanged; tern's own folder wins over Claude Code's of the same scope. `review.md` is `/review`; a file in a
 //! subdirectory gets its directory as a namespace (`frontend/test.md` is `/frontend:test`, up to `MAX_DEPTH` levels).
 //! A file may start with front matter (`description:`, `argument-hint:`, see `expand::parse`); its body is the prompt,
 //! with `$ARGUMENTS` and `$1` … `$9` replaced by what the user typed after the name.
@@ -29,6 +31,8 @@ pub const INIT_PROMPT: &str = include_str!("../../assets/init_prompt.md");
 
 /// The commands folder of a project, relative to its workspace.
 pub const PROJECT_DIR: &str = ".tern/commands";
+/// Claude Code's commands folder of a project, relative to its workspace.
+pub const CLAUDE_PROJECT_DIR: &str = ".claude/commands";
 /// A command file beyond this is not read: a command is a prompt, not a data file.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// Subdirectory levels read below a commands folder (`a/b/c.md` is `/a:b:c`).
@@ -98,26 +102,39 @@ pub fn user_dir() -> Option<PathBuf> {
     tern_fs::places::user_config_path().and_then(|p| p.parent().map(|d| d.join("commands")))
 }
 
+/// The user's Claude Code commands folder: `~/.claude/commands` (`$CLAUDE_CONFIG_DIR/commands`).
+pub fn claude_user_dir() -> Option<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir).join("commands")),
+        None => std::env::home_dir().map(|home| home.join(".claude/commands")),
+    }
+}
+
 impl CustomCommands {
     /// The commands of `workspace` and of the user; `builtins` are the names the frontend keeps for itself.
     /// `planted`: instruction files a command wrote wait for the user (`tern_agent::planted`); the project's commands
     /// then stay out, as a planted one could hide the user's own of the same name.
     pub fn load(workspace: &Path, builtins: &[&str], planted: bool) -> Self {
-        let project = if !planted {
-            workspace.join(PROJECT_DIR)
+        let project: Vec<PathBuf> = if !planted {
+            vec![workspace.join(PROJECT_DIR), workspace.join(CLAUDE_PROJECT_DIR)]
         } else {
-            std::path::PathBuf::new()
+            Vec::new()
         };
-        Self::load_from(&project, Some(workspace), user_dir().as_deref(), builtins)
+        let user: Vec<PathBuf> = user_dir().into_iter().chain(claude_user_dir()).collect();
+        Self::load_from(&project, Some(workspace), &user, builtins)
     }
 
-    /// The commands of two folders: `project` (confined to `root` when given) and `user`.
-    pub fn load_from(project: &Path, root: Option<&Path>, user: Option<&Path>, builtins: &[&str]) -> Self {
+    /// The commands of the `project` folders (confined to `root` when given) and the `user` folders; of two commands
+    /// of one name, the one of the earlier folder wins.
+    pub fn load_from(project: &[PathBuf], root: Option<&Path>, user: &[PathBuf], builtins: &[&str]) -> Self {
         let mut notices = Vec::new();
         let mut commands: BTreeMap<String, CustomCommand> = BTreeMap::new();
-        let mut found = scan(project, root, Scope::Project, &mut notices);
-        if let Some(user) = user {
-            found.extend(scan(user, None, Scope::User, &mut notices));
+        let mut found = Vec::new();
+        for dir in project {
+            found.extend(scan(dir, root, Scope::Project, &mut notices));
+        }
+        for dir in user {
+            found.extend(scan(dir, None, Scope::User, &mut notices));
         }
         for command in found {
             if builtins.contains(&command.name.as_str()) {
@@ -128,7 +145,7 @@ impl CustomCommands {
                 ));
             } else if let Some(kept) = commands.get(&command.name) {
                 notices.push(format!(
-                    "{} is hidden by the project's {} (/{})",
+                    "{} is hidden by {} (/{})",
                     command.path.display(),
                     kept.path.display(),
                     command.name

@@ -33,9 +33,9 @@ impl Dirs {
 
     fn load(&self, builtins: &[&str]) -> CustomCommands {
         CustomCommands::load_from(
-            &self.work.join(PROJECT_DIR),
+            &[self.work.join(PROJECT_DIR), self.work.join(CLAUDE_PROJECT_DIR)],
             Some(&self.work),
-            Some(&self.user),
+            std::slice::from_ref(&self.user),
             builtins,
         )
     }
@@ -85,7 +85,7 @@ fn builtins_win_and_the_project_hides_the_user() {
     assert_eq!(commands.len(), 2);
     assert_eq!(commands.notices.len(), 2, "{:?}", commands.notices);
     assert!(commands.notices[0].contains("the built-in command wins"));
-    assert!(commands.notices[1].contains("hidden by the project's"));
+    assert!(commands.notices[1].contains("is hidden by"));
 }
 
 #[test]
@@ -153,6 +153,35 @@ fn lines_expand_only_for_known_commands() {
     assert_eq!(commands.expand_line("/fix").as_deref(), Some("Fix issue  ()."));
     assert_eq!(commands.expand_line("/other 12"), None);
     assert_eq!(commands.expand_line("fix 12"), None);
-    let none = CustomCommands::load_from(&d.work.join("missing"), None, None, &[]);
+    let none = CustomCommands::load_from(&[d.work.join("missing")], None, &[], &[]);
     assert!(none.is_empty() && none.notices.is_empty());
+}
+
+/// A Claude Code user's `.claude/commands/` files are commands too; tern's own folder wins on a clash.
+#[test]
+fn claude_code_command_folders_count_and_tern_s_own_wins() {
+    let d = Dirs::new();
+    d.project("deploy.md", "tern's deploy\n");
+    let claude = d.work.join(CLAUDE_PROJECT_DIR);
+    fs::create_dir_all(claude.join("git")).unwrap();
+    fs::write(claude.join("deploy.md"), "Claude's deploy\n").unwrap();
+    fs::write(
+        claude.join("git/commit.md"),
+        "---\ndescription: Commit\n---\nCommit with $ARGUMENTS\n",
+    )
+    .unwrap();
+    let commands = d.load(&[]);
+    assert_eq!(commands.expand_line("/deploy").as_deref(), Some("tern's deploy"));
+    assert_eq!(
+        commands.expand_line("/git:commit care").as_deref(),
+        Some("Commit with care")
+    );
+    assert!(
+        commands
+            .notices
+            .iter()
+            .any(|n| n.contains(".claude/commands/deploy.md is hidden by")),
+        "{:?}",
+        commands.notices
+    );
 }

@@ -14,7 +14,7 @@ use super::hooks::{Handler, HookEntry, HooksFile};
 use crate::hooks::HookEvent;
 
 /// A project's Claude Code settings files, relative to the workspace.
-pub const PROJECT_SETTINGS: [&str; 2] = [".claude/settings.json", ".claude/settings.local.json"];
+pub const PROJECT_SETTINGS: [&str; 2] = crate::agent::CLAUDE_SETTINGS;
 
 /// The user's Claude Code settings file.
 pub fn user_settings_path() -> Option<PathBuf> {

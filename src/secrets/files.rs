@@ -20,6 +20,10 @@ pub(crate) const HOME_STORES: &[&str] = &[
     ".m2/settings.xml", ".gradle/gradle.properties", ".pgpass", ".my.cnf", ".vault-token",
     ".terraform.d/credentials.tfrc.json", ".password-store", ".local/share/keyrings", ".config/op",
     ".mozilla", ".config/google-chrome", ".config/chromium", ".bash_history", ".zsh_history", ".env",
+    // Other coding agents' logins and keys: Claude Code's (`primaryApiKey` in ~/.claude.json), codex's, Gemini CLI's,
+    // opencode's.
+    ".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+    ".local/share/opencode/auth.json",
 ];
 
 /// Examples and templates of `.env` files: meant to be read and committed.
@@ -264,6 +268,10 @@ mod tests {
         );
         assert!(stores.contains(&real.join(".secret-notes")));
         assert!(stores.contains(&PathBuf::from("/opt/vault")));
+        // Another coding agent's login is a credential like any other.
+        for other in [".claude/.credentials.json", ".claude.json", ".codex/auth.json"] {
+            assert!(stores.contains(&real.join(other)), "{other}");
+        }
         assert!(!stores.contains(&real.join(".npmrc")));
     }
 

@@ -40,9 +40,13 @@ impl ContextSources {
         }
     }
 
-    /// The user's skills folder, for the path policy's read roots.
-    pub fn user_skills_dir(&self) -> Option<PathBuf> {
-        self.user_dir.as_deref().map(skills::user_dir)
+    /// The user's skills folders (tern's and Claude Code's), for the path policy's read roots.
+    pub fn user_skills_dirs(&self) -> Vec<PathBuf> {
+        self.user_dir
+            .iter()
+            .chain(&self.claude_dir)
+            .map(|dir| skills::user_dir(dir))
+            .collect()
     }
 }
 
@@ -90,7 +94,11 @@ impl SystemPrompt {
             sources.user_dir.as_deref(),
             sources.claude_dir.as_deref(),
         );
-        let (skills, skill_warnings) = skills::collect(&sources.workspace, sources.user_dir.as_deref());
+        let (skills, skill_warnings) = skills::collect(
+            &sources.workspace,
+            sources.user_dir.as_deref(),
+            sources.claude_dir.as_deref(),
+        );
         warnings.extend(skill_warnings);
         let withheld = crate::planted::withheld(&sources.workspace);
         if !withheld.is_empty() {

@@ -1,5 +1,6 @@
 //! Skills: folders holding a `SKILL.md` whose front matter names the skill and says when it helps. They live in the
-//! project's `.tern/skills/` and in `skills/` of the user's config directory. A skill marked `always: true` is inlined
+//! project's `.tern/skills/` and in `skills/` of the user's config directory, and in Claude Code's folders (the
+//! project's `.claude/skills/`, the user's `~/.claude/skills/`); tern's folder wins over Claude Code's of one scope. A skill marked `always: true` is inlined
 //! in the system prompt; the others are listed by name, description and path, for the model to `read_file` when one
 //! fits the task. A malformed skill is skipped with a warning, never a failure.
 
@@ -9,6 +10,8 @@ use super::files::stays_inside;
 
 /// The skills folder of a project, relative to its workspace.
 pub(crate) const PROJECT_DIR: &str = ".tern/skills";
+/// Claude Code's skills folder of a project, relative to its workspace.
+const CLAUDE_PROJECT_DIR: &str = ".claude/skills";
 
 /// One inlined skill's body beyond this is cut.
 pub(crate) const MAX_INLINE_CHARS: usize = 16_000;
@@ -32,27 +35,31 @@ pub(crate) fn user_dir(config_dir: &Path) -> PathBuf {
     config_dir.join("skills")
 }
 
-/// Every skill of the project and the user; a project skill hides a user skill of the same name. The project's are
+/// Every skill of the project and the user (`config_dir`: tern's config directory; `claude_dir`: the user's Claude
+/// Code directory); a skill hides a later one of the same name, so the project's hide the user's. The project's are
 /// left out while instruction files a command wrote wait for the user (`config::planted`).
-pub fn collect(workspace: &Path, config_dir: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
+pub fn collect(workspace: &Path, config_dir: Option<&Path>, claude_dir: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
     let mut warnings = Vec::new();
-    let project_dir = workspace.join(PROJECT_DIR);
-    // A command wrote instruction files since the user last trusted the project: its skills stay out.
-    let mut skills = if crate::planted::withheld(workspace).is_empty() {
-        scan(&project_dir, Some(workspace), &mut warnings, |path| {
-            path.strip_prefix(workspace).unwrap_or(path).display().to_string()
-        })
-    } else {
-        Vec::new()
-    };
-    if let Some(config_dir) = config_dir {
-        for skill in scan(&user_dir(config_dir), None, &mut warnings, |path| {
-            path.display().to_string()
-        }) {
+    let mut skills: Vec<Skill> = Vec::new();
+    let mut add = |found: Vec<Skill>| {
+        for skill in found {
             if !skills.iter().any(|s| s.name == skill.name) {
                 skills.push(skill);
             }
         }
+    };
+    // A command wrote instruction files since the user last trusted the project: its skills stay out.
+    if crate::planted::withheld(workspace).is_empty() {
+        for dir in [PROJECT_DIR, CLAUDE_PROJECT_DIR] {
+            add(scan(&workspace.join(dir), Some(workspace), &mut warnings, |path| {
+                path.strip_prefix(workspace).unwrap_or(path).display().to_string()
+            }));
+        }
+    }
+    for dir in config_dir.into_iter().chain(claude_dir) {
+        add(scan(&user_dir(dir), None, &mut warnings, |path| {
+            path.display().to_string()
+        }));
     }
     (skills, warnings)
 }

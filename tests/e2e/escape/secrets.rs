@@ -92,6 +92,9 @@ const STORES: &[(&str, bool)] = &[
     (".git-credentials", false),
     (".docker/config.json", false),
     (".npmrc", false),
+    // Other coding agents' logins.
+    (".claude/.credentials.json", false),
+    (".codex/auth.json", false),
 ];
 
 #[tokio::test]

@@ -13,7 +13,12 @@ fn harness_with_commands(files: &[(&str, &str)]) -> Harness {
         std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
         std::fs::write(dir.join(name), text).unwrap();
     }
-    let custom = tern_commands::CustomCommands::load_from(&dir, Some(h._dir.path()), None, &builtin_names());
+    let custom = tern_commands::CustomCommands::load_from(
+        std::slice::from_ref(&dir),
+        Some(h._dir.path()),
+        &[],
+        &builtin_names(),
+    );
     let (notify, _) = mpsc::unbounded_channel();
     let (tx, ops) = mpsc::unbounded_channel();
     let composer = Composer::new(
