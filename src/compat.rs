@@ -22,81 +22,24 @@ pub(crate) fn permission_mode(name: &str) -> Result<ApprovalMode, String> {
     })
 }
 
-/// Tools tern never asks about in any mode but read-only's refusals: allowing them changes nothing.
-const NEVER_ASKED: &[&str] = &[
-    "Read",
-    "Grep",
-    "Glob",
-    "LS",
-    "TodoWrite",
-    "Task",
-    "Agent",
-    "WebSearch",
-    "NotebookRead",
-];
-/// Edit tools: whether they ask is the mode's to say.
-const EDITS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
-
-/// tern's allow and deny command rules for Claude Code's `--allowedTools` and `--disallowedTools` lists. A rule tern
-/// has no exact counterpart for is refused with what to write instead, never widened: `Bash(npm test)` allows exactly
-/// that command in Claude Code, and tern's rules are prefixes.
+/// tern's allow and deny command rules for Claude Code's `--allowedTools` and `--disallowedTools` lists
+/// (`config::claude::tool_rule`); the first entry tern has no rule for is an error naming what to write instead.
 pub(crate) fn tool_rules(allowed: &[String], disallowed: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
-    let mut allow = Vec::new();
-    for rule in allowed.iter().flat_map(|list| split(list)) {
-        if NEVER_ASKED.contains(&rule) || EDITS.contains(&rule) {
-            continue;
-        }
-        if rule.starts_with("mcp__") {
-            allow.push(rule.to_string());
-            continue;
-        }
-        match bash_rule(rule) {
-            Some((prefix, true)) => allow.push(prefix.to_string()),
-            Some((command, false)) => {
-                return Err(format!(
-                    "--allowedTools {rule}: tern's command rules are prefixes, so it cannot allow exactly `{command}`; \
-                     write Bash({command}:*) to allow it with any arguments"
-                ));
+    let rules = |lists: &[String], allow: bool, flag: &str| -> Result<Vec<String>, String> {
+        let mut rules = Vec::new();
+        for entry in lists.iter().flat_map(|list| split(list)) {
+            match tern::config::claude::tool_rule(entry, allow) {
+                Ok(Some(rule)) => rules.push(rule),
+                Ok(None) => {}
+                Err(why) => return Err(format!("{flag} {entry}: {why}")),
             }
-            None => return Err(unknown("--allowedTools", rule)),
         }
-    }
-    let mut deny = Vec::new();
-    for rule in disallowed.iter().flat_map(|list| split(list)) {
-        if rule.starts_with("mcp__") {
-            deny.push(rule.to_string());
-            continue;
-        }
-        // A prefix refuses more than the exact command: for a deny rule that is the safe side.
-        match bash_rule(rule) {
-            Some((prefix, _)) => deny.push(prefix.to_string()),
-            None => return Err(unknown("--disallowedTools", rule)),
-        }
-    }
-    Ok((allow, deny))
-}
-
-fn unknown(flag: &str, rule: &str) -> String {
-    format!(
-        "{flag} {rule}: tern has no rule for that; it takes Bash(PREFIX:*) and mcp__SERVER__TOOL entries (and \
-         allows Read, Grep, Glob and LS always; edits as --mode says). tern's spelling: [approval] allow and deny in \
-         ~/.config/tern/config.toml, and --mode"
-    )
-}
-
-/// `Bash(git diff:*)` or `Bash(git diff *)` as (`git diff`, true: a prefix); `Bash(npm test)` as (`npm test`, false).
-fn bash_rule(rule: &str) -> Option<(&str, bool)> {
-    let inner = rule.strip_prefix("Bash(")?.strip_suffix(')')?.trim();
-    let prefix = inner
-        .strip_suffix(":*")
-        .or_else(|| inner.strip_suffix(" *"))
-        .map(str::trim_end);
-    match prefix {
-        Some(prefix) if !prefix.is_empty() => Some((prefix, true)),
-        Some(_) => None,
-        None if inner.is_empty() => None,
-        None => Some((inner, false)),
-    }
+        Ok(rules)
+    };
+    Ok((
+        rules(allowed, true, "--allowedTools")?,
+        rules(disallowed, false, "--disallowedTools")?,
+    ))
 }
 
 /// One flag value as Claude Code reads it: entries separated by commas or spaces, except inside parentheses.

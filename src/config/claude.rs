@@ -1,7 +1,12 @@
-//! Claude Code's settings files, read where tern reads its own so a Claude Code user's hooks carry over unchanged: the
-//! `hooks` of `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that is set) and of a trusted
-//! project's `.claude/settings.json` and `.claude/settings.local.json`. An untrusted project's are not used, as its
-//! `.tern/config.toml` hooks are not, and they count in the project's trust digest (`trust::PROJECT_FILES`).
+//! Claude Code's settings files, read where tern reads its own so a Claude Code user's hooks and permission rules
+//! carry over: the `hooks` and `permissions` of `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that
+//! is set) and of a project's `.claude/settings.json` and `.claude/settings.local.json`. A project's hooks and allow
+//! rules count only when the project is trusted, as its `.tern/config.toml`'s do; its deny rules always (they only
+//! tighten). The project's files count in its trust digest (`trust::PROJECT_FILES`).
+//!
+//! A permission rule becomes one of tern's where tern has the same rule (`tool_rule`): `Bash(git diff:*)` a command
+//! prefix, `mcp__server__tool` an MCP rule. Others are warnings, never widened: `Bash(npm test)` allows exactly that
+//! command in Claude Code, and tern's rules are prefixes.
 //!
 //! The hooks run as tern's own do (`crate::hooks`), after them. A file that is not valid JSON, an event tern has no
 //! point for, or `disableAllHooks` is a warning: Claude Code's settings must not keep tern from starting.
@@ -88,6 +93,92 @@ pub fn hooks(path: &Path, warnings: &mut Vec<String>) -> Option<HooksFile> {
     Some(file)
 }
 
+/// The `permissions.allow` and `permissions.deny` rules of the Claude Code settings file at `path`, as tern's command
+/// rules; entries tern has no rule for are added to `warnings`.
+pub fn permissions(path: &Path, warnings: &mut Vec<String>) -> super::ApprovalFile {
+    let mut rules = super::ApprovalFile::default();
+    let Ok(Some(text)) = super::read_config(path) else {
+        return rules;
+    };
+    // A file that is not JSON is told by `hooks`.
+    let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+        return rules;
+    };
+    for (key, allow) in [("allow", true), ("deny", false)] {
+        let entries = settings
+            .get("permissions")
+            .and_then(|p| p.get(key))
+            .and_then(Value::as_array);
+        for entry in entries.into_iter().flatten().filter_map(Value::as_str) {
+            match tool_rule(entry, allow) {
+                Ok(Some(rule)) if allow => rules.allow.push(rule),
+                Ok(Some(rule)) => rules.deny.push(rule),
+                Ok(None) => {}
+                Err(why) => warnings.push(format!("{}: permissions.{key} {entry}: {why}", path.display())),
+            }
+        }
+    }
+    rules
+}
+
+/// Tools tern never asks about (reads and searches, the plan, subagents): allowing them changes nothing.
+const NEVER_ASKED: &[&str] = &[
+    "Read",
+    "Grep",
+    "Glob",
+    "LS",
+    "TodoWrite",
+    "Task",
+    "Agent",
+    "WebSearch",
+    "NotebookRead",
+];
+/// Edit tools: whether they ask is the mode's to say.
+const EDITS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+
+/// tern's command rule for one of Claude Code's permission rules, for an allow list (`allow`) or a deny list:
+/// `Ok(None)` when tern needs none (a read tool, always allowed; an edit tool, which the mode decides), `Err` with
+/// what to write instead when tern has no rule that means the same. A deny rule may take a prefix for an exact
+/// command: it then refuses more, the safe side.
+pub fn tool_rule(entry: &str, allow: bool) -> Result<Option<String>, String> {
+    let entry = entry.trim();
+    if allow && (NEVER_ASKED.contains(&entry) || EDITS.contains(&entry)) {
+        return Ok(None);
+    }
+    if entry.starts_with("mcp__") {
+        return Ok(Some(entry.to_string()));
+    }
+    match bash_rule(entry) {
+        Some((prefix, true)) => Ok(Some(prefix.to_string())),
+        Some((command, false)) if !allow => Ok(Some(command.to_string())),
+        Some((command, false)) => Err(format!(
+            "tern's command rules are prefixes, so it cannot allow exactly `{command}`; write Bash({command}:*) to \
+             allow it with any arguments"
+        )),
+        None => Err(
+            "tern has no rule for that; it takes Bash(PREFIX:*) and mcp__SERVER__TOOL entries (and allows \
+                     Read, Grep, Glob and LS always; edits as the mode says). tern's spelling: [approval] allow and \
+                     deny in ~/.config/tern/config.toml, and --mode"
+                .into(),
+        ),
+    }
+}
+
+/// `Bash(git diff:*)` or `Bash(git diff *)` as (`git diff`, true: a prefix); `Bash(npm test)` as (`npm test`, false).
+fn bash_rule(rule: &str) -> Option<(&str, bool)> {
+    let inner = rule.strip_prefix("Bash(")?.strip_suffix(')')?.trim();
+    let prefix = inner
+        .strip_suffix(":*")
+        .or_else(|| inner.strip_suffix(" *"))
+        .map(str::trim_end);
+    match prefix {
+        Some(prefix) if !prefix.is_empty() => Some((prefix, true)),
+        Some(_) => None,
+        None if inner.is_empty() => None,
+        None => Some((inner, false)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +222,25 @@ mod tests {
         assert!(hooks(&path, &mut warnings).is_none());
         assert!(warnings[0].contains("not valid JSON"), "{warnings:?}");
         assert!(hooks(&dir.path().join("absent.json"), &mut Vec::new()).is_none());
+    }
+
+    #[test]
+    fn permission_rules_become_tern_rules_where_tern_has_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(
+            &path,
+            r#"{"permissions": {
+                "allow": ["Bash(git diff:*)", "Read", "Edit", "Bash(npm run lint)", "WebFetch(domain:example.com)",
+                          "mcp__github__get_issue"],
+                "deny": ["Bash(rm:*)", "Bash(git push)", "Read(./.env)"]}}"#,
+        )
+        .unwrap();
+        let mut warnings = Vec::new();
+        let rules = permissions(&path, &mut warnings);
+        assert_eq!(rules.allow, ["git diff", "mcp__github__get_issue"]);
+        assert_eq!(rules.deny, ["rm", "git push"]);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("Bash(npm run lint:*)"), "{warnings:?}");
     }
 }

@@ -483,10 +483,14 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
     let mut warnings = Vec::new();
     // A Claude Code user's hooks, as Claude Code reads them; tern's own run before them.
     let mut claude_hooks = HooksFile::default();
-    if let Some(path) = claude::user_settings_path()
-        && let Some(hooks) = claude::hooks(&path, &mut warnings)
-    {
-        claude_hooks.extend(hooks);
+    let mut claude_rules = ApprovalFile::default();
+    if let Some(path) = claude::user_settings_path().filter(|p| p.is_file()) {
+        if let Some(hooks) = claude::hooks(&path, &mut warnings) {
+            claude_hooks.extend(hooks);
+        }
+        let rules = claude::permissions(&path, &mut warnings);
+        claude_rules.allow.extend(rules.allow);
+        claude_rules.deny.extend(rules.deny);
         sources.push(path);
     }
     if let Some(path) = user_config_path()
@@ -537,16 +541,29 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         if !path.exists() {
             continue;
         }
+        // Deny rules only tighten: they count whether or not the project is trusted.
+        let rules = claude::permissions(&path, &mut warnings);
+        claude_rules.deny.extend(rules.deny);
         if !project_trusted {
-            ignored.push(format!("{}: hooks", path.display()));
+            let mut dropped: Vec<&str> = Vec::new();
+            if claude::hooks(&path, &mut Vec::new()).is_some_and(|h| !h.is_empty()) {
+                dropped.push("hooks");
+            }
+            if !rules.allow.is_empty() {
+                dropped.push("permissions.allow");
+            }
+            ignored.extend(dropped.iter().map(|f| format!("{}: {f}", path.display())));
             continue;
         }
+        claude_rules.allow.extend(rules.allow);
         if let Some(hooks) = claude::hooks(&path, &mut warnings) {
             claude_hooks.extend(hooks);
-            sources.push(path);
         }
+        sources.push(path);
     }
     merged.hooks.extend(claude_hooks);
+    merged.approval.allow.extend(claude_rules.allow);
+    merged.approval.deny.extend(claude_rules.deny);
     let env = ConfigFile::from_env(crate::secrets::var)?;
     Ok(Layers {
         file: merged.merge(env).merge(flags),

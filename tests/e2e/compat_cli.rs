@@ -149,3 +149,42 @@ async fn tool_lists_become_rules_and_the_prompt_takes_an_addition() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("Bash(npm test:*)"), "{}", text(&out.stderr));
 }
+
+/// The permission rules of Claude Code's `~/.claude/settings.json` are tern's rules where tern has the same rule: an
+/// allowed command prefix runs unasked, a denied one is refused even in full-auto, and what tern cannot mean the same
+/// is a warning, not a wider rule.
+#[tokio::test]
+async fn claude_code_permission_rules_carry_over() {
+    let sb = Scratch::new();
+    let claude = sb.home.path().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let settings = json!({"permissions": {
+        "allow": ["Bash(touch:*)", "Read", "Bash(npm run lint)"],
+        "deny": ["Bash(rm:*)"],
+    }});
+    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch allowed"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = sb.run(Some(&mock), &["-p", "make it"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(sb.work.path().join("allowed").exists(), "{err}");
+    assert!(
+        err.contains("Bash(npm run lint:*)"),
+        "the rule tern cannot take is told: {err}"
+    );
+    std::fs::write(sb.work.path().join("keep.txt"), "x").unwrap();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "rm keep.txt"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = sb.run(Some(&mock), &["--full-auto", "-p", "remove it"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(sb.work.path().join("keep.txt").exists());
+    let result = support::tern::tool_results(&mock.requests()[1]).pop().unwrap();
+    assert!(result.contains("deny rule"), "{result}");
+}
