@@ -192,6 +192,8 @@ enum McpCommand {
     },
     /// Add a server to the user's (or the project's) config.
     Add(mcp_manage::AddArgs),
+    /// Add a server given as JSON, as Claude Code's `mcp add-json` takes it.
+    AddJson(mcp_manage::AddJsonArgs),
     /// Remove a server from the user's (or the project's) config.
     Remove(mcp_manage::RemoveArgs),
     /// Show one server: its configuration, where it comes from, its state and its tools.
@@ -321,6 +323,9 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             mcp_auth(&cli.global, &workspace, AuthCommand::Logout { server })
         }
         Some(Command::Mcp(McpCommand::Add(args))) => mcp_manage::add(args, &workspace, flag_layer(&cli.global)),
+        Some(Command::Mcp(McpCommand::AddJson(args))) => {
+            mcp_manage::add_json(args, &workspace, flag_layer(&cli.global))
+        }
         Some(Command::Mcp(McpCommand::Remove(args))) => mcp_manage::remove(args, &workspace),
         Some(Command::Mcp(McpCommand::Get(args))) => {
             let _log = init_logging();

@@ -15,13 +15,20 @@ pub enum ScopeArg {
     User,
     /// The project's .tern/config.toml.
     Project,
+    /// Claude Code's private per-project scope, which tern does not have: refused with what to use instead.
+    #[value(hide = true)]
+    Local,
 }
 
-impl From<ScopeArg> for Scope {
-    fn from(scope: ScopeArg) -> Self {
-        match scope {
-            ScopeArg::User => Scope::User,
-            ScopeArg::Project => Scope::Project,
+impl ScopeArg {
+    fn scope(self) -> anyhow::Result<Scope> {
+        match self {
+            ScopeArg::User => Ok(Scope::User),
+            ScopeArg::Project => Ok(Scope::Project),
+            ScopeArg::Local => anyhow::bail!(
+                "tern has no private per-project scope (Claude Code's `local`): use --scope user (your config, every \
+                 project) or --scope project (this project's .tern/config.toml, shared with it)"
+            ),
         }
     }
 }
@@ -32,6 +39,8 @@ pub enum TransportArg {
     Http,
     /// Legacy HTTP+SSE.
     Sse,
+    /// A local command (the default without --url).
+    Stdio,
 }
 
 #[derive(Args)]
@@ -43,29 +52,47 @@ pub enum TransportArg {
         tern mcp add docs --url https://example.com/mcp\n  \
         tern mcp add legacy --url https://example.com/sse --transport sse --header 'Authorization=Bearer ${TOKEN}'\n  \
         tern mcp add --scope project lint -- ./tools/lint-mcp --stdio\n\n\
+        Claude Code's spelling works too: tern mcp add --transport http -s user -H 'Authorization: Bearer ${TOKEN}' \
+        sentry https://mcp.sentry.dev/mcp\n\n\
         `${VAR}` is expanded when the server starts, so a key can stay in the environment rather than in the file."
 )]
 pub struct AddArgs {
     /// The server's name (letters, digits, `_`, `-`); its tools are offered as mcp_NAME_TOOL.
     pub name: String,
     /// Which config to write.
-    #[arg(long, value_enum, default_value = "user")]
+    #[arg(short = 's', long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
     /// A remote server's URL.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// How to talk to the remote server.
-    #[arg(long, value_enum, requires = "url")]
+    /// How to talk to the server.
+    #[arg(short = 't', long, value_enum)]
     pub transport: Option<TransportArg>,
-    /// An HTTP header for the remote server (repeatable).
-    #[arg(long = "header", value_name = "K=V", requires = "url")]
+    /// An HTTP header for the remote server (repeatable): `K=V`, or Claude Code's `K: V`.
+    #[arg(short = 'H', long = "header", value_name = "K=V")]
     pub headers: Vec<String>,
     /// An environment variable for the local server (repeatable).
-    #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
+    #[arg(short = 'e', long = "env", value_name = "K=V", conflicts_with = "url")]
     pub env: Vec<String>,
-    /// The local server's command and its arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The local server's command and its arguments (after `--` when they take options), or, as Claude Code writes
+    /// it, a remote server's URL.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Example:\n  tern mcp add-json weather '{\"type\":\"stdio\",\"command\":\"weather-mcp\",\"args\":[\"--units\",\"metric\"]}'"
+)]
+pub struct AddJsonArgs {
+    /// The server's name.
+    pub name: String,
+    /// The server as Claude Code's `.mcp.json` writes one: {"type": "stdio", "command", "args", "env"} or
+    /// {"type": "http" | "sse", "url", "headers"}.
+    pub json: String,
+    /// Which config to write.
+    #[arg(short = 's', long, value_enum, default_value = "user")]
+    pub scope: ScopeArg,
 }
 
 #[derive(Args)]
@@ -94,27 +121,96 @@ fn path_of(scope: Scope, workspace: &Path) -> anyhow::Result<PathBuf> {
 
 /// `tern mcp add`.
 pub fn add(args: AddArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result<i32> {
-    let transport = match (args.url, args.command.split_first()) {
+    // Claude Code writes a remote server's URL where the command goes: `--transport http NAME URL`.
+    let remote = matches!(args.transport, Some(TransportArg::Http | TransportArg::Sse));
+    let url = match (args.url, args.command.as_slice()) {
+        (Some(url), _) => Some(url),
+        (None, [url]) if remote || url.starts_with("http://") || url.starts_with("https://") => Some(url.clone()),
+        _ => None,
+    };
+    let transport = match (url, args.command.split_first()) {
         (Some(url), _) => NewTransport::Remote {
             url,
             kind: match args.transport {
                 Some(TransportArg::Sse) => TransportKind::Sse,
                 _ => TransportKind::Http,
             },
-            headers: pairs(&args.headers, "--header")?,
+            headers: headers(&args.headers)?,
         },
-        (None, Some((command, rest))) => NewTransport::Stdio {
-            command: command.clone(),
-            args: rest.to_vec(),
-            env: pairs(&args.env, "--env")?,
-        },
+        (None, _) if remote => anyhow::bail!("give the remote server's URL after its name (or with --url)"),
+        (None, Some((command, rest))) => {
+            if !args.headers.is_empty() {
+                anyhow::bail!("--header is for a remote server; a local one takes --env");
+            }
+            NewTransport::Stdio {
+                command: command.clone(),
+                args: rest.to_vec(),
+                env: pairs(&args.env, "--env")?,
+            }
+        }
         (None, None) => anyhow::bail!("give the server's command after `--`, or --url for a remote server"),
     };
     let server = NewServer {
         name: args.name,
         transport,
     };
-    let scope = Scope::from(args.scope);
+    write_server(server, args.scope.scope()?, workspace, flags)
+}
+
+/// `tern mcp add-json NAME JSON`: a server written as Claude Code's `.mcp.json` writes one.
+pub fn add_json(args: AddJsonArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result<i32> {
+    let value: serde_json::Value =
+        serde_json::from_str(&args.json).context("the server is not valid JSON (write it in single quotes)")?;
+    let text = |key: &str| value.get(key).and_then(serde_json::Value::as_str).map(str::to_string);
+    let map = |key: &str| -> Vec<(String, String)> {
+        value
+            .get(key)
+            .and_then(serde_json::Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+            .collect()
+    };
+    let kind = text("type").unwrap_or_else(|| if value.get("url").is_some() { "http" } else { "stdio" }.into());
+    let transport = match (kind.as_str(), text("url"), text("command")) {
+        ("http" | "streamable-http" | "sse", Some(url), _) => NewTransport::Remote {
+            url,
+            kind: if kind == "sse" {
+                TransportKind::Sse
+            } else {
+                TransportKind::Http
+            },
+            headers: map("headers"),
+        },
+        ("stdio", _, Some(command)) => NewTransport::Stdio {
+            command,
+            args: value
+                .get("args")
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+                .collect(),
+            env: map("env"),
+        },
+        (other, _, _) => anyhow::bail!(
+            "a server of type {other:?} needs {}",
+            if other == "stdio" {
+                "a \"command\""
+            } else {
+                "a \"url\" (types: stdio, http, sse)"
+            }
+        ),
+    };
+    let server = NewServer {
+        name: args.name,
+        transport,
+    };
+    write_server(server, args.scope.scope()?, workspace, flags)
+}
+
+/// Writes `server` into the config of `scope` and says where.
+fn write_server(server: NewServer, scope: Scope, workspace: &Path, flags: ConfigFile) -> anyhow::Result<i32> {
     let path = path_of(scope, workspace)?;
     manage::add(&path, workspace, &server)?;
     println_clean!("{}", manage::describe_added(&server, &path, scope));
@@ -131,7 +227,7 @@ pub fn add(args: AddArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result
 pub fn remove(args: RemoveArgs, workspace: &Path) -> anyhow::Result<i32> {
     let user = path_of(Scope::User, workspace)?;
     let project = path_of(Scope::Project, workspace)?;
-    let scope = match args.scope.map(Scope::from) {
+    let scope = match args.scope.map(ScopeArg::scope).transpose()? {
         Some(scope) => scope,
         None => match (
             manage::defines(&user, &args.name),
@@ -212,4 +308,17 @@ pub fn get(args: GetArgs, workspace: &Path, flags: ConfigFile) -> anyhow::Result
 
 fn pairs(given: &[String], what: &'static str) -> Result<Vec<(String, String)>, ManageError> {
     given.iter().map(|g| manage::parse_pair(g, what)).collect()
+}
+
+/// Headers as `K=V` or Claude Code's `K: V`.
+fn headers(given: &[String]) -> Result<Vec<(String, String)>, ManageError> {
+    given
+        .iter()
+        .map(|g| match g.split_once(':') {
+            Some((name, value)) if !name.contains('=') && !name.trim().is_empty() && !name.contains(' ') => {
+                Ok((name.trim().to_string(), value.trim().to_string()))
+            }
+            _ => manage::parse_pair(g, "--header"),
+        })
+        .collect()
 }

@@ -188,3 +188,71 @@ async fn claude_code_permission_rules_carry_over() {
     let result = support::tern::tool_results(&mock.requests()[1]).pop().unwrap();
     assert!(result.contains("deny rule"), "{result}");
 }
+
+/// `tern mcp add` takes Claude Code's spelling (`-t`, `-s`, `-e`, `-H 'K: V'`, the URL where the command goes), and
+/// `tern mcp add-json` its JSON; what they write is what `tern mcp get` shows. Claude Code's `local` scope, which tern
+/// has not, is refused with what to use instead.
+#[tokio::test]
+async fn mcp_add_takes_claude_code_s_spelling() {
+    let sb = Scratch::new();
+    let run = |args: &'static [&'static str]| sb.run(None, args);
+    let out = run(&[
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "-s",
+        "user",
+        "-H",
+        "Authorization: Bearer ${TOKEN}",
+        "sentry",
+        "https://mcp.example.com/mcp",
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(&[
+        "mcp",
+        "add",
+        "-e",
+        "API_KEY=${KEY}",
+        "local-tool",
+        "--",
+        "my-server",
+        "--port",
+        "7",
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(&[
+        "mcp",
+        "add-json",
+        "weather",
+        r#"{"type":"stdio","command":"weather-mcp","args":["--units","metric"],"env":{"UNITS":"si"}}"#,
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = std::fs::read_to_string(sb.home.path().join("config/tern/config.toml")).unwrap();
+    let parsed: toml::Table = config.parse().unwrap();
+    let servers = &parsed["mcp_servers"];
+    assert_eq!(
+        servers["sentry"]["url"].as_str(),
+        Some("https://mcp.example.com/mcp"),
+        "{config}"
+    );
+    assert_eq!(
+        servers["sentry"]["headers"]["Authorization"].as_str(),
+        Some("Bearer ${TOKEN}"),
+        "{config}"
+    );
+    assert_eq!(servers["local-tool"]["command"].as_str(), Some("my-server"), "{config}");
+    assert_eq!(servers["local-tool"]["args"].as_array().unwrap().len(), 2, "{config}");
+    assert_eq!(
+        servers["local-tool"]["env"]["API_KEY"].as_str(),
+        Some("${KEY}"),
+        "{config}"
+    );
+    assert_eq!(servers["weather"]["env"]["UNITS"].as_str(), Some("si"), "{config}");
+    let out = run(&["mcp", "add", "-s", "local", "x", "--", "cmd"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--scope user"), "{}", text(&out.stderr));
+}
