@@ -212,7 +212,12 @@ pub fn add_json(args: AddJsonArgs, workspace: &Path, flags: ConfigFile) -> anyho
 /// Writes `server` into the config of `scope` and says where.
 fn write_server(server: NewServer, scope: Scope, workspace: &Path, flags: ConfigFile) -> anyhow::Result<i32> {
     let path = path_of(scope, workspace)?;
+    // A trusted project stays trusted after the user's own change to its config.
+    let trusted = scope == Scope::Project && config::load_layers(workspace, ConfigFile::default())?.project_trusted;
     manage::add(&path, workspace, &server)?;
+    if trusted && let Some(user) = config::user_config_path() {
+        config::write::refresh_trust(&user, workspace)?;
+    }
     println_clean!("{}", manage::describe_added(&server, &path, scope));
     if scope == Scope::Project && !config::load_layers(workspace, flags)?.project_trusted {
         eprintln_clean!(
@@ -246,8 +251,12 @@ pub fn remove(args: RemoveArgs, workspace: &Path) -> anyhow::Result<i32> {
         },
     };
     let path = path_of(scope, workspace)?;
+    let trusted = scope == Scope::Project && config::load_layers(workspace, ConfigFile::default())?.project_trusted;
     match manage::remove(&path, &args.name) {
         Ok(()) => {
+            if trusted && let Some(user) = config::user_config_path() {
+                config::write::refresh_trust(&user, workspace)?;
+            }
             println_clean!(
                 "Removed MCP server {:?} from the {} config ({}).",
                 args.name,

@@ -364,7 +364,13 @@ impl ConfigFile {
                 }
             };
         }
-        drop_if!(self.mode.is_some(), "mode", self.mode = None);
+        // A mode stricter than the default only tightens (the caller keeps the stricter of it and the user's).
+        drop_if!(
+            self.mode
+                .is_some_and(|m| m.stricter(ApprovalMode::default()) == ApprovalMode::default()),
+            "mode",
+            self.mode = None
+        );
         drop_if!(
             !self.approval.allow.is_empty(),
             "approval.allow",
@@ -526,14 +532,18 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         loaded => loaded?,
     };
     if let Some(layer) = loaded {
-        let layer = if project_trusted {
-            layer
+        if project_trusted {
+            merged = merged.merge(layer);
         } else {
-            let (layer, dropped) = layer.without_loosening();
+            let (mut layer, dropped) = layer.without_loosening();
             ignored.extend(dropped.iter().map(|f| format!("{}: {f}", project.display())));
-            layer
-        };
-        merged = merged.merge(layer);
+            // What is left of its mode is stricter than the default; it must not loosen the user's either.
+            let mode = layer.mode.take();
+            merged = merged.merge(layer);
+            if let Some(mode) = mode {
+                merged.mode = Some(merged.mode.unwrap_or_default().stricter(mode));
+            }
+        }
         sources.push(project);
     }
     for name in claude::PROJECT_SETTINGS {

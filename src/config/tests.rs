@@ -119,6 +119,29 @@ fn untrusted_project_cannot_loosen() {
     }
 }
 
+/// A stricter mode than the default is a tightening an untrusted project may keep (and the trust prompt does not list
+/// it as a loosening); the stricter of it and the user's applies.
+#[test]
+fn an_untrusted_projects_stricter_mode_is_kept_and_never_loosens_the_users() {
+    for (mode, kept) in [
+        ("read-only", true),
+        ("ask", true),
+        ("auto-edit", false),
+        ("full-auto", false),
+    ] {
+        let project = ConfigFile::parse(&format!("mode = \"{mode}\"\n"), Path::new("p.toml")).unwrap();
+        let (layer, dropped) = project.without_loosening();
+        assert_eq!(layer.mode.is_some(), kept, "{mode}");
+        assert_eq!(dropped.contains(&"mode"), !kept, "{mode}");
+    }
+    assert_eq!(
+        ApprovalMode::ReadOnly.stricter(ApprovalMode::Ask),
+        ApprovalMode::ReadOnly
+    );
+    assert_eq!(ApprovalMode::AutoEdit.stricter(ApprovalMode::Ask), ApprovalMode::Ask);
+    assert_eq!(ApprovalMode::Ask.stricter(ApprovalMode::FullAuto), ApprovalMode::Ask);
+}
+
 #[test]
 fn the_catalog_sizes_the_context_and_the_setting_wins() {
     let env = env_of(&[("ANTHROPIC_API_KEY", "k")]);

@@ -70,6 +70,29 @@ pub fn trust_project(user_config: &Path, workspace: &Path, digest: &str) -> Resu
     Ok(())
 }
 
+/// After tern itself wrote the project's config (`tern mcp add --scope project`, at the user's word), the project's
+/// entry in `trusted_projects` takes the files' new digest, so the user's own change does not untrust it. Only an
+/// entry with a digest changes; an untrusted project stays untrusted.
+pub fn refresh_trust(user_config: &Path, workspace: &Path) -> Result<(), ConfigError> {
+    let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let digest = super::trust::digest(&workspace);
+    update(user_config, |doc| {
+        let Some(list) = doc.get_mut("trusted_projects").and_then(Item::as_array_mut) else {
+            return Ok(());
+        };
+        for entry in list.iter_mut().filter_map(Value::as_inline_table_mut) {
+            let here = entry
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| super::same_dir(Path::new(p), &workspace));
+            if here && entry.contains_key("digest") {
+                entry.insert("digest", digest.as_str().into());
+            }
+        }
+        Ok(())
+    })
+}
+
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // An existing file keeps its mode; a new one (and its directory) is the user's alone.
     if path.exists() {
@@ -127,6 +150,27 @@ mod tests {
             super::super::trust::standing(&loaded.trusted_projects, &project),
             super::super::trust::Standing::Trusted
         );
+    }
+
+    /// tern's own write to a trusted project's config keeps it trusted; an untrusted project gains nothing.
+    #[test]
+    fn refreshing_trust_follows_the_users_own_change_only_for_a_trusted_project() {
+        use super::super::trust::{Standing, standing};
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        let project = std::fs::canonicalize(dir.path()).unwrap().join("proj");
+        let other = std::fs::canonicalize(dir.path()).unwrap().join("other");
+        std::fs::create_dir_all(project.join(".tern")).unwrap();
+        std::fs::create_dir_all(other.join(".tern")).unwrap();
+        trust_project(&config, &project, &super::super::trust::digest(&project)).unwrap();
+        std::fs::write(project.join(".tern/config.toml"), "[mcp_servers.x]\ncommand = \"x\"\n").unwrap();
+        std::fs::write(other.join(".tern/config.toml"), "[mcp_servers.x]\ncommand = \"x\"\n").unwrap();
+        let entries = || ConfigFile::load(&config).unwrap().unwrap().trusted_projects;
+        assert_eq!(standing(&entries(), &project), Standing::Changed);
+        refresh_trust(&config, &project).unwrap();
+        refresh_trust(&config, &other).unwrap();
+        assert_eq!(standing(&entries(), &project), Standing::Trusted);
+        assert_eq!(standing(&entries(), &other), Standing::Untrusted);
     }
 
     #[test]

@@ -43,6 +43,12 @@ impl ApprovalMode {
         ApprovalMode::FullAuto,
     ];
 
+    /// The stricter of two modes: the one that lets less happen without asking.
+    pub fn stricter(self, other: ApprovalMode) -> ApprovalMode {
+        let rank = |m: ApprovalMode| ApprovalMode::ALL.iter().position(|x| *x == m).unwrap_or(0);
+        if rank(other) < rank(self) { other } else { self }
+    }
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApprovalMode::ReadOnly => "read-only",
