@@ -390,11 +390,11 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    /// Shows a chunk of a call's live output (masked for secrets).
+    /// Shows a chunk of a call's live output (masked for secrets, without escape sequences: `tern_text::ansi`).
     fn output_delta(&self, call: &ToolCall, chunk: &str) {
         self.shared.emit(Event::ToolOutputDelta {
             call_id: call.id.clone(),
-            chunk: tern_secrets::mask(chunk).into_owned(),
+            chunk: tern_secrets::mask(&tern_text::ansi::strip(chunk)).into_owned(),
         });
     }
     /// The PostToolUse (or PostToolUseFailure) hooks on a call that ran: their feedback and blocks are appended to

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+pub mod ansi;
 pub mod calls;
 pub mod units;
 

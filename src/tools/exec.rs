@@ -461,12 +461,13 @@ fn render_streams(text: &mut String, stdout: StreamText, stderr: StreamText, bud
         return;
     }
     if !stdout.is_empty() {
-        text.push_str(&stdout.render(out_budget).0);
+        // Colours and cursor moves are noise to the model (and `clean` would show each on the screen).
+        text.push_str(&tern_text::ansi::strip(&stdout.render(out_budget).0));
         end_line(text);
     }
     if !stderr.is_empty() {
         text.push_str("STDERR:\n");
-        text.push_str(&stderr.render(err_budget).0);
+        text.push_str(&tern_text::ansi::strip(&stderr.render(err_budget).0));
         end_line(text);
     }
 }

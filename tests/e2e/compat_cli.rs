@@ -256,3 +256,24 @@ async fn mcp_add_takes_claude_code_s_spelling() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--scope user"), "{}", text(&out.stderr));
 }
+
+/// A command's colours and cursor moves reach neither the model nor the screen as text: `red` stays, `␛[31m` goes.
+#[tokio::test]
+async fn colour_codes_in_command_output_are_not_shown_as_text() {
+    let sb = Scratch::new();
+    let mock = MockLlm::start(vec![
+        Reply::tool(
+            "exec",
+            json!({"command": r"printf '\033[1;31mred\033[0m plain\n\033]0;title\007after\n'"}),
+        ),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = sb.run(Some(&mock), &["--full-auto", "-p", "colour"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let result = support::tern::tool_results(&mock.requests()[1]).pop().unwrap();
+    assert!(result.contains("red plain\nafter"), "{result:?}");
+    assert!(!result.contains('\u{1b}'), "{result:?}");
+    assert!(!err.contains('\u{1b}') && !err.contains('␛'), "{err}");
+}
