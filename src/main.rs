@@ -141,8 +141,10 @@ enum FormatArg {
     Text,
     /// One JSON object at the end.
     Json,
-    /// Every event as a JSON line.
+    /// Claude Code's stream: system, assistant, user and result JSON lines.
     StreamJson,
+    /// tern's own events, one JSON line each (they say more than stream-json).
+    Events,
 }
 
 #[derive(Subcommand)]
@@ -207,7 +209,7 @@ struct RunArgs {
     /// How to print the run.
     #[arg(long, value_enum, default_value = "text")]
     output_format: FormatArg,
-    /// Every event as a JSON line (codex's spelling of --output-format stream-json).
+    /// tern's events as JSON lines (codex's spelling of --output-format events).
     #[arg(long, conflicts_with = "output_format")]
     json: bool,
     /// Model requests allowed in the turn before the model must summarise (1 to 10000).
@@ -452,10 +454,11 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     settings.wait_for_mcp_servers = true;
     let _log = init_logging();
     let format = match args.output_format {
-        _ if args.json => OutputFormat::StreamJson,
+        _ if args.json => OutputFormat::Events,
         FormatArg::Text => OutputFormat::Text,
         FormatArg::Json => OutputFormat::Json,
-        FormatArg::StreamJson => OutputFormat::StreamJson,
+        FormatArg::StreamJson => OutputFormat::ClaudeStream,
+        FormatArg::Events => OutputFormat::Events,
     };
     let runtime = runtime()?;
     let code = runtime.block_on(async move {

@@ -3,6 +3,7 @@
 //! terminal to ask, calls that need approval are denied, and the model is told why. MCP servers that fail or are not
 //! started are told on stderr as they do (`mcp`).
 
+mod claude_stream;
 mod mcp;
 mod order;
 mod printer;
@@ -26,8 +27,11 @@ pub enum OutputFormat {
     Text,
     /// One JSON object on stdout at the end.
     Json,
-    /// Every event as one JSON object per line on stdout.
-    StreamJson,
+    /// tern's events, one JSON object per line on stdout.
+    Events,
+    /// Claude Code's stream (`--output-format stream-json`): `system` init, `assistant` and `user` messages, and
+    /// the `result`, one JSON object per line, for tools that read Claude Code's stream.
+    ClaudeStream,
 }
 
 pub const EXIT_OK: i32 = 0;
@@ -90,8 +94,9 @@ pub async fn run<O: Write, E: Write>(
 }
 
 /// `run` for a session with MCP servers (`mcp_wait`: how long the first request waits for them to start): their
-/// failures go to stderr as they happen, and stream-json shows their states. `session_id` (a session with a log) goes into json's object and stream-json's
-/// `session_started` and `result`, for `tern resume` and `tern run --resume`.
+/// failures go to stderr as they happen, and the events format shows their states. `session_id` (a session with a
+/// log) goes into json's object, the events' `session_started` and `result`, and every stream-json line, for
+/// `tern resume` and `tern run --resume`.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_session<O: Write, E: Write>(
     mut handle: Session,
@@ -103,11 +108,11 @@ pub async fn run_session<O: Write, E: Write>(
     out: &mut O,
     err: &mut E,
 ) -> i32 {
-    // Whatever reaches stdout or stderr (text, json, stream-json) is masked: a tool result may show a key. It is
+    // Whatever reaches stdout or stderr (text, json, events, stream-json) is masked: a tool result may show a key. It is
     // cleaned too: a model's answer, a tool's name or output or a file name may carry escape sequences.
     let stdout_kind = match format {
         OutputFormat::Text => Stream::Text,
-        OutputFormat::Json | OutputFormat::StreamJson => Stream::Json,
+        OutputFormat::Json | OutputFormat::Events | OutputFormat::ClaudeStream => Stream::Json,
     };
     let out = &mut CleanWriter::new(MaskingWriter::new(out), stdout_kind);
     let err = &mut CleanWriter::new(MaskingWriter::new(err), Stream::Text);
@@ -151,6 +156,9 @@ pub async fn run_session<O: Write, E: Write>(
             (event @ Event::SessionStarted { .. }, Some(servers)) => {
                 servers.settle(&mut handle.events, &mut held, err).await;
                 servers.start(&event, printer.session_id(), format, out, err);
+                if format == OutputFormat::ClaudeStream {
+                    printer.print(&event, out, err);
+                }
             }
             (Event::McpServers { servers: told }, Some(servers)) => servers.told(told, format, out, err),
             (Event::McpServers { .. }, None) => {}

@@ -1,7 +1,7 @@
 //! The MCP servers as `tern run` follows them: a stderr line for each server that fails or is not started (in every
-//! format), stream-json's `session_started` with a `mcp_servers` array (name, state, tools) and their tools in its
+//! format), the events' `session_started` with a `mcp_servers` array (name, state, tools) and their tools in its
 //! `tools`, and a `mcp_server` line whenever a server's state or tools change after it. Nothing is printed before
-//! `session_started`, which stays the first line of stream-json; it waits for servers still starting as long as the
+//! `session_started`, which stays the first line of events; it waits for servers still starting as long as the
 //! first request does (the session's start-up wait), which costs no time since the request waits for them anyway. All of it
 //! comes from the agent's `Event::McpServers`.
 
@@ -108,7 +108,7 @@ impl McpFollower {
         }
     }
 
-    /// Prints `session_started` (stream-json) with the servers' states and their tools among the session's, and the
+    /// Prints `session_started` (events) with the servers' states and their tools among the session's, and the
     /// failures known so far.
     pub(super) fn start<O: Write, E: Write>(
         &mut self,
@@ -121,7 +121,7 @@ impl McpFollower {
         self.started = true;
         let statuses = self.statuses.clone().unwrap_or_default();
         let servers = self.watch.changed_json(&statuses);
-        if format == OutputFormat::StreamJson
+        if format == OutputFormat::Events
             && let Ok(mut value) = serde_json::to_value(event)
         {
             // The agent listed the tools offered when it started; servers that became ready since add theirs.
@@ -146,7 +146,7 @@ impl McpFollower {
     /// Prints what changed since the last look.
     fn report<O: Write, E: Write>(&mut self, format: OutputFormat, out: &mut O, err: &mut E) {
         let statuses = self.statuses.clone().unwrap_or_default();
-        if format == OutputFormat::StreamJson {
+        if format == OutputFormat::Events {
             for mut server in self.watch.changed_json(&statuses) {
                 if let Some(map) = server.as_object_mut() {
                     map.insert("event".into(), json!("mcp_server"));

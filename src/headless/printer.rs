@@ -1,5 +1,5 @@
 //! Turns the agent's events into `tern run`'s output in one format: text (the answer on stdout as it streams, a blank
-//! line between messages; tool activity on stderr, see `progress`), json (one object at the end) or stream-json (one
+//! line between messages; tool activity on stderr, see `progress`), json (one object at the end) or events (one
 //! object per event, then a `result` object like json's). Tool results come out in the order the model made the calls
 //! (`order`), and json output names the session `tern resume` and `tern run --resume` take.
 
@@ -49,6 +49,8 @@ pub(super) struct Printer {
     prices: Option<std::sync::Arc<dyn Prices>>,
     /// When the run began, for json's `duration_ms`.
     began: std::time::Instant,
+    /// Claude Code's stream, for `OutputFormat::ClaudeStream`.
+    claude: super::claude_stream::ClaudeStream,
 }
 
 impl Printer {
@@ -73,6 +75,7 @@ impl Printer {
             model: None,
             prices: None,
             began: std::time::Instant::now(),
+            claude: Default::default(),
         }
     }
 
@@ -98,7 +101,7 @@ impl Printer {
             Event::Error { message } => self.errors.push(message.clone()),
             Event::PlanUpdated { items } if self.plan.as_ref() != Some(items) => {
                 self.plan = Some(items.clone());
-                if self.format != OutputFormat::StreamJson {
+                if self.format != OutputFormat::Events {
                     let _ = write!(err, "{}", plan_text(items));
                     self.last_begin = None;
                 }
@@ -134,7 +137,13 @@ impl Printer {
             _ => {}
         }
         match self.format {
-            OutputFormat::StreamJson => self.print_line(event, out),
+            OutputFormat::Events => self.print_line(event, out),
+            OutputFormat::ClaudeStream => {
+                if let Some(line) = self.claude.line(event, self.session_id.as_deref()) {
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+            }
             OutputFormat::Json => self.print_progress(event, err),
             OutputFormat::Text => self.print_text(event, out, err),
         }
@@ -260,16 +269,27 @@ impl Printer {
         self.open_line = !text.ends_with('\n');
     }
 
-    /// The end of the run: results still held go out in call order, then json's object (stream-json's `result`).
+    /// The end of the run: results still held go out in call order, then json's object (the events' `result`).
     pub(super) fn finish<O: Write, E: Write>(&mut self, end: Option<&TurnEnd>, out: &mut O, err: &mut E) {
         match self.format {
-            OutputFormat::StreamJson => {
+            OutputFormat::Events => {
                 for released in self.held_lines.drain() {
                     let _ = writeln!(out, "{}", released.item);
                 }
                 let mut value = self.result(end);
                 value["event"] = json!("result");
                 let _ = writeln!(out, "{value}");
+            }
+            OutputFormat::ClaudeStream => {
+                let usage = total_usage(&self.usage, &self.subagent_usage);
+                let ended = super::claude_stream::Ended {
+                    answer: &self.answer,
+                    session_id: self.session_id.as_deref(),
+                    usage: &usage,
+                    cost: self.cost(),
+                    duration_ms: u64::try_from(self.began.elapsed().as_millis()).unwrap_or(u64::MAX),
+                };
+                let _ = writeln!(out, "{}", self.claude.result(end, &ended));
             }
             OutputFormat::Json => {
                 self.print_held(err);

@@ -169,7 +169,7 @@ fn json_output_carries_the_last_plan() {
         value["plan"],
         serde_json::json!([{"content": "Read", "status": "completed"}])
     );
-    let mut stream = Printer::new(OutputFormat::StreamJson, None);
+    let mut stream = Printer::new(OutputFormat::Events, None);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     stream.print(&plan_event(&[("Read", PlanStatus::Pending)]), &mut out, &mut err);
     assert!(err.is_empty());

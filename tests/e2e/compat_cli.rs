@@ -277,3 +277,53 @@ async fn colour_codes_in_command_output_are_not_shown_as_text() {
     assert!(!result.contains('\u{1b}'), "{result:?}");
     assert!(!err.contains('\u{1b}') && !err.contains('␛'), "{err}");
 }
+
+/// `--output-format stream-json` is Claude Code's stream, as the tools that read it expect: a system init line, an
+/// assistant line per tool call and answer, a user line per tool result, and a result line, each with the session id.
+#[tokio::test]
+async fn stream_json_is_claude_code_s_stream() {
+    let mock = MockLlm::start(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::text("It lists alpha and beta."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let out = sb
+        .run(
+            Some(&mock),
+            &["-p", "--output-format", "stream-json", "what is in notes.txt?"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["system", "assistant", "user", "assistant", "result"],
+        "{lines:?}"
+    );
+    assert_eq!(lines[0]["subtype"], "init");
+    assert_eq!(lines[0]["model"], "m");
+    let tool_use = &lines[1]["message"]["content"][0];
+    assert_eq!(
+        (tool_use["type"].as_str(), tool_use["name"].as_str()),
+        (Some("tool_use"), Some("read_file"))
+    );
+    let result = &lines[2]["message"]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], tool_use["id"]);
+    assert!(result["content"].as_str().unwrap().contains("alpha"));
+    assert_eq!(lines[3]["message"]["content"][0]["text"], "It lists alpha and beta.");
+    let end = &lines[4];
+    assert_eq!(
+        (end["subtype"].as_str(), end["is_error"].as_bool()),
+        (Some("success"), Some(false))
+    );
+    assert_eq!(end["result"], "It lists alpha and beta.");
+    assert_eq!(end["num_turns"], 2);
+    let session = lines[0]["session_id"].as_str().unwrap();
+    assert!(lines.iter().all(|l| l["session_id"] == session), "{lines:?}");
+}

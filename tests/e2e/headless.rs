@@ -55,9 +55,7 @@ async fn json_output_is_one_object() {
 async fn stream_json_prints_every_event() {
     let mock = MockLlm::start(vec![Reply::tool("list_dir", json!({})), Reply::text("Two files.")]).await;
     let sb = sandbox();
-    let out = sb
-        .run(Some(&mock), &["run", "--output-format", "stream-json", "list"])
-        .await;
+    let out = sb.run(Some(&mock), &["run", "--output-format", "events", "list"]).await;
     assert_eq!(out.status.code(), Some(0));
     let events: Vec<Value> = text(&out.stdout)
         .lines()
@@ -403,9 +401,7 @@ async fn partial_text_then_a_dropped_connection_is_not_printed_twice() {
     // stream-json shows the discarded attempt and says where it ends.
     mock.push(Reply::DropMidStream(answer.into()));
     mock.push(Reply::text(answer));
-    let out = sb
-        .run(Some(&mock), &["run", "--output-format", "stream-json", "why?"])
-        .await;
+    let out = sb.run(Some(&mock), &["run", "--output-format", "events", "why?"]).await;
     assert_eq!(out.status.code(), Some(0));
     let events: Vec<Value> = text(&out.stdout)
         .lines()

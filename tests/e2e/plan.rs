@@ -45,14 +45,7 @@ async fn planned_run(sb: &Scratch) -> (MockLlm, Vec<Value>) {
     let out = sb
         .run(
             Some(&mock),
-            &[
-                "run",
-                "--mode",
-                "read-only",
-                "--output-format",
-                "stream-json",
-                "plan it",
-            ],
+            &["run", "--mode", "read-only", "--output-format", "events", "plan it"],
         )
         .await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

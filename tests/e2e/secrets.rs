@@ -129,7 +129,7 @@ async fn commands_cannot_read_the_key_from_env_or_proc() {
     let out = run
         .tern(
             &mock,
-            &["run", "--mode", "full-auto", "--output-format", "stream-json", "look"],
+            &["run", "--mode", "full-auto", "--output-format", "events", "look"],
         )
         .await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
@@ -178,7 +178,7 @@ async fn an_error_body_echoing_the_key_is_masked() {
         run.key
     );
     let mock = MockLlm::start(vec![Reply::status(401, &message); 3]).await;
-    for format in ["text", "json", "stream-json"] {
+    for format in ["text", "json", "events"] {
         let out = run.tern(&mock, &["run", "--output-format", format, "hi"]).await;
         assert_eq!(out.status.code(), Some(1), "{format}: stderr: {}", text(&out.stderr));
         let both = format!("{}\n{}", text(&out.stdout), text(&out.stderr));

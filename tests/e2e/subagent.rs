@@ -430,10 +430,7 @@ async fn transcripts_are_saved_next_to_the_session_and_reopen_after_a_resume() {
 
 #[tokio::test]
 async fn stream_json_tags_subagent_events_and_text_output_prefixes_them() {
-    for format in [
-        tern::headless::OutputFormat::StreamJson,
-        tern::headless::OutputFormat::Text,
-    ] {
+    for format in [tern::headless::OutputFormat::Events, tern::headless::OutputFormat::Text] {
         let h = harness(
             vec![
                 Reply::tool(
@@ -459,7 +456,7 @@ async fn stream_json_tags_subagent_events_and_text_output_prefixes_them() {
         assert_eq!(code, 0);
         let (out, err) = (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap());
         match format {
-            tern::headless::OutputFormat::StreamJson => {
+            tern::headless::OutputFormat::Events => {
                 let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
                 let tagged = lines.iter().find(|l| {
                     l["event"] == "subagent" && l["label"] == "lister" && l["inner"]["event"] == "tool_call_begin"

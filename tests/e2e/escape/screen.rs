@@ -109,7 +109,7 @@ async fn tern_run_output_holds_nothing_a_terminal_acts_on() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("␛]52;c;cm0gLXJmIH4=␇"), "{stdout}");
 
-    for format in ["json", "stream-json"] {
+    for format in ["json", "events"] {
         let mock = MockLlm::start(hostile_script()).await;
         let out = sb
             .run(Some(&mock), &["run", "--output-format", format, "look around"])

@@ -104,7 +104,7 @@ async fn parallel_results_print_in_call_order_with_their_tools_named() {
         .collect();
     let sb = Scratch::new();
     user_config(&sb, "[web]\nallow_hosts = [\"127.0.0.1\"]\n");
-    for format in ["text", "json", "stream-json"] {
+    for format in ["text", "json", "events"] {
         let mock = MockLlm::start(vec![Reply::ToolCalls(calls.clone()), Reply::text("Three pages.")]).await;
         let out = sb
             .run(
@@ -195,7 +195,7 @@ async fn json_and_stream_json_carry_the_session_id_that_resume_takes() {
     let out = sb
         .run(
             Some(&mock),
-            &["run", "--resume", &id, "--output-format", "stream-json", "what colour?"],
+            &["run", "--resume", &id, "--output-format", "events", "what colour?"],
         )
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -265,7 +265,7 @@ async fn tern_run_tells_each_failure_and_skip_on_stderr_while_the_others_work() 
     ])
     .await;
     let extra = extra.display().to_string();
-    let args = ["run", "--mcp-config", &extra, "--output-format", "stream-json", "go"];
+    let args = ["run", "--mcp-config", &extra, "--output-format", "events", "go"];
     let out = scratch.run(Some(&mock), &args).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -36,7 +36,7 @@ async fn a_session_offers_the_web_tools_as_the_user_config_says_and_keeps_the_ke
             search.url("")
         ),
     );
-    let mut cmd = sb.command(Some(&mock), &["run", "--output-format", "stream-json", "go"]);
+    let mut cmd = sb.command(Some(&mock), &["run", "--output-format", "events", "go"]);
     cmd.env("BRAVE_API_KEY", KEY);
     let out = output(cmd, Duration::from_secs(60)).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
