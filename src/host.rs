@@ -418,8 +418,11 @@ fn mcp_servers_from(
         .join(" + ");
     let mut config = mcp::load_servers(table, &label, workspace, extra)?;
     if !trusted {
-        let project = workspace.join(".mcp.json").display().to_string();
-        for server in config.servers.iter_mut().filter(|s| s.source == project) {
+        let projects: Vec<String> = tern_fs::places::project_dirs(workspace)
+            .iter()
+            .map(|dir| dir.join(".mcp.json").display().to_string())
+            .collect();
+        for server in config.servers.iter_mut().filter(|s| projects.contains(&s.source)) {
             server.problem = Some(format!(
                 "defined by the project's .mcp.json, and the project is not trusted: {}",
                 crate::config::TRUST_HINT

@@ -115,13 +115,19 @@ impl CustomCommands {
     /// `planted`: instruction files a command wrote wait for the user (`tern_agent::planted`); the project's commands
     /// then stay out, as a planted one could hide the user's own of the same name.
     pub fn load(workspace: &Path, builtins: &[&str], planted: bool) -> Self {
+        // The workspace's folders first, then those of the directories above it up to the repository root.
         let project: Vec<PathBuf> = if !planted {
-            vec![workspace.join(PROJECT_DIR), workspace.join(CLAUDE_PROJECT_DIR)]
+            tern_fs::places::project_dirs(workspace)
+                .iter()
+                .rev()
+                .flat_map(|dir| [dir.join(PROJECT_DIR), dir.join(CLAUDE_PROJECT_DIR)])
+                .collect()
         } else {
             Vec::new()
         };
         let user: Vec<PathBuf> = user_dir().into_iter().chain(claude_user_dir()).collect();
-        Self::load_from(&project, Some(workspace), &user, builtins)
+        let root = tern_fs::places::repository_root(workspace);
+        Self::load_from(&project, Some(&root), &user, builtins)
     }
 
     /// The commands of the `project` folders (confined to `root` when given) and the `user` folders; of two commands

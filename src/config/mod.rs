@@ -520,34 +520,40 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
             workspace.display()
         ));
     }
-    let project = workspace.join(".tern/config.toml");
-    // An untrusted project's file that cannot be read is ignored with a warning, not an error: a command may have
-    // written it, and it must not keep tern from starting. The warning names no text of the file, which may be a
-    // link to anything the user can read.
-    let loaded = match ConfigFile::load(&project) {
-        Err(e) if !project_trusted => {
-            ignored.push(format!("{} ({})", project.display(), unreadable_reason(&e)));
-            None
-        }
-        loaded => loaded?,
-    };
-    if let Some(layer) = loaded {
-        if project_trusted {
-            merged = merged.merge(layer);
-        } else {
-            let (mut layer, dropped) = layer.without_loosening();
-            ignored.extend(dropped.iter().map(|f| format!("{}: {f}", project.display())));
-            // What is left of its mode is stricter than the default; it must not loosen the user's either.
-            let mode = layer.mode.take();
-            merged = merged.merge(layer);
-            if let Some(mode) = mode {
-                merged.mode = Some(merged.mode.unwrap_or_default().stricter(mode));
+    // The project's own files, from the repository root down to the workspace: a deeper one wins where they differ.
+    let dirs = tern_fs::places::project_dirs(workspace);
+    for dir in &dirs {
+        let project = dir.join(".tern/config.toml");
+        // An untrusted project's file that cannot be read is ignored with a warning, not an error: a command may have
+        // written it, and it must not keep tern from starting. The warning names no text of the file, which may be a
+        // link to anything the user can read.
+        let loaded = match ConfigFile::load(&project) {
+            Err(e) if !project_trusted => {
+                ignored.push(format!("{} ({})", project.display(), unreadable_reason(&e)));
+                None
             }
+            loaded => loaded?,
+        };
+        if let Some(layer) = loaded {
+            if project_trusted {
+                merged = merged.merge(layer);
+            } else {
+                let (mut layer, dropped) = layer.without_loosening();
+                ignored.extend(dropped.iter().map(|f| format!("{}: {f}", project.display())));
+                // What is left of its mode is stricter than the default; it must not loosen the user's either.
+                let mode = layer.mode.take();
+                merged = merged.merge(layer);
+                if let Some(mode) = mode {
+                    merged.mode = Some(merged.mode.unwrap_or_default().stricter(mode));
+                }
+            }
+            sources.push(project);
         }
-        sources.push(project);
     }
-    for name in claude::PROJECT_SETTINGS {
-        let path = workspace.join(name);
+    for path in dirs
+        .iter()
+        .flat_map(|dir| claude::PROJECT_SETTINGS.map(|name| dir.join(name)))
+    {
         if !path.exists() {
             continue;
         }

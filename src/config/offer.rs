@@ -25,43 +25,51 @@ pub fn offer(settings: &Settings, workspace: &Path) -> Option<TrustOffer> {
 /// `offer` without the settings: the project files and what they would change.
 pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
     let digest = super::trust::digest(workspace);
-    let config_path = workspace.join(".tern/config.toml");
-    let json_path = workspace.join(".mcp.json");
     let mut files = Vec::new();
     let mut servers = Vec::new();
     let mut changes = Vec::new();
-    if config_path.is_file() {
-        files.push(".tern/config.toml".to_string());
-        match ConfigFile::load(&config_path) {
-            Ok(Some(project)) => {
-                servers.extend(toml_servers(&project.mcp_servers));
-                let (_, dropped) = project.clone().without_loosening();
-                changes.extend(dropped.iter().filter_map(|field| describe(field, &project)));
+    // The project's files from the repository root down to the workspace: the workspace's named as they are, the
+    // others by their whole path.
+    for dir in tern_fs::places::project_dirs(workspace) {
+        let label = |name: &str| match dir == workspace {
+            true => name.to_string(),
+            false => dir.join(name).display().to_string(),
+        };
+        let config_path = dir.join(".tern/config.toml");
+        if config_path.is_file() {
+            files.push(label(".tern/config.toml"));
+            match ConfigFile::load(&config_path) {
+                Ok(Some(project)) => {
+                    servers.extend(toml_servers(&project.mcp_servers));
+                    let (_, dropped) = project.clone().without_loosening();
+                    changes.extend(dropped.iter().filter_map(|field| describe(field, &project)));
+                }
+                Ok(None) => {}
+                Err(e) => changes.push(format!("(its config cannot be read: {e})")),
             }
-            Ok(None) => {}
-            Err(e) => changes.push(format!("(its config cannot be read: {e})")),
         }
-    }
-    if json_path.is_file() {
-        files.push(".mcp.json".to_string());
-        servers.extend(json_servers(&json_path));
-    }
-    for name in super::claude::PROJECT_SETTINGS {
-        let path = workspace.join(name);
-        let Some(hooks) = super::claude::hooks(&path, &mut Vec::new()) else {
-            continue;
-        };
-        files.push(name.to_string());
-        let commands: Vec<String> = match hooks.compile() {
-            Ok(compiled) => compiled
-                .hooks
-                .iter()
-                .map(|h| format!("{} `{}`", h.event.as_str(), h.command))
-                .collect(),
-            Err(e) => vec![format!("(its hooks cannot be used: {e})")],
-        };
-        if !commands.is_empty() {
-            changes.push(format!("runs its Claude Code hooks: {}", commands.join(", ")));
+        let json_path = dir.join(".mcp.json");
+        if json_path.is_file() {
+            files.push(label(".mcp.json"));
+            servers.extend(json_servers(&json_path));
+        }
+        for name in super::claude::PROJECT_SETTINGS {
+            let path = dir.join(name);
+            let Some(hooks) = super::claude::hooks(&path, &mut Vec::new()) else {
+                continue;
+            };
+            files.push(label(name));
+            let commands: Vec<String> = match hooks.compile() {
+                Ok(compiled) => compiled
+                    .hooks
+                    .iter()
+                    .map(|h| format!("{} `{}`", h.event.as_str(), h.command))
+                    .collect(),
+                Err(e) => vec![format!("(its hooks cannot be used: {e})")],
+            };
+            if !commands.is_empty() {
+                changes.push(format!("runs its Claude Code hooks: {}", commands.join(", ")));
+            }
         }
     }
     let planted = crate::agent::planted::withheld(workspace);

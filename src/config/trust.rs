@@ -65,7 +65,8 @@ pub fn standing(entries: &[TrustedProject], workspace: &Path) -> Standing {
     }
 }
 
-/// A digest of the project's own files as they are now (an absent file counts as absent, not as empty).
+/// A digest of the project's own files as they are now (an absent file counts as absent, not as empty), those of the
+/// directories from the repository root down to `workspace` included (`tern_fs::places::project_dirs`).
 pub fn digest(workspace: &Path) -> String {
     let mut hash = Sha256::new();
     for name in PROJECT_FILES {
@@ -84,6 +85,21 @@ pub fn digest(workspace: &Path) -> String {
             hash.update(name.as_bytes());
             hash.update((bytes.len() as u64).to_le_bytes());
             hash.update(&bytes);
+        }
+    }
+    // Started below the repository root, the project's files of the directories above count too (those present,
+    // named by where they are, so a digest of the root's own files is what it was).
+    for dir in tern_fs::places::project_dirs(workspace) {
+        if dir == workspace {
+            continue;
+        }
+        for name in PROJECT_FILES.iter().chain(&LATER_FILES) {
+            let path = dir.join(name);
+            if let Ok(bytes) = std::fs::read(&path) {
+                hash.update(path.as_os_str().as_encoded_bytes());
+                hash.update((bytes.len() as u64).to_le_bytes());
+                hash.update(&bytes);
+            }
         }
     }
     let bytes = hash.finalize();

@@ -1,7 +1,7 @@
 //! Where tern keeps its own files: the user's config and tern's data (sessions, tool results, logins). The sandbox
 //! hides both from commands; nothing here creates them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the user's own config lives: `$XDG_CONFIG_HOME/tern/config.toml` or `~/.config/tern/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {
@@ -24,4 +24,26 @@ pub fn data_dir() -> PathBuf {
         Some(home) => home.join(".local/share/tern"),
         None => std::env::temp_dir().join("tern"),
     }
+}
+
+/// The repository `workspace` is in: its nearest ancestor (itself included) with a `.git`, else the workspace.
+pub fn repository_root(workspace: &Path) -> PathBuf {
+    workspace
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(workspace)
+        .to_path_buf()
+}
+
+/// The directories a project's own files are looked up in for a session in `workspace`: from the repository root
+/// down to the workspace, the most general first (one directory when tern runs at the root, or outside a repository).
+pub fn project_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let root = repository_root(workspace);
+    let mut dirs: Vec<PathBuf> = workspace
+        .ancestors()
+        .take_while(|dir| dir.starts_with(&root))
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.reverse();
+    dirs
 }

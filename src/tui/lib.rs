@@ -75,6 +75,9 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
     } = launch;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
+    // Started below the repository root, the project's files are read from the root down: the start screen says so.
+    let root = tern_fs::places::repository_root(&workspace);
+    let project_root = (root != workspace).then(|| root.display().to_string());
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx, host.clone());
     let keymap_path = tern_fs::places::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
@@ -92,7 +95,10 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
         session.warnings.push(format!("custom commands: {notice}"));
     }
     app.custom = custom;
-    app.start = view::start::StartInfo { context_files };
+    app.start = view::start::StartInfo {
+        context_files,
+        project_root,
+    };
     if let Some(error) = keymap_error {
         session.warnings.push(format!("keymap ignored: {error}"));
     }

@@ -327,3 +327,57 @@ async fn stream_json_is_claude_code_s_stream() {
     let session = lines[0]["session_id"].as_str().unwrap();
     assert!(lines.iter().all(|l| l["session_id"] == session), "{lines:?}");
 }
+
+/// Started in a subdirectory of a monorepo, the project's files are found from the repository root down: the root's
+/// `.tern/config.toml` (its allow rule once trusted), its `.tern/commands/` and its skills, as AGENTS.md always was.
+#[tokio::test]
+async fn a_monorepo_started_in_a_subdirectory_finds_its_project_files() {
+    let sb = Scratch::new();
+    let root = sb.work.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("packages/app")).unwrap();
+    std::fs::create_dir_all(root.join(".tern/commands")).unwrap();
+    std::fs::create_dir_all(root.join(".tern/skills/deploy")).unwrap();
+    std::fs::write(root.join(".tern/config.toml"), "[approval]\nallow = [\"touch\"]\n").unwrap();
+    std::fs::write(root.join(".tern/commands/greet.md"), "Say hello to $ARGUMENTS.\n").unwrap();
+    std::fs::write(
+        root.join(".tern/skills/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: How this monorepo deploys\n---\nRun make deploy.\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch made-here"})),
+        Reply::text("done"),
+        Reply::text("hello"),
+    ])
+    .await;
+    let mut cmd = sb.command(Some(&mock), &["--trust-project", "-p", "make it"]);
+    cmd.current_dir(root.join("packages/app"));
+    let out = support::tern::output(cmd, Duration::from_secs(60)).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        root.join("packages/app/made-here").exists(),
+        "the root's allow rule applies: {err}"
+    );
+    let system = mock.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("How this monorepo deploys"),
+        "the root's skill is listed"
+    );
+    let mut cmd = sb.command(Some(&mock), &["-p", "/greet the team"]);
+    cmd.current_dir(root.join("packages/app"));
+    let out = support::tern::output(cmd, Duration::from_secs(60)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let prompt = mock.requests()[2].to_string();
+    assert!(prompt.contains("Say hello to the team."), "the root's command expands");
+    // Untrusted, the root's allow rule is one of the things left out, and said so.
+    let mut cmd = sb.command(Some(&mock), &["-p", "x"]);
+    cmd.current_dir(root.join("packages/app"));
+    let out = support::tern::output(cmd, Duration::from_secs(60)).await;
+    let err = text(&out.stderr);
+    assert!(err.contains(".tern/config.toml: approval.allow"), "{err}");
+}

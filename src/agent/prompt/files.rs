@@ -35,14 +35,7 @@ pub struct ContextFile {
     pub cut: bool,
 }
 
-/// The repository root: the nearest ancestor of `workspace` (itself included) with a `.git`, else the workspace.
-pub(crate) fn repository_root(workspace: &Path) -> PathBuf {
-    workspace
-        .ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(workspace)
-        .to_path_buf()
-}
+pub(crate) use tern_fs::places::repository_root;
 
 /// The instruction file `/remember` writes to in `dir`: `AGENTS.md`, else `CLAUDE.md`, else `CLAUDE.local.md`, else
 /// none.

@@ -40,13 +40,17 @@ impl ContextSources {
         }
     }
 
-    /// The user's skills folders (tern's and Claude Code's), for the path policy's read roots.
+    /// The skills folders outside the workspace (the user's, tern's and Claude Code's, and the project's above the
+    /// workspace), for the path policy's read roots.
     pub fn user_skills_dirs(&self) -> Vec<PathBuf> {
-        self.user_dir
+        let mut dirs: Vec<PathBuf> = self
+            .user_dir
             .iter()
             .chain(&self.claude_dir)
             .map(|dir| skills::user_dir(dir))
-            .collect()
+            .collect();
+        dirs.extend(skills::project_skill_dirs(&self.workspace));
+        dirs
     }
 }
 

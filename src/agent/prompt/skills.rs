@@ -30,6 +30,16 @@ pub(crate) struct Skill {
     pub body: String,
 }
 
+/// The project's skills folders above `workspace`, up to the repository root: outside the workspace, so the session
+/// lets the model read them (their skills are listed by their whole path).
+pub fn project_skill_dirs(workspace: &Path) -> Vec<PathBuf> {
+    tern_fs::places::project_dirs(workspace)
+        .into_iter()
+        .filter(|dir| dir != workspace)
+        .flat_map(|dir| [dir.join(PROJECT_DIR), dir.join(CLAUDE_PROJECT_DIR)])
+        .collect()
+}
+
 /// The skills folder in the user's config directory.
 pub(crate) fn user_dir(config_dir: &Path) -> PathBuf {
     config_dir.join("skills")
@@ -50,10 +60,18 @@ pub fn collect(workspace: &Path, config_dir: Option<&Path>, claude_dir: Option<&
     };
     // A command wrote instruction files since the user last trusted the project: its skills stay out.
     if crate::planted::withheld(workspace).is_empty() {
-        for dir in [PROJECT_DIR, CLAUDE_PROJECT_DIR] {
-            add(scan(&workspace.join(dir), Some(workspace), &mut warnings, |path| {
-                path.strip_prefix(workspace).unwrap_or(path).display().to_string()
-            }));
+        // The workspace's first, then those of the directories above it up to the repository root (read by their
+        // whole path, which the session lets the model read: `project_skill_dirs`).
+        let root = tern_fs::places::repository_root(workspace);
+        for dir in tern_fs::places::project_dirs(workspace).iter().rev() {
+            for sub in [PROJECT_DIR, CLAUDE_PROJECT_DIR] {
+                add(scan(&dir.join(sub), Some(&root), &mut warnings, |path| {
+                    match dir == workspace {
+                        true => path.strip_prefix(workspace).unwrap_or(path).display().to_string(),
+                        false => path.display().to_string(),
+                    }
+                }));
+            }
         }
     }
     for dir in config_dir.into_iter().chain(claude_dir) {

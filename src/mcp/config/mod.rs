@@ -128,8 +128,8 @@ impl std::fmt::Display for McpConfigError {
     }
 }
 
-/// Loads the servers of tern's TOML config (`toml`, read from `toml_source`), of `.mcp.json` in `workspace` (when it
-/// exists) and of `extra_json` (the `--mcp-config` file, which must exist and be JSON). A broken entry is left out and
+/// Loads the servers of tern's TOML config (`toml`, read from `toml_source`), of the `.mcp.json` files from the
+/// repository root down to `workspace` (those that exist) and of `extra_json` (the `--mcp-config` file, which must exist and be JSON). A broken entry is left out and
 /// reported in `errors`; only an unreadable or non-JSON `extra_json` is an error.
 pub fn load_servers(
     toml: &toml::Table,
@@ -170,15 +170,18 @@ pub fn load_servers(
             }
         }
     }
-    let project = workspace.join(".mcp.json");
-    let project_file = project.display().to_string();
-    match read_optional(&project) {
-        Ok(Some(text)) => match parse_entries(&text, &project_file, workspace, &lookup, &mut out.warnings) {
-            Ok(entries) => out.take(entries),
+    // The project's `.mcp.json` files, from the repository root down to the workspace: a deeper one's server wins.
+    for dir in tern_fs::places::project_dirs(workspace) {
+        let project = dir.join(".mcp.json");
+        let project_file = project.display().to_string();
+        match read_optional(&project) {
+            Ok(Some(text)) => match parse_entries(&text, &project_file, workspace, &lookup, &mut out.warnings) {
+                Ok(entries) => out.take(entries),
+                Err(e) => out.errors.push(e),
+            },
+            Ok(None) => {}
             Err(e) => out.errors.push(e),
-        },
-        Ok(None) => {}
-        Err(e) => out.errors.push(e),
+        }
     }
     if let Some(path) = extra_json {
         let file = path.display().to_string();

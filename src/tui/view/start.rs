@@ -16,6 +16,8 @@ use tern_protocol::mcp::{ServerState, ServerStatus};
 pub(crate) struct StartInfo {
     /// The instruction files (AGENTS.md, CLAUDE.md) the session's prompt carries, as paths.
     pub(crate) context_files: Vec<String>,
+    /// The repository root, when the workspace is below it: the project's files are read from there down.
+    pub(crate) project_root: Option<String>,
 }
 
 /// Whether the screen shows the start screen: nothing of a conversation yet (notices may be there), and nothing asks.
@@ -52,6 +54,16 @@ pub(crate) fn lines(
         vec![Span::styled(truncate(&status.workspace, room), theme.text)],
         theme,
     ));
+    if let Some(root) = &info.project_root {
+        out.push(row(
+            "project",
+            vec![
+                Span::styled(truncate(root, room.saturating_sub(30)), theme.text),
+                Span::styled("  settings read from here down", theme.dim),
+            ],
+            theme,
+        ));
+    }
     out.extend(model_rows(status, room, theme));
     out.push(row(
         "mode",
