@@ -118,6 +118,10 @@ impl Host for TuiHost {
             .map_err(|e| e.to_string())
     }
 
+    fn trust_offer(&self) -> Option<TrustOffer> {
+        crate::config::offer::offer_for(&self.workspace, tern_fs::places::user_config_path()?)
+    }
+
     fn attachable(&self, path: &str) -> Result<PathBuf, String> {
         let policy = self
             .policy

@@ -52,6 +52,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
         SlashCommand::new("diff", "", "every edit of this session, full screen"),
         SlashCommand::new("mcp", "", "MCP servers, their state and tools"),
         SlashCommand::new(
+            "trust",
+            "",
+            "trust this project's own configuration (asks with what it enables)",
+        ),
+        SlashCommand::new(
             "remember",
             super::memory::REMEMBER_ARGS,
             "add a fact to AGENTS.md (also: a message starting with # or ##)",

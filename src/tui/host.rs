@@ -89,6 +89,9 @@ pub trait Host: Send + Sync {
     fn transcript(&self, path: &Path) -> Result<Transcript, String>;
     /// Trusts the project of `offer` (the user said so): written where trust is read from.
     fn trust(&self, offer: &TrustOffer) -> Result<(), String>;
+    /// What trusting the project would enable, as the start-up prompt shows it, read now (`/trust` after "not now");
+    /// `None` when there is nothing to trust or nowhere to write it.
+    fn trust_offer(&self) -> Option<TrustOffer>;
     /// The file `path` (as typed, relative to the workspace) resolved for attaching to a message, when the agent's
     /// read policy lets the session read it and it is inside the workspace; why not otherwise.
     fn attachable(&self, path: &str) -> Result<PathBuf, String>;

@@ -65,6 +65,10 @@ impl Host for TestHost {
         Ok(())
     }
 
+    fn trust_offer(&self) -> Option<TrustOffer> {
+        None
+    }
+
     fn attachable(&self, path: &str) -> Result<PathBuf, String> {
         tern_tools::PathPolicy::new(&self.workspace)
             .map_err(|e| e.to_string())?

@@ -12,6 +12,15 @@ impl App {
     pub(super) fn command(&mut self, name: &str, args: &str) {
         match name {
             "help" => self.open_help(),
+            "trust" => match self.host.trust_offer() {
+                Some(offer) => self
+                    .layers
+                    .push(Box::new(crate::view::trust::TrustLayer::new(offer, self.host.clone()))),
+                None => self.state.notice(
+                    "nothing to trust: this project has no configuration of its own",
+                    Level::Info,
+                ),
+            },
             "quit" | "exit" => self.quit = true,
             "history" => self.layers.push(Box::new(HistoryLayer::new())),
             "mcp" => self

@@ -1,7 +1,7 @@
 //! The project trust prompt: shown once at start when the workspace has its own configuration that is not trusted.
 //! It says which files it found and what trusting enables; `t` writes the workspace to the user's
 //! `trusted_projects` (the only place trust is read from) and asks the app to restart the agent on the new settings,
-//! `n` or Esc leave it untrusted for this run (tern asks again next start).
+//! `n` or Esc leave it untrusted for this run (tern asks again next start, and `/trust` opens it again meanwhile).
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;

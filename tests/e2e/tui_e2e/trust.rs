@@ -108,3 +108,46 @@ async fn second_start(tmux: &Tmux) -> String {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// "Not now" is not the last word: `/trust` opens the same prompt later in the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_left_untrusted_is_trusted_later_with_slash_trust() {
+    if !tmux_available() {
+        return;
+    }
+    let mock = MockLlm::start(vec![Reply::text("ok")]).await;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".tern")).unwrap();
+    std::fs::write(
+        work.path().join(".tern/config.toml"),
+        "[approval]\nallow = [\"echo\"]\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let user_config = home.path().join("config/tern/config.toml");
+    let env = format!(
+        "cd {work} && export HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k",
+        work = work.path().display(),
+        home = home.path().display(),
+    );
+    let flags = format!(
+        "--provider openai --base-url {} --model scripted",
+        mock.openai_base_url()
+    );
+    let tmux = Tmux::start("trust-later", (100, 32), &format!("{env}; {BIN} {flags}; sleep 30"));
+    tmux.wait_for("Trust this project?").await;
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("Ask tern").await;
+    assert!(!screen.contains("Trust this project?"), "{screen}");
+    assert!(!user_config.exists());
+    tmux.keys(&["/trust", "Enter"]);
+    let screen = tmux.wait_for("Trust this project?").await;
+    assert!(screen.contains("commands run without asking: echo"), "{screen}");
+    tmux.keys(&["t"]);
+    tmux.wait_for("project trusted").await;
+    assert!(
+        std::fs::read_to_string(&user_config)
+            .unwrap()
+            .contains("trusted_projects")
+    );
+}
