@@ -478,3 +478,60 @@ async fn stream_json_tags_subagent_events_and_text_output_prefixes_them() {
 }
 
 mod terminal;
+
+/// The user's SubagentStop hooks run when a subagent has answered, told its type as Claude Code tells it, and one
+/// that blocks keeps the subagent going with its reason; the report is the subagent's last answer.
+#[tokio::test]
+async fn a_subagent_stop_hook_keeps_the_subagent_going_once() {
+    use tern::agent::hooks::{Hook, HookEvent, Hooks};
+    let mock = MockLlm::start(vec![
+        Reply::ToolCalls(vec![spawn_call("TASK-S: greet", "greeter", true)]),
+        Reply::for_system("TASK-S", Reply::text("hello")),
+        Reply::for_system("TASK-S", Reply::text("hello and BYE")),
+        Reply::text("Done."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let provider = support::agent::provider(&mock, ProviderKind::OpenAi);
+    let results = ToolResultStore::for_session(data.path(), "main");
+    let once = r#"cat > stop-input.json; if [ -f once ]; then exit 0; fi; touch once; echo '{"decision":"block","reason":"also say BYE"}'"#;
+    let hook = Hook::new(
+        HookEvent::SubagentStop,
+        Some("general-purpose"),
+        once,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    let agent = spawn(
+        support::agent::config(&provider, dir.path(), results, ApprovalMode::AutoEdit)
+            .with_hooks(Hooks::new(vec![hook], "main", dir.path()))
+            .with_subagents(SubagentSettings {
+                enabled: true,
+                max_concurrent: 2,
+                max_iterations: 5,
+            }),
+    );
+    let mut h = Harness { mock, agent, dir, data };
+    let events = h.turn("greet").await;
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnFinished {
+            reason: TurnEnd::Completed
+        })
+    ));
+    let requests = h.mock.requests();
+    assert_eq!(requests.len(), 4, "the subagent was asked once more");
+    let again = requests[2].to_string();
+    assert!(again.contains("also say BYE"), "{again}");
+    let report = tool_results(&requests[3]).pop().unwrap();
+    assert!(report.contains("hello and BYE"), "{report}");
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(h.dir.path().join("stop-input.json")).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "SubagentStop");
+    assert_eq!(input["agent_type"], "general-purpose");
+    assert_eq!(
+        input["stop_hook_active"], true,
+        "the second run is one the hook asked for"
+    );
+}
