@@ -192,7 +192,15 @@ fn write_session(data: &Path, workspace: &Path, id: &str, messages: usize, resul
         };
         total.input_tokens += last.input_tokens;
         total.output_tokens += last.output_tokens;
-        log.event(at + 3_001, &Event::TokenUsage { last, total }).unwrap();
+        log.event(
+            at + 3_001,
+            &Event::TokenUsage {
+                last,
+                total,
+                context: None,
+            },
+        )
+        .unwrap();
         log.event(
             at + 3_002,
             &Event::TurnFinished {

@@ -75,6 +75,7 @@ impl Corpus {
         out.push(Event::TokenUsage {
             last: usage,
             total: usage,
+            context: None,
         });
         out.push(Event::TurnFinished {
             reason: TurnEnd::Completed,

@@ -389,6 +389,11 @@ pub enum Event {
     TokenUsage {
         last: Usage,
         total: Usage,
+        /// The agent's measure of the prompt after this request, in tokens: the server's count when it looks right,
+        /// tern's estimate when the server reported none or a count far below what was sent. Frontends show the
+        /// context left by it. Absent in sessions recorded before it was sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<u64>,
     },
     Notice {
         text: String,

@@ -53,6 +53,23 @@ pub(crate) struct ContextMeter {
     valid: bool,
     /// After a failed summary, the conversation length before which the threshold does not ask again.
     summary_not_before: usize,
+    /// A server's count was doubted already (the user is told once).
+    doubted: bool,
+}
+
+/// tern's estimate errs high, but not by more than this factor: a server's count further below it (a fixed number, a
+/// count of part of the prompt) is no measure of the prompt.
+const DOUBT_FACTOR: u64 = 3;
+
+/// What the meter made of a server's count of a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Count {
+    /// The measure now.
+    Taken,
+    /// The server reported none: the estimate stays in charge.
+    Missing,
+    /// Far below the estimate: the estimate stays in charge. `first`: the first such count of the session.
+    Doubted { first: bool },
 }
 
 impl ContextMeter {
@@ -82,12 +99,21 @@ impl ContextMeter {
         self.tokens
     }
 
-    /// Takes the provider's count of the prompt it just answered, which held the first `sent` of `len` messages.
-    pub(crate) fn counted(&mut self, input_tokens: u64, sent: usize, len: usize) {
-        // Servers that report no usage leave the estimate in charge.
-        if input_tokens > 0 && sent <= len {
-            self.set(input_tokens, sent);
+    /// Takes the provider's count of the prompt it just answered, which held the first `sent` of `len` messages and
+    /// which tern estimated at `estimate` tokens, unless the count cannot be right.
+    pub(crate) fn counted(&mut self, input_tokens: u64, sent: usize, len: usize, estimate: u64) -> Count {
+        if input_tokens == 0 || sent > len {
+            return Count::Missing;
         }
+        if input_tokens.saturating_mul(DOUBT_FACTOR) < estimate {
+            // Measured afresh from the estimate next time, not from a base the server got wrong.
+            self.invalidate();
+            let first = !self.doubted;
+            self.doubted = true;
+            return Count::Doubted { first };
+        }
+        self.set(input_tokens, sent);
+        Count::Taken
     }
 
     /// One message was replaced in place by one `saved` tokens smaller, in a conversation of `len` messages: the

@@ -2,6 +2,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::plan::*;
+use super::{ContextMeter, Count};
 use crate::context::message_tokens;
 use tern_protocol::{Message, ToolCall, ToolKind};
 
@@ -175,4 +176,18 @@ proptest! {
         let last: u64 = msgs[last_step..].iter().map(message_tokens).sum();
         prop_assert!(kept <= keep.max(last), "kept {} keep {} last {}", kept, keep, last);
     }
+}
+
+/// A server's count far below tern's estimate (a fixed or partial number) is doubted, and the estimate stays in
+/// charge; a plausible count is taken; none leaves the estimate.
+#[test]
+fn a_count_far_below_the_estimate_is_doubted_once() {
+    let mut meter = ContextMeter::default();
+    assert_eq!(meter.counted(0, 4, 4, 5_000), Count::Missing);
+    assert_eq!(meter.counted(10, 4, 4, 5_000), Count::Doubted { first: true });
+    assert_eq!(meter.counted(12, 6, 6, 6_000), Count::Doubted { first: false });
+    assert_eq!(meter.counted(4_000, 8, 8, 5_000), Count::Taken);
+    assert_eq!(meter.tokens, 4_000);
+    // A count well above the estimate (the server's tokenizer, images) is the server's to know: taken.
+    assert_eq!(meter.counted(20_000, 8, 8, 5_000), Count::Taken);
 }

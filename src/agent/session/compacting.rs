@@ -17,9 +17,21 @@ impl Session {
         self.meter.measure(&self.messages, &self.system_prompt, tools_json_len)
     }
 
-    /// Takes the provider's count of the prompt it just answered, which held the first `sent` messages.
-    pub(crate) fn prompt_counted(&mut self, input_tokens: u64, sent: usize) {
-        self.meter.counted(input_tokens, sent, self.messages.len());
+    /// Takes the provider's count of the prompt it just answered, which held the first `sent` messages (and tool
+    /// definitions of `tools_json_len` bytes), checked against tern's own estimate; returns the prompt's measure now.
+    pub(crate) fn prompt_counted(&mut self, input_tokens: u64, sent: usize, tools_json_len: usize) -> u64 {
+        let estimate = crate::context::estimate_tokens(&[], &self.system_prompt, tools_json_len)
+            + self.messages.estimated_tokens();
+        let count = self.meter.counted(input_tokens, sent, self.messages.len(), estimate);
+        if count == (Count::Doubted { first: true }) {
+            self.shared.emit(Event::Notice {
+                text: format!(
+                    "the server reported {input_tokens} prompt tokens for a prompt of about {estimate}: tern measures \
+                     the context with its own estimate from now on (compaction and the context figures follow it)"
+                ),
+            });
+        }
+        self.prompt_tokens(tools_json_len)
     }
 
     /// Compacts before a request when the prompt has passed `compact_at` of the window (or would not leave room for
@@ -199,7 +211,7 @@ impl Session {
             Err(ProviderError::Cancelled) => return Err("interrupted".into()),
             Err(e) => return Err(e.to_string()),
         };
-        self.spent(completion.usage);
+        self.spent(completion.usage, None);
         if completion.content.trim().is_empty() {
             return Err("the model returned an empty summary".into());
         }

@@ -227,8 +227,9 @@ impl Session {
         (end, last_answer(&self.messages), self.total_usage)
     }
 
-    /// Counts the tokens one request used (`usage`) and tells the frontends, with the session's total.
-    fn spent(&mut self, usage: Usage) {
+    /// Counts the tokens one request used (`usage`) and tells the frontends, with the session's total and the
+    /// prompt's measure (`context`) when the request was one of the conversation's.
+    fn spent(&mut self, usage: Usage, context: Option<u64>) {
         self.total_usage.input_tokens += usage.input_tokens;
         self.total_usage.output_tokens += usage.output_tokens;
         self.total_usage.cache_read_tokens += usage.cache_read_tokens;
@@ -236,6 +237,7 @@ impl Session {
         self.shared.emit(Event::TokenUsage {
             last: usage,
             total: self.total_usage,
+            context,
         });
     }
 

@@ -299,8 +299,10 @@ impl<'s> Turn<'s> {
     ) -> Result<Completion, Sent> {
         match result {
             Ok(completion) => {
-                self.session.spent(completion.usage);
-                self.session.prompt_counted(completion.usage.input_tokens, sent);
+                let context = self
+                    .session
+                    .prompt_counted(completion.usage.input_tokens, sent, tools_len);
+                self.session.spent(completion.usage, Some(context));
                 Ok(completion)
             }
             Err(ProviderError::Cancelled) => {

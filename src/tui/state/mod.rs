@@ -95,6 +95,9 @@ pub struct Status {
     /// What the session's subagents used (also part of the session's totals).
     pub subagent_usage: Usage,
     pub(crate) last_usage: Usage,
+    /// The agent's measure of the last prompt (`Event::TokenUsage::context`), when it sent one: the context left is
+    /// shown by it, not by the server's count, which may be missing or wrong.
+    pub(crate) context_tokens: Option<u64>,
     pub(crate) busy: bool,
     pub(crate) turn_started: Option<Instant>,
     /// A retry in progress: what failed and when the next attempt starts.
@@ -156,6 +159,7 @@ impl AppState {
     pub(crate) fn forget_usage(&mut self) {
         self.status.usage = Usage::default();
         self.status.last_usage = Usage::default();
+        self.status.context_tokens = None;
         self.status.subagent_usage = Usage::default();
     }
 
@@ -261,9 +265,10 @@ impl AppState {
                 message,
                 schema,
             }),
-            Event::TokenUsage { last, total } => {
+            Event::TokenUsage { last, total, context } => {
                 self.status.usage = total;
                 self.status.last_usage = last;
+                self.status.context_tokens = context;
             }
             Event::Notice { text } => self.notice(text, Level::Info),
             Event::Error { message } => self.notice(message, Level::Error),

@@ -182,6 +182,7 @@ mod tests {
             Event::TokenUsage {
                 last: usage,
                 total: usage,
+                context: None,
             },
             Event::TurnFinished {
                 reason: TurnEnd::Completed,

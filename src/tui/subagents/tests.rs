@@ -101,6 +101,7 @@ fn the_pane_shows_live_progress_and_the_prompt_says_which_subagent_asks() {
     app.on_agent_event(tagged(Event::TokenUsage {
         last: usage(900),
         total: usage(900),
+        context: None,
     }));
     app.on_agent_event(tagged(Event::ToolCallBegin {
         call_id: "call_2".into(),
@@ -146,6 +147,7 @@ fn the_pane_shows_live_progress_and_the_prompt_says_which_subagent_asks() {
     app.on_agent_event(Event::TokenUsage {
         last: usage(2000),
         total: usage(2000),
+        context: None,
     });
     let shown = screen(&mut app);
     assert!(shown.contains("✓ subagent reader  done · 2 steps"), "{shown}");

@@ -73,7 +73,8 @@ pub(crate) fn line(width: u16, status: &Status, context_window: u64, theme: &The
     if let Some(part) = plan_part(status) {
         right.push((2, Span::styled(part, theme.accent)));
     }
-    let used = status.last_usage.input_tokens + status.last_usage.output_tokens;
+    let prompt = status.context_tokens.unwrap_or(status.last_usage.input_tokens);
+    let used = prompt + status.last_usage.output_tokens;
     if used > 0 {
         let left_pct = 100u64.saturating_sub(used.saturating_mul(100) / context_window.max(1));
         right.push((3, Span::styled(session_tokens(status), theme.status_bar)));

@@ -75,6 +75,7 @@ fn new_conversation_resets_the_token_count_and_context_meter() {
             output_tokens: 2_345,
             ..Usage::default()
         },
+        context: None,
     });
     let screen = h.screen(120, 10);
     assert!(
