@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use tern_protocol::{ApprovalMode, Event, TurnEnd, Usage};
+use tern_protocol::{Event, TurnEnd, Usage};
 
 /// What the stream needs to remember between lines.
 #[derive(Default)]
@@ -16,16 +16,6 @@ pub(super) struct ClaudeStream {
     /// Assistant messages so far (Claude Code's `num_turns`).
     turns: u64,
     next_message: u64,
-}
-
-/// Claude Code's name for an approval mode.
-fn permission_mode(mode: ApprovalMode) -> &'static str {
-    match mode {
-        ApprovalMode::ReadOnly => "plan",
-        ApprovalMode::Ask => "default",
-        ApprovalMode::AutoEdit => "acceptEdits",
-        ApprovalMode::FullAuto => "bypassPermissions",
-    }
 }
 
 impl ClaudeStream {
@@ -42,7 +32,7 @@ impl ClaudeStream {
                 self.model = model.clone();
                 Some(json!({
                     "type": "system", "subtype": "init", "session_id": session_id, "cwd": workspace,
-                    "model": model, "tools": tools, "permissionMode": permission_mode(*mode), "mcp_servers": [],
+                    "model": model, "tools": tools, "permissionMode": mode.claude_code_name(), "mcp_servers": [],
                 }))
             }
             Event::AssistantMessage { text, .. } if !text.is_empty() => {

@@ -43,6 +43,16 @@ impl ApprovalMode {
         ApprovalMode::FullAuto,
     ];
 
+    /// Claude Code's name for the mode (its `permission_mode`), which hook scripts and stream readers compare with.
+    pub fn claude_code_name(self) -> &'static str {
+        match self {
+            ApprovalMode::ReadOnly => "plan",
+            ApprovalMode::Ask => "default",
+            ApprovalMode::AutoEdit => "acceptEdits",
+            ApprovalMode::FullAuto => "bypassPermissions",
+        }
+    }
+
     /// The stricter of two modes: the one that lets less happen without asking.
     pub fn stricter(self, other: ApprovalMode) -> ApprovalMode {
         let rank = |m: ApprovalMode| ApprovalMode::ALL.iter().position(|x| *x == m).unwrap_or(0);

@@ -38,16 +38,6 @@ impl PostNotes {
     }
 }
 
-/// Claude Code's name for an approval mode (`permission_mode`), which hook scripts compare against.
-fn permission_mode(mode: ApprovalMode) -> &'static str {
-    match mode {
-        ApprovalMode::ReadOnly => "plan",
-        ApprovalMode::Ask => "default",
-        ApprovalMode::AutoEdit => "acceptEdits",
-        ApprovalMode::FullAuto => "bypassPermissions",
-    }
-}
-
 impl Hooks {
     /// Whether any hook of a tool event is for `call`, under any of the names it is shown by.
     pub(crate) fn wants_call(&self, event: HookEvent, call: &HookCall) -> bool {
@@ -72,7 +62,7 @@ impl Hooks {
                 "tool_name": shown.name,
                 "tool_input": shown.input,
                 "tool_use_id": call.id,
-                "permission_mode": permission_mode(mode),
+                "permission_mode": mode.claude_code_name(),
             }));
             for (hook, outcome) in self.run_all(event, &call.names(shown), fields, cancel).await {
                 let Some(reply) = told(event, hook, outcome, notify) else {

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::BIN;
 use super::support::mock_llm::{MockLlm, Reply};
-use super::support::tmux::{Tmux, tmux_available};
+use super::support::tmux::{Tmux, tern_command, tmux_available};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_project_is_trusted_from_the_prompt_once() {
@@ -125,16 +125,9 @@ async fn a_project_left_untrusted_is_trusted_later_with_slash_trust() {
     .unwrap();
     let home = tempfile::tempdir().unwrap();
     let user_config = home.path().join("config/tern/config.toml");
-    let env = format!(
-        "cd {work} && export HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY=k",
-        work = work.path().display(),
-        home = home.path().display(),
-    );
-    let flags = format!(
-        "--provider openai --base-url {} --model scripted",
-        mock.openai_base_url()
-    );
-    let tmux = Tmux::start("trust-later", (100, 32), &format!("{env}; {BIN} {flags}; sleep 30"));
+    let url = mock.openai_base_url();
+    let command = tern_command("", BIN, work.path(), home.path(), &url, "", "sleep 30");
+    let tmux = Tmux::start("trust-later", (100, 32), &command);
     tmux.wait_for("Trust this project?").await;
     tmux.keys(&["n"]);
     // The prompt closes (the composer was on screen behind it all along).
