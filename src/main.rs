@@ -147,6 +147,17 @@ enum FormatArg {
     Events,
 }
 
+impl From<FormatArg> for OutputFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Text => OutputFormat::Text,
+            FormatArg::Json => OutputFormat::Json,
+            FormatArg::StreamJson => OutputFormat::ClaudeStream,
+            FormatArg::Events => OutputFormat::Events,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run one prompt without the UI and print the answer (exit codes: 0 done, 1 error, 2 usage, 130 interrupted,
@@ -224,6 +235,24 @@ struct RunArgs {
     resume: Option<String>,
 }
 
+/// `tern -p`'s flags (Claude Code's spelling) as `tern run`'s.
+fn print_args(
+    prompt: Option<String>,
+    output_format: Option<FormatArg>,
+    max_turns: Option<u32>,
+    continue_session: bool,
+    resume: Option<Option<String>>,
+) -> RunArgs {
+    RunArgs {
+        prompt,
+        output_format: output_format.unwrap_or(FormatArg::Text),
+        json: false,
+        max_iterations: max_turns,
+        continue_session,
+        resume: resume.flatten(),
+    }
+}
+
 /// `--max-iterations`' bounds, the same as the `max_iterations` config key's.
 fn iterations_range() -> std::ops::RangeInclusive<i64> {
     i64::from(*config::MAX_ITERATIONS.start())..=i64::from(*config::MAX_ITERATIONS.end())
@@ -251,28 +280,33 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<i32> {
-    let workspace = match &cli.global.workspace {
+/// The workspace: `-C DIR`, else the current directory, with its links resolved.
+fn workspace_of(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    let workspace = match &global.workspace {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let workspace = std::fs::canonicalize(&workspace)
-        .with_context(|| format!("workspace {} is not accessible", workspace.display()))?;
+    std::fs::canonicalize(&workspace).with_context(|| format!("workspace {} is not accessible", workspace.display()))
+}
+
+fn run(cli: Cli) -> anyhow::Result<i32> {
+    let workspace = workspace_of(&cli.global)?;
     if let Err(usage) = compat_layer(&cli.global) {
         eprintln_clean!("tern: {usage}");
         return Ok(2);
     }
     if cli.print {
-        let (continue_session, resume) = (cli.continue_session, cli.resume.flatten());
-        let args = RunArgs {
-            prompt: cli.prompt,
-            output_format: cli.output_format.unwrap_or(FormatArg::Text),
-            json: false,
-            max_iterations: cli.max_turns,
-            continue_session,
-            resume,
-        };
-        return headless_run(&cli.global, args, &workspace);
+        return headless_run(
+            &cli.global,
+            print_args(
+                cli.prompt,
+                cli.output_format,
+                cli.max_turns,
+                cli.continue_session,
+                cli.resume,
+            ),
+            &workspace,
+        );
     }
     let command = match (cli.command, cli.resume) {
         (None, Some(id)) => Some(Command::Resume { id }),
@@ -303,15 +337,27 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 }
             }
         }
-        Some(Command::Mcp(McpCommand::List)) => mcp_list(&cli.global, &workspace),
-        Some(Command::Mcp(McpCommand::Login {
+        Some(Command::Mcp(command)) => mcp_command(command, &cli.global, &workspace),
+        None if cli.continue_session => {
+            let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;
+            interactive(&cli.global, &workspace, Some(path), false, cli.prompt)
+        }
+        None => interactive(&cli.global, &workspace, None, cli.demo, cli.prompt),
+    }
+}
+
+/// `tern mcp …`: needs the configuration files, not a model provider.
+fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::Path) -> anyhow::Result<i32> {
+    match command {
+        McpCommand::List => mcp_list(global, workspace),
+        McpCommand::Login {
             server,
             timeout,
             client_id,
             client_secret_env,
             scopes,
             callback_port,
-        })) => {
+        } => {
             let options = LoginOptions {
                 timeout: std::time::Duration::from_secs(timeout),
                 client_id,
@@ -319,25 +365,16 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 scopes,
                 callback_port,
             };
-            mcp_auth(&cli.global, &workspace, AuthCommand::Login { server, options })
+            mcp_auth(global, workspace, AuthCommand::Login { server, options })
         }
-        Some(Command::Mcp(McpCommand::Logout { server })) => {
-            mcp_auth(&cli.global, &workspace, AuthCommand::Logout { server })
-        }
-        Some(Command::Mcp(McpCommand::Add(args))) => mcp_manage::add(args, &workspace, flag_layer(&cli.global)),
-        Some(Command::Mcp(McpCommand::AddJson(args))) => {
-            mcp_manage::add_json(args, &workspace, flag_layer(&cli.global))
-        }
-        Some(Command::Mcp(McpCommand::Remove(args))) => mcp_manage::remove(args, &workspace),
-        Some(Command::Mcp(McpCommand::Get(args))) => {
+        McpCommand::Logout { server } => mcp_auth(global, workspace, AuthCommand::Logout { server }),
+        McpCommand::Add(args) => mcp_manage::add(args, workspace, flag_layer(global)),
+        McpCommand::AddJson(args) => mcp_manage::add_json(args, workspace, flag_layer(global)),
+        McpCommand::Remove(args) => mcp_manage::remove(args, workspace),
+        McpCommand::Get(args) => {
             let _log = init_logging();
-            mcp_manage::get(args, &workspace, flag_layer(&cli.global))
+            mcp_manage::get(args, workspace, flag_layer(global))
         }
-        None if cli.continue_session => {
-            let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;
-            interactive(&cli.global, &workspace, Some(path), false, cli.prompt)
-        }
-        None => interactive(&cli.global, &workspace, None, cli.demo, cli.prompt),
     }
 }
 
@@ -453,12 +490,10 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     let mut settings = settings(global, workspace, args.max_iterations)?;
     settings.wait_for_mcp_servers = true;
     let _log = init_logging();
-    let format = match args.output_format {
-        _ if args.json => OutputFormat::Events,
-        FormatArg::Text => OutputFormat::Text,
-        FormatArg::Json => OutputFormat::Json,
-        FormatArg::StreamJson => OutputFormat::ClaudeStream,
-        FormatArg::Events => OutputFormat::Events,
+    let format = if args.json {
+        OutputFormat::Events
+    } else {
+        args.output_format.into()
     };
     let runtime = runtime()?;
     let code = runtime.block_on(async move {

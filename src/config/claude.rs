@@ -93,6 +93,72 @@ pub fn hooks(path: &Path, warnings: &mut Vec<String>) -> Option<HooksFile> {
     Some(file)
 }
 
+/// The hooks and rules of the Claude Code settings files a session reads.
+#[derive(Default)]
+pub(super) struct Layer {
+    hooks: HooksFile,
+    rules: super::ApprovalFile,
+}
+
+impl Layer {
+    /// The user's `~/.claude/settings.json`, when there is one (added to `sources`).
+    pub(super) fn user(warnings: &mut Vec<String>, sources: &mut Vec<PathBuf>) -> Self {
+        let mut layer = Self::default();
+        if let Some(path) = user_settings_path().filter(|p| p.is_file()) {
+            if let Some(found) = hooks(&path, warnings) {
+                layer.hooks.extend(found);
+            }
+            let rules = permissions(&path, warnings);
+            layer.rules.allow.extend(rules.allow);
+            layer.rules.deny.extend(rules.deny);
+            sources.push(path);
+        }
+        layer
+    }
+
+    /// The project's settings files in `dirs` (root first): their deny rules always (they only tighten), their hooks
+    /// and allow rules when the project is `trusted` (else told in `ignored`).
+    pub(super) fn add_project(
+        &mut self,
+        dirs: &[PathBuf],
+        trusted: bool,
+        warnings: &mut Vec<String>,
+        ignored: &mut Vec<String>,
+        sources: &mut Vec<PathBuf>,
+    ) {
+        for path in dirs.iter().flat_map(|dir| PROJECT_SETTINGS.map(|name| dir.join(name))) {
+            if !path.exists() {
+                continue;
+            }
+            let rules = permissions(&path, warnings);
+            self.rules.deny.extend(rules.deny);
+            if !trusted {
+                let mut dropped: Vec<&str> = Vec::new();
+                if hooks(&path, &mut Vec::new()).is_some_and(|h| !h.is_empty()) {
+                    dropped.push("hooks");
+                }
+                if !rules.allow.is_empty() {
+                    dropped.push("permissions.allow");
+                }
+                ignored.extend(dropped.iter().map(|f| format!("{}: {f}", path.display())));
+                continue;
+            }
+            self.rules.allow.extend(rules.allow);
+            if let Some(found) = hooks(&path, warnings) {
+                self.hooks.extend(found);
+            }
+            sources.push(path);
+        }
+    }
+
+    /// Adds the hooks (after tern's own) and the rules to `merged`.
+    pub(super) fn apply(self, merged: &mut super::ConfigFile) {
+        merged.hooks.extend(self.hooks);
+        merged.approval.allow.extend(self.rules.allow);
+        merged.approval.deny.extend(self.rules.deny);
+    }
+}
+
 /// The `permissions.allow` and `permissions.deny` rules of the Claude Code settings file at `path`, as tern's command
 /// rules; entries tern has no rule for are added to `warnings`.
 pub fn permissions(path: &Path, warnings: &mut Vec<String>) -> super::ApprovalFile {

@@ -487,18 +487,8 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
     let mut merged = ConfigFile::default();
     let mut sources = Vec::new();
     let mut warnings = Vec::new();
-    // A Claude Code user's hooks, as Claude Code reads them; tern's own run before them.
-    let mut claude_hooks = HooksFile::default();
-    let mut claude_rules = ApprovalFile::default();
-    if let Some(path) = claude::user_settings_path().filter(|p| p.is_file()) {
-        if let Some(hooks) = claude::hooks(&path, &mut warnings) {
-            claude_hooks.extend(hooks);
-        }
-        let rules = claude::permissions(&path, &mut warnings);
-        claude_rules.allow.extend(rules.allow);
-        claude_rules.deny.extend(rules.deny);
-        sources.push(path);
-    }
+    // A Claude Code user's hooks and rules, as Claude Code reads them; tern's own hooks run before them.
+    let mut claude = claude::Layer::user(&mut warnings, &mut sources);
     if let Some(path) = user_config_path()
         && let Some(layer) = ConfigFile::load(&path)?
     {
@@ -521,21 +511,59 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
         ));
     }
     // The project's own files, from the repository root down to the workspace: a deeper one wins where they differ.
-    let dirs = tern_fs::places::project_dirs(workspace);
-    for dir in &dirs {
-        let project = dir.join(".tern/config.toml");
-        // An untrusted project's file that cannot be read is ignored with a warning, not an error: a command may have
-        // written it, and it must not keep tern from starting. The warning names no text of the file, which may be a
-        // link to anything the user can read.
-        let loaded = match ConfigFile::load(&project) {
-            Err(e) if !project_trusted => {
-                ignored.push(format!("{} ({})", project.display(), unreadable_reason(&e)));
-                None
-            }
-            loaded => loaded?,
-        };
-        if let Some(layer) = loaded {
-            if project_trusted {
+    let project = Project {
+        dirs: tern_fs::places::project_dirs(workspace),
+        trusted: project_trusted,
+    };
+    merged = project.merge_configs(merged, &mut ignored, &mut sources)?;
+    claude.add_project(
+        &project.dirs,
+        project.trusted,
+        &mut warnings,
+        &mut ignored,
+        &mut sources,
+    );
+    claude.apply(&mut merged);
+    let env = ConfigFile::from_env(crate::secrets::var)?;
+    Ok(Layers {
+        file: merged.merge(env).merge(flags),
+        sources,
+        project_trusted,
+        trust_changed,
+        ignored,
+        warnings,
+    })
+}
+
+/// A project's directories (repository root down to the workspace) and whether it is trusted.
+struct Project {
+    dirs: Vec<PathBuf>,
+    trusted: bool,
+}
+
+impl Project {
+    /// `merged` with each directory's `.tern/config.toml` on top, in order; an untrusted project's without what would
+    /// loosen the settings (told in `ignored`).
+    fn merge_configs(
+        &self,
+        mut merged: ConfigFile,
+        ignored: &mut Vec<String>,
+        sources: &mut Vec<PathBuf>,
+    ) -> Result<ConfigFile, ConfigError> {
+        for dir in &self.dirs {
+            let project = dir.join(".tern/config.toml");
+            // An untrusted project's file that cannot be read is ignored with a warning, not an error: a command may
+            // have written it, and it must not keep tern from starting. The warning names no text of the file, which
+            // may be a link to anything the user can read.
+            let loaded = match ConfigFile::load(&project) {
+                Err(e) if !self.trusted => {
+                    ignored.push(format!("{} ({})", project.display(), unreadable_reason(&e)));
+                    None
+                }
+                loaded => loaded?,
+            };
+            let Some(layer) = loaded else { continue };
+            if self.trusted {
                 merged = merged.merge(layer);
             } else {
                 let (mut layer, dropped) = layer.without_loosening();
@@ -549,46 +577,8 @@ pub fn load_layers(workspace: &Path, flags: ConfigFile) -> Result<Layers, Config
             }
             sources.push(project);
         }
+        Ok(merged)
     }
-    for path in dirs
-        .iter()
-        .flat_map(|dir| claude::PROJECT_SETTINGS.map(|name| dir.join(name)))
-    {
-        if !path.exists() {
-            continue;
-        }
-        // Deny rules only tighten: they count whether or not the project is trusted.
-        let rules = claude::permissions(&path, &mut warnings);
-        claude_rules.deny.extend(rules.deny);
-        if !project_trusted {
-            let mut dropped: Vec<&str> = Vec::new();
-            if claude::hooks(&path, &mut Vec::new()).is_some_and(|h| !h.is_empty()) {
-                dropped.push("hooks");
-            }
-            if !rules.allow.is_empty() {
-                dropped.push("permissions.allow");
-            }
-            ignored.extend(dropped.iter().map(|f| format!("{}: {f}", path.display())));
-            continue;
-        }
-        claude_rules.allow.extend(rules.allow);
-        if let Some(hooks) = claude::hooks(&path, &mut warnings) {
-            claude_hooks.extend(hooks);
-        }
-        sources.push(path);
-    }
-    merged.hooks.extend(claude_hooks);
-    merged.approval.allow.extend(claude_rules.allow);
-    merged.approval.deny.extend(claude_rules.deny);
-    let env = ConfigFile::from_env(crate::secrets::var)?;
-    Ok(Layers {
-        file: merged.merge(env).merge(flags),
-        sources,
-        project_trusted,
-        trust_changed,
-        ignored,
-        warnings,
-    })
 }
 
 /// Why a config file was not used, without quoting it.

@@ -50,7 +50,8 @@ pub struct ClaudeCall {
 }
 
 impl ClaudeTool {
-    /// The call (for `Patch`, the calls: one per file) a hook is shown for arguments `args`.
+    /// The call (for `Patch`, the calls: one per file) a hook is shown for arguments `args`. Longer than most
+    /// functions on purpose: it is the table, one short arm per tool, read best whole.
     pub fn calls(self, args: &Value, policy: &PathPolicy) -> Vec<ClaudeCall> {
         let path = |key: &str| {
             args.get(key)
@@ -196,6 +197,7 @@ impl ClaudeTool {
     /// Arguments for tern's tool from a Claude Code input (a hook's `updatedInput`): the reverse of `calls`, for the
     /// tools shown as one call. `None` for `Patch` (shown as several calls, it cannot be rebuilt from one) and for an
     /// input that is not an object. The result is prepared (cast and validated) like any call before it is used.
+    /// The reverse table, one arm per tool like `calls`.
     pub fn args(self, input: &Value) -> Option<Value> {
         let input = input.as_object()?;
         let mut args = Map::new();
