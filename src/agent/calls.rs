@@ -40,6 +40,7 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 pub(crate) const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 const ABORTED: &str = "Error: not run: the user aborted the turn.";
 const ABORTED_HERE: &str = "Error: the user aborted the turn at the approval prompt.";
+const STOPPED: &str = "Error: not run: a hook of the user's stopped the turn.";
 
 /// A call after preparation: ready for the gate, or already answered (invalid, repeated).
 enum Planned {
@@ -143,7 +144,9 @@ impl<'a> Pipeline<'a> {
         for (k, planned) in batch {
             let call = &calls[k];
             self.begin(call);
-            let refused = if !matches!(flow, Flow::Continue) {
+            let refused = if matches!(flow, Flow::Stopped(_)) {
+                ToolOutput::error(STOPPED)
+            } else if !matches!(flow, Flow::Continue) {
                 ToolOutput::error(ABORTED)
             } else if cancel.is_cancelled() {
                 ToolOutput::error(INTERRUPTED)
@@ -173,7 +176,8 @@ impl<'a> Pipeline<'a> {
         }
         // A call approved earlier in the batch does not run once a later prompt stopped the turn.
         let stopped = match flow {
-            Flow::Aborted | Flow::Stopped(_) => Some(ABORTED),
+            Flow::Aborted => Some(ABORTED),
+            Flow::Stopped(_) => Some(STOPPED),
             Flow::Continue if cancel.is_cancelled() => Some(INTERRUPTED),
             Flow::Continue => None,
         };
