@@ -2,7 +2,8 @@
 //! scripts written for Claude Code (matchers like `Bash` or `Edit|Write`, a guard reading `tool_input.file_path`) see
 //! tern's calls as they see Claude Code's. Each built-in tool names its counterpart (`Tool::claude`); the table here
 //! turns its arguments into that tool's input and back (a hook's `updatedInput`). Paths go out absolute, as Claude
-//! Code's do. Arguments Claude Code has no word for are passed along under tern's names, so nothing a hook might
+//! Code's do, and resolved as the tool will resolve them (`~`, symlinks), so a guard sees the file the call touches:
+//! `notes.txt` that links to `.env` is shown as `.env`. Arguments Claude Code has no word for are passed along under tern's names, so nothing a hook might
 //! check is hidden from it.
 
 use std::path::Path;
@@ -53,11 +54,7 @@ impl ClaudeTool {
     /// The call (for `Patch`, the calls: one per file) a hook is shown for arguments `args`. Longer than most
     /// functions on purpose: it is the table, one short arm per tool, read best whole.
     pub fn calls(self, args: &Value, policy: &PathPolicy) -> Vec<ClaudeCall> {
-        let path = |key: &str| {
-            args.get(key)
-                .and_then(Value::as_str)
-                .map(|p| absolute(policy.root(), p))
-        };
+        let path = |key: &str| args.get(key).and_then(Value::as_str).map(|p| absolute(policy, p));
         let mut input = Map::new();
         let name = match self {
             ClaudeTool::Bash => {
@@ -311,13 +308,19 @@ fn copy(args: &Value, input: &mut Map<String, Value>, pairs: &[(&str, &str)]) {
     }
 }
 
-/// A path as the model wrote it, made absolute against the workspace (not resolved: a hook sees what was asked for).
-fn absolute(root: &Path, path: &str) -> String {
-    let path = Path::new(path);
-    if path.is_absolute() {
-        path.display().to_string()
-    } else {
-        root.join(path).display().to_string()
+/// A path as the tool will resolve it (`~` expanded, symlinks followed, missing components kept), or, for one that
+/// cannot be resolved (a loop), as the model wrote it made absolute against the workspace.
+fn absolute(policy: &PathPolicy, path: &str) -> String {
+    match policy.resolve(path) {
+        Ok(resolved) => resolved.display().to_string(),
+        Err(_) => {
+            let path = Path::new(path);
+            if path.is_absolute() {
+                path.display().to_string()
+            } else {
+                policy.root().join(path).display().to_string()
+            }
+        }
     }
 }
 
@@ -331,7 +334,7 @@ fn patch_calls(args: &Value, policy: &PathPolicy) -> Vec<ClaudeCall> {
         let Some(path) = edit.get("path").and_then(Value::as_str) else {
             continue;
         };
-        let path = absolute(policy.root(), path);
+        let path = absolute(policy, path);
         match files.iter_mut().find(|(p, _)| *p == path) {
             Some((_, list)) => list.push(edit),
             None => files.push((path, vec![edit])),

@@ -145,3 +145,24 @@ fn an_updated_input_becomes_the_tools_arguments() {
     assert_eq!(rounded["timeout"], json!(2), "milliseconds round up to whole seconds");
     assert_eq!(ClaudeTool::Bash.args(&json!("ls")), None);
 }
+
+/// A guard sees the file a call touches: a link is shown as where it leads, `~` as the home directory.
+#[test]
+fn paths_are_shown_as_the_tool_resolves_them() {
+    let (dir, policy) = policy();
+    let root = policy.root().to_path_buf();
+    std::fs::write(root.join(".env"), "KEY=1\n").unwrap();
+    std::os::unix::fs::symlink(root.join(".env"), root.join("notes.txt")).unwrap();
+    let shown = one(ClaudeTool::Write, json!({"path": "notes.txt", "content": "x"}), &policy);
+    assert_eq!(shown.input["file_path"], root.join(".env").display().to_string());
+    if let Some(home) = std::env::home_dir() {
+        let shown = one(ClaudeTool::Read, json!({"path": "~/.bashrc"}), &policy);
+        let path = shown.input["file_path"].as_str().unwrap();
+        assert!(!path.contains('~') && path.ends_with(".bashrc"), "{path}");
+        assert!(
+            path.starts_with(&*std::fs::canonicalize(&home).unwrap_or(home).to_string_lossy()),
+            "{path}"
+        );
+    }
+    drop(dir);
+}
