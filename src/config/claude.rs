@@ -29,68 +29,103 @@ pub fn user_settings_path() -> Option<PathBuf> {
     std::env::home_dir().map(|home| home.join(".claude/settings.json"))
 }
 
-/// The hooks of the Claude Code settings file at `path`; `None` when there is no such file. What cannot be used is
-/// added to `warnings`.
-pub fn hooks(path: &Path, warnings: &mut Vec<String>) -> Option<HooksFile> {
+/// A Claude Code settings file, read and parsed once.
+pub struct Settings {
+    path: PathBuf,
+    value: Value,
+}
+
+/// The Claude Code settings file at `path`; `None` when there is none, or (said in `warnings`) when it cannot be
+/// read or is not JSON.
+pub fn read(path: &Path, warnings: &mut Vec<String>) -> Option<Settings> {
     let text = match super::read_config(path) {
         Ok(Some(text)) => text,
         Ok(None) => return None,
         Err(e) => {
-            warnings.push(format!(
-                "{}: cannot read it ({e}); its hooks are not used",
-                path.display()
-            ));
+            warnings.push(format!("{}: cannot read it ({e}); it is not used", path.display()));
             return None;
         }
     };
-    let settings: Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
+    match serde_json::from_str(&text) {
+        Ok(value) => Some(Settings {
+            path: path.to_path_buf(),
+            value,
+        }),
         Err(e) => {
             warnings.push(format!(
-                "{}: not valid JSON (line {}, column {}); its hooks are not used",
+                "{}: not valid JSON (line {}, column {}); it is not used",
                 path.display(),
                 e.line(),
                 e.column()
             ));
-            return None;
+            None
         }
-    };
-    if settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
-        warnings.push(format!(
-            "{}: disableAllHooks is set; its hooks are not used",
-            path.display()
-        ));
-        return None;
     }
-    let events = settings.get("hooks").and_then(Value::as_object)?;
-    let mut file = HooksFile::default();
-    for (name, groups) in events {
-        let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
+}
+
+impl Settings {
+    /// Its hooks; `None` when it has none or sets `disableAllHooks`. What cannot be used is added to `warnings`.
+    pub fn hooks(&self, warnings: &mut Vec<String>) -> Option<HooksFile> {
+        let (path, settings) = (&self.path, &self.value);
+        if settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
             warnings.push(format!(
-                "{}: tern has no {name} event; those hooks are not used",
+                "{}: disableAllHooks is set; its hooks are not used",
                 path.display()
             ));
-            continue;
-        };
-        for (i, group) in groups.as_array().into_iter().flatten().enumerate() {
-            let handlers = group.get("hooks").cloned().unwrap_or(Value::Array(Vec::new()));
-            match serde_json::from_value::<Vec<Handler>>(handlers) {
-                Ok(hooks) => file.list_mut(event).push(HookEntry {
-                    matcher: group.get("matcher").and_then(Value::as_str).map(str::to_string),
-                    command: None,
-                    kind: None,
-                    timeout: None,
-                    timeout_sec: None,
-                    hooks,
-                }),
-                Err(e) => warnings.push(format!(
-                    "{}: hooks.{name}[{i}] is not a list of hooks ({e}); not used",
+            return None;
+        }
+        let events = settings.get("hooks").and_then(Value::as_object)?;
+        let mut file = HooksFile::default();
+        for (name, groups) in events {
+            let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
+                warnings.push(format!(
+                    "{}: tern has no {name} event; those hooks are not used",
                     path.display()
-                )),
+                ));
+                continue;
+            };
+            for (i, group) in groups.as_array().into_iter().flatten().enumerate() {
+                let handlers = group.get("hooks").cloned().unwrap_or(Value::Array(Vec::new()));
+                match serde_json::from_value::<Vec<Handler>>(handlers) {
+                    Ok(hooks) => file.list_mut(event).push(HookEntry {
+                        matcher: group.get("matcher").and_then(Value::as_str).map(str::to_string),
+                        command: None,
+                        kind: None,
+                        timeout: None,
+                        timeout_sec: None,
+                        hooks,
+                    }),
+                    Err(e) => warnings.push(format!(
+                        "{}: hooks.{name}[{i}] is not a list of hooks ({e}); not used",
+                        path.display()
+                    )),
+                }
             }
         }
+        Some(file)
     }
-    Some(file)
+
+    /// Its `permissions.allow` and `permissions.deny` rules as tern's command rules; entries tern has no rule for
+    /// are added to `warnings`.
+    pub fn permissions(&self, warnings: &mut Vec<String>) -> super::ApprovalFile {
+        let (path, settings) = (&self.path, &self.value);
+        let mut rules = super::ApprovalFile::default();
+        for (key, allow) in [("allow", true), ("deny", false)] {
+            let entries = settings
+                .get("permissions")
+                .and_then(|p| p.get(key))
+                .and_then(Value::as_array);
+            for entry in entries.into_iter().flatten().filter_map(Value::as_str) {
+                match tool_rule(entry, allow) {
+                    Ok(Some(rule)) if allow => rules.allow.push(rule),
+                    Ok(Some(rule)) => rules.deny.push(rule),
+                    Ok(None) => {}
+                    Err(why) => warnings.push(format!("{}: permissions.{key} {entry}: {why}", path.display())),
+                }
+            }
+        }
+        rules
+    }
 }
 
 /// The hooks and rules of the Claude Code settings files a session reads.
@@ -104,11 +139,13 @@ impl Layer {
     /// The user's `~/.claude/settings.json`, when there is one (added to `sources`).
     pub(super) fn user(warnings: &mut Vec<String>, sources: &mut Vec<PathBuf>) -> Self {
         let mut layer = Self::default();
-        if let Some(path) = user_settings_path().filter(|p| p.is_file()) {
-            if let Some(found) = hooks(&path, warnings) {
+        if let Some(path) = user_settings_path()
+            && let Some(settings) = read(&path, warnings)
+        {
+            if let Some(found) = settings.hooks(warnings) {
                 layer.hooks.extend(found);
             }
-            let rules = permissions(&path, warnings);
+            let rules = settings.permissions(warnings);
             layer.rules.allow.extend(rules.allow);
             layer.rules.deny.extend(rules.deny);
             sources.push(path);
@@ -127,26 +164,27 @@ impl Layer {
         sources: &mut Vec<PathBuf>,
     ) {
         for path in dirs.iter().flat_map(|dir| PROJECT_SETTINGS.map(|name| dir.join(name))) {
-            if !path.exists() {
+            let Some(settings) = read(&path, warnings) else {
                 continue;
-            }
-            let rules = permissions(&path, warnings);
+            };
+            let rules = settings.permissions(warnings);
             self.rules.deny.extend(rules.deny);
+            let hooks = settings.hooks(warnings).filter(|h| !h.is_empty());
             if !trusted {
-                let mut dropped: Vec<&str> = Vec::new();
-                if hooks(&path, &mut Vec::new()).is_some_and(|h| !h.is_empty()) {
-                    dropped.push("hooks");
-                }
-                if !rules.allow.is_empty() {
-                    dropped.push("permissions.allow");
-                }
-                ignored.extend(dropped.iter().map(|f| format!("{}: {f}", path.display())));
+                let dropped = [
+                    ("hooks", hooks.is_some()),
+                    ("permissions.allow", !rules.allow.is_empty()),
+                ];
+                ignored.extend(
+                    dropped
+                        .iter()
+                        .filter(|(_, dropped)| *dropped)
+                        .map(|(field, _)| format!("{}: {field}", path.display())),
+                );
                 continue;
             }
             self.rules.allow.extend(rules.allow);
-            if let Some(found) = hooks(&path, warnings) {
-                self.hooks.extend(found);
-            }
+            self.hooks.extend(hooks.unwrap_or_default());
             sources.push(path);
         }
     }
@@ -157,34 +195,6 @@ impl Layer {
         merged.approval.allow.extend(self.rules.allow);
         merged.approval.deny.extend(self.rules.deny);
     }
-}
-
-/// The `permissions.allow` and `permissions.deny` rules of the Claude Code settings file at `path`, as tern's command
-/// rules; entries tern has no rule for are added to `warnings`.
-pub fn permissions(path: &Path, warnings: &mut Vec<String>) -> super::ApprovalFile {
-    let mut rules = super::ApprovalFile::default();
-    let Ok(Some(text)) = super::read_config(path) else {
-        return rules;
-    };
-    // A file that is not JSON is told by `hooks`.
-    let Ok(settings) = serde_json::from_str::<Value>(&text) else {
-        return rules;
-    };
-    for (key, allow) in [("allow", true), ("deny", false)] {
-        let entries = settings
-            .get("permissions")
-            .and_then(|p| p.get(key))
-            .and_then(Value::as_array);
-        for entry in entries.into_iter().flatten().filter_map(Value::as_str) {
-            match tool_rule(entry, allow) {
-                Ok(Some(rule)) if allow => rules.allow.push(rule),
-                Ok(Some(rule)) => rules.deny.push(rule),
-                Ok(None) => {}
-                Err(why) => warnings.push(format!("{}: permissions.{key} {entry}: {why}", path.display())),
-            }
-        }
-    }
-    rules
 }
 
 /// Tools tern never asks about (reads and searches, the plan, subagents): allowing them changes nothing.
@@ -266,7 +276,7 @@ mod tests {
         )
         .unwrap();
         let mut warnings = Vec::new();
-        let file = hooks(&path, &mut warnings).unwrap();
+        let file = read(&path, &mut warnings).unwrap().hooks(&mut warnings).unwrap();
         let compiled = file.compile().unwrap();
         let found: Vec<(HookEvent, &str, u64)> = compiled
             .hooks
@@ -285,9 +295,9 @@ mod tests {
         assert!(warnings[0].contains("no PermissionRequest event"), "{warnings:?}");
         std::fs::write(&path, "{ not json").unwrap();
         let mut warnings = Vec::new();
-        assert!(hooks(&path, &mut warnings).is_none());
+        assert!(read(&path, &mut warnings).is_none());
         assert!(warnings[0].contains("not valid JSON"), "{warnings:?}");
-        assert!(hooks(&dir.path().join("absent.json"), &mut Vec::new()).is_none());
+        assert!(read(&dir.path().join("absent.json"), &mut Vec::new()).is_none());
     }
 
     #[test]
@@ -303,7 +313,7 @@ mod tests {
         )
         .unwrap();
         let mut warnings = Vec::new();
-        let rules = permissions(&path, &mut warnings);
+        let rules = read(&path, &mut warnings).unwrap().permissions(&mut warnings);
         assert_eq!(rules.allow, ["git diff", "mcp__github__get_issue"]);
         assert_eq!(rules.deny, ["rm", "git push"]);
         assert_eq!(warnings.len(), 3, "{warnings:?}");

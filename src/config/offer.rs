@@ -55,7 +55,7 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
         }
         for name in super::claude::PROJECT_SETTINGS {
             let path = dir.join(name);
-            let Some(hooks) = super::claude::hooks(&path, &mut Vec::new()) else {
+            let Some(hooks) = super::claude::read(&path, &mut Vec::new()).and_then(|s| s.hooks(&mut Vec::new())) else {
                 continue;
             };
             files.push(label(name));
