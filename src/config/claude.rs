@@ -217,6 +217,17 @@ const EDITS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
 /// what to write instead when tern has no rule that means the same. A deny rule may take a prefix for an exact
 /// command: it then refuses more, the safe side.
 pub fn tool_rule(entry: &str, allow: bool) -> Result<Option<String>, String> {
+    let rule = claude_rule(entry, allow)?;
+    // A rule tern cannot hold (`Bash(a && b)`) is said where it was written, never an error that keeps tern from
+    // starting: a project's settings file is anyone's to write.
+    if let Some(rule) = &rule {
+        rule.parse::<crate::agent::approval::CommandRule>()
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(rule)
+}
+
+fn claude_rule(entry: &str, allow: bool) -> Result<Option<String>, String> {
     let entry = entry.trim();
     if allow && (NEVER_ASKED.contains(&entry) || EDITS.contains(&entry)) {
         return Ok(None);
@@ -309,14 +320,16 @@ mod tests {
             r#"{"permissions": {
                 "allow": ["Bash(git diff:*)", "Read", "Edit", "Bash(npm run lint)", "WebFetch(domain:example.com)",
                           "mcp__github__get_issue"],
-                "deny": ["Bash(rm:*)", "Bash(git push)", "Read(./.env)"]}}"#,
+                "deny": ["Bash(rm:*)", "Bash(git push)", "Read(./.env)", "Bash(a && b)", "mcp__"]}}"#,
         )
         .unwrap();
         let mut warnings = Vec::new();
         let rules = read(&path, &mut warnings).unwrap().permissions(&mut warnings);
         assert_eq!(rules.allow, ["git diff", "mcp__github__get_issue"]);
         assert_eq!(rules.deny, ["rm", "git push"]);
-        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        // A rule tern cannot hold is a warning too: a project's file must not keep tern from starting.
+        assert_eq!(warnings.len(), 5, "{warnings:?}");
         assert!(warnings[0].contains("Bash(npm run lint:*)"), "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("Bash(a && b)")), "{warnings:?}");
     }
 }

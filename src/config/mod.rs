@@ -568,6 +568,15 @@ impl Project {
             } else {
                 let (mut layer, dropped) = layer.without_loosening();
                 ignored.extend(dropped.iter().map(|f| format!("{}: {f}", project.display())));
+                // A deny rule tern cannot hold is left out with a word, not an error: an untrusted project's file
+                // must not keep tern from starting.
+                layer.approval.deny.retain(|rule| match rule.parse::<CommandRule>() {
+                    Ok(_) => true,
+                    Err(e) => {
+                        ignored.push(format!("{}: approval.deny {rule:?} ({e})", project.display()));
+                        false
+                    }
+                });
                 // What is left of its mode is stricter than the default; it must not loosen the user's either.
                 let mode = layer.mode.take();
                 merged = merged.merge(layer);

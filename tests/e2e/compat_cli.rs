@@ -381,3 +381,47 @@ async fn a_monorepo_started_in_a_subdirectory_finds_its_project_files() {
     let err = text(&out.stderr);
     assert!(err.contains(".tern/config.toml: approval.allow"), "{err}");
 }
+
+/// A project's `.claude/settings.json` with a rule tern cannot hold (found by attack: `Bash(a && b)` in the deny list
+/// kept tern from starting, so any cloned repository, or a command, could) is a warning, and tern runs.
+#[tokio::test]
+async fn a_project_rule_tern_cannot_hold_does_not_keep_tern_from_starting() {
+    let sb = Scratch::new();
+    std::fs::create_dir_all(sb.work.path().join(".claude")).unwrap();
+    let settings = json!({"permissions": {"deny": ["Bash(a && b)", "mcp__", "Bash(rm:*)"]}});
+    std::fs::write(sb.work.path().join(".claude/settings.json"), settings.to_string()).unwrap();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "rm notes.txt"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = sb.run(Some(&mock), &["--full-auto", "-p", "go"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("Bash(a && b)"), "{err}");
+    // The rules it can hold still hold.
+    assert!(sb.work.path().join("notes.txt").exists(), "{err}");
+}
+
+/// The same for an untrusted project's `.tern/config.toml` (found by attack): its deny rule tern cannot hold is left
+/// out with a word, its other deny rules hold, and tern runs.
+#[tokio::test]
+async fn an_untrusted_projects_broken_deny_rule_does_not_keep_tern_from_starting() {
+    let sb = Scratch::new();
+    std::fs::create_dir_all(sb.work.path().join(".tern")).unwrap();
+    std::fs::write(
+        sb.work.path().join(".tern/config.toml"),
+        "[approval]\ndeny = [\"a && b\", \"rm\"]\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "rm notes.txt"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = sb.run(Some(&mock), &["--full-auto", "-p", "go"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("approval.deny \"a && b\""), "{err}");
+    assert!(sb.work.path().join("notes.txt").exists(), "{err}");
+}

@@ -81,7 +81,7 @@ impl Gathered {
             && !stays_inside(path, root)
         {
             self.warnings.push(format!(
-                "{label} is a link that leads out of the project (or nowhere); it was not read"
+                "{label} leads out of the project (or nowhere); it was not read"
             ));
             return;
         }
