@@ -8,6 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalGate;
+use crate::hooks::HookEvent;
 use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event};
 use tern_session::SessionLog;
 
@@ -72,7 +73,7 @@ impl Shared {
         events: mpsc::UnboundedSender<Event>,
         (log, logged): (Option<SessionLog>, usize),
         mcp: Option<Arc<tern_mcp::McpManager>>,
-        elicitations: Option<tern_mcp::ElicitationInbox>,
+        elicitations: Option<(tern_mcp::ElicitationInbox, crate::hooks::Hooks)>,
     ) -> Arc<Shared> {
         let shared = Arc::new(Shared {
             gate: Arc::new(Mutex::new(gate)),
@@ -83,8 +84,8 @@ impl Shared {
             background: Mutex::default(),
             mcp,
         });
-        if let Some(inbox) = elicitations {
-            forward_elicitations(inbox, Arc::downgrade(&shared));
+        if let Some((inbox, hooks)) = elicitations {
+            forward_elicitations(inbox, Arc::downgrade(&shared), hooks);
         }
         if let Some(mcp) = &shared.mcp {
             forward_server_states(mcp.subscribe(), Arc::downgrade(&shared));
@@ -321,7 +322,12 @@ fn forward_server_states(
 }
 
 /// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
-fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
+fn forward_elicitations(
+    mut inbox: tern_mcp::ElicitationInbox,
+    shared: std::sync::Weak<Shared>,
+    hooks: crate::hooks::Hooks,
+) {
+    const KIND: &str = "elicitation_dialog";
     tokio::spawn(async move {
         while let Some(request) = inbox.recv().await {
             let Some(shared) = shared.upgrade() else { break };
@@ -331,6 +337,18 @@ fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync
                 questions.elicitations.insert(id, request.reply);
                 id
             };
+            // The user's Notification hooks are told beside the dialog, which does not wait for them.
+            if hooks.wants(HookEvent::Notification, KIND) {
+                let (hooks, told) = (hooks.clone(), Arc::clone(&shared));
+                let message = format!("MCP server {} asks you for input", request.server);
+                tokio::spawn(async move {
+                    let notify = move |text| told.emit(Event::Notice { text });
+                    let cancel = CancellationToken::new();
+                    hooks
+                        .tell(HookEvent::Notification, KIND, Some(&message), &cancel, &notify)
+                        .await;
+                });
+            }
             shared.emit(Event::Elicitation {
                 id,
                 server: request.server,

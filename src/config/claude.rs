@@ -282,7 +282,8 @@ mod tests {
                   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 5,
                                    "statusMessage": "checking", "async": false}]}],
                   "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt.sh"}]}],
-                  "PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}]
+                  "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "decide.sh"}]}],
+                  "TeammateIdle": [{"hooks": [{"type": "command", "command": "x"}]}]
                 }}"#,
         )
         .unwrap();
@@ -298,12 +299,13 @@ mod tests {
             found,
             [
                 (HookEvent::PreToolUse, "guard.sh", 5),
+                (HookEvent::PermissionRequest, "decide.sh", 60),
                 (HookEvent::PostToolUse, "fmt.sh", 60)
             ]
         );
         assert!(compiled.hooks[0].matches("Bash") && !compiled.hooks[0].matches("Read"));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("no PermissionRequest event"), "{warnings:?}");
+        assert!(warnings[0].contains("no TeammateIdle event"), "{warnings:?}");
         std::fs::write(&path, "{ not json").unwrap();
         let mut warnings = Vec::new();
         assert!(read(&path, &mut warnings).is_none());

@@ -68,6 +68,8 @@ const TOOL_NAMES: &[&str] = &[
 pub struct HooksFile {
     #[serde(rename = "PreToolUse", default)]
     pub pre_tool_use: Vec<HookEntry>,
+    #[serde(rename = "PermissionRequest", default)]
+    pub permission_request: Vec<HookEntry>,
     #[serde(rename = "PostToolUse", default)]
     pub post_tool_use: Vec<HookEntry>,
     #[serde(rename = "PostToolUseFailure", default)]
@@ -80,6 +82,8 @@ pub struct HooksFile {
     pub session_end: Vec<HookEntry>,
     #[serde(rename = "Stop", default)]
     pub stop: Vec<HookEntry>,
+    #[serde(rename = "SubagentStart", default)]
+    pub subagent_start: Vec<HookEntry>,
     #[serde(rename = "SubagentStop", default)]
     pub subagent_stop: Vec<HookEntry>,
     #[serde(rename = "PreCompact", default)]
@@ -92,9 +96,10 @@ pub struct HooksFile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HookEntry {
-    /// What the hooks are for: tool names (PreToolUse, PostToolUse, PostToolUseFailure), the start source
-    /// (SessionStart: `startup`, `resume`, `clear`), the end reason (SessionEnd), the trigger (PreCompact: `manual`,
-    /// `auto`), the notification's type, the subagent's type (SubagentStop). Read as Claude Code reads it.
+    /// What the hooks are for: tool names (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure), the start
+    /// source (SessionStart: `startup`, `resume`, `clear`), the end reason (SessionEnd), the trigger (PreCompact:
+    /// `manual`, `auto`), the notification's type, the subagent's type (SubagentStart, SubagentStop). Read as Claude
+    /// Code reads it.
     pub matcher: Option<String>,
     /// Run with `sh -c` in the workspace.
     pub command: Option<String>,
@@ -141,15 +146,17 @@ impl HooksFile {
         }
     }
 
-    fn lists(&self) -> [(HookEvent, &Vec<HookEntry>); 10] {
+    fn lists(&self) -> [(HookEvent, &Vec<HookEntry>); 12] {
         [
             (HookEvent::PreToolUse, &self.pre_tool_use),
+            (HookEvent::PermissionRequest, &self.permission_request),
             (HookEvent::PostToolUse, &self.post_tool_use),
             (HookEvent::PostToolUseFailure, &self.post_tool_use_failure),
             (HookEvent::UserPromptSubmit, &self.user_prompt_submit),
             (HookEvent::SessionStart, &self.session_start),
             (HookEvent::SessionEnd, &self.session_end),
             (HookEvent::Stop, &self.stop),
+            (HookEvent::SubagentStart, &self.subagent_start),
             (HookEvent::SubagentStop, &self.subagent_stop),
             (HookEvent::PreCompact, &self.pre_compact),
             (HookEvent::Notification, &self.notification),
@@ -160,12 +167,14 @@ impl HooksFile {
     pub fn list_mut(&mut self, event: HookEvent) -> &mut Vec<HookEntry> {
         match event {
             HookEvent::PreToolUse => &mut self.pre_tool_use,
+            HookEvent::PermissionRequest => &mut self.permission_request,
             HookEvent::PostToolUse => &mut self.post_tool_use,
             HookEvent::PostToolUseFailure => &mut self.post_tool_use_failure,
             HookEvent::UserPromptSubmit => &mut self.user_prompt_submit,
             HookEvent::SessionStart => &mut self.session_start,
             HookEvent::SessionEnd => &mut self.session_end,
             HookEvent::Stop => &mut self.stop,
+            HookEvent::SubagentStart => &mut self.subagent_start,
             HookEvent::SubagentStop => &mut self.subagent_stop,
             HookEvent::PreCompact => &mut self.pre_compact,
             HookEvent::Notification => &mut self.notification,
@@ -173,15 +182,17 @@ impl HooksFile {
     }
 
     /// The entries of each event, in `HookEvent::ALL`'s order.
-    fn into_lists(self) -> [Vec<HookEntry>; 10] {
+    fn into_lists(self) -> [Vec<HookEntry>; 12] {
         [
             self.pre_tool_use,
+            self.permission_request,
             self.post_tool_use,
             self.post_tool_use_failure,
             self.user_prompt_submit,
             self.session_start,
             self.session_end,
             self.stop,
+            self.subagent_start,
             self.subagent_stop,
             self.pre_compact,
             self.notification,

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use support::mock_llm::{MockLlm, Reply};
 use tern::agent::approval::ApprovalGate;
 use tern::agent::{AgentHandle, spawn};
+use tern::config::SubagentSettings;
 use tern::hooks::{Hook, HookEvent, Hooks};
 use tern::protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, Event, Op, ToolOutput, TurnEnd};
 use tern::provider::ProviderKind;
@@ -80,7 +81,16 @@ async fn harness_with_gate(script: Vec<Reply>, gate: ApprovalGate, hooks: Vec<Ho
     config.tools_mut().register(Arc::new(Probe {
         runs: Arc::clone(&runs),
     }));
-    let agent = spawn(config.with_hooks(Hooks::new(hooks, "hooks-test", dir.path())));
+    let subagents = SubagentSettings {
+        enabled: true,
+        max_concurrent: 1,
+        max_iterations: 5,
+    };
+    let agent = spawn(
+        config
+            .with_hooks(Hooks::new(hooks, "hooks-test", dir.path()))
+            .with_subagents(subagents),
+    );
     let harness = Harness {
         mock,
         agent,
@@ -236,6 +246,125 @@ async fn a_pre_tool_use_allow_does_not_waive_the_sandbox_the_deny_rules_or_the_w
             .all(|r| r.reason.contains("a hook cannot waive this question")),
         "{asked:?}"
     );
+}
+
+/// A PermissionRequest hook, as a shell command: allows a command naming `ok`, denies any other with a message.
+const PERMISSION_HOOK: &str = r#"input=$(cat); case "$input" in
+  *'"command":"touch ok'*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ;;
+  *) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"only ok files"}}}' ;;
+esac"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_permission_request_hook_answers_the_prompt_for_the_user() {
+    let hooks = vec![hook(HookEvent::PermissionRequest, Some("Bash"), PERMISSION_HOOK)];
+    let script = vec![touch("ok"), touch("other"), Reply::text("done")];
+    let (mut h, _) = harness(script, ApprovalMode::Ask, hooks).await;
+    let events = h.turn("make files", any_approval).await;
+    assert!(h.path("ok").exists(), "the hook's allow answered the prompt");
+    assert!(!h.path("other").exists());
+    let results = tool_results(&h.mock.requests()[2]);
+    let result = results.last().unwrap();
+    assert!(
+        result.contains("PermissionRequest hook") && result.contains("only ok files"),
+        "{result}"
+    );
+    let told = notices(&events);
+    assert!(
+        told.iter().any(|n| n.contains("answered the prompt for you: allowed")),
+        "{told:?}"
+    );
+    assert_eq!(end_of(&events), TurnEnd::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_permission_request_allow_does_not_waive_the_sandbox() {
+    let always = r#"cat >/dev/null; echo '{"hookSpecificOutput":{"decision":{"behavior":"allow"}}}'"#;
+    let hooks = vec![hook(HookEvent::PermissionRequest, None, always)];
+    let script = vec![
+        Reply::tool("exec", json!({"command": "touch outside", "unsandboxed": true})),
+        Reply::text("done"),
+    ];
+    let (mut h, _) = harness(script, ApprovalMode::Ask, hooks).await;
+    let events = h.turn("go", |_| ApprovalDecision::Deny { feedback: None }).await;
+    assert!(!h.path("outside").exists());
+    assert_eq!(approvals(&events).len(), 1, "the user was still asked");
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.contains("a hook cannot waive this question"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagent_start_hook_adds_context_to_the_subagents_task() {
+    let context = r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"use tabs, never spaces"}}'"#;
+    let hooks = vec![hook(HookEvent::SubagentStart, Some("general-purpose"), context)];
+    let script = vec![
+        Reply::tool("spawn", json!({"task": "tidy the file", "wait": true})),
+        Reply::text("tidied"),
+        Reply::text("done"),
+    ];
+    let (mut h, _) = harness(script, ApprovalMode::Ask, hooks).await;
+    let events = h.turn("tidy up", any_approval).await;
+    assert_eq!(end_of(&events), TurnEnd::Completed);
+    let requests = h.mock.requests();
+    let task = user_messages(&requests[1]).join("\n");
+    assert!(
+        task.contains("tidy the file") && task.contains("use tabs, never spaces"),
+        "{task}"
+    );
+    // The main agent's own prompt got no such context.
+    assert!(!user_messages(&h.mock.requests()[0]).join("\n").contains("use tabs"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notification_hooks_are_told_when_an_mcp_server_asks_for_input() {
+    let mock = MockLlm::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let provider = support::agent::provider(&mock, ProviderKind::OpenAi);
+    let results = ToolResultStore::new(store.path().join("results"));
+    let config = support::agent::config(&provider, dir.path(), results, ApprovalMode::Ask);
+    let hooks = vec![hook(
+        HookEvent::Notification,
+        Some("elicitation_dialog"),
+        "cat > told.json",
+    )];
+    let (requests, inbox) = tokio::sync::mpsc::unbounded_channel();
+    let mut agent = spawn(
+        config
+            .with_hooks(Hooks::new(hooks, "hooks-test", dir.path()))
+            .with_mcp_elicitations(inbox),
+    );
+    let (reply, _answer) = tokio::sync::oneshot::channel();
+    requests
+        .send(tern::mcp::ElicitationRequest {
+            server: "forms".into(),
+            message: "Your name?".into(),
+            schema: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+            reply,
+        })
+        .unwrap();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), agent.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event, Event::Elicitation { .. }) {
+            break;
+        }
+    }
+    let told = dir.path().join("told.json");
+    for _ in 0..100 {
+        if std::fs::read_to_string(&told).is_ok_and(|t| t.ends_with('}')) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&told).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Notification");
+    assert_eq!(input["notification_type"], "elicitation_dialog");
+    assert_eq!(input["message"], "MCP server forms asks you for input");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -13,7 +13,7 @@ use super::INTERRUPTED;
 use super::Pipeline;
 use crate::approval::Verdict;
 use crate::approval::{CommandRule, EditRule};
-use crate::hooks::{HookCall, HookEvent, PreDecision};
+use crate::hooks::{HookCall, HookEvent, Permission, PreDecision};
 use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
 use tern_tools::edit::ProposedChange;
 use tern_tools::exec::ExecLimits;
@@ -119,6 +119,11 @@ impl Pipeline<'_> {
             always_file,
             always_dir,
         };
+        match self.permission_hooks(call, &question, cancel).await {
+            Ok(true) => return self.answered(ApprovalDecision::Once, question),
+            Ok(false) => {}
+            Err(gate) => return gate,
+        }
         let rx = self.ask(call, &question, reason);
         let decision = tokio::select! {
             d = rx => d.unwrap_or(ApprovalDecision::Abort),
@@ -186,6 +191,60 @@ impl Pipeline<'_> {
                 "The user's {hook} changed this call's input to one that is not valid ({why}); the call did not run."
             )))),
         }
+    }
+
+    /// The user's PermissionRequest hooks on a call the user is about to be asked about: `Ok(true)` when one answered
+    /// for the user with an allow, `Ok(false)` when the user is to be asked (no hook decided, or the question is one no
+    /// hook may waive: `crate::hooks::firm_question`, or an edit outside the workspace), `Err` with the gate's answer
+    /// when one denied the call or stopped the agent.
+    async fn permission_hooks(
+        &self,
+        call: &ToolCall,
+        question: &Question,
+        cancel: &CancellationToken,
+    ) -> Result<bool, Gate> {
+        if self.hooks.is_empty() {
+            return Ok(false);
+        }
+        let prepared = &question.prepared;
+        let seen = HookCall::new(call, prepared.tool.as_ref(), &prepared.args, self.policy);
+        if !self.hooks.wants_call(HookEvent::PermissionRequest, &seen) {
+            return Ok(false);
+        }
+        let shared = Arc::clone(self.shared);
+        let notify = move |text| shared.emit(Event::Notice { text });
+        let said = self
+            .hooks
+            .permission_request(&seen, self.shared.mode(), cancel, &notify)
+            .await;
+        if cancel.is_cancelled() {
+            return Err(Gate::Refused(ToolOutput::error(INTERRUPTED)));
+        }
+        if let Some(reason) = said.stop {
+            return Err(Gate::Stop(reason));
+        }
+        let Some(decision) = said.decision else {
+            return Ok(false);
+        };
+        if decision.permission == Permission::Deny {
+            let reason = decision.reason.as_deref().unwrap_or("no reason given");
+            let refused = format!("refused by the user's {}: {reason}", decision.hook);
+            return Err(Gate::Refused(ToolOutput::error(super::refusal::by_gate(&refused))));
+        }
+        let effects = &question.effects;
+        let firm = self
+            .shared
+            .with_gate(|gate| crate::hooks::firm_question(gate, effects, self.policy))
+            .unwrap_or(true)
+            || !Arc::ptr_eq(&self.widened_policy(effects), self.policy);
+        if firm {
+            notify(format!(
+                "{} allowed the call, but a hook cannot waive this question: you are asked",
+                decision.hook
+            ));
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     /// The gate's verdict with the user's PreToolUse hooks' decision in it (they decide with the gate, never around

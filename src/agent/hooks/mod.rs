@@ -4,12 +4,14 @@
 //! | event                | when                                   | matcher over      | may                                 |
 //! |----------------------|----------------------------------------|-------------------|-------------------------------------|
 //! | `PreToolUse`         | a prepared call reaches the gate       | tool name         | allow, ask or deny; change the input |
+//! | `PermissionRequest`  | the user is about to be asked          | tool name         | allow or deny in the user's place   |
 //! | `PostToolUse`        | a call succeeded                       | tool name         | add feedback, or flag it            |
 //! | `PostToolUseFailure` | a call failed                          | tool name         | add feedback                        |
 //! | `UserPromptSubmit`   | the user sent a prompt                 | –                 | block the prompt, or add context    |
 //! | `SessionStart`       | the session starts, resumes or clears  | start source      | add context                         |
 //! | `SessionEnd`         | the conversation is cleared, tern ends | end reason        | –                                   |
 //! | `Stop`               | a turn ends with the model's answer    | –                 | keep the turn going (3 times at most) |
+//! | `SubagentStart`      | a subagent is given its task           | subagent type     | add context                         |
 //! | `SubagentStop`       | a subagent's task ends with an answer  | subagent type     | keep it going (3 times at most)     |
 //! | `PreCompact`         | before the conversation is summarised  | `manual`, `auto`  | block the summary                   |
 //! | `Notification`       | an approval waits for the user         | notification type | –                                   |
@@ -62,12 +64,15 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// The subagent type SubagentStart and SubagentStop hooks are told, as Claude Code names its default subagent.
+pub(crate) const SUBAGENT_TYPE: &str = "general-purpose";
+
 /// How many times a turn's Stop hooks may keep it going.
 pub const MAX_STOP_CONTINUES: u32 = 3;
 pub(crate) use call::HookCall;
 pub(crate) use gate::{decide, firm_question};
-pub(crate) use reply::PreDecision;
 use reply::{Outcome, Reply};
+pub(crate) use reply::{Permission, PreDecision};
 
 /// Where the hook points tell the user what a hook did (the agent sends it as a notice).
 pub(crate) type Notify<'a> = dyn Fn(String) + Sync + 'a;
@@ -76,12 +81,14 @@ pub(crate) type Notify<'a> = dyn Fn(String) + Sync + 'a;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookEvent {
     PreToolUse,
+    PermissionRequest,
     PostToolUse,
     PostToolUseFailure,
     UserPromptSubmit,
     SessionStart,
     SessionEnd,
     Stop,
+    SubagentStart,
     SubagentStop,
     PreCompact,
     Notification,
@@ -89,14 +96,16 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in the order config files list them.
-    pub const ALL: [HookEvent; 10] = [
+    pub const ALL: [HookEvent; 12] = [
         HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
         HookEvent::UserPromptSubmit,
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
         HookEvent::Stop,
+        HookEvent::SubagentStart,
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
         HookEvent::Notification,
@@ -105,12 +114,14 @@ impl HookEvent {
     pub fn as_str(self) -> &'static str {
         match self {
             HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::SessionStart => "SessionStart",
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Stop => "Stop",
+            HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::Notification => "Notification",
@@ -128,7 +139,10 @@ impl HookEvent {
     pub fn is_tool_event(self) -> bool {
         matches!(
             self,
-            HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::PostToolUseFailure
+            HookEvent::PreToolUse
+                | HookEvent::PermissionRequest
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
         )
     }
 }
@@ -252,14 +266,16 @@ impl Hooks {
         self
     }
 
-    /// The hooks a subagent runs: the tool-call hooks (PreToolUse, PostToolUse, PostToolUseFailure), so the user's
-    /// rules on calls hold for every call, and SubagentStop at its end; session, prompt and stop hooks stay with the
-    /// session the user drives.
+    /// The hooks a subagent runs: the tool-call hooks (PreToolUse, PermissionRequest, PostToolUse,
+    /// PostToolUseFailure), so the user's rules on calls hold for every call, and SubagentStart and SubagentStop at
+    /// its start and end; session, prompt and stop hooks stay with the session the user drives.
     pub(crate) fn for_subagent(&self) -> Hooks {
         let list: Vec<Hook> = self
             .list
             .iter()
-            .filter(|h| h.event.is_tool_event() || h.event == HookEvent::SubagentStop)
+            .filter(|h| {
+                h.event.is_tool_event() || matches!(h.event, HookEvent::SubagentStart | HookEvent::SubagentStop)
+            })
             .cloned()
             .collect();
         Hooks {

@@ -110,6 +110,76 @@ impl Hooks {
         said
     }
 
+    /// The PermissionRequest hooks on a call the user is about to be asked about, each shown the call as Claude Code
+    /// would have made it: `Deny` (with the first deny's reason) over `Allow`; `None` when none decided, and the user
+    /// is asked. The caller still asks the user when the question is one no hook may waive (`firm_question`).
+    pub(crate) async fn permission_request(
+        &self,
+        call: &HookCall,
+        mode: ApprovalMode,
+        cancel: &CancellationToken,
+        notify: &Notify<'_>,
+    ) -> PreHooks {
+        let event = HookEvent::PermissionRequest;
+        let mut said = PreHooks::default();
+        let (mut allowed_by, mut every_part_allowed) = (None, true);
+        for shown in &call.shown {
+            let fields = fields(json!({
+                "tool_name": shown.name,
+                "tool_input": shown.input,
+                "tool_use_id": call.id,
+                "permission_mode": mode.claude_code_name(),
+                "permission_suggestions": [],
+            }));
+            let mut allowed = None;
+            for (hook, outcome) in self.run_all(event, &call.names(shown), fields, cancel).await {
+                let Some(reply) = told(event, hook, outcome, notify) else {
+                    continue;
+                };
+                let name = format!("{} hook {}", event.as_str(), hook.label());
+                if let Some(reason) = reply.stop {
+                    notify(format!("{name} stopped the agent: {reason}"));
+                    said.stop.get_or_insert(format!("{name} stopped the agent: {reason}"));
+                }
+                match reply.decision {
+                    Some(Permission::Deny) if said.decision.is_none() => {
+                        notify(format!(
+                            "{name} denied {}{}",
+                            shown.name,
+                            because(reply.reason.as_deref())
+                        ));
+                        said.decision = Some(PreDecision {
+                            permission: Permission::Deny,
+                            hook: name,
+                            reason: reply.reason,
+                        });
+                    }
+                    Some(Permission::Allow) => allowed = allowed.or(Some(name)),
+                    _ => {}
+                }
+            }
+            if said.decision.is_some() {
+                return said;
+            }
+            // A call shown as several (a patch, once per file) is answered only when every part is allowed.
+            match allowed {
+                Some(name) => {
+                    allowed_by.get_or_insert(name);
+                }
+                None => every_part_allowed = false,
+            }
+        }
+        if let Some(hook) = allowed_by.filter(|_| every_part_allowed) {
+            notify(format!("{hook} answered the prompt for you: allowed"));
+            said.decision = Some(PreDecision {
+                permission: Permission::Allow,
+                hook,
+                reason: None,
+            });
+        }
+        said
+    }
+
     /// What the hooks say about a call that ran: PostToolUse hooks for a success (given the result in the shape Claude
     /// Code gives its tools' results), PostToolUseFailure hooks for an error (given the error's text).
     pub(crate) async fn post_tool_use(
@@ -237,7 +307,7 @@ impl Hooks {
         notify: &Notify<'_>,
     ) -> Option<String> {
         let mut fields = fields(json!({ "stop_hook_active": active }));
-        let subject = "general-purpose";
+        let subject = super::SUBAGENT_TYPE;
         if event == HookEvent::SubagentStop {
             fields.insert("agent_type".into(), json!(subject));
         }
@@ -259,6 +329,35 @@ impl Hooks {
             }
         }
         (!stopped && !reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// The SubagentStart hooks for a subagent of type `agent_type` given its task: the context they add for it.
+    pub(crate) async fn subagent_start(
+        &self,
+        agent_type: &str,
+        cancel: &CancellationToken,
+        notify: &Notify<'_>,
+    ) -> Vec<String> {
+        let event = HookEvent::SubagentStart;
+        let fields = fields(json!({ "agent_type": agent_type }));
+        let mut context = Vec::new();
+        for (hook, outcome) in self.run_all(event, &[agent_type], fields, cancel).await {
+            let Some(reply) = told(event, hook, outcome, notify) else {
+                continue;
+            };
+            let name = format!("{} hook {}", event.as_str(), hook.label());
+            if reply.decision == Some(Permission::Deny) {
+                notify(format!(
+                    "{name} exited 2, which cannot block a subagent{}",
+                    because(reply.reason.as_deref())
+                ));
+            }
+            if let Some(text) = reply.context {
+                notify(format!("{name} added context ({} characters)", text.chars().count()));
+                context.push(format!("[Context from the user's {name}:]\n{text}"));
+            }
+        }
+        context
     }
 
     /// The PreCompact hooks before a compaction (`trigger`: `manual` or `auto`; `instructions`: what the user asked

@@ -152,16 +152,66 @@ fn json_reply(event: HookEvent, object: &Map<String, Value>) -> Reply {
             }
         }
     }
+    if event == HookEvent::PermissionRequest
+        && let Some(specific) = specific
+    {
+        permission_request(specific, &mut reply);
+    }
     // `continue: false` stops the agent whatever else the answer says: the call or prompt it guards is refused too.
     if object.get("continue") == Some(&Value::Bool(false)) {
         let reason = text(object.get("stopReason")).or_else(|| reply.reason.clone());
         reply.stop = Some(reason.clone().unwrap_or_else(|| "(no reason given)".into()));
-        if matches!(event, HookEvent::PreToolUse | HookEvent::UserPromptSubmit) {
+        if matches!(
+            event,
+            HookEvent::PreToolUse | HookEvent::PermissionRequest | HookEvent::UserPromptSubmit
+        ) {
             reply.decision = Some(Permission::Deny);
             reply.reason = reason;
         }
     }
     reply
+}
+
+/// A PermissionRequest hook's `hookSpecificOutput.decision`: `behavior` `allow` (answers the prompt for the user) or
+/// `deny` with `message` for the model, and `interrupt: true` (deny, and stop the agent). An allow that changes the
+/// input (`updatedInput`) or the user's rules (`updatedPermissions`) is not taken: the user is asked as if the hook had
+/// not answered, so nothing runs that the prompt did not show and no rule is saved behind the user's back.
+fn permission_request(specific: &Map<String, Value>, reply: &mut Reply) {
+    let Some(decision) = specific.get("decision").and_then(Value::as_object) else {
+        return;
+    };
+    let message = decision
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| clip(s, MAX_REASON_CHARS));
+    match decision.get("behavior").and_then(Value::as_str) {
+        Some("allow") => {
+            let changes: Vec<&str> = ["updatedInput", "updatedPermissions"]
+                .into_iter()
+                .filter(|key| decision.contains_key(*key))
+                .collect();
+            if changes.is_empty() {
+                reply.decision = Some(Permission::Allow);
+            } else {
+                reply.problem = Some(format!(
+                    "an allow with {} is not taken (tern runs only what the prompt shows and saves rules only when \
+                     you do); you are asked",
+                    changes.join(" and ")
+                ));
+            }
+        }
+        Some("deny") => {
+            reply.decision = Some(Permission::Deny);
+            reply.reason = message;
+            if decision.get("interrupt") == Some(&Value::Bool(true)) {
+                reply.stop = Some(reply.reason.clone().unwrap_or_else(|| "(no reason given)".into()));
+            }
+        }
+        Some(other) => reply.problem = Some(format!("unknown decision behavior {other:?} ignored")),
+        None => {}
+    }
 }
 
 /// A timeout as a person reads it: "10 s", "0.5 s".
@@ -242,6 +292,54 @@ mod tests {
             (old.decision, old.reason.as_deref()),
             (Some(Permission::Deny), Some("no"))
         );
+    }
+
+    #[test]
+    fn permission_request_decisions_are_read_and_changes_are_not_taken() {
+        let event = HookEvent::PermissionRequest;
+        let json = |decision: &str| {
+            format!(r#"{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{decision}}}}}"#)
+        };
+        let allow = replied(event, 0, &json(r#"{"behavior":"allow"}"#), "");
+        assert_eq!((allow.decision, allow.stop), (Some(Permission::Allow), None));
+        let deny = replied(event, 0, &json(r#"{"behavior":"deny","message":"not on Fridays"}"#), "");
+        assert_eq!(
+            (deny.decision, deny.reason.as_deref(), deny.stop),
+            (Some(Permission::Deny), Some("not on Fridays"), None)
+        );
+        let interrupt = replied(
+            event,
+            0,
+            &json(r#"{"behavior":"deny","message":"frozen","interrupt":true}"#),
+            "",
+        );
+        assert_eq!(
+            (interrupt.decision, interrupt.stop.as_deref()),
+            (Some(Permission::Deny), Some("frozen"))
+        );
+        // An allow that would run something else, or save a rule, leaves the question to the user.
+        let changed = replied(
+            event,
+            0,
+            &json(r#"{"behavior":"allow","updatedInput":{"command":"rm -rf /"}}"#),
+            "",
+        );
+        assert_eq!(changed.decision, None);
+        assert!(changed.problem.unwrap().contains("updatedInput"));
+        assert!(
+            replied(event, 0, &json(r#"{"behavior":"perhaps"}"#), "")
+                .problem
+                .is_some()
+        );
+        // Exit 2 denies, with stderr for the model.
+        let exit_2 = replied(event, 2, "", "no\n");
+        assert_eq!(
+            (exit_2.decision, exit_2.reason.as_deref()),
+            (Some(Permission::Deny), Some("no"))
+        );
+        // PreToolUse's words are not PermissionRequest's.
+        let pre_words = r#"{"hookSpecificOutput":{"permissionDecision":"allow"}}"#;
+        assert_eq!(replied(event, 0, pre_words, "").decision, None);
     }
 
     #[test]

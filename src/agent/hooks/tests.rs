@@ -270,7 +270,7 @@ async fn claude_code_guards_see_tern_calls_as_claude_code_calls() {
 }
 
 #[test]
-fn a_subagent_keeps_only_the_tool_call_and_subagent_stop_hooks() {
+fn a_subagent_keeps_only_the_tool_call_and_subagent_hooks() {
     let dir = tempfile::tempdir().unwrap();
     let set = hooks(
         vec![
@@ -282,6 +282,9 @@ fn a_subagent_keeps_only_the_tool_call_and_subagent_stop_hooks() {
             hook(HookEvent::PostToolUseFailure, None, "f"),
             hook(HookEvent::SubagentStop, None, "g"),
             hook(HookEvent::SessionEnd, None, "h"),
+            hook(HookEvent::PermissionRequest, None, "i"),
+            hook(HookEvent::SubagentStart, None, "j"),
+            hook(HookEvent::Notification, None, "k"),
         ],
         dir.path(),
     );
@@ -295,7 +298,9 @@ fn a_subagent_keeps_only_the_tool_call_and_subagent_stop_hooks() {
             HookEvent::PreToolUse,
             HookEvent::PostToolUse,
             HookEvent::PostToolUseFailure,
-            HookEvent::SubagentStop
+            HookEvent::SubagentStop,
+            HookEvent::PermissionRequest,
+            HookEvent::SubagentStart
         ]
     );
     assert_eq!(sub.session_id, "session-1");

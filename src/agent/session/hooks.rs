@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::compact::Trigger;
-use crate::hooks::{HookEvent, MAX_STOP_CONTINUES};
+use crate::hooks::{HookEvent, MAX_STOP_CONTINUES, SUBAGENT_TYPE};
 use crate::shared::Shared;
 use tern_protocol::{Event, Message, TurnEnd};
 
@@ -89,6 +89,20 @@ impl Session {
             end = super::turn::Turn::new(self, cancel).run().await;
         }
         end
+    }
+
+    /// The SubagentStart hooks when this session (a subagent's) is given `task`: the task with what they add for the
+    /// subagent after it.
+    pub(crate) async fn subagent_start_hooks(&self, task: &str, cancel: &CancellationToken) -> String {
+        if !self.hooks.wants(HookEvent::SubagentStart, SUBAGENT_TYPE) {
+            return task.to_string();
+        }
+        let notify = notifier(&self.shared);
+        let context = self.hooks.subagent_start(SUBAGENT_TYPE, cancel, &notify).await;
+        if context.is_empty() {
+            return task.to_string();
+        }
+        format!("{task}\n\n{}", context.join("\n\n"))
     }
 
     /// The PreCompact hooks before the conversation is summarised: whether the summary may go ahead (`false` when one

@@ -216,8 +216,9 @@ impl Session {
             turn: 1,
             text: task.to_string(),
         });
+        let content = self.subagent_start_hooks(task, cancel).await;
         self.push_message(Message::User {
-            content: task.to_string(),
+            content,
             images: Vec::new(),
         });
         let end = Turn::new(self, cancel).run().await;
