@@ -53,8 +53,8 @@ pub struct SessionInfo {
 }
 
 /// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
-/// session logged at that path, on the model it last used; its mode and "always" answers are not restored (the
-/// configured mode holds, and commands ask again), and a notice says so.
+/// session logged at that path, on the model it last used, with the "always" answers it recorded (each checked again
+/// by the gate); its mode is not restored (the configured mode holds), and a notice says so.
 pub fn config_for(
     settings: &Settings,
     workspace: &Path,

@@ -28,6 +28,12 @@ impl RuleStore for ConfigRules {
         let shown = texts.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ");
         match to {
             SaveTo::User => {
+                if let Some(rule) = rules.iter().find(|r| project_bound(r)) {
+                    return Err(format!(
+                        "`{rule}` names its program by a path inside the project, a different program in each \
+                         project; save it to the project instead"
+                    ));
+                }
                 let path = self
                     .user_config
                     .as_deref()
@@ -56,3 +62,14 @@ impl RuleStore for ConfigRules {
         }
     }
 }
+
+/// A rule whose program is a relative path (`./run.sh`, `bin/check`): it names a different program in each project, so
+/// it is no rule for every project.
+fn project_bound(rule: &CommandRule) -> bool {
+    rule.words()
+        .first()
+        .is_some_and(|p| p.contains('/') && !p.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests;
