@@ -368,3 +368,6 @@ fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync
         }
     });
 }
+
+#[cfg(test)]
+mod tests;

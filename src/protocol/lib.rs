@@ -760,6 +760,24 @@ mod tests {
         assert_eq!((created.added, created.removed), (2, 0));
     }
 
+    /// A saved "always" has a spelling of its own; what sessions recorded before it (a plain "always", a request with
+    /// one `proposed_rule`) still reads.
+    #[test]
+    fn always_answers_and_requests_read_old_and_new() {
+        let saved = ApprovalDecision::AlwaysSaved { to: SaveTo::Project };
+        let json = serde_json::to_value(&saved).unwrap_or_default();
+        assert_eq!(json, serde_json::json!({"decision": "always_saved", "to": "project"}));
+        let back: Option<ApprovalDecision> = serde_json::from_value(json).ok();
+        assert_eq!(back, Some(saved));
+        let old: Option<ApprovalDecision> = serde_json::from_str(r#"{"decision":"always"}"#).ok();
+        assert_eq!(old, Some(ApprovalDecision::Always));
+        let old: Option<ApprovalRequest> = serde_json::from_str(
+            r#"{"id":1,"call_id":"c","tool":"exec","command":"ls","cwd":"/w","reason":"r","proposed_rule":"ls"}"#,
+        )
+        .ok();
+        assert_eq!(old.map(|r| r.proposed_rules), Some(Vec::new()));
+    }
+
     #[test]
     fn output_serialises_compactly() {
         let json = serde_json::to_value(ToolOutput::text("hi")).unwrap_or_default();
