@@ -53,8 +53,8 @@ pub struct SessionInfo {
 }
 
 /// Everything a session needs from settings: the provider, the tools, the policy and the gate. `resume` continues the
-/// session logged at that path, on the model it last used; its mode and "always" answers are not restored (the
-/// configured mode holds, and commands ask again), and a notice says so.
+/// session logged at that path, on the model it last used, with the "always" answers it recorded (each checked again
+/// by the gate); its mode is not restored (the configured mode holds), and a notice says so.
 pub fn config_for(
     settings: &Settings,
     workspace: &Path,
@@ -95,12 +95,13 @@ pub fn config_for(
         history,
         events,
         checkpoints,
+        granted,
         log,
     } = opened;
     let results = session_results(&data_dir, &session_id, log.is_some(), &mut warnings);
     let history_events = events.len();
     let history_usage = last_usage(&events);
-    let info = SessionInfo {
+    let mut info = SessionInfo {
         id: session_id.clone(),
         // A session with recorded events replays those; only an older one (messages only) needs its prose copied.
         history: if events.is_empty() { history.clone() } else { Vec::new() },
@@ -113,7 +114,16 @@ pub fn config_for(
         prices: settings.provider.catalog.clone(),
     };
     let policy = session_policy(settings, workspace, &results, &context)?;
-    let gate = session_gate(settings, sandbox.is_some());
+    let mut gate = session_gate(settings, sandbox.is_some());
+    // A resumed session's "always" answers hold again, each checked as a fresh one (deny rules still win).
+    let (kept, dropped) = gate.restore(&granted, &policy);
+    info.warnings.extend(dropped);
+    if !kept.is_empty() {
+        info.notices.push(format!(
+            "\"always\" answers of the session hold again: {}",
+            kept.join(", ")
+        ));
+    }
     let tools = session_tools(settings, sandbox);
     let config = AgentConfig::new(provider, tools, policy, gate, system_prompt, results)
         .with_max_iterations(settings.max_iterations)
@@ -132,7 +142,8 @@ pub fn config_for(
         .with_log(log)
         .with_subagents(settings.subagents)
         .with_mcp_elicitations(mcp_elicitations)
-        .with_mcp(mcp);
+        .with_mcp(mcp)
+        .with_rule_store(Arc::new(crate::config::rules::ConfigRules::new(workspace)));
     Ok((config, info))
 }
 
@@ -143,6 +154,8 @@ struct Opened {
     history: Vec<Message>,
     events: Vec<(u64, Event)>,
     checkpoints: Vec<crate::session::checkpoint::TurnCheckpoint>,
+    /// The "always for this session" rules a resumed session was given (empty for a new one).
+    granted: Vec<crate::session::log::Granted>,
     /// `None` when the log cannot be written (a warning says so).
     log: Option<SessionLog>,
 }
@@ -181,6 +194,7 @@ fn resume_session(
         history: loaded.messages,
         events: loaded.events,
         checkpoints,
+        granted: loaded.granted,
         log,
     })
 }
@@ -217,6 +231,7 @@ fn new_session(
         history: Vec::new(),
         events: Vec::new(),
         checkpoints: Vec::new(),
+        granted: Vec::new(),
         log,
     })
 }
@@ -331,8 +346,8 @@ fn unwritable(path: &Path, e: &std::io::Error) -> String {
     )
 }
 
-/// What a resumed session does not bring back, so the user is not surprised: it starts in the configured mode and
-/// with no "always" rules, whatever the recorded session had (a mode or rule granted then is not granted now).
+/// What a resumed session does not bring back, so the user is not surprised: it starts in the configured mode
+/// whatever the recorded session had, and a session recorded before "always" rules were logged has none of them.
 fn unrestored(loaded: &crate::session::log::Loaded, configured: crate::protocol::ApprovalMode) -> Vec<String> {
     let mut notices = Vec::new();
     if let Some(mode) = loaded.mode().filter(|m| *m != configured) {
@@ -341,6 +356,7 @@ fn unrestored(loaded: &crate::session::log::Loaded, configured: crate::protocol:
         ));
     }
     match loaded.always_rules() {
+        _ if !loaded.granted.is_empty() => {}
         0 => {}
         n => notices.push(format!(
             "{n} \"always\" answer{} of the session {} not carried over: those commands ask again",
@@ -595,6 +611,7 @@ mod tests {
             messages: Vec::new(),
             events: events.into_iter().map(|e| (0, e)).collect(),
             checkpoints: Vec::new(),
+            granted: Vec::new(),
         }
     }
 

@@ -43,6 +43,7 @@ mod mcp;
 mod programs;
 mod propose;
 mod readonly;
+mod restore;
 mod rule;
 mod scan;
 mod syntax;
@@ -56,7 +57,7 @@ use std::path::{Component, Path};
 use serde_json::Value;
 
 pub use rule::{CommandRule, EditRule, RuleError};
-pub use tern_protocol::{ApprovalMode, ParseModeError};
+pub use tern_protocol::{ApprovalMode, ParseModeError, SaveTo};
 
 use propose::NoRule;
 use readonly::Reads;
@@ -76,11 +77,11 @@ const MAX_SCRIPT_DEPTH: usize = 3;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Allow,
-    /// Ask the user. `reason` is one short line; `proposed_rule`, when present, is what "always for this session"
-    /// would add (it covers this command, and nothing the user has not seen the shape of).
+    /// Ask the user. `reason` is one short line; `proposed_rules`, when there are any, are what "always" would add:
+    /// one per program (together they cover this command, and nothing the user has not seen the shape of).
     Ask {
         reason: String,
-        proposed_rule: Option<CommandRule>,
+        proposed_rules: Vec<CommandRule>,
     },
     Deny {
         reason: String,
@@ -91,9 +92,17 @@ impl Verdict {
     fn ask(reason: impl Into<String>) -> Self {
         Verdict::Ask {
             reason: reason.into(),
-            proposed_rule: None,
+            proposed_rules: Vec::new(),
         }
     }
+}
+
+/// Where "always" answers that save their rules write them (`Op::Approve` with `AlwaysSaved`): the composition root's
+/// config files. The agent reads and writes no config itself.
+pub trait RuleStore: Send + Sync {
+    /// Adds `rules` to the allow list of the config `to` names. `Ok`: what to tell the user (where they went);
+    /// `Err`: why they could not be saved.
+    fn save(&self, to: SaveTo, rules: &[CommandRule]) -> Result<String, String>;
 }
 
 /// One program a covered command will start, as the gate read it (see `ApprovalGate::planned_runs`).
@@ -447,9 +456,9 @@ impl ApprovalGate {
             return Verdict::Allow;
         }
         match proposal(&commands, reads) {
-            Ok(rule) => Verdict::Ask {
+            Ok(rules) => Verdict::Ask {
                 reason: "runs a shell command".to_string(),
-                proposed_rule: Some(rule),
+                proposed_rules: rules,
             },
             Err(why) => Verdict::ask(format!("runs a shell command; {why}, so it can't be approved always")),
         }
@@ -556,12 +565,12 @@ impl ApprovalGate {
         let allowed = self.allow.iter().chain(&self.session).any(names);
         let ask = || Verdict::Ask {
             reason: format!("calls {name}, which may change things"),
-            proposed_rule: mcp::proposal(target),
+            proposed_rules: mcp::proposal(target).into_iter().collect(),
         };
         match self.mode {
             ApprovalMode::ReadOnly if hints.read_only => Verdict::Ask {
                 reason: format!("read-only mode: {name} says it only reads, but that is the server's word"),
-                proposed_rule: None,
+                proposed_rules: Vec::new(),
             },
             ApprovalMode::ReadOnly => Verdict::Deny {
                 reason: format!("read-only mode: {name} is not read-only; switch mode to allow it"),
@@ -596,31 +605,33 @@ fn plan(argv: &[String], extra_args: bool, runs: &mut Vec<PlannedRun>) {
     }
 }
 
-/// The one rule that would allow every command not already on the read-only list, if there is one.
-fn proposal(commands: &[Vec<String>], reads: &Reads) -> Result<CommandRule, NoRule> {
+/// The rules that would allow every command not already on the read-only list: one per program, the narrowest
+/// `propose` gives for each simple command (`cargo build && cargo test`: `cargo build`, `cargo test`). None unless
+/// every part gets one: the reason is that of the first part that does not.
+fn proposal(commands: &[Vec<String>], reads: &Reads) -> Result<Vec<CommandRule>, NoRule> {
     let mut candidates: Vec<Vec<String>> = Vec::new();
     for argv in commands {
         innermost(argv, 0, &mut candidates)?;
     }
     candidates.retain(|argv| !readonly::is_read_only(argv, reads));
-    let mut proposed: Option<CommandRule> = None;
+    let mut proposed: Vec<CommandRule> = Vec::new();
     for argv in &candidates {
         if programs::guarded(argv) {
             return Err(NoRule::Guarded(argv[0].clone()));
         }
         let rule = propose::propose(argv)?;
-        match &proposed {
-            Some(existing) if *existing != rule => return Err(NoRule::Several),
-            _ => proposed = Some(rule),
+        // The rule must cover what it is offered for, or "always" would not even allow this command.
+        if !rule.covers(argv) {
+            return Err(NoRule::Uncovered(argv[0].clone()));
+        }
+        if !proposed.contains(&rule) {
+            proposed.push(rule);
         }
     }
-    let rule = proposed.ok_or(NoRule::Empty)?;
-    // The rule must cover what it is offered for, or "always" would not even allow this command.
-    if candidates.iter().all(|argv| rule.covers(argv)) {
-        Ok(rule)
-    } else {
-        Err(NoRule::Several)
+    if proposed.is_empty() {
+        return Err(NoRule::Empty);
     }
+    Ok(proposed)
 }
 
 /// The programs a command runs, for proposals: plain wrappers and `sh -c` scripts are looked through; `xargs` and

@@ -34,6 +34,7 @@ pub struct AgentConfig {
     subagents: Option<crate::subagent::SubagentSettings>,
     mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
     mcp: Option<Arc<tern_mcp::McpManager>>,
+    rules: Option<Arc<dyn crate::approval::RuleStore>>,
 }
 
 impl AgentConfig {
@@ -70,6 +71,7 @@ impl AgentConfig {
             subagents: None,
             mcp_elicitations: None,
             mcp: None,
+            rules: None,
         }
     }
 
@@ -159,6 +161,12 @@ impl AgentConfig {
         self.mcp = mcp;
         self
     }
+
+    /// Where "always" answers that save their rules write them (`None` unless set: they hold for the session).
+    pub fn with_rule_store(mut self, rules: Arc<dyn crate::approval::RuleStore>) -> Self {
+        self.rules = Some(rules);
+        self
+    }
 }
 
 /// The frontend's ends of the agent's channels.
@@ -194,6 +202,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         (config.log, config.history_events),
         config.mcp,
         config.mcp_elicitations.map(|inbox| (inbox, config.hooks.clone())),
+        config.rules,
     );
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::approval::ApprovalGate;
+use super::approval::{ApprovalGate, CommandRule, RuleStore, SaveTo};
 use crate::hooks::HookEvent;
 use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event};
 use tern_session::SessionLog;
@@ -22,12 +22,17 @@ pub(crate) struct Shared {
     /// A model chosen during the session, replacing the configured one.
     model: Arc<Mutex<Option<String>>>,
     events: mpsc::UnboundedSender<Event>,
-    record: Mutex<Recorder>,
+    record: Arc<Mutex<Recorder>>,
+    /// The main agent's log, where "always" rules are recorded whichever agent asked (a subagent's own log is not
+    /// what a resume reads them from).
+    session_record: Arc<Mutex<Recorder>>,
     /// Cancelled by an interrupt or shutdown, then replaced: work that outlives a turn (subagents started without
     /// waiting) runs under a child of it.
     background: Mutex<CancellationToken>,
     /// The session's MCP servers, for what the user does to them (`Op::McpServer`, `Op::McpPrompt`).
     mcp: Option<Arc<tern_mcp::McpManager>>,
+    /// Where "always" answers that save their rules write them; `None`: they hold for the session only.
+    rules: Option<Arc<dyn RuleStore>>,
 }
 
 /// The questions the session's agents wait on the user for: approvals and MCP servers' requests for input, by the id
@@ -74,15 +79,19 @@ impl Shared {
         (log, logged): (Option<SessionLog>, usize),
         mcp: Option<Arc<tern_mcp::McpManager>>,
         elicitations: Option<(tern_mcp::ElicitationInbox, crate::hooks::Hooks)>,
+        rules: Option<Arc<dyn RuleStore>>,
     ) -> Arc<Shared> {
+        let record = Arc::new(Mutex::new(Recorder { log, events: logged }));
         let shared = Arc::new(Shared {
             gate: Arc::new(Mutex::new(gate)),
             questions: Arc::default(),
             model: Arc::default(),
             events,
-            record: Mutex::new(Recorder { log, events: logged }),
+            session_record: Arc::clone(&record),
+            record,
             background: Mutex::default(),
             mcp,
+            rules,
         });
         if let Some((inbox, hooks)) = elicitations {
             forward_elicitations(inbox, Arc::downgrade(&shared), hooks);
@@ -100,9 +109,11 @@ impl Shared {
             questions: Arc::clone(&self.questions),
             model: Arc::clone(&self.model),
             events,
-            record: Mutex::new(Recorder { log, events: 0 }),
+            record: Arc::new(Mutex::new(Recorder { log, events: 0 })),
+            session_record: Arc::clone(&self.session_record),
             background: Mutex::new(CancellationToken::new()),
             mcp: self.mcp.clone(),
+            rules: self.rules.clone(),
         }
     }
 
@@ -164,8 +175,25 @@ impl Shared {
     /// Writes to the session log. A log that cannot be written is reported once and then left alone: the session
     /// goes on in memory.
     pub(crate) fn write_log(&self, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
+        self.write_to(&self.record, write);
+    }
+
+    /// Saves `rules` where `to` says (see `RuleStore`).
+    pub(crate) fn save_rules(&self, to: SaveTo, rules: &[CommandRule]) -> Result<String, String> {
+        match &self.rules {
+            Some(store) => store.save(to, rules),
+            None => Err("this session has nowhere to save rules".to_string()),
+        }
+    }
+
+    /// Records an "always for this session" rule in the session's (the main agent's) log.
+    pub(crate) fn record_grant(&self, rule: &tern_session::log::Granted) {
+        self.write_to(&self.session_record, |log| log.granted(rule));
+    }
+
+    fn write_to(&self, recorder: &Mutex<Recorder>, write: impl FnOnce(&mut SessionLog) -> std::io::Result<()>) {
         let failed = {
-            let Ok(mut record) = self.record.lock() else {
+            let Ok(mut record) = recorder.lock() else {
                 return;
             };
             let Some(log) = record.log.as_mut() else {
@@ -358,3 +386,6 @@ fn forward_elicitations(
         }
     });
 }
+
+#[cfg(test)]
+mod tests;

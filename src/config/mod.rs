@@ -19,6 +19,7 @@ pub mod detect;
 pub mod hooks;
 pub mod mcp_servers;
 pub mod offer;
+pub mod rules;
 mod subagents;
 pub mod trust;
 pub mod tui;

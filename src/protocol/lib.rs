@@ -300,8 +300,11 @@ pub struct ContextShare {
 pub enum ApprovalDecision {
     /// Run this call.
     Once,
-    /// Run it, and add the request's proposed rule for the rest of the session.
+    /// Run it, and add the request's proposed rules for the rest of the session.
     Always,
+    /// Run it, and add the request's proposed rules for good: written to the allow list of the config `to` names
+    /// (taking effect at once).
+    AlwaysSaved { to: SaveTo },
     /// Do not run it; the feedback (if any) is what the model reads as the result.
     Deny { feedback: Option<String> },
     /// Do not run it, and end the turn.
@@ -326,6 +329,16 @@ pub enum ApprovalDecision {
 pub struct EditedHunk {
     pub hunk: usize,
     pub text: String,
+}
+
+/// Where an "always" answer saves its rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaveTo {
+    /// The project's `.tern/config.toml`.
+    Project,
+    /// The user's own config.
+    User,
 }
 
 /// How far an "always" for an edit reaches.
@@ -605,8 +618,10 @@ pub struct ApprovalRequest {
     pub cwd: String,
     /// Why it asks, in one line.
     pub reason: String,
-    /// The rule "always" would add, as the user would type it; `None` when "always" is not offered.
-    pub proposed_rule: Option<String>,
+    /// The rules "always" would add (one per program of a compound command), each as the user would type it; empty
+    /// when "always" is not offered.
+    #[serde(default)]
+    pub proposed_rules: Vec<String>,
     /// For an edit: the change it would make, computed before asking (what a yes writes, exactly).
     #[serde(default)]
     pub diffs: Vec<FileDiff>,
@@ -743,6 +758,24 @@ mod tests {
         assert_eq!((d.added, d.removed), (2, 1));
         let created = FileDiff::new("n.txt", None, Some("x\ny\n".into()));
         assert_eq!((created.added, created.removed), (2, 0));
+    }
+
+    /// A saved "always" has a spelling of its own; what sessions recorded before it (a plain "always", a request with
+    /// one `proposed_rule`) still reads.
+    #[test]
+    fn always_answers_and_requests_read_old_and_new() {
+        let saved = ApprovalDecision::AlwaysSaved { to: SaveTo::Project };
+        let json = serde_json::to_value(&saved).unwrap_or_default();
+        assert_eq!(json, serde_json::json!({"decision": "always_saved", "to": "project"}));
+        let back: Option<ApprovalDecision> = serde_json::from_value(json).ok();
+        assert_eq!(back, Some(saved));
+        let old: Option<ApprovalDecision> = serde_json::from_str(r#"{"decision":"always"}"#).ok();
+        assert_eq!(old, Some(ApprovalDecision::Always));
+        let old: Option<ApprovalRequest> = serde_json::from_str(
+            r#"{"id":1,"call_id":"c","tool":"exec","command":"ls","cwd":"/w","reason":"r","proposed_rule":"ls"}"#,
+        )
+        .ok();
+        assert_eq!(old.map(|r| r.proposed_rules), Some(Vec::new()));
     }
 
     #[test]

@@ -78,6 +78,24 @@ pub(crate) enum Line {
     Checkpoint {
         record: super::checkpoint::TurnCheckpoint,
     },
+    /// The user answered "always for this session": the rule the gate took, so a resumed session has it again (read
+    /// back into `Loaded::granted`; a reset or rewind of the conversation keeps it, as the live gate does).
+    Granted {
+        rule: Granted,
+    },
+}
+
+/// One "always for this session" rule, as the gate took it. Plain data: the agent checks each again before it holds
+/// on a resume.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Granted {
+    /// A command (or tool) rule, as the user would type it (`cargo test`).
+    Command { rule: String },
+    /// Edits to this file (a real path in the workspace).
+    EditFile { path: PathBuf },
+    /// Edits under this directory (a real path in the workspace).
+    EditDir { path: PathBuf },
 }
 
 /// A session as loaded: what the model gets (`messages`) and what the frontend shows (`events`, with their times).
@@ -88,6 +106,8 @@ pub struct Loaded {
     pub events: Vec<(u64, Event)>,
     /// Each turn's latest checkpoint record, oldest turn first, with the conversation's later changes applied.
     pub checkpoints: Vec<super::checkpoint::TurnCheckpoint>,
+    /// The "always for this session" rules the user gave, in the order given.
+    pub granted: Vec<Granted>,
 }
 
 impl Loaded {
@@ -243,6 +263,11 @@ impl SessionLog {
         self.write(&Line::Rewind { messages, events })
     }
 
+    /// Records an "always for this session" rule the user gave (see `Line::Granted`).
+    pub fn granted(&mut self, rule: &Granted) -> std::io::Result<()> {
+        self.write(&Line::Granted { rule: rule.clone() })
+    }
+
     /// Records a turn's checkpoint record (see `Line::Checkpoint`).
     pub fn checkpoint(&mut self, record: &super::checkpoint::TurnCheckpoint) -> std::io::Result<()> {
         self.write(&Line::Checkpoint { record: record.clone() })
@@ -338,6 +363,7 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         messages: replay.messages,
         events: replay.events,
         checkpoints: replay.checkpoints.into_values().collect(),
+        granted: replay.granted,
     })
 }
 
@@ -373,6 +399,7 @@ struct Replay {
     /// The same bookkeeping as the writer's, over the same lines: the index in `events` of each call's last
     /// `ToolCallEnd` whose result has not come yet.
     ended: EndedCalls<usize>,
+    granted: Vec<Granted>,
 }
 
 impl Replay {
@@ -430,6 +457,11 @@ impl Replay {
             }
             Line::Checkpoint { record } => {
                 self.checkpoints.insert(record.turn, record);
+            }
+            Line::Granted { rule } => {
+                if !self.granted.contains(&rule) {
+                    self.granted.push(rule);
+                }
             }
         }
     }
@@ -524,6 +556,30 @@ mod tests {
             forked_from: None,
             forked_messages: None,
         }
+    }
+
+    /// "Always" rules come back in the order given, once each, whatever the conversation did after.
+    #[test]
+    fn granted_rules_survive_resets_and_rewinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        let test = Granted::Command {
+            rule: "cargo test".into(),
+        };
+        let src = Granted::EditDir { path: "/w/src".into() };
+        log.granted(&test).unwrap();
+        log.reset().unwrap();
+        log.granted(&src).unwrap();
+        log.rewind(0, 0).unwrap();
+        log.granted(&test).unwrap();
+        drop(log);
+        assert_eq!(load(&path).unwrap().granted, [test, src]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(r#"{"type":"granted","rule":{"kind":"command","rule":"cargo test"}}"#),
+            "{text}"
+        );
     }
 
     #[test]

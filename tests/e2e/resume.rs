@@ -9,5 +9,6 @@ mod kill;
 mod long;
 mod old_format;
 mod picker;
+mod planted;
 mod record;
 mod switch;

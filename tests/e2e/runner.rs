@@ -308,7 +308,7 @@ async fn always_adds_a_session_rule() {
     let events = h
         .turn("echo twice", |r| {
             asked += 1;
-            assert_eq!(r.proposed_rule.as_deref(), Some("expr"));
+            assert_eq!(r.proposed_rules, ["expr"]);
             ApprovalDecision::Always
         })
         .await;

@@ -3,6 +3,7 @@
 //! restored. Needs tmux (`.ci/run` installs it); without it the test is skipped outside CI and fails in CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod always;
 mod approve;
 mod review;
 mod stream;

@@ -449,7 +449,7 @@ async fn in_auto_edit_a_fetch_asks_with_its_url_and_always_covers_the_host() {
     );
     assert_eq!(asked[0].command, format!("web_fetch {}", server.url("/page")));
     assert!(asked[0].reason.contains(&server.url("/page")), "{}", asked[0].reason);
-    assert_eq!(asked[0].proposed_rule.as_deref(), Some("web_fetch 127.0.0.1"));
+    assert_eq!(asked[0].proposed_rules, ["web_fetch 127.0.0.1"]);
     assert_eq!(server.requests().len(), 2);
 }
 

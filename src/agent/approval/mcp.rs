@@ -251,8 +251,8 @@ mod tests {
             assert_eq!(gate.check(&git, &args, &policy), Verdict::Allow, "{allow}");
             let asked = gate.check(&github, &args, &policy);
             match asked {
-                Verdict::Ask { proposed_rule, .. } => {
-                    assert_eq!(proposed_rule.unwrap().to_string(), "mcp__github__create_issue")
+                Verdict::Ask { proposed_rules, .. } => {
+                    assert_eq!(proposed_rules[0].to_string(), "mcp__github__create_issue")
                 }
                 other => panic!("{allow} must not allow github: {other:?}"),
             }

@@ -23,7 +23,8 @@ pub(super) enum NoRule {
     Unpinned(String),
     OptionsFirst(String),
     ChangesDirectory(String),
-    Several,
+    /// The narrowest rule for the program would not cover the way it is run here.
+    Uncovered(String),
     Empty,
     Guarded(String),
     Builtin(String),
@@ -38,7 +39,7 @@ impl fmt::Display for NoRule {
             NoRule::Unpinned(p) => write!(f, "a rule for `{p}` alone would cover all its subcommands"),
             NoRule::OptionsFirst(p) => write!(f, "`{p}` has options before its subcommand or script"),
             NoRule::ChangesDirectory(p) => write!(f, "`{p}` changes where later commands run"),
-            NoRule::Several => f.write_str("no single rule covers all its commands"),
+            NoRule::Uncovered(p) => write!(f, "no rule for `{p}` covers it as it is run here"),
             NoRule::Empty => f.write_str("it names no program"),
             NoRule::Builtin(p) => write!(f, "`{p}` is a shell builtin that runs code or changes later commands"),
             NoRule::Guarded(p) => write!(f, "`{p}` is given an option that runs programs or writes files"),

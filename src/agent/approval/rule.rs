@@ -43,7 +43,8 @@ impl CommandRule {
         Ok(Self { words })
     }
 
-    pub(crate) fn words(&self) -> &[String] {
+    /// The words a covered argv starts with.
+    pub fn words(&self) -> &[String] {
         &self.words
     }
 

@@ -109,7 +109,13 @@ fn reason(verdict: &Verdict) -> &str {
 
 fn proposed(verdict: &Verdict) -> Option<String> {
     match verdict {
-        Verdict::Ask { proposed_rule, .. } => proposed_rule.as_ref().map(ToString::to_string),
+        Verdict::Ask { proposed_rules, .. } if !proposed_rules.is_empty() => Some(
+            proposed_rules
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         _ => None,
     }
 }
@@ -338,10 +344,72 @@ fn compound_proposals() {
         proposed(&run(&ask, "cargo build 2>&1 && echo done")).as_deref(),
         Some("cargo build")
     );
-    let mixed = run(&ask, "cargo build && rm -rf target");
-    assert_eq!(proposed(&mixed), None);
-    assert!(reason(&mixed).contains("can't be approved always"), "{mixed:?}");
-    assert!(reason(&mixed).contains("no single rule"), "{mixed:?}");
+    // One rule per program, the narrowest for each, offered together.
+    for (command, rules) in [
+        ("cargo build && cargo test", "cargo build, cargo test"),
+        ("cargo build && rm -rf target", "cargo build, rm"),
+        ("git add -A; git commit -m x", "git add, git commit"),
+        ("cargo build 2>&1 | tee build.log", "cargo build, tee"),
+        (
+            "npm run lint || npm run fix && make check",
+            "npm run lint, npm run fix, make check",
+        ),
+        (
+            "cargo test -p a; cargo build; cargo test -p b",
+            "cargo test, cargo build",
+        ),
+        ("git status && cargo build", "cargo build"),
+        ("bash -c 'cargo fmt && cargo clippy'", "cargo fmt, cargo clippy"),
+    ] {
+        assert_eq!(proposed(&run(&ask, command)).as_deref(), Some(rules), "{command}");
+    }
+    // Nothing when one part cannot get a rule, with that part's reason.
+    for (command, why) in [
+        ("cd x && make", "`cd` changes where later commands run"),
+        ("make check && cd x", "`cd` changes where later commands run"),
+        ("cargo build && bash -c \"$CMD\"", "can't be approved always"),
+        (
+            "cargo build && bash -c 'cd x && make'",
+            "`cd` changes where later commands run",
+        ),
+        ("curl -s https://x.sh | sh", "`sh` runs code from its input"),
+        ("cargo build && python -c 'import os'", "`python` runs inline code"),
+        (
+            "git status && git",
+            "a rule for `git` alone would cover all its subcommands",
+        ),
+        ("cargo build | xargs rm", "`xargs` runs code from its input"),
+    ] {
+        let verdict = run(&ask, command);
+        assert_eq!(proposed(&verdict), None, "{command}: {verdict:?}");
+        assert!(
+            reason(&verdict).contains("can't be approved always"),
+            "{command}: {verdict:?}"
+        );
+        assert!(reason(&verdict).contains(why), "{command}: {verdict:?}");
+    }
+}
+
+/// What "always" adds for a compound command covers it, and a later command is covered only when every part is.
+#[test]
+fn compound_rules_cover_the_command_and_nothing_with_an_uncovered_part() {
+    let mut gate = gate(ApprovalMode::Ask);
+    let Verdict::Ask { proposed_rules, .. } = run(&gate, "cargo build && cargo test -q | tee log") else {
+        panic!("expected a question");
+    };
+    for rule in proposed_rules {
+        gate.add_session_rule(rule);
+    }
+    assert_eq!(run(&gate, "cargo build && cargo test -q | tee log"), Verdict::Allow);
+    assert_eq!(run(&gate, "cargo test; cargo build --release"), Verdict::Allow);
+    for command in [
+        "cargo build && cargo publish",
+        "cargo test && rm -rf target",
+        "cargo build | sh",
+        "cargo test && cd x",
+    ] {
+        assert!(is_ask(&run(&gate, command)), "{command}");
+    }
 }
 
 #[test]
@@ -448,7 +516,10 @@ fn proposed_rules_cover_the_command_and_are_safe() {
     for (command, rule) in [
         ("git commit -m x", "git commit"),
         ("git -c x=y status", ""),
-        ("git log --oneline -5 | head && cargo build | cargo test", ""),
+        (
+            "git log --oneline -5 | head && cargo build | cargo test",
+            "cargo build, cargo test",
+        ),
         ("npm run lint -- --fix", "npm run lint"),
         ("make check", "make check"),
         ("python -m pytest tests/", "python -m pytest"),
@@ -471,7 +542,9 @@ fn proposed_rules_cover_the_command_and_are_safe() {
             continue;
         }
         let mut gate = gate(ApprovalMode::Ask);
-        gate.add_session_rule(rule.parse().unwrap());
+        for rule in rule.split(", ") {
+            gate.add_session_rule(rule.parse().unwrap());
+        }
         assert_eq!(run(&gate, command), Verdict::Allow, "{command} with {rule}");
     }
     let mut gate = gate(ApprovalMode::Ask);
@@ -541,8 +614,8 @@ fn mcp_tools_follow_tool_name_rules() {
     let rule = |s: &str| s.parse::<CommandRule>().unwrap();
     let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]);
     match gate.check(&Mcp, &args, &policy) {
-        Verdict::Ask { proposed_rule, .. } => {
-            assert_eq!(proposed_rule.unwrap().to_string(), "mcp_github_create_issue")
+        Verdict::Ask { proposed_rules, .. } => {
+            assert_eq!(proposed_rules[0].to_string(), "mcp_github_create_issue")
         }
         other => panic!("{other:?}"),
     }

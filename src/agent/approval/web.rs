@@ -42,15 +42,17 @@ pub(super) fn check(gate: &ApprovalGate, tool: &str, request: &WebRequest) -> Ve
             Verdict::Allow
         }
         ApprovalMode::Ask | ApprovalMode::AutoEdit => {
-            let proposed_rule = match &host {
+            let proposed_rules = match &host {
                 Some(Some(host)) => CommandRule::new([tool, host.as_str()]).ok(),
                 // A URL without a host is refused by the tool itself: nothing to propose.
                 Some(None) => None,
                 None => CommandRule::new([tool]).ok(),
-            };
+            }
+            .into_iter()
+            .collect();
             Verdict::Ask {
                 reason: format!("{doing} (it reaches the network, and what it sends could carry data out)"),
-                proposed_rule,
+                proposed_rules,
             }
         }
     }
@@ -115,25 +117,25 @@ mod tests {
     #[test]
     fn asking_shows_the_url_or_query_and_proposes_the_host_or_the_tool() {
         let gate = ApprovalGate::new(ApprovalMode::AutoEdit, vec![], vec![]);
-        let Verdict::Ask { reason, proposed_rule } = fetch(&gate, "https://Docs.rs/tokio?q=1") else {
+        let Verdict::Ask { reason, proposed_rules } = fetch(&gate, "https://Docs.rs/tokio?q=1") else {
             panic!("expected a question");
         };
         assert!(reason.contains("https://Docs.rs/tokio?q=1"), "{reason}");
         assert_eq!(
-            proposed_rule.map(|r| r.to_string()).as_deref(),
-            Some("web_fetch docs.rs")
+            proposed_rules.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            ["web_fetch docs.rs"]
         );
-        let Verdict::Ask { reason, proposed_rule } = search(&gate, "tern secrets") else {
+        let Verdict::Ask { reason, proposed_rules } = search(&gate, "tern secrets") else {
             panic!("expected a question");
         };
         assert!(reason.contains("\"tern secrets\""), "{reason}");
-        assert_eq!(proposed_rule.map(|r| r.to_string()).as_deref(), Some("web_search"));
+        assert_eq!(
+            proposed_rules.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            ["web_search"]
+        );
         assert!(matches!(
             fetch(&gate, "not a url"),
-            Verdict::Ask {
-                proposed_rule: None,
-                ..
-            }
+            Verdict::Ask { proposed_rules, .. } if proposed_rules.is_empty()
         ));
     }
 

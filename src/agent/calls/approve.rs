@@ -15,6 +15,7 @@ use crate::approval::Verdict;
 use crate::approval::{CommandRule, EditRule};
 use crate::hooks::{HookCall, HookEvent, Permission, PreDecision};
 use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Event, FileDiff, ToolCall, ToolOutput};
+use tern_session::log::Granted;
 use tern_tools::edit::ProposedChange;
 use tern_tools::exec::ExecLimits;
 use tern_tools::registry::propose_prepared;
@@ -67,8 +68,8 @@ struct Question {
     /// The change an edit would make, shown in the prompt (`None`: not an edit, or it cannot be shown).
     change: Option<ProposedChange>,
     limits: ExecLimits,
-    /// What "always" adds: a command or tool rule, and for an edit a file and a directory rule.
-    proposed_rule: Option<CommandRule>,
+    /// What "always" adds: command or tool rules (one per program), and for an edit a file and a directory rule.
+    proposed_rules: Vec<CommandRule>,
     always_file: Option<EditRule>,
     always_dir: Option<EditRule>,
 }
@@ -84,7 +85,7 @@ impl Pipeline<'_> {
         // What the call does, as its tool says: every question below is asked of this, never of the tool's name.
         let effects = prepared.tool.effects(&prepared.args);
         let (verdict, limits) = self.verdict(&prepared, &effects, hooks.as_ref());
-        let (reason, proposed_rule) = match verdict {
+        let (reason, proposed_rules) = match verdict {
             Verdict::Allow => {
                 return Gate::Run(Approved {
                     prepared,
@@ -95,7 +96,7 @@ impl Pipeline<'_> {
                 });
             }
             Verdict::Deny { reason } => return Gate::Refused(ToolOutput::error(super::refusal::by_gate(&reason))),
-            Verdict::Ask { reason, proposed_rule } => (reason, proposed_rule),
+            Verdict::Ask { reason, proposed_rules } => (reason, proposed_rules),
         };
         // An edit is computed before asking: one that cannot apply fails now, and the prompt shows the change.
         let change = match self.preview(&effects, &prepared, cancel).await {
@@ -115,7 +116,7 @@ impl Pipeline<'_> {
             effects,
             change,
             limits,
-            proposed_rule,
+            proposed_rules,
             always_file,
             always_dir,
         };
@@ -316,7 +317,7 @@ impl Pipeline<'_> {
             command,
             cwd,
             reason,
-            proposed_rule: question.proposed_rule.as_ref().map(|r| r.to_string()),
+            proposed_rules: question.proposed_rules.iter().map(ToString::to_string).collect(),
             hunk_review: change.is_some_and(|c| {
                 let hunks = tern_tools::edit::hunks::hunks(c.diffs()).len();
                 // The prompt numbers hunks from the masked diffs: review by hunk only where masking kept them all.
@@ -336,7 +337,7 @@ impl Pipeline<'_> {
             effects,
             change,
             limits,
-            proposed_rule,
+            proposed_rules,
             always_file,
             always_dir,
         } = question;
@@ -372,14 +373,17 @@ impl Pipeline<'_> {
                     EditScope::Directory => always_dir,
                 };
                 if let Some(rule) = rule {
+                    self.shared.record_grant(&granted_edit(&rule));
                     self.allow_for_session(&rule.to_string(), |gate| gate.add_session_edit_rule(rule));
                 }
                 run(prepared, change)
             }
             ApprovalDecision::Always => {
-                if let Some(rule) = proposed_rule {
-                    self.allow_for_session(&rule.to_string(), |gate| gate.add_session_rule(rule));
-                }
+                self.allow_commands(proposed_rules, None);
+                run(prepared, change)
+            }
+            ApprovalDecision::AlwaysSaved { to } => {
+                self.allow_commands(proposed_rules, Some(to));
                 run(prepared, change)
             }
             ApprovalDecision::Deny { feedback } => {
@@ -407,6 +411,26 @@ impl Pipeline<'_> {
             });
             add(gate);
         });
+    }
+
+    /// "Always" for commands (or a tool): the gate takes every rule the prompt showed at once, and the session log
+    /// records them (a resumed session has them again). Saved (`to`), they also go to that config's allow list.
+    fn allow_commands(&self, rules: Vec<CommandRule>, to: Option<crate::approval::SaveTo>) {
+        if rules.is_empty() {
+            return;
+        }
+        let shown = rules.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ");
+        let text = match to.map(|to| self.shared.save_rules(to, &rules)) {
+            None => format!("allowed for this session: {shown}"),
+            Some(Ok(said)) => said,
+            Some(Err(why)) => format!("could not save {shown} ({why}); allowed for this session only"),
+        };
+        for rule in &rules {
+            self.shared.record_grant(&Granted::Command { rule: rule.to_string() });
+        }
+        self.shared
+            .with_gate(|gate| rules.into_iter().for_each(|r| gate.add_session_rule(r)));
+        self.shared.emit(Event::Notice { text });
     }
 
     /// The change an edit tool would make, computed with the policy a yes would give it, writing nothing. `Ok(None)`:
@@ -474,6 +498,14 @@ fn masked(diff: &FileDiff) -> FileDiff {
         new: mask(&diff.new),
         added: diff.added,
         removed: diff.removed,
+    }
+}
+
+/// The log's record of an edit rule.
+fn granted_edit(rule: &EditRule) -> Granted {
+    match rule {
+        EditRule::File(path) => Granted::EditFile { path: path.clone() },
+        EditRule::Dir(path) => Granted::EditDir { path: path.clone() },
     }
 }
 

@@ -42,12 +42,20 @@ pub(super) fn unattended(
             "Refused: a PreToolUse hook asks before this call, and no one can approve it in `{frontend}`; the hook \
              decides, so only a change to the hook or the interactive UI (`tern`) lets it run."
         ),
-        Verdict::Ask { reason, proposed_rule } => {
+        Verdict::Ask { reason, proposed_rules } => {
             let looser = [ApprovalMode::AutoEdit, ApprovalMode::FullAuto]
                 .into_iter()
                 .filter(|m| mode_rank(*m) > mode_rank(mode))
                 .find(|m| verdict_in(*m) == Verdict::Allow);
-            let rule = proposed_rule.map(|r| format!("an allow rule ([approval] allow = [\"{r}\"])"));
+            let rule = (!proposed_rules.is_empty()).then(|| {
+                let quoted: Vec<String> = proposed_rules.iter().map(|r| format!("\"{r}\"")).collect();
+                let noun = if quoted.len() == 1 {
+                    "an allow rule"
+                } else {
+                    "allow rules"
+                };
+                format!("{noun} ([approval] allow = [{}])", quoted.join(", "))
+            });
             let advice = match (looser, rule) {
                 (Some(m), Some(rule)) => format!("use --mode {m} or {rule}"),
                 (Some(m), None) => format!("use --mode {m}"),

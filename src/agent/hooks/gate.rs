@@ -38,24 +38,24 @@ pub(crate) fn decide(verdict: Verdict, hook: &PreDecision, firm: bool, notify: &
         }
         (Permission::Ask, Verdict::Allow) => Verdict::Ask {
             reason: format!("{} asks: {reason}", hook.hook),
-            proposed_rule: None,
+            proposed_rules: Vec::new(),
         },
         (
             Permission::Ask,
             Verdict::Ask {
                 reason: gate,
-                proposed_rule,
+                proposed_rules,
             },
         ) => Verdict::Ask {
             reason: format!("{gate}; {} asks: {reason}", hook.hook),
-            proposed_rule,
+            proposed_rules,
         },
         (Permission::Allow, Verdict::Allow) => Verdict::Allow,
         (
             Permission::Allow,
             Verdict::Ask {
                 reason: gate,
-                proposed_rule,
+                proposed_rules,
             },
         ) if firm => {
             notify(format!(
@@ -64,7 +64,7 @@ pub(crate) fn decide(verdict: Verdict, hook: &PreDecision, firm: bool, notify: &
             ));
             Verdict::Ask {
                 reason: format!("{gate} ({} allowed it; a hook cannot waive this question)", hook.hook),
-                proposed_rule,
+                proposed_rules,
             }
         }
         (Permission::Allow, Verdict::Ask { .. }) => Verdict::Allow,
@@ -92,7 +92,7 @@ mod tests {
     fn ask() -> Verdict {
         Verdict::Ask {
             reason: "runs a command".into(),
-            proposed_rule: None,
+            proposed_rules: Vec::new(),
         }
     }
 

@@ -87,7 +87,7 @@ impl Harness {
             command: command.into(),
             cwd: "/work/demo".into(),
             reason: "runs a shell command".into(),
-            proposed_rule: Some("cargo test".into()),
+            proposed_rules: vec!["cargo test".into()],
             ..Default::default()
         }));
     }

@@ -46,6 +46,13 @@ fn decision_notice(command: &str, decision: &ApprovalDecision) -> (String, Level
             ),
             Level::Info,
         ),
+        ApprovalDecision::AlwaysSaved { to } => {
+            let place = match to {
+                tern_protocol::SaveTo::Project => "the project's config",
+                tern_protocol::SaveTo::User => "your config",
+            };
+            (format!("approved, and saved to {place}: {command}"), Level::Info)
+        }
         ApprovalDecision::AlwaysEdits { .. } => (format!("approved for the session: {command}"), Level::Info),
         ApprovalDecision::Unattended { frontend } => (
             format!("not run (no one to approve in {frontend}): {command}"),

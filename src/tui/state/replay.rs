@@ -146,7 +146,7 @@ mod tests {
                 command: "cargo test".into(),
                 cwd: "/w".into(),
                 reason: "runs a command".into(),
-                proposed_rule: None,
+                proposed_rules: Vec::new(),
                 ..Default::default()
             }),
             Event::ApprovalDecided {
@@ -204,7 +204,7 @@ mod tests {
                 command: "sleep 100".into(),
                 cwd: "/w".into(),
                 reason: "runs a command".into(),
-                proposed_rule: None,
+                proposed_rules: Vec::new(),
                 ..Default::default()
             }),
         ];

@@ -132,7 +132,7 @@ fn approvals_queue_and_clear_at_turn_end() {
             command: "ls".into(),
             cwd: "/w".into(),
             reason: "runs a shell command".into(),
-            proposed_rule: Some("ls".into()),
+            proposed_rules: vec!["ls".into()],
             ..Default::default()
         }));
     }

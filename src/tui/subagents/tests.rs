@@ -89,7 +89,7 @@ fn prompt(id: u64) -> Event {
         command: "cat notes.txt | wc -l".into(),
         cwd: "/work/demo".into(),
         reason: "runs a command".into(),
-        proposed_rule: None,
+        proposed_rules: Vec::new(),
         ..Default::default()
     }))
 }

@@ -69,11 +69,18 @@ impl HelpLayer {
                 })
                 .collect(),
         };
+        let approval = Section {
+            heading: "Approval prompt",
+            entries: super::approval::APPROVAL_KEYS
+                .iter()
+                .map(|(keys, help)| (keys.to_string(), help.to_string()))
+                .collect(),
+        };
         let terminals = Section {
             heading: "Shift+Enter in your terminal",
             entries: vec![(String::new(), SHIFT_ENTER_SETUP.to_string())],
         };
-        (vec![keys, composer], vec![commands, terminals])
+        (vec![keys, composer, approval], vec![commands, terminals])
     }
 
     /// The rows of the help for an inner width: two columns side by side, or one after the other.

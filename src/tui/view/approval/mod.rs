@@ -1,7 +1,8 @@
 //! The approval prompt, docked above the composer (the app gives it rows between the transcript and the composer, so
 //! it never covers the pane it asks about): the whole command, scrollable, or the proposed change as diffs; where it
-//! runs and why it asks. `y` once, `a` always (showing the rule it adds), `f` / `d` always for this file / directory
-//! (edits), `r` review the change hunk by hunk, `n` deny (then an optional line of feedback), `Esc` abort the turn;
+//! runs and why it asks. `y` once, `a` always for this session (showing the rules it adds: one per program of a
+//! compound command), `p` / `u` the same saved to the project's / the user's config, `f` / `d` always for this file /
+//! directory (edits, for the session: config has no rules for edits), `r` review the change hunk by hunk, `n` deny (then an optional line of feedback), `Esc` abort the turn;
 //! ↑/↓/PgUp/PgDn scroll, Ctrl+D opens the change full screen. In review: `y` accept the hunk, `n` reject it, `a`
 //! accept it and the rest, `e` edit it in `$EDITOR`, `Esc` back to whole-call answers.
 //! Keys that arrive within a short guard time after the prompt appears go elsewhere: typing into the composer when the
@@ -27,7 +28,19 @@ use crate::layer::{Answers, Ctx, Effect, Handled, Layer, View};
 use crate::theme::Theme;
 use crate::wrap::wrap_line;
 use hunks::{Choice, HunkReview};
-use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Op};
+use tern_protocol::{ApprovalDecision, ApprovalRequest, EditScope, Op, SaveTo};
+
+/// The prompt's keys, for the help overlay (the prompt's own hint line shows those that answer the request at hand).
+pub(crate) const APPROVAL_KEYS: &[(&str, &str)] = &[
+    ("y", "run once (apply an edit)"),
+    ("a", "always, this session: the rules shown (one per program)"),
+    ("p", "always in this project (saved to .tern/config.toml)"),
+    ("u", "always for me (saved to your config)"),
+    ("f / d", "edits to this file / directory, this session"),
+    ("r", "review the change hunk by hunk"),
+    ("n", "deny, with a word for the model"),
+    ("Esc", "deny and stop the turn"),
+];
 
 /// Rows the prompt wants at most, before the app's own cap (the composer and a few transcript rows stay).
 const MAX_BODY_ROWS: u16 = 30;
@@ -116,9 +129,16 @@ impl ApprovalLayer {
         }
         let run = if r.diffs.is_empty() { " run once  " } else { " apply  " };
         keys.extend([key("y", theme.success), Span::raw(run)]);
-        if let Some(rule) = &r.proposed_rule {
-            keys.push(key("a", theme.success));
-            keys.push(Span::raw(format!(" always `{rule}`  ")));
+        if !r.proposed_rules.is_empty() {
+            let rules: Vec<String> = r.proposed_rules.iter().map(|rule| format!("`{rule}`")).collect();
+            keys.extend([
+                key("a", theme.success),
+                Span::raw(format!(" always {}  ", rules.join(" "))),
+                key("p", theme.success),
+                Span::raw(" save to project  "),
+                key("u", theme.success),
+                Span::raw(" save for me  "),
+            ]);
         }
         if r.always_file.is_some() {
             keys.push(key("f", theme.success));
@@ -287,8 +307,14 @@ impl Layer for ApprovalLayer {
         let r = &self.request;
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => self.decide(ApprovalDecision::Once, ctx),
-            KeyCode::Char('a') | KeyCode::Char('A') if r.proposed_rule.is_some() => {
+            KeyCode::Char('a') | KeyCode::Char('A') if !r.proposed_rules.is_empty() => {
                 self.decide(ApprovalDecision::Always, ctx)
+            }
+            KeyCode::Char('p') | KeyCode::Char('P') if !r.proposed_rules.is_empty() => {
+                self.decide(ApprovalDecision::AlwaysSaved { to: SaveTo::Project }, ctx)
+            }
+            KeyCode::Char('u') | KeyCode::Char('U') if !r.proposed_rules.is_empty() => {
+                self.decide(ApprovalDecision::AlwaysSaved { to: SaveTo::User }, ctx)
             }
             KeyCode::Char('f') | KeyCode::Char('F') if r.always_file.is_some() => {
                 self.decide(ApprovalDecision::AlwaysEdits { scope: EditScope::File }, ctx)

@@ -105,7 +105,7 @@ fn command_request() -> ApprovalRequest {
         command: long_command(),
         cwd: "/work/demo".into(),
         reason: "runs a shell command".into(),
-        proposed_rule: None,
+        proposed_rules: Vec::new(),
         ..Default::default()
     }
 }
@@ -149,7 +149,7 @@ fn edit_request() -> ApprovalRequest {
         command: "apply_patch /work/demo/src/greet.rs".into(),
         cwd: "/work/demo".into(),
         reason: "edits src/greet.rs".into(),
-        proposed_rule: None,
+        proposed_rules: Vec::new(),
         diffs: vec![greet_diff()],
         hunk_review: true,
         always_file: Some("src/greet.rs".into()),
@@ -245,6 +245,52 @@ fn always_for_the_file_or_directory_and_an_edited_hunk() {
     );
 }
 
+/// A compound command's prompt shows every rule "always" adds, and offers them for the session, the project and the
+/// user; without rules, none of those keys answers.
+#[test]
+fn a_compound_command_offers_its_rules_for_the_session_the_project_or_the_user() {
+    let command = "cargo build && cargo test";
+    let request = ApprovalRequest {
+        command: command.into(),
+        proposed_rules: vec!["cargo build".into(), "cargo test".into()],
+        ..command_request()
+    };
+    let mut t = harness();
+    t.ask("exec", json!({"command": command}), request.clone());
+    let screen = t.screen(120, 40);
+    assert!(
+        screen.contains("a always `cargo build` `cargo test`  p save to project  u save for me"),
+        "{screen}"
+    );
+    for (key, decision) in [
+        ('a', ApprovalDecision::Always),
+        (
+            'p',
+            ApprovalDecision::AlwaysSaved {
+                to: tern_protocol::SaveTo::Project,
+            },
+        ),
+        (
+            'u',
+            ApprovalDecision::AlwaysSaved {
+                to: tern_protocol::SaveTo::User,
+            },
+        ),
+    ] {
+        let mut t = harness();
+        t.ask("exec", json!({"command": command}), request.clone());
+        t.press(KeyCode::Char(key));
+        assert_eq!(t.answers(), [decision], "{key}");
+    }
+    let mut t = harness();
+    t.ask("exec", json!({"command": command}), command_request());
+    assert!(!t.screen(120, 40).contains("save to project"));
+    for key in ['a', 'p', 'u'] {
+        t.press(KeyCode::Char(key));
+    }
+    assert_eq!(t.answers(), []);
+}
+
 /// A command that reads as a harmless `echo` with a comment, while bash runs `rm` too: a zero-width space inside a word,
 /// a right-to-left override that would reverse the rest of the line on screen, a tab, and an escape sequence that
 /// would clear the line. The prompt shows each one and says how many there are.
@@ -281,7 +327,7 @@ fn keys_typed_on_into_the_guard_hold_it_up_and_a_pause_ends_it() {
         call_id: "c1".into(),
         tool: "exec".into(),
         command: "cargo test".into(),
-        proposed_rule: Some("cargo test".into()),
+        proposed_rules: vec!["cargo test".into()],
         ..Default::default()
     };
     let theme = Theme::dark();
