@@ -32,6 +32,7 @@ pub struct AgentConfig {
     log: Option<SessionLog>,
     hooks: crate::hooks::Hooks,
     subagents: Option<crate::subagent::SubagentSettings>,
+    agents: Vec<crate::subagent::agents::AgentDef>,
     mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
     mcp: Option<Arc<tern_mcp::McpManager>>,
 }
@@ -68,6 +69,7 @@ impl AgentConfig {
             log: None,
             hooks: Default::default(),
             subagents: None,
+            agents: Vec::new(),
             mcp_elicitations: None,
             mcp: None,
         }
@@ -145,6 +147,12 @@ impl AgentConfig {
         self
     }
 
+    /// The custom agents `spawn` offers by name (`subagent::agents::collect`).
+    pub fn with_agents(mut self, agents: Vec<crate::subagent::agents::AgentDef>) -> Self {
+        self.agents = agents;
+        self
+    }
+
     /// Where the session's MCP servers' requests for input arrive (`McpManager::start_with`); each is shown as
     /// `Event::Elicitation` and answered by `Op::Elicit`. Unless set, no server can ask.
     pub fn with_mcp_elicitations(mut self, inbox: tern_mcp::ElicitationInbox) -> Self {
@@ -214,6 +222,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
                 settings,
                 limits: config.limits,
                 hooks: config.hooks.for_subagent(),
+                agents: config.agents.clone(),
             },
         )
     });

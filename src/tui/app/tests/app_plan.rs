@@ -55,8 +55,13 @@ fn a_custom_command_sends_its_expanded_prompt() {
     }
     assert_eq!(
         sent,
-        vec![Op::UserTurn {
-            text: "Review src/lib.rs and report bugs.".into()
+        vec![Op::CommandTurn {
+            command: tern_protocol::CommandTurn {
+                line: "/audit src/lib.rs".into(),
+                prompt: "Review src/lib.rs and report bugs.".into(),
+                allow: Vec::new(),
+                model: None,
+            }
         }]
     );
     // The built-in wins over help.md.

@@ -1,0 +1,176 @@
+//! A project written for Claude Code (`tests/fixtures/claude-project`) under `tern run`, the real binary against the
+//! scripted model over HTTP: its custom agent is offered by `spawn` and runs with its own prompt and tools; its custom
+//! command's `` !`cmd` `` lines run through the gate (pre-approved by `allowed-tools` in a trusted project, asked and
+//! so refused unattended in an untrusted one) and their output and its `@file` reach the model.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::mock_llm::{MockLlm, Reply};
+use support::tern::{Scratch, output};
+
+/// A scratch workspace holding a copy of the fixture, made a git repository.
+fn project() -> Scratch {
+    let scratch = Scratch::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-project");
+    copy_dir(&fixture, scratch.work.path());
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(scratch.work.path())
+        .status()
+        .unwrap();
+    assert!(git.success());
+    scratch
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The system prompt of one request (OpenAI's first message).
+fn system(request: &Value) -> String {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The names of the tools one request offered.
+fn tools(request: &Value) -> Vec<String> {
+    let mut names: Vec<String> = request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The last user message of one request.
+fn user(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_claude_code_agent_is_spawned_with_its_prompt_and_tools() {
+    let mock = MockLlm::start(vec![
+        Reply::tool(
+            "spawn",
+            json!({"task": "Review notes.txt", "agent": "reviewer", "wait": true, "label": "review"}),
+        ),
+        Reply::for_system("REVIEWER-PROMPT", Reply::text("No bugs in notes.txt.")),
+        Reply::text("The reviewer found no bugs."),
+    ])
+    .await;
+    let sb = project();
+    let out = output(
+        sb.command(Some(&mock), &["run", "review my notes"]),
+        Duration::from_secs(60),
+    )
+    .await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("The reviewer found no bugs."), "{stdout}");
+    // The broken agent file is a warning naming it, not a failure.
+    assert!(stderr.contains("broken.md") && stderr.contains("not YAML"), "{stderr}");
+
+    let requests = mock.requests();
+    // The main agent is offered the agent by name, with its description.
+    let spawn = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "spawn")
+        .unwrap()
+        .clone();
+    let agent = &spawn["function"]["parameters"]["properties"]["agent"];
+    assert_eq!(agent["enum"], json!(["reviewer"]), "{spawn}");
+    assert!(
+        agent["description"]
+            .as_str()
+            .unwrap()
+            .contains("reviewer: Reviews changed files for bugs. Use it after edits."),
+        "{agent}"
+    );
+    // The subagent runs on the agent's prompt, with its tools only (Read and Grep: read_file and grep).
+    let sub = requests
+        .iter()
+        .find(|r| system(r).contains("REVIEWER-PROMPT"))
+        .expect("a request of the subagent");
+    assert!(system(sub).contains("Review notes.txt"), "{}", system(sub));
+    assert_eq!(tools(sub), ["grep", "read_file"]);
+    assert!(!system(&requests[0]).contains("REVIEWER-PROMPT"));
+}
+
+#[tokio::test]
+async fn a_command_in_a_trusted_project_runs_its_commands_pre_approved() {
+    let mock = MockLlm::start(vec![Reply::text("Stamped.")]).await;
+    let sb = project();
+    let out = output(
+        sb.command(Some(&mock), &["run", "--trust-project", "/stamp quickly"]),
+        Duration::from_secs(60),
+    )
+    .await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(sb.work.path().join("stamp.txt").exists(), "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let prompt = user(&requests[0]);
+    // `git status` ran after `touch`, so it lists the stamp; the notes file is attached; the arguments are there.
+    assert!(prompt.contains("?? stamp.txt"), "{prompt}");
+    assert!(!prompt.contains("!`"), "{prompt}");
+    assert!(
+        prompt.contains("<attachment source=\"notes.txt\">")
+            && prompt.contains("FIXTURE-NOTES: the build takes 3 minutes."),
+        "{prompt}"
+    );
+    assert!(prompt.contains("say what changed. quickly"), "{prompt}");
+}
+
+#[tokio::test]
+async fn a_command_in_an_untrusted_project_gets_no_pre_approval() {
+    let mock = MockLlm::start(vec![Reply::text("Could not stamp.")]).await;
+    let sb = project();
+    let out = output(sb.command(Some(&mock), &["run", "/stamp"]), Duration::from_secs(60)).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Said on stderr; the command asks, nobody can answer under `tern run`, so it does not run.
+    assert!(stderr.contains("/stamp: its allowed-tools are not granted"), "{stderr}");
+    assert!(!sb.work.path().join("stamp.txt").exists());
+    let prompt = user(&mock.requests()[0]);
+    assert!(prompt.contains("[`touch stamp.txt` did not run or failed:"), "{prompt}");
+    // The file is still attached: reading it inside the workspace needs no approval.
+    assert!(prompt.contains("FIXTURE-NOTES"), "{prompt}");
+    assert!(!prompt.contains("?? stamp.txt"), "{prompt}");
+}
