@@ -129,6 +129,9 @@ async fn a_claude_code_agent_is_spawned_with_its_prompt_and_tools() {
         .expect("a request of the subagent");
     assert!(system(sub).contains("Review notes.txt"), "{}", system(sub));
     assert_eq!(tools(sub), ["grep", "read_file"]);
+    // On its own model; the main agent on the session's.
+    assert_eq!(sub["model"], "reviewer-model");
+    assert_eq!(requests[0]["model"], "m");
     assert!(!system(&requests[0]).contains("REVIEWER-PROMPT"));
 }
 
@@ -173,4 +176,82 @@ async fn a_command_in_an_untrusted_project_gets_no_pre_approval() {
     // The file is still attached: reading it inside the workspace needs no approval.
     assert!(prompt.contains("FIXTURE-NOTES"), "{prompt}");
     assert!(!prompt.contains("?? stamp.txt"), "{prompt}");
+}
+
+/// A command's `allowed-tools` hold for the turn it starts only: its `` !`cmd` `` runs unasked, and the same kind of
+/// command the model asks for in the next turn asks again (denied here).
+#[tokio::test]
+async fn a_commands_rules_end_with_its_turn() {
+    use tern::protocol::{ApprovalDecision, ApprovalMode, CommandTurn, Event, Op, TurnEnd};
+    let mock = MockLlm::start(vec![
+        Reply::text("Stamped one."),
+        Reply::tool("exec", json!({"command": "touch two.txt"})),
+        Reply::text("Could not stamp two."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let provider = support::agent::provider(&mock, tern::provider::ProviderKind::OpenAi);
+    let results = tern::session::ToolResultStore::for_session(data.path(), "main");
+    let mut agent = tern::agent::spawn(support::agent::config(
+        &provider,
+        dir.path(),
+        results,
+        ApprovalMode::Ask,
+    ));
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(20), agent.events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the agent is running")
+    };
+    let ops = agent.ops.clone();
+    ops.send(Op::CommandTurn {
+        command: CommandTurn {
+            line: "/stamp".into(),
+            prompt: "Made: !`touch one.txt` ok".into(),
+            allow: vec!["touch".into()],
+            model: Some("command-model".into()),
+        },
+    })
+    .unwrap();
+    loop {
+        match next().await {
+            Event::ApprovalRequest(request) => panic!("the command's rule covers it: {request:?}"),
+            Event::TurnFinished { reason } => {
+                assert_eq!(reason, TurnEnd::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(dir.path().join("one.txt").exists());
+    ops.send(Op::UserTurn {
+        text: "now stamp two".into(),
+    })
+    .unwrap();
+    let mut asked = 0;
+    loop {
+        match next().await {
+            Event::ApprovalRequest(request) => {
+                asked += 1;
+                assert_eq!(request.command, "touch two.txt");
+                ops.send(Op::Approve {
+                    id: request.id,
+                    decision: ApprovalDecision::Deny { feedback: None },
+                })
+                .unwrap();
+            }
+            Event::TurnFinished { .. } => break,
+            _ => {}
+        }
+    }
+    assert_eq!(asked, 1);
+    assert!(!dir.path().join("two.txt").exists());
+    let requests = mock.requests();
+    // The command's turn ran on its model; the next on the session's.
+    assert_eq!(requests[0]["model"], "command-model");
+    assert_eq!(requests[1]["model"], "test-model");
+    assert!(user(&requests[0]).starts_with("Made: "), "{}", user(&requests[0]));
+    assert!(!user(&requests[0]).contains("!`"), "{}", user(&requests[0]));
 }

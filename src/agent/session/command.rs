@@ -194,7 +194,10 @@ mod tests {
                 Fill::File("src/lib.rs".into()),
             ]
         );
-        assert_eq!((&prompt[8..21], &prompt[28..46]), ("!`git status`", "!`git diff --stat`"));
+        assert_eq!(
+            (&prompt[8..21], &prompt[28..46]),
+            ("!`git status`", "!`git diff --stat`")
+        );
         assert!(fills("mail me@host.org, no !`` here", |_| true).is_empty());
     }
 
