@@ -148,15 +148,21 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<AgentDef, String> {
 impl AgentDef {
     /// The main agent's `tools` narrowed to what this agent's list names (all of them without a list), and a
     /// warning for each name that matches none. A name is Claude Code's (`Read`, `Bash`, `Bash(git:*)` is `Bash`) or
-    /// tern's own (`read_file`); `apply_patch` comes with `Edit` and `Write` both, as it does the work of either.
+    /// tern's own (`read_file`, `mcp_server_tool`; MCP tools are those started by then); `apply_patch` comes with `Edit` and `Write` both, as it does the work of either.
     pub(crate) fn tools(&self, tools: &ToolRegistry) -> (ToolRegistry, Vec<String>) {
         let Some(names) = &self.tools else {
             return (tools.clone(), Vec::new());
         };
-        let names: Vec<&str> = names
+        // `Bash(git:*)` is `Bash`; Claude Code's `mcp__server__tool` is tern's `mcp_server_tool`.
+        let names: Vec<String> = names
             .iter()
             .map(|n| n.split_once('(').map_or(n.as_str(), |(head, _)| head).trim())
+            .map(|n| match n.strip_prefix("mcp__") {
+                Some(rest) => format!("mcp_{}", rest.replace("__", "_")),
+                None => n.to_string(),
+            })
             .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let claude: Vec<ClaudeTool> = names.iter().filter_map(|n| ClaudeTool::named(n)).collect();
         let wanted = |tool: &Arc<dyn Tool>| {
             names.contains(&tool.name())

@@ -126,3 +126,33 @@ fn snapshot_plan_pane_and_status_progress() {
     assert!(screen.contains("1/3 done · "), "{screen}");
     insta::assert_snapshot!(screen);
 }
+
+#[test]
+fn a_custom_command_sent_while_busy_waits_and_then_starts_its_own_turn() {
+    let mut h = harness_with_commands(&[("audit.md", "Review $1.\n")]);
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "first".into(),
+    });
+    h.keys("/audit a.rs");
+    h.press(key(KeyCode::Enter));
+    if !h.app.composer.is_empty() {
+        h.press(key(KeyCode::Enter));
+    }
+    assert!(h.sent().is_empty());
+    assert_eq!(h.app.state.queued.iter().collect::<Vec<_>>(), ["/audit a.rs"]);
+    h.event(Event::TurnFinished {
+        reason: tern_protocol::TurnEnd::Completed,
+    });
+    assert_eq!(
+        h.sent(),
+        vec![Op::CommandTurn {
+            command: tern_protocol::CommandTurn {
+                line: "/audit a.rs".into(),
+                prompt: "Review a.rs.".into(),
+                allow: Vec::new(),
+                model: None,
+            }
+        }]
+    );
+}
