@@ -83,7 +83,8 @@ impl CustomCommand {
                 true => format!("/{}", self.name),
                 false => format!("/{} {args}", self.name),
             },
-            prompt: self.expand(args),
+            body: self.body.clone(),
+            args: args.to_string(),
             allow: self.allow.clone(),
             model: self.model.clone(),
         }
@@ -231,7 +232,8 @@ impl CustomCommands {
 
     /// The prompt for a line `/name args` naming a custom command; `None` for any other line.
     pub fn expand_line(&self, line: &str) -> Option<String> {
-        self.turn_for_line(line).map(|turn| turn.prompt)
+        self.turn_for_line(line)
+            .map(|turn| expand::expand(&turn.body, &turn.args))
     }
 
     /// The turn a line `/name args` naming a custom command starts; `None` for any other line.

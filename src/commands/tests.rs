@@ -209,10 +209,8 @@ fn allowed_tools_are_granted_to_the_users_and_a_trusted_projects_commands_only()
             .any(|n| n.contains("/stage") && n.contains("not trusted"))
     );
     let turn = untrusted.turn_for_line("/stage a.rs").unwrap();
-    assert_eq!(
-        (turn.line.as_str(), turn.prompt.as_str()),
-        ("/stage a.rs", "Stage a.rs.")
-    );
+    assert_eq!((turn.line.as_str(), turn.args.as_str()), ("/stage a.rs", "a.rs"));
+    assert_eq!(untrusted.expand_line("/stage a.rs").as_deref(), Some("Stage a.rs."));
     assert!(turn.allow.is_empty());
     assert_eq!(turn.model.as_deref(), Some("haiku"));
 

@@ -191,8 +191,12 @@ pub enum Op {
 pub struct CommandTurn {
     /// As typed: `/review src/lib.rs`; the transcript shows it.
     pub line: String,
-    /// The command file's body with the arguments put in.
-    pub prompt: String,
+    /// The command file's body, its `$ARGUMENTS` and `$1` … `$9` not yet replaced: only the body's own
+    /// `` !`cmd` `` run, never one that came in with the arguments (an attached file's text, a paste).
+    pub body: String,
+    /// What the user typed after the name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub args: String,
     /// tern command rules (`git add`, `mcp__server__tool`) that run unasked during this turn only: the command's
     /// `allowed-tools`, where its scope lets it have them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -3,13 +3,16 @@
 //! before the model sees it. Each of those is a tool call like the model's (the command tool for `!`, the read tool
 //! for `@`), taken down the one road: prepared, gated (asked when the gate asks, refused when it refuses, in the
 //! sandbox), run and recorded with its events. Their results go into the prompt, never into the conversation as
-//! calls: the model made none of them. A refused or failed one leaves a note in its place.
+//! calls: the model made none of them. A refused or failed one leaves a note in its place. Only the command file's
+//! own `` !`cmd` `` run: the arguments are put in after, so one that came in with them (an attached file's text, a
+//! paste) stays text.
 
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::approval::CommandRule;
 use crate::calls::{Flow, RepeatGuard};
+use tern_commands::expand::expand;
 use tern_protocol::{CommandTurn, Event, Message, ToolCall, TurnEnd};
 use tern_tools::ClaudeTool;
 
@@ -45,7 +48,8 @@ impl Session {
                 Err(why) => self.notice(format!("{}: {why}", command.line)),
             }
         }
-        let end = self.run_turn_of(command.prompt, true, cancel).await;
+        let shown = expand(&command.body, &command.args);
+        let end = self.run_turn_of(shown, Some(command), cancel).await;
         self.shared.with_gate(|gate| gate.set_turn_rules(Vec::new()));
         self.turn_model = None;
         end
@@ -55,12 +59,23 @@ impl Session {
         self.shared.emit(Event::Notice { text });
     }
 
-    /// The prompt with its `` !`cmd` `` output and `@path` files in; `Err` when the user aborted at a prompt or a
-    /// hook stopped the turn.
-    pub(super) async fn fill(&mut self, prompt: &str, cancel: &CancellationToken) -> Result<String, TurnEnd> {
-        let fills = fills(prompt, |path| self.policy.resolve(path).is_ok_and(|p| p.is_file()));
+    /// The prompt of `command` (`shown`: its body with the arguments in) with the output of the body's
+    /// `` !`cmd` `` commands and the `@path` files in; `Err` when the user aborted at a prompt or a hook stopped the
+    /// turn. Only the body's commands run: the arguments are put in afterwards, so a command in them (an attached
+    /// file's text, a paste) stays text.
+    pub(super) async fn fill(
+        &mut self,
+        command: &CommandTurn,
+        shown: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, TurnEnd> {
+        let mut fills: Vec<Fill> = commands(&command.body);
+        fills.extend(files(shown, |path| {
+            self.policy.resolve(path).is_ok_and(|p| p.is_file())
+        }));
+        fills.truncate(MAX_FILLS);
         if fills.is_empty() {
-            return Ok(prompt.to_string());
+            return Ok(shown.to_string());
         }
         let calls: Vec<ToolCall> = fills
             .iter()
@@ -77,34 +92,8 @@ impl Session {
             Flow::Aborted => return Err(TurnEnd::Aborted),
             Flow::Stopped(message) => return Err(TurnEnd::Error { message }),
         }
-        let result = |call: &ToolCall| {
-            results.iter().find_map(|m| match m {
-                Message::Tool {
-                    call_id,
-                    content,
-                    is_error,
-                    ..
-                } if *call_id == call.id => Some((content.clone(), *is_error)),
-                _ => None,
-            })
-        };
-        let mut out = String::with_capacity(prompt.len());
-        let mut attachments = String::new();
-        let mut at = 0;
-        for (fill, call) in fills.iter().zip(&calls) {
-            let answer = result(call);
-            match fill {
-                Fill::Command(range, command) => {
-                    out.push_str(&prompt[at..range.start]);
-                    out.push_str(&command_output(command, answer));
-                    at = range.end;
-                }
-                Fill::File(path) => attachments.push_str(&file_block(path, answer)),
-            }
-        }
-        out.push_str(&prompt[at..]);
-        out.push_str(&attachments);
-        Ok(out)
+        let answers: Vec<Option<(String, bool)>> = calls.iter().map(|call| answer(&results, call)).collect();
+        Ok(assemble(command, &fills, &answers))
     }
 
     /// The tool call for one fill: the session's command tool or read tool (found by what they are, not their name);
@@ -128,6 +117,55 @@ impl Session {
     }
 }
 
+/// The text and whether it is an error, of the result of `call` among `results`.
+fn answer(results: &[Message], call: &ToolCall) -> Option<(String, bool)> {
+    results.iter().find_map(|m| match m {
+        Message::Tool {
+            call_id,
+            content,
+            is_error,
+            ..
+        } if *call_id == call.id => Some((content.clone(), *is_error)),
+        _ => None,
+    })
+}
+
+/// The prompt: the body with each filled `` !`cmd` `` replaced by its answer, then the arguments put in, then the
+/// files. The markers become placeholders no argument can hold (a random nonce) before the arguments go in, so only
+/// the body's own markers are replaced.
+fn assemble(command: &CommandTurn, fills: &[Fill], answers: &[Option<(String, bool)>]) -> String {
+    let placeholder = loop {
+        let nonce = format!("\u{1}fill-{:016x}-", fastrand::u64(..));
+        if !command.body.contains(&nonce) && !command.args.contains(&nonce) {
+            break nonce;
+        }
+    };
+    let mut body = String::with_capacity(command.body.len());
+    let mut at = 0;
+    for (i, fill) in fills.iter().enumerate() {
+        if let Fill::Command(range, _) = fill {
+            body.push_str(&command.body[at..range.start]);
+            body.push_str(&format!("{placeholder}{i}\u{1}"));
+            at = range.end;
+        }
+    }
+    body.push_str(&command.body[at..]);
+    let mut out = expand(&body, &command.args);
+    for (i, (fill, answer)) in fills.iter().zip(answers).enumerate() {
+        match fill {
+            Fill::Command(_, text) => {
+                out = out.replacen(
+                    &format!("{placeholder}{i}\u{1}"),
+                    &command_output(text, answer.clone()),
+                    1,
+                );
+            }
+            Fill::File(path) => out.push_str(&file_block(path, answer.clone())),
+        }
+    }
+    out
+}
+
 /// What takes a `` !`cmd` ``'s place: its output, or a note when it did not run.
 fn command_output(command: &str, answer: Option<(String, bool)>) -> String {
     match answer {
@@ -146,22 +184,27 @@ fn file_block(path: &str, answer: Option<(String, bool)>) -> String {
     }
 }
 
-/// The `` !`cmd` `` markers and `@path` references of `prompt`, in order, at most `MAX_FILLS`. `@word` counts when
-/// it starts the text or follows white space and `is_file` says it names a file (so `@user` in prose stays prose).
-fn fills(prompt: &str, is_file: impl Fn(&str) -> bool) -> Vec<Fill> {
+/// The `` !`cmd` `` markers of `body`, in order: the byte range of each and its command.
+fn commands(body: &str) -> Vec<Fill> {
     let mut found = Vec::new();
     let mut rest = 0;
-    while let Some(i) = prompt[rest..].find("!`").map(|i| i + rest) {
+    while let Some(i) = body[rest..].find("!`").map(|i| i + rest) {
         let start = i + 2;
-        let Some(len) = prompt[start..].find(['`', '\n']) else {
+        let Some(len) = body[start..].find(['`', '\n']) else {
             break;
         };
-        let command = prompt[start..start + len].trim();
-        if prompt[start + len..].starts_with('`') && !command.is_empty() {
+        let command = body[start..start + len].trim();
+        if body[start + len..].starts_with('`') && !command.is_empty() {
             found.push(Fill::Command(i..start + len + 1, command.to_string()));
         }
         rest = start + len;
     }
+    found
+}
+
+/// The files `@path` names in `prompt`, each once: a word that starts the text or follows white space, and that
+/// `is_file` says names a file (so `@user` in prose stays prose).
+fn files(prompt: &str, is_file: impl Fn(&str) -> bool) -> Vec<Fill> {
     let mut files: Vec<String> = Vec::new();
     for (i, _) in prompt.match_indices('@') {
         if i > 0 && !prompt[..i].ends_with(char::is_whitespace) {
@@ -173,9 +216,7 @@ fn fills(prompt: &str, is_file: impl Fn(&str) -> bool) -> Vec<Fill> {
             files.push(path.to_string());
         }
     }
-    found.extend(files.into_iter().map(Fill::File));
-    found.truncate(MAX_FILLS);
-    found
+    files.into_iter().map(Fill::File).collect()
 }
 
 #[cfg(test)]
@@ -184,21 +225,41 @@ mod tests {
 
     #[test]
     fn commands_and_files_are_found_in_order() {
-        let prompt = "Status: !`git status`\nDiff: !`git diff --stat` and @src/lib.rs, @user and a!`b\nx` @src/lib.rs.";
-        let found = fills(prompt, |p| p == "src/lib.rs");
+        let body = "Status: !`git status`\nDiff: !`git diff --stat` and @src/lib.rs, @user and a!`b\nx` @src/lib.rs.";
         assert_eq!(
-            found,
+            commands(body),
             [
                 Fill::Command(8..21, "git status".into()),
                 Fill::Command(28..46, "git diff --stat".into()),
-                Fill::File("src/lib.rs".into()),
             ]
         );
+        assert_eq!((&body[8..21], &body[28..46]), ("!`git status`", "!`git diff --stat`"));
+        assert_eq!(files(body, |p| p == "src/lib.rs"), [Fill::File("src/lib.rs".into())]);
+        assert!(commands("no !`` here").is_empty());
+        assert!(files("mail me@host.org", |_| true).is_empty());
+    }
+
+    #[test]
+    fn only_the_bodys_commands_are_filled_and_arguments_stay_text() {
+        let command = CommandTurn {
+            line: "/x".into(),
+            body: "Out: !`echo hi` for $ARGUMENTS".into(),
+            args: "!`rm -rf ~` and @a.rs".into(),
+            allow: Vec::new(),
+            model: None,
+        };
+        let shown = expand(&command.body, &command.args);
+        let mut fills = commands(&command.body);
+        fills.extend(files(&shown, |p| p == "a.rs"));
+        assert_eq!(fills.len(), 2, "{fills:?}");
+        let answers = [
+            Some(("hi\n".to_string(), false)),
+            Some(("fn a() {}".to_string(), false)),
+        ];
         assert_eq!(
-            (&prompt[8..21], &prompt[28..46]),
-            ("!`git status`", "!`git diff --stat`")
+            assemble(&command, &fills, &answers),
+            "Out: hi for !`rm -rf ~` and @a.rs\n\n<attachment source=\"a.rs\">\nfn a() {}\n</attachment>"
         );
-        assert!(fills("mail me@host.org, no !`` here", |_| true).is_empty());
     }
 
     #[test]

@@ -174,11 +174,16 @@ impl Session {
 
     /// Runs one turn and always leaves a conversation the API accepts.
     pub(crate) async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
-        self.run_turn_of(text, false, cancel).await
+        self.run_turn_of(text, None, cancel).await
     }
 
     /// A turn on `text`; a custom command's (`command`) has its `` !`cmd` `` and `@path` filled in first.
-    async fn run_turn_of(&mut self, text: String, command: bool, cancel: CancellationToken) -> TurnEnd {
+    async fn run_turn_of(
+        &mut self,
+        text: String,
+        command: Option<tern_protocol::CommandTurn>,
+        cancel: CancellationToken,
+    ) -> TurnEnd {
         self.turn += 1;
         let (messages, events) = (self.messages.len(), self.shared.recorded_events());
         self.shared.emit(Event::TurnStarted {
@@ -195,7 +200,7 @@ impl Session {
             self.shared.emit(Event::Notice { text });
         }
         let text = match command {
-            true => match self.fill(&text, &cancel).await {
+            Some(command) => match self.fill(&command, &text, &cancel).await {
                 Ok(text) => text,
                 Err(end) => {
                     if let Some(text) = self.checkpoints.end_turn().await {
@@ -205,7 +210,7 @@ impl Session {
                     return end;
                 }
             },
-            false => text,
+            None => text,
         };
         let content = match self.pending_note.take() {
             Some(note) => format!("{note}\n\n{text}"),

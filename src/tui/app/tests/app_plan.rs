@@ -58,7 +58,8 @@ fn a_custom_command_sends_its_expanded_prompt() {
         vec![Op::CommandTurn {
             command: tern_protocol::CommandTurn {
                 line: "/audit src/lib.rs".into(),
-                prompt: "Review src/lib.rs and report bugs.".into(),
+                body: "Review $1 and report bugs.".into(),
+                args: "src/lib.rs".into(),
                 allow: Vec::new(),
                 model: None,
             }
@@ -149,7 +150,8 @@ fn a_custom_command_sent_while_busy_waits_and_then_starts_its_own_turn() {
         vec![Op::CommandTurn {
             command: tern_protocol::CommandTurn {
                 line: "/audit a.rs".into(),
-                prompt: "Review a.rs.".into(),
+                body: "Review $1.".into(),
+                args: "a.rs".into(),
                 allow: Vec::new(),
                 model: None,
             }
