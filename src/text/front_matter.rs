@@ -6,7 +6,8 @@
 //! The files may come from a cloned repository, so the YAML is read through the parser's events, never its document
 //! loader: an alias (`*name`) is refused rather than expanded (no billion laughs), the block is refused past
 //! `MAX_BYTES`, and nesting and the number of nodes are bounded. Scalars stay text (`true`, `3` are the words as
-//! written); the caller decides what a key means. Errors are one line for a warning that names the file.
+//! written); the caller decides what a key means. Errors are one line for a warning that names the file. Plain
+//! `key: value` lines that fail as YAML only because a value holds `: ` read as written, as people write them.
 
 use yaml_rust2::parser::{Event, Parser};
 
@@ -152,11 +153,47 @@ enum Open {
     Map(Vec<(String, Value)>, Option<String>),
 }
 
-/// Parses the YAML between the two `---` lines: a map of keys to values, or nothing at all.
+/// Parses the YAML between the two `---` lines: a map of keys to values, or nothing at all. Plain `key: value`
+/// lines that are not YAML only because a value holds `: ` (`description: Use it when: ...`) read as written.
 pub fn parse(yaml: &str) -> Result<FrontMatter, Error> {
     if yaml.len() > MAX_BYTES {
         return Err(Error::Invalid(format!("is larger than {} KiB", MAX_BYTES / 1024)));
     }
+    match parse_yaml(yaml) {
+        Err(Error::Invalid(why)) if why.starts_with("is not YAML") => plain_lines(yaml).ok_or(Error::Invalid(why)),
+        parsed => parsed,
+    }
+}
+
+/// Unindented `key: value` lines, each value as written (without matching quotes); `None` for anything else, and for
+/// a value that starts like YAML structure.
+fn plain_lines(yaml: &str) -> Option<FrontMatter> {
+    let mut fields: Vec<(String, Value)> = Vec::new();
+    for line in yaml.lines().map(str::trim_end) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line.split_once(':')?;
+        let simple = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_');
+        if key.is_empty() || !key.chars().all(simple) || fields.iter().any(|(k, _)| k == key) {
+            return None;
+        }
+        let value = value.trim();
+        let quoted = ['"', '\'']
+            .iter()
+            .find_map(|q| value.strip_prefix(*q).and_then(|v| v.strip_suffix(*q)));
+        // A value that starts like YAML's lists, maps, blocks, anchors or tags was meant as YAML: its error stands.
+        if quoted.is_none() && value.starts_with(['[', '{', '|', '>', '&', '*', '!', '%', '@', '`', '"', '\'']) {
+            return None;
+        }
+        let value = quoted.unwrap_or(value);
+        fields.push((key.to_string(), Value::Text(value.to_string())));
+    }
+    Some(FrontMatter { fields })
+}
+
+/// The YAML reader proper: events, no aliases, bounded.
+fn parse_yaml(yaml: &str) -> Result<FrontMatter, Error> {
     let invalid = |why: &str| Error::Invalid(why.to_string());
     let mut parser = Parser::new_from_str(yaml);
     let mut stack: Vec<Open> = Vec::new();

@@ -112,3 +112,16 @@ fn hostile_front_matter_is_refused_in_few_words() {
             .contains("key: value")
     );
 }
+
+#[test]
+fn plain_lines_that_are_not_yaml_still_read_as_written() {
+    // `Use it when: ...` is no YAML (a colon in a plain value), but it is what people write, and what the line reader
+    // before this one took.
+    let f = front("---\nname: x\ndescription: Use it when: the user asks\nhint: \"a: b\"\n---\n");
+    assert_eq!(f.text("description").as_deref(), Some("Use it when: the user asks"));
+    assert_eq!(f.text("hint").as_deref(), Some("a: b"));
+    // Anything more than plain lines stays an error.
+    assert!(split("---\ndescription: a: b\ntools:\n  - Read\n---\n").is_err());
+    assert!(split("---\ndescription: a: b\ntools: [Read\n---\n").is_err());
+    assert!(split("---\ndescription: a: b\nhint: \"open\n---\n").is_err());
+}
