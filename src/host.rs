@@ -89,6 +89,8 @@ pub fn config_for(
     let mut context = prompt::ContextSources::for_workspace(workspace);
     context.appended = settings.append_system_prompt.clone();
     let system_prompt = session_prompt(&context, mcp.as_ref(), &mut warnings);
+    let (agents, agent_warnings) = crate::agent::subagent::agents::collect(&context);
+    warnings.extend(agent_warnings);
     let Opened {
         provider,
         id: session_id,
@@ -141,6 +143,7 @@ pub fn config_for(
         )
         .with_log(log)
         .with_subagents(settings.subagents)
+        .with_agents(agents)
         .with_mcp_elicitations(mcp_elicitations)
         .with_mcp(mcp)
         .with_rule_store(Arc::new(crate::config::rules::ConfigRules::new(workspace)));

@@ -75,6 +75,7 @@ fn launch(
         host,
         custom: tern::commands::CustomCommands::load(&root, &tern::tui::app::builtin_names(), planted),
         context_files: tern::tui_host::context_files(&root),
+        agents: tern::tui_host::agents(&root),
         mouse: config::tui::load(&root).mouse(),
         workspace: root,
         context_window,
@@ -141,6 +142,9 @@ fn launch_configured(
     );
     launch.pending = pending;
     launch.trust = trust;
+    launch
+        .custom
+        .grant(settings.project_trusted, config::claude::tool_rule_allowed);
     Ok((launch, host))
 }
 

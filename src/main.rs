@@ -472,13 +472,6 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         eprintln_clean!("tern: the prompt is empty");
         return Ok(2);
     }
-    // `tern run "/name args"` sends what the command file `name` says, as the TUI would.
-    let planted = !tern::agent::planted::withheld(workspace).is_empty();
-    let (prompt, notices) =
-        tern::commands::expand_for_run(&prompt, workspace, &tern::tui::app::builtin_names(), planted);
-    for notice in notices {
-        eprintln_clean!("tern: {notice}");
-    }
     let resume = match (&args.resume, args.continue_session) {
         (Some(id), _) => Some(session_by_id(id, workspace)?),
         (None, true) => Some(tern::session::list::latest(
@@ -489,6 +482,19 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
     };
     let mut settings = settings(global, workspace, args.max_iterations)?;
     settings.wait_for_mcp_servers = true;
+    // `tern run "/name args"` sends what the command file `name` says, as the TUI would.
+    let planted = !tern::agent::planted::withheld(workspace).is_empty();
+    let trusted = settings.project_trusted;
+    let (first, notices) = tern::commands::expand_for_run(
+        &prompt,
+        workspace,
+        &tern::tui::app::builtin_names(),
+        planted,
+        |commands| commands.grant(trusted, config::claude::tool_rule_allowed),
+    );
+    for notice in notices {
+        eprintln_clean!("tern: {notice}");
+    }
     let _log = init_logging();
     let format = if args.json {
         OutputFormat::Events
@@ -514,7 +520,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
             headless_session(handle, session.prices.clone()),
             session.mcp.is_some().then_some(session.mcp_wait),
             session_id,
-            prompt,
+            first,
             format,
             &mut stops,
             &mut out,

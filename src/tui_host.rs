@@ -139,6 +139,13 @@ pub fn context_files(workspace: &Path) -> Vec<String> {
     files.into_iter().map(|f| f.path.display().to_string()).collect()
 }
 
+/// The names of the custom agents a session in `workspace` offers, for the start screen.
+pub fn agents(workspace: &Path) -> Vec<String> {
+    let sources = crate::agent::prompt::ContextSources::for_workspace(workspace);
+    let (agents, _) = crate::agent::subagent::agents::collect(&sources);
+    agents.into_iter().map(|a| a.name).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,6 +130,8 @@ pub struct ApprovalGate {
     allow: Vec<CommandRule>,
     deny: Vec<CommandRule>,
     session: Vec<CommandRule>,
+    /// A custom command's `allowed-tools`, for the turn it started only (`set_turn_rules`).
+    turn: Vec<CommandRule>,
     /// "Always" for edits: files and directories whose edits run without asking in `ask` mode this session.
     session_edits: Vec<EditRule>,
     sandboxed: bool,
@@ -158,6 +160,7 @@ impl ApprovalGate {
             allow,
             deny,
             session: Vec::new(),
+            turn: Vec::new(),
             session_edits: Vec::new(),
             sandboxed: true,
         }
@@ -214,6 +217,12 @@ impl ApprovalGate {
         if !self.session.contains(&rule) {
             self.session.push(rule);
         }
+    }
+
+    /// Rules that cover commands like allow rules until they are replaced: a custom command's `allowed-tools` for the
+    /// turn it starts (set at its start, emptied at its end). Deny rules still win over them.
+    pub(crate) fn set_turn_rules(&mut self, rules: Vec<CommandRule>) {
+        self.turn = rules;
     }
 
     #[cfg(test)]
@@ -533,7 +542,13 @@ impl ApprovalGate {
     }
 
     fn rule_covers(&self, argv: &[String]) -> bool {
-        !programs::guarded(argv) && self.allow.iter().chain(&self.session).any(|rule| rule.covers(argv))
+        !programs::guarded(argv)
+            && self
+                .allow
+                .iter()
+                .chain(&self.session)
+                .chain(&self.turn)
+                .any(|rule| rule.covers(argv))
     }
 
     /// Every program a command covered by the rules will start, wrappers included, as the gate read it; `None` when
@@ -562,7 +577,7 @@ impl ApprovalGate {
                 reason: format!("blocked by deny rule `{rule}`"),
             };
         }
-        let allowed = self.allow.iter().chain(&self.session).any(names);
+        let allowed = self.allow.iter().chain(&self.session).chain(&self.turn).any(names);
         let ask = || Verdict::Ask {
             reason: format!("calls {name}, which may change things"),
             proposed_rules: mcp::proposal(target).into_iter().collect(),

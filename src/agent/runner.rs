@@ -32,6 +32,7 @@ pub struct AgentConfig {
     log: Option<SessionLog>,
     hooks: crate::hooks::Hooks,
     subagents: Option<crate::subagent::SubagentSettings>,
+    agents: Vec<crate::subagent::agents::AgentDef>,
     mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
     mcp: Option<Arc<tern_mcp::McpManager>>,
     rules: Option<Arc<dyn crate::approval::RuleStore>>,
@@ -69,6 +70,7 @@ impl AgentConfig {
             log: None,
             hooks: Default::default(),
             subagents: None,
+            agents: Vec::new(),
             mcp_elicitations: None,
             mcp: None,
             rules: None,
@@ -144,6 +146,12 @@ impl AgentConfig {
     /// Offer the `spawn` tool with these limits (`agent::subagent`); unless set, no subagents are offered.
     pub fn with_subagents(mut self, settings: crate::subagent::SubagentSettings) -> Self {
         self.subagents = Some(settings);
+        self
+    }
+
+    /// The custom agents `spawn` offers by name (`subagent::agents::collect`).
+    pub fn with_agents(mut self, agents: Vec<crate::subagent::agents::AgentDef>) -> Self {
+        self.agents = agents;
         self
     }
 
@@ -223,6 +231,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
                 settings,
                 limits: config.limits,
                 hooks: config.hooks.for_subagent(),
+                agents: config.agents.clone(),
             },
         )
     });

@@ -1,63 +1,43 @@
-//! One command file: its optional front matter (`description:`, `argument-hint:`) and its body, and the body with the
-//! arguments put in (`$ARGUMENTS`, `$1` … `$9`).
+//! One command file: its optional front matter (`description`, `argument-hint`, `allowed-tools`, `model`, read by
+//! `tern_text::front_matter`) and its body, and the body with the arguments put in (`$ARGUMENTS`, `$1` … `$9`).
+
+use tern_text::front_matter::{self, Error};
 
 /// What a command file says about itself, and the prompt after the front matter.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Parsed {
     pub description: Option<String>,
     pub argument_hint: Option<String>,
+    /// Claude Code's `allowed-tools` (`Bash(git add:*)`, `Read`): what the turn it starts may do unasked, where the
+    /// command's scope allows it (`crate::CustomCommand::allowed_tools`).
+    pub allowed_tools: Vec<String>,
+    /// The model for the turn it starts.
+    pub model: Option<String>,
     pub body: String,
 }
 
-/// Splits a command file into its front matter and body. The front matter is optional: a first line `---`, then
-/// top-level `key: value` lines (quotes optional) up to a closing `---`. Keys other than `description` and
-/// `argument-hint` are ignored, `allowed-tools` and `model` included: a prompt file never changes what may run or
-/// which model runs it. An opening `---` without a closing one is read as no front matter (the whole file is the
-/// prompt).
-pub fn parse(text: &str) -> Parsed {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+/// Splits a command file into its front matter and body. The front matter is optional; an opening `---` without a
+/// closing one is read as no front matter (the whole file is the prompt). Unknown keys are ignored; front matter
+/// that is not YAML is an error for a notice.
+pub fn parse(text: &str) -> Result<Parsed, String> {
+    let (front, body) = match front_matter::split(text) {
+        Ok(split) => split,
+        Err(Error::Unclosed) => (None, text.strip_prefix('\u{feff}').unwrap_or(text)),
+        Err(e) => return Err(e.to_string()),
+    };
     let mut parsed = Parsed {
-        body: text.trim().to_string(),
+        body: body.trim().to_string(),
         ..Parsed::default()
     };
-    let mut lines = text.split_inclusive('\n');
-    if lines.next().map(str::trim_end) != Some("---") {
-        return parsed;
-    }
-    let mut offset = text.find('\n').map_or(text.len(), |i| i + 1);
-    let (mut description, mut argument_hint) = (None, None);
-    for line in lines {
-        offset += line.len();
-        let trimmed = line.trim_end();
-        if trimmed == "---" {
-            parsed.description = description;
-            parsed.argument_hint = argument_hint;
-            parsed.body = text[offset.min(text.len())..].trim().to_string();
-            return parsed;
-        }
-        if trimmed.starts_with([' ', '\t', '#']) {
-            continue;
-        }
-        let Some((key, value)) = trimmed.split_once(':') else {
-            continue;
-        };
-        let value = unquote(value.trim()).to_string();
-        match key.trim() {
-            "description" if !value.is_empty() => description = Some(value),
-            "argument-hint" if !value.is_empty() => argument_hint = Some(value),
-            _ => {}
+    if let Some(front) = front {
+        parsed.description = front.text("description");
+        parsed.argument_hint = front.text("argument-hint");
+        parsed.model = front.text("model");
+        if let Some(tools) = front.list("allowed-tools") {
+            parsed.allowed_tools = tools?;
         }
     }
-    parsed
-}
-
-fn unquote(value: &str) -> &str {
-    for quote in ['"', '\''] {
-        if let Some(inner) = value.strip_prefix(quote).and_then(|v| v.strip_suffix(quote)) {
-            return inner;
-        }
-    }
-    value
+    Ok(parsed)
 }
 
 /// True when the body takes arguments where it wants them (`$ARGUMENTS` or `$1` … `$9`).
@@ -109,13 +89,16 @@ mod tests {
     #[test]
     fn front_matter_is_optional_and_read_when_there() {
         let parsed = parse(
-            "---\ndescription: Review a file\nargument-hint: \"<path> [focus]\"\nallowed-tools: exec\n---\n\n\
-             Review $1.\n",
-        );
+            "---\ndescription: Review a file\nargument-hint: \"<path> [focus]\"\nallowed-tools: Bash(git add:*), Read\n\
+             model: haiku\n---\n\nReview $1.\n",
+        )
+        .unwrap();
         assert_eq!(parsed.description.as_deref(), Some("Review a file"));
         assert_eq!(parsed.argument_hint.as_deref(), Some("<path> [focus]"));
+        assert_eq!(parsed.allowed_tools, ["Bash(git add:*)", "Read"]);
+        assert_eq!(parsed.model.as_deref(), Some("haiku"));
         assert_eq!(parsed.body, "Review $1.");
-        let plain = parse("Explain the build.\n");
+        let plain = parse("Explain the build.\n").unwrap();
         assert_eq!(
             plain,
             Parsed {
@@ -124,13 +107,20 @@ mod tests {
             }
         );
         // Not closed: the whole file is the prompt.
-        let open = parse("---\ndescription: x\nbody");
+        let open = parse("---\ndescription: x\nbody").unwrap();
         assert_eq!(open.description, None);
         assert_eq!(open.body, "---\ndescription: x\nbody");
         assert_eq!(
-            parse("\u{feff}---\ndescription: 'q'\n---\nB").description.as_deref(),
+            parse("\u{feff}---\ndescription: 'q'\n---\nB")
+                .unwrap()
+                .description
+                .as_deref(),
             Some("q")
         );
+        let block = parse("---\ndescription: >-\n  Two\n  lines\nallowed-tools:\n  - Read\n---\nB").unwrap();
+        assert_eq!(block.description.as_deref(), Some("Two lines"));
+        assert_eq!(block.allowed_tools, ["Read"]);
+        assert!(parse("---\na: &x 1\nb: *x\n---\nB").unwrap_err().contains("alias"));
     }
 
     #[test]

@@ -5,19 +5,20 @@
 //! `.claude/commands/` and the user's `~/.claude/commands/` (`$CLAUDE_CONFIG_DIR/commands`), so a Claude Code user's
 //! commands are there unchanged; tern's own folder wins over Claude Code's of the same scope. `review.md` is `/review`; a file in a
 //! subdirectory gets its directory as a namespace (`frontend/test.md` is `/frontend:test`, up to `MAX_DEPTH` levels).
-//! A file may start with front matter (`description:`, `argument-hint:`, see `expand::parse`); its body is the prompt,
-//! with `$ARGUMENTS` and `$1` … `$9` replaced by what the user typed after the name.
+//! A file may start with front matter (`description`, `argument-hint`, `allowed-tools`, `model`, see `expand::parse`);
+//! its body is the prompt, with `$ARGUMENTS` and `$1` … `$9` replaced by what the user typed after the name. Running
+//! one sends an `Op::CommandTurn`: the agent fills in its `` !`cmd` `` commands and `@path` files through the tool
+//! road (each gated and recorded like the model's calls), and runs the turn on its `model`.
 //!
 //! Which wins: a built-in command over any file of the same name, and a project file over the user's, as with skills
 //! (the project knows its own build and tests); each hidden file is reported in a notice. A file that cannot be read,
 //! is too large or leads out of its directory is skipped with a notice, never a failure.
 //!
-//! Project commands are read from an untrusted project too, unlike its config and hooks: a command is only a prompt.
-//! It runs nothing by itself and widens nothing (front matter that asks for tools or a model is ignored); what the
-//! model does with it goes through the same approval gate as anything the user types, and the transcript shows the
-//! expanded prompt, so the user sees what the model was sent. It is the same as pasting a file of the repository into
-//! the composer. What is refused is a project file that is a symlink leading out of the project: typing `/name` must
-//! not send the model a file from elsewhere on the disk.
+//! Project commands are read from an untrusted project too, unlike its config and hooks: a command is a prompt, and
+//! its `` !`cmd` `` commands ask like the model's would. What widens the gate, `allowed-tools` (rules that run unasked
+//! during the command's turn only), is granted to the user's commands and to a trusted project's, never to an
+//! untrusted project's (`CustomCommands::grant`, with a notice). What is refused is a project file that is a symlink
+//! leading out of the project: typing `/name` must not send the model a file from elsewhere on the disk.
 
 pub mod expand;
 pub mod mcp_prompts;
@@ -60,12 +61,33 @@ pub struct CustomCommand {
     pub body: String,
     pub scope: Scope,
     pub path: PathBuf,
+    /// `allowed-tools` as written (Claude Code's spelling: `Bash(git add:*)`).
+    pub allowed_tools: Vec<String>,
+    /// tern's command rules for `allowed_tools`, once granted (`CustomCommands::grant`); empty until then.
+    pub allow: Vec<String>,
+    /// `model` from the front matter, for the turn the command starts.
+    pub model: Option<String>,
 }
 
 impl CustomCommand {
     /// The prompt the model gets for `/name args`.
     pub fn expand(&self, args: &str) -> String {
         expand::expand(&self.body, args)
+    }
+
+    /// The turn `/name args` starts: the prompt, the rules granted for it and its model.
+    pub fn turn(&self, args: &str) -> tern_protocol::CommandTurn {
+        let args = args.trim();
+        tern_protocol::CommandTurn {
+            line: match args.is_empty() {
+                true => format!("/{}", self.name),
+                false => format!("/{} {args}", self.name),
+            },
+            body: self.body.clone(),
+            args: args.to_string(),
+            allow: self.allow.clone(),
+            model: self.model.clone(),
+        }
     }
 
     /// What the popup shows after the name: the hint, else `[args]` when the body takes arguments.
@@ -163,6 +185,34 @@ impl CustomCommands {
         Self { commands, notices }
     }
 
+    /// Turns each command's `allowed-tools` into tern's command rules with `rule` (the root's mapping of Claude Code's
+    /// permission rules: `Ok(None)` where tern needs none, `Err` where it has no such rule). The user's commands get
+    /// theirs; a project's only when the project is trusted. What is not granted is said in a notice.
+    pub fn grant(&mut self, project_trusted: bool, rule: impl Fn(&str) -> Result<Option<String>, String>) {
+        for command in self.commands.values_mut() {
+            if command.allowed_tools.is_empty() {
+                continue;
+            }
+            if command.scope == Scope::Project && !project_trusted {
+                self.notices.push(format!(
+                    "/{}: its allowed-tools are not granted, as the project is not trusted; its commands ask",
+                    command.name
+                ));
+                continue;
+            }
+            for entry in &command.allowed_tools {
+                match rule(entry) {
+                    Ok(Some(granted)) if !command.allow.contains(&granted) => command.allow.push(granted),
+                    Ok(_) => {}
+                    Err(why) => self.notices.push(format!(
+                        "/{}: allowed-tools `{entry}` is not granted: {why}",
+                        command.name
+                    )),
+                }
+            }
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<&CustomCommand> {
         self.commands.get(name)
     }
@@ -182,24 +232,40 @@ impl CustomCommands {
 
     /// The prompt for a line `/name args` naming a custom command; `None` for any other line.
     pub fn expand_line(&self, line: &str) -> Option<String> {
+        self.turn_for_line(line)
+            .map(|turn| expand::expand(&turn.body, &turn.args))
+    }
+
+    /// The turn a line `/name args` naming a custom command starts; `None` for any other line.
+    pub fn turn_for_line(&self, line: &str) -> Option<tern_protocol::CommandTurn> {
         let name = command_name(line)?;
         let command = self.get(name)?;
-        let args = line.trim_start()[1 + name.len()..].to_string();
-        Some(command.expand(&args))
+        Some(command.turn(&line.trim_start()[1 + name.len()..]))
     }
 }
 
-/// `tern run "/name args"`: the prompt to send, and notices for stderr. Only a prompt that starts with `/name` loads
-/// the command files. A name of the full-screen UI's own commands (`builtins`), or of no command, leaves the prompt
-/// as it was written, with a notice saying so. `planted`: as for `CustomCommands::load`.
-pub fn expand_for_run(prompt: &str, workspace: &Path, builtins: &[&str], planted: bool) -> (String, Vec<String>) {
-    let Some(name) = command_name(prompt) else {
-        return (prompt.to_string(), Vec::new());
+/// `tern run "/name args"`: the op to send, and notices for stderr. Only a prompt that starts with `/name` loads
+/// the command files. A name of the full-screen UI's own commands (`builtins`), or of no command, sends the prompt
+/// as it was written, with a notice saying so. `planted`: as for `CustomCommands::load`; `grant`: the
+/// `allowed-tools` the commands get (`CustomCommands::grant`).
+pub fn expand_for_run(
+    prompt: &str,
+    workspace: &Path,
+    builtins: &[&str],
+    planted: bool,
+    grant: impl FnOnce(&mut CustomCommands),
+) -> (tern_protocol::Op, Vec<String>) {
+    let as_written = || tern_protocol::Op::UserTurn {
+        text: prompt.to_string(),
     };
-    let commands = CustomCommands::load(workspace, builtins, planted);
+    let Some(name) = command_name(prompt) else {
+        return (as_written(), Vec::new());
+    };
+    let mut commands = CustomCommands::load(workspace, builtins, planted);
+    grant(&mut commands);
     let mut notices = commands.notices.clone();
-    match commands.expand_line(prompt) {
-        Some(expanded) => (expanded, notices),
+    match commands.turn_for_line(prompt) {
+        Some(command) => (tern_protocol::Op::CommandTurn { command }, notices),
         None => {
             if builtins.contains(&name) {
                 notices.push(format!(
@@ -212,7 +278,7 @@ pub fn expand_for_run(prompt: &str, workspace: &Path, builtins: &[&str], planted
                     name.replace(':', "/")
                 ));
             }
-            (prompt.to_string(), notices)
+            (as_written(), notices)
         }
     }
 }
@@ -242,9 +308,8 @@ fn scan(dir: &Path, root: Option<&Path>, scope: Scope, notices: &mut Vec<String>
             ));
             continue;
         }
-        match read(&path) {
-            Ok(text) => {
-                let parsed = expand::parse(&text);
+        match read(&path).and_then(|text| expand::parse(&text)) {
+            Ok(parsed) => {
                 let description = parsed.description.unwrap_or_else(|| first_line(&parsed.body));
                 commands.push(CustomCommand {
                     name: namespace.join(":"),
@@ -253,6 +318,9 @@ fn scan(dir: &Path, root: Option<&Path>, scope: Scope, notices: &mut Vec<String>
                     body: parsed.body,
                     scope,
                     path,
+                    allowed_tools: parsed.allowed_tools,
+                    allow: Vec::new(),
+                    model: parsed.model,
                 });
             }
             Err(why) => notices.push(format!("command file {}: {why}; skipped", path.display())),

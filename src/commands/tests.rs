@@ -185,3 +185,57 @@ fn claude_code_command_folders_count_and_tern_s_own_wins() {
         commands.notices
     );
 }
+
+#[test]
+fn allowed_tools_are_granted_to_the_users_and_a_trusted_projects_commands_only() {
+    let dirs = Dirs::new();
+    let front = "---\nallowed-tools: Bash(git add:*), Read, Frob\nmodel: haiku\n---\nStage $1.\n";
+    dirs.project("stage.md", front);
+    dirs.user("mine.md", "---\nallowed-tools:\n  - Bash(npm test:*)\n---\nTest.\n");
+    let rule = |entry: &str| match entry {
+        "Bash(git add:*)" => Ok(Some("git add".to_string())),
+        "Bash(npm test:*)" => Ok(Some("npm test".to_string())),
+        "Read" => Ok(None),
+        _ => Err("tern has no rule for that".to_string()),
+    };
+    let mut untrusted = dirs.load(&[]);
+    untrusted.grant(false, rule);
+    assert!(untrusted.get("stage").unwrap().allow.is_empty());
+    assert_eq!(untrusted.get("mine").unwrap().allow, ["npm test"]);
+    assert!(
+        untrusted
+            .notices
+            .iter()
+            .any(|n| n.contains("/stage") && n.contains("not trusted"))
+    );
+    let turn = untrusted.turn_for_line("/stage a.rs").unwrap();
+    assert_eq!((turn.line.as_str(), turn.args.as_str()), ("/stage a.rs", "a.rs"));
+    assert_eq!(untrusted.expand_line("/stage a.rs").as_deref(), Some("Stage a.rs."));
+    assert!(turn.allow.is_empty());
+    assert_eq!(turn.model.as_deref(), Some("haiku"));
+
+    let mut trusted = dirs.load(&[]);
+    trusted.grant(true, rule);
+    assert_eq!(trusted.turn_for_line("/stage a.rs").unwrap().allow, ["git add"]);
+    assert!(
+        trusted.notices.iter().any(|n| n.contains("`Frob` is not granted")),
+        "{:?}",
+        trusted.notices
+    );
+}
+
+#[test]
+fn a_command_whose_front_matter_is_not_yaml_is_skipped_with_a_notice() {
+    let dirs = Dirs::new();
+    let path = dirs.project("bad.md", "---\ndescription: [x\n---\nBody\n");
+    let commands = dirs.load(&[]);
+    assert!(commands.get("bad").is_none());
+    assert!(
+        commands
+            .notices
+            .iter()
+            .any(|n| n.contains(&path.display().to_string()) && n.contains("not YAML")),
+        "{:?}",
+        commands.notices
+    );
+}

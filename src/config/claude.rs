@@ -227,6 +227,11 @@ pub fn tool_rule(entry: &str, allow: bool) -> Result<Option<String>, String> {
     Ok(rule)
 }
 
+/// `tool_rule` for an allow list: what a custom command's `allowed-tools` entry grants for its turn.
+pub fn tool_rule_allowed(entry: &str) -> Result<Option<String>, String> {
+    tool_rule(entry, true)
+}
+
 fn claude_rule(entry: &str, allow: bool) -> Result<Option<String>, String> {
     let entry = entry.trim();
     if allow && (NEVER_ASKED.contains(&entry) || EDITS.contains(&entry)) {

@@ -90,7 +90,17 @@ pub async fn run<O: Write, E: Write>(
     out: &mut O,
     err: &mut E,
 ) -> i32 {
-    run_session(handle, None, None, prompt, format, stops, out, err).await
+    run_session(
+        handle,
+        None,
+        None,
+        Op::UserTurn { text: prompt },
+        format,
+        stops,
+        out,
+        err,
+    )
+    .await
 }
 
 /// `run` for a session with MCP servers (`mcp_wait`: how long the first request waits for them to start): their
@@ -102,7 +112,7 @@ pub async fn run_session<O: Write, E: Write>(
     mut handle: Session,
     mcp_wait: Option<std::time::Duration>,
     session_id: Option<String>,
-    prompt: String,
+    first: Op,
     format: OutputFormat,
     stops: &mut tokio::sync::mpsc::UnboundedReceiver<Stop>,
     out: &mut O,
@@ -119,7 +129,7 @@ pub async fn run_session<O: Write, E: Write>(
     let mut servers = mcp_wait.map(mcp::McpFollower::new);
     // Events taken while `session_started` waited for the servers, handled after it.
     let mut held: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
-    let _ = handle.ops.send(Op::UserTurn { text: prompt });
+    let _ = handle.ops.send(first);
     let mut printer = Printer::new(format, session_id).with_prices(handle.prices.take());
     let mut background = Background::default();
     let mut end: Option<TurnEnd> = None;

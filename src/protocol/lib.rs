@@ -178,6 +178,32 @@ pub enum Op {
         #[serde(default)]
         arguments: serde_json::Map<String, Value>,
     },
+    /// A custom command (`/name args` of a prompt file) as the next turn, queued like a message while one runs.
+    CommandTurn {
+        command: CommandTurn,
+    },
+}
+
+/// What a custom command's turn is: its prompt, whose `` !`cmd` `` commands and `@path` files the agent fills in
+/// through the tool road (gated, sandboxed, recorded) before the model sees it, and what the command's front matter
+/// asks for this turn only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandTurn {
+    /// As typed: `/review src/lib.rs`; the transcript shows it.
+    pub line: String,
+    /// The command file's body, its `$ARGUMENTS` and `$1` … `$9` not yet replaced: only the body's own
+    /// `` !`cmd` `` run, never one that came in with the arguments (an attached file's text, a paste).
+    pub body: String,
+    /// What the user typed after the name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub args: String,
+    /// tern command rules (`git add`, `mcp__server__tool`) that run unasked during this turn only: the command's
+    /// `allowed-tools`, where its scope lets it have them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// The model for this turn (`model:` in the front matter): an id, or Claude Code's `sonnet`, `opus`, `haiku`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Which of the agent's changes `/review` walks.

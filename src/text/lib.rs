@@ -14,6 +14,7 @@ use std::io::{self, Write};
 
 pub mod ansi;
 pub mod calls;
+pub mod front_matter;
 pub mod units;
 
 /// How one character must be shown, when it cannot be shown as itself.

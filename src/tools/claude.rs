@@ -51,6 +51,27 @@ pub struct ClaudeCall {
 }
 
 impl ClaudeTool {
+    /// The tool Claude Code calls `name` (`Bash`, `Read`, `MultiEdit`, ...), as a custom agent's `tools` list names
+    /// it; `None` for a name no tern tool stands for. `MultiEdit` is `Edit`'s; `apply_patch` answers to neither
+    /// (`Patch` is its own: a list lets it in with `Edit` and `Write` both).
+    pub fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "Bash" => ClaudeTool::Bash,
+            "Read" => ClaudeTool::Read,
+            "Write" => ClaudeTool::Write,
+            "Edit" | "MultiEdit" => ClaudeTool::Edit,
+            "Glob" => ClaudeTool::Glob,
+            "Grep" => ClaudeTool::Grep,
+            "LS" => ClaudeTool::Ls,
+            "WebFetch" => ClaudeTool::WebFetch,
+            "WebSearch" => ClaudeTool::WebSearch,
+            "Task" => ClaudeTool::Task,
+            "TodoWrite" => ClaudeTool::TodoWrite,
+            "NotebookEdit" => ClaudeTool::NotebookEdit,
+            _ => return None,
+        })
+    }
+
     /// The call (for `Patch`, the calls: one per file) a hook is shown for arguments `args`. Longer than most
     /// functions on purpose: it is the table, one short arm per tool, read best whole.
     pub fn calls(self, args: &Value, policy: &PathPolicy) -> Vec<ClaudeCall> {

@@ -549,7 +549,11 @@ impl App {
             return;
         }
         if let Some(text) = self.state.queued.pop_front() {
-            self.send(Op::UserTurn { text });
+            // A custom command waited as its line: it starts its own turn.
+            match self.custom.turn_for_line(&text) {
+                Some(command) => self.send(Op::CommandTurn { command }),
+                None => self.send(Op::UserTurn { text }),
+            }
         }
     }
 

@@ -49,6 +49,8 @@ pub struct Launch {
     pub custom: tern_commands::CustomCommands,
     /// The instruction files (AGENTS.md, CLAUDE.md) the session's prompt carries, for the start screen.
     pub context_files: Vec<String>,
+    /// The custom agents `spawn` offers (`.claude/agents`, `.tern/agents`), by name, for the start screen.
+    pub agents: Vec<String>,
     /// Whether mouse capture starts on.
     pub mouse: bool,
     /// The session on screen is a long one still loading: its events are the last turns (from its log's tail).
@@ -69,6 +71,7 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
         first_prompt,
         custom,
         context_files,
+        agents,
         mouse,
         pending,
         trust,
@@ -98,6 +101,7 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
     app.start = view::start::StartInfo {
         context_files,
         project_root,
+        agents,
     };
     if let Some(error) = keymap_error {
         session.warnings.push(format!("keymap ignored: {error}"));

@@ -136,71 +136,27 @@ pub(crate) struct FrontMatter {
     pub always: bool,
 }
 
-/// Splits a `SKILL.md` into its front matter and body. The front matter is the YAML-ish block between two `---`
-/// lines: top-level `key: value` pairs (quotes optional); indented lines and unknown keys are ignored.
+/// Splits a `SKILL.md` into its front matter (`tern_text::front_matter`) and body; `name` and `description` are
+/// required, `always` is `true` or `false`, other keys are ignored.
 pub(crate) fn parse(text: &str) -> Result<(FrontMatter, &str), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    if lines.next().map(str::trim_end) != Some("---") {
-        return Err("no front matter (it must start with a `---` line)".into());
-    }
-    let mut offset = text.find('\n').map_or(text.len(), |i| i + 1);
-    let (mut name, mut description, mut always) = (None, None, false);
-    let mut closed = false;
-    for line in lines {
-        offset += line.len();
-        let trimmed = line.trim_end();
-        if trimmed == "---" {
-            closed = true;
-            break;
-        }
-        if trimmed.trim().is_empty() || trimmed.starts_with([' ', '\t', '#']) {
-            continue;
-        }
-        let Some((key, value)) = trimmed.split_once(':') else {
-            return Err(format!("front matter line `{trimmed}` is not `key: value`"));
-        };
-        let value = unquote(value.trim());
-        match key.trim() {
-            "name" => name = Some(value.to_string()),
-            "description" => description = Some(value.to_string()),
-            "always" => {
-                always = match value {
-                    "true" => true,
-                    "false" => false,
-                    other => return Err(format!("`always: {other}` is neither true nor false")),
-                }
-            }
-            _ => {}
-        }
-    }
-    if !closed {
-        return Err("the front matter has no closing `---` line".into());
-    }
-    let name = name.filter(|n| !n.is_empty()).ok_or("no `name` in the front matter")?;
+    let (front, body) = tern_text::front_matter::split(text).map_err(|e| e.to_string())?;
+    let front = front.ok_or("no front matter (it must start with a `---` line)")?;
+    let name = front.text("name").ok_or("no `name` in the front matter")?;
     if name.contains(['\n', '/']) {
         return Err(format!("the name `{name}` is not one word"));
     }
-    let description = description
-        .filter(|d| !d.is_empty())
+    let description = front
+        .text("description")
         .ok_or("no `description` in the front matter")?;
+    let always = front.flag("always").transpose()?.unwrap_or(false);
     Ok((
         FrontMatter {
             name,
             description,
             always,
         },
-        &text[offset.min(text.len())..],
+        body,
     ))
-}
-
-fn unquote(value: &str) -> &str {
-    for quote in ['"', '\''] {
-        if let Some(inner) = value.strip_prefix(quote).and_then(|v| v.strip_suffix(quote)) {
-            return inner;
-        }
-    }
-    value
 }
 
 /// The skills' part of the system prompt: always-on skills inlined, the others listed. Empty without skills.
@@ -257,5 +213,8 @@ mod tests {
                 .contains("always")
         );
         assert!(parse("---\njust words\n---\n").unwrap_err().contains("key: value"));
+        // Claude Code's skills often write the description as a block scalar.
+        let (front, _) = parse("---\nname: x\ndescription: |-\n  Two\n  lines\n---\n").unwrap();
+        assert_eq!(front.description, "Two\nlines");
     }
 }

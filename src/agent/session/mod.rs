@@ -5,6 +5,7 @@
 //! (`reports.rs`), the hooks (`hooks.rs`) and the MCP servers' user-side operations (`mcp.rs`). Its fields are private
 //! to this module: what a tool call needs, it lends to the call pipeline (`crate::calls::Pipeline`) for one step.
 
+mod command;
 mod compacting;
 mod hooks;
 mod mcp;
@@ -91,6 +92,8 @@ pub(crate) struct Session {
     subagents: Option<Arc<SubagentManager>>,
     /// The `/review` waiting for the user's answer.
     review: Option<PendingReview>,
+    /// A model for this agent's requests over the session's: a custom agent's, or a custom command's for its turn.
+    turn_model: Option<String>,
 }
 
 impl Session {
@@ -131,6 +134,7 @@ impl Session {
             hooks,
             subagents: None,
             review: None,
+            turn_model: None,
         }
     }
 
@@ -140,6 +144,12 @@ impl Session {
     pub(crate) fn with_history(mut self, history: Vec<Message>, usage: Usage) -> Self {
         self.history = history;
         self.total_usage = usage;
+        self
+    }
+
+    /// Runs on `model` (`None`: the session's), a custom agent's choice, over the model chosen for the session.
+    pub(crate) fn with_model(mut self, model: Option<String>) -> Self {
+        self.turn_model = model;
         self
     }
 
@@ -164,6 +174,16 @@ impl Session {
 
     /// Runs one turn and always leaves a conversation the API accepts.
     pub(crate) async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
+        self.run_turn_of(text, None, cancel).await
+    }
+
+    /// A turn on `text`; a custom command's (`command`) has its `` !`cmd` `` and `@path` filled in first.
+    async fn run_turn_of(
+        &mut self,
+        text: String,
+        command: Option<tern_protocol::CommandTurn>,
+        cancel: CancellationToken,
+    ) -> TurnEnd {
         self.turn += 1;
         let (messages, events) = (self.messages.len(), self.shared.recorded_events());
         self.shared.emit(Event::TurnStarted {
@@ -179,6 +199,19 @@ impl Session {
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
         }
+        let text = match command {
+            Some(command) => match self.fill(&command, &text, &cancel).await {
+                Ok(text) => text,
+                Err(end) => {
+                    if let Some(text) = self.checkpoints.end_turn().await {
+                        self.shared.emit(Event::Notice { text });
+                    }
+                    self.shared.forget_closed_approvals();
+                    return end;
+                }
+            },
+            None => text,
+        };
         let content = match self.pending_note.take() {
             Some(note) => format!("{note}\n\n{text}"),
             None => text,

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::shared::Shared;
-use tern_protocol::{Event, Op, Usage};
+use tern_protocol::{CommandTurn, Event, Op, Usage};
 use tern_session::SessionLog;
 
 /// How long the session's end waits for its MCP servers to exit (each gets a moment, then its group is killed).
@@ -22,8 +22,8 @@ const MCP_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3)
 enum Sorted {
     /// Already done: an answer, a mode or model change, an MCP server action.
     Done,
-    /// A message: the next turn.
-    Turn(String),
+    /// A message or a custom command: the next turn.
+    Turn(Request),
     /// A memory or context op: done now when idle, when the work ends while busy.
     Memory(Op),
     Interrupt,
@@ -32,10 +32,17 @@ enum Sorted {
     Exclusive(Op),
 }
 
+/// What a turn is asked to do.
+pub(super) enum Request {
+    Message(String),
+    Command(CommandTurn),
+}
+
 /// Sorts `op`, doing at once what needs no turn. Every op is named: a new one must be sorted here.
 fn sort(shared: &Shared, op: Op) -> Sorted {
     match op {
-        Op::UserTurn { text } => Sorted::Turn(text),
+        Op::UserTurn { text } => Sorted::Turn(Request::Message(text)),
+        Op::CommandTurn { command } => Sorted::Turn(Request::Command(command)),
         Op::Approve { id, decision } => {
             shared.answer(id, decision);
             Sorted::Done
@@ -95,7 +102,7 @@ fn interrupt(shared: &Shared, cancel: Option<&CancellationToken>) {
 #[derive(Default)]
 struct Waiting {
     /// Messages, each the next turn.
-    turns: VecDeque<String>,
+    turns: VecDeque<Request>,
     /// Memory and context ops.
     memory: Vec<Op>,
 }
@@ -127,7 +134,7 @@ impl Session {
             let text = match waiting.turns.pop_front() {
                 Some(text) => text,
                 None => match self.next_op(&mut ops).await.map(|op| sort(&self.shared, op)) {
-                    Some(Sorted::Turn(text)) => text,
+                    Some(Sorted::Turn(request)) => request,
                     Some(Sorted::Done) => continue,
                     Some(Sorted::Memory(op)) => {
                         self.memory_op(op);
@@ -140,7 +147,7 @@ impl Session {
                     }
                     Some(Sorted::Exclusive(op)) => match self.exclusive(op, &mut ops, &mut waiting).await {
                         Next::Idle => continue,
-                        Next::Turn(text) => text,
+                        Next::Turn(text) => Request::Message(text),
                         Next::Stop => break,
                     },
                     Some(Sorted::Shutdown) => break,
@@ -186,13 +193,21 @@ impl Session {
     }
 
     /// One turn for `text`, answering ops meanwhile. Whether the session must stop.
-    async fn turn(&mut self, text: String, ops: &mut mpsc::UnboundedReceiver<Op>, waiting: &mut Waiting) -> bool {
+    async fn turn(&mut self, request: Request, ops: &mut mpsc::UnboundedReceiver<Op>, waiting: &mut Waiting) -> bool {
         // Context files may have changed since the last turn (an edit, /init): the turn sees them as they are.
         self.refresh_context(false);
         let cancel = CancellationToken::new();
         let shared = Arc::clone(&self.shared);
-        let turn = self.run_turn(text, cancel.clone());
-        let (end, stop) = while_busy(&shared, turn, ops, &cancel, waiting).await;
+        let (end, stop) = match request {
+            Request::Message(text) => {
+                let turn = self.run_turn(text, cancel.clone());
+                while_busy(&shared, turn, ops, &cancel, waiting).await
+            }
+            Request::Command(command) => {
+                let turn = self.run_command_turn(command, cancel.clone());
+                while_busy(&shared, turn, ops, &cancel, waiting).await
+            }
+        };
         shared.emit(Event::TurnFinished { reason: end });
         stop
     }
@@ -270,7 +285,7 @@ async fn while_busy<F: std::future::Future>(
             output = &mut work => break output,
             op = ops.recv(), if ops_open => match op.map(|op| sort(shared, op)) {
                 Some(Sorted::Done) => {}
-                Some(Sorted::Turn(text)) => waiting.turns.push_back(text),
+                Some(Sorted::Turn(request)) => waiting.turns.push_back(request),
                 Some(Sorted::Memory(op)) => waiting.memory.push(op),
                 Some(Sorted::Interrupt) => interrupt(shared, Some(cancel)),
                 Some(Sorted::Exclusive(op)) => shared.emit(Event::Notice {

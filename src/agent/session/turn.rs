@@ -225,7 +225,7 @@ impl<'s> Turn<'s> {
         // whatever the history's length.
         self.session.messages.ensure_valid();
         let sent = self.session.messages.len();
-        let model = self.session.shared.model();
+        let model = self.session.turn_model.clone().or_else(|| self.session.shared.model());
         let model = model.unwrap_or_else(|| self.session.provider.model().to_string());
         self.session.messages.encode_with(&*self.session.provider);
         let request = PreparedRequest {

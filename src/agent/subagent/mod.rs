@@ -14,6 +14,7 @@
 //!
 //! Nothing here talks to a terminal.
 
+pub mod agents;
 mod run;
 mod tool;
 
@@ -66,6 +67,8 @@ pub(crate) struct Parent {
     pub limits: crate::session::Limits,
     /// The user's PreToolUse and PostToolUse hooks: they apply to a subagent's calls as to the main agent's.
     pub hooks: crate::hooks::Hooks,
+    /// The custom agents `spawn` offers by name (`agents`).
+    pub agents: Vec<agents::AgentDef>,
 }
 
 /// The session's subagents: starts them, limits how many run at once, and keeps the reports of those started without
@@ -107,6 +110,8 @@ pub(crate) struct Job {
     pub task: String,
     pub wait: bool,
     pub cancel: CancellationToken,
+    /// The custom agent it runs as, if one was named.
+    pub agent: Option<agents::AgentDef>,
 }
 
 impl SubagentManager {
@@ -152,6 +157,7 @@ impl SubagentManager {
         task: String,
         wait: bool,
         cancel: CancellationToken,
+        agent: Option<agents::AgentDef>,
     ) -> (String, tokio::sync::oneshot::Receiver<Outcome>) {
         let id = self.new_id();
         let transcript = self.transcript_path(&id);
@@ -169,6 +175,7 @@ impl SubagentManager {
             task,
             wait,
             cancel: cancel.clone(),
+            agent,
         };
         let manager = Arc::clone(self);
         // The task is registered before it can finish and remove itself.
@@ -196,6 +203,11 @@ impl SubagentManager {
         }
         let all = futures_util::future::join_all(tasks.into_iter().map(|(_, task)| task));
         let _ = tokio::time::timeout(SHUTDOWN_WAIT, all).await;
+    }
+
+    /// The custom agent called `name`.
+    pub(crate) fn agent(&self, name: &str) -> Option<&agents::AgentDef> {
+        self.parent.agents.iter().find(|a| a.name == name)
     }
 
     /// Keeps the report of a subagent started without waiting, and wakes an idle main agent.

@@ -98,10 +98,30 @@ impl SubagentManager {
         // Its large results go beside the main agent's, where the path policy already lets reads go.
         let results = ToolResultStore::new(parent.results.dir().join("subagents").join(&job.id));
         let _ = results.ensure_dir();
-        let prompt = system_prompt(&job.task, parent.policy.root());
+        let mut prompt = system_prompt(&job.task, parent.policy.root());
+        let (mut tools, mut model) = (self.tools.clone(), None);
+        if let Some(agent) = &job.agent {
+            prompt = format!("{}\n\n{prompt}", agent.prompt);
+            let (narrowed, warnings) = agent.tools(&self.tools);
+            tools = narrowed;
+            for text in warnings {
+                parent.shared.emit(tag(Event::Notice { text }));
+            }
+            match agent
+                .model
+                .as_deref()
+                .map(|m| super::agents::model_for(m, parent.provider.name()))
+            {
+                Some(Ok(chosen)) => model = chosen,
+                Some(Err(why)) => parent.shared.emit(tag(Event::Notice {
+                    text: format!("agent {}: {why}", agent.name),
+                })),
+                None => {}
+            }
+        }
         let mut session = Session::new(Parts {
             provider: Arc::clone(&parent.provider),
-            tools: self.tools.clone(),
+            tools,
             policy: Arc::clone(&parent.policy),
             prompt: prompt.into(),
             limits: Limits {
@@ -113,7 +133,8 @@ impl SubagentManager {
             // No turn is begun on them: the main agent's turn snapshots cover the work tree.
             checkpoints: Checkpoints::new(dir.as_deref(), parent.policy.root()),
             hooks: parent.hooks.clone(),
-        });
+        })
+        .with_model(model);
         let work = session.run_task(&job.task, &job.cancel);
         tokio::pin!(work);
         let mut steps = 0;

@@ -57,7 +57,7 @@ impl Tool for SpawnTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "task": {"type": "string", "description": "The whole task, with every path, name and constraint the subagent needs."},
@@ -66,7 +66,24 @@ impl Tool for SpawnTool {
             },
             "required": ["task"],
             "additionalProperties": false
-        })
+        });
+        let agents = &self.manager.parent.agents;
+        if !agents.is_empty() {
+            let listed: Vec<String> = agents
+                .iter()
+                .map(|a| format!("{}: {}", a.name, a.description.replace('\n', " ")))
+                .collect();
+            schema["properties"]["agent"] = json!({
+                "type": "string",
+                "enum": agents.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+                "description": format!(
+                    "Run the subagent as one of these specialised agents (its own instructions and tools); leave it out \
+                     for a general one.\n- {}",
+                    listed.join("\n- ")
+                ),
+            });
+        }
+        schema
     }
 
     fn concurrency_safe(&self) -> bool {
@@ -93,6 +110,13 @@ impl Tool for SpawnTool {
             Some(label) if !label.is_empty() => one_line(label, 60),
             _ => one_line(&task, LABEL_FROM_TASK),
         };
+        let agent = match args.get("agent").and_then(Value::as_str).map(str::trim) {
+            Some(name) if !name.is_empty() => match self.manager.agent(name) {
+                Some(agent) => Some(agent.clone()),
+                None => return Err(ToolError::Invalid(format!("there is no agent `{name}`"))),
+            },
+            _ => None,
+        };
         let wait = args.get("wait").and_then(Value::as_bool).unwrap_or(false);
         // A waited-for subagent stops with the turn; one in the background with the next interrupt or shutdown.
         let cancel = if wait {
@@ -100,7 +124,7 @@ impl Tool for SpawnTool {
         } else {
             self.manager.parent.shared.background_token()
         };
-        let (id, outcome) = self.manager.start(label.clone(), task, wait, cancel);
+        let (id, outcome) = self.manager.start(label.clone(), task, wait, cancel, agent);
         if !wait {
             return Ok(ToolOutput::text(format!(
                 "Started subagent '{label}' (id {id}). Its report will arrive as a message when it is done; go on \

@@ -161,10 +161,24 @@ impl App {
         }
     }
 
-    /// A custom command: sends its prompt, which the transcript shows as the user's message.
+    /// A custom command: starts its turn (`Op::CommandTurn`), whose prompt the transcript shows as the user's
+    /// message; while a turn runs it waits as `/name args`, like a message.
     fn custom_command(&mut self, name: &str, args: &str) {
-        match self.custom.get(name).map(|c| c.expand(args)) {
-            Some(prompt) => self.submit(prompt),
+        match self.custom.get(name) {
+            Some(command) if self.state.status.busy && !self.state.agent_gone => {
+                self.transcript.scroll_to_bottom();
+                let line = command.turn(args).line;
+                self.state.queued.push_back(line);
+            }
+            Some(command) => {
+                let command = command.turn(args);
+                if self.state.agent_gone {
+                    self.state.notice("the agent has stopped; restart tern", Level::Error);
+                    return;
+                }
+                self.transcript.scroll_to_bottom();
+                self.send(Op::CommandTurn { command });
+            }
             None => self
                 .state
                 .notice(format!("unknown command /{name}; /help lists them"), Level::Error),

@@ -134,6 +134,9 @@ mod tests {
                 body: body.into(),
                 scope: tern_commands::Scope::Project,
                 path: format!(".tern/commands/{name}.md").into(),
+                allowed_tools: Vec::new(),
+                allow: Vec::new(),
+                model: None,
             })
         };
         let mut commands = COMMANDS.to_vec();

@@ -18,6 +18,8 @@ pub(crate) struct StartInfo {
     pub(crate) context_files: Vec<String>,
     /// The repository root, when the workspace is below it: the project's files are read from there down.
     pub(crate) project_root: Option<String>,
+    /// The custom agents the session offers, by name.
+    pub(crate) agents: Vec<String>,
 }
 
 /// Whether the screen shows the start screen: nothing of a conversation yet (notices may be there), and nothing asks.
@@ -78,6 +80,10 @@ pub(crate) fn lines(
         context_spans(info, &status.workspace, room, theme),
         theme,
     ));
+    if !info.agents.is_empty() {
+        let names = truncate(&info.agents.join(", "), room);
+        out.push(row("agents", vec![Span::styled(names, theme.text)], theme));
+    }
     out.push(row("MCP", mcp_spans(servers, room, theme), theme));
     out.push(Line::default());
     let hints = [

@@ -55,8 +55,14 @@ fn a_custom_command_sends_its_expanded_prompt() {
     }
     assert_eq!(
         sent,
-        vec![Op::UserTurn {
-            text: "Review src/lib.rs and report bugs.".into()
+        vec![Op::CommandTurn {
+            command: tern_protocol::CommandTurn {
+                line: "/audit src/lib.rs".into(),
+                body: "Review $1 and report bugs.".into(),
+                args: "src/lib.rs".into(),
+                allow: Vec::new(),
+                model: None,
+            }
         }]
     );
     // The built-in wins over help.md.
@@ -120,4 +126,35 @@ fn snapshot_plan_pane_and_status_progress() {
     assert_eq!(screen.matches("Plan · 1/3 done").count(), 1, "{screen}");
     assert!(screen.contains("1/3 done · "), "{screen}");
     insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn a_custom_command_sent_while_busy_waits_and_then_starts_its_own_turn() {
+    let mut h = harness_with_commands(&[("audit.md", "Review $1.\n")]);
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "first".into(),
+    });
+    h.keys("/audit a.rs");
+    h.press(key(KeyCode::Enter));
+    if !h.app.composer.is_empty() {
+        h.press(key(KeyCode::Enter));
+    }
+    assert!(h.sent().is_empty());
+    assert_eq!(h.app.state.queued.iter().collect::<Vec<_>>(), ["/audit a.rs"]);
+    h.event(Event::TurnFinished {
+        reason: tern_protocol::TurnEnd::Completed,
+    });
+    assert_eq!(
+        h.sent(),
+        vec![Op::CommandTurn {
+            command: tern_protocol::CommandTurn {
+                line: "/audit a.rs".into(),
+                body: "Review $1.".into(),
+                args: "a.rs".into(),
+                allow: Vec::new(),
+                model: None,
+            }
+        }]
+    );
 }

@@ -7,6 +7,7 @@ use tern_protocol::mcp::ServerState;
 
 fn with_start_info(h: &mut Harness) {
     h.app.start.context_files = vec!["/work/demo/AGENTS.md".into(), "/work/demo/crates/core/AGENTS.md".into()];
+    h.app.start.agents = vec!["reviewer".into(), "test-writer".into()];
     h.event(Event::McpServers {
         servers: vec![
             server(
@@ -30,6 +31,7 @@ fn snapshot_start_screen() {
     let small = h.screen(80, 24);
     assert!(small.contains("/work/demo") && small.contains("gpt-4.1") && small.contains("auto-edit"));
     assert!(small.contains("docs ✓ 3 tools") && small.contains("crates/core/AGENTS.md"));
+    assert!(small.contains("agents      reviewer, test-writer"), "{small}");
     assert!(small.contains("Ctrl+T history") && small.contains("Ctrl+Q quit"));
     insta::assert_snapshot!("start_80x24", small);
     insta::assert_snapshot!("start_120x40", h.screen(120, 40));
