@@ -169,7 +169,9 @@ impl ClaudeTool {
                 let label = args.get("label").cloned().unwrap_or_else(|| task.clone());
                 input.insert("description".into(), label);
                 input.insert("prompt".into(), task);
-                input.insert("subagent_type".into(), json!("general-purpose"));
+                // A custom agent by its name, as Claude Code's Task names it; else Claude Code's default subagent.
+                let agent = args.get("agent").filter(|a| a.is_string());
+                input.insert("subagent_type".into(), agent.cloned().unwrap_or(json!("general-purpose")));
                 copy(args, &mut input, &[("wait", "wait")]);
                 "Task"
             }
@@ -270,7 +272,12 @@ impl ClaudeTool {
             ]),
             ClaudeTool::WebFetch => from(&[("url", "url")]),
             ClaudeTool::WebSearch => from(&[("query", "query")]),
-            ClaudeTool::Task => from(&[("prompt", "task"), ("description", "label"), ("wait", "wait")]),
+            ClaudeTool::Task => {
+                from(&[("prompt", "task"), ("description", "label"), ("wait", "wait")]);
+                if let Some(agent) = input.get("subagent_type").filter(|t| *t != "general-purpose") {
+                    args.insert("agent".into(), agent.clone());
+                }
+            }
             ClaudeTool::TodoWrite => {
                 let todos: Vec<Value> = input
                     .get("todos")

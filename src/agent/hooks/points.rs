@@ -302,12 +302,13 @@ impl Hooks {
     pub(crate) async fn stop(
         &self,
         event: HookEvent,
+        agent_type: &str,
         active: bool,
         cancel: &CancellationToken,
         notify: &Notify<'_>,
     ) -> Option<String> {
         let mut fields = fields(json!({ "stop_hook_active": active }));
-        let subject = super::SUBAGENT_TYPE;
+        let subject = agent_type;
         if event == HookEvent::SubagentStop {
             fields.insert("agent_type".into(), json!(subject));
         }

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::compact::Trigger;
-use crate::hooks::{HookEvent, MAX_STOP_CONTINUES, SUBAGENT_TYPE};
+use crate::hooks::{HookEvent, MAX_STOP_CONTINUES};
 use crate::shared::Shared;
 use tern_protocol::{Event, Message, TurnEnd};
 
@@ -71,7 +71,8 @@ impl Session {
         let mut continued = 0;
         while matches!(end, TurnEnd::Completed) && !cancel.is_cancelled() && !self.hooks.is_empty() {
             let notify = notifier(&self.shared);
-            let Some(reason) = self.hooks.stop(event, continued > 0, cancel, &notify).await else {
+            let agent_type = self.agent_type().to_string();
+            let Some(reason) = self.hooks.stop(event, &agent_type, continued > 0, cancel, &notify).await else {
                 break;
             };
             if continued == MAX_STOP_CONTINUES {
@@ -94,11 +95,12 @@ impl Session {
     /// The SubagentStart hooks when this session (a subagent's) is given `task`: the task with what they add for the
     /// subagent after it.
     pub(crate) async fn subagent_start_hooks(&self, task: &str, cancel: &CancellationToken) -> String {
-        if !self.hooks.wants(HookEvent::SubagentStart, SUBAGENT_TYPE) {
+        let agent_type = self.agent_type();
+        if !self.hooks.wants(HookEvent::SubagentStart, agent_type) {
             return task.to_string();
         }
         let notify = notifier(&self.shared);
-        let context = self.hooks.subagent_start(SUBAGENT_TYPE, cancel, &notify).await;
+        let context = self.hooks.subagent_start(agent_type, cancel, &notify).await;
         if context.is_empty() {
             return task.to_string();
         }

@@ -94,6 +94,9 @@ pub(crate) struct Session {
     review: Option<PendingReview>,
     /// A model for this agent's requests over the session's: a custom agent's, or a custom command's for its turn.
     turn_model: Option<String>,
+    /// The custom agent a subagent runs as, named to its SubagentStart and SubagentStop hooks (`None`: the default
+    /// subagent, `general-purpose` as Claude Code calls it).
+    agent_type: Option<String>,
 }
 
 impl Session {
@@ -135,6 +138,7 @@ impl Session {
             subagents: None,
             review: None,
             turn_model: None,
+            agent_type: None,
         }
     }
 
@@ -151,6 +155,17 @@ impl Session {
     pub(crate) fn with_model(mut self, model: Option<String>) -> Self {
         self.turn_model = model;
         self
+    }
+
+    /// Runs as the custom agent `name` (a subagent's), as its hooks are told.
+    pub(crate) fn with_agent_type(mut self, name: Option<String>) -> Self {
+        self.agent_type = name;
+        self
+    }
+
+    /// The subagent type this session's SubagentStart and SubagentStop hooks are told.
+    pub(crate) fn agent_type(&self) -> &str {
+        self.agent_type.as_deref().unwrap_or(crate::hooks::SUBAGENT_TYPE)
     }
 
     /// Offers subagents through `manager` (its `spawn` tool is already among the session's tools).

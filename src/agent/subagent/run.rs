@@ -134,7 +134,8 @@ impl SubagentManager {
             checkpoints: Checkpoints::new(dir.as_deref(), parent.policy.root()),
             hooks: parent.hooks.clone(),
         })
-        .with_model(model);
+        .with_model(model)
+        .with_agent_type(job.agent.as_ref().map(|agent| agent.name.clone()));
         let work = session.run_task(&job.task, &job.cancel);
         tokio::pin!(work);
         let mut steps = 0;

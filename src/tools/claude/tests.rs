@@ -60,6 +60,18 @@ fn calls_are_spelled_as_claude_code_spells_them_with_absolute_paths() {
         task.input,
         json!({"description": "bug hunt", "prompt": "find the bug", "subagent_type": "general-purpose"})
     );
+    // A custom agent is the Task's subagent type, and comes back as the agent to spawn.
+    let custom = one(
+        ClaudeTool::Task,
+        json!({"task": "review", "label": "review", "agent": "reviewer"}),
+        &policy,
+    );
+    assert_eq!(custom.input["subagent_type"], "reviewer");
+    assert_eq!(
+        ClaudeTool::Task.args(&custom.input),
+        Some(json!({"task": "review", "label": "review", "agent": "reviewer"}))
+    );
+    assert_eq!(ClaudeTool::Task.args(&task.input).unwrap().get("agent"), None);
 }
 
 /// A guard that checks one file per call sees every file a patch touches.
