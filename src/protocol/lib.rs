@@ -8,7 +8,7 @@ pub mod mcp;
 mod session;
 mod tool;
 
-pub use session::{Prices, SessionSummary};
+pub use session::{Prices, SessionDetails, SessionSummary};
 pub use tool::*;
 
 use serde::{Deserialize, Serialize};

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approve;
+mod colours;
 mod review;
 mod stream;
 use crate::support;
