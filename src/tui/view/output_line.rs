@@ -54,12 +54,14 @@ fn colour(c: Colour) -> Color {
     }
 }
 
+/// The ratatui style of an SGR style. Text in its own background colour would be invisible (a command's output could
+/// hide a line from the user that way): then the background is left out.
 pub(crate) fn ratatui_style(s: ansi::Style) -> Style {
     let mut style = Style::default();
     if let Some(fg) = s.fg {
         style = style.fg(colour(fg));
     }
-    if let Some(bg) = s.bg {
+    if let Some(bg) = s.bg.filter(|&bg| Some(bg) != s.fg) {
         style = style.bg(colour(bg));
     }
     for (on, modifier) in [
@@ -74,4 +76,21 @@ pub(crate) fn ratatui_style(s: ansi::Style) -> Style {
         }
     }
     style
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sgr_styles_map_to_ratatui_and_text_in_its_own_background_stays_visible() {
+        let mut sgr = ansi::Style::default();
+        sgr.apply("1;4;31;48;5;236");
+        let style = ratatui_style(sgr);
+        assert_eq!((style.fg, style.bg), (Some(Color::Red), Some(Color::Indexed(236))));
+        assert!(style.add_modifier.contains(Modifier::BOLD | Modifier::UNDERLINED));
+        sgr.apply("0;38;2;9;9;9;48;2;9;9;9");
+        let hidden = ratatui_style(sgr);
+        assert_eq!((hidden.fg, hidden.bg), (Some(Color::Rgb(9, 9, 9)), None));
+    }
 }
