@@ -101,3 +101,53 @@ async fn a_command_pane_shows_colours_and_the_picker_counts_turns_as_the_resume_
     tmux.keys(&["C-c"]);
     tmux.wait_for("TERN-EXITED-0").await;
 }
+
+/// A command that prints the provider key with a colour code inside it cannot show the key in its pane: masking looks
+/// at the text without escapes. (The command builds the key from two halves, so its own text does not hold it.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_split_by_a_colour_code_is_masked_in_the_pane() {
+    if !tmux_available() {
+        return;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let key = format!("sk-test-colour-{:x}{nanos:x}", std::process::id());
+    let (head, tail) = key.split_at(10);
+    let printed = format!(r"a={head}; b={tail}; printf 'key: %s\033[1;31m%s\033[0m end-of-key\n' $a $b");
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": printed})),
+        Reply::text("Printed it."),
+    ])
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let command = format!(
+        "cd {work} && HOME={home} XDG_DATA_HOME={home}/data XDG_CONFIG_HOME={home}/config OPENAI_API_KEY={key} \
+         {BIN} --provider openai --base-url {url} --model scripted; echo TERN-EXITED-$?; sleep 30",
+        work = work.path().display(),
+        home = home.path().display(),
+        url = mock.openai_base_url(),
+    );
+    let tmux = Tmux::start("colour-key", (120, 36), &command);
+    tmux.wait_for("Ask tern").await;
+    tmux.keys(&["print the key", "Enter"]);
+    tmux.wait_for("Allow exec?").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("Printed it.").await;
+    assert!(screen.contains("end-of-key"), "the output is shown: {screen}");
+    let coloured = tmux.run(&["capture-pane", "-p", "-e", "-t", "t"]);
+    assert!(!coloured.contains(&key) && !screen.contains(&key), "{screen}");
+    // The output's row (the command's own text holds the halves, on its header and approval rows).
+    let row = screen.lines().find(|l| l.contains("└ key: ")).unwrap_or_default();
+    assert!(row.contains("key: [redacted] end-of-key"), "{screen}");
+    let coloured_row = coloured.lines().find(|l| l.contains("└ key: ")).unwrap_or_default();
+    assert!(
+        !coloured_row.contains(tail),
+        "not even split by a colour: {coloured_row:?}"
+    );
+    tmux.keys(&["/quit", "Enter"]);
+    tmux.wait_for("TERN-EXITED-0").await;
+}
