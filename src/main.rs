@@ -327,8 +327,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 eprintln_clean!("tern: the session picker needs a terminal; give an id: tern resume ID");
                 return Ok(2);
             }
-            let count: tern::tui::picker::CountTurns =
-                Box::new(|path| tern::session::list::count_turns(path).unwrap_or(0));
+            let count: tern::tui::picker::ReadDetails =
+                Box::new(|path| tern::session::list::details(path).unwrap_or_default());
             match tern::tui::picker::pick(sessions, count).context("cannot show the session picker")? {
                 Some(path) => interactive(&cli.global, &workspace, Some(path), false, None),
                 None => {

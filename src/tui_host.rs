@@ -104,8 +104,8 @@ impl Host for TuiHost {
         crate::session::list::list(&crate::config::data_dir(), &self.workspace.display().to_string())
     }
 
-    fn count_turns(&self, path: &Path) -> usize {
-        crate::session::list::count_turns(path).unwrap_or(0)
+    fn session_details(&self, path: &Path) -> tern_protocol::SessionDetails {
+        crate::session::list::details(path).unwrap_or_default()
     }
 
     fn transcript(&self, path: &Path) -> Result<Transcript, String> {

@@ -5,6 +5,7 @@
 //! nothing skips the gate. Every call gets `ToolCallBegin` and `ToolCallEnd`, whatever happens.
 
 mod approve;
+mod live;
 mod refusal;
 mod repeat;
 
@@ -20,6 +21,7 @@ use crate::checkpoint::Checkpoints;
 use crate::hooks::{HookCall, HookEvent, Hooks};
 use crate::shared::Shared;
 use approve::{Approved, Gate};
+use live::LiveOutput;
 pub(crate) use repeat::RepeatGuard;
 use tern_protocol::{Event, Message, ToolCall, ToolDetails, ToolKind, ToolOutput};
 use tern_session::ToolResultStore;
@@ -333,9 +335,10 @@ impl<'a> Pipeline<'a> {
                 None => execute_prepared(prepared, &ctx).await,
             }
         };
-        let output = self.run_streaming(call, run, &mut rx, cancel).await;
+        let mut shown = LiveOutput::default();
+        let output = self.run_streaming(call, run, (&mut rx, &mut shown), cancel).await;
         while let Ok(chunk) = rx.try_recv() {
-            self.output_delta(call, &chunk);
+            self.output_delta(call, shown.shown(&chunk));
         }
         let mut output = interrupted_meanwhile(output, cancel.is_cancelled());
         if let Some(note) = instructions.and_then(|before| crate::planted::after_command(&root, &before)) {
@@ -370,7 +373,7 @@ impl<'a> Pipeline<'a> {
         &self,
         call: &ToolCall,
         run: impl Future<Output = ToolOutput>,
-        live: &mut mpsc::UnboundedReceiver<String>,
+        (live, shown): (&mut mpsc::UnboundedReceiver<String>, &mut LiveOutput),
         cancel: &CancellationToken,
     ) -> ToolOutput {
         tokio::pin!(run);
@@ -385,7 +388,7 @@ impl<'a> Pipeline<'a> {
             tokio::select! {
                 biased;
                 output = &mut run => break output,
-                Some(chunk) = live.recv() => self.output_delta(call, &chunk),
+                Some(chunk) = live.recv() => self.output_delta(call, shown.shown(&chunk)),
                 _ = cancel.cancelled(), if deadline.is_none() => {
                     deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
                 }
@@ -394,12 +397,14 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    /// Shows a chunk of a call's live output (masked for secrets, without escape sequences: `tern_text::ansi`).
-    fn output_delta(&self, call: &ToolCall, chunk: &str) {
-        self.shared.emit(Event::ToolOutputDelta {
-            call_id: call.id.clone(),
-            chunk: tern_secrets::mask(&tern_text::ansi::strip(chunk)).into_owned(),
-        });
+    /// Shows a chunk of a call's live output (masked for secrets, colours kept, other escapes dropped: `live.rs`).
+    fn output_delta(&self, call: &ToolCall, chunk: String) {
+        if !chunk.is_empty() {
+            self.shared.emit(Event::ToolOutputDelta {
+                call_id: call.id.clone(),
+                chunk,
+            });
+        }
     }
     /// The PostToolUse (or PostToolUseFailure) hooks on a call that ran: their feedback and blocks are appended to
     /// its result. Returns what to tell the user when one stopped the agent.

@@ -8,7 +8,7 @@ pub mod mcp;
 mod session;
 mod tool;
 
-pub use session::{Prices, SessionSummary};
+pub use session::{Prices, SessionDetails, SessionSummary};
 pub use tool::*;
 
 use serde::{Deserialize, Serialize};
@@ -217,11 +217,14 @@ pub enum ReviewSince {
     Session,
 }
 
-/// One hunk of a review: file `file` of `Event::ReviewHunks`, its hunk `hunk`.
+/// One hunk of a review: file `file` of `Event::ReviewHunks`, its hunk `hunk`; or only that hunk's part `part` (an
+/// index into its `ReviewHunk::parts`) when the user split it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkRef {
     pub file: usize,
     pub hunk: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<usize>,
 }
 
 /// How a reviewed file changed.
@@ -255,6 +258,10 @@ pub struct ReviewHunk {
     pub lines: String,
     /// The file with only this hunk reverted (`old`) against the file now (`new`): a diff renderer draws just it.
     pub diff: FileDiff,
+    /// The hunk's smallest changes (each run of changed lines between unchanged ones), shown the same way, when it
+    /// has more than one: what splitting it offers one by one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ReviewHunk>,
 }
 
 /// What `/mcp` does to a server, for this session only.

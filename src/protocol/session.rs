@@ -18,6 +18,15 @@ pub struct SessionSummary {
     pub size: u64,
 }
 
+/// What the resume picker shows of a session once its whole log was read (in the background: a day's log is long).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionDetails {
+    /// Its turns as a resume shows them: the turns started, less those rewound or cleared.
+    pub turns: usize,
+    /// The first line of the last turn's prompt.
+    pub last_prompt: Option<String>,
+}
+
 /// What a model's tokens cost (the provider's model catalog knows; a frontend shows it).
 pub trait Prices: Send + Sync + std::fmt::Debug {
     /// The cost in US dollars of `usage` on `model`, or `None` when the model's prices are unknown.

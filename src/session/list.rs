@@ -1,7 +1,9 @@
 //! Finding sessions: the sessions of a workspace for the resume picker and `--continue`, one by id prefix for
 //! `tern resume <id>`, and forks. Listing stays fast with hundreds of sessions: it reads each log only up to its first
-//! user message and takes the size and time from the file's metadata; counting turns reads a whole log and is left
-//! to whoever shows it.
+//! user message and takes the size and time from the file's metadata; a session's turns and last prompt (`details`)
+//! need the whole log read, which is left to whoever shows them.
+
+mod details;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -11,6 +13,7 @@ use std::time::SystemTime;
 use super::log::{Line, SessionLog, SessionMeta};
 use tern_protocol::Message;
 
+pub use details::details;
 pub use tern_protocol::SessionSummary;
 
 #[derive(Debug, thiserror::Error)]
@@ -97,14 +100,7 @@ fn summary(path: &Path, workspace: &str) -> Option<SessionSummary> {
             ..
         }) = serde_json::from_slice::<Line>(&line)
         {
-            title = Some(
-                content
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("")
-                    .trim()
-                    .to_string(),
-            );
+            title = Some(details::first_line(&content));
             break;
         }
     }
@@ -121,14 +117,20 @@ fn summary(path: &Path, workspace: &str) -> Option<SessionSummary> {
 /// message: a session left without a prompt is nothing to resume. Returns whether it was removed. For a frontend
 /// whose session has ended (the agent no longer writes it).
 pub fn discard_if_empty(path: &Path) -> bool {
-    if !count_turns(path).is_ok_and(|turns| turns == 0) {
+    if !count_prompts(path).is_ok_and(|prompts| prompts == 0) {
         return false;
     }
     path.parent().is_some_and(|dir| std::fs::remove_dir_all(dir).is_ok())
 }
 
-/// How many turns a log holds: its user messages, found by their line's start without parsing the rest.
+/// How many turns a log holds, as a resume shows them (see `details`).
 pub fn count_turns(path: &Path) -> std::io::Result<usize> {
+    details(path).map(|d| d.turns)
+}
+
+/// How many user messages a log holds (the user's and the agent's own), found by their line's start without parsing
+/// the rest.
+fn count_prompts(path: &Path) -> std::io::Result<usize> {
     const USER: &[u8] = br#"{"type":"message","message":{"role":"user""#;
     let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut count = 0;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tern_protocol::{Event, Message, Op, Prices, SessionSummary};
+use tern_protocol::{Event, Message, Op, Prices, SessionDetails, SessionSummary};
 use tokio::sync::mpsc;
 
 /// The UI's ends of a running session's agent: where its ops go, its events, and its task (to see how it ended).
@@ -82,9 +82,9 @@ pub trait Host: Send + Sync {
     fn fork(&self, path: &Path) -> Result<PathBuf, String>;
     /// The workspace's sessions, newest first.
     fn sessions(&self) -> Vec<SessionSummary>;
-    /// How many turns the session logged at `path` holds (0 when it cannot be read). Reads the whole log: call it
-    /// off the UI thread.
-    fn count_turns(&self, path: &Path) -> usize;
+    /// The turns and last prompt of the session logged at `path` (none when it cannot be read). Reads the whole log:
+    /// call it off the UI thread.
+    fn session_details(&self, path: &Path) -> SessionDetails;
     /// A subagent's transcript from its log.
     fn transcript(&self, path: &Path) -> Result<Transcript, String>;
     /// Trusts the project of `offer` (the user said so): written where trust is read from.

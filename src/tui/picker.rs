@@ -1,6 +1,7 @@
-//! The session picker: this workspace's sessions, newest first (title, age, turns, size), filtered as you type. It is
-//! a full screen of its own for `tern resume`, and a layer over the transcript for `/resume`. Turn counts need whole
-//! logs read, so a background thread counts them while the list is already usable.
+//! The session picker: this workspace's sessions, newest first, filtered as you type. Each takes two rows: its title
+//! (the first prompt; sessions have no other title), how long ago it was written, its turns and its size; then its
+//! last prompt. It is a full screen of its own for `tern resume`, and a layer over the transcript for `/resume`. Turn
+//! counts and last prompts need whole logs read, so a background thread reads them while the list is already usable.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -16,10 +17,16 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use super::layer::{Ctx, Effect, Handled, Layer, View};
 use super::theme::Theme;
 use crate::host::Host;
-use tern_protocol::SessionSummary;
+use crate::wrap::{truncate, width as text_width};
+use tern_protocol::{SessionDetails, SessionSummary};
 
-/// How many turns the session logged at a path holds (0 when it cannot be read); reads the whole log.
-pub type CountTurns = Box<dyn Fn(&std::path::Path) -> usize + Send>;
+/// The turns and last prompt of the session logged at a path; reads the whole log.
+pub type ReadDetails = Box<dyn Fn(&std::path::Path) -> SessionDetails + Send>;
+
+/// The columns right of the title: age, turns, size.
+const AGE_W: usize = 12;
+const TURNS_W: usize = 10;
+const SIZE_W: usize = 9;
 
 /// What a key did to the picker.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,8 +38,8 @@ pub(crate) enum Outcome {
 
 pub(crate) struct Picker {
     sessions: Vec<SessionSummary>,
-    turns: Vec<Option<usize>>,
-    counts: mpsc::Receiver<(usize, usize)>,
+    details: Vec<Option<SessionDetails>>,
+    counts: mpsc::Receiver<(usize, SessionDetails)>,
     filter: String,
     /// Indices into `sessions` that match the filter, in list order.
     matches: Vec<usize>,
@@ -42,21 +49,20 @@ pub(crate) struct Picker {
 }
 
 impl Picker {
-    /// A picker over `sessions` (already newest first); starts counting their turns in the background with `count`.
-    pub(crate) fn new(sessions: Vec<SessionSummary>, count: CountTurns) -> Self {
+    /// A picker over `sessions` (already newest first); starts reading their details in the background with `read`.
+    pub(crate) fn new(sessions: Vec<SessionSummary>, read: ReadDetails) -> Self {
         let (tx, counts) = mpsc::channel();
         let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
         std::thread::spawn(move || {
             for (i, path) in paths.iter().enumerate() {
-                let turns = count(path);
-                if tx.send((i, turns)).is_err() {
+                if tx.send((i, read(path))).is_err() {
                     break;
                 }
             }
         });
         let matches = (0..sessions.len()).collect();
         Self {
-            turns: vec![None; sessions.len()],
+            details: vec![None; sessions.len()],
             sessions,
             counts,
             filter: String::new(),
@@ -66,21 +72,21 @@ impl Picker {
         }
     }
 
-    /// Takes the turn counts found so far.
+    /// Takes the details read so far.
     pub(crate) fn poll(&mut self) -> bool {
         let mut any = false;
-        while let Ok((i, n)) = self.counts.try_recv() {
-            if let Some(slot) = self.turns.get_mut(i) {
-                *slot = Some(n);
+        while let Ok((i, details)) = self.counts.try_recv() {
+            if let Some(slot) = self.details.get_mut(i) {
+                *slot = Some(details);
                 any = true;
             }
         }
         any
     }
 
-    /// True while some turn counts are still coming.
+    /// True while some details are still coming.
     pub(crate) fn counting(&self) -> bool {
-        self.turns.iter().any(Option::is_none)
+        self.details.iter().any(Option::is_none)
     }
 
     pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Outcome {
@@ -120,13 +126,17 @@ impl Picker {
         self.selected = (self.selected + n).min(self.matches.len().saturating_sub(1));
     }
 
-    /// Keeps the sessions whose title or id holds every word of the filter (any case).
+    /// Keeps the sessions whose title, last prompt or id holds every word of the filter (any case).
     fn refilter(&mut self) {
         let words: Vec<String> = self.filter.split_whitespace().map(str::to_lowercase).collect();
         self.matches = (0..self.sessions.len())
             .filter(|&i| {
                 let s = &self.sessions[i];
-                let hay = format!("{} {}", s.title, s.id).to_lowercase();
+                let last = self.details[i]
+                    .as_ref()
+                    .and_then(|d| d.last_prompt.as_deref())
+                    .unwrap_or("");
+                let hay = format!("{} {last} {}", s.title, s.id).to_lowercase();
                 words.iter().all(|w| hay.contains(w.as_str()))
             })
             .collect();
@@ -170,7 +180,8 @@ impl Picker {
                 ..inner
             },
         );
-        let rows = (inner.height - 3) as usize;
+        // Each session takes two rows.
+        let rows = usize::from(inner.height - 3) / 2;
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if rows > 0 && self.selected >= self.offset + rows {
@@ -186,46 +197,61 @@ impl Picker {
                 .enumerate()
                 .skip(self.offset)
                 .take(rows)
-                .map(|(row, &i)| self.row(i, row == self.selected, now, width, theme))
+                .flat_map(|(row, &i)| self.row(i, row == self.selected, now, width, theme))
                 .collect()
         };
         frame.render_widget(
             Paragraph::new(lines),
             Rect {
                 y: inner.y + 2,
-                height: rows as u16,
+                height: (rows * 2) as u16,
                 ..inner
             },
         );
     }
 
-    fn row(&self, i: usize, selected: bool, now: SystemTime, width: usize, theme: &Theme) -> Line<'static> {
+    /// A session's two rows: title, age, turns and size; then its last prompt. Prompts may hold pasted escapes: they
+    /// are shown on one line (`one_line`) and cut to the width.
+    fn row(&self, i: usize, selected: bool, now: SystemTime, width: usize, theme: &Theme) -> [Line<'static>; 2] {
         let s = &self.sessions[i];
+        let details = self.details[i].as_ref();
         let age = ago(now.duration_since(s.modified).unwrap_or_default());
-        let turns = match self.turns[i] {
+        let turns = match details.map(|d| d.turns) {
             Some(1) => "1 turn".to_string(),
             Some(n) => format!("{n} turns"),
             None => "… turns".to_string(),
         };
-        let right = format!("{turns:>10}  {:>9}", tern_text::units::human_size(s.size));
-        // A title is the session's first prompt, which may hold pasted escapes: shown, on one line.
+        let size = tern_text::units::human_size(s.size);
+        let right = format!("{age:>AGE_W$}  {turns:>TURNS_W$}  {size:>SIZE_W$}");
         let title = tern_text::one_line(&s.title);
         let title = if title.is_empty() { "(no prompt yet)" } else { &title };
-        let left_width = width.saturating_sub(right.chars().count() + 2 + 14);
-        let title: String = if title.chars().count() > left_width {
-            let cut: String = title.chars().take(left_width.saturating_sub(1)).collect();
-            format!("{cut}…")
-        } else {
-            format!("{title:<left_width$}")
+        let room = width.saturating_sub(3 + 2 + text_width(&right));
+        let title = truncate(title, room);
+        let pad = room.saturating_sub(text_width(&title));
+        let last = match details {
+            Some(SessionDetails {
+                last_prompt: Some(last),
+                ..
+            }) => tern_text::one_line(last).into_owned(),
+            Some(_) => "—".to_string(),
+            None => "…".to_string(),
         };
+        let last = truncate(&last, width.saturating_sub(11));
         let style = if selected { theme.selection } else { Style::default() };
-        Line::from(vec![
-            Span::styled(if selected { " › " } else { "   " }, theme.accent),
-            Span::styled(format!("{age:<11}"), theme.dim),
-            Span::styled(title, theme.text),
-            Span::styled(format!("  {right}"), theme.dim),
-        ])
-        .style(style)
+        [
+            Line::from(vec![
+                Span::styled(if selected { " › " } else { "   " }, theme.accent),
+                Span::styled(title, theme.text),
+                Span::raw(" ".repeat(pad)),
+                Span::styled(format!("  {right}"), theme.dim),
+            ])
+            .style(style),
+            Line::from(vec![
+                Span::styled("     last ", theme.dim),
+                Span::styled(last, theme.dim),
+            ])
+            .style(style),
+        ]
     }
 }
 
@@ -249,7 +275,7 @@ pub(crate) struct PickerLayer {
 impl PickerLayer {
     pub(crate) fn new(sessions: Vec<SessionSummary>, host: std::sync::Arc<dyn Host>) -> Self {
         Self {
-            picker: Picker::new(sessions, Box::new(move |path| host.count_turns(path))),
+            picker: Picker::new(sessions, Box::new(move |path| host.session_details(path))),
         }
     }
 }
@@ -288,7 +314,7 @@ impl Layer for PickerLayer {
 
 /// The picker on a screen of its own (`tern resume` without an id): the chosen session's log, or `None` when the user
 /// quit. The terminal is restored before it returns.
-pub fn pick(sessions: Vec<SessionSummary>, count: CountTurns) -> std::io::Result<Option<PathBuf>> {
+pub fn pick(sessions: Vec<SessionSummary>, count: ReadDetails) -> std::io::Result<Option<PathBuf>> {
     use crossterm::event::{Event as TermEvent, KeyEventKind, poll, read};
     use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
     use crossterm::{cursor, execute};

@@ -48,8 +48,8 @@ impl Host for TestHost {
         Vec::new()
     }
 
-    fn count_turns(&self, path: &Path) -> usize {
-        tern_session::list::count_turns(path).unwrap_or(0)
+    fn session_details(&self, path: &Path) -> tern_protocol::SessionDetails {
+        tern_session::list::details(path).unwrap_or_default()
     }
 
     fn transcript(&self, path: &Path) -> Result<Transcript, String> {

@@ -196,6 +196,32 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Cuts spans to at most `max` cells, adding `…` (in the style of the span it cuts) when they were cut. Each span is
+/// cleaned first, as `truncate` cleans a string.
+pub(crate) fn truncate_spans(mut spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
+    super::cell_guard::clean_spans(&mut spans);
+    if spans.iter().map(|s| width(&s.content)).sum::<usize>() <= max {
+        return spans;
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in spans {
+        let mut kept = String::new();
+        for ch in span.content.chars() {
+            let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            if used + cw + 1 > max {
+                kept.push('…');
+                out.push(Span::styled(kept, span.style));
+                return out;
+            }
+            kept.push(ch);
+            used += cw;
+        }
+        out.push(Span::styled(kept, span.style));
+    }
+    out
+}
+
 fn start_continuation(current: &mut Vec<Span<'static>>, indent: &str, indent_w: usize) -> usize {
     if indent_w > 0 {
         current.push(Span::raw(indent.to_string()));

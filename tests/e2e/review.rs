@@ -174,7 +174,17 @@ async fn review_of_the_session_reverts_one_hunk_of_the_first_turn_and_tells_the_
             ("new.txt", ReviewChange::Created, 1)
         ]
     );
-    let Event::ReviewApplied { summary, refused, .. } = s.apply(id, vec![HunkRef { file: 0, hunk: 0 }]).await else {
+    let Event::ReviewApplied { summary, refused, .. } = s
+        .apply(
+            id,
+            vec![HunkRef {
+                file: 0,
+                hunk: 0,
+                part: None,
+            }],
+        )
+        .await
+    else {
         unreachable!()
     };
     assert!(files.iter().all(|f| !f.changed_outside));
@@ -214,7 +224,18 @@ async fn a_review_answered_after_the_file_changed_reverts_nothing_and_says_where
     let (id, _) = s.review(ReviewSince::Session).await.unwrap();
     let later = s.read("a.txt").replace("line sixteen\n", "line 16 again\n");
     std::fs::write(s.work.path().join("a.txt"), &later).unwrap();
-    let reverted = vec![HunkRef { file: 0, hunk: 1 }, HunkRef { file: 1, hunk: 0 }];
+    let reverted = vec![
+        HunkRef {
+            file: 0,
+            hunk: 1,
+            part: None,
+        },
+        HunkRef {
+            file: 1,
+            hunk: 0,
+            part: None,
+        },
+    ];
     let Event::ReviewApplied { refused, reverted, .. } = s.apply(id, reverted).await else {
         unreachable!()
     };

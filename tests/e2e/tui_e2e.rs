@@ -5,6 +5,7 @@
 
 mod always;
 mod approve;
+mod colours;
 mod review;
 mod stream;
 use crate::support;

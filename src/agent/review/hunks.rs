@@ -1,7 +1,8 @@
 //! Hunks of one file's change and putting some of them back: the diff between what a file was before the reviewed
 //! turns (`base`) and what the review saw (`seen`), grouped into hunks as `git add -p` shows them, and the content the
 //! file gets when a chosen set of hunks is reverted. Pure: no I/O. The same line diff serves both, so a hunk shown is
-//! exactly the hunk reverted.
+//! exactly the hunk reverted. A hunk splits into its parts (each run of changed lines between unchanged ones), which
+//! are reverted the same way: a part is a range of the diff's changes, as a hunk is.
 
 use std::ops::Range;
 
@@ -25,12 +26,17 @@ pub(crate) struct Hunk {
 impl Hunk {
     /// "lines 3-7" (1-based, in the file as the review saw it); a hunk that only removed lines names where they were.
     pub(crate) fn lines(&self) -> String {
-        let (start, end) = (self.new.start + 1, self.new.end.max(self.new.start + 1));
-        if start == end {
-            format!("line {start}")
-        } else {
-            format!("lines {start}-{end}")
-        }
+        lines_label(&self.new)
+    }
+}
+
+/// "lines 3-7" or "line 3" for lines `new` (0-based) of the file as the review saw it.
+fn lines_label(new: &Range<usize>) -> String {
+    let (start, end) = (new.start + 1, new.end.max(new.start + 1));
+    if start == end {
+        format!("line {start}")
+    } else {
+        format!("lines {start}-{end}")
     }
 }
 
@@ -74,14 +80,63 @@ impl<'a> FileHunks<'a> {
 
     /// The file's content with the hunks `reverted` (indexes into `hunks`) put back as they were in `base`.
     pub(crate) fn revert(&self, reverted: &[usize]) -> String {
+        let changes: Vec<Range<usize>> = reverted
+            .iter()
+            .filter_map(|&k| self.hunks.get(k))
+            .map(|h| h.changes.clone())
+            .collect();
+        self.revert_changes(&changes)
+    }
+
+    /// The parts of hunk `k`: its runs of changes with no unchanged line between them, as ranges of the diff's
+    /// changes (one part when the hunk is one run).
+    pub(crate) fn parts(&self, k: usize) -> Vec<Range<usize>> {
+        let Some(hunk) = self.hunks.get(k) else {
+            return Vec::new();
+        };
+        let mut parts: Vec<Range<usize>> = Vec::new();
+        let mut change = 0;
+        let mut joined = false;
+        for op in &self.ops {
+            if !changed(op) {
+                joined = false;
+                continue;
+            }
+            if hunk.changes.contains(&change) {
+                match parts.last_mut() {
+                    Some(last) if joined => last.end = change + 1,
+                    _ => parts.push(change..change + 1),
+                }
+                joined = true;
+            }
+            change += 1;
+        }
+        parts
+    }
+
+    /// Where changes `part` are in the file as the review saw it: "lines 3-4" (no context).
+    pub(crate) fn part_lines(&self, part: &Range<usize>) -> String {
+        let mut new: Option<Range<usize>> = None;
+        for (i, op) in self.ops.iter().filter(|op| changed(op)).enumerate() {
+            if part.contains(&i) {
+                let r = op.new_range();
+                new = Some(new.map_or(r.clone(), |n| n.start..r.end));
+            }
+        }
+        lines_label(&new.unwrap_or_default())
+    }
+
+    /// The file's content with the changes in `reverted` (ranges of the diff's changes: hunks or parts of them) put
+    /// back as they were in `base`.
+    pub(crate) fn revert_changes(&self, reverted: &[Range<usize>]) -> String {
         let base: Vec<&str> = split_lines(self.base);
         let seen: Vec<&str> = split_lines(self.seen);
         let undo: Vec<bool> = {
             let total = self.hunks.last().map_or(0, |h| h.changes.end);
             let mut undo = vec![false; total];
-            for &k in reverted {
-                if let Some(hunk) = self.hunks.get(k) {
-                    undo[hunk.changes.clone()].iter_mut().for_each(|u| *u = true);
+            for range in reverted {
+                if let Some(flags) = undo.get_mut(range.clone()) {
+                    flags.iter_mut().for_each(|u| *u = true);
                 }
             }
             undo
@@ -105,6 +160,23 @@ impl<'a> FileHunks<'a> {
     /// renderer draws exactly that hunk, with the seen file's line numbers on its new side.
     pub(crate) fn shown(&self, path: &str, k: usize) -> FileDiff {
         FileDiff::new(path, Some(self.revert(&[k])), Some(self.seen.to_string()))
+    }
+
+    /// What the view shows for a part of a hunk (see `shown`).
+    pub(crate) fn shown_part(&self, path: &str, part: &Range<usize>) -> FileDiff {
+        FileDiff::new(
+            path,
+            Some(self.revert_changes(std::slice::from_ref(part))),
+            Some(self.seen.to_string()),
+        )
+    }
+
+    /// The changes of hunk `k`, or of its part `part`.
+    pub(crate) fn selected(&self, k: usize, part: Option<usize>) -> Option<Range<usize>> {
+        match part {
+            None => self.hunks.get(k).map(|h| h.changes.clone()),
+            Some(p) => self.parts(k).get(p).cloned(),
+        }
     }
 }
 

@@ -60,6 +60,7 @@ impl Reviewed {
                     .map(|k| ReviewHunk {
                         lines: file.hunks[k].lines(),
                         diff: file.shown(&self.display, k),
+                        parts: self.parts(&file, k),
                     })
                     .collect()
             }
@@ -73,6 +74,7 @@ impl Reviewed {
                 vec![ReviewHunk {
                     lines: lines.into(),
                     diff: FileDiff::new(self.display.clone(), text(&self.base), text(&self.seen)),
+                    parts: Vec::new(),
                 }]
             }
         };
@@ -84,10 +86,26 @@ impl Reviewed {
         }
     }
 
-    /// The file's content once the hunks `reverted` are put back.
-    fn reverted(&self, reverted: &[usize]) -> Option<Vec<u8>> {
+    /// Hunk `k`'s parts as the view shows them, when it has more than one.
+    fn parts(&self, file: &FileHunks<'_>, k: usize) -> Vec<ReviewHunk> {
+        let parts = file.parts(k);
+        if parts.len() < 2 {
+            return Vec::new();
+        }
+        parts
+            .iter()
+            .map(|part| ReviewHunk {
+                lines: file.part_lines(part),
+                diff: file.shown_part(&self.display, part),
+                parts: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// The file's content once the changes `reverted` (hunks or parts, as ranges of its diff's changes) are put back.
+    fn reverted(&self, reverted: &[std::ops::Range<usize>]) -> Option<Vec<u8>> {
         match self.texts() {
-            Some((base, seen)) => Some(FileHunks::new(base, seen).revert(reverted).into_bytes()),
+            Some((base, seen)) => Some(FileHunks::new(base, seen).revert_changes(reverted).into_bytes()),
             None => self.base.clone(),
         }
     }
@@ -270,28 +288,41 @@ struct Done {
 
 /// Computes every file's new content, checks them all against what the review saw, then writes them all or none.
 fn apply(review: &PendingReview, reverted: &[HunkRef], write: Writer<'_>) -> Result<Vec<Done>, String> {
-    let mut by_file: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut by_file: BTreeMap<usize, Vec<(usize, Option<usize>)>> = BTreeMap::new();
     for r in reverted.iter().filter(|r| r.file < review.files.len()) {
-        by_file.entry(r.file).or_default().push(r.hunk);
+        by_file.entry(r.file).or_default().push((r.hunk, r.part));
     }
+    // The hunks each file's chosen changes lie in, for a conflict's message.
+    let mut hunks_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut planned = Vec::new();
     let mut done = Vec::new();
     for (&index, chosen) in &mut by_file {
         chosen.sort_unstable();
         chosen.dedup();
         let file = &review.files[index];
-        let lines = match file.texts() {
+        let (lines, changes) = match file.texts() {
             Some((base, seen)) => {
                 let hunks = FileHunks::new(base, seen);
-                chosen.retain(|&k| k < hunks.hunks.len());
-                chosen.iter().map(|&k| hunks.hunks[k].lines()).collect()
+                let picked: Vec<(String, std::ops::Range<usize>)> = chosen
+                    .iter()
+                    .filter_map(|&(k, part)| {
+                        let changes = hunks.selected(k, part)?;
+                        let label = match part {
+                            None => hunks.hunks[k].lines(),
+                            Some(_) => hunks.part_lines(&changes),
+                        };
+                        Some((label, changes))
+                    })
+                    .collect();
+                picked.into_iter().unzip()
             }
-            None => vec!["the whole file".to_string()],
+            None => (vec!["the whole file".to_string()], Vec::new()),
         };
         if lines.is_empty() {
             continue;
         }
-        let new = file.reverted(chosen);
+        hunks_of.insert(index, chosen.iter().map(|&(k, _)| k).collect());
+        let new = file.reverted(&changes);
         let diff = FileDiff::new(
             file.display.clone(),
             file.seen.as_deref().map(shown),
@@ -310,7 +341,7 @@ fn apply(review: &PendingReview, reverted: &[HunkRef], write: Writer<'_>) -> Res
         .into_iter()
         .map(|(k, now)| {
             let index = done[k].index;
-            review.files[index].conflict(&by_file[&index], &now)
+            review.files[index].conflict(&hunks_of[&index], &now)
         })
         .collect();
     if !conflicts.is_empty() {

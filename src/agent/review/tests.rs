@@ -43,7 +43,7 @@ fn reviewed(dir: &Path, name: &str, base: Option<&[u8]>, seen: Option<&[u8]>) ->
 }
 
 fn hunk(file: usize, hunk: usize) -> HunkRef {
-    HunkRef { file, hunk }
+    HunkRef { file, hunk, part: None }
 }
 
 #[test]
@@ -242,4 +242,47 @@ fn hunks_out_of_range_and_nothing_chosen_write_nothing() {
     );
     assert!(note(&review, &[]).is_none());
     assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), seen);
+}
+
+/// Three edits within six lines are one hunk (their context overlaps); split, each is a part, and reverting the
+/// middle one writes exactly its line back to the real file.
+#[test]
+fn a_split_hunk_reverts_exactly_the_part_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = numbered(12);
+    let seen = base
+        .replace("line 4\n", "line FOUR\n")
+        .replace("line 6\n", "line SIX\nline six and a half\n")
+        .replace("line 8\n", "");
+    let file = FileHunks::new(&base, &seen);
+    assert_eq!(file.hunks.len(), 1, "one hunk");
+    let parts = file.parts(0);
+    assert_eq!(parts.len(), 3, "{parts:?}");
+    let labels: Vec<String> = parts.iter().map(|p| file.part_lines(p)).collect();
+    assert_eq!(labels, ["line 4", "lines 6-7", "line 9"]);
+    let review = PendingReview {
+        id: 1,
+        files: vec![reviewed(
+            dir.path(),
+            "a.txt",
+            Some(base.as_bytes()),
+            Some(seen.as_bytes()),
+        )],
+    };
+    let offered = review.files[0].offered();
+    assert_eq!(offered.hunks[0].parts.len(), 3);
+    assert_eq!(offered.hunks[0].parts[1].lines, "lines 6-7");
+    let middle = HunkRef {
+        file: 0,
+        hunk: 0,
+        part: Some(1),
+    };
+    let answered = review.answer(&[middle], &write_file);
+    assert!(
+        matches!(answered.event, Event::ReviewApplied { reverted: 1, .. }),
+        "{:?}",
+        answered.event
+    );
+    let expected = base.replace("line 4\n", "line FOUR\n").replace("line 8\n", "");
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), expected);
 }

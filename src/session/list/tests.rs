@@ -153,3 +153,58 @@ fn only_a_session_without_a_prompt_is_discarded() {
     assert!(used.is_file());
     assert!(!discard_if_empty(&dir.path().join("sessions/none/session.jsonl")));
 }
+
+fn turn(log: &mut SessionLog, n: u64, text: &str) {
+    log.event(
+        1,
+        &Event::TurnStarted {
+            turn: n,
+            text: text.into(),
+        },
+    )
+    .unwrap();
+    log.record(&user(text)).unwrap();
+}
+
+/// The picker's count is the resume's: the `TurnStarted` events the loader keeps. The agent's own user messages (a
+/// "go on", a Stop hook's reason), rewound turns and turns before a `/clear` are not turns.
+#[test]
+fn turns_and_the_last_prompt_are_what_a_resume_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = SessionLog::path_for(dir.path(), "s1");
+    let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+    turn(&mut log, 1, "before the clear");
+    log.reset().unwrap();
+    turn(&mut log, 1, "first\nsecond line");
+    log.record(&user(
+        "[The user's Stop hook asks you to go on before you finish:]\nmore",
+    ))
+    .unwrap();
+    log.record(&answer("ok")).unwrap();
+    turn(&mut log, 2, "  \n  fix the bug  ");
+    log.record(&user("Continue from where you stopped.")).unwrap();
+    // Turn 3 is rewound away: the log keeps the first two turns' events.
+    turn(&mut log, 3, "rewound at once");
+    log.rewind(5, 2).unwrap();
+    let _ = log.event(2, &Event::Notice { text: "rewound".into() });
+    turn(&mut log, 3, "a third, after the rewind");
+    turn(&mut log, 4, "rewound away");
+    log.rewind(6, 4).unwrap();
+    drop(log);
+    let loaded = crate::log::load(&path).unwrap();
+    let resumed = loaded
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::TurnStarted { .. }))
+        .count();
+    let found = details(&path).unwrap();
+    assert_eq!(resumed, 3);
+    assert_eq!(found.turns, resumed);
+    assert_eq!(found.last_prompt.as_deref(), Some("a third, after the rewind"));
+    assert_eq!(count_turns(&path).unwrap(), 3);
+    // A torn last line is skipped, as the loader skips it.
+    let mut file = File::options().append(true).open(&path).unwrap();
+    file.write_all(br#"{"type":"event","at":5,"event":{"event":"turn_started","turn":5,"te"#)
+        .unwrap();
+    assert_eq!(details(&path).unwrap().turns, 3);
+}

@@ -77,10 +77,10 @@ fn haystack(call: &ToolCallState) -> String {
         Some(output) => s.push_str(&output.text),
         None => {
             for line in &call.live {
-                s.push_str(line);
+                s.push_str(&line.text);
                 s.push('\n');
             }
-            s.push_str(&call.live_partial);
+            s.push_str(&call.live_partial().text);
         }
     }
     s.to_lowercase()

@@ -122,10 +122,10 @@ impl Source {
         let mut live = String::new();
         if call.output.is_none() {
             for line in &call.live {
-                live.push_str(line);
+                live.push_str(&line.text);
                 live.push('\n');
             }
-            live.push_str(&call.live_partial);
+            live.push_str(&call.live_partial().text);
         }
         Self {
             args: call.args.clone(),

@@ -1,18 +1,19 @@
 use super::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tern_protocol::Message;
+use tern_protocol::{Event, Message};
 use tern_session::{SessionLog, SessionMeta};
 
-fn count() -> CountTurns {
-    Box::new(|path| tern_session::list::count_turns(path).unwrap_or(0))
+fn count() -> ReadDetails {
+    Box::new(|path| tern_session::list::details(path).unwrap_or_default())
 }
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-/// Real logs in a data dir: (id, first prompt, user turns), newest first, an hour apart.
+/// Real logs in a data dir: (id, first prompt, turns), newest first, an hour apart. Each turn is logged as a live
+/// session logs it: its start event, then the user's message.
 fn sessions(dir: &std::path::Path, specs: &[(&str, &str, usize)]) -> Vec<SessionSummary> {
     for (age, (id, prompt, turns)) in specs.iter().enumerate() {
         let path = SessionLog::path_for(dir, id);
@@ -31,6 +32,11 @@ fn sessions(dir: &std::path::Path, specs: &[(&str, &str, usize)]) -> Vec<Session
             } else {
                 format!("more {t}")
             };
+            let started = Event::TurnStarted {
+                turn: t as u64 + 1,
+                text: content.clone(),
+            };
+            log.event(1, &started).unwrap();
             log.record(&Message::User {
                 content,
                 images: vec![],
@@ -50,7 +56,7 @@ fn sessions(dir: &std::path::Path, specs: &[(&str, &str, usize)]) -> Vec<Session
 }
 
 fn screen(picker: &mut Picker) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(80, 10)).unwrap();
+    let mut terminal = Terminal::new(TestBackend::new(80, 12)).unwrap();
     terminal.draw(|f| picker.render(f, f.area(), &Theme::dark())).unwrap();
     let buffer = terminal.backend().buffer();
     (0..buffer.area.height)
@@ -137,4 +143,24 @@ fn the_layer_asks_the_app_to_switch_to_the_chosen_session() {
     assert_eq!(layer.handle_key(key(KeyCode::Enter), &mut ctx), Handled::Consumed);
     assert!(matches!(ctx.effects[0], Effect::Close));
     assert!(matches!(&ctx.effects[1], Effect::Switch(p) if p.ends_with("s1/session.jsonl")));
+}
+
+/// Title, age, turns, size and the last prompt fit 80 columns; long and hostile prompts are cut and shown, not obeyed.
+#[test]
+fn snapshot_rows_fit_eighty_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "Refactor the configuration loader so that every layer of settings is merged in one place and tested";
+    let list = sessions(
+        dir.path(),
+        &[
+            ("s-new", long, 3),
+            ("s-mid", "title \u{1b}]0;evil\u{7}with an escape", 1),
+            ("s-old", "Write docs", 2),
+        ],
+    );
+    let mut picker = Picker::new(list, count());
+    wait_for_counts(&mut picker);
+    let text = screen(&mut picker);
+    assert!(!text.contains('\u{1b}'));
+    insta::assert_snapshot!(text);
 }

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use super::output::StyledLine;
 use super::{AppState, Cell, CellKind};
 use tern_protocol::{ToolKind, ToolOutput};
+use tern_text::ansi::Style;
 
 /// Lines of live output kept per running call (the pane shows the tail; the full result arrives with the end event).
 pub(crate) const LIVE_TAIL_LINES: usize = 200;
@@ -39,10 +41,15 @@ pub struct ToolCallState {
     pub output: Option<ToolOutput>,
     /// Where the full result is stored when the model got a preview.
     pub(crate) full_output_path: Option<String>,
-    /// The tail of live output while running.
-    pub(crate) live: VecDeque<String>,
-    /// A partial last line of live output.
+    /// The tail of live output while running, with its colours.
+    pub(crate) live: VecDeque<StyledLine>,
+    /// A partial last line of live output, as it came (colour codes and all).
     pub(crate) live_partial: String,
+    /// The colours in effect where `live_partial` starts.
+    live_style: Style,
+    /// Once done: the coloured lines of its live output, which the result's lines of the same text are shown with
+    /// (the result the model got has no colours). Only coloured lines are kept.
+    pub(crate) coloured: Vec<StyledLine>,
     /// Live output bytes seen in all.
     pub(crate) live_bytes: usize,
     pub(crate) expanded: bool,
@@ -67,6 +74,8 @@ impl ToolCallState {
             full_output_path: None,
             live: VecDeque::new(),
             live_partial: String::new(),
+            live_style: Style::default(),
+            coloured: Vec::new(),
             live_bytes: 0,
             expanded: false,
             waiting: None,
@@ -95,9 +104,14 @@ impl ToolCallState {
             if self.live.len() == LIVE_TAIL_LINES {
                 self.live.pop_front();
             }
-            self.live.push_back(line.trim_end_matches('\r').to_string());
+            self.live.push_back(StyledLine::parse(line, &mut self.live_style));
         }
         self.live_partial = last.to_string();
+    }
+
+    /// The partial last line of live output as shown.
+    pub(crate) fn live_partial(&self) -> StyledLine {
+        StyledLine::parse(&self.live_partial, &mut self.live_style.clone())
     }
 
     pub(crate) fn finish(&mut self, output: ToolOutput, duration: Duration, full_output_path: Option<String>) {
@@ -110,7 +124,13 @@ impl ToolCallState {
         self.waiting = None;
         self.output = Some(output);
         // The result replaces the live tail on screen; thousands of finished calls should not each keep 200 lines.
-        self.live = VecDeque::new();
+        // Its coloured lines stay, to colour the result's.
+        let partial = self.live_partial();
+        self.coloured = std::mem::take(&mut self.live)
+            .into_iter()
+            .chain(std::iter::once(partial))
+            .filter(StyledLine::coloured)
+            .collect();
         self.live_partial = String::new();
         self.full_output_path = full_output_path;
     }
@@ -195,11 +215,28 @@ mod tests {
         assert_eq!(c.key_arg, "ls");
         c.push_live("a\nb");
         c.push_live("c\r\n");
-        assert_eq!(c.live, ["a", "bc"]);
+        assert_eq!(c.live, [StyledLine::unstyled("a"), StyledLine::unstyled("bc")]);
         for i in 0..500 {
             c.push_live(&format!("{i}\n"));
         }
         assert_eq!(c.live.len(), LIVE_TAIL_LINES);
-        assert_eq!(c.live.back().map(String::as_str), Some("499"));
+        assert_eq!(c.live.back().map(|l| l.text.as_str()), Some("499"));
+    }
+
+    #[test]
+    fn colours_carry_across_chunks_and_lines_and_outlive_the_call() {
+        let mut c = ToolCallState::new("c".into(), "exec".into(), ToolKind::Command, json!({"command": "make"}));
+        c.push_live("\u{1b}[32mok");
+        c.push_live(" still green\nnext\u{1b}[0m plain\nplain line\n");
+        assert_eq!(c.live[0].text, "ok still green");
+        assert!(c.live[0].coloured() && c.live[1].coloured() && !c.live[2].coloured());
+        c.finish(
+            ToolOutput::text("ok still green\nnext plain\nplain line\n"),
+            Duration::ZERO,
+            None,
+        );
+        assert!(c.live.is_empty());
+        let kept: Vec<&str> = c.coloured.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(kept, ["ok still green", "next plain"]);
     }
 }

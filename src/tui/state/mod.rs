@@ -4,6 +4,7 @@ mod approvals;
 pub(crate) mod calls;
 pub(crate) mod elicit;
 pub(crate) mod flash;
+pub(crate) mod output;
 pub(crate) mod plan;
 mod reasoning;
 mod replay;

@@ -17,6 +17,8 @@ pub(crate) enum Step {
     RevertFile,
     /// Back to the hunk before.
     Back,
+    /// Split this hunk into its smallest changes, each then decided on its own (`s`).
+    Split,
 }
 
 pub(crate) struct ReviewWalk {
@@ -24,6 +26,8 @@ pub(crate) struct ReviewWalk {
     /// Since when, e.g. "turn 3".
     pub(crate) from: String,
     pub(crate) files: Vec<ReviewFile>,
+    /// Per file, per hunk shown: the hunk of the review it is, and which part of it when it was split.
+    origins: Vec<Vec<(usize, Option<usize>)>>,
     /// Per file, per hunk: `Some(true)` revert, `Some(false)` keep, `None` not decided (kept at the end).
     decisions: Vec<Vec<Option<bool>>>,
     /// The hunk shown: (file, hunk).
@@ -35,11 +39,16 @@ pub(crate) struct ReviewWalk {
 impl ReviewWalk {
     pub(crate) fn new(id: u64, from: String, files: Vec<ReviewFile>) -> Self {
         let decisions = files.iter().map(|f| vec![None; f.hunks.len()]).collect();
+        let origins = files
+            .iter()
+            .map(|f| (0..f.hunks.len()).map(|k| (k, None)).collect())
+            .collect();
         let done = files.iter().all(|f| f.hunks.is_empty());
         Self {
             id,
             from,
             files,
+            origins,
             decisions,
             at: (0, 0),
             done,
@@ -75,6 +84,7 @@ impl ReviewWalk {
                 decisions[hunk..].iter_mut().for_each(|d| *d = Some(revert));
                 self.next_file();
             }
+            Step::Split => self.split(),
             Step::Back => {
                 if hunk > 0 {
                     self.at.1 -= 1;
@@ -83,6 +93,29 @@ impl ReviewWalk {
                 }
             }
         }
+    }
+
+    /// Whether the hunk shown can be split.
+    pub(crate) fn can_split(&self) -> bool {
+        let (file, hunk) = self.at;
+        self.files
+            .get(file)
+            .and_then(|f| f.hunks.get(hunk))
+            .is_some_and(|h| h.parts.len() > 1)
+    }
+
+    /// Puts the hunk shown's parts in its place, the first of them shown, none decided.
+    fn split(&mut self) {
+        if !self.can_split() {
+            return;
+        }
+        let (file, hunk) = self.at;
+        let parts = std::mem::take(&mut self.files[file].hunks[hunk].parts);
+        let (origin, _) = self.origins[file][hunk];
+        let n = parts.len();
+        self.files[file].hunks.splice(hunk..=hunk, parts);
+        self.origins[file].splice(hunk..=hunk, (0..n).map(|p| (origin, Some(p))));
+        self.decisions[file].splice(hunk..=hunk, std::iter::repeat_n(None, n));
     }
 
     fn advance(&mut self) {
@@ -105,13 +138,14 @@ impl ReviewWalk {
     pub(crate) fn reverted(&self) -> Vec<HunkRef> {
         self.decisions
             .iter()
+            .zip(&self.origins)
             .enumerate()
-            .flat_map(|(file, hunks)| {
+            .flat_map(|(file, (hunks, origins))| {
                 hunks
                     .iter()
-                    .enumerate()
-                    .filter(|(_, d)| **d == Some(true))
-                    .map(move |(hunk, _)| HunkRef { file, hunk })
+                    .zip(origins)
+                    .filter(|(d, _)| **d == Some(true))
+                    .map(move |(_, &(hunk, part))| HunkRef { file, hunk, part })
             })
             .collect()
     }
@@ -130,6 +164,7 @@ mod tests {
                 .map(|k| ReviewHunk {
                     lines: format!("line {k}"),
                     diff: FileDiff::new(path, Some("a\n".into()), Some("b\n".into())),
+                    parts: Vec::new(),
                 })
                 .collect(),
             changed_outside: false,
@@ -137,7 +172,9 @@ mod tests {
     }
 
     fn refs(list: &[(usize, usize)]) -> Vec<HunkRef> {
-        list.iter().map(|&(file, hunk)| HunkRef { file, hunk }).collect()
+        list.iter()
+            .map(|&(file, hunk)| HunkRef { file, hunk, part: None })
+            .collect()
     }
 
     #[test]
@@ -165,5 +202,42 @@ mod tests {
         assert_eq!(walk.decision(0, 0), Some(true));
         assert_eq!(walk.reverted(), refs(&[(0, 0)]));
         assert!(!walk.done);
+    }
+
+    #[test]
+    fn a_split_hunk_is_decided_part_by_part() {
+        let mut three = file("a", 2);
+        three.hunks[0].parts = (0..3)
+            .map(|p| ReviewHunk {
+                lines: format!("line {p}"),
+                diff: FileDiff::new("a", Some("a\n".into()), Some("b\n".into())),
+                parts: Vec::new(),
+            })
+            .collect();
+        let mut walk = ReviewWalk::new(1, "x".into(), vec![three]);
+        assert!(walk.can_split());
+        walk.apply(Step::Split);
+        assert!(!walk.can_split());
+        assert_eq!(walk.overall(), (1, 4));
+        walk.apply(Step::Keep);
+        walk.apply(Step::Revert);
+        walk.apply(Step::Keep);
+        walk.apply(Step::Revert);
+        assert!(walk.done);
+        assert_eq!(
+            walk.reverted(),
+            [
+                HunkRef {
+                    file: 0,
+                    hunk: 0,
+                    part: Some(1)
+                },
+                HunkRef {
+                    file: 0,
+                    hunk: 1,
+                    part: None
+                },
+            ]
+        );
     }
 }

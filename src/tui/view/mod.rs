@@ -5,6 +5,7 @@ pub mod cells;
 pub(crate) mod elicit;
 pub(crate) mod help;
 pub(crate) mod mcp;
+mod output_line;
 pub(crate) mod plan;
 pub(crate) mod review;
 pub(crate) mod rewind;

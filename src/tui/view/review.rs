@@ -1,6 +1,8 @@
 //! `/review`: first which changes (the last turn's or the session's), then each hunk the agent changed, file by file
 //! like `git add -p`: the hunk as a diff (the diff view's renderer) under a line naming the file and "hunk i/n", and
-//! the keys to keep or revert it. Finishing sends the hunks to revert; the agent reverts them all or none.
+//! the keys to keep or revert it. A hunk of several changes splits (`s`, as in `git add -p`) into one hunk per run of
+//! changed lines, each kept or reverted on its own. Finishing sends the hunks to revert; the agent reverts them all or
+//! none.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -14,9 +16,10 @@ use crate::state::review::{ReviewWalk, Step};
 use tern_protocol::{Op, ReviewChange, ReviewFile, ReviewSince};
 
 /// The keys, as `?` lists them.
-const HELP: [(&str, &str); 7] = [
+const HELP: [(&str, &str); 8] = [
     ("y", "keep this hunk"),
     ("n", "revert this hunk"),
+    ("s", "split this hunk into its smallest changes"),
     ("a", "keep this hunk and the rest of the file"),
     ("d", "revert this hunk and the rest of the file"),
     ("←/p", "back to the hunk before"),
@@ -199,14 +202,19 @@ impl ReviewLayer {
                 .collect();
         }
         let mut spans = Vec::new();
+        let split = self.walk.can_split().then_some(("s", "split"));
         for (key, what) in [
-            ("y", "keep"),
-            ("n", "revert"),
-            ("a", "keep file"),
-            ("d", "revert file"),
-            ("q", "finish"),
-            ("?", "help"),
-        ] {
+            Some(("y", "keep")),
+            Some(("n", "revert")),
+            split,
+            Some(("a", "keep file")),
+            Some(("d", "revert file")),
+            Some(("q", "finish")),
+            Some(("?", "help")),
+        ]
+        .into_iter()
+        .flatten()
+        {
             if !spans.is_empty() {
                 spans.push(Span::styled(" · ", theme.dim));
             }
@@ -239,6 +247,12 @@ impl Layer for ReviewLayer {
             KeyCode::Char('a') => Some(Step::KeepFile),
             KeyCode::Char('d') => Some(Step::RevertFile),
             KeyCode::Left | KeyCode::Char('p') => Some(Step::Back),
+            KeyCode::Char('s') => {
+                // The hunk shown becomes its first part: the cached diff is another one now.
+                self.cache = None;
+                self.scroll = 0;
+                Some(Step::Split)
+            }
             KeyCode::Char('?') => {
                 self.help = !self.help;
                 None

@@ -6,13 +6,15 @@ use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
+use super::output_line;
 pub(crate) use super::summary::summary;
 use super::summary::{call_label, exec_tail, more_lines};
 use crate::diff::{DiffOptions, render_diff};
 use crate::state::calls::{CallStatus, ToolCallState};
+use crate::state::output::StyledLine;
 use crate::theme::Theme;
-use crate::wrap::{truncate, width as text_width, wrap_line};
-use tern_protocol::{ToolDetails, ToolOutput};
+use crate::wrap::{truncate, truncate_spans, width as text_width, wrap_line};
+use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
 pub(crate) use tern_text::units::{duration, elapsed};
 
 /// Live output lines shown under a running command.
@@ -84,19 +86,15 @@ pub(crate) fn render_call(
     let mut out = header(call, width, theme, now);
     match call.status {
         CallStatus::Running => {
-            let live: Vec<&String> = call.live.iter().rev().take(LIVE_LINES).collect();
-            let partial = (!call.live_partial.is_empty()).then_some(&call.live_partial);
-            let mut shown: Vec<&String> = live.into_iter().rev().collect();
-            shown.extend(partial);
+            let partial = (!call.live_partial.is_empty()).then(|| call.live_partial());
+            let mut shown: Vec<&StyledLine> = call.live.iter().rev().take(LIVE_LINES).collect();
+            shown.reverse();
+            shown.extend(partial.as_ref());
             let start = shown.len().saturating_sub(LIVE_LINES);
             for line in &shown[start..] {
-                out.push(Line::from(vec![
-                    Span::styled("  │ ", theme.border),
-                    Span::styled(
-                        truncate(&expand_tabs(line), usize::from(width.saturating_sub(4))),
-                        theme.dim,
-                    ),
-                ]));
+                let mut spans = vec![Span::styled("  │ ", theme.border)];
+                spans.extend(output_line::cut(line, theme.dim, usize::from(width.saturating_sub(4))));
+                out.push(Line::from(spans));
             }
         }
         CallStatus::Done | CallStatus::Failed => out.extend(body(call, width, theme)),
@@ -181,16 +179,14 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     if call.expanded {
         let total = output.text.lines().count();
+        let style = if output.is_error { theme.error } else { theme.dim };
         for line in output.text.lines().take(EXPANDED_LINES) {
-            let style = if output.is_error { theme.error } else { theme.dim };
-            out.extend(wrap_line(
-                Line::from(vec![
-                    Span::styled("  │ ", theme.border),
-                    Span::styled(expand_tabs(line), style),
-                ]),
-                width,
-                "  │ ",
-            ));
+            let mut spans = vec![Span::styled("  │ ", theme.border)];
+            match shown_line(call, line) {
+                Some(styled) => spans.extend(output_line::spans(&styled, style)),
+                None => spans.push(Span::styled(expand_tabs(line), style)),
+            }
+            out.extend(wrap_line(Line::from(spans), width, "  │ "));
         }
         if total > EXPANDED_LINES {
             out.push(Line::from(Span::styled(
@@ -205,35 +201,41 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     let style = if output.is_error { theme.error } else { theme.dim };
     let room = usize::from(width);
-    let mut rows: Vec<(String, ratatui::style::Style)> = Vec::new();
+    let mut rows: Vec<(StyledLine, ratatui::style::Style)> = Vec::new();
+    let row = |text: &str| shown_line(call, text).unwrap_or_else(|| StyledLine::unstyled(text));
     match exec_tail(output) {
         // A long output folds as Claude Code's does: what was left out, then the last lines. A failure leads with
         // its error line.
         Some((hidden, tail)) => {
             let lead = output.is_error.then(|| summary(output));
             if hidden > 0 {
-                rows.push((format!("{} (Ctrl+O expands)", more_lines(hidden)), theme.dim));
+                rows.push((row(&format!("{} (Ctrl+O expands)", more_lines(hidden))), theme.dim));
             }
             // The error line leads; the tail does not say it twice.
             rows.extend(
                 tail.iter()
                     .filter(|l| lead.as_deref() != Some(l.trim()))
-                    .map(|l| (expand_tabs(l), theme.dim)),
+                    .map(|l| (row(l), theme.dim)),
             );
             if let Some(lead) = lead {
-                rows.insert(0, (lead, style));
+                rows.insert(0, (row(&lead), style));
             }
         }
-        None => rows.push((summary(output), style)),
+        None => rows.push((row(&summary(output)), style)),
     }
-    for (i, (text, style)) in rows.into_iter().enumerate() {
+    for (i, (line, style)) in rows.into_iter().enumerate() {
         let lead = if i == 0 { "  └ " } else { "    " };
-        out.push(Line::from(Span::styled(
-            truncate(&format!("{lead}{text}"), room),
-            style,
-        )));
+        let mut spans = vec![Span::styled(lead, style)];
+        spans.extend(output_line::spans(&line, style));
+        out.push(Line::from(truncate_spans(spans, room)));
     }
     out
+}
+
+/// A result line of a command as its pane shows it (after carriage returns, with the live output's colours); `None`
+/// for other tools, whose text is shown as it is.
+fn shown_line(call: &ToolCallState, text: &str) -> Option<StyledLine> {
+    (call.kind == ToolKind::Command).then(|| StyledLine::of_result(text, &call.coloured))
 }
 
 fn expand_tabs(s: &str) -> String {
@@ -243,3 +245,6 @@ fn expand_tabs(s: &str) -> String {
         s.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests;

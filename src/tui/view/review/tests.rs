@@ -28,10 +28,12 @@ fn files() -> Vec<ReviewFile> {
                 ReviewHunk {
                     lines: "lines 1-5".into(),
                     diff: FileDiff::new("src/a.txt", Some(first), Some(now.clone())),
+                    parts: Vec::new(),
                 },
                 ReviewHunk {
                     lines: "lines 13-19".into(),
                     diff: FileDiff::new("src/a.txt", Some(second), Some(now)),
+                    parts: Vec::new(),
                 },
             ],
             changed_outside: true,
@@ -42,6 +44,7 @@ fn files() -> Vec<ReviewFile> {
             hunks: vec![ReviewHunk {
                 lines: "whole file (created)".into(),
                 diff: FileDiff::new("new.txt", None, Some("fresh\n".into())),
+                parts: Vec::new(),
             }],
             changed_outside: false,
         },
@@ -126,7 +129,18 @@ fn deciding_every_hunk_sends_the_reverted_ones() {
         sent(&effects),
         Some(Op::ReviewApply {
             id: 7,
-            reverted: vec![HunkRef { file: 0, hunk: 0 }, HunkRef { file: 1, hunk: 0 }],
+            reverted: vec![
+                HunkRef {
+                    file: 0,
+                    hunk: 0,
+                    part: None
+                },
+                HunkRef {
+                    file: 1,
+                    hunk: 0,
+                    part: None
+                }
+            ],
         })
     );
     assert!(effects.iter().any(|e| matches!(e, Effect::Close)));
@@ -141,7 +155,11 @@ fn finishing_early_keeps_what_was_not_decided() {
         sent(&effects),
         Some(Op::ReviewApply {
             id: 7,
-            reverted: vec![HunkRef { file: 0, hunk: 0 }],
+            reverted: vec![HunkRef {
+                file: 0,
+                hunk: 0,
+                part: None
+            }],
         })
     );
 }
@@ -175,6 +193,7 @@ fn a_long_hunk_says_how_much_is_below_and_scrolls() {
             hunks: vec![ReviewHunk {
                 lines: "whole file (created)".into(),
                 diff: FileDiff::new("big.txt", None, Some(long)),
+                parts: Vec::new(),
             }],
             changed_outside: false,
         }],
@@ -192,4 +211,58 @@ fn a_long_hunk_says_how_much_is_below_and_scrolls() {
     }
     let screen = format!("{:?}", draw(&mut layer, (80, 24)));
     assert!(screen.contains("new 60") && !screen.contains("more lines"), "{screen}");
+}
+
+/// Three edits within six lines: one hunk, sent with its three parts (as the agent sends them).
+fn three_edits() -> Vec<ReviewFile> {
+    let base = numbered(12);
+    let now = base
+        .replace("line 4\n", "line FOUR\n")
+        .replace("line 6\n", "line SIX\n")
+        .replace("line 8\n", "line EIGHT\n");
+    let part = |from: &str, to: &str, lines: &str| ReviewHunk {
+        lines: lines.into(),
+        diff: FileDiff::new("b.txt", Some(now.replace(from, to)), Some(now.clone())),
+        parts: Vec::new(),
+    };
+    vec![ReviewFile {
+        path: "b.txt".into(),
+        change: ReviewChange::Modified,
+        hunks: vec![ReviewHunk {
+            lines: "lines 1-11".into(),
+            diff: FileDiff::new("b.txt", Some(base.clone()), Some(now.clone())),
+            parts: vec![
+                part("line FOUR\n", "line 4\n", "line 4"),
+                part("line SIX\n", "line 6\n", "line 6"),
+                part("line EIGHT\n", "line 8\n", "line 8"),
+            ],
+        }],
+        changed_outside: false,
+    }]
+}
+
+#[test]
+fn s_splits_a_hunk_and_each_part_is_decided_on_its_own() {
+    let mut layer = ReviewLayer::new(9, "turn 1".into(), three_edits());
+    let before = format!("{:?}", draw(&mut layer, (80, 24)));
+    assert!(before.contains("s split") && before.contains("hunk 1/1"), "{before}");
+    press(&mut layer, 's');
+    insta::assert_snapshot!("review_split_first_part_80x24", draw(&mut layer, (80, 24)));
+    press(&mut layer, 'y');
+    let middle = format!("{:?}", draw(&mut layer, (80, 24)));
+    assert!(middle.contains("hunk 2/3") && middle.contains("line SIX"), "{middle}");
+    assert!(!middle.contains("s split"), "a part does not split further: {middle}");
+    press(&mut layer, 'n');
+    let effects = press(&mut layer, 'y');
+    assert_eq!(
+        sent(&effects),
+        Some(Op::ReviewApply {
+            id: 9,
+            reverted: vec![HunkRef {
+                file: 0,
+                hunk: 0,
+                part: Some(1)
+            }],
+        })
+    );
 }
