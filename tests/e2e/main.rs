@@ -9,6 +9,7 @@ mod support;
 mod commands_e2e;
 mod compaction;
 mod compat_cli;
+mod conformance;
 mod escape;
 mod faults;
 mod gate_differential;

@@ -1,0 +1,253 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, installed with the Node 22 it needs by
+//! `.ci/install-conformance`) against tern's MCP client: every client scenario, each in a conformance process of its
+//! own, with `tests/fixtures/conformance/client.sh` as the client. That script is the user: it logs in with the real
+//! `tern mcp login` where a scenario needs it and runs the real `tern run`, whose scripted model calls the scenario's
+//! tool. The suite's verdict (its exit status and `checks.json`) is the test's; a failure names the scenario and the
+//! checks that failed. Skipped with a note when the suite is not installed, outside CI.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use crate::support::mock_llm::{MockLlm, Reply};
+use crate::support::tern::BIN;
+
+/// Every client scenario of the pinned suite, with the tool its server offers (`None`: the model calls none).
+const SCENARIOS: &[(&str, Option<(&str, fn() -> Value)>)] = &[
+    ("initialize", None),
+    ("tools_call", Some(("add_numbers", || json!({"a": 2, "b": 3})))),
+    (
+        "elicitation-sep1034-client-defaults",
+        Some(("test_client_elicitation_defaults", no_args)),
+    ),
+    ("sse-retry", Some(("test_reconnection", no_args))),
+    ("auth/metadata-default", Some(("test-tool", no_args))),
+    ("auth/metadata-var1", Some(("test-tool", no_args))),
+    ("auth/metadata-var2", Some(("test-tool", no_args))),
+    ("auth/metadata-var3", Some(("test-tool", no_args))),
+    ("auth/basic-cimd", Some(("test-tool", no_args))),
+    ("auth/scope-from-www-authenticate", Some(("test-tool", no_args))),
+    ("auth/scope-from-scopes-supported", Some(("test-tool", no_args))),
+    ("auth/scope-omitted-when-undefined", Some(("test-tool", no_args))),
+    ("auth/scope-step-up", Some(("test-tool", no_args))),
+    ("auth/scope-retry-limit", Some(("test-tool", no_args))),
+    ("auth/token-endpoint-auth-basic", Some(("test-tool", no_args))),
+    ("auth/token-endpoint-auth-post", Some(("test-tool", no_args))),
+    ("auth/token-endpoint-auth-none", Some(("test-tool", no_args))),
+    ("auth/pre-registration", Some(("test-tool", no_args))),
+    (
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        Some(("test-tool", no_args)),
+    ),
+    ("auth/2025-03-26-oauth-endpoint-fallback", Some(("test-tool", no_args))),
+    ("auth/resource-mismatch", Some(("test-tool", no_args))),
+    ("auth/offline-access-scope", Some(("test-tool", no_args))),
+    ("auth/offline-access-not-supported", Some(("test-tool", no_args))),
+    ("auth/client-credentials-jwt", Some(("test-tool", no_args))),
+    ("auth/client-credentials-basic", Some(("test-tool", no_args))),
+    ("auth/cross-app-access-complete-flow", Some(("test-tool", no_args))),
+];
+
+fn no_args() -> Value {
+    json!({})
+}
+
+/// How many scenarios run at once (each is a Node process with its servers, and tern processes).
+const PARALLEL: usize = 6;
+/// The suite's limit for one client run.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The installed suite: (the Node 22 binary, the suite's entry script). In CI it must be there.
+fn installed() -> Option<(PathBuf, PathBuf)> {
+    let prefix = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-conformance/node_modules");
+    let node = prefix.join("node/bin/node");
+    let suite = prefix.join("@modelcontextprotocol/conformance/dist/index.js");
+    if node.is_file() && suite.is_file() {
+        return Some((node, suite));
+    }
+    assert!(
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "{} is missing: run .ci/install-conformance before the tests",
+        suite.display()
+    );
+    eprintln!("note: MCP conformance test skipped: run .ci/install-conformance to install the suite and Node 22");
+    None
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/conformance")
+        .join(name)
+}
+
+/// What one scenario came to.
+struct Outcome {
+    scenario: &'static str,
+    passed: bool,
+    /// The failed (or warned) checks, or why the run itself failed.
+    problems: Vec<String>,
+    log: String,
+}
+
+/// Runs one scenario in a conformance process of its own, with its own home and scripted model.
+async fn run_scenario(
+    node: &Path,
+    suite: &Path,
+    scenario: &'static str,
+    tool: Option<(&str, fn() -> Value)>,
+) -> Outcome {
+    let mut script = Vec::new();
+    if let Some((name, args)) = tool {
+        script.push(Reply::tool(format!("mcp_conf_{name}"), args()));
+    }
+    script.push(Reply::text("Done."));
+    let mock = MockLlm::start(script).await;
+    let home = tempfile::tempdir().unwrap();
+    let results = home.path().join("results");
+    let child = tokio::process::Command::new(node)
+        .arg(suite)
+        .args(["client", "--scenario", scenario, "--timeout"])
+        .arg(CLIENT_TIMEOUT.as_millis().to_string())
+        .arg("--command")
+        .arg(fixture("client.sh"))
+        .arg("-o")
+        .arg(&results)
+        .current_dir(home.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("OPENAI_API_KEY", "test-key")
+        .env("TERN", BIN)
+        .env("TERN_MODEL_URL", mock.openai_base_url())
+        .env("NODE", node)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(CLIENT_TIMEOUT * 2, child.wait_with_output()).await;
+    let Ok(Ok(output)) = output else {
+        return Outcome {
+            scenario,
+            passed: false,
+            problems: vec!["the conformance run did not finish in time".into()],
+            log: String::new(),
+        };
+    };
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let checks = read_checks(&results);
+    let problems: Vec<String> = checks
+        .iter()
+        .filter(|c| c["status"] == "FAILURE" || c["status"] == "WARNING")
+        .map(|c| {
+            format!(
+                "{} {}: {}",
+                c["status"].as_str().unwrap_or_default(),
+                c["id"].as_str().unwrap_or_default(),
+                c["errorMessage"]
+                    .as_str()
+                    .or(c["description"].as_str())
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    let mut problems = problems;
+    if checks.is_empty() {
+        problems.push("the suite wrote no checks".into());
+    }
+    if !output.status.success() && problems.is_empty() {
+        problems.push(format!("the suite failed the run ({})", output.status));
+    }
+    Outcome {
+        scenario,
+        passed: output.status.success() && problems.is_empty(),
+        problems,
+        log,
+    }
+}
+
+/// The checks of the one result directory under `results`.
+fn read_checks(results: &Path) -> Vec<Value> {
+    let mut dirs = vec![results.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| n == "checks.json") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                return serde_json::from_str::<Vec<Value>>(&text).unwrap_or_default();
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The client scenarios the installed suite lists, so a new one is not left out without notice.
+async fn listed_scenarios(node: &Path, suite: &Path) -> Vec<String> {
+    let out = tokio::process::Command::new(node)
+        .arg(suite)
+        .arg("list")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let client = text.split("Client scenarios").nth(1).unwrap_or_default();
+    client
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_client_scenario_of_the_official_suite_passes() {
+    let Some((node, suite)) = installed() else { return };
+    let listed = listed_scenarios(&node, &suite).await;
+    let ours: Vec<String> = SCENARIOS.iter().map(|(s, _)| s.to_string()).collect();
+    assert_eq!(listed, ours, "the suite's client scenarios changed: update SCENARIOS");
+
+    let gate = Arc::new(Semaphore::new(PARALLEL));
+    let runs: Vec<_> = SCENARIOS
+        .iter()
+        .map(|&(scenario, tool)| {
+            let (node, suite, gate) = (node.clone(), suite.clone(), Arc::clone(&gate));
+            tokio::spawn(async move {
+                let _turn = gate.acquire().await.unwrap();
+                run_scenario(&node, &suite, scenario, tool).await
+            })
+        })
+        .collect();
+    let mut failed = Vec::new();
+    let mut passed = 0;
+    for run in runs {
+        let outcome = run.await.unwrap();
+        if outcome.passed {
+            passed += 1;
+            eprintln!("conformance: pass  {}", outcome.scenario);
+        } else {
+            eprintln!("conformance: FAIL  {}", outcome.scenario);
+            for problem in &outcome.problems {
+                eprintln!("    {problem}");
+            }
+            if std::env::var_os("CONFORMANCE_LOG").is_some() {
+                eprintln!("{}", outcome.log);
+            }
+            failed.push(format!("{}: {}", outcome.scenario, outcome.problems.join("; ")));
+        }
+    }
+    eprintln!("conformance: {passed} of {} client scenarios pass", SCENARIOS.len());
+    assert!(failed.is_empty(), "client scenarios failed:\n{}", failed.join("\n"));
+}
