@@ -197,6 +197,23 @@ enum McpCommand {
         /// The port of the redirect to 127.0.0.1 (for a client registered with a fixed redirect URI).
         #[arg(long, value_name = "PORT")]
         callback_port: Option<u16>,
+        /// The https URL of tern's client metadata document, used as the client id where the authorization server
+        /// takes URL-based client ids (instead of registering).
+        #[arg(long, value_name = "URL", conflicts_with = "client_id")]
+        client_metadata_url: Option<String>,
+        /// Log in as a machine client (OAuth client credentials), without a browser: needs --client-id and
+        /// --client-secret-env or --private-key-file.
+        #[arg(long, requires = "client_id")]
+        client_credentials: bool,
+        /// The PEM file of the private key (PKCS#8, EC P-256 or RSA) that signs the client's assertions
+        /// (private_key_jwt), for --client-credentials; it is copied into the login's token file.
+        #[arg(
+            long,
+            value_name = "PATH",
+            requires = "client_credentials",
+            conflicts_with = "client_secret_env"
+        )]
+        private_key_file: Option<PathBuf>,
     },
     /// Forget the stored login of a remote server (delete its tokens).
     Logout {
@@ -357,6 +374,9 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
             client_secret_env,
             scopes,
             callback_port,
+            client_metadata_url,
+            client_credentials,
+            private_key_file,
         } => {
             let options = LoginOptions {
                 timeout: std::time::Duration::from_secs(timeout),
@@ -364,6 +384,9 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
                 client_secret_env,
                 scopes,
                 callback_port,
+                client_metadata_url,
+                client_credentials,
+                private_key_file,
             };
             mcp_auth(global, workspace, AuthCommand::Login { server, options })
         }

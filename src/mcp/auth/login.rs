@@ -64,7 +64,33 @@ pub struct LoginOptions {
     pub scopes: Vec<String>,
     /// The loopback port of the redirect, for a client registered with a fixed redirect URI.
     pub callback_port: Option<u16>,
+    /// tern's client metadata document (an https URL), used as the client id by authorization servers that take
+    /// URL-based client ids (`client_id_metadata_document_supported`), instead of registering.
+    pub client_metadata_url: Option<String>,
+    /// Log in as a machine client (the client-credentials grant), without a browser.
+    pub client_credentials: bool,
+    /// The private key (a PEM file) that signs the client's assertions, for `client_credentials`.
+    pub private_key_file: Option<PathBuf>,
 }
+
+impl LoginOptions {
+    /// The defaults: dynamic registration, the scopes the server asks for, any free port, `timeout` for the browser.
+    pub fn browser(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            client_id: None,
+            client_secret_env: None,
+            scopes: Vec::new(),
+            callback_port: None,
+            client_metadata_url: None,
+            client_credentials: false,
+            private_key_file: None,
+        }
+    }
+}
+
+/// The client a login uses when it is not registered anew: its id and secret.
+pub(crate) type Preset = (String, Option<String>);
 
 /// Logs in to `server` and saves its tokens; the token file's path. `tell` receives what the user must see (the URL
 /// to open, whether the browser was started), one line at a time.
@@ -73,28 +99,46 @@ pub async fn login(
     options: &LoginOptions,
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<PathBuf, LoginError> {
-    let timeout = options.timeout;
     let url = super::remote_url(server).map_err(LoginError::NotRemote)?;
-    let preset_secret = preset_secret(options)?;
-    let (mut manager, metadata, guessed) = discover(&url, tell).await?;
+    let http = crate::client::http_client().map_err(LoginError::Start)?;
+    // What the server says when asked without a token: where its metadata is, and the scope it wants.
+    let challenge = super::challenge::probe(&http, &url).await;
+    if options.client_credentials {
+        return super::machine::login(server, &url, options, challenge.as_deref()).await;
+    }
+    let secret = preset_secret(options)?;
+    let preset = options.client_id.clone().map(|id| (id, secret));
+    authorize(server, &url, options, preset, challenge.as_deref(), None, tell).await
+}
+
+/// The browser flow for `server` at `url`: discovery (from the server's `challenge` when it gave one), the client
+/// (`preset`, else a URL-based client id, else dynamic registration), the authorization URL opened in the browser, the
+/// redirect, the code exchanged and the tokens saved. `scopes` overrides the scopes discovery selects (a step-up asks
+/// for those it already has and those the server now wants).
+pub(crate) async fn authorize(
+    server: &ServerConfig,
+    url: &str,
+    options: &LoginOptions,
+    preset: Option<Preset>,
+    challenge: Option<&str>,
+    scopes: Option<Vec<String>>,
+    tell: &(dyn Fn(&str) + Sync),
+) -> Result<PathBuf, LoginError> {
+    let timeout = options.timeout;
+    let (mut manager, metadata, guessed) = discover(url, challenge, tell).await?;
     let callback = Callback::bind(options.callback_port)
         .await
         .map_err(LoginError::Listen)?;
-    let scopes = if options.scopes.is_empty() {
-        manager.select_initial_scopes(&[]).await
-    } else {
-        options.scopes.clone()
+    let scopes = match scopes {
+        Some(scopes) => scopes,
+        None if options.scopes.is_empty() => manager.select_initial_scopes(&[]).await,
+        None => options.scopes.clone(),
     };
-    let (client_id, client_secret) = register(
-        &mut manager,
-        options,
-        preset_secret,
-        &callback.redirect_uri,
-        &scopes,
-        guessed,
-    )
-    .await?;
-    manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
+    let (client_id, client_secret) = match preset.or_else(|| url_client_id(options, &metadata)) {
+        Some(preset) => preset,
+        None => register(&mut manager, &callback.redirect_uri, &scopes, guessed).await?,
+    };
+    manager.set_credential_store(TokenFile::new(&server.name, url, metadata, client_secret.clone()));
     let mut request = AuthorizationRequest::new(callback.redirect_uri.clone())
         .with_scopes(scopes)
         .with_preregistered_client(client_id);
@@ -125,12 +169,24 @@ pub async fn login(
         .handle_callback_with_issuer(&code, &state, issuer.as_deref())
         .await
         .map_err(|e| LoginError::Exchange(error_chain(&e)))?;
-    Ok(token_path(&server.name, &url))
+    Ok(token_path(&server.name, url))
+}
+
+/// The URL-based client id (a client metadata document, SEP-991) of `options`, when the authorization server takes
+/// one.
+fn url_client_id(options: &LoginOptions, metadata: &AuthorizationMetadata) -> Option<Preset> {
+    let url = options.client_metadata_url.as_ref()?;
+    let supported = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    supported.then(|| (url.clone(), None))
 }
 
 /// The client secret named by `options.client_secret_env`, registered for scrubbing; an error when the variable is
 /// unset or the secret comes without its client id.
-fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
+pub(crate) fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
     let preset_secret = match &options.client_secret_env {
         Some(var) => match tern_secrets::var(var).filter(|v| !v.trim().is_empty()) {
             Some(secret) => {
@@ -153,10 +209,12 @@ fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
     Ok(preset_secret)
 }
 
-/// Finds the authorization server of `url` and checks its endpoints; the manager set up with its metadata, a copy of
-/// that metadata, and whether the endpoints were guessed (no metadata published).
-async fn discover(
+/// Finds the authorization server of `url` (from the server's `challenge` first) and checks its endpoints; the
+/// manager set up with its metadata, a copy of that metadata, and whether the endpoints were guessed (no metadata
+/// published).
+pub(crate) async fn discover(
     url: &str,
+    challenge: Option<&str>,
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<(AuthorizationManager, AuthorizationMetadata, bool), LoginError> {
     let discovery = |e: AuthError| LoginError::Discovery {
@@ -165,39 +223,39 @@ async fn discover(
     };
     tern_http::install_crypto();
     let mut manager = AuthorizationManager::new(url).await.map_err(discovery)?;
-    let resolution = manager.resolve_metadata().await.map_err(discovery)?;
-    let guessed = !resolution.source.is_discovered();
+    let (metadata, guessed) = match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => (resolution.metadata, !resolution.source.is_discovered()),
+        // A server of the 2025-03-26 revision is its own authorization server, whose metadata may name another issuer.
+        Err(e @ AuthError::AuthorizationServerMismatch { .. }) => match super::legacy::metadata(url).await {
+            Some(metadata) => (metadata, false),
+            None => return Err(discovery(e)),
+        },
+        Err(e) => return Err(discovery(e)),
+    };
     if guessed {
         tell(&format!(
             "{url} publishes no OAuth metadata; trying the default endpoints (/authorize, /token, /register)"
         ));
     }
     // Before anything is sent to them: where the metadata points is the MCP server's word.
-    super::endpoints::check_metadata(&resolution.metadata).map_err(LoginError::Unsafe)?;
-    let metadata = resolution.metadata.clone();
-    manager.set_metadata(resolution.metadata);
+    super::endpoints::check_metadata(&metadata).map_err(LoginError::Unsafe)?;
+    manager.set_metadata(metadata.clone());
     Ok((manager, metadata, guessed))
 }
 
-/// The client id and secret to log in with: the client registered by hand in `options`, else one registered now
-/// (dynamic client registration) for `redirect_uri` and `scopes`.
+/// A client registered now (dynamic client registration) for `redirect_uri` and `scopes`: its id and secret.
 async fn register(
     manager: &mut AuthorizationManager,
-    options: &LoginOptions,
-    preset_secret: Option<String>,
     redirect_uri: &str,
     scopes: &[String],
     guessed: bool,
-) -> Result<(String, Option<String>), LoginError> {
+) -> Result<Preset, LoginError> {
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     // Registering here rather than inside rmcp's session keeps the client secret (when one is issued) for refreshes.
-    let registered = match &options.client_id {
-        Some(id) => Ok((id.clone(), preset_secret)),
-        None => manager
-            .register_client(CLIENT_NAME, redirect_uri, &scope_refs)
-            .await
-            .map(|client| (client.client_id, client.client_secret)),
-    };
+    let registered = manager
+        .register_client(CLIENT_NAME, redirect_uri, &scope_refs)
+        .await
+        .map(|client| (client.client_id, client.client_secret));
     registered.map_err(|e| {
         LoginError::Registration(if guessed {
             format!(
@@ -271,13 +329,22 @@ fn pasted_lines(tell: &(dyn Fn(&str) + Sync)) -> tokio::sync::mpsc::UnboundedRec
     rx
 }
 
+/// Whether a browser can be started here (`$BROWSER`, or a display to open one on).
+pub(crate) fn can_open_browser() -> bool {
+    let browser = std::env::var("BROWSER").ok();
+    browser_command("https://example.invalid/", browser.as_deref(), has_display()).is_ok()
+}
+
+fn has_display() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()))
+}
+
 /// Starts the browser on `url`; how, or why not.
 fn open_browser(url: &str) -> Result<String, String> {
     let browser = std::env::var("BROWSER").ok();
-    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()));
-    let (program, args) = browser_command(url, browser.as_deref(), display)?;
+    let (program, args) = browser_command(url, browser.as_deref(), has_display())?;
     let mut command = tokio::process::Command::new(&program);
     command
         .args(&args)
