@@ -15,9 +15,13 @@ use tokio::sync::Semaphore;
 
 use crate::support::mock_llm::{MockLlm, Reply};
 use crate::support::tern::BIN;
+use crate::support::tmux::tmux_available;
+
+/// The tool a scenario's server offers, and the arguments the scripted model calls it with.
+type Tool = (&'static str, fn() -> Value);
 
 /// Every client scenario of the pinned suite, with the tool its server offers (`None`: the model calls none).
-const SCENARIOS: &[(&str, Option<(&str, fn() -> Value)>)] = &[
+const SCENARIOS: &[(&str, Option<Tool>)] = &[
     ("initialize", None),
     ("tools_call", Some(("add_numbers", || json!({"a": 2, "b": 3})))),
     (
@@ -94,12 +98,7 @@ struct Outcome {
 }
 
 /// Runs one scenario in a conformance process of its own, with its own home and scripted model.
-async fn run_scenario(
-    node: &Path,
-    suite: &Path,
-    scenario: &'static str,
-    tool: Option<(&str, fn() -> Value)>,
-) -> Outcome {
+async fn run_scenario(node: &Path, suite: &Path, scenario: &'static str, tool: Option<Tool>) -> Outcome {
     let mut script = Vec::new();
     if let Some((name, args)) = tool {
         script.push(Reply::tool(format!("mcp_conf_{name}"), args()));
@@ -219,9 +218,12 @@ async fn every_client_scenario_of_the_official_suite_passes() {
     let ours: Vec<String> = SCENARIOS.iter().map(|(s, _)| s.to_string()).collect();
     assert_eq!(listed, ours, "the suite's client scenarios changed: update SCENARIOS");
 
+    // The request for input is answered in tern's UI in a real terminal (tmux; in CI it must be there).
+    let terminal = tmux_available();
     let gate = Arc::new(Semaphore::new(PARALLEL));
     let runs: Vec<_> = SCENARIOS
         .iter()
+        .filter(|(scenario, _)| terminal || !scenario.starts_with("elicitation"))
         .map(|&(scenario, tool)| {
             let (node, suite, gate) = (node.clone(), suite.clone(), Arc::clone(&gate));
             tokio::spawn(async move {
@@ -230,6 +232,7 @@ async fn every_client_scenario_of_the_official_suite_passes() {
             })
         })
         .collect();
+    let ran = runs.len();
     let mut failed = Vec::new();
     let mut passed = 0;
     for run in runs {
@@ -248,6 +251,9 @@ async fn every_client_scenario_of_the_official_suite_passes() {
             failed.push(format!("{}: {}", outcome.scenario, outcome.problems.join("; ")));
         }
     }
-    eprintln!("conformance: {passed} of {} client scenarios pass", SCENARIOS.len());
+    eprintln!(
+        "conformance: {passed} of {ran} client scenarios pass ({} in the suite)",
+        SCENARIOS.len()
+    );
     assert!(failed.is_empty(), "client scenarios failed:\n{}", failed.join("\n"));
 }
