@@ -214,6 +214,17 @@ enum McpCommand {
             conflicts_with = "client_secret_env"
         )]
         private_key_file: Option<PathBuf>,
+        /// Log in through your organisation's identity provider (cross-app access), without a browser: its token
+        /// endpoint; needs --idp-client-id, --id-token-env and --client-id.
+        #[arg(long, value_name = "URL", requires_all = ["idp_client_id", "id_token_env", "client_id"],
+              conflicts_with = "client_credentials")]
+        idp_token_endpoint: Option<String>,
+        /// tern's client id at the identity provider.
+        #[arg(long, value_name = "ID", requires = "idp_token_endpoint")]
+        idp_client_id: Option<String>,
+        /// The environment variable holding the ID token the identity provider issued to you.
+        #[arg(long, value_name = "VAR", requires = "idp_token_endpoint")]
+        id_token_env: Option<String>,
     },
     /// Forget the stored login of a remote server (delete its tokens).
     Logout {
@@ -377,7 +388,20 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
             client_metadata_url,
             client_credentials,
             private_key_file,
+            idp_token_endpoint,
+            idp_client_id,
+            id_token_env,
         } => {
+            let enterprise = match (idp_token_endpoint, idp_client_id, id_token_env) {
+                (Some(idp_token_endpoint), Some(idp_client_id), Some(id_token_env)) => {
+                    Some(tern::mcp::auth::Enterprise {
+                        idp_token_endpoint,
+                        idp_client_id,
+                        id_token_env,
+                    })
+                }
+                _ => None,
+            };
             let options = LoginOptions {
                 timeout: std::time::Duration::from_secs(timeout),
                 client_id,
@@ -387,6 +411,7 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
                 client_metadata_url,
                 client_credentials,
                 private_key_file,
+                enterprise,
             };
             mcp_auth(global, workspace, AuthCommand::Login { server, options })
         }

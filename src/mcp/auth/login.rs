@@ -71,6 +71,8 @@ pub struct LoginOptions {
     pub client_credentials: bool,
     /// The private key (a PEM file) that signs the client's assertions, for `client_credentials`.
     pub private_key_file: Option<PathBuf>,
+    /// Log in through an enterprise identity provider with the user's ID token (cross-app access), without a browser.
+    pub enterprise: Option<super::Enterprise>,
 }
 
 impl LoginOptions {
@@ -85,6 +87,7 @@ impl LoginOptions {
             client_metadata_url: None,
             client_credentials: false,
             private_key_file: None,
+            enterprise: None,
         }
     }
 }
@@ -105,6 +108,9 @@ pub async fn login(
     let challenge = super::challenge::probe(&http, &url).await;
     if options.client_credentials {
         return super::machine::login(server, &url, options, challenge.as_deref()).await;
+    }
+    if let Some(enterprise) = &options.enterprise {
+        return super::enterprise::login(server, &url, options, enterprise, challenge.as_deref()).await;
     }
     let secret = preset_secret(options)?;
     let preset = options.client_id.clone().map(|id| (id, secret));

@@ -105,7 +105,7 @@ fn expiring(credentials: Option<&StoredCredentials>) -> bool {
     now().saturating_add(RENEW_MARGIN_SECS) >= expires
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -114,7 +114,6 @@ fn now() -> u64 {
 
 /// Asks the token endpoint of `metadata` for a token with the client-credentials grant.
 async fn request_token(metadata: &AuthorizationMetadata, machine: &MachineClient) -> Result<StoredCredentials, String> {
-    let http = crate::client::http_client()?;
     let mut form: Vec<(&str, String)> = vec![
         ("grant_type", "client_credentials".into()),
         ("resource", machine.resource.clone()),
@@ -122,26 +121,51 @@ async fn request_token(metadata: &AuthorizationMetadata, machine: &MachineClient
     if !machine.scopes.is_empty() {
         form.push(("scope", machine.scopes.join(" ")));
     }
-    let mut request = http.post(&metadata.token_endpoint).timeout(TOKEN_TIMEOUT);
-    match (&machine.private_key_pem, &machine.client_secret) {
-        (Some(pem), _) => {
-            let audience = metadata.issuer.as_deref().unwrap_or(&metadata.token_endpoint);
-            let assertion = super::jwt::assertion(pem, &machine.client_id, audience)?;
-            form.push(("client_id", machine.client_id.clone()));
-            form.push((
-                "client_assertion_type",
-                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
-            ));
-            form.push(("client_assertion", assertion));
+    let (token, fields) = token_request(metadata, &metadata.token_endpoint, Some(machine), form).await?;
+    let granted = match fields["scope"].as_str() {
+        Some(scope) => scope.split_whitespace().map(String::from).collect(),
+        None => machine.scopes.clone(),
+    };
+    Ok(StoredCredentials::new(
+        machine.client_id.clone(),
+        Some(token),
+        granted,
+        Some(now()),
+    ))
+}
+
+/// Posts `form` to the token `endpoint` (of the authorization server of `metadata`), the client authenticated as
+/// `client` says (its key, else its secret as the server takes it; `None`: a public client, named in `form`); the
+/// token and the answer's fields. The access token is registered for masking before anything else sees it.
+pub(crate) async fn token_request(
+    metadata: &AuthorizationMetadata,
+    endpoint: &str,
+    client: Option<&MachineClient>,
+    mut form: Vec<(&str, String)>,
+) -> Result<(OAuthTokenResponse, serde_json::Value), String> {
+    let http = crate::client::http_client()?;
+    let mut request = http.post(endpoint).timeout(TOKEN_TIMEOUT);
+    if let Some(machine) = client {
+        match (&machine.private_key_pem, &machine.client_secret) {
+            (Some(pem), _) => {
+                let audience = metadata.issuer.as_deref().unwrap_or(&metadata.token_endpoint);
+                let assertion = super::jwt::assertion(pem, &machine.client_id, audience)?;
+                form.push(("client_id", machine.client_id.clone()));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
+                ));
+                form.push(("client_assertion", assertion));
+            }
+            (None, Some(secret)) if secret_in_body(metadata) => {
+                form.push(("client_id", machine.client_id.clone()));
+                form.push(("client_secret", secret.clone()));
+            }
+            (None, Some(secret)) => {
+                request = request.header(reqwest::header::AUTHORIZATION, basic(&machine.client_id, secret));
+            }
+            (None, None) => form.push(("client_id", machine.client_id.clone())),
         }
-        (None, Some(secret)) if secret_in_body(metadata) => {
-            form.push(("client_id", machine.client_id.clone()));
-            form.push(("client_secret", secret.clone()));
-        }
-        (None, Some(secret)) => {
-            request = request.header(reqwest::header::AUTHORIZATION, basic(&machine.client_id, secret));
-        }
-        (None, None) => return Err("the machine client has neither a secret nor a key".into()),
     }
     let body: Vec<String> = form
         .iter()
@@ -167,16 +191,7 @@ async fn request_token(metadata: &AuthorizationMetadata, machine: &MachineClient
     }
     let token: OAuthTokenResponse =
         serde_json::from_slice(&body).map_err(|e| format!("the token response is not a token: {e}"))?;
-    let granted = match fields["scope"].as_str() {
-        Some(scope) => scope.split_whitespace().map(String::from).collect(),
-        None => machine.scopes.clone(),
-    };
-    Ok(StoredCredentials::new(
-        machine.client_id.clone(),
-        Some(token),
-        granted,
-        Some(now()),
-    ))
+    Ok((token, fields))
 }
 
 /// Whether the server takes the secret only in the body (`client_secret_post`); HTTP Basic is the default otherwise

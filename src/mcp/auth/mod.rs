@@ -16,6 +16,7 @@ mod callback;
 mod challenge;
 mod command;
 mod endpoints;
+mod enterprise;
 mod jwt;
 mod legacy;
 mod login;
@@ -28,6 +29,7 @@ use std::time::{Instant, SystemTime};
 use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 pub use command::{AuthCommand, run_command};
+pub use enterprise::Enterprise;
 pub use login::{LoginError, LoginOptions, login};
 pub(crate) use step_up::StepUp;
 pub(crate) use store::token_path;
