@@ -413,7 +413,14 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
                 private_key_file,
                 enterprise,
             };
-            mcp_auth(global, workspace, AuthCommand::Login { server, options })
+            mcp_auth(
+                global,
+                workspace,
+                AuthCommand::Login {
+                    server,
+                    options: Box::new(options),
+                },
+            )
         }
         McpCommand::Logout { server } => mcp_auth(global, workspace, AuthCommand::Logout { server }),
         McpCommand::Add(args) => mcp_manage::add(args, workspace, flag_layer(global)),
