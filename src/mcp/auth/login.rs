@@ -95,6 +95,12 @@ impl LoginOptions {
 /// The client a login uses when it is not registered anew: its id and secret.
 pub(crate) type Preset = (String, Option<String>);
 
+/// A step-up's bounds: the scopes to ask for, and the authorization server the login is with (no other is used).
+pub(crate) struct Again {
+    pub scopes: Vec<String>,
+    pub metadata: AuthorizationMetadata,
+}
+
 /// Logs in to `server` and saves its tokens; the token file's path. `tell` receives what the user must see (the URL
 /// to open, whether the browser was started), one line at a time.
 pub async fn login(
@@ -119,24 +125,33 @@ pub async fn login(
 
 /// The browser flow for `server` at `url`: discovery (from the server's `challenge` when it gave one), the client
 /// (`preset`, else a URL-based client id, else dynamic registration), the authorization URL opened in the browser, the
-/// redirect, the code exchanged and the tokens saved. `scopes` overrides the scopes discovery selects (a step-up asks
-/// for those it already has and those the server now wants).
+/// redirect, the code exchanged and the tokens saved. `again` is a step-up's: its scopes replace those discovery
+/// selects (it asks for those it already has and those the server now wants), and the authorization server must be
+/// the login's.
 pub(crate) async fn authorize(
     server: &ServerConfig,
     url: &str,
     options: &LoginOptions,
     preset: Option<Preset>,
     challenge: Option<&str>,
-    scopes: Option<Vec<String>>,
+    again: Option<&Again>,
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<PathBuf, LoginError> {
     let timeout = options.timeout;
     let (mut manager, metadata, guessed) = discover(url, challenge, tell).await?;
+    if let Some(again) = again
+        && (again.metadata.token_endpoint != metadata.token_endpoint
+            || again.metadata.authorization_endpoint != metadata.authorization_endpoint)
+    {
+        return Err(LoginError::Unsafe(
+            "the server now names another authorization server than the one its login is with".into(),
+        ));
+    }
     let callback = Callback::bind(options.callback_port)
         .await
         .map_err(LoginError::Listen)?;
-    let scopes = match scopes {
-        Some(scopes) => scopes,
+    let scopes = match again {
+        Some(again) => again.scopes.clone(),
         None if options.scopes.is_empty() => manager.select_initial_scopes(&[]).await,
         None => options.scopes.clone(),
     };

@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tokio::sync::Mutex;
 
-use super::login::{LoginOptions, authorize, can_open_browser};
+use super::login::{Again, LoginOptions, authorize, can_open_browser};
 use super::store;
 use crate::config::ServerConfig;
 
@@ -85,13 +85,17 @@ impl StepUp {
         let name = self.server.name.clone();
         let tell = move |line: &str| tracing::warn!(server = %name, "step-up authorization: {line}");
         let options = LoginOptions::browser(BROWSER_WAIT);
+        let again = Again {
+            scopes,
+            metadata: record.metadata,
+        };
         match authorize(
             &self.server,
             &self.url,
             &options,
             preset,
             Some(challenge),
-            Some(scopes),
+            Some(&again),
             &tell,
         )
         .await
