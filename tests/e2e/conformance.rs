@@ -3,7 +3,9 @@
 //! own, with `tests/fixtures/conformance/client.sh` as the client. That script is the user: it logs in with the real
 //! `tern mcp login` where a scenario needs it and runs the real `tern run`, whose scripted model calls the scenario's
 //! tool. The suite's verdict (its exit status and `checks.json`) is the test's; a failure names the scenario and the
-//! checks that failed. Skipped with a note when the suite is not installed, outside CI.
+//! checks that failed. Each run's debug log and sessions are also searched for the scenario's credentials (client
+//! secrets, private keys, issued tokens), which only the token files may hold. Skipped with a note when the suite is
+//! not installed, outside CI.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -122,6 +124,8 @@ async fn run_scenario(node: &Path, suite: &Path, scenario: &'static str, tool: O
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("XDG_DATA_HOME", home.path().join("data"))
         .env("OPENAI_API_KEY", "test-key")
+        // The debug log is where a leaked credential would most likely land.
+        .env("TERN_LOG", "debug")
         .env("TERN", BIN)
         .env("TERN_MODEL_URL", mock.openai_base_url())
         .env("NODE", node)
@@ -165,6 +169,7 @@ async fn run_scenario(node: &Path, suite: &Path, scenario: &'static str, tool: O
     if checks.is_empty() {
         problems.push("the suite wrote no checks".into());
     }
+    problems.extend(leaks(&home.path().join("data")));
     if !output.status.success() && problems.is_empty() {
         problems.push(format!("the suite failed the run ({})", output.status));
     }
@@ -174,6 +179,42 @@ async fn run_scenario(node: &Path, suite: &Path, scenario: &'static str, tool: O
         problems,
         log,
     }
+}
+
+/// The credentials of the suite's clients and servers (client secrets, signing keys, the tokens its authorization
+/// servers issue) found in what tern wrote outside its token files: its log and its sessions.
+fn leaks(data: &Path) -> Vec<String> {
+    const SECRETS: &[&str] = &[
+        "conformance-test-secret",
+        "pre-registered-secret",
+        "conformance-test-xaa-secret",
+        "PRIVATE KEY",
+        "test-token-",
+        "cc-token-",
+    ];
+    let mut found = Vec::new();
+    let mut logged = false;
+    let mut dirs = vec![data.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                if !path.ends_with("mcp-auth") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            logged |= path.ends_with("tern.log");
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).to_string();
+            for secret in SECRETS.iter().filter(|s| text.contains(*s)) {
+                found.push(format!("LEAK {secret:?} in {}", path.display()));
+            }
+        }
+    }
+    if !logged {
+        found.push(format!("tern wrote no log under {}", data.display()));
+    }
+    found
 }
 
 /// The checks of the one result directory under `results`.
