@@ -1,12 +1,15 @@
 //! `tern mcp login NAME`: the OAuth 2.1 authorization-code flow with PKCE on rmcp's `AuthorizationManager`.
 //!
-//! Steps: discover the authorization server (protected-resource metadata per RFC 9728, then RFC 8414 / OpenID
-//! metadata, as rmcp does), register tern as a public client (dynamic client registration, RFC 7591) with a loopback
-//! redirect URI on a port the OS picks, show the authorization URL and open it in the browser (`$BROWSER`, else
-//! `xdg-open` when there is a display, `open` on macOS), wait for the redirect, exchange the code with the PKCE
-//! verifier, and save the tokens in the server's token file (see `store.rs`). For an authorization server without
-//! dynamic registration, `LoginOptions` names a client registered by hand (its secret read from a variable), and can
-//! fix the scopes and the redirect's port.
+//! Steps: ask the server once without a token (`challenge`: its `WWW-Authenticate` names its protected-resource
+//! metadata and the scope it wants), discover the authorization server (that metadata, else protected-resource
+//! metadata per RFC 9728 at the well-known addresses, then RFC 8414 / OpenID metadata, as rmcp does; a 2025-03-26
+//! server's own metadata through `legacy`), pick the client (one registered by hand, else tern's client metadata
+//! document as a URL client id where the server takes one, else dynamic client registration, RFC 7591, with a
+//! loopback redirect URI on a port the OS picks), show the authorization URL and open it in the browser (`$BROWSER`,
+//! else `xdg-open` when there is a display, `open` on macOS), wait for the redirect, exchange the code with the PKCE
+//! verifier, and save the tokens in the server's token file (see `store.rs`). `LoginOptions` can also fix the scopes
+//! and the redirect's port, or log in without a browser (`machine`, `enterprise`). A step-up (`step_up`) runs the
+//! same flow again for more scope.
 //!
 //! The browser command is run without a shell, with the URL as its last argument (or in place of `%s`). Only an
 //! `https` (or loopback `http`) URL is shown or opened, and every endpoint of the metadata must be one too, before

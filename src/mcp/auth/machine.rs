@@ -244,6 +244,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_token_is_renewed_when_it_is_missing_or_about_to_expire() {
+        let stored = |lifetime: u64, age: u64| {
+            let token: OAuthTokenResponse = serde_json::from_value(
+                serde_json::json!({"access_token": "a", "token_type": "Bearer", "expires_in": lifetime}),
+            )
+            .unwrap();
+            StoredCredentials::new("c".into(), Some(token), Vec::new(), Some(now() - age))
+        };
+        assert!(expiring(None));
+        assert!(!expiring(Some(&stored(3600, 0))));
+        assert!(expiring(Some(&stored(3600, 3590))));
+        assert!(expiring(Some(&stored(30, 0))));
+        assert!(expiring(Some(&StoredCredentials::new(
+            "c".into(),
+            None,
+            Vec::new(),
+            None
+        ))));
+    }
+
+    #[test]
     fn basic_credentials_are_form_encoded_then_base64() {
         assert_eq!(basic("client", "secret"), "Basic Y2xpZW50OnNlY3JldA==");
         let decoded = base64::engine::general_purpose::STANDARD

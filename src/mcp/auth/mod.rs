@@ -6,6 +6,10 @@
 //! the command to run; such a server is not retried on its own (no loop against a server that will keep saying no),
 //! only once a login was saved after the failure.
 //!
+//! A server that answers 403 `insufficient_scope` on a live connection gets a step-up: the browser login again, for
+//! the scopes held plus those it asks for (`step_up`, bounded). Machine clients (client credentials) and enterprise
+//! logins (cross-app access) log in without a browser (`machine`, `enterprise`).
+//!
 //! A server whose config already carries credentials (an `Authorization` header, `bearer_token_env_var`) keeps using
 //! them: a stored login is only used when the config has none.
 //!
