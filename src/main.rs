@@ -197,6 +197,34 @@ enum McpCommand {
         /// The port of the redirect to 127.0.0.1 (for a client registered with a fixed redirect URI).
         #[arg(long, value_name = "PORT")]
         callback_port: Option<u16>,
+        /// The https URL of tern's client metadata document, used as the client id where the authorization server
+        /// takes URL-based client ids (instead of registering).
+        #[arg(long, value_name = "URL", conflicts_with = "client_id")]
+        client_metadata_url: Option<String>,
+        /// Log in as a machine client (OAuth client credentials), without a browser: needs --client-id and
+        /// --client-secret-env or --private-key-file.
+        #[arg(long, requires = "client_id")]
+        client_credentials: bool,
+        /// The PEM file of the private key (PKCS#8, EC P-256 or RSA) that signs the client's assertions
+        /// (private_key_jwt), for --client-credentials; it is copied into the login's token file.
+        #[arg(
+            long,
+            value_name = "PATH",
+            requires = "client_credentials",
+            conflicts_with = "client_secret_env"
+        )]
+        private_key_file: Option<PathBuf>,
+        /// Log in through your organisation's identity provider (cross-app access), without a browser: its token
+        /// endpoint; needs --idp-client-id, --id-token-env and --client-id.
+        #[arg(long, value_name = "URL", requires_all = ["idp_client_id", "id_token_env", "client_id"],
+              conflicts_with = "client_credentials")]
+        idp_token_endpoint: Option<String>,
+        /// tern's client id at the identity provider.
+        #[arg(long, value_name = "ID", requires = "idp_token_endpoint")]
+        idp_client_id: Option<String>,
+        /// The environment variable holding the ID token the identity provider issued to you.
+        #[arg(long, value_name = "VAR", requires = "idp_token_endpoint")]
+        id_token_env: Option<String>,
     },
     /// Forget the stored login of a remote server (delete its tokens).
     Logout {
@@ -357,15 +385,42 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
             client_secret_env,
             scopes,
             callback_port,
+            client_metadata_url,
+            client_credentials,
+            private_key_file,
+            idp_token_endpoint,
+            idp_client_id,
+            id_token_env,
         } => {
+            let enterprise = match (idp_token_endpoint, idp_client_id, id_token_env) {
+                (Some(idp_token_endpoint), Some(idp_client_id), Some(id_token_env)) => {
+                    Some(tern::mcp::auth::Enterprise {
+                        idp_token_endpoint,
+                        idp_client_id,
+                        id_token_env,
+                    })
+                }
+                _ => None,
+            };
             let options = LoginOptions {
                 timeout: std::time::Duration::from_secs(timeout),
                 client_id,
                 client_secret_env,
                 scopes,
                 callback_port,
+                client_metadata_url,
+                client_credentials,
+                private_key_file,
+                enterprise,
             };
-            mcp_auth(global, workspace, AuthCommand::Login { server, options })
+            mcp_auth(
+                global,
+                workspace,
+                AuthCommand::Login {
+                    server,
+                    options: Box::new(options),
+                },
+            )
         }
         McpCommand::Logout { server } => mcp_auth(global, workspace, AuthCommand::Logout { server }),
         McpCommand::Add(args) => mcp_manage::add(args, workspace, flag_layer(global)),

@@ -10,6 +10,7 @@ mod claude_project;
 mod commands_e2e;
 mod compaction;
 mod compat_cli;
+mod conformance;
 mod escape;
 mod faults;
 mod gate_differential;

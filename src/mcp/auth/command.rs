@@ -7,7 +7,7 @@ use crate::config::{McpConfig, ServerConfig};
 /// What to do for one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthCommand {
-    Login { server: String, options: LoginOptions },
+    Login { server: String, options: Box<LoginOptions> },
     Logout { server: String },
 }
 

@@ -1,12 +1,15 @@
 //! `tern mcp login NAME`: the OAuth 2.1 authorization-code flow with PKCE on rmcp's `AuthorizationManager`.
 //!
-//! Steps: discover the authorization server (protected-resource metadata per RFC 9728, then RFC 8414 / OpenID
-//! metadata, as rmcp does), register tern as a public client (dynamic client registration, RFC 7591) with a loopback
-//! redirect URI on a port the OS picks, show the authorization URL and open it in the browser (`$BROWSER`, else
-//! `xdg-open` when there is a display, `open` on macOS), wait for the redirect, exchange the code with the PKCE
-//! verifier, and save the tokens in the server's token file (see `store.rs`). For an authorization server without
-//! dynamic registration, `LoginOptions` names a client registered by hand (its secret read from a variable), and can
-//! fix the scopes and the redirect's port.
+//! Steps: ask the server once without a token (`challenge`: its `WWW-Authenticate` names its protected-resource
+//! metadata and the scope it wants), discover the authorization server (that metadata, else protected-resource
+//! metadata per RFC 9728 at the well-known addresses, then RFC 8414 / OpenID metadata, as rmcp does; a 2025-03-26
+//! server's own metadata through `legacy`), pick the client (one registered by hand, else tern's client metadata
+//! document as a URL client id where the server takes one, else dynamic client registration, RFC 7591, with a
+//! loopback redirect URI on a port the OS picks), show the authorization URL and open it in the browser (`$BROWSER`,
+//! else `xdg-open` when there is a display, `open` on macOS), wait for the redirect, exchange the code with the PKCE
+//! verifier, and save the tokens in the server's token file (see `store.rs`). `LoginOptions` can also fix the scopes
+//! and the redirect's port, or log in without a browser (`machine`, `enterprise`). A step-up (`step_up`) runs the
+//! same flow again for more scope.
 //!
 //! The browser command is run without a shell, with the URL as its last argument (or in place of `%s`). Only an
 //! `https` (or loopback `http`) URL is shown or opened, and every endpoint of the metadata must be one too, before
@@ -64,6 +67,41 @@ pub struct LoginOptions {
     pub scopes: Vec<String>,
     /// The loopback port of the redirect, for a client registered with a fixed redirect URI.
     pub callback_port: Option<u16>,
+    /// tern's client metadata document (an https URL), used as the client id by authorization servers that take
+    /// URL-based client ids (`client_id_metadata_document_supported`), instead of registering.
+    pub client_metadata_url: Option<String>,
+    /// Log in as a machine client (the client-credentials grant), without a browser.
+    pub client_credentials: bool,
+    /// The private key (a PEM file) that signs the client's assertions, for `client_credentials`.
+    pub private_key_file: Option<PathBuf>,
+    /// Log in through an enterprise identity provider with the user's ID token (cross-app access), without a browser.
+    pub enterprise: Option<super::Enterprise>,
+}
+
+impl LoginOptions {
+    /// The defaults: dynamic registration, the scopes the server asks for, any free port, `timeout` for the browser.
+    pub fn browser(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            client_id: None,
+            client_secret_env: None,
+            scopes: Vec::new(),
+            callback_port: None,
+            client_metadata_url: None,
+            client_credentials: false,
+            private_key_file: None,
+            enterprise: None,
+        }
+    }
+}
+
+/// The client a login uses when it is not registered anew: its id and secret.
+pub(crate) type Preset = (String, Option<String>);
+
+/// A step-up's bounds: the scopes to ask for, and the authorization server the login is with (no other is used).
+pub(crate) struct Again {
+    pub scopes: Vec<String>,
+    pub metadata: AuthorizationMetadata,
 }
 
 /// Logs in to `server` and saves its tokens; the token file's path. `tell` receives what the user must see (the URL
@@ -73,28 +111,58 @@ pub async fn login(
     options: &LoginOptions,
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<PathBuf, LoginError> {
-    let timeout = options.timeout;
     let url = super::remote_url(server).map_err(LoginError::NotRemote)?;
-    let preset_secret = preset_secret(options)?;
-    let (mut manager, metadata, guessed) = discover(&url, tell).await?;
+    let http = crate::client::http_client().map_err(LoginError::Start)?;
+    // What the server says when asked without a token: where its metadata is, and the scope it wants.
+    let challenge = super::challenge::probe(&http, &url).await;
+    if options.client_credentials {
+        return super::machine::login(server, &url, options, challenge.as_deref()).await;
+    }
+    if let Some(enterprise) = &options.enterprise {
+        return super::enterprise::login(server, &url, options, enterprise, challenge.as_deref()).await;
+    }
+    let secret = preset_secret(options)?;
+    let preset = options.client_id.clone().map(|id| (id, secret));
+    authorize(server, &url, options, preset, challenge.as_deref(), None, tell).await
+}
+
+/// The browser flow for `server` at `url`: discovery (from the server's `challenge` when it gave one), the client
+/// (`preset`, else a URL-based client id, else dynamic registration), the authorization URL opened in the browser, the
+/// redirect, the code exchanged and the tokens saved. `again` is a step-up's: its scopes replace those discovery
+/// selects (it asks for those it already has and those the server now wants), and the authorization server must be
+/// the login's.
+pub(crate) async fn authorize(
+    server: &ServerConfig,
+    url: &str,
+    options: &LoginOptions,
+    preset: Option<Preset>,
+    challenge: Option<&str>,
+    again: Option<&Again>,
+    tell: &(dyn Fn(&str) + Sync),
+) -> Result<PathBuf, LoginError> {
+    let timeout = options.timeout;
+    let (mut manager, metadata, guessed) = discover(url, challenge, tell).await?;
+    if let Some(again) = again
+        && (again.metadata.token_endpoint != metadata.token_endpoint
+            || again.metadata.authorization_endpoint != metadata.authorization_endpoint)
+    {
+        return Err(LoginError::Unsafe(
+            "the server now names another authorization server than the one its login is with".into(),
+        ));
+    }
     let callback = Callback::bind(options.callback_port)
         .await
         .map_err(LoginError::Listen)?;
-    let scopes = if options.scopes.is_empty() {
-        manager.select_initial_scopes(&[]).await
-    } else {
-        options.scopes.clone()
+    let scopes = match again {
+        Some(again) => again.scopes.clone(),
+        None if options.scopes.is_empty() => manager.select_initial_scopes(&[]).await,
+        None => options.scopes.clone(),
     };
-    let (client_id, client_secret) = register(
-        &mut manager,
-        options,
-        preset_secret,
-        &callback.redirect_uri,
-        &scopes,
-        guessed,
-    )
-    .await?;
-    manager.set_credential_store(TokenFile::new(&server.name, &url, metadata, client_secret.clone()));
+    let (client_id, client_secret) = match preset.or_else(|| url_client_id(options, &metadata)) {
+        Some(preset) => preset,
+        None => register(&mut manager, &callback.redirect_uri, &scopes, guessed).await?,
+    };
+    manager.set_credential_store(TokenFile::new(&server.name, url, metadata, client_secret.clone()));
     let mut request = AuthorizationRequest::new(callback.redirect_uri.clone())
         .with_scopes(scopes)
         .with_preregistered_client(client_id);
@@ -125,12 +193,24 @@ pub async fn login(
         .handle_callback_with_issuer(&code, &state, issuer.as_deref())
         .await
         .map_err(|e| LoginError::Exchange(error_chain(&e)))?;
-    Ok(token_path(&server.name, &url))
+    Ok(token_path(&server.name, url))
+}
+
+/// The URL-based client id (a client metadata document, SEP-991) of `options`, when the authorization server takes
+/// one.
+fn url_client_id(options: &LoginOptions, metadata: &AuthorizationMetadata) -> Option<Preset> {
+    let url = options.client_metadata_url.as_ref()?;
+    let supported = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    supported.then(|| (url.clone(), None))
 }
 
 /// The client secret named by `options.client_secret_env`, registered for scrubbing; an error when the variable is
 /// unset or the secret comes without its client id.
-fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
+pub(crate) fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
     let preset_secret = match &options.client_secret_env {
         Some(var) => match tern_secrets::var(var).filter(|v| !v.trim().is_empty()) {
             Some(secret) => {
@@ -153,10 +233,12 @@ fn preset_secret(options: &LoginOptions) -> Result<Option<String>, LoginError> {
     Ok(preset_secret)
 }
 
-/// Finds the authorization server of `url` and checks its endpoints; the manager set up with its metadata, a copy of
-/// that metadata, and whether the endpoints were guessed (no metadata published).
-async fn discover(
+/// Finds the authorization server of `url` (from the server's `challenge` first) and checks its endpoints; the
+/// manager set up with its metadata, a copy of that metadata, and whether the endpoints were guessed (no metadata
+/// published).
+pub(crate) async fn discover(
     url: &str,
+    challenge: Option<&str>,
     tell: &(dyn Fn(&str) + Sync),
 ) -> Result<(AuthorizationManager, AuthorizationMetadata, bool), LoginError> {
     let discovery = |e: AuthError| LoginError::Discovery {
@@ -165,39 +247,39 @@ async fn discover(
     };
     tern_http::install_crypto();
     let mut manager = AuthorizationManager::new(url).await.map_err(discovery)?;
-    let resolution = manager.resolve_metadata().await.map_err(discovery)?;
-    let guessed = !resolution.source.is_discovered();
+    let (metadata, guessed) = match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => (resolution.metadata, !resolution.source.is_discovered()),
+        // A server of the 2025-03-26 revision is its own authorization server, whose metadata may name another issuer.
+        Err(e @ AuthError::AuthorizationServerMismatch { .. }) => match super::legacy::metadata(url).await {
+            Some(metadata) => (metadata, false),
+            None => return Err(discovery(e)),
+        },
+        Err(e) => return Err(discovery(e)),
+    };
     if guessed {
         tell(&format!(
             "{url} publishes no OAuth metadata; trying the default endpoints (/authorize, /token, /register)"
         ));
     }
     // Before anything is sent to them: where the metadata points is the MCP server's word.
-    super::endpoints::check_metadata(&resolution.metadata).map_err(LoginError::Unsafe)?;
-    let metadata = resolution.metadata.clone();
-    manager.set_metadata(resolution.metadata);
+    super::endpoints::check_metadata(&metadata).map_err(LoginError::Unsafe)?;
+    manager.set_metadata(metadata.clone());
     Ok((manager, metadata, guessed))
 }
 
-/// The client id and secret to log in with: the client registered by hand in `options`, else one registered now
-/// (dynamic client registration) for `redirect_uri` and `scopes`.
+/// A client registered now (dynamic client registration) for `redirect_uri` and `scopes`: its id and secret.
 async fn register(
     manager: &mut AuthorizationManager,
-    options: &LoginOptions,
-    preset_secret: Option<String>,
     redirect_uri: &str,
     scopes: &[String],
     guessed: bool,
-) -> Result<(String, Option<String>), LoginError> {
+) -> Result<Preset, LoginError> {
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     // Registering here rather than inside rmcp's session keeps the client secret (when one is issued) for refreshes.
-    let registered = match &options.client_id {
-        Some(id) => Ok((id.clone(), preset_secret)),
-        None => manager
-            .register_client(CLIENT_NAME, redirect_uri, &scope_refs)
-            .await
-            .map(|client| (client.client_id, client.client_secret)),
-    };
+    let registered = manager
+        .register_client(CLIENT_NAME, redirect_uri, &scope_refs)
+        .await
+        .map(|client| (client.client_id, client.client_secret));
     registered.map_err(|e| {
         LoginError::Registration(if guessed {
             format!(
@@ -271,13 +353,22 @@ fn pasted_lines(tell: &(dyn Fn(&str) + Sync)) -> tokio::sync::mpsc::UnboundedRec
     rx
 }
 
+/// Whether a browser can be started here (`$BROWSER`, or a display to open one on).
+pub(crate) fn can_open_browser() -> bool {
+    let browser = std::env::var("BROWSER").ok();
+    browser_command("https://example.invalid/", browser.as_deref(), has_display()).is_ok()
+}
+
+fn has_display() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()))
+}
+
 /// Starts the browser on `url`; how, or why not.
 fn open_browser(url: &str) -> Result<String, String> {
     let browser = std::env::var("BROWSER").ok();
-    let display = ["DISPLAY", "WAYLAND_DISPLAY"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()));
-    let (program, args) = browser_command(url, browser.as_deref(), display)?;
+    let (program, args) = browser_command(url, browser.as_deref(), has_display())?;
     let mut command = tokio::process::Command::new(&program);
     command
         .args(&args)

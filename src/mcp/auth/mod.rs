@@ -6,6 +6,10 @@
 //! the command to run; such a server is not retried on its own (no loop against a server that will keep saying no),
 //! only once a login was saved after the failure.
 //!
+//! A server that answers 403 `insufficient_scope` on a live connection gets a step-up: the browser login again, for
+//! the scopes held plus those it asks for (`step_up`, bounded). Machine clients (client credentials) and enterprise
+//! logins (cross-app access) log in without a browser (`machine`, `enterprise`).
+//!
 //! A server whose config already carries credentials (an `Authorization` header, `bearer_token_env_var`) keeps using
 //! them: a stored login is only used when the config has none.
 //!
@@ -13,9 +17,15 @@
 //! or written, and never logged, shown or written to a session.
 
 mod callback;
+mod challenge;
 mod command;
 mod endpoints;
+mod enterprise;
+mod jwt;
+mod legacy;
 mod login;
+mod machine;
+mod step_up;
 mod store;
 
 use std::time::{Instant, SystemTime};
@@ -23,7 +33,9 @@ use std::time::{Instant, SystemTime};
 use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 pub use command::{AuthCommand, run_command};
+pub use enterprise::Enterprise;
 pub use login::{LoginError, LoginOptions, login};
+pub(crate) use step_up::StepUp;
 pub(crate) use store::token_path;
 
 use super::config::{ServerConfig, Transport};
@@ -86,6 +98,10 @@ pub(crate) async fn stored_login(name: &str, url: &str) -> Result<Option<Authori
     let record = store::read(name, url)
         .map_err(|e| format!("cannot read the stored login ({e}); run `tern mcp logout {name}` and log in again"))?;
     let Some(record) = record else { return Ok(None) };
+    // A machine client's token is replaced before it expires (it has no refresh token).
+    let record = machine::renewed(record)
+        .await
+        .map_err(|e| format!("cannot renew the machine client's token: {e}"))?;
     let Some(credentials) = &record.credentials else {
         return Ok(None);
     };
@@ -98,12 +114,10 @@ pub(crate) async fn stored_login(name: &str, url: &str) -> Result<Option<Authori
         .await
         .map_err(|e| format!("cannot use the stored login: {e}"))?;
     manager.set_metadata(record.metadata.clone());
-    manager.set_credential_store(store::TokenFile::new(
-        name,
-        url,
-        record.metadata.clone(),
-        record.client_secret.clone(),
-    ));
+    manager.set_credential_store(
+        store::TokenFile::new(name, url, record.metadata.clone(), record.client_secret.clone())
+            .with_machine(record.machine.clone()),
+    );
     let ready = manager
         .initialize_from_store()
         .await

@@ -34,6 +34,33 @@ pub(crate) struct TokenRecord {
     /// `None` once the tokens were cleared but the registration is kept.
     #[serde(default)]
     pub credentials: Option<StoredCredentials>,
+    /// A machine client's credentials (the client-credentials grant), which get it a new token when one expires.
+    #[serde(default)]
+    pub machine: Option<MachineClient>,
+}
+
+/// A machine client: its id and what authenticates it (a secret, or a private key that signs assertions), the scopes
+/// and resource its tokens are asked for.
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct MachineClient {
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    #[serde(default)]
+    pub private_key_pem: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    pub resource: String,
+}
+
+impl std::fmt::Debug for MachineClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MachineClient")
+            .field("client_id", &self.client_id)
+            .field("scopes", &self.scopes)
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -138,6 +165,17 @@ fn mask_tokens(record: &TokenRecord) {
     if let Some(secret) = &record.client_secret {
         tern_secrets::register(secret);
     }
+    if let Some(machine) = &record.machine {
+        if let Some(secret) = &machine.client_secret {
+            tern_secrets::register(secret);
+        }
+        if let Some(pem) = &machine.private_key_pem {
+            tern_secrets::register(pem);
+            for line in pem.lines().filter(|l| l.len() >= 16 && !l.starts_with("-----")) {
+                tern_secrets::register(line.trim());
+            }
+        }
+    }
     let Some(credentials) = &record.credentials else {
         return;
     };
@@ -163,6 +201,7 @@ pub(crate) struct TokenFile {
     /// What is written besides the credentials.
     metadata: AuthorizationMetadata,
     client_secret: Option<String>,
+    machine: Option<MachineClient>,
 }
 
 impl TokenFile {
@@ -172,7 +211,14 @@ impl TokenFile {
             url: url.to_string(),
             metadata,
             client_secret,
+            machine: None,
         }
+    }
+
+    /// The store of a machine client's login, which keeps its credentials with the tokens.
+    pub(crate) fn with_machine(mut self, machine: Option<MachineClient>) -> Self {
+        self.machine = machine;
+        self
     }
 
     fn store_error(&self, action: &str, error: &std::io::Error) -> AuthError {
@@ -199,6 +245,7 @@ impl rmcp::transport::auth::CredentialStore for TokenFile {
             metadata: self.metadata.clone(),
             client_secret: self.client_secret.clone(),
             credentials: Some(credentials),
+            machine: self.machine.clone(),
         };
         write(&record).map(|_| ()).map_err(|e| self.store_error("save", &e))
     }

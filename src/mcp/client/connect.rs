@@ -91,7 +91,7 @@ pub(super) async fn http(
     let started = match login {
         // rmcp's AuthClient adds the bearer token to every request, refreshing it when it expires.
         Some(manager) => {
-            let client = AuthClient::new(http.clone(), manager);
+            let client = auth::StepUp::new(AuthClient::new(http.clone(), manager), config, &h.url);
             let transport = ends.observe(StreamableHttpClientTransport::with_client(client, transport_config));
             serve_client_with_ct(handler, transport, ct).await
         }
