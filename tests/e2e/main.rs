@@ -10,6 +10,7 @@ mod commands_e2e;
 mod compaction;
 mod compat_cli;
 mod escape;
+mod export;
 mod faults;
 mod gate_differential;
 mod gate_parser_props;
