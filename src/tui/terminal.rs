@@ -1,5 +1,5 @@
-//! The real terminal: raw mode, alternate screen, bracketed paste, mouse and the kitty keyboard protocol (`modes.rs`),
-//! restored on every way out (return, panic, SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
+//! The real terminal: raw mode, alternate screen, bracketed paste, mouse, focus reports and the kitty keyboard protocol
+//! (`modes.rs`), restored on every way out (return, panic, SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
 //! together; with nothing changing and nothing animating it sleeps without a timer.
 //!
 //! On SIGTERM, SIGHUP or SIGQUIT the loop ends and the agent is shut down and waited for, so a running command ends
@@ -620,6 +620,7 @@ fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     for text in app.clipboard.drain(..) {
         osc52(terminal.backend_mut(), &text)?;
     }
+    app.notifier.write_to(terminal.backend_mut())?;
     terminal.backend_mut().flush()?;
     result
 }

@@ -19,6 +19,7 @@ mod hooks;
 mod hostile;
 mod mcp;
 mod memory;
+mod notify;
 mod path_policy;
 mod plan;
 mod provider;
