@@ -224,6 +224,37 @@ pub fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     file.flush()
 }
 
+/// Where `/export TYPED` writes session `id`: `tern-session-<id>.md` in the workspace when nothing is typed, or in the
+/// directory typed; else the file typed (relative to the workspace, `~/` the home directory).
+pub fn destination(workspace: &Path, id: &str, typed: &str) -> std::path::PathBuf {
+    let name = format!("tern-session-{id}.md");
+    let typed = typed.trim();
+    if typed.is_empty() {
+        return workspace.join(name);
+    }
+    let path = match (typed.strip_prefix("~/"), std::env::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => workspace.join(typed),
+    };
+    match path.is_dir() {
+        true => path.join(name),
+        false => path,
+    }
+}
+
+/// Exports the session logged at `log` to a new file at `path`, in the format its name asks for. A file already
+/// there is never overwritten: the user names another.
+pub fn save(log: &Path, path: &Path, prices: Option<&dyn Prices>) -> Result<(), String> {
+    if path.symlink_metadata().is_ok() {
+        return Err(format!(
+            "{} exists; tern does not overwrite it: name another file (/export FILE)",
+            path.display()
+        ));
+    }
+    let text = export(log, Format::for_file(path), prices).map_err(|e| format!("cannot read the session: {e}"))?;
+    write_new(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// The session `loaded` from the log at `path`, walked into an `Export`.
 pub fn build(loaded: &Loaded, path: &Path, prices: Option<&dyn Prices>) -> Export {
     let events = match loaded.events.is_empty() {

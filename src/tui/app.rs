@@ -95,6 +95,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             "",
             "continue in a copy of this session (the original stays as it is)",
         ),
+        SlashCommand::new(
+            "export",
+            "[file|dir]",
+            "write this session to Markdown (or .json): prompts, answers, calls, diffs",
+        ),
         SlashCommand::new("quit", "", "leave tern"),
     ]
 }
@@ -148,6 +153,8 @@ pub struct App {
     pub(crate) mcp_watch: tern_protocol::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub(crate) switch: Option<crate::host::SessionSwitch>,
+    /// Where `/export` was asked to write the session (as typed), for the terminal loop, which knows its log.
+    pub(crate) export: Option<String>,
     /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
     pub(crate) edit_request: Option<String>,
     /// Starts other sessions and answers what the UI cannot know by itself (the same host the composer has).
@@ -198,6 +205,7 @@ impl App {
             mcp_feed,
             mcp_watch: Default::default(),
             switch: None,
+            export: None,
             edit_request: None,
             custom: Default::default(),
             viewer: None,

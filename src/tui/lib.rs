@@ -6,6 +6,7 @@ mod blocks;
 mod cell_guard;
 pub mod composer;
 pub mod diff;
+mod export;
 mod heap;
 pub mod highlight;
 pub mod history;

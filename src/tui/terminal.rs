@@ -250,6 +250,11 @@ async fn run_screen(
             pace.dirty = true;
             app = switch_session(app, switch, &mut sessions, &mut agent, mouse_on).await;
         }
+        if let Some(typed) = app.export.take() {
+            pace.dirty = true;
+            let log = sessions.session.log_path.as_deref();
+            super::export::run(&mut app, sessions.host.as_ref(), log, &typed);
+        }
     }
     let last = app.state.last_exchange();
     Ok(agent.end(signals, ended_by, last, sessions.session).await)

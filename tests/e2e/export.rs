@@ -4,6 +4,8 @@
 //! TUI in tmux writes the session on screen to a new file, never over an existing one.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod tui;
+
 use std::process::Output;
 
 use serde_json::{Value, json};

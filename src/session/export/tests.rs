@@ -322,3 +322,22 @@ fn files_are_written_new_and_never_over_another() {
     assert_eq!(Format::for_file(Path::new("x.JSON")), Format::Json);
     assert_eq!(Format::for_file(Path::new("x")), Format::Markdown);
 }
+
+#[test]
+fn export_goes_to_the_workspace_a_named_directory_or_a_named_file_and_never_over_one() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    std::fs::create_dir(w.join("notes")).unwrap();
+    assert_eq!(destination(w, "s1", ""), w.join("tern-session-s1.md"));
+    assert_eq!(destination(w, "s1", " notes "), w.join("notes/tern-session-s1.md"));
+    assert_eq!(destination(w, "s1", "out.json"), w.join("out.json"));
+    assert_eq!(destination(w, "s1", "/tmp/x.md"), Path::new("/tmp/x.md"));
+    let data = tempfile::tempdir().unwrap();
+    let log = session(data.path());
+    let json = w.join("out.json");
+    save(&log, &json, None).unwrap();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["session"]["id"], "s1");
+    let err = save(&log, &json, None).unwrap_err();
+    assert!(err.contains("exists"), "{err}");
+}
