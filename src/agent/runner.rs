@@ -193,7 +193,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         ev_tx,
         (config.log, config.history_events),
         config.mcp,
-        config.mcp_elicitations,
+        (config.mcp_elicitations, config.hooks.clone()),
     );
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));

@@ -66,13 +66,14 @@ struct Recorder {
 impl Shared {
     /// The state of a session's main agent: `gate` decides its calls, events go to `events`, the log to `log` (which
     /// holds `logged` transcript events so far). The frontends are told `mcp`'s server states as they change, and its
-    /// servers' requests for input (`elicitations`) are shown to them.
+    /// servers' requests for input (`elicitations`) are shown to them, each told to the Notification hooks of `hooks`
+    /// (`elicitation_dialog`) too.
     pub(crate) fn start(
         gate: ApprovalGate,
         events: mpsc::UnboundedSender<Event>,
         (log, logged): (Option<SessionLog>, usize),
         mcp: Option<Arc<tern_mcp::McpManager>>,
-        elicitations: Option<tern_mcp::ElicitationInbox>,
+        (elicitations, hooks): (Option<tern_mcp::ElicitationInbox>, crate::hooks::Hooks),
     ) -> Arc<Shared> {
         let shared = Arc::new(Shared {
             gate: Arc::new(Mutex::new(gate)),
@@ -84,7 +85,7 @@ impl Shared {
             mcp,
         });
         if let Some(inbox) = elicitations {
-            forward_elicitations(inbox, Arc::downgrade(&shared));
+            forward_elicitations(inbox, Arc::downgrade(&shared), hooks);
         }
         if let Some(mcp) = &shared.mcp {
             forward_server_states(mcp.subscribe(), Arc::downgrade(&shared));
@@ -301,6 +302,34 @@ impl Shared {
     }
 }
 
+/// The Notification hooks for an MCP server's request for input (`elicitation_dialog`), run beside it: the request
+/// does not wait for them.
+fn elicitation_hooks(hooks: &crate::hooks::Hooks, shared: &Arc<Shared>, server: &str, message: &str) {
+    const KIND: &str = "elicitation_dialog";
+    if !hooks.wants(crate::hooks::HookEvent::Notification, KIND) {
+        return;
+    }
+    let (hooks, shared) = (hooks.clone(), Arc::downgrade(shared));
+    let message = format!("MCP server {server} asks for your input: {message}");
+    tokio::spawn(async move {
+        let notify = move |text| {
+            if let Some(shared) = shared.upgrade() {
+                shared.emit(Event::Notice { text });
+            }
+        };
+        let cancel = CancellationToken::new();
+        hooks
+            .tell(
+                crate::hooks::HookEvent::Notification,
+                KIND,
+                Some(&message),
+                &cancel,
+                &notify,
+            )
+            .await;
+    });
+}
+
 /// Tells the frontends the MCP servers' states (`Event::McpServers`): as they are now, then at each change, until the
 /// session or the servers are gone.
 fn forward_server_states(
@@ -320,8 +349,13 @@ fn forward_server_states(
     });
 }
 
-/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
-fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync::Weak<Shared>) {
+/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers;
+/// the Notification hooks hear of it (`elicitation_dialog`), as of an approval that waits.
+fn forward_elicitations(
+    mut inbox: tern_mcp::ElicitationInbox,
+    shared: std::sync::Weak<Shared>,
+    hooks: crate::hooks::Hooks,
+) {
     tokio::spawn(async move {
         while let Some(request) = inbox.recv().await {
             let Some(shared) = shared.upgrade() else { break };
@@ -331,6 +365,7 @@ fn forward_elicitations(mut inbox: tern_mcp::ElicitationInbox, shared: std::sync
                 questions.elicitations.insert(id, request.reply);
                 id
             };
+            elicitation_hooks(&hooks, &shared, &request.server, &request.message);
             shared.emit(Event::Elicitation {
                 id,
                 server: request.server,
