@@ -52,14 +52,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// The file name extension.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Format::Markdown => "md",
-            Format::Json => "json",
-        }
-    }
-
     /// The format a file name asks for: `.json` is JSON, anything else Markdown.
     pub fn for_file(path: &Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
@@ -71,47 +63,47 @@ impl Format {
 
 /// A session as exported: the JSON document, and what the Markdown is made from.
 #[derive(Debug, Serialize)]
-pub struct Export {
-    pub format: &'static str,
-    pub version: u32,
-    pub session: About,
-    pub turns: Vec<Turn>,
+pub(crate) struct Export {
+    pub(crate) format: &'static str,
+    pub(crate) version: u32,
+    pub(crate) session: About,
+    pub(crate) turns: Vec<Turn>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    pub(crate) usage: Option<Usage>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
+    pub(crate) cost_usd: Option<f64>,
 }
 
 /// What the session is.
 #[derive(Debug, Serialize)]
-pub struct About {
-    pub id: String,
-    pub workspace: String,
-    pub provider: String,
+pub(crate) struct About {
+    pub(crate) id: String,
+    pub(crate) workspace: String,
+    pub(crate) provider: String,
     /// The model it last used.
-    pub model: String,
+    pub(crate) model: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
+    pub(crate) started_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<String>,
+    pub(crate) forked_from: Option<String>,
 }
 
 /// One prompt of the user and what followed it.
 #[derive(Debug, Serialize)]
-pub struct Turn {
+pub(crate) struct Turn {
     /// 0 for what happened before the first prompt.
-    pub number: u64,
+    pub(crate) number: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
-    pub prompt: String,
+    pub(crate) started_at: Option<String>,
+    pub(crate) prompt: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub end: Option<String>,
-    pub items: Vec<Item>,
+    pub(crate) end: Option<String>,
+    pub(crate) items: Vec<Item>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Item {
+pub(crate) enum Item {
     Assistant {
         text: String,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,51 +125,51 @@ pub enum Item {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Call {
-    pub call_id: String,
-    pub name: String,
-    pub kind: ToolKind,
-    pub args: Value,
+pub(crate) struct Call {
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) kind: ToolKind,
+    pub(crate) args: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<CallResult>,
-    pub diffs: Vec<Diff>,
+    pub(crate) result: Option<CallResult>,
+    pub(crate) diffs: Vec<Diff>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct CallResult {
+pub(crate) struct CallResult {
     /// The whole result: read back from the result store when the model got only a preview.
-    pub text: String,
-    pub is_error: bool,
-    pub duration_ms: u64,
+    pub(crate) text: String,
+    pub(crate) is_error: bool,
+    pub(crate) duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
+    pub(crate) full_output_path: Option<String>,
 }
 
 /// One file an edit changed, as a unified diff.
 #[derive(Debug, Serialize)]
-pub struct Diff {
-    pub path: String,
-    pub added: usize,
-    pub removed: usize,
-    pub unified: String,
+pub(crate) struct Diff {
+    pub(crate) path: String,
+    pub(crate) added: usize,
+    pub(crate) removed: usize,
+    pub(crate) unified: String,
 }
 
 /// A subagent's work, summarised: its own transcript is in its own log.
 #[derive(Debug, Serialize)]
-pub struct Subagent {
-    pub id: String,
-    pub label: String,
-    pub task: String,
+pub(crate) struct Subagent {
+    pub(crate) id: String,
+    pub(crate) label: String,
+    pub(crate) task: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub end: Option<String>,
+    pub(crate) end: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<String>,
-    pub steps: u64,
-    pub elapsed_ms: u64,
+    pub(crate) result: Option<String>,
+    pub(crate) steps: u64,
+    pub(crate) elapsed_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    pub(crate) usage: Option<Usage>,
 }
 
 /// The session logged at `path`, in `format`, masked and cleaned: ready to write to a file or a terminal. `prices`
@@ -189,7 +181,7 @@ pub fn export(path: &Path, format: Format, prices: Option<&dyn Prices>) -> std::
 }
 
 /// `export` written out in `format`, masked and cleaned.
-pub fn render(export: &Export, format: Format) -> std::io::Result<String> {
+fn render(export: &Export, format: Format) -> std::io::Result<String> {
     let text = match format {
         Format::Markdown => markdown::render(export),
         Format::Json => {
@@ -256,7 +248,7 @@ pub fn save(log: &Path, path: &Path, prices: Option<&dyn Prices>) -> Result<(), 
 }
 
 /// The session `loaded` from the log at `path`, walked into an `Export`.
-pub fn build(loaded: &Loaded, path: &Path, prices: Option<&dyn Prices>) -> Export {
+fn build(loaded: &Loaded, path: &Path, prices: Option<&dyn Prices>) -> Export {
     let events = match loaded.events.is_empty() {
         true => from_messages(&loaded.messages),
         false => loaded.events.clone(),
@@ -588,7 +580,7 @@ fn decision_word(decision: &ApprovalDecision) -> String {
 }
 
 /// Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn iso_time(ms: u64) -> String {
+fn iso_time(ms: u64) -> String {
     let secs = ms / 1000;
     let (y, m, d) = crate::civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;

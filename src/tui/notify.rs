@@ -90,7 +90,7 @@ impl Default for Settings {
 
 /// Where notifications go, and when.
 #[derive(Debug)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     style: Style,
     /// Wrap in tmux's passthrough.
     tmux: bool,
@@ -118,7 +118,7 @@ impl Default for Notifier {
 
 impl Notifier {
     /// A notifier for the terminal whose environment `env` reads.
-    pub fn new(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Self {
+    pub(crate) fn new(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Self {
         Self {
             style: settings.style.unwrap_or_else(|| Style::for_terminal(env)),
             tmux: env("TMUX").is_some_and(|v| !v.is_empty()),
@@ -130,12 +130,12 @@ impl Notifier {
     }
 
     /// The terminal gained (`true`) or lost the focus.
-    pub fn focus(&mut self, focused: bool) {
+    pub(crate) fn focus(&mut self, focused: bool) {
         self.focused = Some(focused);
     }
 
     /// An agent event came at `now`: a question for the user or a long turn's end is told.
-    pub fn on_event(&mut self, event: &Event, now: Instant) {
+    pub(crate) fn on_event(&mut self, event: &Event, now: Instant) {
         match event {
             Event::TurnStarted { .. } => self.turn_began = Some(now),
             Event::TurnFinished { reason } => {
@@ -180,7 +180,7 @@ impl Notifier {
     }
 
     /// Writes the notifications waiting, if any.
-    pub fn write_to(&mut self, out: &mut impl Write) -> std::io::Result<()> {
+    pub(crate) fn write_to(&mut self, out: &mut impl Write) -> std::io::Result<()> {
         if self.waiting.is_empty() {
             return Ok(());
         }
@@ -193,7 +193,7 @@ impl Notifier {
 const MAX_CHARS: usize = 120;
 
 /// The bytes that notify `text` (prefixed "tern: ") in `style`, in tmux's passthrough when `tmux`.
-pub fn sequence(style: Style, tmux: bool, text: &str) -> Vec<u8> {
+fn sequence(style: Style, tmux: bool, text: &str) -> Vec<u8> {
     let text = tern_text::one_line(&format!("tern: {text}")).into_owned();
     let text = match text.chars().count() > MAX_CHARS {
         true => text.chars().take(MAX_CHARS - 1).chain(['…']).collect(),
