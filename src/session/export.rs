@@ -19,7 +19,8 @@
 //!         "result"?: { "text", "is_error", "duration_ms", "exit_code"?, "full_output_path"? },
 //!         "diffs": [ { "path", "added", "removed", "unified" } ] },
 //!       { "type": "approval", "tool", "command", "decision" },
-//!       { "type": "subagent", "id", "label", "task", "end"?, "result"?, "steps", "elapsed_ms", "usage"? },
+//!       { "type": "subagent", "id", "label", "task", "end"?, "result"?, "steps", "elapsed_ms", "usage"?,
+//!         "items": [ the items of its own log, as above ] },
 //!       { "type": "notice", "text" }, { "type": "error", "message" } ] } ],
 //!   "usage"?: { "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens" }, "cost_usd"? }
 //! ```
@@ -170,6 +171,8 @@ pub(crate) struct Subagent {
     pub(crate) elapsed_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) usage: Option<Usage>,
+    /// What it did, from its own log (empty when that cannot be read): its answers and calls, as the main agent's.
+    pub(crate) items: Vec<Item>,
 }
 
 /// The session logged at `path`, in `format`, masked and cleaned: ready to write to a file or a terminal. `prices`
@@ -253,7 +256,7 @@ fn build(loaded: &Loaded, path: &Path, prices: Option<&dyn Prices>) -> Export {
         true => from_messages(&loaded.messages),
         false => loaded.events.clone(),
     };
-    let mut walk = Walk::new(stored_results_root(path));
+    let mut walk = Walk::new(stored_results_root(path), true);
     for (at, event) in events {
         walk.event(at, event);
     }
@@ -349,10 +352,12 @@ struct Walk {
     usage: Option<Usage>,
     first_at: Option<u64>,
     results_root: Option<std::path::PathBuf>,
+    /// Whether a subagent's own log is read for its work (only from the main session's: a log cannot lead on).
+    subagents_logs: bool,
 }
 
 impl Walk {
-    fn new(results_root: Option<std::path::PathBuf>) -> Self {
+    fn new(results_root: Option<std::path::PathBuf>, subagents_logs: bool) -> Self {
         Self {
             turns: vec![Turn {
                 number: 0,
@@ -367,6 +372,7 @@ impl Walk {
             usage: None,
             first_at: None,
             results_root,
+            subagents_logs,
         }
     }
 
@@ -444,7 +450,16 @@ impl Walk {
                     turn.end = Some(end_word(&reason));
                 }
             }
-            Event::SubagentStarted { id, label, task, .. } => {
+            Event::SubagentStarted {
+                id,
+                label,
+                task,
+                transcript,
+                ..
+            } => {
+                let items = transcript
+                    .map(|t| self.subagent_work(Path::new(&t)))
+                    .unwrap_or_default();
                 let at = self.push(Item::Subagent(Subagent {
                     id: id.clone(),
                     label,
@@ -454,6 +469,7 @@ impl Walk {
                     steps: 0,
                     elapsed_ms: 0,
                     usage: None,
+                    items,
                 }));
                 self.subagents.insert(id, at);
             }
@@ -477,6 +493,26 @@ impl Walk {
             }
             _ => {}
         }
+    }
+
+    /// A subagent's answers and calls from its own log at `path` (under the sessions directory), through the same
+    /// loader; nothing when it cannot be read or this walk is itself a subagent's.
+    fn subagent_work(&self, path: &Path) -> Vec<Item> {
+        let (Some(root), true) = (&self.results_root, self.subagents_logs) else {
+            return Vec::new();
+        };
+        let Some(loaded) = std::fs::canonicalize(path)
+            .ok()
+            .filter(|p| p.starts_with(root))
+            .and_then(|p| crate::log::load(&p).ok())
+        else {
+            return Vec::new();
+        };
+        let mut walk = Walk::new(Some(root.clone()), false);
+        for (at, event) in loaded.events {
+            walk.event(at, event);
+        }
+        walk.turns.into_iter().flat_map(|t| t.items).collect()
     }
 
     fn call_ended(

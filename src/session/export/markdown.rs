@@ -158,8 +158,42 @@ fn render_subagent(out: &mut String, work: &Subagent) {
             usage.input_tokens, usage.output_tokens
         ));
     }
+    let calls: Vec<&Call> = work
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .collect();
+    if !calls.is_empty() {
+        out.push_str("Its calls:\n\n");
+        for call in calls {
+            let _ = writeln!(out, "- {}", call_line(call));
+        }
+        out.push('\n');
+    }
     let _ = writeln!(out, "Report ({}):\n", said.join(", "));
     fenced(out, "text", work.result.as_deref().unwrap_or("(no report)"));
+}
+
+/// One call of a subagent, on one line: its tool, what it worked on, how it ended.
+fn call_line(call: &Call) -> String {
+    let summary = tern_text::calls::key_argument(&call.args);
+    let mut line = code(&call.name);
+    if !summary.is_empty() {
+        let _ = write!(line, " {}", code_line(&summary));
+    }
+    match &call.result {
+        Some(r) if r.is_error => line.push_str(" (error)"),
+        Some(r) => {
+            if let Some(exit) = r.exit_code {
+                let _ = write!(line, " (exit {exit})");
+            }
+        }
+        None => line.push_str(" (no result)"),
+    }
+    line
 }
 
 /// `text` in a fenced block tagged `lang`, with a fence longer than any backtick run in it.

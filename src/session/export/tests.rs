@@ -107,7 +107,7 @@ fn session(data: &Path) -> std::path::PathBuf {
             label: "explorer".into(),
             task: "look around".into(),
             wait: true,
-            transcript: None,
+            transcript: Some(subagent_log(&path)),
         },
     );
     event(
@@ -150,6 +150,43 @@ fn session(data: &Path) -> std::path::PathBuf {
     path
 }
 
+/// A subagent's own log next to the session's (one command it ran); returns its path.
+fn subagent_log(session: &Path) -> String {
+    let path = session.parent().unwrap().join("subagents/a1/session.jsonl");
+    let mut log = SessionLog::create(&path, &SessionMeta::new("a1", "/w", "openai", "m1")).unwrap();
+    let begin = Event::ToolCallBegin {
+        call_id: "s1".into(),
+        name: "exec".into(),
+        kind: ToolKind::Command,
+        args: json!({"command": "ls src"}),
+    };
+    let exec = ToolDetails::Exec {
+        exit_code: Some(0),
+        duration_ms: 1,
+        timed_out: false,
+        sandboxed: true,
+        new_git_repos: Vec::new(),
+    };
+    let end = Event::ToolCallEnd {
+        call_id: "s1".into(),
+        name: "exec".into(),
+        output: output("main.rs", exec),
+        duration_ms: 1,
+        full_output_path: None,
+    };
+    for event in [
+        Event::TurnStarted {
+            turn: 1,
+            text: "look around".into(),
+        },
+        begin,
+        end,
+    ] {
+        log.event(1, &event).unwrap();
+    }
+    path.display().to_string()
+}
+
 #[test]
 fn markdown_has_the_prompt_the_diff_the_whole_result_and_no_key_or_escape() {
     let data = tempfile::tempdir().unwrap();
@@ -181,6 +218,7 @@ fn markdown_has_the_prompt_the_diff_the_whole_result_and_no_key_or_escape() {
         md.contains("### Subagent `explorer`") && md.contains("found three files"),
         "{md}"
     );
+    assert!(md.contains("Its calls:\n\n- `exec` `ls src` (exit 0)\n"), "{md}");
     assert!(md.contains("- Input tokens: 1200\n- Output tokens: 80"), "{md}");
     assert!(
         !md.contains(KEY) && !md.contains('\x1b') && !md.contains('\x07'),
@@ -230,6 +268,8 @@ fn json_has_the_documented_shape_and_no_key_or_escape() {
     // The escape is kept as a value (escaped in the JSON text), the key is not.
     assert!(result.contains("full \x1b]52;c;aGk=\x07 [redacted] end"), "{result}");
     assert_eq!(items[4]["result"], "found three files");
+    assert_eq!(items[4]["items"][0]["name"], "exec");
+    assert_eq!(items[4]["items"][0]["result"]["text"], "main.rs");
     assert_eq!(doc["usage"]["input_tokens"], 1200);
 }
 
