@@ -64,11 +64,14 @@ fn demo_project() -> anyhow::Result<tempfile::TempDir> {
 fn launch(
     host: Arc<TuiHost>,
     connection: tern::tui::Connection,
-    session: tern::tui::Session,
+    mut session: tern::tui::Session,
     root: PathBuf,
     context_window: u64,
 ) -> tern::tui::Launch {
     let planted = !tern::agent::planted::withheld(&root).is_empty();
+    let tui = config::tui::load(&root);
+    let (notify, warning) = tui.notify();
+    session.warnings.extend(warning);
     tern::tui::Launch {
         connection,
         session,
@@ -76,12 +79,13 @@ fn launch(
         custom: tern::commands::CustomCommands::load(&root, &tern::tui::app::builtin_names(), planted),
         context_files: tern::tui_host::context_files(&root),
         agents: tern::tui_host::agents(&root),
-        mouse: config::tui::load(&root).mouse(),
+        mouse: tui.mouse(),
         workspace: root,
         context_window,
         first_prompt: None,
         pending: None,
         trust: None,
+        notify,
     }
 }
 

@@ -27,6 +27,7 @@ macro_rules! eprintln_clean {
     };
 }
 mod compat;
+mod export;
 mod interactive;
 mod mcp_manage;
 
@@ -169,6 +170,9 @@ enum Command {
         /// A session id as printed when a session ends (a unique prefix is enough).
         id: Option<String>,
     },
+    /// Write a session out as Markdown (default) or JSON: prompts, answers, tool calls with their results, diffs;
+    /// keys masked.
+    Export(export::ExportArgs),
     /// MCP servers.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -365,6 +369,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 }
             }
         }
+        Some(Command::Export(args)) => export::export(args, &workspace),
         Some(Command::Mcp(command)) => mcp_command(command, &cli.global, &workspace),
         None if cli.continue_session => {
             let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;

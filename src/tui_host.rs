@@ -128,6 +128,13 @@ impl Host for TuiHost {
             .get_or_init(|| PathPolicy::new(&self.workspace).map_err(|e| e.to_string()));
         policy.as_ref().map_err(Clone::clone)?.attachable(path)
     }
+
+    fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String> {
+        let meta = crate::session::log::read_meta(log).map_err(|e| format!("cannot read the session: {e}"))?;
+        let path = crate::session::export::destination(&self.workspace, &meta.id, typed);
+        crate::session::export::save(log, &path, Some(crate::models::Catalog::builtin()))?;
+        Ok(path)
+    }
 }
 
 /// The instruction files (AGENTS.md, CLAUDE.md) a session in `workspace` loads, as paths: the same search the agent's

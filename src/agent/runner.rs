@@ -209,7 +209,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         ev_tx,
         (config.log, config.history_events),
         config.mcp,
-        config.mcp_elicitations.map(|inbox| (inbox, config.hooks.clone())),
+        (config.mcp_elicitations, config.hooks.clone()),
         config.rules,
     );
     let log = Arc::clone(&shared);

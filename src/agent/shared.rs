@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalGate, CommandRule, RuleStore, SaveTo};
-use crate::hooks::HookEvent;
+
 use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event};
 use tern_session::SessionLog;
 
@@ -72,13 +72,14 @@ struct Recorder {
 impl Shared {
     /// The state of a session's main agent: `gate` decides its calls, events go to `events`, the log to `log` (which
     /// holds `logged` transcript events so far). The frontends are told `mcp`'s server states as they change, and its
-    /// servers' requests for input (`elicitations`) are shown to them.
+    /// servers' requests for input (`elicitations`) are shown to them, each told to the Notification hooks of `hooks`
+    /// (`elicitation_dialog`) too.
     pub(crate) fn start(
         gate: ApprovalGate,
         events: mpsc::UnboundedSender<Event>,
         (log, logged): (Option<SessionLog>, usize),
         mcp: Option<Arc<tern_mcp::McpManager>>,
-        elicitations: Option<(tern_mcp::ElicitationInbox, crate::hooks::Hooks)>,
+        (elicitations, hooks): (Option<tern_mcp::ElicitationInbox>, crate::hooks::Hooks),
         rules: Option<Arc<dyn RuleStore>>,
     ) -> Arc<Shared> {
         let record = Arc::new(Mutex::new(Recorder { log, events: logged }));
@@ -93,7 +94,7 @@ impl Shared {
             mcp,
             rules,
         });
-        if let Some((inbox, hooks)) = elicitations {
+        if let Some(inbox) = elicitations {
             forward_elicitations(inbox, Arc::downgrade(&shared), hooks);
         }
         if let Some(mcp) = &shared.mcp {
@@ -330,6 +331,34 @@ impl Shared {
     }
 }
 
+/// The Notification hooks for an MCP server's request for input (`elicitation_dialog`), run beside it: the request
+/// does not wait for them.
+fn elicitation_hooks(hooks: &crate::hooks::Hooks, shared: &Arc<Shared>, server: &str, message: &str) {
+    const KIND: &str = "elicitation_dialog";
+    if !hooks.wants(crate::hooks::HookEvent::Notification, KIND) {
+        return;
+    }
+    let (hooks, shared) = (hooks.clone(), Arc::downgrade(shared));
+    let message = format!("MCP server {server} asks for your input: {message}");
+    tokio::spawn(async move {
+        let notify = move |text| {
+            if let Some(shared) = shared.upgrade() {
+                shared.emit(Event::Notice { text });
+            }
+        };
+        let cancel = CancellationToken::new();
+        hooks
+            .tell(
+                crate::hooks::HookEvent::Notification,
+                KIND,
+                Some(&message),
+                &cancel,
+                &notify,
+            )
+            .await;
+    });
+}
+
 /// Tells the frontends the MCP servers' states (`Event::McpServers`): as they are now, then at each change, until the
 /// session or the servers are gone.
 fn forward_server_states(
@@ -349,13 +378,13 @@ fn forward_server_states(
     });
 }
 
-/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers.
+/// Shows each MCP server's request for input to the frontend, keeping its reply channel until `Op::Elicit` answers;
+/// the Notification hooks hear of it (`elicitation_dialog`), as of an approval that waits.
 fn forward_elicitations(
     mut inbox: tern_mcp::ElicitationInbox,
     shared: std::sync::Weak<Shared>,
     hooks: crate::hooks::Hooks,
 ) {
-    const KIND: &str = "elicitation_dialog";
     tokio::spawn(async move {
         while let Some(request) = inbox.recv().await {
             let Some(shared) = shared.upgrade() else { break };
@@ -365,18 +394,7 @@ fn forward_elicitations(
                 questions.elicitations.insert(id, request.reply);
                 id
             };
-            // The user's Notification hooks are told beside the dialog, which does not wait for them.
-            if hooks.wants(HookEvent::Notification, KIND) {
-                let (hooks, told) = (hooks.clone(), Arc::clone(&shared));
-                let message = format!("MCP server {} asks you for input", request.server);
-                tokio::spawn(async move {
-                    let notify = move |text| told.emit(Event::Notice { text });
-                    let cancel = CancellationToken::new();
-                    hooks
-                        .tell(HookEvent::Notification, KIND, Some(&message), &cancel, &notify)
-                        .await;
-                });
-            }
+            elicitation_hooks(&hooks, &shared, &request.server, &request.message);
             shared.emit(Event::Elicitation {
                 id,
                 server: request.server,

@@ -3,6 +3,8 @@
 //! ```toml
 //! [tui]
 //! mouse = false   # no mouse capture: the terminal selects text (F2 toggles it while tern runs)
+//! notify = "auto" # how tern tells you it needs you: auto, osc9, osc777, bell or off
+//! notify_after = 10 # seconds: a turn this long is told when it ends
 //! ```
 
 use serde::Deserialize;
@@ -12,6 +14,12 @@ use serde::Deserialize;
 pub struct TuiFile {
     /// Capture the mouse (the wheel scrolls the transcript); off, the terminal's own selection works. Default on.
     pub mouse: Option<bool>,
+    /// How to tell the user that an approval or a question waits, or a long turn ended, while they are away:
+    /// `auto` (from the terminal), `osc9`, `osc777`, `bell` or `off`.
+    pub notify: Option<String>,
+    /// Seconds a turn runs before its end is told (and before a terminal that never reports focus counts as
+    /// unattended). Default 10.
+    pub notify_after: Option<u64>,
 }
 
 impl TuiFile {
@@ -20,6 +28,24 @@ impl TuiFile {
         if other.mouse.is_some() {
             self.mouse = other.mouse;
         }
+        if other.notify.is_some() {
+            self.notify = other.notify;
+        }
+        if other.notify_after.is_some() {
+            self.notify_after = other.notify_after;
+        }
+    }
+
+    /// The notification settings; a style tern does not know is the automatic one, with a warning.
+    pub fn notify(&self) -> (crate::tui::notify::Settings, Option<String>) {
+        let defaults = crate::tui::notify::Settings::default();
+        let (style, warning) = match self.notify.as_deref().map(crate::tui::notify::Style::parse) {
+            None => (None, None),
+            Some(Ok(style)) => (style, None),
+            Some(Err(e)) => (None, Some(format!("[tui] {e}"))),
+        };
+        let after = self.notify_after.map_or(defaults.after, std::time::Duration::from_secs);
+        (crate::tui::notify::Settings { style, after }, warning)
     }
 
     /// Whether mouse capture starts on.
@@ -55,5 +81,23 @@ mod tests {
         );
         let err = ConfigFile::parse("[tui]\nmose = false\n", Path::new("config.toml")).unwrap_err();
         assert!(err.to_string().contains("mose"), "{err}");
+    }
+
+    #[test]
+    fn notify_is_automatic_after_ten_seconds_unless_set() {
+        use crate::tui::notify::Style;
+        use std::time::Duration;
+        let parse = |text: &str| ConfigFile::parse(text, Path::new("config.toml")).unwrap();
+        let (settings, warning) = parse("").tui.notify();
+        assert_eq!(
+            (settings.style, settings.after, warning),
+            (None, Duration::from_secs(10), None)
+        );
+        let set = parse("[tui]\nnotify = \"osc777\"\nnotify_after = 0\n");
+        let (settings, _) = parse("").merge(set).tui.notify();
+        assert_eq!((settings.style, settings.after), (Some(Style::Osc777), Duration::ZERO));
+        let (settings, warning) = parse("[tui]\nnotify = \"loud\"\n").tui.notify();
+        assert_eq!(settings.style, None);
+        assert!(warning.unwrap().contains("loud"));
     }
 }

@@ -2,6 +2,7 @@
 //! results (so the model gets a preview and a path instead of 100 KB of text in its context).
 
 pub mod checkpoint;
+pub mod export;
 pub mod list;
 pub mod log;
 pub(crate) mod results;

@@ -95,6 +95,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
             "",
             "continue in a copy of this session (the original stays as it is)",
         ),
+        SlashCommand::new(
+            "export",
+            "[file|dir]",
+            "write this session to Markdown (or .json): prompts, answers, calls, diffs",
+        ),
         SlashCommand::new("quit", "", "leave tern"),
     ]
 }
@@ -136,6 +141,8 @@ pub struct App {
     pub(crate) quit: bool,
     /// Text waiting to be copied with OSC 52 after the next frame.
     pub(crate) clipboard: Vec<String>,
+    /// Tells the user when tern needs them (written after the next frame, like the clipboard).
+    pub(crate) notifier: super::notify::Notifier,
     /// The MCP servers' states as the agent last told them (`Event::McpServers`), for `/mcp`, which follows them
     /// live (opened before the first word, it shows them as it comes); none until the agent tells any (a session
     /// without servers never does).
@@ -146,6 +153,8 @@ pub struct App {
     pub(crate) mcp_watch: tern_protocol::mcp::report::ServerWatch,
     /// A session switch the user asked for (`/resume`, `/fork`), for the terminal loop to carry out.
     pub(crate) switch: Option<crate::host::SessionSwitch>,
+    /// Where `/export` was asked to write the session (as typed), for the terminal loop, which knows its log.
+    pub(crate) export: Option<String>,
     /// Text a layer asked to edit in `$EDITOR`; the event loop runs the editor and hands the result back.
     pub(crate) edit_request: Option<String>,
     /// Starts other sessions and answers what the UI cannot know by itself (the same host the composer has).
@@ -191,10 +200,12 @@ impl App {
             last_ctrl_c: None,
             quit: false,
             clipboard: Vec::new(),
+            notifier: Default::default(),
             mcp,
             mcp_feed,
             mcp_watch: Default::default(),
             switch: None,
+            export: None,
             edit_request: None,
             custom: Default::default(),
             viewer: None,
@@ -241,6 +252,7 @@ impl App {
     /// Applies an agent event, and raises the approval prompt when one waits.
     pub fn on_agent_event(&mut self, mut event: Event) {
         super::cell_guard::clean_event(&mut event);
+        self.notifier.on_event(&event, Instant::now());
         match &event {
             Event::RewindPoints { points } if points.is_empty() => {
                 self.state.flash("nothing to rewind to yet");
@@ -342,6 +354,8 @@ impl App {
         match event {
             TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
             TermEvent::Paste(text) => self.on_paste(&text),
+            TermEvent::FocusGained => self.notifier.focus(true),
+            TermEvent::FocusLost => self.notifier.focus(false),
             TermEvent::Mouse(mouse) => match mouse.kind {
                 MouseEventKind::ScrollUp if self.layers.is_empty() => self.transcript.scroll_up(3),
                 MouseEventKind::ScrollDown if self.layers.is_empty() => self.transcript.scroll_down(3),

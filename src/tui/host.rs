@@ -95,4 +95,7 @@ pub trait Host: Send + Sync {
     /// The file `path` (as typed, relative to the workspace) resolved for attaching to a message, when the agent's
     /// read policy lets the session read it and it is inside the workspace; why not otherwise.
     fn attachable(&self, path: &str) -> Result<PathBuf, String>;
+    /// Writes the session logged at `log` out as Markdown or JSON (`/export`), to `typed` (a file or a directory, as
+    /// the user typed it; empty: the workspace) and never over an existing file; returns where it went.
+    fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String>;
 }

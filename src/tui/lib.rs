@@ -6,6 +6,7 @@ mod blocks;
 mod cell_guard;
 pub mod composer;
 pub mod diff;
+mod export;
 mod heap;
 pub mod highlight;
 pub mod history;
@@ -16,6 +17,7 @@ pub mod layer;
 mod line;
 pub mod markdown;
 pub mod memory;
+pub mod notify;
 pub mod picker;
 pub mod screen;
 pub mod state;
@@ -57,6 +59,8 @@ pub struct Launch {
     pub pending: Option<terminal::Pending>,
     /// The project's configuration waits to be trusted: the prompt opens at start.
     pub trust: Option<host::TrustOffer>,
+    /// How and when to tell the user that tern needs them (`[tui] notify`, `notify_after`).
+    pub notify: notify::Settings,
 }
 
 /// Starts the full-screen UI and returns when the user quits or a signal in `signals` ends it. `/resume` and `/fork`
@@ -75,6 +79,7 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
         mouse,
         pending,
         trust,
+        notify,
     } = launch;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
@@ -98,6 +103,7 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
         session.warnings.push(format!("custom commands: {notice}"));
     }
     app.custom = custom;
+    app.notifier = notify::Notifier::new(notify, &|name| std::env::var(name).ok());
     app.start = view::start::StartInfo {
         context_files,
         project_root,

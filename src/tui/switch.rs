@@ -43,8 +43,8 @@ pub(crate) fn start(
     Ok((connection, old))
 }
 
-/// A fresh screen for the new session: the composer, keymap, theme and custom commands carry over; the transcript is
-/// the session's.
+/// A fresh screen for the new session: the composer, keymap, theme, custom commands and notifications (the same
+/// terminal, its focus as last told) carry over; the transcript is the session's.
 pub(crate) fn rebuild(old: App, connection: &Connection, session: &mut Session) -> App {
     let App {
         composer,
@@ -53,11 +53,13 @@ pub(crate) fn rebuild(old: App, connection: &Connection, session: &mut Session) 
         context_window,
         custom,
         start,
+        notifier,
         ..
     } = old;
     let mut app = App::new(connection.ops.clone(), composer, keymap, theme, context_window);
     app.custom = custom;
     app.start = start;
+    app.notifier = notifier;
     app.state = AppState::new();
     app.transcript = TranscriptView::new();
     show(&mut app, session);
@@ -87,3 +89,6 @@ pub(crate) fn show(app: &mut App, session: &mut Session) {
     app.mcp_watch = Default::default();
     app.state.status.prices = Some(session.prices.clone());
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,5 +1,5 @@
-//! The real terminal: raw mode, alternate screen, bracketed paste, mouse and the kitty keyboard protocol (`modes.rs`),
-//! restored on every way out (return, panic, SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
+//! The real terminal: raw mode, alternate screen, bracketed paste, mouse, focus reports and the kitty keyboard protocol
+//! (`modes.rs`), restored on every way out (return, panic, SIGTERM, SIGHUP, SIGQUIT). The loop waits on input, agent events, background notifications and the frame deadline
 //! together; with nothing changing and nothing animating it sleeps without a timer.
 //!
 //! On SIGTERM, SIGHUP or SIGQUIT the loop ends and the agent is shut down and waited for, so a running command ends
@@ -249,6 +249,11 @@ async fn run_screen(
         if let Some(switch) = app.switch.take() {
             pace.dirty = true;
             app = switch_session(app, switch, &mut sessions, &mut agent, mouse_on).await;
+        }
+        if let Some(typed) = app.export.take() {
+            pace.dirty = true;
+            let log = sessions.session.log_path.as_deref();
+            super::export::run(&mut app, sessions.host.as_ref(), log, &typed);
         }
     }
     let last = app.state.last_exchange();
@@ -620,6 +625,7 @@ fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     for text in app.clipboard.drain(..) {
         osc52(terminal.backend_mut(), &text)?;
     }
+    app.notifier.write_to(terminal.backend_mut())?;
     terminal.backend_mut().flush()?;
     result
 }

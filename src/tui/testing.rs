@@ -74,4 +74,11 @@ impl Host for TestHost {
             .map_err(|e| e.to_string())?
             .attachable(path)
     }
+
+    fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String> {
+        let meta = tern_session::log::read_meta(log).map_err(|e| e.to_string())?;
+        let path = tern_session::export::destination(&self.workspace, &meta.id, typed);
+        tern_session::export::save(log, &path, None)?;
+        Ok(path)
+    }
 }

@@ -364,7 +364,7 @@ async fn notification_hooks_are_told_when_an_mcp_server_asks_for_input() {
     let input: Value = serde_json::from_str(&std::fs::read_to_string(&told).unwrap()).unwrap();
     assert_eq!(input["hook_event_name"], "Notification");
     assert_eq!(input["notification_type"], "elicitation_dialog");
-    assert_eq!(input["message"], "MCP server forms asks you for input");
+    assert_eq!(input["message"], "MCP server forms asks for your input: Your name?");
 }
 
 #[tokio::test(flavor = "multi_thread")]

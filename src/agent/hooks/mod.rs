@@ -14,7 +14,7 @@
 //! | `SubagentStart`      | a subagent is given its task           | subagent type     | add context                         |
 //! | `SubagentStop`       | a subagent's task ends with an answer  | subagent type     | keep it going (3 times at most)     |
 //! | `PreCompact`         | before the conversation is summarised  | `manual`, `auto`  | block the summary                   |
-//! | `Notification`       | an approval waits for the user         | notification type | –                                   |
+//! | `Notification`       | approval or request for input waits    | notification type | –                                   |
 //!
 //! A call is shown to hooks as the Claude Code call it stands for (`call.rs`): `exec` as `Bash` with
 //! `tool_input.command`, an edit as `Edit` with an absolute `tool_input.file_path`, a patch once per file, an MCP tool as

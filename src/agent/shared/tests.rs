@@ -19,7 +19,7 @@ fn a_subagents_grant_is_recorded_in_the_main_log() {
         events.clone(),
         (Some(main_log), 0),
         None,
-        None,
+        (None, crate::hooks::Hooks::default()),
         None,
     );
     let child = shared.child(events, Some(sub_log));

@@ -60,6 +60,7 @@ impl App {
                     .push(Box::new(crate::picker::PickerLayer::new(sessions, self.host.clone())));
             }
             "fork" => self.switch = Some(crate::host::SessionSwitch::Fork),
+            "export" => self.export = Some(args.to_string()),
             other if other.starts_with(tern_protocol::mcp::COMMAND_PREFIX) => self.mcp_prompt(other, args),
             other => self.custom_command(other, args),
         }

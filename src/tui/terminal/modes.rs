@@ -1,5 +1,6 @@
-//! The terminal modes tern sets on entry and undoes on every way out: the alternate screen, bracketed paste, mouse
-//! capture (optional, toggled at run time) and the kitty keyboard protocol where the terminal has it.
+//! The terminal modes tern sets on entry and undoes on every way out: the alternate screen, bracketed paste, focus
+//! reports (for `notify`: is the user looking?), mouse capture (optional, toggled at run time) and the kitty keyboard
+//! protocol where the terminal has it.
 //!
 //! The kitty protocol's "disambiguate escape codes" level makes a terminal report modified keys it otherwise cannot
 //! tell apart (Shift+Enter arrives as `CSI 13;2u` instead of a bare `\r`), which is what Shift+Enter in the composer
@@ -12,8 +13,8 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste, EnableFocusChange,
+    EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, queue};
@@ -62,6 +63,7 @@ pub(crate) fn enter(out: &mut impl Write, kitty: bool, mouse: bool) -> std::io::
         out,
         EnterAlternateScreen,
         EnableBracketedPaste,
+        EnableFocusChange,
         cursor::Hide,
         Clear(ClearType::All)
     )?;
@@ -96,7 +98,13 @@ pub(crate) fn leave(out: &mut impl Write) -> std::io::Result<()> {
     if KITTY_PUSHED.swap(false, Ordering::SeqCst) {
         queue!(out, PopKeyboardEnhancementFlags)?;
     }
-    queue!(out, DisableBracketedPaste, LeaveAlternateScreen, cursor::Show)?;
+    queue!(
+        out,
+        DisableFocusChange,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    )?;
     out.flush()
 }
 
@@ -120,11 +128,13 @@ mod tests {
             "{entered:?}"
         );
         assert!(entered.contains("\x1b[?1000h"), "mouse capture on: {entered:?}");
+        assert!(entered.contains("\x1b[?1004h"), "focus reports on: {entered:?}");
         let mut out = Vec::new();
         leave(&mut out).unwrap();
         let left = text(out);
         assert!(!left.contains(pop), "never pushed, never popped: {left:?}");
         assert!(left.contains("\x1b[?1049l") && left.contains("\x1b[?1000l"), "{left:?}");
+        assert!(left.contains("\x1b[?1004l"), "focus reports off: {left:?}");
 
         let mut out = Vec::new();
         enter(&mut out, true, false).unwrap();

@@ -227,3 +227,49 @@ async fn tern_run_sends_sane_schemas_single_results_and_declines_requests_for_in
          declined: this is a non-interactive run (tern run) and nobody can answer]"
     );
 }
+
+/// A Notification hook hears of a server's request for input (`elicitation_dialog`), as of an approval that waits;
+/// the request goes on without waiting for it (`tern run` declines it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_for_input_is_told_to_the_notification_hooks() {
+    if !node_available() {
+        return;
+    }
+    let mock = MockLlm::start(vec![
+        Reply::ToolCalls(vec![("mcp_fx_ask".into(), json!({}))]),
+        Reply::text("Asked."),
+    ])
+    .await;
+    let scratch = crate::support::tern::Scratch::new();
+    let config = scratch.home.path().join("mcp.json");
+    std::fs::write(&config, caps_config(scratch.home.path())).unwrap();
+    let tern_config = scratch.home.path().join("config/tern");
+    std::fs::create_dir_all(&tern_config).unwrap();
+    std::fs::write(
+        tern_config.join("config.toml"),
+        "[[hooks.Notification]]\nmatcher = \"elicitation_dialog\"\n\
+         command = \"cat >> notified.jsonl; echo >> notified.jsonl\"\n",
+    )
+    .unwrap();
+    let mut cmd = command(scratch.work.path(), scratch.home.path());
+    cmd.env("OPENAI_API_KEY", "k")
+        .args(model_flags(&mock))
+        .args(["--mode", "full-auto", "--mcp-config"])
+        .arg(&config)
+        .args(["run", "ask me"]);
+    let out = output(cmd, Duration::from_secs(60)).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let path = scratch.work.path().join("notified.jsonl");
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = std::fs::read_to_string(&path).unwrap_or_default();
+        if text.ends_with('\n') {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let told: Value = serde_json::from_str(text.lines().next().expect("the hook ran")).unwrap();
+    assert_eq!(told["hook_event_name"], "Notification");
+    assert_eq!(told["notification_type"], "elicitation_dialog");
+    assert_eq!(told["message"], "MCP server fx asks for your input: Who are you?");
+}
