@@ -32,7 +32,9 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
-use tern_protocol::{ApprovalDecision, Event, SaveTo, FileDiff, Message, Prices, ToolDetails, ToolKind, TurnEnd, Usage};
+use tern_protocol::{
+    ApprovalDecision, Event, FileDiff, Message, Prices, SaveTo, ToolDetails, ToolKind, TurnEnd, Usage,
+};
 
 use crate::log::Loaded;
 
