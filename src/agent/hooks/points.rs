@@ -266,25 +266,31 @@ impl Hooks {
         Ok(context)
     }
 
-    /// The SessionStart hooks matching `source` (`startup`, `resume`, `clear`): the context they add. They cannot
-    /// block anything; an exit 2 is shown like a failure.
-    pub(crate) async fn session_start(
+    /// The hooks that may only add context: SessionStart matching `subject`, the start source (`startup`, `resume`,
+    /// `clear`), and SubagentStart matching the subagent's type. Returns the context they add; an exit 2 cannot block
+    /// anything and is shown like a failure.
+    pub(crate) async fn start_context(
         &self,
-        source: &str,
+        event: HookEvent,
+        subject: &str,
         cancel: &CancellationToken,
         notify: &Notify<'_>,
     ) -> Vec<String> {
-        let event = HookEvent::SessionStart;
-        let fields = fields(json!({ "source": source }));
+        let (key, started) = match event {
+            HookEvent::SubagentStart => ("agent_type", "a subagent"),
+            _ => ("source", "a session start"),
+        };
+        let mut fields = Map::new();
+        fields.insert(key.into(), json!(subject));
         let mut context = Vec::new();
-        for (hook, outcome) in self.run_all(event, &[source], fields, cancel).await {
+        for (hook, outcome) in self.run_all(event, &[subject], fields, cancel).await {
             let Some(reply) = told(event, hook, outcome, notify) else {
                 continue;
             };
             let name = format!("{} hook {}", event.as_str(), hook.label());
             if reply.decision == Some(Permission::Deny) {
                 notify(format!(
-                    "{name} exited 2, which cannot block a session start{}",
+                    "{name} exited 2, which cannot block {started}{}",
                     because(reply.reason.as_deref())
                 ));
             }
@@ -330,35 +336,6 @@ impl Hooks {
             }
         }
         (!stopped && !reasons.is_empty()).then(|| reasons.join("\n"))
-    }
-
-    /// The SubagentStart hooks for a subagent of type `agent_type` given its task: the context they add for it.
-    pub(crate) async fn subagent_start(
-        &self,
-        agent_type: &str,
-        cancel: &CancellationToken,
-        notify: &Notify<'_>,
-    ) -> Vec<String> {
-        let event = HookEvent::SubagentStart;
-        let fields = fields(json!({ "agent_type": agent_type }));
-        let mut context = Vec::new();
-        for (hook, outcome) in self.run_all(event, &[agent_type], fields, cancel).await {
-            let Some(reply) = told(event, hook, outcome, notify) else {
-                continue;
-            };
-            let name = format!("{} hook {}", event.as_str(), hook.label());
-            if reply.decision == Some(Permission::Deny) {
-                notify(format!(
-                    "{name} exited 2, which cannot block a subagent{}",
-                    because(reply.reason.as_deref())
-                ));
-            }
-            if let Some(text) = reply.context {
-                notify(format!("{name} added context ({} characters)", text.chars().count()));
-                context.push(format!("[Context from the user's {name}:]\n{text}"));
-            }
-        }
-        context
     }
 
     /// The PreCompact hooks before a compaction (`trigger`: `manual` or `auto`; `instructions`: what the user asked

@@ -26,7 +26,10 @@ impl Session {
             return;
         }
         let notify = notifier(&self.shared);
-        let context = self.hooks.session_start(source, cancel, &notify).await;
+        let context = self
+            .hooks
+            .start_context(HookEvent::SessionStart, source, cancel, &notify)
+            .await;
         if context.is_empty() {
             return;
         }
@@ -104,7 +107,10 @@ impl Session {
             return task.to_string();
         }
         let notify = notifier(&self.shared);
-        let context = self.hooks.subagent_start(agent_type, cancel, &notify).await;
+        let context = self
+            .hooks
+            .start_context(HookEvent::SubagentStart, agent_type, cancel, &notify)
+            .await;
         if context.is_empty() {
             return task.to_string();
         }
