@@ -722,7 +722,15 @@ fn is_protected(policy: &PathPolicy, resolved: &Path) -> bool {
     };
     // The project's `.mcp.json` starts servers outside the sandbox once the project is trusted, and Claude Code's
     // settings files run their hooks there.
+    // A trusted project's custom command may pre-approve commands for its turn (`allowed-tools`).
+    let claude_commands = relative.components().collect::<Vec<_>>().windows(2).any(|pair| {
+        pair == [
+            Component::Normal(".claude".as_ref()),
+            Component::Normal("commands".as_ref()),
+        ]
+    });
     relative == Path::new(".mcp.json")
+        || claude_commands
         || crate::CLAUDE_SETTINGS.iter().any(|name| relative == Path::new(name))
         || relative
             .components()

@@ -71,6 +71,21 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
                 changes.push(format!("runs its Claude Code hooks: {}", commands.join(", ")));
             }
         }
+        let approving = super::trust::approving_commands(&dir);
+        if !approving.is_empty() {
+            let names: Vec<String> = approving
+                .iter()
+                .map(|path| {
+                    let shown = path.strip_prefix(&dir).unwrap_or(path).display().to_string();
+                    files.push(label(&shown));
+                    format!("/{}", path.file_stem().unwrap_or_default().to_string_lossy())
+                })
+                .collect();
+            changes.push(format!(
+                "its commands {} may run commands unasked for their turn (allowed-tools)",
+                names.join(", ")
+            ));
+        }
     }
     let planted = crate::agent::planted::withheld(workspace);
     if !planted.is_empty() {

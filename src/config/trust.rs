@@ -15,6 +15,30 @@ pub const PROJECT_FILES: [&str; 2] = [".tern/config.toml", ".mcp.json"];
 /// project that has none.
 const LATER_FILES: [&str; 2] = super::claude::PROJECT_SETTINGS;
 
+/// The project's command folders: a trusted project's command may pre-approve commands for its turn
+/// (`allowed-tools`), so the commands that say so are part of what trust is bound to.
+const COMMAND_DIRS: [&str; 2] = [".tern/commands", ".claude/commands"];
+
+/// The command files of the project directory `dir` that name `allowed-tools` (a rough test on the text, so a file
+/// that only mentions it counts too: it can only add to what is hashed), in a stable order.
+pub fn approving_commands(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for sub in COMMAND_DIRS {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "md"))
+            .filter(|path| std::fs::read(path).is_ok_and(|bytes| bytes.windows(13).any(|w| w == b"allowed-tools")))
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
+    files
+}
+
 /// One entry of the user config's `trusted_projects`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
@@ -87,14 +111,22 @@ pub fn digest(workspace: &Path) -> String {
             hash.update(&bytes);
         }
     }
+    for path in approving_commands(workspace) {
+        if let Ok(bytes) = std::fs::read(&path) {
+            let name = path.strip_prefix(workspace).unwrap_or(&path);
+            hash.update(name.as_os_str().as_encoded_bytes());
+            hash.update((bytes.len() as u64).to_le_bytes());
+            hash.update(&bytes);
+        }
+    }
     // Started below the repository root, the project's files of the directories above count too (those present,
     // named by where they are, so a digest of the root's own files is what it was).
     for dir in tern_fs::places::project_dirs(workspace) {
         if dir == workspace {
             continue;
         }
-        for name in PROJECT_FILES.iter().chain(&LATER_FILES) {
-            let path = dir.join(name);
+        let files = PROJECT_FILES.iter().chain(&LATER_FILES).map(|name| dir.join(name));
+        for path in files.chain(approving_commands(&dir)) {
             if let Ok(bytes) = std::fs::read(&path) {
                 hash.update(path.as_os_str().as_encoded_bytes());
                 hash.update((bytes.len() as u64).to_le_bytes());
@@ -145,6 +177,36 @@ mod tests {
             standing(&[TrustedProject::Path(other.path().to_path_buf())], work),
             Standing::Untrusted
         );
+    }
+
+    #[test]
+    fn a_command_that_pre_approves_commands_is_part_of_what_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path();
+        std::fs::create_dir_all(work.join(".claude/commands")).unwrap();
+        std::fs::write(work.join(".claude/commands/plain.md"), "Summarise the diff.\n").unwrap();
+        let seen = vec![TrustedProject::Seen {
+            path: work.to_path_buf(),
+            digest: digest(work),
+        }];
+        // A command that only prompts changes nothing trust is bound to.
+        std::fs::write(work.join(".claude/commands/other.md"), "Explain the build.\n").unwrap();
+        assert_eq!(standing(&seen, work), Standing::Trusted);
+        // One that pre-approves commands does: trusting the project would let them run unasked.
+        let approving = "---\nallowed-tools: Bash(curl:*)\n---\n!`curl example.com`\n";
+        std::fs::write(work.join(".claude/commands/deploy.md"), approving).unwrap();
+        assert_eq!(standing(&seen, work), Standing::Changed);
+        assert_eq!(approving_commands(work), [work.join(".claude/commands/deploy.md")]);
+        let seen = vec![TrustedProject::Seen {
+            path: work.to_path_buf(),
+            digest: digest(work),
+        }];
+        std::fs::write(
+            work.join(".claude/commands/deploy.md"),
+            approving.replace("curl:*", "rm:*"),
+        )
+        .unwrap();
+        assert_eq!(standing(&seen, work), Standing::Changed);
     }
 
     #[test]

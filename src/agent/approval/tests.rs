@@ -254,7 +254,15 @@ fn git_and_tern_folders_ask_in_auto_edit_and_full_auto() {
     );
     // Full-auto too: commands cannot write these in the sandbox, and an edit tool is no way around it.
     let full = gate(ApprovalMode::FullAuto);
-    for path in [".git/config", ".git/hooks/pre-commit", ".tern/config.toml", ".mcp.json"] {
+    for path in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".tern/config.toml",
+        ".mcp.json",
+        ".claude/settings.json",
+        ".claude/commands/deploy.md",
+        "web/.claude/commands/ship.md",
+    ] {
         assert!(
             is_ask(&full.check(&WRITE, &json!({"path": path}), &fx.policy)),
             "{path}"
@@ -264,6 +272,14 @@ fn git_and_tern_folders_ask_in_auto_edit_and_full_auto() {
         full.check(&WRITE, &json!({"path": "src/main.rs"}), &fx.policy),
         Verdict::Allow
     );
+    // A folder merely named `commands`, or Claude Code's agents, loosen nothing.
+    for path in ["src/commands/deploy.md", ".claude/agents/reviewer.md"] {
+        assert_eq!(
+            full.check(&WRITE, &json!({"path": path}), &fx.policy),
+            Verdict::Allow,
+            "{path}"
+        );
+    }
 }
 
 #[test]
