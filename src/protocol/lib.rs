@@ -343,11 +343,14 @@ pub enum ApprovalDecision {
     /// Do not run it, and end the turn.
     Abort,
     /// Apply only these hunks of the proposed change (numbered as `hunks::hunks` numbers the request's
-    /// diffs); an edited hunk is applied with the user's text as its new side. None kept: a denial.
+    /// diffs); an edited hunk is applied with the user's text as its new side. A hunk the user split is answered
+    /// part by part in `split` and is in neither of the other lists. None kept: a denial.
     Hunks {
         accepted: Vec<usize>,
         #[serde(default)]
         edited: Vec<EditedHunk>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        split: Vec<SplitHunk>,
     },
     /// Run it, and allow edits to this file (`scope: file`) or under its directory (`scope: directory`) for the rest
     /// of the session: the request's `always_file` / `always_dir`.
@@ -361,6 +364,23 @@ pub enum ApprovalDecision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditedHunk {
     pub hunk: usize,
+    pub text: String,
+}
+
+/// A hunk answered part by part (its parts as `hunks::Hunk::parts` lists them): the parts accepted, and the parts
+/// the user rewrote (`text` replaces the part's new lines, no context). The others are rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitHunk {
+    pub hunk: usize,
+    pub accepted: Vec<usize>,
+    #[serde(default)]
+    pub edited: Vec<EditedPart>,
+}
+
+/// A part of a split hunk the user rewrote before accepting it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditedPart {
+    pub part: usize,
     pub text: String,
 }
 
@@ -791,6 +811,51 @@ mod tests {
         assert_eq!((d.added, d.removed), (2, 1));
         let created = FileDiff::new("n.txt", None, Some("x\ny\n".into()));
         assert_eq!((created.added, created.removed), (2, 0));
+    }
+
+    /// A hunk answer with split hunks names their parts; one recorded before hunks could split (no `split`, or not
+    /// even `edited`) still reads, and one that split nothing is written as before.
+    #[test]
+    fn hunk_answers_read_old_and_new() {
+        let old: Option<Event> = serde_json::from_str(
+            r#"{"event":"approval_decided","id":3,"decision":{"decision":"hunks","accepted":[0,2],"edited":[]}}"#,
+        )
+        .map_err(|e| panic!("{e}"))
+        .ok();
+        let whole = ApprovalDecision::Hunks {
+            accepted: vec![0, 2],
+            edited: vec![],
+            split: vec![],
+        };
+        assert_eq!(
+            old,
+            Some(Event::ApprovalDecided {
+                id: 3,
+                decision: whole.clone()
+            })
+        );
+        let oldest: Option<ApprovalDecision> = serde_json::from_str(r#"{"decision":"hunks","accepted":[1]}"#).ok();
+        assert!(matches!(oldest, Some(ApprovalDecision::Hunks { accepted, .. }) if accepted == [1]));
+        let json = serde_json::to_value(&whole).unwrap_or_default();
+        assert_eq!(
+            json,
+            serde_json::json!({"decision": "hunks", "accepted": [0, 2], "edited": []})
+        );
+        let split = ApprovalDecision::Hunks {
+            accepted: vec![1],
+            edited: vec![],
+            split: vec![SplitHunk {
+                hunk: 0,
+                accepted: vec![0, 2],
+                edited: vec![EditedPart {
+                    part: 3,
+                    text: "x\n".into(),
+                }],
+            }],
+        };
+        let back: Option<ApprovalDecision> =
+            serde_json::from_value(serde_json::to_value(&split).unwrap_or_default()).ok();
+        assert_eq!(back, Some(split));
     }
 
     /// A saved "always" has a spelling of its own; what sessions recorded before it (a plain "always", a request with

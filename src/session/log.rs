@@ -582,6 +582,56 @@ mod tests {
         );
     }
 
+    /// A hunk answer recorded before hunks could split (no `split`, the oldest without `edited` too) loads as one that
+    /// split nothing; one that split a hunk loads with its parts.
+    #[test]
+    fn hunk_answers_old_and_split_load() {
+        use tern_protocol::{ApprovalDecision, SplitHunk};
+        let dir = tempfile::tempdir().unwrap();
+        let path = SessionLog::path_for(dir.path(), "s1");
+        let mut log = SessionLog::create(&path, &meta("s1", "/w")).unwrap();
+        let split = ApprovalDecision::Hunks {
+            accepted: vec![],
+            edited: vec![],
+            split: vec![SplitHunk {
+                hunk: 0,
+                accepted: vec![0, 2],
+                edited: vec![],
+            }],
+        };
+        log.event(
+            5,
+            &Event::ApprovalDecided {
+                id: 1,
+                decision: split.clone(),
+            },
+        )
+        .unwrap();
+        drop(log);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        for old in [
+            r#"{"type":"event","at":6,"event":{"event":"approval_decided","id":2,"decision":{"decision":"hunks","accepted":[1],"edited":[]}}}"#,
+            r#"{"type":"event","at":7,"event":{"event":"approval_decided","id":3,"decision":{"decision":"hunks","accepted":[0]}}}"#,
+        ] {
+            writeln!(f, "{old}").unwrap();
+        }
+        let whole = |accepted: Vec<usize>| ApprovalDecision::Hunks {
+            accepted,
+            edited: vec![],
+            split: vec![],
+        };
+        let decided: Vec<(u64, ApprovalDecision)> = load(&path)
+            .unwrap()
+            .events
+            .into_iter()
+            .filter_map(|(at, e)| match e {
+                Event::ApprovalDecided { decision, .. } => Some((at, decision)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(decided, [(5, split), (6, whole(vec![1])), (7, whole(vec![0]))]);
+    }
+
     #[test]
     fn round_trip_and_torn_line() {
         let dir = tempfile::tempdir().unwrap();

@@ -8,19 +8,19 @@ mod render;
 mod view;
 mod words;
 
-pub(crate) use render::{DiffOptions, render_diff};
+pub(crate) use render::{Changed, DiffOptions, render_diff};
 pub(crate) use view::DiffLayer;
 
-/// `render_diff`, plus the index of each hunk's first line in the result (the approval prompt highlights the hunk
-/// under review).
+/// `render_diff`, plus the index of each hunk's first line in the result and the changed line each line draws (the
+/// approval prompt highlights the hunk, or the part of a hunk, under review).
 pub(crate) fn render_diff_with_hunks(
     diff: &tern_protocol::FileDiff,
     width: u16,
     theme: &crate::theme::Theme,
     opts: &DiffOptions,
-) -> (Vec<ratatui::text::Line<'static>>, Vec<usize>) {
+) -> (Vec<ratatui::text::Line<'static>>, Vec<usize>, Vec<Option<Changed>>) {
     let rendered = render::render_marked(diff, width, theme, opts);
-    (rendered.lines, rendered.hunks)
+    (rendered.lines, rendered.hunks, rendered.changed)
 }
 
 #[cfg(test)]

@@ -318,11 +318,7 @@ impl Pipeline<'_> {
             cwd,
             reason,
             proposed_rules: question.proposed_rules.iter().map(ToString::to_string).collect(),
-            hunk_review: change.is_some_and(|c| {
-                let hunks = tern_tools::edit::hunks::hunks(c.diffs()).len();
-                // The prompt numbers hunks from the masked diffs: review by hunk only where masking kept them all.
-                c.reviewable() && hunks > 0 && tern_tools::edit::hunks::hunks(&shown).len() == hunks
-            }),
+            hunk_review: change.is_some_and(|c| c.reviewable() && same_pieces(c.diffs(), &shown)),
             diffs: shown,
             always_file: shown_rule(&question.always_file),
             always_dir: shown_rule(&question.always_dir),
@@ -352,13 +348,17 @@ impl Pipeline<'_> {
         };
         match decision {
             ApprovalDecision::Once => run(prepared, change),
-            ApprovalDecision::Hunks { accepted, edited } => {
+            ApprovalDecision::Hunks {
+                accepted,
+                edited,
+                split,
+            } => {
                 let Some(change) = change else {
                     return Gate::Refused(ToolOutput::error(
                         "Error: not run: the answer chose hunks, but this call proposed no change to choose from.",
                     ));
                 };
-                match change.select(&accepted, &edited) {
+                match change.select(&accepted, &edited, &split) {
                     Ok(Some(change)) => run(prepared, Some(change)),
                     Ok(None) => Gate::Refused(ToolOutput::error(
                         "The user reviewed this change hunk by hunk and rejected every hunk; nothing was written. \
@@ -489,6 +489,15 @@ impl Pipeline<'_> {
     }
 }
 
+/// The prompt numbers hunks and their parts from the masked diffs `shown`, the agent applies the answer over the
+/// real ones: review by hunk only where masking kept every hunk and every part where it was.
+fn same_pieces(real: &[FileDiff], shown: &[FileDiff]) -> bool {
+    use tern_tools::edit::hunks::{Hunk, hunks};
+    let places = |h: &Hunk| (h.file, h.old.clone(), h.new.clone(), h.parts.clone());
+    let real = hunks(real);
+    !real.is_empty() && real.iter().map(places).eq(hunks(shown).iter().map(places))
+}
+
 /// A diff with every known key masked on both sides.
 fn masked(diff: &FileDiff) -> FileDiff {
     let mask = |side: &Option<String>| side.as_deref().map(|t| tern_secrets::mask(t).into_owned());
@@ -553,3 +562,6 @@ fn describe(tool: &str, args: &Value, effects: &Effects, policy: &PathPolicy) ->
         None => (format!("{tool} {args}"), root),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,8 @@
 //! Hunks of one file's change and putting some of them back: the diff between what a file was before the reviewed
 //! turns (`base`) and what the review saw (`seen`), grouped into hunks as `git add -p` shows them, and the content the
 //! file gets when a chosen set of hunks is reverted. Pure: no I/O. The same line diff serves both, so a hunk shown is
-//! exactly the hunk reverted. A hunk splits into its parts (each run of changed lines between unchanged ones), which
-//! are reverted the same way: a part is a range of the diff's changes, as a hunk is.
+//! exactly the hunk reverted. A hunk splits into its parts (each run of changed lines between unchanged ones, by
+//! `tern_protocol::hunks::runs`, the approval prompt's rule too), which are reverted the same way: a part is a range of the diff's changes, as a hunk is.
 
 use std::ops::Range;
 
@@ -94,24 +94,12 @@ impl<'a> FileHunks<'a> {
         let Some(hunk) = self.hunks.get(k) else {
             return Vec::new();
         };
-        let mut parts: Vec<Range<usize>> = Vec::new();
-        let mut change = 0;
-        let mut joined = false;
-        for op in &self.ops {
-            if !changed(op) {
-                joined = false;
-                continue;
-            }
-            if hunk.changes.contains(&change) {
-                match parts.last_mut() {
-                    Some(last) if joined => last.end = change + 1,
-                    _ => parts.push(change..change + 1),
-                }
-                joined = true;
-            }
-            change += 1;
-        }
-        parts
+        // The approval prompt splits its hunks by the same rule: runs of changes are numbered over the whole file,
+        // as `changes` are, and a hunk never shares a run with another (context lies between them).
+        tern_protocol::hunks::runs(&self.ops)
+            .into_iter()
+            .filter(|run| hunk.changes.contains(&run.start))
+            .collect()
     }
 
     /// Where changes `part` are in the file as the review saw it: "lines 3-4" (no context).

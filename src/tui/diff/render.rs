@@ -50,10 +50,27 @@ pub(crate) fn render_diff(diff: &FileDiff, width: u16, theme: &Theme, opts: &Dif
     render_marked(diff, width, theme, opts).lines
 }
 
-/// Rendered lines plus the index of each hunk's first line (for next/previous-hunk navigation).
+/// Rendered lines plus the index of each hunk's first line (for next/previous-hunk navigation), and for each line
+/// the changed line it draws, if it draws one (the approval prompt marks the part of a hunk under review).
 pub(super) struct Rendered {
     pub(crate) lines: Vec<Line<'static>>,
     pub(crate) hunks: Vec<usize>,
+    pub(crate) changed: Vec<Option<Changed>>,
+}
+
+/// A changed line a rendered line draws: line `n` (0-based) of the old side, removed, or of the new side, added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Changed {
+    Removed(usize),
+    Added(usize),
+}
+
+fn changed_line(row: Row) -> Option<Changed> {
+    match row {
+        Row::Removed { old, .. } => Some(Changed::Removed(old)),
+        Row::Added { new, .. } => Some(Changed::Added(new)),
+        Row::Context { .. } | Row::NoNewline => None,
+    }
 }
 
 pub(super) fn render_marked(diff: &FileDiff, width: u16, theme: &Theme, opts: &DiffOptions) -> Rendered {
@@ -148,12 +165,15 @@ fn render_model(diff: &FileDiff, model: &Model<'_>, kind: Kind, width: u16, them
             }
         }
         for row in &hunk.rows {
+            let before = out.lines.len();
             if !out.push(painter.row(*row, model)) {
                 if !hunk_headers && out.hunks.last() == Some(&out.lines.len()) {
                     out.hunks.pop();
                 }
                 return;
             }
+            out.changed.resize(before, None);
+            out.changed.resize(out.lines.len(), changed_line(*row));
         }
     }
 }
@@ -392,6 +412,7 @@ fn note(text: &str, theme: &Theme) -> Line<'static> {
 struct Output {
     lines: Vec<Line<'static>>,
     hunks: Vec<usize>,
+    changed: Vec<Option<Changed>>,
     limit: Option<usize>,
     total: usize,
     pushed: usize,
@@ -403,6 +424,7 @@ impl Output {
         Self {
             lines: Vec::new(),
             hunks: Vec::new(),
+            changed: Vec::new(),
             limit: limit.map(|l| l.max(2)),
             total: 0,
             pushed: 0,
@@ -438,9 +460,11 @@ impl Output {
             };
             self.lines.push(note(&text, theme));
         }
+        self.changed.resize(self.lines.len(), None);
         Rendered {
             lines: self.lines,
             hunks: self.hunks,
+            changed: self.changed,
         }
     }
 }

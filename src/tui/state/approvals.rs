@@ -38,14 +38,27 @@ fn decision_notice(command: &str, decision: &ApprovalDecision) -> (String, Level
             _ => (format!("denied: {command}"), Level::Warning),
         },
         ApprovalDecision::Abort => (format!("denied and stopped the turn: {command}"), Level::Warning),
-        ApprovalDecision::Hunks { accepted, edited } => (
-            format!(
-                "approved {} hunk(s) ({} edited): {command}",
-                accepted.len() + edited.iter().filter(|e| !accepted.contains(&e.hunk)).count(),
-                edited.len()
-            ),
-            Level::Info,
-        ),
+        ApprovalDecision::Hunks {
+            accepted,
+            edited,
+            split,
+        } => {
+            let hunks = accepted.len() + edited.iter().filter(|e| !accepted.contains(&e.hunk)).count();
+            let parts: usize = split
+                .iter()
+                .map(|s| s.accepted.len() + s.edited.iter().filter(|e| !s.accepted.contains(&e.part)).count())
+                .sum();
+            let edited = edited.len() + split.iter().map(|s| s.edited.len()).sum::<usize>();
+            let parts = if split.is_empty() {
+                String::new()
+            } else {
+                format!(" and {parts} part(s) of split hunks")
+            };
+            (
+                format!("approved {hunks} hunk(s){parts} ({edited} edited): {command}"),
+                Level::Info,
+            )
+        }
         ApprovalDecision::AlwaysSaved { to } => {
             let place = match to {
                 tern_protocol::SaveTo::Project => "the project's config",

@@ -117,6 +117,7 @@ async fn the_model_is_told_which_hunks_were_rejected() {
             ApprovalDecision::Hunks {
                 accepted: vec![1],
                 edited: vec![],
+                split: vec![],
             }
         })
         .await;
@@ -154,11 +155,13 @@ async fn an_edited_hunk_is_applied_and_all_rejected_is_a_denial() {
                         hunk: 0,
                         text: "line 1\nline 2, edited\nline 3\nline 4\nline 5\n".into(),
                     }],
+                    split: vec![],
                 }
             } else {
                 ApprovalDecision::Hunks {
                     accepted: vec![],
                     edited: vec![],
+                    split: vec![],
                 }
             }
         })

@@ -1,12 +1,13 @@
 //! What the approval prompt shows, as lines for its scrollable body: the whole command (every line, wrapped), or the
-//! proposed change as diffs (the content of a new file shows as added lines), with the hunk under review marked; then
+//! proposed change as diffs (the content of a new file shows as added lines), with the hunk (or the part of a split
+//! hunk) under review marked; then
 //! where a command runs; and, under it, why the call asks. Every character of the command bash would act on is shown
 //! (`terminal_text::reveal`), and a line in sight says how many were invisible. Pure: request in, lines out.
 
 use ratatui::text::{Line, Span};
 
-use super::hunks::{Choice, HunkReview};
-use crate::diff::{DiffOptions, render_diff_with_hunks};
+use super::hunks::{Choice, HunkReview, Item};
+use crate::diff::{Changed, DiffOptions, render_diff_with_hunks};
 use crate::theme::Theme;
 use crate::wrap::wrap_line;
 use tern_protocol::ApprovalRequest;
@@ -46,9 +47,9 @@ pub(crate) fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width
         } else {
             width
         };
-        let current = review.and_then(HunkReview::current);
+        let current = review.and_then(HunkReview::current_item);
         for (file, diff) in request.diffs.iter().enumerate() {
-            let (rendered, starts) = render_diff_with_hunks(diff, diff_width, theme, &DiffOptions::default());
+            let (rendered, starts, changed) = render_diff_with_hunks(diff, diff_width, theme, &DiffOptions::default());
             let mine: Vec<usize> = review
                 .map(|r| (0..r.hunks.len()).filter(|&k| r.hunks[k].file == file).collect())
                 .unwrap_or_default();
@@ -61,8 +62,9 @@ pub(crate) fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width
                 };
                 let local = starts.iter().rposition(|&s| s <= i);
                 let k = local.and_then(|l| mine.get(l).copied()).filter(|_| marked);
-                let is_current = k.is_some() && k.and_then(|k| r.hunks.get(k)) == current;
-                let mark = match k.map(|k| r.choices.get(k)) {
+                let item = k.and_then(|k| item_at(r, k, changed.get(i).copied().flatten()));
+                let is_current = item.is_some() && item == current;
+                let mark = match item.map(|item| r.choice(item)) {
                     _ if is_current => Span::styled("▌ ", theme.accent),
                     Some(Some(Choice::Accept)) => Span::styled("✓ ", theme.success),
                     Some(Some(Choice::Edited(_))) => Span::styled("✎ ", theme.success),
@@ -79,6 +81,24 @@ pub(crate) fn body(request: &ApprovalRequest, review: Option<&HunkReview>, width
         }
     }
     Body { lines, focus }
+}
+
+/// What a line of hunk `k` belongs to: the hunk, or, once it is split, the part whose changed line it draws (its
+/// unchanged lines belong to no part).
+fn item_at(review: &HunkReview, k: usize, changed: Option<Changed>) -> Option<Item> {
+    if !review.is_split(k) {
+        return Some(Item { hunk: k, part: None });
+    }
+    let parts = &review.hunks.get(k)?.parts;
+    let part = parts.iter().position(|p| match changed {
+        Some(Changed::Removed(n)) => p.old.contains(&n),
+        Some(Changed::Added(n)) => p.new.contains(&n),
+        None => false,
+    })?;
+    Some(Item {
+        hunk: k,
+        part: Some(part),
+    })
 }
 
 /// Why the call asks: one line under the body, always in sight. Above it, when the command holds characters a person

@@ -4,7 +4,8 @@
 //! compound command), `p` / `u` the same saved to the project's / the user's config, `f` / `d` always for this file /
 //! directory (edits, for the session: config has no rules for edits), `r` review the change hunk by hunk, `n` deny (then an optional line of feedback), `Esc` abort the turn;
 //! ↑/↓/PgUp/PgDn scroll, Ctrl+D opens the change full screen. In review: `y` accept the hunk, `n` reject it, `a`
-//! accept it and the rest, `e` edit it in `$EDITOR`, `Esc` back to whole-call answers.
+//! accept it and the rest, `e` edit it in `$EDITOR`, `s` split it into its parts (each then answered the same way),
+//! `Esc` back to whole-call answers.
 //! Keys that arrive within a short guard time after the prompt appears go elsewhere: typing into the composer when the
 //! prompt pops up must never answer it. Each such key holds the guard up a while longer, so a sentence being typed
 //! when the prompt appeared ("explain…" holds an `a`, which is "always") goes on into the composer to its end; the
@@ -38,6 +39,7 @@ pub(crate) const APPROVAL_KEYS: &[(&str, &str)] = &[
     ("u", "always for me (saved to your config)"),
     ("f / d", "edits to this file / directory, this session"),
     ("r", "review the change hunk by hunk"),
+    ("s", "split the hunk under review"),
     ("n", "deny, with a word for the model"),
     ("Esc", "deny and stop the turn"),
 ];
@@ -115,16 +117,22 @@ impl ApprovalLayer {
             keys.extend([
                 Span::styled(format!("{}  ", review.counter()), theme.accent),
                 key("y", theme.success),
-                Span::raw(" accept hunk  "),
+                Span::raw(if review.current_part().is_some() {
+                    " accept part  "
+                } else {
+                    " accept hunk  "
+                }),
                 key("n", theme.error),
                 Span::raw(" reject  "),
                 key("a", theme.success),
                 Span::raw(" accept rest  "),
                 key("e", theme.accent),
                 Span::raw(" edit  "),
-                key("Esc", theme.dim),
-                Span::raw(" back"),
             ]);
+            if review.can_split() {
+                keys.extend([key("s", theme.accent), Span::raw(" split  ")]);
+            }
+            keys.extend([key("Esc", theme.dim), Span::raw(" back")]);
             return Line::from(keys);
         }
         let run = if r.diffs.is_empty() { " run once  " } else { " apply  " };
@@ -217,6 +225,10 @@ impl ApprovalLayer {
             KeyCode::Char('y') | KeyCode::Char('Y') => review.choose(Choice::Accept),
             KeyCode::Char('n') | KeyCode::Char('N') => review.choose(Choice::Reject),
             KeyCode::Char('a') | KeyCode::Char('A') => review.accept_rest(),
+            KeyCode::Char('s') | KeyCode::Char('S') => {
+                review.split();
+                None
+            }
             KeyCode::Char('e') | KeyCode::Char('E') => {
                 if let Some(text) = review.current_text(&self.request.diffs) {
                     ctx.effect(Effect::EditText(text));

@@ -12,7 +12,7 @@ use crate::app::{App, slash_commands};
 use crate::composer::Composer;
 use crate::keymap::Keymap;
 use crate::theme::Theme;
-use tern_protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, EditedHunk, Event, FileDiff, Op};
+use tern_protocol::{ApprovalDecision, ApprovalMode, ApprovalRequest, EditedHunk, Event, FileDiff, Op, SplitHunk};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
@@ -208,7 +208,62 @@ fn hunk_review_marks_the_hunk_and_answers_with_the_choices() {
             t.answers(),
             [ApprovalDecision::Hunks {
                 accepted: vec![1],
-                edited: vec![]
+                edited: vec![],
+                split: vec![]
+            }]
+        );
+    }
+}
+
+/// Three changes within six lines: one hunk; `s` splits it, the view marks the part under review and the parts
+/// answered, and the answer names the parts.
+#[test]
+fn a_split_hunk_marks_its_parts_and_answers_part_by_part() {
+    let old: String = (1..=12).map(|i| format!("let v{i} = {i};\n")).collect();
+    let new = old
+        .replace("let v3 = 3;\n", "let v3 = 30;\n")
+        .replace("let v5 = 5;\n", "let v5 = 50;\n")
+        .replace("let v8 = 8;\n", "");
+    let request = ApprovalRequest {
+        diffs: vec![FileDiff::new("src/vals.rs", Some(old), Some(new))],
+        command: "apply_patch /work/demo/src/vals.rs".into(),
+        ..edit_request()
+    };
+    for (w, h) in SIZES {
+        let mut t = harness();
+        t.ask("apply_patch", json!({"edits": []}), request.clone());
+        t.press(KeyCode::Char('r'));
+        let whole = t.screen(w, h);
+        assert!(whole.contains("hunk 1/1") && whole.contains("s split"), "{whole}");
+        t.press(KeyCode::Char('s'));
+        t.press(KeyCode::Char('y'));
+        let screen = t.screen(w, h);
+        assert!(screen.contains("hunk 1/1 part 2/3"), "{screen}");
+        assert!(!screen.contains("s split"), "{screen}");
+        insta::assert_snapshot!(format!("review_split_{w}x{h}"), screen);
+        // The accepted part is ticked, the one under review marked, the unchanged line between them is neither.
+        let row = |text: &str| {
+            screen
+                .lines()
+                .find(|l| l.contains(text))
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(row("let v3 = 30;").contains("✓"), "{screen}");
+        assert!(row("let v5 = 50;").contains("▌"), "{screen}");
+        assert!(!row("let v4 = 4;").contains("▌"), "{screen}");
+        t.press(KeyCode::Char('n'));
+        t.press(KeyCode::Char('y'));
+        assert_eq!(
+            t.answers(),
+            [ApprovalDecision::Hunks {
+                accepted: vec![],
+                edited: vec![],
+                split: vec![SplitHunk {
+                    hunk: 0,
+                    accepted: vec![0, 2],
+                    edited: vec![]
+                }]
             }]
         );
     }
@@ -240,7 +295,8 @@ fn always_for_the_file_or_directory_and_an_edited_hunk() {
             edited: vec![EditedHunk {
                 hunk: 0,
                 text: "    let greeting = \"Hi\";\n".into()
-            }]
+            }],
+            split: vec![]
         }]
     );
 }
