@@ -171,7 +171,10 @@ impl ClaudeTool {
                 input.insert("prompt".into(), task);
                 // A custom agent by its name, as Claude Code's Task names it; else Claude Code's default subagent.
                 let agent = args.get("agent").filter(|a| a.is_string());
-                input.insert("subagent_type".into(), agent.cloned().unwrap_or(json!("general-purpose")));
+                input.insert(
+                    "subagent_type".into(),
+                    agent.cloned().unwrap_or(json!("general-purpose")),
+                );
                 copy(args, &mut input, &[("wait", "wait")]);
                 "Task"
             }

@@ -72,7 +72,11 @@ impl Session {
         while matches!(end, TurnEnd::Completed) && !cancel.is_cancelled() && !self.hooks.is_empty() {
             let notify = notifier(&self.shared);
             let agent_type = self.agent_type().to_string();
-            let Some(reason) = self.hooks.stop(event, &agent_type, continued > 0, cancel, &notify).await else {
+            let Some(reason) = self
+                .hooks
+                .stop(event, &agent_type, continued > 0, cancel, &notify)
+                .await
+            else {
                 break;
             };
             if continued == MAX_STOP_CONTINUES {
