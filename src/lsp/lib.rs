@@ -44,6 +44,36 @@ impl Default for LspSettings {
     }
 }
 
+/// Whether a server of some language would start under `settings` (one of the detection list installed, or the
+/// user's own): what a warning about servers that cannot start is worth.
+pub fn any_installed(settings: &LspSettings) -> bool {
+    let path = tern_process::env::child_env(&[]).remove(std::ffi::OsStr::new("PATH"));
+    languages::LANGUAGES
+        .iter()
+        .any(|language| command_for(settings, language, path.as_deref()).is_some())
+}
+
+/// The program and arguments for `language`: the user's own, or the first detected one installed on `path`.
+fn command_for(
+    settings: &LspSettings,
+    language: &languages::Language,
+    path: Option<&std::ffi::OsStr>,
+) -> Option<Vec<String>> {
+    let found = |argv: &[String]| {
+        let program = languages::find_program(argv.first()?, path)?;
+        let mut argv = argv.to_vec();
+        argv[0] = program.to_string_lossy().into_owned();
+        Some(argv)
+    };
+    match settings.commands.get(language.name) {
+        Some(argv) => found(argv),
+        None => language
+            .detected
+            .iter()
+            .find_map(|argv| found(&argv.iter().map(|a| a.to_string()).collect::<Vec<_>>())),
+    }
+}
+
 /// A language's server in the session: running, or never to start (not installed, failed to start).
 enum Slot {
     Running(Arc<Server>, String),
@@ -129,7 +159,8 @@ impl Servers {
     }
 
     fn start(&self, language: &languages::Language) -> Slot {
-        let Some(argv) = self.command_for(language) else {
+        let path = tern_process::env::child_env(&[]).remove(std::ffi::OsStr::new("PATH"));
+        let Some(argv) = command_for(&self.settings, language, path.as_deref()) else {
             return Slot::Off;
         };
         let name = Path::new(&argv[0])
@@ -148,24 +179,6 @@ impl Servers {
                 tracing::warn!(server = %name, error = %e, "language server did not start");
                 Slot::Off
             }
-        }
-    }
-
-    /// The program and arguments for `language`: the user's own, or the first detected one installed.
-    fn command_for(&self, language: &languages::Language) -> Option<Vec<String>> {
-        let path = tern_process::env::child_env(&[]).remove(std::ffi::OsStr::new("PATH"));
-        let found = |argv: &[String]| {
-            let program = languages::find_program(argv.first()?, path.as_deref())?;
-            let mut argv = argv.to_vec();
-            argv[0] = program.to_string_lossy().into_owned();
-            Some(argv)
-        };
-        match self.settings.commands.get(language.name) {
-            Some(argv) => found(argv),
-            None => language
-                .detected
-                .iter()
-                .find_map(|argv| found(&argv.iter().map(|a| a.to_string()).collect::<Vec<_>>())),
         }
     }
 

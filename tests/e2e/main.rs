@@ -17,6 +17,7 @@ mod gate_parser_props;
 mod headless;
 mod hooks;
 mod hostile;
+mod lsp;
 mod mcp;
 mod memory;
 mod path_policy;

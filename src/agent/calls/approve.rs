@@ -498,6 +498,7 @@ fn masked(diff: &FileDiff) -> FileDiff {
         new: mask(&diff.new),
         added: diff.added,
         removed: diff.removed,
+        diagnostics: diff.diagnostics,
     }
 }
 
