@@ -343,7 +343,11 @@ impl<'a> Pipeline<'a> {
         }
         let mut output = interrupted_meanwhile(output, cancel.is_cancelled());
         if let Some(servers) = self.shared.lsp().filter(|_| !cancel.is_cancelled()) {
-            diagnostics::add(servers, &effects, &ctx.policy, &mut output).await;
+            // An interrupt does not wait for the server.
+            tokio::select! {
+                () = diagnostics::add(servers, &effects, &ctx.policy, &mut output) => {}
+                () = cancel.cancelled() => {}
+            }
         }
         if let Some(note) = instructions.and_then(|before| crate::planted::after_command(&root, &before)) {
             self.shared.emit(Event::Notice { text: note.clone() });
