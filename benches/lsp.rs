@@ -47,7 +47,7 @@ fn main() {
         .build()
         .unwrap();
     let edit = |k: usize| {
-        let text = if k % 2 == 0 {
+        let text = if k.is_multiple_of(2) {
             "count: int = 'many'\n"
         } else {
             "count: int = 3\n"
@@ -65,7 +65,12 @@ fn main() {
             let start = Instant::now();
             let report = servers.after_edit(edit(k)).await.unwrap();
             took.push(start.elapsed());
-            assert_eq!(report.files[0].1.errors, usize::from(k % 2 == 0), "{}", report.text);
+            assert_eq!(
+                report.files[0].1.errors,
+                usize::from(k.is_multiple_of(2)),
+                "{}",
+                report.text
+            );
         }
     });
     took.sort();
