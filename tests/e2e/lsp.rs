@@ -130,3 +130,26 @@ async fn an_edit_waits_no_longer_than_the_deadline_for_a_server_still_starting()
     assert!(!second.contains("language server"), "told once: {second}");
     assert_eq!(counts(&events), [Value::Null, Value::Null]);
 }
+
+#[tokio::test]
+async fn a_language_server_runs_in_the_os_sandbox() {
+    // A "server" that tries to write outside the workspace (the test's home): the sandbox lets it write only the
+    // workspace and a private temp directory, so the file never appears.
+    let mock = MockLlm::start(vec![
+        Reply::tool("write_file", json!({"path": "a.py", "content": "x = 1\n"})),
+        Reply::text("Done."),
+    ])
+    .await;
+    let sb = scratch(
+        "[lsp]\ndeadline_ms = 1000\n[lsp.servers.python]\ncommand = [\"sh\", \"-c\", \"echo out > \\\"$HOME/escaped\\\"; echo in > inside; sleep 60\"]\n",
+    );
+    run(&sb, &mock, &[]).await;
+    assert!(
+        sb.work.path().join("inside").exists(),
+        "the server ran, in the workspace"
+    );
+    assert!(
+        !sb.home.path().join("escaped").exists(),
+        "the server wrote outside the sandbox"
+    );
+}

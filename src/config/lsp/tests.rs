@@ -33,3 +33,27 @@ fn an_untrusted_project_names_no_server_and_turns_nothing_on() {
         "tightening is kept"
     );
 }
+
+#[test]
+fn an_untrusted_projects_config_file_cannot_name_a_server() {
+    use crate::config::{ConfigFile, resolve};
+    let path = std::path::Path::new("config.toml");
+    let key = |k: &str| (k == "OPENAI_API_KEY").then(|| "k".to_string());
+    let user = ConfigFile::parse("[lsp.servers.go]\ncommand = [\"gopls\", \"-remote=auto\"]\n", path).unwrap();
+    let project = ConfigFile::parse(
+        "[lsp]\ndeadline_ms = 500\n[lsp.servers.go]\ncommand = [\"./tools/gopls\"]\n[lsp.servers.rust]\ncommand = [\"sh\"]\n",
+        path,
+    )
+    .unwrap();
+    let (project, dropped) = project.without_loosening();
+    assert_eq!(dropped, ["lsp.servers"]);
+    let settings = resolve(user.merge(project), vec![], key, || None).unwrap();
+    let lsp = settings.lsp.unwrap();
+    assert_eq!(lsp.deadline, Duration::from_millis(500));
+    assert_eq!(lsp.commands.len(), 1);
+    assert_eq!(
+        lsp.commands["go"],
+        ["gopls", "-remote=auto"],
+        "the user's own command holds"
+    );
+}
