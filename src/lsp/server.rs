@@ -306,6 +306,16 @@ impl Task {
         let Some(path) = params.get("uri").and_then(Value::as_str).and_then(crate::uri::to_path) else {
             return;
         };
+        // Only documents tern sent are kept: a server that publishes for every file of the project (or for made-up
+        // ones, without end) grows nothing.
+        let sent = self.state.versions.lock().is_ok_and(|versions| {
+            versions
+                .keys()
+                .any(|uri| crate::uri::to_path(uri).as_ref() == Some(&path))
+        });
+        if !sent {
+            return;
+        }
         let list = params
             .get("diagnostics")
             .and_then(Value::as_array)
