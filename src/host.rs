@@ -126,6 +126,7 @@ pub fn config_for(
             kept.join(", ")
         ));
     }
+    let lsp = session_lsp(settings, sandbox.as_ref(), policy.root(), &mut info.warnings);
     let tools = session_tools(settings, sandbox);
     let config = AgentConfig::new(provider, tools, policy, gate, system_prompt, results)
         .with_max_iterations(settings.max_iterations)
@@ -146,6 +147,7 @@ pub fn config_for(
         .with_agents(agents)
         .with_mcp_elicitations(mcp_elicitations)
         .with_mcp(mcp)
+        .with_lsp(lsp)
         .with_rule_store(Arc::new(crate::config::rules::ConfigRules::new(workspace)));
     Ok((config, info))
 }
@@ -252,6 +254,32 @@ fn session_sandbox(
         policy.secret_files = crate::secrets::files::WorkspaceSecrets::find(&root);
     }
     sandbox
+}
+
+/// The session's language servers, run in the session's OS sandbox as commands are: none without one (a warning says
+/// so when a server is installed), or when `[lsp]` turns them off.
+fn session_lsp(
+    settings: &Settings,
+    sandbox: Option<&crate::sandbox::SandboxPolicy>,
+    root: &Path,
+    warnings: &mut Vec<String>,
+) -> Option<Arc<crate::lsp::Servers>> {
+    let lsp = settings.lsp.clone()?;
+    let Some(sandbox) = sandbox else {
+        if crate::lsp::any_installed(&lsp) {
+            warnings.push(
+                "language servers do not start without the OS sandbox (they run the project's code): edits get no \
+                 diagnostics"
+                    .into(),
+            );
+        }
+        return None;
+    };
+    Some(Arc::new(crate::lsp::Servers::new(
+        lsp,
+        sandbox.clone(),
+        root.to_path_buf(),
+    )))
 }
 
 /// The system prompt from the workspace's context files and the MCP servers' instructions, with its warnings added to

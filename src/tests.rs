@@ -25,6 +25,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-tools", 2),
     // Peers the agent owns beside its providers: the MCP client (its servers offer tools of the tool system).
     ("tern-mcp", 3),
+    // The language-server client: servers run in the sandbox, diagnostics for the agent after an edit.
+    ("tern-lsp", 3),
     // The agent: the session, its turns and the call pipeline.
     ("tern-agent", 4),
     // Frontends that know only the protocol (and the ground floor's text cleaning and masking).

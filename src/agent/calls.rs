@@ -5,6 +5,7 @@
 //! nothing skips the gate. Every call gets `ToolCallBegin` and `ToolCallEnd`, whatever happens.
 
 mod approve;
+mod diagnostics;
 mod live;
 mod refusal;
 mod repeat;
@@ -341,6 +342,13 @@ impl<'a> Pipeline<'a> {
             self.output_delta(call, shown.shown(&chunk));
         }
         let mut output = interrupted_meanwhile(output, cancel.is_cancelled());
+        if let Some(servers) = self.shared.lsp().filter(|_| !cancel.is_cancelled()) {
+            // An interrupt does not wait for the server.
+            tokio::select! {
+                () = diagnostics::add(servers, &effects, &ctx.policy, &mut output) => {}
+                () = cancel.cancelled() => {}
+            }
+        }
         if let Some(note) = instructions.and_then(|before| crate::planted::after_command(&root, &before)) {
             self.shared.emit(Event::Notice { text: note.clone() });
             output.text = format!("{}\n\n{note}", output.text);

@@ -35,6 +35,7 @@ pub struct AgentConfig {
     agents: Vec<crate::subagent::agents::AgentDef>,
     mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
     mcp: Option<Arc<tern_mcp::McpManager>>,
+    lsp: Option<Arc<tern_lsp::Servers>>,
     rules: Option<Arc<dyn crate::approval::RuleStore>>,
 }
 
@@ -73,6 +74,7 @@ impl AgentConfig {
             agents: Vec::new(),
             mcp_elicitations: None,
             mcp: None,
+            lsp: None,
             rules: None,
         }
     }
@@ -170,6 +172,13 @@ impl AgentConfig {
         self
     }
 
+    /// The session's language servers: after an edit, the diagnostics of the files it wrote come back with its
+    /// result (`calls/diagnostics.rs`).
+    pub fn with_lsp(mut self, lsp: Option<Arc<tern_lsp::Servers>>) -> Self {
+        self.lsp = lsp;
+        self
+    }
+
     /// Where "always" answers that save their rules write them (`None` unless set: they hold for the session).
     pub fn with_rule_store(mut self, rules: Arc<dyn crate::approval::RuleStore>) -> Self {
         self.rules = Some(rules);
@@ -211,6 +220,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         config.mcp,
         (config.mcp_elicitations, config.hooks.clone()),
         config.rules,
+        config.lsp,
     );
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));

@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     mcp: Option<Arc<tern_mcp::McpManager>>,
     /// Where "always" answers that save their rules write them; `None`: they hold for the session only.
     rules: Option<Arc<dyn RuleStore>>,
+    /// The session's language servers (one per language, shared with its subagents); `None`: no diagnostics.
+    lsp: Option<Arc<tern_lsp::Servers>>,
 }
 
 /// The questions the session's agents wait on the user for: approvals and MCP servers' requests for input, by the id
@@ -81,6 +83,7 @@ impl Shared {
         mcp: Option<Arc<tern_mcp::McpManager>>,
         (elicitations, hooks): (Option<tern_mcp::ElicitationInbox>, crate::hooks::Hooks),
         rules: Option<Arc<dyn RuleStore>>,
+        lsp: Option<Arc<tern_lsp::Servers>>,
     ) -> Arc<Shared> {
         let record = Arc::new(Mutex::new(Recorder { log, events: logged }));
         let shared = Arc::new(Shared {
@@ -93,6 +96,7 @@ impl Shared {
             background: Mutex::default(),
             mcp,
             rules,
+            lsp,
         });
         if let Some(inbox) = elicitations {
             forward_elicitations(inbox, Arc::downgrade(&shared), hooks);
@@ -115,6 +119,7 @@ impl Shared {
             background: Mutex::new(CancellationToken::new()),
             mcp: self.mcp.clone(),
             rules: self.rules.clone(),
+            lsp: self.lsp.clone(),
         }
     }
 
@@ -136,6 +141,11 @@ impl Shared {
     /// The session's MCP servers, if it has any.
     pub(crate) fn mcp(&self) -> Option<&Arc<tern_mcp::McpManager>> {
         self.mcp.as_ref()
+    }
+
+    /// The session's language servers, when it has them.
+    pub(crate) fn lsp(&self) -> Option<&Arc<tern_lsp::Servers>> {
+        self.lsp.as_ref()
     }
 
     /// A new approval question: its id (unique across the session's agents), and where the user's answer arrives.

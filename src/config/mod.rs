@@ -17,6 +17,7 @@ pub mod claude;
 mod compaction;
 pub mod detect;
 pub mod hooks;
+mod lsp;
 pub mod mcp_servers;
 pub mod offer;
 pub mod rules;
@@ -31,6 +32,7 @@ pub use crate::tools::web::WebSettings;
 pub use checkpoints::CheckpointsFile;
 pub use compaction::Compaction;
 pub use hooks::HooksFile;
+pub use lsp::{LspFile, LspSettings};
 pub use subagents::{SubagentSettings, SubagentsFile};
 pub use tern_fs::places::{data_dir, user_config_path};
 pub use web::WebFile;
@@ -106,6 +108,9 @@ pub struct ConfigFile {
     /// `[tui]`: the full-screen frontend (see `tui`).
     #[serde(default)]
     pub tui: tui::TuiFile,
+    /// `[lsp]`: diagnostics from the project's language servers after edits (see `lsp`).
+    #[serde(default)]
+    pub lsp: LspFile,
     /// A path for `--mcp-config` given as a flag (not read from files).
     #[serde(skip)]
     pub mcp_config: Option<PathBuf>,
@@ -231,6 +236,8 @@ pub struct Settings {
     pub sources: Vec<PathBuf>,
     /// `[web]`: the web tools.
     pub web: WebSettings,
+    /// `[lsp]`: the language servers' settings; `None` when turned off.
+    pub lsp: Option<LspSettings>,
 }
 
 /// A config file larger than this is not read (a command could leave any file there).
@@ -350,6 +357,7 @@ impl ConfigFile {
         take!(append_system_prompt);
         self.web.merge(other.web);
         self.tui.merge(other.tui);
+        self.lsp.merge(other.lsp);
         self
     }
 
@@ -437,6 +445,7 @@ impl ConfigFile {
             self.checkpoints = CheckpointsFile::default()
         );
         self.web.drop_loosening(&mut dropped);
+        self.lsp.drop_loosening(&mut dropped);
         self.trusted_projects.clear();
         (self, dropped)
     }
@@ -697,6 +706,7 @@ fn finish(
     let compaction = compaction::resolve(&file)?;
     let hooks = file.hooks.compile()?;
     let web = web::resolve(&file.web)?;
+    let lsp = lsp::resolve(&file.lsp)?;
     let context_window = file
         .context_window
         .or_else(|| models.context_window(&model))
@@ -743,6 +753,7 @@ fn finish(
         ignored: Vec::new(),
         sources,
         web,
+        lsp,
     })
 }
 

@@ -176,6 +176,16 @@ pub struct FileDiff {
     pub new: Option<String>,
     pub added: usize,
     pub removed: usize,
+    /// What the project's language server reported for the file after the change, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticCount>,
+}
+
+/// Errors and warnings a language server reported for a file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticCount {
+    pub errors: usize,
+    pub warnings: usize,
 }
 
 impl FileDiff {
@@ -188,6 +198,7 @@ impl FileDiff {
             new,
             added,
             removed,
+            diagnostics: None,
         }
     }
 

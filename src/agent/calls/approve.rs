@@ -507,6 +507,7 @@ fn masked(diff: &FileDiff) -> FileDiff {
         new: mask(&diff.new),
         added: diff.added,
         removed: diff.removed,
+        diagnostics: diff.diagnostics,
     }
 }
 

@@ -21,6 +21,7 @@ fn a_subagents_grant_is_recorded_in_the_main_log() {
         None,
         (None, crate::hooks::Hooks::default()),
         None,
+        None,
     );
     let child = shared.child(events, Some(sub_log));
     let rule = Granted::Command {

@@ -51,7 +51,7 @@ pub(super) async fn stdio(
     task_only: &TaskOnly,
     dropped: &Arc<DroppedReplies>,
 ) -> Result<(Service, ChildProcess), String> {
-    let (child, stdout, stdin) = ChildProcess::spawn(name, config)?;
+    let (child, stdout, stdin) = crate::stdio::spawn(name, config)?;
     let stdout = TaskTap::new(stdout, Arc::clone(task_only), Arc::clone(dropped));
     let transport = ends.observe(AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_REPLY_BYTES));
     match serve_client_with_ct(handler, transport, ct).await {

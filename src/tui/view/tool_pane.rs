@@ -14,7 +14,7 @@ use crate::state::calls::{CallStatus, ToolCallState};
 use crate::state::output::StyledLine;
 use crate::theme::Theme;
 use crate::wrap::{truncate, truncate_spans, width as text_width, wrap_line};
-use tern_protocol::{ToolDetails, ToolKind, ToolOutput};
+use tern_protocol::{DiagnosticCount, ToolDetails, ToolKind, ToolOutput};
 pub(crate) use tern_text::units::{duration, elapsed};
 
 /// Live output lines shown under a running command.
@@ -154,6 +154,21 @@ fn status_mark(call: &ToolCallState, theme: &Theme, now: Instant) -> Span<'stati
     }
 }
 
+/// What the language server said of an edited file: `  language server: 2 errors, 1 warning`.
+fn diagnostics_line(count: DiagnosticCount, theme: &Theme) -> Line<'static> {
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let (text, style) = match (count.errors, count.warnings) {
+        (0, 0) => ("no errors or warnings".to_string(), theme.dim),
+        (0, w) => (plural(w, "warning"), theme.warning),
+        (e, 0) => (plural(e, "error"), theme.error),
+        (e, w) => (format!("{}, {}", plural(e, "error"), plural(w, "warning")), theme.error),
+    };
+    Line::from(vec![
+        Span::styled("  language server: ", theme.dim),
+        Span::styled(text, style),
+    ])
+}
+
 /// What a finished call shows under its header.
 fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let Some(output) = &call.output else {
@@ -174,6 +189,7 @@ fn body(call: &ToolCallState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
                 spans.extend(line.spans);
                 out.push(Line::from(spans));
             }
+            out.extend(diff.diagnostics.map(|count| diagnostics_line(count, theme)));
         }
         return out;
     }

@@ -141,6 +141,7 @@ fn binary_and_huge_inputs_are_summarised() {
         new: Some(big_new),
         added: 30_000,
         removed: 30_000,
+        diagnostics: None,
     };
     let start = Instant::now();
     let t = texts(&render(&diff, 80));
@@ -153,6 +154,7 @@ fn binary_and_huge_inputs_are_summarised() {
         new: Some("b".into()),
         added: 1,
         removed: 1,
+        diagnostics: None,
     };
     assert_eq!(texts(&render(&wide, 80))[1], "large change: +1 -1 lines");
 }

@@ -94,3 +94,23 @@ fn no_escape_reaches_the_pane() {
     assert!(!text.contains(['\u{1b}', '\u{9b}', '\u{7}']), "{text:?}");
     assert!(text.contains("red cleared"), "{text:?}");
 }
+
+#[test]
+fn an_edit_shows_what_the_language_server_counted() {
+    let mut diff = tern_protocol::FileDiff::new("app.py", Some("x = 1\n".into()), Some("x: int = 'a'\n".into()));
+    diff.diagnostics = Some(DiagnosticCount { errors: 2, warnings: 1 });
+    let mut call = ToolCallState::new(
+        "e".into(),
+        "write_file".into(),
+        ToolKind::Edit,
+        json!({"path": "app.py"}),
+    );
+    call.finish(
+        ToolOutput::text("Wrote app.py").with_details(ToolDetails::Diffs { diffs: vec![diff] }),
+        Duration::from_millis(5),
+        None,
+    );
+    let shown = marked(&render_call(&call, 80, &Theme::dark(), false, Instant::now()));
+    let last = shown.lines().last().unwrap();
+    assert_eq!(last, "  language server: [fg=Red]2 errors, 1 warning[/]");
+}
