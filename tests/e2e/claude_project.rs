@@ -136,6 +136,23 @@ async fn a_claude_code_agent_is_spawned_with_its_prompt_and_tools() {
 }
 
 #[tokio::test]
+async fn a_claude_code_skill_with_a_folded_description_is_offered_as_written() {
+    let mock = MockLlm::start(vec![Reply::text("Hello.")]).await;
+    let sb = project();
+    let out = output(sb.command(Some(&mock), &["run", "hello"]), Duration::from_secs(60)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let prompt = system(&mock.requests()[0]);
+    assert!(
+        prompt.contains(
+            "- release-notes: Writes release notes from the commits since the last tag. Use it when the user asks \
+             for a changelog or release notes. (file: "
+        ),
+        "{prompt}"
+    );
+    assert!(!prompt.contains(">-"), "{prompt}");
+}
+
+#[tokio::test]
 async fn a_command_in_a_trusted_project_runs_its_commands_pre_approved() {
     let mock = MockLlm::start(vec![Reply::text("Stamped.")]).await;
     let sb = project();
