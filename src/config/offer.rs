@@ -53,39 +53,7 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
             files.push(label(".mcp.json"));
             servers.extend(json_servers(&json_path));
         }
-        for name in super::claude::PROJECT_SETTINGS {
-            let path = dir.join(name);
-            let Some(hooks) = super::claude::read(&path, &mut Vec::new()).and_then(|s| s.hooks(&mut Vec::new())) else {
-                continue;
-            };
-            files.push(label(name));
-            let commands: Vec<String> = match hooks.compile() {
-                Ok(compiled) => compiled
-                    .hooks
-                    .iter()
-                    .map(|h| format!("{} `{}`", h.event.as_str(), h.command))
-                    .collect(),
-                Err(e) => vec![format!("(its hooks cannot be used: {e})")],
-            };
-            if !commands.is_empty() {
-                changes.push(format!("runs its Claude Code hooks: {}", commands.join(", ")));
-            }
-        }
-        let approving = super::trust::approving_commands(&dir);
-        if !approving.is_empty() {
-            let names: Vec<String> = approving
-                .iter()
-                .map(|path| {
-                    let shown = path.strip_prefix(&dir).unwrap_or(path).display().to_string();
-                    files.push(label(&shown));
-                    format!("/{}", path.file_stem().unwrap_or_default().to_string_lossy())
-                })
-                .collect();
-            changes.push(format!(
-                "its commands {} may run commands unasked for their turn (allowed-tools)",
-                names.join(", ")
-            ));
-        }
+        claude_files(&dir, &label, &mut files, &mut changes);
     }
     let planted = crate::agent::planted::withheld(workspace);
     if !planted.is_empty() {
@@ -105,6 +73,44 @@ pub fn offer_for(workspace: &Path, user_config: PathBuf) -> Option<TrustOffer> {
         changes,
         digest,
     })
+}
+
+/// What Claude Code's files in the project directory `dir` would do once trusted: the hooks of its settings files, and
+/// its commands that pre-approve commands (`allowed-tools`). Each file is added to `files` as `label` names it.
+fn claude_files(dir: &Path, label: &dyn Fn(&str) -> String, files: &mut Vec<String>, changes: &mut Vec<String>) {
+    for name in super::claude::PROJECT_SETTINGS {
+        let path = dir.join(name);
+        let Some(hooks) = super::claude::read(&path, &mut Vec::new()).and_then(|s| s.hooks(&mut Vec::new())) else {
+            continue;
+        };
+        files.push(label(name));
+        let commands: Vec<String> = match hooks.compile() {
+            Ok(compiled) => compiled
+                .hooks
+                .iter()
+                .map(|h| format!("{} `{}`", h.event.as_str(), h.command))
+                .collect(),
+            Err(e) => vec![format!("(its hooks cannot be used: {e})")],
+        };
+        if !commands.is_empty() {
+            changes.push(format!("runs its Claude Code hooks: {}", commands.join(", ")));
+        }
+    }
+    let approving = super::trust::approving_commands(dir);
+    if !approving.is_empty() {
+        let names: Vec<String> = approving
+            .iter()
+            .map(|path| {
+                let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+                files.push(label(&shown));
+                format!("/{}", path.file_stem().unwrap_or_default().to_string_lossy())
+            })
+            .collect();
+        changes.push(format!(
+            "its commands {} may run commands unasked for their turn (allowed-tools)",
+            names.join(", ")
+        ));
+    }
 }
 
 /// What trusting would change for one field an untrusted project may not set, with its values where they are short.
@@ -193,6 +199,26 @@ fn target(server: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_that_pre_approve_commands_are_offered_as_a_loosening() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        std::fs::create_dir_all(ws.join(".claude/commands")).unwrap();
+        std::fs::write(ws.join(".claude/commands/explain.md"), "Explain $ARGUMENTS.\n").unwrap();
+        assert_eq!(offer_for(ws, ws.join("user.toml")), None, "a prompt loosens nothing");
+        std::fs::write(
+            ws.join(".claude/commands/ship.md"),
+            "---\nallowed-tools: Bash(git push:*)\n---\n!`git push`\n",
+        )
+        .unwrap();
+        let offer = offer_for(ws, ws.join("user.toml")).unwrap();
+        assert_eq!(offer.files, [".claude/commands/ship.md"]);
+        assert_eq!(
+            offer.changes,
+            ["its commands /ship may run commands unasked for their turn (allowed-tools)"]
+        );
+    }
 
     #[test]
     fn lists_the_files_servers_and_changes_of_an_untrusted_project() {

@@ -12,6 +12,7 @@ use crate::checkpoint::Checkpoints;
 use crate::session::{Limits, Parts, Session};
 use tern_protocol::{Event, SUBAGENT_QUEUED, TurnEnd, Usage};
 use tern_session::{SessionLog, SessionMeta, ToolResultStore};
+use tern_tools::ToolRegistry;
 
 impl SubagentManager {
     /// Runs one subagent to its end, tells the main agent how it ended, and keeps its report when nobody waits for
@@ -98,27 +99,7 @@ impl SubagentManager {
         // Its large results go beside the main agent's, where the path policy already lets reads go.
         let results = ToolResultStore::new(parent.results.dir().join("subagents").join(&job.id));
         let _ = results.ensure_dir();
-        let mut prompt = system_prompt(&job.task, parent.policy.root());
-        let (mut tools, mut model) = (self.tools.clone(), None);
-        if let Some(agent) = &job.agent {
-            prompt = format!("{}\n\n{prompt}", agent.prompt);
-            let (narrowed, warnings) = agent.tools(&self.tools);
-            tools = narrowed;
-            for text in warnings {
-                parent.shared.emit(tag(Event::Notice { text }));
-            }
-            match agent
-                .model
-                .as_deref()
-                .map(|m| super::agents::model_for(m, parent.provider.name()))
-            {
-                Some(Ok(chosen)) => model = chosen,
-                Some(Err(why)) => parent.shared.emit(tag(Event::Notice {
-                    text: format!("agent {}: {why}", agent.name),
-                })),
-                None => {}
-            }
-        }
+        let (prompt, tools, model) = self.as_agent(job, tag);
         let mut session = Session::new(Parts {
             provider: Arc::clone(&parent.provider),
             tools,
@@ -161,6 +142,36 @@ impl SubagentManager {
             (_, None) => "(it finished without a report)".to_string(),
         };
         (Outcome { end, result }, usage, steps)
+    }
+
+    /// What a subagent runs with: its system prompt, tools and model, a custom agent's (`job.agent`) where it names
+    /// them (its prompt before the task's, its tools narrowed from the main agent's, its model), and what it named that
+    /// cannot be (an unknown tool, a model alias of another provider) told as notices.
+    fn as_agent(&self, job: &Job, tag: &impl Fn(Event) -> Event) -> (String, ToolRegistry, Option<String>) {
+        let parent = &self.parent;
+        let prompt = system_prompt(&job.task, parent.policy.root());
+        let Some(agent) = &job.agent else {
+            return (prompt, self.tools.clone(), None);
+        };
+        let (tools, warnings) = agent.tools(&self.tools);
+        for text in warnings {
+            parent.shared.emit(tag(Event::Notice { text }));
+        }
+        let model = match agent
+            .model
+            .as_deref()
+            .map(|m| super::agents::model_for(m, parent.provider.name()))
+        {
+            Some(Ok(chosen)) => chosen,
+            Some(Err(why)) => {
+                parent.shared.emit(tag(Event::Notice {
+                    text: format!("agent {}: {why}", agent.name),
+                }));
+                None
+            }
+            None => None,
+        };
+        (format!("{}\n\n{prompt}", agent.prompt), tools, model)
     }
 }
 
