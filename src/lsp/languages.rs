@@ -84,7 +84,8 @@ pub fn names() -> Vec<&'static str> {
     LANGUAGES.iter().map(|language| language.name).collect()
 }
 
-/// The program `name` as found on `path` (a `PATH` value); a name with a slash is taken as it is, when executable.
+/// The program `name` as found in the absolute directories of `path` (a `PATH` value); a name with a slash is taken as
+/// it is, when executable.
 pub(crate) fn find_program(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     let executable = |candidate: &Path| {
         use std::os::unix::fs::PermissionsExt;
@@ -94,7 +95,9 @@ pub(crate) fn find_program(name: &str, path: Option<&std::ffi::OsStr>) -> Option
         let candidate = PathBuf::from(name);
         return executable(&candidate).then_some(candidate);
     }
+    // A relative entry (`.`, `node_modules/.bin`, an empty one) would find a program the project planted.
     std::env::split_paths(path?)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(name))
         .find(|candidate| executable(candidate))
 }
