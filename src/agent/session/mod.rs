@@ -8,6 +8,7 @@
 mod command;
 mod compacting;
 mod hooks;
+mod images;
 mod mcp;
 mod memory;
 mod ops;
@@ -94,6 +95,8 @@ pub(crate) struct Session {
     review: Option<PendingReview>,
     /// A model for this agent's requests over the session's: a custom agent's, or a custom command's for its turn.
     turn_model: Option<String>,
+    /// Which models accept images (`None`: none is sent any).
+    catalog: Option<Arc<tern_provider::models::Catalog>>,
     /// The custom agent a subagent runs as, named to its SubagentStart and SubagentStop hooks (`None`: the default
     /// subagent, `general-purpose` as Claude Code calls it).
     agent_type: Option<String>,
@@ -138,6 +141,7 @@ impl Session {
             subagents: None,
             review: None,
             turn_model: None,
+            catalog: None,
             agent_type: None,
         }
     }
@@ -210,6 +214,21 @@ impl Session {
             Err(end) => return end,
         };
         let attachments = self.mcp_attachments(&text, &cancel).await;
+        // Only the user's own words attach images, not what hooks, resources or a command's files add.
+        let images = match self.attached_images(&text).await {
+            Ok(images) => images,
+            Err(message) => {
+                self.shared.emit(Event::Error {
+                    message: message.clone(),
+                });
+                return TurnEnd::Error { message };
+            }
+        };
+        for (label, _) in &images {
+            self.shared.emit(Event::Notice {
+                text: format!("attached image {label}"),
+            });
+        }
         // The work tree as it is before the model touches it (after the user's message shows).
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
@@ -238,7 +257,7 @@ impl Session {
         let content = tern_mcp::resources::with_attachments(content, &attachments);
         self.push_message(Message::User {
             content,
-            images: Vec::new(),
+            images: images.into_iter().map(|(_, image)| image).collect(),
         });
         let end = Turn::new(self, &cancel).run().await;
         let end = self.stop_hooks(HookEvent::Stop, end, &cancel).await;

@@ -1,0 +1,54 @@
+//! An image the user attaches to a message (`@shot.png`): read as `read_file` reads one (the same path policy, the
+//! same secret check, the same size cap and encoding), so the user's road and the model's are one.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::read::Request;
+use super::run_blocking;
+use crate::PathPolicy;
+use crate::file_state::FileTracker;
+use tern_protocol::Image;
+
+/// The file names an attachment may have to be read as an image.
+const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
+
+/// One attached image: its label for the user (`shot.png (PNG, 1280×720, 84 KB)`) and the image itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttachedImage {
+    pub label: String,
+    pub image: Image,
+}
+
+/// Whether `path` names an image by its extension (the content decides whether it is one).
+pub fn is_image_path(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| IMAGE_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// Reads the image at `path` through `policy`. The error is a sentence for the user.
+pub async fn read_image(policy: Arc<PathPolicy>, path: &str) -> Result<AttachedImage, String> {
+    let resolved = policy.resolve_read(path).map_err(|e| e.to_string())?;
+    let request = Request {
+        display: policy.display(&resolved),
+        resolved,
+        offset: 1,
+        limit: 1,
+        policy,
+        // A fresh tracker: an attachment is never answered with "unchanged since the last read".
+        files: Arc::new(FileTracker::default()),
+        cancel: CancellationToken::new(),
+    };
+    let display = request.display.clone();
+    let mut output = run_blocking(move || request.run()).await.map_err(|e| e.to_string())?;
+    match output.images.pop() {
+        Some(image) => Ok(AttachedImage {
+            label: output.text.trim_start_matches("Image ").to_string(),
+            image,
+        }),
+        None => Err(format!("'{display}' is not a PNG, JPEG, GIF or WebP image")),
+    }
+}
