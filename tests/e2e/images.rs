@@ -184,3 +184,55 @@ async fn paths_outside_the_workspace_and_files_that_are_not_images_are_refused()
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn an_attached_image_is_kept_in_the_session_once_and_sent_again_on_resume() {
+    let mock = MockLlm::start(vec![Reply::text("A screenshot."), Reply::text("Still a screenshot.")]).await;
+    let sb = Scratch::new();
+    std::fs::write(sb.work.path().join("shot.png"), png()).unwrap();
+    let flags = flags("openai", mock.openai_base_url(), "gpt-4o");
+    let out = run(&sb, "OPENAI_API_KEY", &flags, "", "@shot.png what is this").await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    // The file may change or go: the session keeps what was sent.
+    std::fs::remove_file(sb.work.path().join("shot.png")).unwrap();
+    let mut cmd = command(sb.work.path(), sb.home.path());
+    cmd.env("OPENAI_API_KEY", "test-key")
+        .args(&flags)
+        .args(["run", "-c", "and the colours?"]);
+    let out = output(cmd, Duration::from_secs(60)).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Still a screenshot.\n");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(png());
+    let resumed = &mock.requests()[1];
+    let first = resumed["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(
+        first["content"][1]["image_url"]["url"],
+        format!("data:image/png;base64,{b64}")
+    );
+    // The log holds the image once (in the message), not again in the turn's event.
+    let logs: Vec<_> = walk(&sb.data())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    let log: String = logs.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    assert_eq!(log.matches(&b64).count(), 1, "{logs:?}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

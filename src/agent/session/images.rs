@@ -51,7 +51,7 @@ pub(crate) fn image_mentions(text: &str) -> Vec<&str> {
     let mut paths: Vec<&str> = Vec::new();
     for word in text.split_whitespace() {
         if let Some(path) = word.strip_prefix('@')
-            && tern_tools::fs::is_image_path(path)
+            && Image::is_image_path(path)
             && !paths.contains(&path)
         {
             paths.push(path);

@@ -11,22 +11,11 @@ use crate::PathPolicy;
 use crate::file_state::FileTracker;
 use tern_protocol::Image;
 
-/// The file names an attachment may have to be read as an image.
-const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
-
 /// One attached image: its label for the user (`shot.png (PNG, 1280×720, 84 KB)`) and the image itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttachedImage {
     pub label: String,
     pub image: Image,
-}
-
-/// Whether `path` names an image by its extension (the content decides whether it is one).
-pub fn is_image_path(path: &str) -> bool {
-    std::path::Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| IMAGE_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
 /// Reads the image at `path` through `policy`. The error is a sentence for the user.
