@@ -61,7 +61,7 @@ async fn sent(provider: &str, api: &str, model: &str) -> (Value, String) {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "A screenshot.\n");
     assert!(
-        text(&out.stderr).contains("attached image shot.png (PNG, 1280×720"),
+        text(&out.stderr).contains("attached [image shot.png 1280×720 3.0 KB]"),
         "{}",
         text(&out.stderr)
     );

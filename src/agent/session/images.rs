@@ -14,7 +14,7 @@ impl Session {
         self
     }
 
-    /// The images `text` attaches, with a label each for the user; the error says why none can be sent.
+    /// The images `text` attaches, with a chip each for the user (`[image shot.png 1280×720 84 KB]`); the error says why none can be sent.
     pub(super) async fn attached_images(&self, text: &str) -> Result<Vec<(String, Image)>, String> {
         let paths = image_mentions(text);
         if paths.is_empty() {
@@ -40,7 +40,7 @@ impl Session {
             let attached = tern_tools::fs::read_image(Arc::clone(&self.policy), path)
                 .await
                 .map_err(|e| format!("could not attach {path}: {e}"))?;
-            images.push((attached.label, attached.image));
+            images.push((attached.chip, attached.image));
         }
         Ok(images)
     }

@@ -224,9 +224,9 @@ impl Session {
                 return TurnEnd::Error { message };
             }
         };
-        for (label, _) in &images {
+        for (chip, _) in &images {
             self.shared.emit(Event::Notice {
-                text: format!("attached image {label}"),
+                text: format!("attached {chip}"),
             });
         }
         // The work tree as it is before the model touches it (after the user's message shows).
