@@ -193,15 +193,22 @@ impl Session {
 
     /// Runs one turn and always leaves a conversation the API accepts.
     pub(crate) async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
-        self.run_turn_of(text, None, cancel).await
+        self.run_turn_of(text, None, cancel, true).await
     }
 
-    /// A turn on `text`; a custom command's (`command`) has its `` !`cmd` `` and `@path` filled in first.
+    /// A turn on subagent reports: like a message, but models wrote it, so it attaches no images.
+    pub(crate) async fn run_report_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
+        self.run_turn_of(text, None, cancel, false).await
+    }
+
+    /// A turn on `text`; a custom command's (`command`) has its `` !`cmd` `` and `@path` filled in first. The `@`
+    /// images of `text` are attached only when the user wrote it (`from_user`).
     async fn run_turn_of(
         &mut self,
         text: String,
         command: Option<tern_protocol::CommandTurn>,
         cancel: CancellationToken,
+        from_user: bool,
     ) -> TurnEnd {
         self.turn += 1;
         let (messages, events) = (self.messages.len(), self.shared.recorded_events());
@@ -215,7 +222,8 @@ impl Session {
         };
         let attachments = self.mcp_attachments(&text, &cancel).await;
         // Only the user's own words attach images, not what hooks, resources or a command's files add.
-        let images = match self.attached_images(&text).await {
+        let attaching = if from_user { text.as_str() } else { "" };
+        let images = match self.attached_images(attaching).await {
             Ok(images) => images,
             Err(message) => {
                 self.shared.emit(Event::Error {
