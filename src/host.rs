@@ -131,6 +131,7 @@ pub fn config_for(
     let config = AgentConfig::new(provider, tools, policy, gate, system_prompt, results)
         .with_max_iterations(settings.max_iterations)
         .with_context_window(settings.context_window)
+        .with_catalog(settings.provider.catalog.clone())
         .with_reserve_tokens(settings.output_limit)
         .with_compaction(settings.compaction)
         .with_history(history)

@@ -36,6 +36,7 @@ pub struct AgentConfig {
     mcp_elicitations: Option<tern_mcp::ElicitationInbox>,
     mcp: Option<Arc<tern_mcp::McpManager>>,
     lsp: Option<Arc<tern_lsp::Servers>>,
+    catalog: Option<Arc<tern_provider::models::Catalog>>,
     rules: Option<Arc<dyn crate::approval::RuleStore>>,
 }
 
@@ -75,6 +76,7 @@ impl AgentConfig {
             mcp_elicitations: None,
             mcp: None,
             lsp: None,
+            catalog: None,
             rules: None,
         }
     }
@@ -172,6 +174,12 @@ impl AgentConfig {
         self
     }
 
+    /// The model catalog, which says which models accept images a user attaches (without it, none does).
+    pub fn with_catalog(mut self, catalog: Arc<tern_provider::models::Catalog>) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
     /// The session's language servers: after an edit, the diagnostics of the files it wrote come back with its
     /// result (`calls/diagnostics.rs`).
     pub fn with_lsp(mut self, lsp: Option<Arc<tern_lsp::Servers>>) -> Self {
@@ -257,6 +265,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         hooks: config.hooks,
     })
     .with_history(config.history, config.history_usage)
-    .with_subagents(subagents);
+    .with_subagents(subagents)
+    .with_catalog(config.catalog);
     session.run(op_rx).await;
 }

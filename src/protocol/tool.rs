@@ -167,6 +167,19 @@ pub struct Image {
     pub data_base64: String,
 }
 
+impl Image {
+    /// The file name endings of the images a user may attach with `@path` (the content decides whether it is one).
+    pub const EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
+
+    /// Whether `path` names an image by its extension.
+    pub fn is_image_path(path: &str) -> bool {
+        std::path::Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| Self::EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+    }
+}
+
 /// One file's change. `old` is `None` for a file that did not exist; `new` is `None` for a file removed. Frontends
 /// compute hunks and word-level highlights from the two texts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

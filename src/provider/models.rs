@@ -42,6 +42,8 @@ pub struct ModelEntry {
     pub thinking_budget: Option<u32>,
     /// OpenAI: the reasoning effort for this model.
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// Whether the model accepts images in a message; unknown models are not sent any.
+    pub images: Option<bool>,
 }
 
 impl ModelEntry {
@@ -59,7 +61,8 @@ impl ModelEntry {
             cache_write,
             reasoning,
             thinking_budget,
-            reasoning_effort
+            reasoning_effort,
+            images
         );
     }
 
@@ -195,6 +198,11 @@ impl Catalog {
         self.lookup(model).and_then(|e| e.reasoning) == Some(true)
     }
 
+    /// Whether `model` accepts images: `None` when the catalog does not say.
+    pub fn accepts_images(&self, model: &str) -> Option<bool> {
+        self.lookup(model)?.images
+    }
+
     /// What `usage` cost on `model` in USD, when its prices are known.
     pub fn cost(&self, model: &str, usage: &Usage) -> Option<f64> {
         Some(self.lookup(model)?.prices()?.cost(usage))
@@ -229,6 +237,35 @@ impl tern_protocol::Prices for Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_catalog_says_which_models_accept_images() {
+        let catalog = Catalog::builtin();
+        for model in [
+            "gpt-4o",
+            "gpt-5-mini",
+            "openai/gpt-4.1",
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-1",
+        ] {
+            assert_eq!(catalog.accepts_images(model), Some(true), "{model}");
+        }
+        assert_eq!(catalog.accepts_images("o3-mini"), Some(false));
+        assert_eq!(catalog.accepts_images("qwen2.5-coder:14b"), Some(false));
+        assert_eq!(catalog.accepts_images("my-local-model"), None);
+        let mut overrides = BTreeMap::new();
+        overrides.insert(
+            "my-local-model".to_string(),
+            ModelEntry {
+                images: Some(true),
+                ..ModelEntry::default()
+            },
+        );
+        assert_eq!(
+            catalog.with_overrides(&overrides).accepts_images("my-local-model"),
+            Some(true)
+        );
+    }
 
     #[test]
     fn the_builtin_catalog_parses_and_prices_known_models() {

@@ -5,11 +5,14 @@
 //! work runs on tokio's blocking pool and checks the cancellation token, so an interrupt stops a long read promptly.
 //! Nothing here loads a file whole unless it is small (an image under the cap, the old content for a diff).
 
+mod attach;
 mod lines;
 mod list;
 mod read;
 mod sniff;
 mod write;
+
+pub use attach::{AttachedImage, read_image};
 
 use std::sync::Arc;
 

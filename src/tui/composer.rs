@@ -191,13 +191,34 @@ impl Composer {
         if text.is_empty() {
             return;
         }
-        if paste::is_large(&text) {
+        if let Some(mention) = self.image_mention(&text) {
+            self.textarea.insert_str(mention);
+        } else if paste::is_large(&text) {
             let label = self.pastes.add(text);
             self.textarea.insert_str(label);
         } else {
             self.textarea.insert_str(text);
         }
         self.refresh_popup();
+    }
+
+    /// A paste that is exactly the path of an image the session may read (a screenshot dragged in from a file
+    /// manager) becomes its mention, `@path `, which attaches it when the message is sent.
+    fn image_mention(&self, pasted: &str) -> Option<String> {
+        let path = pasted.trim();
+        let path = path.strip_prefix("file://").unwrap_or(path);
+        let path = path
+            .strip_prefix('\'')
+            .and_then(|p| p.strip_suffix('\''))
+            .unwrap_or(path);
+        if path.is_empty() || path.chars().any(char::is_whitespace) || !tern_protocol::Image::is_image_path(path) {
+            return None;
+        }
+        let resolved = self.host.attachable(path).ok()?;
+        tern_fs::metadata(&resolved)
+            .ok()?
+            .is_file()
+            .then(|| format!("@{path} "))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -457,7 +478,9 @@ impl Composer {
                 let mut text = popup::mention_text(&chosen.path);
                 // An MCP resource stays `@server:uri`: the agent reads and attaches it when the turn runs.
                 let resource = self.mcp_resources.iter().any(|r| r.mention == chosen.path);
-                if !chosen.is_dir() && !resource {
+                // An image stays `@shot.png` too: the agent reads it (as read_file does) and sends it as an image.
+                let image = tern_protocol::Image::is_image_path(&chosen.path);
+                if !chosen.is_dir() && !resource && !image {
                     match self.attach_file(&chosen.path) {
                         Ok(chip) => text = chip,
                         Err(e) => notice = Some(e.to_string()),

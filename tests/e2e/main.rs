@@ -19,6 +19,7 @@ mod gate_parser_props;
 mod headless;
 mod hooks;
 mod hostile;
+mod images;
 mod lsp;
 mod mcp;
 mod memory;

@@ -6,6 +6,7 @@
 mod always;
 mod approve;
 mod colours;
+mod image;
 mod review;
 mod stream;
 use crate::support;

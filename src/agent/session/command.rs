@@ -49,7 +49,7 @@ impl Session {
             }
         }
         let shown = expand(&command.body, &command.args);
-        let end = self.run_turn_of(shown, Some(command), cancel).await;
+        let end = self.run_turn_of(shown, Some(command), cancel, true).await;
         self.shared.with_gate(|gate| gate.set_turn_rules(Vec::new()));
         self.turn_model = None;
         end

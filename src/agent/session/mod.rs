@@ -8,6 +8,7 @@
 mod command;
 mod compacting;
 mod hooks;
+mod images;
 mod mcp;
 mod memory;
 mod ops;
@@ -94,6 +95,8 @@ pub(crate) struct Session {
     review: Option<PendingReview>,
     /// A model for this agent's requests over the session's: a custom agent's, or a custom command's for its turn.
     turn_model: Option<String>,
+    /// Which models accept images (`None`: none is sent any).
+    catalog: Option<Arc<tern_provider::models::Catalog>>,
     /// The custom agent a subagent runs as, named to its SubagentStart and SubagentStop hooks (`None`: the default
     /// subagent, `general-purpose` as Claude Code calls it).
     agent_type: Option<String>,
@@ -138,6 +141,7 @@ impl Session {
             subagents: None,
             review: None,
             turn_model: None,
+            catalog: None,
             agent_type: None,
         }
     }
@@ -189,15 +193,22 @@ impl Session {
 
     /// Runs one turn and always leaves a conversation the API accepts.
     pub(crate) async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
-        self.run_turn_of(text, None, cancel).await
+        self.run_turn_of(text, None, cancel, true).await
     }
 
-    /// A turn on `text`; a custom command's (`command`) has its `` !`cmd` `` and `@path` filled in first.
+    /// A turn on subagent reports: like a message, but models wrote it, so it attaches no images.
+    pub(crate) async fn run_report_turn(&mut self, text: String, cancel: CancellationToken) -> TurnEnd {
+        self.run_turn_of(text, None, cancel, false).await
+    }
+
+    /// A turn on `text`; a custom command's (`command`) has its `` !`cmd` `` and `@path` filled in first. The `@`
+    /// images of `text` are attached only when the user wrote it (`from_user`).
     async fn run_turn_of(
         &mut self,
         text: String,
         command: Option<tern_protocol::CommandTurn>,
         cancel: CancellationToken,
+        from_user: bool,
     ) -> TurnEnd {
         self.turn += 1;
         let (messages, events) = (self.messages.len(), self.shared.recorded_events());
@@ -210,6 +221,22 @@ impl Session {
             Err(end) => return end,
         };
         let attachments = self.mcp_attachments(&text, &cancel).await;
+        // Only the user's own words attach images, not what hooks, resources or a command's files add.
+        let attaching = if from_user { text.as_str() } else { "" };
+        let images = match self.attached_images(attaching).await {
+            Ok(images) => images,
+            Err(message) => {
+                self.shared.emit(Event::Error {
+                    message: message.clone(),
+                });
+                return TurnEnd::Error { message };
+            }
+        };
+        for (chip, _) in &images {
+            self.shared.emit(Event::Notice {
+                text: format!("attached {chip}"),
+            });
+        }
         // The work tree as it is before the model touches it (after the user's message shows).
         if let Some(text) = self.checkpoints.begin_turn(self.turn, &text, messages, events).await {
             self.shared.emit(Event::Notice { text });
@@ -238,7 +265,7 @@ impl Session {
         let content = tern_mcp::resources::with_attachments(content, &attachments);
         self.push_message(Message::User {
             content,
-            images: Vec::new(),
+            images: images.into_iter().map(|(_, image)| image).collect(),
         });
         let end = Turn::new(self, &cancel).run().await;
         let end = self.stop_hooks(HookEvent::Stop, end, &cancel).await;

@@ -35,6 +35,8 @@ enum Sorted {
 /// What a turn is asked to do.
 pub(super) enum Request {
     Message(String),
+    /// Subagent reports that start a turn: a message, but not the user's.
+    Reports(String),
     Command(CommandTurn),
 }
 
@@ -133,7 +135,10 @@ impl Session {
             }
             let text = match waiting.turns.pop_front() {
                 Some(text) => text,
-                None => match self.next_op(&mut ops).await.map(|op| sort(&self.shared, op)) {
+                None => match self.next_op(&mut ops).await.map(|next| match next {
+                    Ok(op) => sort(&self.shared, op),
+                    Err(reports) => Sorted::Turn(Request::Reports(reports)),
+                }) {
                     Some(Sorted::Turn(request)) => request,
                     Some(Sorted::Done) => continue,
                     Some(Sorted::Memory(op)) => {
@@ -201,6 +206,10 @@ impl Session {
         let (end, stop) = match request {
             Request::Message(text) => {
                 let turn = self.run_turn(text, cancel.clone());
+                while_busy(&shared, turn, ops, &cancel, waiting).await
+            }
+            Request::Reports(text) => {
+                let turn = self.run_report_turn(text, cancel.clone());
                 while_busy(&shared, turn, ops, &cancel, waiting).await
             }
             Request::Command(command) => {

@@ -22,15 +22,16 @@ impl Session {
         }
     }
 
-    /// The next op for an idle agent: the frontend's, or a turn started by subagent reports.
-    pub(crate) async fn next_op(&self, ops: &mut mpsc::UnboundedReceiver<Op>) -> Option<Op> {
+    /// The next op for an idle agent: the frontend's (`Ok`), or the text of subagent reports that start a turn
+    /// (`Err`: written by models, so it attaches nothing the user's words would, such as `@shot.png`).
+    pub(crate) async fn next_op(&self, ops: &mut mpsc::UnboundedReceiver<Op>) -> Option<Result<Op, String>> {
         let Some(manager) = self.subagents.clone() else {
-            return ops.recv().await;
+            return ops.recv().await.map(Ok);
         };
         tokio::select! {
             biased;
-            op = ops.recv() => op,
-            reports = manager.next_reports() => Some(Op::UserTurn { text: joined(&reports) }),
+            op = ops.recv() => op.map(Ok),
+            reports = manager.next_reports() => Some(Err(joined(&reports))),
         }
     }
 

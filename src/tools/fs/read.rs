@@ -112,14 +112,14 @@ impl Tool for ReadFileTool {
     }
 }
 
-struct Request {
-    resolved: PathBuf,
-    display: String,
-    offset: u64,
-    limit: u64,
-    policy: Arc<PathPolicy>,
-    files: Arc<FileTracker>,
-    cancel: CancellationToken,
+pub(super) struct Request {
+    pub(super) resolved: PathBuf,
+    pub(super) display: String,
+    pub(super) offset: u64,
+    pub(super) limit: u64,
+    pub(super) policy: Arc<PathPolicy>,
+    pub(super) files: Arc<FileTracker>,
+    pub(super) cancel: CancellationToken,
 }
 
 /// The window read from a text file.
@@ -133,7 +133,7 @@ struct Window {
 }
 
 impl Request {
-    fn run(&self) -> Result<ToolOutput, ToolError> {
+    pub(super) fn run(&self) -> Result<ToolOutput, ToolError> {
         let meta = match tern_fs::metadata(&self.resolved) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(self.not_found()),

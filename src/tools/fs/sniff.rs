@@ -195,7 +195,7 @@ pub(super) fn binary_kind(head: &[u8], extension: Option<&str>) -> Option<&'stat
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A PNG header with the given size (enough for detection and dimensions; not a decodable image).

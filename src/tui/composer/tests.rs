@@ -534,14 +534,44 @@ fn a_picked_file_is_a_chip_that_backspace_removes_whole() {
 #[test]
 fn a_binary_file_is_refused_with_a_notice_and_stays_a_path() {
     let ws = workspace();
-    std::fs::write(ws.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    std::fs::write(ws.path().join("logo.bin"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
     let (mut c, mut rx) = composer_in(ws.path());
     assert_eq!(
-        pick(&mut c, &mut rx, "logo", "logo.png"),
-        [ComposerAction::Notice("not attached: logo.png is a binary file".into())]
+        pick(&mut c, &mut rx, "logo", "logo.bin"),
+        [ComposerAction::Notice("not attached: logo.bin is a binary file".into())]
     );
+    assert_eq!(c.text(), "@logo.bin ");
+    assert_eq!(keys(&mut c, "<enter>"), submit("@logo.bin "));
+}
+
+#[test]
+fn an_image_stays_a_mention_for_the_agent_to_attach() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    let (mut c, mut rx) = composer_in(ws.path());
+    assert_eq!(pick(&mut c, &mut rx, "logo", "logo.png"), []);
     assert_eq!(c.text(), "@logo.png ");
-    assert_eq!(keys(&mut c, "<enter>"), submit("@logo.png "));
+    assert_eq!(keys(&mut c, "what is this<enter>"), submit("@logo.png what is this"));
+}
+
+#[test]
+fn a_pasted_image_path_becomes_its_mention() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("shot.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    let (mut c, _rx) = composer_in(ws.path());
+    let path = ws.path().join("shot.png").display().to_string();
+    c.handle_paste(&format!("'{path}'\n"));
+    assert_eq!(c.text(), format!("@{path} "));
+    // Not an image, not there, or outside what the session may read: pasted as it is.
+    let (mut c, _rx) = composer_in(ws.path());
+    c.handle_paste("missing.png");
+    assert_eq!(c.text(), "missing.png");
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = outside.path().join("other.png");
+    std::fs::write(&elsewhere, b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    let (mut c, _rx) = composer_in(ws.path());
+    c.handle_paste(&elsewhere.display().to_string());
+    assert_eq!(c.text(), elsewhere.display().to_string());
 }
 
 #[test]

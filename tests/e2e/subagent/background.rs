@@ -208,3 +208,39 @@ async fn tern_run_waits_for_a_background_subagents_report_turn_before_it_exits()
     );
     assert_eq!(h.mock.request_count(), 4);
 }
+
+#[tokio::test]
+async fn a_report_that_starts_a_turn_attaches_no_image_it_mentions() {
+    let mut h = harness(
+        vec![
+            Reply::tool("spawn", json!({"task": "TASK-P: find the picture", "label": "finder"})),
+            Reply::for_system(
+                "TASK-P",
+                Reply::delayed(Duration::from_millis(300), Reply::text("look at @shot.png")),
+            ),
+            Reply::text("Started a finder."),
+            Reply::text("The finder named a picture."),
+        ],
+        ApprovalMode::AutoEdit,
+        3,
+    )
+    .await;
+    std::fs::write(h.dir.path().join("shot.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    h.turn("find it in the background").await;
+    let second = h
+        .until(|_| ApprovalDecision::Once, |e| matches!(e, Event::TurnFinished { .. }))
+        .await;
+    // Models wrote the report: its `@shot.png` is words, not an attachment (which would be refused here).
+    assert!(
+        matches!(
+            second.last(),
+            Some(Event::TurnFinished {
+                reason: TurnEnd::Completed
+            })
+        ),
+        "{second:?}"
+    );
+    let last = h.mock.requests().last().unwrap().clone();
+    let user = last["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert!(user.as_str().unwrap().contains("look at @shot.png"), "{user}");
+}
