@@ -186,6 +186,24 @@ async fn paths_outside_the_workspace_and_files_that_are_not_images_are_refused()
 }
 
 #[tokio::test]
+async fn a_mention_of_no_file_is_only_text() {
+    let mock = MockLlm::start(vec![Reply::text("Named.")]).await;
+    let sb = Scratch::new();
+    let prompt = "the retina icon will be @icon@2x.png";
+    let out = run(
+        &sb,
+        "OPENAI_API_KEY",
+        &flags("openai", mock.openai_base_url(), "o3-mini"),
+        "",
+        prompt,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let body = mock.requests()[0].to_string();
+    assert!(body.contains(prompt) && !body.contains("image_url"), "{body}");
+}
+
+#[tokio::test]
 async fn an_attached_image_is_kept_in_the_session_once_and_sent_again_on_resume() {
     let mock = MockLlm::start(vec![Reply::text("A screenshot."), Reply::text("Still a screenshot.")]).await;
     let sb = Scratch::new();

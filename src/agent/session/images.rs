@@ -16,7 +16,15 @@ impl Session {
 
     /// The images `text` attaches, with a chip each for the user (`[image shot.png 1280×720 84 KB]`); the error says why none can be sent.
     pub(super) async fn attached_images(&self, text: &str) -> Result<Vec<(String, Image)>, String> {
-        let paths = image_mentions(text);
+        // A mention of no file at all is only text (`the retina file will be @icon@2x.png`), as Claude Code leaves it;
+        // one tern cannot read (outside the workspace, a secret, not an image) is refused with the reason below.
+        let paths: Vec<&str> = image_mentions(text)
+            .into_iter()
+            .filter(|path| match self.policy.resolve_read(path) {
+                Ok(resolved) => resolved.exists(),
+                Err(_) => true,
+            })
+            .collect();
         if paths.is_empty() {
             return Ok(Vec::new());
         }
