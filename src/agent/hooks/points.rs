@@ -8,6 +8,7 @@ use super::call::{HookCall, tool_response};
 use super::reply::{Permission, PreDecision, PreHooks};
 use super::{HookEvent, Hooks, Notify, told};
 use tern_protocol::{ApprovalMode, ToolOutput};
+use tern_tools::ClaudeCall;
 
 /// The most of a tool's result a PostToolUse hook is given.
 const MAX_RESPONSE_CHARS: usize = 100_000;
@@ -58,12 +59,7 @@ impl Hooks {
         let event = HookEvent::PreToolUse;
         let mut said = PreHooks::default();
         for shown in &call.shown {
-            let fields = fields(json!({
-                "tool_name": shown.name,
-                "tool_input": shown.input,
-                "tool_use_id": call.id,
-                "permission_mode": mode.claude_code_name(),
-            }));
+            let fields = asked_fields(call, shown, mode);
             for (hook, outcome) in self.run_all(event, &call.names(shown), fields, cancel).await {
                 let Some(reply) = told(event, hook, outcome, notify) else {
                     continue;
@@ -124,13 +120,8 @@ impl Hooks {
         let mut said = PreHooks::default();
         let (mut allowed_by, mut every_part_allowed) = (None, true);
         for shown in &call.shown {
-            let fields = fields(json!({
-                "tool_name": shown.name,
-                "tool_input": shown.input,
-                "tool_use_id": call.id,
-                "permission_mode": mode.claude_code_name(),
-                "permission_suggestions": [],
-            }));
+            let mut fields = asked_fields(call, shown, mode);
+            fields.insert("permission_suggestions".into(), json!([]));
             let mut allowed = None;
             for (hook, outcome) in self.run_all(event, &call.names(shown), fields, cancel).await {
                 let Some(reply) = told(event, hook, outcome, notify) else {
@@ -389,6 +380,16 @@ impl Hooks {
             told(event, hook, outcome, notify);
         }
     }
+}
+
+/// What the hooks asked about a call (PreToolUse, PermissionRequest) are told of it, as Claude Code tells them.
+fn asked_fields(call: &HookCall, shown: &ClaudeCall, mode: ApprovalMode) -> Map<String, Value> {
+    fields(json!({
+        "tool_name": shown.name,
+        "tool_input": shown.input,
+        "tool_use_id": call.id,
+        "permission_mode": mode.claude_code_name(),
+    }))
 }
 
 fn fields(value: Value) -> Map<String, Value> {
