@@ -55,13 +55,15 @@ fn colour(c: Colour) -> Color {
 }
 
 /// The ratatui style of an SGR style. Text in its own background colour would be invisible (a command's output could
-/// hide a line from the user that way): then the background is left out.
+/// hide a line from the user that way, while the model reads it): then both colours are left out, and the text shows
+/// in the terminal's own (leaving only the background out would still hide dark text on a dark terminal).
 pub(crate) fn ratatui_style(s: ansi::Style) -> Style {
     let mut style = Style::default();
-    if let Some(fg) = s.fg {
+    let hiding = s.fg.is_some() && s.fg == s.bg;
+    if let Some(fg) = s.fg.filter(|_| !hiding) {
         style = style.fg(colour(fg));
     }
-    if let Some(bg) = s.bg.filter(|&bg| Some(bg) != s.fg) {
+    if let Some(bg) = s.bg.filter(|_| !hiding) {
         style = style.bg(colour(bg));
     }
     for (on, modifier) in [
@@ -91,6 +93,9 @@ mod tests {
         assert!(style.add_modifier.contains(Modifier::BOLD | Modifier::UNDERLINED));
         sgr.apply("0;38;2;9;9;9;48;2;9;9;9");
         let hidden = ratatui_style(sgr);
-        assert_eq!((hidden.fg, hidden.bg), (Some(Color::Rgb(9, 9, 9)), None));
+        assert_eq!((hidden.fg, hidden.bg), (None, None));
+        sgr.apply("0;30;40");
+        let black_on_black = ratatui_style(sgr);
+        assert_eq!((black_on_black.fg, black_on_black.bg), (None, None));
     }
 }
