@@ -5,6 +5,7 @@
 
 pub mod hunks;
 pub mod mcp;
+pub mod process;
 mod session;
 mod tool;
 
@@ -181,6 +182,23 @@ pub enum Op {
     /// A custom command (`/name args` of a prompt file) as the next turn, queued like a message while one runs.
     CommandTurn {
         command: CommandTurn,
+    },
+    /// The user's keystrokes for live process `id` (its pane has the focus): written to its stdin (its terminal's
+    /// input for a PTY process) as they are, unasked. Ignored when it has ended.
+    ProcessInput {
+        id: String,
+        data: String,
+    },
+    /// The user's pane for live process `id` is now `cols` x `rows`: its pseudo-terminal is resized (the process gets
+    /// SIGWINCH). Ignored for a process on pipes.
+    ProcessResize {
+        id: String,
+        cols: u16,
+        rows: u16,
+    },
+    /// Stop live process `id` (the user's `/ps` stop): its whole process group ends.
+    ProcessStop {
+        id: String,
     },
 }
 
@@ -579,6 +597,23 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         refused: Option<String>,
         summary: String,
+    },
+    /// A live process started (by the call `process.call_id`, which returned at once with its id).
+    ProcessStarted {
+        process: process::ProcessInfo,
+    },
+    /// What live process `id` printed, as it arrived: stdout and stderr interleaved (one stream on a PTY), escape
+    /// codes kept for a terminal emulator; a frontend must render it through one (or clean it) before it reaches a
+    /// terminal. Bytes that are not UTF-8 come as U+FFFD. Not recorded in the session log (a dev server prints without
+    /// end); the model reads it through its tools.
+    ProcessOutput {
+        id: String,
+        chunk: String,
+    },
+    /// Live process `id` ended.
+    ProcessExited {
+        id: String,
+        end: process::ProcessEnd,
     },
 }
 

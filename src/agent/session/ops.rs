@@ -65,6 +65,8 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
             super::mcp::server_action(shared, &name, action);
             Sorted::Done
         }
+        // Live processes are not built yet: no process can be named.
+        Op::ProcessInput { .. } | Op::ProcessResize { .. } | Op::ProcessStop { .. } => Sorted::Done,
         op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext) => Sorted::Memory(op),
         Op::Interrupt => Sorted::Interrupt,
         Op::Shutdown => Sorted::Shutdown,

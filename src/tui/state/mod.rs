@@ -296,6 +296,8 @@ impl AppState {
             | Event::Subagent { .. }
             | Event::SubagentFinished { .. }
             | Event::SubagentDelivered { .. }) => self.apply_subagent(event),
+            // Live processes have no pane yet.
+            Event::ProcessStarted { .. } | Event::ProcessOutput { .. } | Event::ProcessExited { .. } => {}
         }
     }
 
