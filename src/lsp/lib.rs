@@ -6,7 +6,8 @@
 //! a command does: `Servers` is given the session's `SandboxPolicy` and starts nothing without one. Only a program of
 //! the detection list or the user's own command for a language starts (the root keeps a project's commands out unless
 //! the project is trusted). Servers start on the first edit of a file of their language, one per language per session
-//! (the session's subagents share them), and an edit waits for diagnostics at most a short deadline.
+//! (the session's subagents share them; one that stops is started again at the next edit, at most `RESTARTS` times), and
+//! an edit waits for diagnostics at most a short deadline.
 //!
 //! Must not: decide whether an edit may run, or read what the model did not write; its text is the project's data.
 
@@ -74,9 +75,14 @@ fn command_for(
     }
 }
 
-/// A language's server in the session: running, or never to start (not installed, failed to start).
+/// How many times a language's server that stopped is started again in one session: a crash (an out-of-memory kill,
+/// a bug hit by one file) costs the session its diagnostics only after the third.
+const RESTARTS: u32 = 2;
+
+/// A language's server in the session: running (its name, and how many times it was started again), or never to
+/// start (not installed, failed to start).
 enum Slot {
-    Running(Arc<Server>, String),
+    Running(Arc<Server>, String, u32),
     Off,
 }
 
@@ -111,17 +117,17 @@ impl Servers {
             let Some((language, id)) = languages::of(&path) else {
                 continue;
             };
-            let Some((server, name)) = self.server(language) else {
+            let Some((server, name, restarts)) = self.server(language) else {
                 continue;
             };
-            pending.push((server.sync(&path, id, text), server, name, shown, path));
+            pending.push((server.sync(&path, id, text), server, name, restarts, shown, path));
         }
         if pending.is_empty() {
             return None;
         }
         let mut found = Vec::new();
         let mut notes = Vec::new();
-        for (waiting, server, name, shown, path) in pending {
+        for (waiting, server, name, restarts, shown, path) in pending {
             match server.wait(&waiting, deadline).await {
                 Waited::Diagnostics(diagnostics) => found.push(FileDiagnostics {
                     path,
@@ -129,36 +135,49 @@ impl Servers {
                     server: name,
                     diagnostics,
                 }),
-                Waited::Starting => notes.extend(self.once(&name, format!("language server {name} still starting"))),
+                Waited::Starting => notes.extend(self.once(
+                    format!("{name} starting"),
+                    format!("language server {name} still starting"),
+                )),
                 Waited::Late => {}
-                Waited::Failed(why) => notes.extend(self.once(&name, format!("language server {name} stopped: {why}"))),
+                Waited::Failed(why) => {
+                    notes.extend(self.once(format!("{name} stopped {restarts}"), stopped(&name, &why, restarts)))
+                }
             }
         }
         Some(build(found, notes))
     }
 
-    /// `note` the first time `name` has something to say.
-    fn once(&self, name: &str, note: String) -> Option<String> {
+    /// `note` the first time something is to be said of `what`.
+    fn once(&self, what: String, note: String) -> Option<String> {
         let mut told = self.told.lock().ok()?;
-        if told.iter().any(|t| t == name) {
+        if told.contains(&what) {
             return None;
         }
-        told.push(name.to_string());
+        told.push(what);
         Some(note)
     }
 
-    /// The language's server, started now when this is its first file.
-    fn server(&self, language: &'static languages::Language) -> Option<(Arc<Server>, String)> {
+    /// The language's server (its name, how many times it was started again), started now when this is its first
+    /// file, or again when it stopped and may be restarted.
+    fn server(&self, language: &'static languages::Language) -> Option<(Arc<Server>, String, u32)> {
         let mut slots = self.slots.lock().ok()?;
-        let slot = slots.entry(language.name).or_insert_with(|| self.start(language));
+        let slot = slots.entry(language.name).or_insert_with(|| self.start(language, 0));
+        if let Slot::Running(server, name, restarts) = slot
+            && server.failure().is_some()
+            && *restarts < RESTARTS
+        {
+            tracing::info!(server = %name, "restarting a language server that stopped");
+            *slot = self.start(language, *restarts + 1);
+        }
         match slot {
-            Slot::Running(server, _) if server.failure().is_some() => None,
-            Slot::Running(server, name) => Some((Arc::clone(server), name.clone())),
+            Slot::Running(server, _, _) if server.failure().is_some() => None,
+            Slot::Running(server, name, restarts) => Some((Arc::clone(server), name.clone(), *restarts)),
             Slot::Off => None,
         }
     }
 
-    fn start(&self, language: &languages::Language) -> Slot {
+    fn start(&self, language: &languages::Language, restarts: u32) -> Slot {
         let path = tern_process::env::child_env(&[]).remove(std::ffi::OsStr::new("PATH"));
         let Some(argv) = command_for(&self.settings, language, path.as_deref()) else {
             return Slot::Off;
@@ -174,7 +193,7 @@ impl Servers {
             }
         };
         match Server::start(&name, cmd, &self.workspace) {
-            Ok(server) => Slot::Running(Arc::new(server), name),
+            Ok(server) => Slot::Running(Arc::new(server), name, restarts),
             Err(e) => {
                 tracing::warn!(server = %name, error = %e, "language server did not start");
                 Slot::Off
@@ -199,5 +218,14 @@ impl Servers {
             .envs(tern_process::env::child_env(&[]))
             .current_dir(&self.workspace);
         Ok(cmd)
+    }
+}
+
+/// What the model is told when server `name` stopped (`restarts` times started again before).
+fn stopped(name: &str, why: &str, restarts: u32) -> String {
+    if restarts < RESTARTS {
+        format!("language server {name} stopped: {why}; it is started again at the next edit")
+    } else {
+        format!("language server {name} stopped: {why}; it is not started again in this session")
     }
 }

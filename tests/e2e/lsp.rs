@@ -153,3 +153,59 @@ async fn a_language_server_runs_in_the_os_sandbox() {
         "the server wrote outside the sandbox"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_crashed_is_started_again_at_the_next_edit() {
+    // The first start dies (as an out-of-memory kill would); the second is pyright, whose diagnostics come back.
+    let Some(bin) = pyright_bin() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("write_file", json!({"path": "app.py", "content": "x = 1\n"})),
+        Reply::tool(
+            "write_file",
+            json!({"path": "app.py", "content": "count: int = 'many'\n"}),
+        ),
+        Reply::text("Done."),
+    ])
+    .await;
+    let server = bin.join("pyright-langserver");
+    let sb = scratch(&format!(
+        "[lsp]\ndeadline_ms = 10000\n[lsp.servers.python]\ncommand = [\"sh\", \"-c\", \"if [ -e crashed ]; then exec {} --stdio; fi; touch crashed; echo killed >&2; exit 137\"]\n",
+        server.display()
+    ));
+    run(&sb, &mock, &[bin]).await;
+    let requests = mock.requests();
+    let first = &support::tern::tool_results(&requests[1])[0];
+    assert!(
+        first.contains("language server sh stopped:") && first.contains("it is started again at the next edit"),
+        "{first}"
+    );
+    let second = &support::tern::tool_results(&requests[2])[1];
+    assert!(
+        second.contains("app.py:1:14: error: Type \"Literal['many']\" is not assignable"),
+        "{second}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_crashing_is_given_up_after_two_restarts() {
+    let mut replies: Vec<Reply> = (0..4)
+        .map(|i| Reply::tool("write_file", json!({"path": "a.py", "content": format!("x = {i}\n")})))
+        .collect();
+    replies.push(Reply::text("Done."));
+    let mock = MockLlm::start(replies).await;
+    let sb = scratch("[lsp]\ndeadline_ms = 5000\n[lsp.servers.python]\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n");
+    run(&sb, &mock, &[]).await;
+    let requests = mock.requests();
+    let results: Vec<String> = (1..=4)
+        .map(|i| support::tern::tool_results(&requests[i])[i - 1].clone())
+        .collect();
+    for result in &results[..2] {
+        assert!(result.contains("it is started again at the next edit"), "{result}");
+    }
+    assert!(
+        results[2].contains("it is not started again in this session"),
+        "{}",
+        results[2]
+    );
+    assert!(!results[3].contains("language server"), "{}", results[3]);
+}
