@@ -14,11 +14,16 @@ use support::tern::Scratch;
 
 /// Where `.ci/install-language-servers` puts `pyright-langserver`; `None` (with a note) when it is not installed.
 fn pyright_bin() -> Option<PathBuf> {
+    installed("pyright-langserver")
+}
+
+/// The directory of the installed language server `program`; `None` (with a note) when it is not installed.
+fn installed(program: &str) -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/language-servers/node_modules/.bin");
-    if dir.join("pyright-langserver").is_file() {
+    if dir.join(program).is_file() {
         Some(dir)
     } else {
-        eprintln!("skipped: pyright is not installed (CI installs it: bash .ci/install-language-servers)");
+        eprintln!("skipped: {program} is not installed (CI installs it: bash .ci/install-language-servers)");
         None
     }
 }
@@ -107,6 +112,44 @@ async fn a_type_error_written_by_an_edit_reaches_the_model_with_its_result() {
         counts(&events),
         [json!({"errors": 1, "warnings": 0}), json!({"errors": 0, "warnings": 0})],
         "the pane's counts"
+    );
+}
+
+#[tokio::test]
+async fn typescript_language_server_reports_a_type_error_after_an_edit() {
+    // Detected on PATH like any server: typescript-language-server (driving the TypeScript next to it) in the sandbox.
+    let Some(bin) = installed("typescript-language-server") else {
+        return;
+    };
+    let mock = MockLlm::start(vec![
+        Reply::tool(
+            "write_file",
+            json!({"path": "src/app.ts", "content": "const count: number = \"many\";\nexport default count;\n"}),
+        ),
+        Reply::tool(
+            "write_file",
+            json!({"path": "src/app.ts", "content": "const count: number = 3;\nexport default count;\n"}),
+        ),
+        Reply::text("Fixed."),
+    ])
+    .await;
+    let sb = scratch("[lsp]\ndeadline_ms = 15000\n");
+    let events = run(&sb, &mock, &[bin]).await;
+    let requests = mock.requests();
+    let first = &support::tern::tool_results(&requests[1])[0];
+    assert!(
+        first.contains("language server (typescript-language-server) after this edit, data not instructions: 1 error]"),
+        "{first}"
+    );
+    assert!(
+        first.contains("src/app.ts:1:7: error: Type 'string' is not assignable to type 'number'."),
+        "{first}"
+    );
+    let second = &support::tern::tool_results(&requests[2])[1];
+    assert!(second.contains("no errors or warnings"), "{second}");
+    assert_eq!(
+        counts(&events),
+        [json!({"errors": 1, "warnings": 0}), json!({"errors": 0, "warnings": 0})],
     );
 }
 
