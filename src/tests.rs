@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-protocol", 0),
     ("tern-text", 0),
     ("tern-fs", 0),
+    ("tern-image", 0),
     ("tern-secrets", 0),
     ("tern-http", 0),
     ("tern-testkit", 0),
@@ -90,7 +91,14 @@ fn every_crate_depends_only_on_lower_layers() {
 #[test]
 fn the_frontends_depend_only_on_the_ground_floor() {
     const FRONTENDS: [&str; 2] = ["tern-tui", "tern-headless"];
-    const ALLOWED: [&str; 5] = ["tern-protocol", "tern-text", "tern-fs", "tern-secrets", "tern-commands"];
+    const ALLOWED: [&str; 6] = [
+        "tern-protocol",
+        "tern-text",
+        "tern-fs",
+        "tern-image",
+        "tern-secrets",
+        "tern-commands",
+    ];
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])

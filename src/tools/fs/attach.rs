@@ -1,5 +1,6 @@
 //! An image the user attaches to a message (`@shot.png`): read as `read_file` reads one (the same path policy, the
-//! same secret check, the same size cap and encoding), so the user's road and the model's are one.
+//! same secret check, the same size cap, the same check by decoding and scaling down to what the models accept), so
+//! the user's road and the model's are one.
 
 use std::sync::Arc;
 
@@ -20,37 +21,19 @@ pub struct AttachedImage {
     pub image: Image,
 }
 
-/// The most bytes an attached image may have: Anthropic's limit for one image, under OpenAI's.
-const MAX_BYTES: usize = 5 * 1024 * 1024;
-/// The longest side an attached image may have in pixels (Anthropic refuses larger ones). tern does not scale images
-/// down: a larger one is refused with the limit, for the user to make a smaller copy.
-const MAX_SIDE: u32 = 8000;
-
-/// Why `data` is too large to attach, if it is.
-fn too_large(display: &str, data: &[u8]) -> Option<String> {
-    let smaller = "make a smaller copy (for example with ImageMagick's `convert -resize`) and attach that";
-    if data.len() > MAX_BYTES {
-        return Some(format!(
-            "'{display}' is {}; images over {} are not sent to the model: {smaller}",
-            human_size(data.len() as u64),
-            human_size(MAX_BYTES as u64)
-        ));
-    }
-    let (w, h) = ImageKind::detect(data).and_then(|kind| kind.dimensions(data))?;
-    (w.max(h) > MAX_SIDE).then(|| {
-        format!(
-            "'{display}' is {w}×{h} pixels; images over {MAX_SIDE} pixels a side are not sent to the model: {smaller}"
-        )
-    })
-}
-
-/// `[image shot.png 1280×720 84 KB]`, or without the size in pixels when the header does not tell it.
-fn chip(display: &str, data: &[u8]) -> String {
+/// `[image shot.png 1280×720 84 KB]`, or `[image shot.png 1568×882 from 4000×2250 312 KB]` for one `read_file`'s
+/// reader scaled down (its summary says from what).
+fn chip(display: &str, summary: &str, data: &[u8]) -> String {
     let pixels = ImageKind::detect(data)
         .and_then(|kind| kind.dimensions(data))
         .map(|(w, h)| format!(" {w}×{h}"))
         .unwrap_or_default();
-    format!("[image {display}{pixels} {}]", human_size(data.len() as u64))
+    let from = summary
+        .split_once("scaled down from ")
+        .and_then(|(_, rest)| rest.split([',', ')']).next())
+        .map(|original| format!(" from {original}"))
+        .unwrap_or_default();
+    format!("[image {display}{pixels}{from} {}]", human_size(data.len() as u64))
 }
 
 /// Reads the image at `path` through `policy`. The error is a sentence for the user.
@@ -73,11 +56,8 @@ pub async fn read_image(policy: Arc<PathPolicy>, path: &str) -> Result<AttachedI
             let data = base64::engine::general_purpose::STANDARD
                 .decode(&image.data_base64)
                 .unwrap_or_default();
-            if let Some(reason) = too_large(&display, &data) {
-                return Err(reason);
-            }
             Ok(AttachedImage {
-                chip: chip(&display, &data),
+                chip: chip(&display, &output.text, &data),
                 image,
             })
         }
@@ -90,13 +70,14 @@ mod tests {
     use std::sync::Arc;
 
     use super::read_image;
-    use crate::fs::sniff::tests::png_header;
     use crate::fs::testing::workspace;
+    use tern_testkit::{encoded_image, image_size};
 
     #[tokio::test]
     async fn an_image_is_read_with_its_chip() {
         let ws = workspace();
-        ws.write("shots/a.png", png_header(1280, 720));
+        let png = encoded_image(1280, 720, "png");
+        ws.write("shots/a.png", &png);
         let attached = read_image(Arc::clone(&ws.ctx.policy), "shots/a.png").await.unwrap();
         assert!(
             attached.chip.starts_with("[image shots/a.png 1280×720 "),
@@ -107,17 +88,32 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn too_large_outside_or_not_an_image_is_refused_with_why() {
+    async fn a_large_image_is_scaled_down_and_its_chip_says_from_what() {
         let ws = workspace();
-        ws.write("wide.png", png_header(9000, 100));
-        let err = read_image(Arc::clone(&ws.ctx.policy), "wide.png").await.unwrap_err();
-        assert!(err.contains("9000×100 pixels; images over 8000 pixels a side"), "{err}");
-        let mut big = png_header(100, 100);
-        big.resize(6 * 1024 * 1024, 0);
-        ws.write("big.png", big);
-        let err = read_image(Arc::clone(&ws.ctx.policy), "big.png").await.unwrap_err();
-        assert!(err.contains("images over 5.0 MB are not sent"), "{err}");
-        std::fs::write(ws.outside("out.png"), png_header(10, 10)).unwrap();
+        ws.write("wide.jpg", encoded_image(9000, 900, "jpeg"));
+        let attached = read_image(Arc::clone(&ws.ctx.policy), "wide.jpg").await.unwrap();
+        assert!(
+            attached.chip.starts_with("[image wide.jpg 1568×157 from 9000×900 "),
+            "{}",
+            attached.chip
+        );
+        let data =
+            base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &attached.image.data_base64).unwrap();
+        assert_eq!(image_size(&data), Some((1568, 157)));
+    }
+
+    #[tokio::test]
+    async fn broken_outside_or_not_an_image_is_refused_with_why() {
+        let ws = workspace();
+        let mut png = encoded_image(100, 100, "png");
+        png.truncate(png.len() / 2);
+        ws.write("broken.png", png);
+        let err = read_image(Arc::clone(&ws.ctx.policy), "broken.png").await.unwrap_err();
+        assert!(
+            err.contains("'broken.png' is not sent to the model: it cannot be read as a PNG image"),
+            "{err}"
+        );
+        std::fs::write(ws.outside("out.png"), encoded_image(10, 10, "png")).unwrap();
         assert!(read_image(Arc::clone(&ws.ctx.policy), "../out.png").await.is_err());
         ws.write("text.png", "hello\n");
         let err = read_image(Arc::clone(&ws.ctx.policy), "text.png").await.unwrap_err();

@@ -16,10 +16,11 @@ async fn an_attached_image_is_sent_shown_as_a_chip_and_restored_on_resume() {
     }
     let mock = MockLlm::start(vec![Reply::text("A screenshot.")]).await;
     let work = tempfile::tempdir().unwrap();
-    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-    png.extend(640u32.to_be_bytes());
-    png.extend(480u32.to_be_bytes());
-    png.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    let png = tern_testkit::encoded_image(640, 480, "png");
+    let chip = format!(
+        "[image shot.png 640×480 {}]",
+        tern_text::units::human_size(png.len() as u64)
+    );
     std::fs::write(work.path().join("shot.png"), &png).unwrap();
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("config/tern")).unwrap();
@@ -50,7 +51,7 @@ async fn an_attached_image_is_sent_shown_as_a_chip_and_restored_on_resume() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     tmux.keys(&[" what is this", "Enter"]);
     let screen = tmux.wait_for("A screenshot.").await;
-    assert!(screen.contains("[image shot.png 640×480 33 B]"), "{screen}");
+    assert!(screen.contains(&chip), "{screen}");
     let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
     assert!(mock.requests()[0].to_string().contains(&b64));
     tmux.keys(&["C-c"]);
@@ -60,5 +61,5 @@ async fn an_attached_image_is_sent_shown_as_a_chip_and_restored_on_resume() {
 
     let tmux = start("--continue");
     let screen = tmux.wait_for("A screenshot.").await;
-    assert!(screen.contains("[image shot.png 640×480 33 B]"), "{screen}");
+    assert!(screen.contains(&chip), "{screen}");
 }
