@@ -2,6 +2,8 @@
 //! same secret check, the same size cap, the same check by decoding and scaling down to what the models accept), so
 //! the user's road and the model's are one.
 
+use std::io::Read as _;
+use std::path::Path;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -10,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::read::Request;
 use super::sniff::ImageKind;
 use super::{human_size, run_blocking};
-use crate::PathPolicy;
 use crate::file_state::FileTracker;
+use crate::{PathPolicy, ToolError};
 use tern_protocol::Image;
 
 /// One attached image: its chip for the user (`[image shot.png 1280×720 84 KB]`) and the image itself.
@@ -63,6 +65,44 @@ pub async fn read_image(policy: Arc<PathPolicy>, path: &str) -> Result<AttachedI
         }
         None => Err(format!("'{display}' is not a PNG, JPEG, GIF or WebP image")),
     }
+}
+
+/// The most bytes of a pasted image read (the clipboard's image was fitted when it was saved).
+const MAX_PASTED_BYTES: u64 = 20 * 1024 * 1024;
+
+/// Reads an image the user pasted from the clipboard, kept by tern in `pasted` (its own private directory, outside
+/// the workspace and hidden from commands, so not through the session's read policy), checked and fitted as any.
+pub async fn read_pasted_image(pasted: &Path) -> Result<AttachedImage, String> {
+    let display = pasted
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let path = pasted.to_path_buf();
+    let name = display.clone();
+    let fitted = run_blocking(move || {
+        let mut data = Vec::new();
+        tern_fs::open(&path)
+            .and_then(|file| file.take(MAX_PASTED_BYTES + 1).read_to_end(&mut data))
+            .map_err(|e| ToolError::Failed(format!("'{name}' could not be read: {e}")))?;
+        if data.len() as u64 > MAX_PASTED_BYTES {
+            return Err(ToolError::Failed(format!(
+                "'{name}' is over {}",
+                human_size(MAX_PASTED_BYTES)
+            )));
+        }
+        tern_image::fit(&data)
+            .map_err(|reason| ToolError::Failed(format!("'{name}' is not sent to the model: {reason}.")))
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let summary = fitted.pixels();
+    Ok(AttachedImage {
+        chip: chip(&display, &summary, &fitted.data),
+        image: Image {
+            media_type: fitted.media_type.to_string(),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(&fitted.data),
+        },
+    })
 }
 
 #[cfg(test)]
