@@ -67,7 +67,7 @@ pub async fn read_image(policy: Arc<PathPolicy>, path: &str) -> Result<AttachedI
     }
 }
 
-/// The most bytes of a pasted image read (the clipboard's image was fitted when it was saved).
+/// The most bytes of a pasted image read (as many as tern takes from the clipboard program).
 const MAX_PASTED_BYTES: u64 = 20 * 1024 * 1024;
 
 /// Reads an image the user pasted from the clipboard, kept by tern in `pasted` (its own private directory, outside
@@ -109,7 +109,7 @@ pub async fn read_pasted_image(pasted: &Path) -> Result<AttachedImage, String> {
 mod tests {
     use std::sync::Arc;
 
-    use super::read_image;
+    use super::{read_image, read_pasted_image};
     use crate::fs::testing::workspace;
     use tern_testkit::{encoded_image, image_size};
 
@@ -158,5 +158,21 @@ mod tests {
         ws.write("text.png", "hello\n");
         let err = read_image(Arc::clone(&ws.ctx.policy), "text.png").await.unwrap_err();
         assert!(err.contains("is not a PNG, JPEG, GIF or WebP image"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_pasted_image_is_read_from_tern_s_own_file_and_fitted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("clip-1.png");
+        std::fs::write(&file, encoded_image(2000, 1000, "png")).unwrap();
+        let attached = read_pasted_image(&file).await.unwrap();
+        assert!(
+            attached.chip.starts_with("[image clip-1.png 1568×784 from 2000×1000 "),
+            "{}",
+            attached.chip
+        );
+        std::fs::write(&file, "not an image").unwrap();
+        let err = read_pasted_image(&file).await.unwrap_err();
+        assert!(err.contains("'clip-1.png' is not sent to the model"), "{err}");
     }
 }
