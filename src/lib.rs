@@ -2,6 +2,7 @@
 //! configuration, starts sessions from it (`host`), and holds the frontends and the command line. The layers below it
 //! are crates of their own (src/ARCHITECTURE.md), re-exported here under their old module names.
 
+pub mod clipboard;
 pub mod config;
 pub mod demo;
 

@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-protocol", 0),
     ("tern-text", 0),
     ("tern-fs", 0),
+    ("tern-image", 0),
     ("tern-secrets", 0),
     ("tern-http", 0),
     ("tern-testkit", 0),

@@ -129,6 +129,10 @@ impl Host for TuiHost {
         policy.as_ref().map_err(Clone::clone)?.attachable(path)
     }
 
+    fn paste_image(&self) -> Result<PathBuf, String> {
+        crate::clipboard::paste_image()
+    }
+
     fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String> {
         let meta = crate::session::log::read_meta(log).map_err(|e| format!("cannot read the session: {e}"))?;
         let path = crate::session::export::destination(&self.workspace, &meta.id, typed);

@@ -26,6 +26,12 @@ pub fn data_dir() -> PathBuf {
     }
 }
 
+/// Where images pasted from the clipboard are kept (`data_dir()/pasted`, 0700, each file 0600): outside the
+/// workspace, hidden from commands like the rest of tern's data, so only the user puts images there.
+pub fn pasted_images_dir() -> PathBuf {
+    data_dir().join("pasted")
+}
+
 /// The repository `workspace` is in: its nearest ancestor (itself included) with a `.git`, else the workspace.
 pub fn repository_root(workspace: &Path) -> PathBuf {
     workspace

@@ -21,3 +21,27 @@ pub fn fuzz_config(default_cases: u32) -> Config {
         ..Config::default()
     }
 }
+
+/// A real image of `w`×`h` pixels encoded as `format` ("png", "jpeg", "gif" or "webp"): a gradient with a little noise,
+/// so it compresses like a screen shot or a photo rather than to nothing.
+pub fn encoded_image(w: u32, h: u32, format: &str) -> Vec<u8> {
+    use image::{DynamicImage, ImageFormat, Rgb, RgbImage};
+    let format = ImageFormat::from_extension(format).unwrap_or(ImageFormat::Png);
+    let pixels = RgbImage::from_fn(w, h, |x, y| {
+        let noise = ((x.wrapping_mul(7919) ^ y.wrapping_mul(104_729)) % 17) as u8;
+        Rgb([(x % 256) as u8 ^ noise, (y % 256) as u8, ((x + y) % 256) as u8])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    // A test helper: an encoder that fails on a plain RGB image is a broken build, not a case to handle.
+    #[allow(clippy::expect_used)]
+    DynamicImage::ImageRgb8(pixels)
+        .write_to(&mut out, format)
+        .expect("encoding a test image");
+    out.into_inner()
+}
+
+/// The width and height of the encoded image `data`, decoded.
+pub fn image_size(data: &[u8]) -> Option<(u32, u32)> {
+    let image = image::load_from_memory(data).ok()?;
+    Some((image.width(), image.height()))
+}

@@ -12,7 +12,7 @@ mod read;
 mod sniff;
 mod write;
 
-pub use attach::{AttachedImage, read_image};
+pub use attach::{AttachedImage, read_image, read_pasted_image};
 
 use std::sync::Arc;
 

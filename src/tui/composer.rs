@@ -165,6 +165,7 @@ impl Composer {
         let action = match keys::intent(&key) {
             Intent::Ignore => return ComposerAction::Ignored,
             Intent::Enter => return self.enter(),
+            Intent::PasteImage => return self.paste_image(),
             Intent::DeleteOrEof if self.textarea.is_empty() => return ComposerAction::Ignored,
             Intent::Up => {
                 self.up();
@@ -200,6 +201,19 @@ impl Composer {
             self.textarea.insert_str(text);
         }
         self.refresh_popup();
+    }
+
+    /// Ctrl+V: the clipboard's image, kept by the host in a private file, becomes its mention (`@/…/clip-1.png `),
+    /// which attaches it when the message is sent; or the host's reason there is none, on the status line.
+    fn paste_image(&mut self) -> ComposerAction {
+        match self.host.paste_image() {
+            Ok(path) => {
+                self.textarea.insert_str(format!("@{} ", path.display()));
+                self.refresh_popup();
+                ComposerAction::Consumed
+            }
+            Err(why) => ComposerAction::Notice(format!("no image pasted: {why}")),
+        }
     }
 
     /// A paste that is exactly the path of an image the session may read (a screenshot dragged in from a file
@@ -376,7 +390,7 @@ impl Composer {
                 ta.redo();
             }
             Intent::Move(m) => ta.move_cursor(m),
-            Intent::Enter | Intent::Up | Intent::Down | Intent::Ignore => {}
+            Intent::Enter | Intent::PasteImage | Intent::Up | Intent::Down | Intent::Ignore => {}
         }
     }
 

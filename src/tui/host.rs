@@ -98,4 +98,9 @@ pub trait Host: Send + Sync {
     /// Writes the session logged at `log` out as Markdown or JSON (`/export`), to `typed` (a file or a directory, as
     /// the user typed it; empty: the workspace) and never over an existing file; returns where it went.
     fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String>;
+    /// The clipboard's image (Ctrl+V), kept in a private file outside the workspace whose path the message mentions
+    /// (`@/…/pasted/clip-….png`); why there is none otherwise (no clipboard program, no image).
+    fn paste_image(&self) -> Result<PathBuf, String> {
+        Err("pasting an image is not available here".into())
+    }
 }

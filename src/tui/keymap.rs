@@ -87,6 +87,11 @@ pub(crate) const COMPOSER_KEYS: &[(&str, &str, &str)] = &[
         "delete a word, to line start, to line end",
     ),
     ("ctrl+y", "Ctrl+Y", "paste what was deleted last"),
+    (
+        "ctrl+v",
+        "Ctrl+V",
+        "attach the clipboard's image (wl-paste, xclip or pngpaste; where the terminal passes Ctrl+V on)",
+    ),
     ("ctrl+z", "Ctrl+Z, Ctrl+Shift+Z", "undo, redo"),
     ("ctrl+a", "Ctrl+A, Ctrl+E", "line start, line end"),
 ];

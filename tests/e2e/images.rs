@@ -10,14 +10,14 @@ use serde_json::Value;
 use crate::support::mock_llm::{MockLlm, Reply};
 use crate::support::tern::{Scratch, command, output};
 
-/// A PNG of 1280×720 as far as its header tells (what tern reads of it), with some bytes after.
+/// A real PNG of 1280×720: within what every model accepts, so it is sent as it is.
 fn png() -> Vec<u8> {
-    let mut data = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-    data.extend(1280u32.to_be_bytes());
-    data.extend(720u32.to_be_bytes());
-    data.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
-    data.extend((0..=255u8).cycle().take(3000));
-    data
+    tern_testkit::encoded_image(1280, 720, "png")
+}
+
+/// A real JPEG of 4000×2250, larger than the models take: tern scales it down to 1568×882.
+fn large_jpeg() -> Vec<u8> {
+    tern_testkit::encoded_image(4000, 2250, "jpeg")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -42,9 +42,24 @@ fn flags(provider: &str, base_url: String, model: &str) -> Vec<String> {
 
 /// The one request's user message, after `tern run "@shot.png what is this"` in a workspace holding the PNG.
 async fn sent(provider: &str, api: &str, model: &str) -> (Value, String) {
+    let size = tern_text::units::human_size(png().len() as u64);
+    let request = sent_image(
+        provider,
+        api,
+        model,
+        png(),
+        &format!("[image shot.png 1280×720 {size}]"),
+    )
+    .await;
+    (request, base64::engine::general_purpose::STANDARD.encode(png()))
+}
+
+/// The one request tern sent after `tern run "@shot.png what is this"` with `image` as shot.png; its chip on stderr
+/// starts with `chip`.
+async fn sent_image(provider: &str, api: &str, model: &str, image: Vec<u8>, chip: &str) -> Value {
     let mock = MockLlm::start(vec![Reply::text("A screenshot.")]).await;
     let sb = Scratch::new();
-    std::fs::write(sb.work.path().join("shot.png"), png()).unwrap();
+    std::fs::write(sb.work.path().join("shot.png"), image).unwrap();
     let (key, url) = match provider {
         "anthropic" => ("ANTHROPIC_API_KEY", mock.anthropic_base_url()),
         _ => ("OPENAI_API_KEY", mock.openai_base_url()),
@@ -61,14 +76,75 @@ async fn sent(provider: &str, api: &str, model: &str) -> (Value, String) {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "A screenshot.\n");
     assert!(
-        text(&out.stderr).contains("attached [image shot.png 1280×720 3.0 KB]"),
+        text(&out.stderr).contains(&format!("attached {chip}")),
         "{}",
         text(&out.stderr)
     );
     let requests = mock.requests();
     assert_eq!(requests.len(), 1);
-    let b64 = base64::engine::general_purpose::STANDARD.encode(png());
-    (requests[0].clone(), b64)
+    requests[0].clone()
+}
+
+/// The size in pixels of the image in a `data:` URL or base64 text, and its media type.
+fn received(data: &str, media_type: &str) -> ((u32, u32), usize, String) {
+    let (media_type, b64) = match data.strip_prefix("data:") {
+        Some(url) => {
+            let (kind, b64) = url.split_once(";base64,").unwrap();
+            (kind.to_string(), b64)
+        }
+        None => (media_type.to_string(), data),
+    };
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+    (tern_testkit::image_size(&bytes).unwrap(), bytes.len(), media_type)
+}
+
+/// What each wire format received of a 4000×2250 JPEG: scaled down to 1568×882, still a JPEG, under 5 MB of base64.
+async fn downscaled(provider: &str, api: &str, model: &str) -> ((u32, u32), usize, String) {
+    let chip = "[image shot.png 1568×882 from 4000×2250 ";
+    let request = sent_image(provider, api, model, large_jpeg(), chip).await;
+    let image = match (provider, api) {
+        ("anthropic", _) => {
+            let user = last_user(&request["messages"]);
+            let block = user["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["type"] == "image")
+                .cloned()
+                .unwrap();
+            let source = &block["source"];
+            return received(source["data"].as_str().unwrap(), source["media_type"].as_str().unwrap());
+        }
+        (_, "responses") => last_user(&request["input"])["content"][1]["image_url"].clone(),
+        _ => last_user(&request["messages"])["content"][1]["image_url"]["url"].clone(),
+    };
+    received(image.as_str().unwrap(), "")
+}
+
+#[tokio::test]
+async fn an_oversized_image_is_scaled_down_for_every_wire_format() {
+    for (provider, api, model) in [
+        ("openai", "chat", "gpt-4o"),
+        ("openai", "responses", "gpt-5-mini"),
+        ("anthropic", "chat", "claude-sonnet-4-5"),
+    ] {
+        let (size, bytes, media_type) = downscaled(provider, api, model).await;
+        assert_eq!(size, (1568, 882), "{provider} {api}");
+        assert_eq!(media_type, "image/jpeg", "{provider} {api}");
+        assert!(
+            bytes < large_jpeg().len() && bytes * 4 / 3 <= 5 * 1024 * 1024,
+            "{bytes}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_image_that_cannot_be_decoded_is_refused_before_anything_is_sent() {
+    let mut broken = png();
+    broken.truncate(broken.len() / 2);
+    let (err, requests) = refused_with("gpt-4o", "", "@shot.png what is this", broken).await;
+    assert_eq!(requests, 0);
+    assert!(err.contains("it cannot be read as a PNG image"), "{err}");
 }
 
 /// The last message of `list` with role user.
@@ -122,9 +198,14 @@ async fn anthropic_sends_the_image_as_an_image_block() {
 /// `tern run` with `prompt` on `model` (chat API) in a workspace holding shot.png; nothing is scripted, so a request
 /// would show.
 async fn refused(model: &str, config: &str, prompt: &str) -> (String, usize) {
+    refused_with(model, config, prompt, png()).await
+}
+
+/// As `refused`, with `image` as shot.png.
+async fn refused_with(model: &str, config: &str, prompt: &str, image: Vec<u8>) -> (String, usize) {
     let mock = MockLlm::start(vec![Reply::text("should not be asked")]).await;
     let sb = Scratch::new();
-    std::fs::write(sb.work.path().join("shot.png"), png()).unwrap();
+    std::fs::write(sb.work.path().join("shot.png"), image).unwrap();
     std::fs::write(sb.work.path().join("notes.png"), "just text\n").unwrap();
     let out = run(
         &sb,

@@ -34,7 +34,8 @@ const FOOTER_RESERVE: usize = 400;
 const MAX_LINE_CHARS: usize = 2000;
 /// After the window, how much more is scanned to tell the total number of lines.
 const COUNT_BUDGET: u64 = 8 * 1024 * 1024;
-const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
+/// The largest image file read: a larger one is decoded only to be scaled down, and decoding is bounded by pixels.
+const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 const READ_BUFFER: usize = 64 * 1024;
 
 pub(super) struct ReadFileTool;
@@ -354,14 +355,13 @@ impl Request {
         if self.unchanged(stamp) {
             return Ok(ToolOutput::text(self.stub()));
         }
-        let size = match kind.dimensions(&data) {
-            Some((w, h)) => format!("{w}×{h}, {}", human_size(data.len() as u64)),
-            None => human_size(data.len() as u64),
-        };
-        let mut out = ToolOutput::text(format!("Image {} ({}, {size})", self.display, kind.name()));
+        // Checked by decoding and scaled down when too large for the models, in the one place attachments use too.
+        let fitted = tern_image::fit(&data)
+            .map_err(|reason| ToolError::Invalid(format!("'{}' is not sent to the model: {reason}.", self.display)))?;
+        let mut out = ToolOutput::text(image_summary(&self.display, kind, &fitted));
         out.images.push(Image {
-            media_type: kind.media_type().to_string(),
-            data_base64: base64::engine::general_purpose::STANDARD.encode(&data),
+            media_type: fitted.media_type.to_string(),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(&fitted.data),
         });
         self.record(stamp);
         Ok(out)
@@ -511,3 +511,19 @@ fn digits(n: u64) -> usize {
 
 #[cfg(test)]
 mod tests;
+
+/// `Image shot.png (PNG, 640×480, 84 KB)`, or `Image shot.png (PNG, 1568×882, scaled down from 4000×2250, sent as
+/// JPEG, 312 KB)` for one tern scaled down.
+pub(super) fn image_summary(display: &str, kind: ImageKind, fitted: &tern_image::Fitted) -> String {
+    let sent_as = match fitted.media_type {
+        t if t == kind.media_type() => String::new(),
+        "image/png" => ", sent as PNG".to_string(),
+        _ => ", sent as JPEG".to_string(),
+    };
+    format!(
+        "Image {display} ({}, {}{sent_as}, {})",
+        kind.name(),
+        fitted.pixels(),
+        human_size(fitted.data.len() as u64)
+    )
+}

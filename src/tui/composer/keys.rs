@@ -29,6 +29,8 @@ pub(crate) enum Intent {
     DeleteToLineEnd,
     /// Ctrl+Y: insert what the last delete removed.
     Yank,
+    /// Ctrl+V: attach the clipboard's image.
+    PasteImage,
     /// Ctrl+Z.
     Undo,
     /// Ctrl+Shift+Z (on terminals that report Shift with Ctrl).
@@ -70,6 +72,7 @@ pub(crate) fn intent(key: &KeyEvent) -> Intent {
             'u' => Intent::DeleteToLineStart,
             'k' => Intent::DeleteToLineEnd,
             'y' => Intent::Yank,
+            'v' => Intent::PasteImage,
             'z' if shift || c.is_ascii_uppercase() => Intent::Redo,
             'z' => Intent::Undo,
             'a' => Intent::Move(CursorMove::Head),
@@ -126,6 +129,7 @@ mod tests {
         assert_eq!(k(KeyCode::Char('u'), ctrl), Intent::DeleteToLineStart);
         assert_eq!(k(KeyCode::Char('b'), alt), Intent::Move(CursorMove::WordBack));
         assert_eq!(k(KeyCode::Char('z'), ctrl), Intent::Undo);
+        assert_eq!(k(KeyCode::Char('v'), ctrl), Intent::PasteImage);
         assert_eq!(k(KeyCode::Char('z'), ctrl | shift), Intent::Redo);
         for (code, m) in [
             (KeyCode::Char('c'), ctrl),

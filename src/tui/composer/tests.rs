@@ -627,3 +627,16 @@ fn a_picked_mcp_resource_stays_a_mention_without_a_notice() {
     assert_eq!(pick(&mut c, &mut rx, "docs:", "docs:file:///guide.md"), []);
     assert_eq!(c.text(), "@docs:file:///guide.md ");
 }
+
+#[test]
+fn ctrl_v_without_a_clipboard_image_says_why_on_the_status_line() {
+    let ws = workspace();
+    let (mut c, _rx) = composer_in(ws.path());
+    assert_eq!(
+        keys(&mut c, "hi <c-v>"),
+        [ComposerAction::Notice(
+            "no image pasted: pasting an image is not available here".into()
+        )]
+    );
+    assert_eq!(c.text(), "hi ");
+}

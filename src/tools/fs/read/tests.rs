@@ -434,13 +434,16 @@ async fn unchanged_file_gets_a_stub_until_it_changes() {
 #[tokio::test]
 async fn images_are_returned_as_pictures() {
     let ws = workspace();
-    let mut png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR".to_vec();
-    png.extend(640u32.to_be_bytes());
-    png.extend(480u32.to_be_bytes());
-    png.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    let png = tern_testkit::encoded_image(640, 480, "png");
     ws.write("shot.png", &png);
     let out = read(&ws, json!({"path": "shot.png"})).await;
-    assert_eq!(out.text, "Image shot.png (PNG, 640×480, 33 B)");
+    assert_eq!(
+        out.text,
+        format!(
+            "Image shot.png (PNG, 640×480, {})",
+            crate::fs::human_size(png.len() as u64)
+        )
+    );
     assert_eq!(out.images.len(), 1);
     assert_eq!(out.images[0].media_type, "image/png");
     let decoded = base64::engine::general_purpose::STANDARD
@@ -451,20 +454,41 @@ async fn images_are_returned_as_pictures() {
     let again = read(&ws, json!({"path": "shot.png"})).await;
     assert!(again.text.starts_with("[File unchanged") && again.images.is_empty());
     // A GIF whose extension lies is still an image.
-    ws.write("anim.txt", b"GIF89a\x10\x00\x20\x00\x00");
+    ws.write("anim.txt", tern_testkit::encoded_image(16, 32, "gif"));
     let out = read(&ws, json!({"path": "anim.txt"})).await;
     assert_eq!(out.images[0].media_type, "image/gif");
     assert!(out.text.contains("16×32"), "{}", out.text);
-    // Too big to send.
+    // Too large for the models: scaled down, and the result says so.
+    ws.write("wide.png", tern_testkit::encoded_image(4000, 1000, "png"));
+    let out = read(&ws, json!({"path": "wide.png"})).await;
+    assert!(
+        out.text
+            .starts_with("Image wide.png (PNG, 1568×392, scaled down from 4000×1000, sent as JPEG, "),
+        "{}",
+        out.text
+    );
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(&out.images[0].data_base64)
+        .unwrap();
+    assert_eq!(tern_testkit::image_size(&decoded), Some((1568, 392)));
+    assert_eq!(out.images[0].media_type, "image/jpeg");
+    // Broken: refused with the reason.
+    ws.write("broken.png", &png[..png.len() / 2]);
+    let err = fail(&ws, json!({"path": "broken.png"})).await;
+    assert!(
+        err.contains("'broken.png' is not sent to the model: it cannot be read as a PNG image"),
+        "{err}"
+    );
+    // Too big to read at all.
     let big = ws.write("big.png", &png);
     File::options()
         .write(true)
         .open(&big)
         .unwrap()
-        .set_len(11 * 1024 * 1024)
+        .set_len(21 * 1024 * 1024)
         .unwrap();
     let err = fail(&ws, json!({"path": "big.png"})).await;
-    assert!(err.contains("11.0 MB") && err.contains("over 10.0 MB"), "{err}");
+    assert!(err.contains("21.0 MB") && err.contains("over 20.0 MB"), "{err}");
 }
 
 #[tokio::test]
