@@ -178,6 +178,49 @@ impl Image {
             .and_then(|e| e.to_str())
             .is_some_and(|e| Self::EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
     }
+
+    /// How a message names image `path` so that sending it attaches it: `@path`, or `@"path"` when the path holds
+    /// whitespace (a screenshot's name, macOS's `Application Support`); `None` for a path with both whitespace and a
+    /// double quote, which no mention can hold.
+    pub fn mention(path: &str) -> Option<String> {
+        if !path.chars().any(char::is_whitespace) {
+            Some(format!("@{path}"))
+        } else if path.contains('"') {
+            None
+        } else {
+            Some(format!("@\"{path}\""))
+        }
+    }
+
+    /// The image paths `text` names, each once, in order: the words `@path` with an image extension and the quoted
+    /// `@"path"` (see `mention`). An `@` inside a word (`me@x.png`) names nothing.
+    pub fn mentions(text: &str) -> Vec<&str> {
+        let mut paths: Vec<&str> = Vec::new();
+        let mut rest = text;
+        let mut at_word_start = true;
+        while let Some(c) = rest.chars().next() {
+            let (path, len) = match rest.strip_prefix("@\"") {
+                Some(quoted) if at_word_start => match quoted.find('"') {
+                    Some(end) => (Some(&quoted[..end]), end + 3),
+                    None => (None, 1),
+                },
+                _ if c == '@' && at_word_start => {
+                    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                    (Some(&rest[1..end]), end)
+                }
+                _ => (None, c.len_utf8()),
+            };
+            if let Some(path) = path
+                && Self::is_image_path(path)
+                && !paths.contains(&path)
+            {
+                paths.push(path);
+            }
+            at_word_start = path.is_none() && c.is_whitespace();
+            rest = &rest[len..];
+        }
+        paths
+    }
 }
 
 /// One file's change. `old` is `None` for a file that did not exist; `new` is `None` for a file removed. Frontends

@@ -208,7 +208,10 @@ impl Composer {
     fn paste_image(&mut self) -> ComposerAction {
         match self.host.paste_image() {
             Ok(path) => {
-                self.textarea.insert_str(format!("@{} ", path.display()));
+                let Some(mention) = tern_protocol::Image::mention(&path.to_string_lossy()) else {
+                    return ComposerAction::Notice(format!("no image pasted: cannot name {}", path.display()));
+                };
+                self.textarea.insert_str(format!("{mention} "));
                 self.refresh_popup();
                 ComposerAction::Consumed
             }
@@ -217,22 +220,24 @@ impl Composer {
     }
 
     /// A paste that is exactly the path of an image the session may read (a screenshot dragged in from a file
-    /// manager) becomes its mention, `@path `, which attaches it when the message is sent.
+    /// manager, which quotes a name with spaces or escapes them) becomes its mention, `@path ` or `@"my shot.png" `,
+    /// which attaches it when the message is sent.
     fn image_mention(&self, pasted: &str) -> Option<String> {
         let path = pasted.trim();
         let path = path.strip_prefix("file://").unwrap_or(path);
-        let path = path
-            .strip_prefix('\'')
-            .and_then(|p| p.strip_suffix('\''))
-            .unwrap_or(path);
-        if path.is_empty() || path.chars().any(char::is_whitespace) || !tern_protocol::Image::is_image_path(path) {
+        let path = match path.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')) {
+            Some(quoted) => quoted.to_string(),
+            None => path.replace("\\ ", " "),
+        };
+        if path.is_empty() || path.contains(['\n', '\r', '\t']) || !tern_protocol::Image::is_image_path(&path) {
             return None;
         }
-        let resolved = self.host.attachable(path).ok()?;
+        let resolved = self.host.attachable(&path).ok()?;
+        let mention = tern_protocol::Image::mention(&path)?;
         tern_fs::metadata(&resolved)
             .ok()?
             .is_file()
-            .then(|| format!("@{path} "))
+            .then(|| format!("{mention} "))
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -67,18 +67,9 @@ fn pasted(path: &str) -> Option<PathBuf> {
     (path.parent() == Some(dir.as_path()) && name.starts_with("clip-")).then(|| dir.join(name))
 }
 
-/// The `@path` words of `text` that name an image by their extension, each once.
+/// The images `text` names (`@shot.png`, `@"my shot.png"`), each once.
 pub(crate) fn image_mentions(text: &str) -> Vec<&str> {
-    let mut paths: Vec<&str> = Vec::new();
-    for word in text.split_whitespace() {
-        if let Some(path) = word.strip_prefix('@')
-            && Image::is_image_path(path)
-            && !paths.contains(&path)
-        {
-            paths.push(path);
-        }
-    }
-    paths
+    Image::mentions(text)
 }
 
 #[cfg(test)]
@@ -90,6 +81,17 @@ mod tests {
         assert_eq!(
             image_mentions("@shot.png what is @a/b.JPEG vs @src/lib.rs and me@x.png @shot.png"),
             vec!["shot.png", "a/b.JPEG"]
+        );
+        assert_eq!(
+            image_mentions(
+                "see @\"Screen Shot 1.png\", @\"unclosed.png and x@\"in.png\" @\"a.rs\" @\"Screen Shot 1.png\""
+            ),
+            vec!["Screen Shot 1.png"]
+        );
+        assert_eq!(
+            image_mentions("@\"x.png\"@y.png"),
+            vec!["x.png"],
+            "a mention ends its word"
         );
     }
 }

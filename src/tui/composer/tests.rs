@@ -575,6 +575,23 @@ fn a_pasted_image_path_becomes_its_mention() {
 }
 
 #[test]
+fn a_pasted_image_path_with_spaces_becomes_a_quoted_mention() {
+    // File managers drag a name with spaces in quotes or with its spaces escaped.
+    let ws = workspace();
+    std::fs::write(ws.path().join("Screen Shot 1.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    let path = ws.path().join("Screen Shot 1.png").display().to_string();
+    for pasted in [
+        format!("'{path}'"),
+        path.replace(' ', "\\ "),
+        format!("file://{path}\n"),
+    ] {
+        let (mut c, _rx) = composer_in(ws.path());
+        c.handle_paste(&pasted);
+        assert_eq!(c.text(), format!("@\"{path}\" "), "{pasted}");
+    }
+}
+
+#[test]
 fn attach_inserts_a_chip_from_any_source() {
     let (mut c, _rx) = composer();
     keys(&mut c, "summarise ");
