@@ -1,0 +1,74 @@
+//! The session host of `tern acp`: each session the editor opens is started from the configuration of its own
+//! directory (so a project's settings apply only when it is trusted, as anywhere), with the command line's flags on
+//! top. What a start has to tell the user (warnings, notices) goes to stderr, which editors keep as the agent's log:
+//! stdout is the protocol's.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::acp::{Host, Started};
+use crate::config::{self, ConfigFile};
+use crate::mcp::McpManager;
+
+pub struct AcpHost {
+    flags: ConfigFile,
+    /// The sessions' MCP servers, shut down when the editor goes away (`shut_down`).
+    mcp: Mutex<Vec<Arc<McpManager>>>,
+}
+
+impl AcpHost {
+    pub fn new(flags: ConfigFile) -> Self {
+        Self {
+            flags,
+            mcp: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Asks every session's MCP servers to exit.
+    pub async fn shut_down(&self) {
+        let managers = self.mcp.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default();
+        for manager in managers {
+            manager.shutdown().await;
+        }
+    }
+
+    fn started(&self, workspace: &Path, resume: Option<PathBuf>) -> Result<Started, String> {
+        let settings = config::settings(workspace, self.flags.clone()).map_err(|e| e.to_string())?;
+        let (handle, info) = crate::host::start(&settings, workspace, resume.as_deref()).map_err(|e| e.to_string())?;
+        for line in info
+            .warnings
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .chain(info.notices.clone())
+        {
+            eprintln!("tern: {}", crate::terminal_text::clean(&line));
+        }
+        if let (Some(manager), Ok(mut managers)) = (info.mcp, self.mcp.lock()) {
+            managers.push(manager);
+        }
+        Ok(Started {
+            id: info.id,
+            ops: handle.ops,
+            events: handle.events,
+            mode: settings.mode,
+            history: info.events.into_iter().map(|(_, event)| event).collect(),
+        })
+    }
+}
+
+impl Host for AcpHost {
+    fn start(&self, cwd: &Path) -> Result<Started, String> {
+        self.started(&workspace(cwd)?, None)
+    }
+
+    fn load(&self, id: &str, cwd: &Path) -> Result<Started, String> {
+        let workspace = workspace(cwd)?;
+        let path = crate::host::session_by_id(id, &workspace).map_err(|e| format!("{e:#}"))?;
+        self.started(&workspace, Some(path))
+    }
+}
+
+/// The session's directory with its links resolved, as `tern -C` takes it.
+fn workspace(cwd: &Path) -> Result<PathBuf, String> {
+    std::fs::canonicalize(cwd).map_err(|e| format!("workspace {} is not accessible: {e}", cwd.display()))
+}
