@@ -189,10 +189,9 @@ sends prompts, shows the answer, the tool calls and their diffs as they stream, 
 flags given here (--model, --mode, --provider, ...) apply to every session.\n\n\
 Zed (settings.json):\n\
   \"agent_servers\": { \"tern\": { \"type\": \"custom\", \"command\": \"tern\", \"args\": [\"acp\"] } }\n\n\
-Neovim, CodeCompanion (adapters.acp):\n\
-  tern = function() return require(\"codecompanion.adapters\").extend(\"gemini_cli\", \n\
-    { name = \"tern\", commands = { default = { \"tern\", \"acp\" } } }) end\n\n\
-Emacs (agent-shell) and other ACP clients: start `tern acp` as the agent's command.\n\n\
+Neovim (CodeCompanion, avante), Emacs (agent-shell), JetBrains and other ACP clients: give `tern acp` as the \
+agent's command (CodeCompanion: an `adapters.acp` entry extending `gemini_cli` with commands.default = \
+{ \"tern\", \"acp\" }).\n\n\
 Keys come from tern's configuration and environment as usual (the editor passes its environment on). Nothing but \
 protocol messages is written to stdout; warnings go to stderr, logs to tern's log file.";
 

@@ -298,3 +298,16 @@ async fn loading_a_session_of_another_directory_is_refused() {
     let error = seen["error"].as_str().unwrap_or_default();
     assert!(error.contains("belongs to"), "{seen:#}");
 }
+
+#[tokio::test]
+async fn the_help_says_how_to_configure_an_editor() {
+    let sb = Scratch::new();
+    let out = sb.run(None, &["acp", "--help"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Agent Client Protocol") && help.contains("\"agent_servers\""),
+        "{help}"
+    );
+    assert!(help.contains("CodeCompanion"), "{help}");
+}
