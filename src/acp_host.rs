@@ -32,9 +32,11 @@ impl AcpHost {
         }
     }
 
-    fn started(&self, workspace: &Path, resume: Option<PathBuf>) -> Result<Started, String> {
+    fn started(&self, workspace: &Path, resume: Option<PathBuf>, editor_reads: bool) -> Result<Started, String> {
         let settings = config::settings(workspace, self.flags.clone()).map_err(|e| e.to_string())?;
-        let (handle, info) = crate::host::start(&settings, workspace, resume.as_deref()).map_err(|e| e.to_string())?;
+        let (config, info) =
+            crate::host::config_for(&settings, workspace, resume.as_deref()).map_err(|e| e.to_string())?;
+        let handle = crate::agent::spawn(config.with_editor_buffers(editor_reads));
         for line in info
             .warnings
             .iter()
@@ -57,14 +59,14 @@ impl AcpHost {
 }
 
 impl Host for AcpHost {
-    fn start(&self, cwd: &Path) -> Result<Started, String> {
-        self.started(&workspace(cwd)?, None)
+    fn start(&self, cwd: &Path, editor_reads: bool) -> Result<Started, String> {
+        self.started(&workspace(cwd)?, None, editor_reads)
     }
 
-    fn load(&self, id: &str, cwd: &Path) -> Result<Started, String> {
+    fn load(&self, id: &str, cwd: &Path, editor_reads: bool) -> Result<Started, String> {
         let workspace = workspace(cwd)?;
         let path = crate::host::session_by_id(id, &workspace).map_err(|e| format!("{e:#}"))?;
-        self.started(&workspace, Some(path))
+        self.started(&workspace, Some(path), editor_reads)
     }
 }
 

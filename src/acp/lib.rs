@@ -21,10 +21,11 @@ pub const PROTOCOL_VERSION: u64 = 1;
 
 /// What the frontend asks of the composition root: sessions, started from the configuration of their directory.
 pub trait Host {
-    /// Starts a new session working in `cwd` (an absolute directory).
-    fn start(&self, cwd: &Path) -> Result<Started, String>;
+    /// Starts a new session working in `cwd` (an absolute directory). `editor_reads`: the editor offered its buffers
+    /// (`fs.readTextFile`), so the session's reads ask for them (`Event::ReadBuffer`).
+    fn start(&self, cwd: &Path, editor_reads: bool) -> Result<Started, String>;
     /// Loads session `id` of the workspace `cwd` to continue it.
-    fn load(&self, id: &str, cwd: &Path) -> Result<Started, String>;
+    fn load(&self, id: &str, cwd: &Path, editor_reads: bool) -> Result<Started, String>;
 }
 
 /// A session the host started or loaded.

@@ -30,6 +30,7 @@ pub async fn serve<H: Host, R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(host: &
         events,
         asked: HashMap::new(),
         next_id: 0,
+        editor_reads: false,
     };
     let mut lines = BufReader::new(input).lines();
     loop {
@@ -53,9 +54,19 @@ struct Connection<'h, H, W> {
     sessions: HashMap<String, Session>,
     /// Where each session's forwarder sends its events.
     events: UnboundedSender<Tagged>,
-    /// Our permission requests waiting for the editor, by our request id.
-    asked: HashMap<u64, (String, ApprovalRequest)>,
+    /// Our requests waiting for the editor, by our request id.
+    asked: HashMap<u64, Asked>,
     next_id: u64,
+    /// The editor offered `fs/read_text_file` in `initialize`.
+    editor_reads: bool,
+}
+
+/// What one of our requests to the editor was for.
+enum Asked {
+    /// Session `.0`'s approval prompt.
+    Permission(String, Box<ApprovalRequest>),
+    /// Session `.0`'s read `.1` (`Event::ReadBuffer`).
+    Read(String, u64),
 }
 
 /// One ACP session: a tern session's ops, and what is waiting on its events.
@@ -88,19 +99,25 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
 
     async fn request(&mut self, id: &Value, method: &str, params: Value) -> Result<Option<Value>, (i64, String)> {
         match method {
-            "initialize" => Ok(Some(initialize())),
+            "initialize" => {
+                self.editor_reads = params["clientCapabilities"]["fs"]["readTextFile"] == true;
+                Ok(Some(initialize()))
+            }
             // tern's keys come from its configuration and environment: there is nothing to log in to here.
             "authenticate" => Ok(Some(json!({}))),
             "session/new" => {
                 let new: NewSession = parse(params)?;
-                let started = self.host.start(absolute(&new.cwd)?).map_err(internal)?;
+                let started = self
+                    .host
+                    .start(absolute(&new.cwd)?, self.editor_reads)
+                    .map_err(internal)?;
                 Ok(Some(self.open(started, false).await))
             }
             "session/load" => {
                 let load: LoadSession = parse(params)?;
                 let mut started = self
                     .host
-                    .load(&load.session_id, absolute(&load.cwd)?)
+                    .load(&load.session_id, absolute(&load.cwd)?, self.editor_reads)
                     .map_err(internal)?;
                 // The editor goes on naming it as it did.
                 started.id = load.session_id;
@@ -165,20 +182,33 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
         }
     }
 
-    /// The editor's answer to one of our permission requests, as the decision the waiting call gets.
+    /// The editor's answer to one of our requests: a permission's decision, or a read's text, for the agent.
     fn answer(&mut self, id: &Value, result: Result<Value, String>) {
-        let Some((session, request)) = id.as_u64().and_then(|id| self.asked.remove(&id)) else {
+        let Some(asked) = id.as_u64().and_then(|id| self.asked.remove(&id)) else {
             return;
         };
-        let decision = match result {
-            Ok(answer) => crate::permission::decision(&request, &answer),
-            Err(_) => tern_protocol::ApprovalDecision::Deny { feedback: None },
+        let (session, op) = match asked {
+            Asked::Permission(session, request) => {
+                let decision = match result {
+                    Ok(answer) => crate::permission::decision(&request, &answer),
+                    Err(_) => tern_protocol::ApprovalDecision::Deny { feedback: None },
+                };
+                (
+                    session,
+                    Op::Approve {
+                        id: request.id,
+                        decision,
+                    },
+                )
+            }
+            // An editor that cannot read the file: tern reads it from disk.
+            Asked::Read(session, id) => {
+                let text = result.ok().and_then(|r| r["content"].as_str().map(str::to_string));
+                (session, Op::BufferText { id, text })
+            }
         };
         if let Some(session) = self.sessions.get(&session) {
-            let _ = session.ops.send(Op::Approve {
-                id: request.id,
-                decision,
-            });
+            let _ = session.ops.send(op);
         }
     }
 
@@ -189,6 +219,10 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
         };
         if let Some(request) = approval_request(&event) {
             self.ask(&id, request.clone()).await;
+            return;
+        }
+        if let Some((read, path)) = buffer_read(&event) {
+            self.read(&id, read, path).await;
             return;
         }
         let Some(session) = self.sessions.get_mut(&id) else {
@@ -216,10 +250,19 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
     async fn ask(&mut self, session: &str, request: ApprovalRequest) {
         self.next_id += 1;
         let params = crate::permission::params(session, &request);
-        self.asked.insert(self.next_id, (session.to_string(), request));
+        self.asked
+            .insert(self.next_id, Asked::Permission(session.to_string(), Box::new(request)));
         self.out
             .request(self.next_id, "session/request_permission", params)
             .await;
+    }
+
+    /// Asks the editor for its text of a file a read wants (its buffer, saved or not).
+    async fn read(&mut self, session: &str, read: u64, path: &str) {
+        self.next_id += 1;
+        self.asked.insert(self.next_id, Asked::Read(session.to_string(), read));
+        let params = json!({"sessionId": session, "path": path});
+        self.out.request(self.next_id, "fs/read_text_file", params).await;
     }
 
     /// A turn's end answers the oldest prompt waiting.
@@ -312,6 +355,15 @@ fn approval_request(event: &Event) -> Option<&ApprovalRequest> {
     match event {
         Event::ApprovalRequest(request) => Some(request),
         Event::Subagent { inner, .. } => approval_request(inner),
+        _ => None,
+    }
+}
+
+/// A read that wants the editor's text: the main agent's, or one of its subagents'.
+fn buffer_read(event: &Event) -> Option<(u64, &str)> {
+    match event {
+        Event::ReadBuffer { id, path } => Some((*id, path)),
+        Event::Subagent { inner, .. } => buffer_read(inner),
         _ => None,
     }
 }

@@ -311,3 +311,41 @@ async fn the_help_says_how_to_configure_an_editor() {
     );
     assert!(help.contains("CodeCompanion"), "{help}");
 }
+
+#[tokio::test]
+async fn the_model_reads_the_editor_s_unsaved_buffer() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::text("It says gamma."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let notes = notes.display().to_string();
+    let plan = json!({"fs": {&notes: "gamma, not yet saved\n"}, "steps": [{"prompt": "what is in notes.txt?"}]});
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["turns"][0]["stopReason"], "end_turn");
+    assert_eq!(seen["reads"], json!([notes]));
+    let read = &support::tern::tool_results(&mock.requests()[1])[0];
+    assert!(
+        read.contains("1| gamma, not yet saved") && !read.contains("alpha"),
+        "{read}"
+    );
+    // The file on disk is untouched.
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+}
+
+#[tokio::test]
+async fn an_editor_without_buffers_is_never_asked_for_one() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::text("It says alpha."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let seen = drive(&sdk, &sb, &mock, &[], json!({"steps": [{"prompt": "read notes.txt"}]})).await;
+    assert_eq!(seen["reads"], json!([]));
+    assert!(support::tern::tool_results(&mock.requests()[1])[0].contains("1| alpha"));
+}

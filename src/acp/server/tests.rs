@@ -12,7 +12,7 @@ struct Agents {
 }
 
 impl Host for Agents {
-    fn start(&self, cwd: &Path) -> Result<Started, String> {
+    fn start(&self, cwd: &Path, _editor_reads: bool) -> Result<Started, String> {
         let (ops, ops_rx) = unbounded_channel();
         let (events_tx, events) = unbounded_channel();
         self.started.lock().unwrap().push((ops_rx, events_tx));
@@ -25,7 +25,7 @@ impl Host for Agents {
         })
     }
 
-    fn load(&self, _id: &str, _cwd: &Path) -> Result<Started, String> {
+    fn load(&self, _id: &str, _cwd: &Path, _editor_reads: bool) -> Result<Started, String> {
         Err("no such session".into())
     }
 }
@@ -158,4 +158,47 @@ async fn requests_the_connection_cannot_serve_are_errors() {
         .send(json!({"jsonrpc": "2.0", "id": 7, "method": "session/load", "params": {"sessionId": "x", "cwd": "/w", "mcpServers": []}}))
         .await;
     assert_eq!(editor.next().await["error"]["message"], "no such session");
+}
+
+#[tokio::test]
+async fn a_read_asks_the_editor_that_offered_its_buffers() {
+    let host: &'static Agents = Box::leak(Box::default());
+    let mut editor = connect(host);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}});
+    editor.send(init).await;
+    assert_eq!(editor.next().await["result"]["protocolVersion"], 1);
+    new_session(&mut editor).await;
+    let (mut ops, events) = host.started.lock().unwrap().pop().unwrap();
+    events
+        .send(Event::ReadBuffer {
+            id: 12,
+            path: "/w/a.rs".into(),
+        })
+        .unwrap();
+    let asked = editor.next().await;
+    assert_eq!(asked["method"], "fs/read_text_file");
+    assert_eq!(asked["params"], json!({"sessionId": "s-/w", "path": "/w/a.rs"}));
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"content": "unsaved"}}))
+        .await;
+    assert_eq!(
+        ops.recv().await,
+        Some(Op::BufferText {
+            id: 12,
+            text: Some("unsaved".into())
+        })
+    );
+    // An editor that fails the read: the agent reads from disk.
+    events
+        .send(Event::ReadBuffer {
+            id: 13,
+            path: "/w/b.rs".into(),
+        })
+        .unwrap();
+    let asked = editor.next().await;
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -32603, "message": "no"}}))
+        .await;
+    assert_eq!(ops.recv().await, Some(Op::BufferText { id: 13, text: None }));
 }
