@@ -5,11 +5,17 @@
 use serde_json::{Value, json};
 use tern_protocol::{ApprovalMode, Event, FileDiff, PlanStatus, ToolDetails, ToolKind, ToolOutput};
 
+/// How much of a running call's live output an update carries (its end): ACP replaces a call's content with each
+/// update, so each carries the output so far, cut to its tail.
+const LIVE_OUTPUT: usize = 16 * 1024;
+
 /// What a live session has streamed, so the end of a message is not sent twice.
 #[derive(Default)]
 pub(crate) struct Stream {
     /// Whether deltas of the current message were sent (its `AssistantMessage` then adds nothing).
     streamed: bool,
+    /// The live output of the calls running, by call id.
+    output: std::collections::HashMap<String, String>,
 }
 
 impl Stream {
@@ -25,9 +31,39 @@ impl Stream {
                 vec![chunk("agent_thought_chunk", text)]
             }
             Event::AssistantMessage { .. } if std::mem::take(&mut self.streamed) => Vec::new(),
+            Event::ToolOutputDelta { call_id, chunk } => vec![self.output(call_id, chunk)],
+            Event::ToolCallEnd { call_id, .. } => {
+                self.output.remove(call_id);
+                recorded(event)
+            }
             Event::TurnStarted { .. } => Vec::new(),
             other => recorded(other),
         }
+    }
+}
+
+impl Stream {
+    /// A running call's output so far (its tail), cleaned.
+    fn output(&mut self, call_id: &str, chunk: &str) -> Value {
+        let output = self.output.entry(call_id.to_string()).or_default();
+        output.push_str(chunk);
+        if output.len() > 2 * LIVE_OUTPUT {
+            let mut cut = output.len() - LIVE_OUTPUT;
+            while !output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            output.drain(..cut);
+        }
+        let mut from = output.len().saturating_sub(LIVE_OUTPUT);
+        while !output.is_char_boundary(from) {
+            from += 1;
+        }
+        json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": "in_progress",
+            "content": [{"type": "content", "content": {"type": "text", "text": clean(&output[from..])}}],
+        })
     }
 }
 

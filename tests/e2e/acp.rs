@@ -349,3 +349,28 @@ async fn an_editor_without_buffers_is_never_asked_for_one() {
     assert_eq!(seen["reads"], json!([]));
     assert!(support::tern::tool_results(&mock.requests()[1])[0].contains("1| alpha"));
 }
+
+#[tokio::test]
+async fn a_command_s_output_shows_while_it_runs() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "echo live-line"})),
+        Reply::text("Printed."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let flags = ["--mode", "full-auto"];
+    let seen = drive(&sdk, &sb, &mock, &flags, json!({"steps": [{"prompt": "echo"}]})).await;
+    let updates = &seen["turns"][0]["updates"];
+    assert_eq!(seen["turns"][0]["permissions"], json!([]), "full-auto asks nothing");
+    let call = of_kind(updates, "tool_call")[0];
+    assert_eq!(call["kind"], "execute");
+    let statuses: Vec<&Value> = of_kind(updates, "tool_call_update")
+        .iter()
+        .map(|u| &u["status"])
+        .collect();
+    assert_eq!(statuses.first(), Some(&&json!("in_progress")), "{updates:#}");
+    assert_eq!(statuses.last(), Some(&&json!("completed")));
+    let live = of_kind(updates, "tool_call_update")[0]["content"][0]["content"]["text"].to_string();
+    assert!(live.contains("live-line"), "{live}");
+}

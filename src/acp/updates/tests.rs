@@ -103,3 +103,29 @@ fn the_plan_and_the_mode_are_told() {
         4
     );
 }
+
+#[test]
+fn a_running_call_s_output_is_sent_as_it_comes_cut_to_its_tail() {
+    let mut stream = Stream::default();
+    let delta = |chunk: &str| Event::ToolOutputDelta {
+        call_id: "c".into(),
+        chunk: chunk.into(),
+    };
+    stream.live(&delta("one\n"));
+    let update = stream.live(&delta("two\u{1b}[2J\n"));
+    assert_eq!(update[0]["status"], "in_progress");
+    let text = update[0]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.starts_with("one\ntwo") && !text.contains('\u{1b}'), "{text:?}");
+    let long = stream.live(&delta(&"é".repeat(LIVE_OUTPUT)));
+    let text = long[0]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.len() <= LIVE_OUTPUT && text.ends_with('é'), "{}", text.len());
+    // The end forgets it.
+    stream.live(&Event::ToolCallEnd {
+        call_id: "c".into(),
+        name: "exec".into(),
+        output: ToolOutput::text("done"),
+        duration_ms: 1,
+        full_output_path: None,
+    });
+    assert!(stream.output.is_empty());
+}
