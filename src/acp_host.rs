@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::acp::{Host, Started};
+use crate::acp::{EditorServer, Host, Offer, Started};
 use crate::config::{self, ConfigFile};
 use crate::mcp::McpManager;
 
@@ -32,11 +32,14 @@ impl AcpHost {
         }
     }
 
-    fn started(&self, workspace: &Path, resume: Option<PathBuf>, editor_reads: bool) -> Result<Started, String> {
-        let settings = config::settings(workspace, self.flags.clone()).map_err(|e| e.to_string())?;
+    fn started(&self, workspace: &Path, resume: Option<PathBuf>, offer: &Offer) -> Result<Started, String> {
+        let mut settings = config::settings(workspace, self.flags.clone()).map_err(|e| e.to_string())?;
+        for server in &offer.servers {
+            settings.mcp_servers.insert(server.name.clone(), server_table(server));
+        }
         let (config, info) =
             crate::host::config_for(&settings, workspace, resume.as_deref()).map_err(|e| e.to_string())?;
-        let handle = crate::agent::spawn(config.with_editor_buffers(editor_reads));
+        let handle = crate::agent::spawn(config.with_editor_buffers(offer.editor_reads));
         for line in info
             .warnings
             .iter()
@@ -59,15 +62,38 @@ impl AcpHost {
 }
 
 impl Host for AcpHost {
-    fn start(&self, cwd: &Path, editor_reads: bool) -> Result<Started, String> {
-        self.started(&workspace(cwd)?, None, editor_reads)
+    fn start(&self, cwd: &Path, offer: &Offer) -> Result<Started, String> {
+        self.started(&workspace(cwd)?, None, offer)
     }
 
-    fn load(&self, id: &str, cwd: &Path, editor_reads: bool) -> Result<Started, String> {
+    fn load(&self, id: &str, cwd: &Path, offer: &Offer) -> Result<Started, String> {
         let workspace = workspace(cwd)?;
         let path = crate::host::session_by_id(id, &workspace).map_err(|e| format!("{e:#}"))?;
-        self.started(&workspace, Some(path), editor_reads)
+        self.started(&workspace, Some(path), offer)
     }
+}
+
+/// An editor's MCP server as an `[mcp_servers.NAME]` table of tern's configuration.
+fn server_table(server: &EditorServer) -> toml::Value {
+    let pairs = |pairs: &[(String, String)]| {
+        let table: toml::Table = pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
+            .collect();
+        toml::Value::Table(table)
+    };
+    let mut table = toml::Table::new();
+    if server.transport == "stdio" {
+        table.insert("command".into(), server.command.clone().into());
+        let args = server.args.iter().cloned().map(toml::Value::String).collect();
+        table.insert("args".into(), toml::Value::Array(args));
+        table.insert("env".into(), pairs(&server.env));
+    } else {
+        table.insert("type".into(), server.transport.clone().into());
+        table.insert("url".into(), server.url.clone().into());
+        table.insert("headers".into(), pairs(&server.headers));
+    }
+    toml::Value::Table(table)
 }
 
 /// The session's directory with its links resolved, as `tern -C` takes it.

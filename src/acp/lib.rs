@@ -7,6 +7,7 @@
 mod permission;
 mod rpc;
 mod server;
+mod servers;
 mod updates;
 
 use std::path::Path;
@@ -15,17 +16,26 @@ use tern_protocol::{ApprovalMode, Event, Op};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 pub use server::serve;
+pub use servers::EditorServer;
 
 /// The ACP version spoken (the stable one).
 pub const PROTOCOL_VERSION: u64 = 1;
 
 /// What the frontend asks of the composition root: sessions, started from the configuration of their directory.
 pub trait Host {
-    /// Starts a new session working in `cwd` (an absolute directory). `editor_reads`: the editor offered its buffers
-    /// (`fs.readTextFile`), so the session's reads ask for them (`Event::ReadBuffer`).
-    fn start(&self, cwd: &Path, editor_reads: bool) -> Result<Started, String>;
-    /// Loads session `id` of the workspace `cwd` to continue it.
-    fn load(&self, id: &str, cwd: &Path, editor_reads: bool) -> Result<Started, String>;
+    /// Starts a new session working in `cwd` (an absolute directory) with what the editor offers it.
+    fn start(&self, cwd: &Path, offer: &Offer) -> Result<Started, String>;
+    /// Loads session `id` of the workspace `cwd` to continue it, with what the editor offers it.
+    fn load(&self, id: &str, cwd: &Path, offer: &Offer) -> Result<Started, String>;
+}
+
+/// What the editor brings to a session.
+#[derive(Debug, Default)]
+pub struct Offer {
+    /// It offered its buffers (`fs.readTextFile`): the session's reads ask for them (`Event::ReadBuffer`).
+    pub editor_reads: bool,
+    /// MCP servers for the session, beside the configured ones (an editor's replaces a configured one of its name).
+    pub servers: Vec<EditorServer>,
 }
 
 /// A session the host started or loaded.

@@ -12,7 +12,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::rpc::{self, Incoming, Outgoing};
 use crate::updates::{self, Stream};
-use crate::{Host, PROTOCOL_VERSION, Started};
+use crate::{Host, Offer, PROTOCOL_VERSION, Started};
 
 /// Why an MCP server's request for input is declined: ACP has no way to ask the editor.
 const NO_ELICITATION: &str = "tern acp cannot ask the editor for an MCP server's input";
@@ -107,17 +107,16 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
             "authenticate" => Ok(Some(json!({}))),
             "session/new" => {
                 let new: NewSession = parse(params)?;
-                let started = self
-                    .host
-                    .start(absolute(&new.cwd)?, self.editor_reads)
-                    .map_err(internal)?;
+                let offer = self.offer(&new.mcp_servers);
+                let started = self.host.start(absolute(&new.cwd)?, &offer).map_err(internal)?;
                 Ok(Some(self.open(started, false).await))
             }
             "session/load" => {
                 let load: LoadSession = parse(params)?;
+                let offer = self.offer(&load.mcp_servers);
                 let mut started = self
                     .host
-                    .load(&load.session_id, absolute(&load.cwd)?, self.editor_reads)
+                    .load(&load.session_id, absolute(&load.cwd)?, &offer)
                     .map_err(internal)?;
                 // The editor goes on naming it as it did.
                 started.id = load.session_id;
@@ -305,6 +304,13 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
             .await;
     }
 
+    fn offer(&self, servers: &Value) -> Offer {
+        Offer {
+            editor_reads: self.editor_reads,
+            servers: crate::servers::read(servers),
+        }
+    }
+
     fn session(&self, id: &str) -> Result<&Session, (i64, String)> {
         self.sessions
             .get(id)
@@ -375,6 +381,7 @@ fn initialize() -> Value {
         "agentCapabilities": {
             "loadSession": true,
             "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
+            "mcpCapabilities": {"http": true, "sse": true},
         },
         "authMethods": [],
         "agentInfo": {"name": "tern", "version": env!("CARGO_PKG_VERSION")},
@@ -409,6 +416,8 @@ fn prompt_text(blocks: &[Value]) -> String {
 #[serde(rename_all = "camelCase")]
 struct NewSession {
     cwd: String,
+    #[serde(default)]
+    mcp_servers: Value,
 }
 
 #[derive(Deserialize)]
@@ -416,6 +425,8 @@ struct NewSession {
 struct LoadSession {
     session_id: String,
     cwd: String,
+    #[serde(default)]
+    mcp_servers: Value,
 }
 
 #[derive(Deserialize)]

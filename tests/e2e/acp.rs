@@ -374,3 +374,27 @@ async fn a_command_s_output_shows_while_it_runs() {
     let live = of_kind(updates, "tool_call_update")[0]["content"][0]["content"]["text"].to_string();
     assert!(live.contains("live-line"), "{live}");
 }
+
+#[tokio::test]
+async fn the_editor_s_mcp_server_serves_the_session() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("mcp_fx_stats", json!({})),
+        Reply::text("The server answered."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/mcp/fixture_server.js");
+    let plan = json!({
+        "mcpServers": [{"name": "fx", "command": "node", "args": [server], "env": []}],
+        "answers": ["allow_once"],
+        "steps": [{"prompt": "ask the server"}],
+    });
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["initialize"]["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    assert_eq!(seen["turns"][0]["stopReason"], "end_turn");
+    let offered = mock.requests()[0]["tools"].to_string();
+    assert!(offered.contains("mcp_fx_stats"), "{offered}");
+    let result = &support::tern::tool_results(&mock.requests()[1])[0];
+    assert!(result.contains("\"lists\""), "{result}");
+}

@@ -12,7 +12,7 @@ struct Agents {
 }
 
 impl Host for Agents {
-    fn start(&self, cwd: &Path, _editor_reads: bool) -> Result<Started, String> {
+    fn start(&self, cwd: &Path, _offer: &Offer) -> Result<Started, String> {
         let (ops, ops_rx) = unbounded_channel();
         let (events_tx, events) = unbounded_channel();
         self.started.lock().unwrap().push((ops_rx, events_tx));
@@ -25,7 +25,7 @@ impl Host for Agents {
         })
     }
 
-    fn load(&self, _id: &str, _cwd: &Path, _editor_reads: bool) -> Result<Started, String> {
+    fn load(&self, _id: &str, _cwd: &Path, _offer: &Offer) -> Result<Started, String> {
         Err("no such session".into())
     }
 }

@@ -5,6 +5,7 @@
 // The plan (JSON, argv[2]):
 //   command: [program, ...args]   how to start tern acp; env: its environment; cwd: the session's directory
 //   load: "ID"                    load this session instead of making a new one
+//   mcpServers: [...]             the MCP servers the editor gives the session
 //   fs: {path: text}              the editor's unsaved buffers: offered as fs.readTextFile, and writes land here
 //   answers: ["allow_once", ...]  the options chosen for tern's permission requests, in order
 //   steps: [{prompt: "text", cancelOnChunk?: true, cancelOnPermission?: true} | {setMode: "ask"}]
@@ -72,12 +73,13 @@ try {
       clientCapabilities: { fs: { readTextFile: fs, writeTextFile: fs }, terminal: false },
       clientInfo: { name: "tern-e2e", version: "1.0.0" },
     });
+    const mcpServers = plan.mcpServers ?? [];
     let sessionId = plan.load;
     if (sessionId) {
-      const loaded = await agent.request(methods.agent.session.load, { sessionId, cwd: plan.cwd, mcpServers: [] });
+      const loaded = await agent.request(methods.agent.session.load, { sessionId, cwd: plan.cwd, mcpServers });
       result.modes = loaded.modes;
     } else {
-      const made = await agent.request(methods.agent.session.new, { cwd: plan.cwd, mcpServers: [] });
+      const made = await agent.request(methods.agent.session.new, { cwd: plan.cwd, mcpServers });
       sessionId = made.sessionId;
       result.modes = made.modes;
     }
