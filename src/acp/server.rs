@@ -397,7 +397,11 @@ fn prompt_text(blocks: &[Value]) -> String {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
             Some("resource_link") => {
                 let uri = block["uri"].as_str().unwrap_or_default();
+                if !text.is_empty() && !text.ends_with(char::is_whitespace) {
+                    text.push(' ');
+                }
                 text.push_str(uri.strip_prefix("file://").unwrap_or(uri));
+                text.push(' ');
             }
             Some("resource") => {
                 let resource = &block["resource"];
