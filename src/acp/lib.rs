@@ -5,6 +5,7 @@
 //! composition root gives. Nothing but protocol messages is written to stdout, masked and escaped (`rpc`).
 
 mod permission;
+mod requests;
 mod rpc;
 mod server;
 mod servers;

@@ -2,14 +2,13 @@
 //! requests (permission prompts) waited for, all on one task, so no state is shared.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_protocol::{ApprovalMode, ApprovalRequest, ElicitationAnswer, Event, Op, TurnEnd};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+use crate::requests::{LoadSession, NewSession, Prompt, SetMode, absolute, internal, parse, prompt_text};
 use crate::rpc::{self, Incoming, Outgoing};
 use crate::updates::{self, Stream};
 use crate::{Host, Offer, PROTOCOL_VERSION, Started};
@@ -386,81 +385,6 @@ fn initialize() -> Value {
         "authMethods": [],
         "agentInfo": {"name": "tern", "version": env!("CARGO_PKG_VERSION")},
     })
-}
-
-/// A prompt's blocks as the user's message: text as it is, a linked file by its path (`@path`, which tern reads
-/// through its tools when the model asks), an embedded file with its text.
-fn prompt_text(blocks: &[Value]) -> String {
-    let mut text = String::new();
-    for block in blocks {
-        match block["type"].as_str() {
-            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
-            Some("resource_link") => {
-                let uri = block["uri"].as_str().unwrap_or_default();
-                if !text.is_empty() && !text.ends_with(char::is_whitespace) {
-                    text.push(' ');
-                }
-                text.push_str(uri.strip_prefix("file://").unwrap_or(uri));
-                text.push(' ');
-            }
-            Some("resource") => {
-                let resource = &block["resource"];
-                if let Some(body) = resource["text"].as_str() {
-                    let uri = resource["uri"].as_str().unwrap_or_default();
-                    text.push_str(&format!("\n<file uri=\"{uri}\">\n{body}\n</file>\n"));
-                }
-            }
-            _ => {}
-        }
-    }
-    text
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct NewSession {
-    cwd: String,
-    #[serde(default)]
-    mcp_servers: Value,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LoadSession {
-    session_id: String,
-    cwd: String,
-    #[serde(default)]
-    mcp_servers: Value,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Prompt {
-    session_id: String,
-    prompt: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SetMode {
-    session_id: String,
-    mode_id: String,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, (i64, String)> {
-    serde_json::from_value(params).map_err(|e| (rpc::INVALID_PARAMS, e.to_string()))
-}
-
-fn absolute(cwd: &str) -> Result<&Path, (i64, String)> {
-    let path = Path::new(cwd);
-    match path.is_absolute() {
-        true => Ok(path),
-        false => Err((rpc::INVALID_PARAMS, format!("cwd must be absolute: {cwd}"))),
-    }
-}
-
-fn internal(message: String) -> (i64, String) {
-    (rpc::INTERNAL_ERROR, message)
 }
 
 #[cfg(test)]

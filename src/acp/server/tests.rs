@@ -1,6 +1,7 @@
 //! The connection over in-memory pipes, with a host whose sessions are channels the test plays the agent on.
 use super::*;
 
+use std::path::Path;
 use std::sync::Mutex;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -201,19 +202,4 @@ async fn a_read_asks_the_editor_that_offered_its_buffers() {
         .send(json!({"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -32603, "message": "no"}}))
         .await;
     assert_eq!(ops.recv().await, Some(Op::BufferText { id: 13, text: None }));
-}
-
-#[test]
-fn a_prompt_s_blocks_become_the_user_s_message() {
-    let blocks = [
-        json!({"type": "text", "text": "explain"}),
-        json!({"type": "resource_link", "uri": "file:///w/src/lib.rs", "name": "lib.rs"}),
-        json!({"type": "text", "text": "and"}),
-        json!({"type": "resource", "resource": {"uri": "file:///w/a.txt", "text": "alpha"}}),
-        json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
-    ];
-    assert_eq!(
-        prompt_text(&blocks),
-        "explain /w/src/lib.rs and\n<file uri=\"file:///w/a.txt\">\nalpha\n</file>\n"
-    );
 }
