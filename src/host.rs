@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use anyhow::Context;
+
 use crate::config::Settings;
 use crate::mcp::{self, McpManager};
 use crate::protocol::{Event, Message};
@@ -521,6 +523,23 @@ fn start_mcp(
     };
     let manager = Some(McpManager::start_with(config.servers, wait, setup));
     Ok((StartedMcp { manager, wait }, warnings))
+}
+
+/// The log of session `id` (a unique prefix is enough), which must belong to `workspace`: its tools would otherwise
+/// work on another directory than the conversation was about.
+pub fn session_by_id(id: &str, workspace: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let path = crate::session::list::find(&crate::config::data_dir(), id)?;
+    let meta = crate::session::log::read_meta(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    if std::path::Path::new(&meta.workspace) != workspace {
+        anyhow::bail!(
+            "session {} belongs to {}; resume it there: tern -C {} resume {}",
+            meta.id,
+            meta.workspace,
+            meta.workspace,
+            meta.id
+        );
+    }
+    Ok(path)
 }
 
 /// Starts a session's agent task from settings.

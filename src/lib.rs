@@ -6,9 +6,11 @@ pub mod clipboard;
 pub mod config;
 pub mod demo;
 
+pub mod acp_host;
 pub mod host;
 pub mod tui_host;
 
+pub use tern_acp as acp;
 pub use tern_agent as agent;
 pub use tern_agent::hooks;
 pub use tern_commands as commands;

@@ -176,7 +176,24 @@ enum Command {
     /// MCP servers.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Be driven by an editor over the Agent Client Protocol (JSON-RPC on stdin and stdout).
+    #[command(long_about = ACP_HELP)]
+    Acp,
 }
+
+/// `tern acp --help`: what it is and how editors are told to start it.
+const ACP_HELP: &str = "Be driven by an editor over the Agent Client Protocol (ACP): JSON-RPC messages, one a line, on \
+stdin and stdout. The editor opens sessions (each in its project's directory, with that directory's configuration), \
+sends prompts, shows the answer, the tool calls and their diffs as they stream, and answers tern's approval prompts \
+(allow once, allow always, reject); it can cancel a turn, switch the approval mode and load an earlier session. The \
+flags given here (--model, --mode, --provider, ...) apply to every session.\n\n\
+Zed (settings.json):\n\
+  \"agent_servers\": { \"tern\": { \"type\": \"custom\", \"command\": \"tern\", \"args\": [\"acp\"] } }\n\n\
+Neovim (CodeCompanion, avante), Emacs (agent-shell), JetBrains and other ACP clients: give `tern acp` as the \
+agent's command (CodeCompanion: an `adapters.acp` entry extending `gemini_cli` with commands.default = \
+{ \"tern\", \"acp\" }).\n\n\
+Keys come from tern's configuration and environment as usual (the editor passes its environment on). Nothing but \
+protocol messages is written to stdout; warnings go to stderr, logs to tern's log file.";
 
 #[derive(Subcommand)]
 enum McpCommand {
@@ -347,7 +364,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     match command {
         Some(Command::Run(args)) => headless_run(&cli.global, args, &workspace),
         Some(Command::Resume { id: Some(id) }) => {
-            let path = session_by_id(&id, &workspace)?;
+            let path = tern::host::session_by_id(&id, &workspace)?;
             interactive(&cli.global, &workspace, Some(path), false, None)
         }
         Some(Command::Resume { id: None }) => {
@@ -371,12 +388,33 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Export(args)) => export::export(args, &workspace),
         Some(Command::Mcp(command)) => mcp_command(command, &cli.global, &workspace),
+        Some(Command::Acp) => acp(&cli.global),
         None if cli.continue_session => {
             let path = tern::session::list::latest(&config::data_dir(), &workspace.display().to_string())?;
             interactive(&cli.global, &workspace, Some(path), false, cli.prompt)
         }
         None => interactive(&cli.global, &workspace, None, cli.demo, cli.prompt),
     }
+}
+
+/// `tern acp`: serves an editor on stdin and stdout until it closes stdin.
+fn acp(global: &GlobalArgs) -> anyhow::Result<i32> {
+    let _log = init_logging();
+    let host = tern::acp_host::AcpHost::new(flag_layer(global));
+    // Copies of stdin and stdout as files read and written on the blocking pool (they may be pipes, files or a
+    // terminal); nothing else writes to stdout.
+    use std::os::fd::AsFd;
+    let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    let output = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let (input, output) = (tokio::fs::File::from_std(input), tokio::fs::File::from_std(output));
+        tern::acp::serve(&host, input, output).await;
+        host.shut_down().await;
+    });
+    // Commands the agents could not stop in time are dropped with the runtime, which kills their process groups.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(0)
 }
 
 /// `tern mcp …`: needs the configuration files, not a model provider.
@@ -436,23 +474,6 @@ fn mcp_command(command: McpCommand, global: &GlobalArgs, workspace: &std::path::
             mcp_manage::get(args, workspace, flag_layer(global))
         }
     }
-}
-
-/// The log of session `id` (a unique prefix is enough), which must belong to `workspace`: its tools would otherwise
-/// work on another directory than the conversation was about.
-fn session_by_id(id: &str, workspace: &std::path::Path) -> anyhow::Result<PathBuf> {
-    let path = tern::session::list::find(&config::data_dir(), id)?;
-    let meta = tern::session::log::read_meta(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    if std::path::Path::new(&meta.workspace) != workspace {
-        anyhow::bail!(
-            "session {} belongs to {}; resume it there: tern -C {} resume {}",
-            meta.id,
-            meta.workspace,
-            meta.workspace,
-            meta.id
-        );
-    }
-    Ok(path)
 }
 
 /// `tern mcp list`: needs the configuration files, not a model provider.
@@ -533,7 +554,7 @@ fn headless_run(global: &GlobalArgs, args: RunArgs, workspace: &std::path::Path)
         return Ok(2);
     }
     let resume = match (&args.resume, args.continue_session) {
-        (Some(id), _) => Some(session_by_id(id, workspace)?),
+        (Some(id), _) => Some(tern::host::session_by_id(id, workspace)?),
         (None, true) => Some(tern::session::list::latest(
             &config::data_dir(),
             &workspace.display().to_string(),

@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tern-agent", 4),
     // Frontends that know only the protocol (and the ground floor's text cleaning and masking).
     ("tern-headless", 4),
+    ("tern-acp", 4),
     ("tern-tui", 4),
     // The composition root: configuration, starting sessions, the frontends and the command line.
     ("tern", 5),
@@ -86,11 +87,11 @@ fn every_crate_depends_only_on_lower_layers() {
 }
 
 /// The frontends know the protocol and the ground floor's helpers, and reach everything else through their session
-/// host (`tern_tui::Host`, `tern_headless::Session`): no frontend imports the agent, the tools, the providers, the
+/// host (`tern_tui::Host`, `tern_headless::Session`, `tern_acp::Host`): no frontend imports the agent, the tools, the providers, the
 /// session store or the configuration.
 #[test]
 fn the_frontends_depend_only_on_the_ground_floor() {
-    const FRONTENDS: [&str; 2] = ["tern-tui", "tern-headless"];
+    const FRONTENDS: [&str; 3] = ["tern-tui", "tern-headless", "tern-acp"];
     const ALLOWED: [&str; 5] = ["tern-protocol", "tern-text", "tern-fs", "tern-secrets", "tern-commands"];
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)

@@ -328,6 +328,7 @@ impl<'a> Pipeline<'a> {
             files: Arc::clone(self.files),
             full_output: Some(full_output.clone()),
             limits,
+            buffers: self.shared.buffers(),
         };
         // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
         let run = async {

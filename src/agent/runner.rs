@@ -38,6 +38,8 @@ pub struct AgentConfig {
     lsp: Option<Arc<tern_lsp::Servers>>,
     catalog: Option<Arc<tern_provider::models::Catalog>>,
     rules: Option<Arc<dyn crate::approval::RuleStore>>,
+    /// Reads ask the frontend for an editor's text (`Event::ReadBuffer`).
+    editor_buffers: bool,
 }
 
 impl AgentConfig {
@@ -78,6 +80,7 @@ impl AgentConfig {
             lsp: None,
             catalog: None,
             rules: None,
+            editor_buffers: false,
         }
     }
 
@@ -187,6 +190,13 @@ impl AgentConfig {
         self
     }
 
+    /// Reads ask the frontend for the editor's text of a file (`Event::ReadBuffer`, answered by `Op::BufferText`):
+    /// for `tern acp`, when the editor offers it. The path policy and the gate still decide every read.
+    pub fn with_editor_buffers(mut self, offered: bool) -> Self {
+        self.editor_buffers = offered;
+        self
+    }
+
     /// Where "always" answers that save their rules write them (`None` unless set: they hold for the session).
     pub fn with_rule_store(mut self, rules: Arc<dyn crate::approval::RuleStore>) -> Self {
         self.rules = Some(rules);
@@ -230,6 +240,9 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         config.rules,
         config.lsp,
     );
+    if config.editor_buffers {
+        shared.offer_buffers();
+    }
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let policy = Arc::new(config.policy);

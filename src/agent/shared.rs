@@ -44,6 +44,10 @@ struct Questions {
     approvals: HashMap<u64, oneshot::Sender<ApprovalDecision>>,
     /// MCP servers' requests for input waiting for the user, by the id of their `Event::Elicitation`.
     elicitations: HashMap<u64, oneshot::Sender<ElicitationAnswer>>,
+    /// Reads waiting for the editor's text, by the id of their `Event::ReadBuffer`.
+    buffers: HashMap<u64, oneshot::Sender<Option<String>>>,
+    /// The frontend offered an editor's buffers: reads ask it (`buffers.rs`).
+    editor: bool,
 }
 
 impl Default for Questions {
@@ -52,6 +56,8 @@ impl Default for Questions {
             next_id: 1,
             approvals: HashMap::new(),
             elicitations: HashMap::new(),
+            buffers: HashMap::new(),
+            editor: false,
         }
     }
 }
@@ -415,5 +421,6 @@ fn forward_elicitations(
     });
 }
 
+mod buffers;
 #[cfg(test)]
 mod tests;

@@ -200,6 +200,13 @@ pub enum Op {
     ProcessStop {
         id: String,
     },
+    /// The answer to an `Event::ReadBuffer`: the text the editor has for the file (its unsaved buffer, or the file as
+    /// it reads it), or `None` when it has none: the file is then read from disk.
+    BufferText {
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
 }
 
 /// What a custom command's turn is: its prompt, whose `` !`cmd` `` commands and `@path` files the agent fills in
@@ -614,6 +621,12 @@ pub enum Event {
     ProcessExited {
         id: String,
         end: process::ProcessEnd,
+    },
+    /// A read wants the editor's text of `path` (absolute, already allowed by the path policy): only for a frontend
+    /// that offered the editor's buffers (`tern acp`). Answered by `Op::BufferText`; not recorded.
+    ReadBuffer {
+        id: u64,
+        path: String,
     },
 }
 

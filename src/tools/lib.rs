@@ -131,6 +131,16 @@ pub struct ToolContext {
     pub full_output: Option<std::path::PathBuf>,
     /// How the approval step limits a command this call runs (exec only).
     pub limits: exec::ExecLimits,
+    /// Where `read_file` gets a file's text when an editor drives the session (`tern acp`); `None`: from disk.
+    pub buffers: Option<Arc<dyn Buffers>>,
+}
+
+/// An editor's view of the files (its unsaved buffers): asked for a file's text once the path policy allowed the
+/// read. It only replaces where the bytes come from; the policy, the gate and the key check still apply.
+#[async_trait::async_trait]
+pub trait Buffers: Send + Sync {
+    /// The editor's text of `path`, or `None` when it has none (the file is then read from disk).
+    async fn text(&self, path: &std::path::Path) -> Option<String>;
 }
 
 impl ToolContext {
@@ -143,6 +153,7 @@ impl ToolContext {
             files: Arc::new(FileTracker::default()),
             full_output: None,
             limits: exec::ExecLimits::default(),
+            buffers: None,
         }
     }
 }

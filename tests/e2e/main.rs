@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod claude_project;
 mod commands_e2e;
 mod compaction;

@@ -451,6 +451,7 @@ impl Pipeline<'_> {
             files: Arc::clone(self.files),
             full_output: None,
             limits: Default::default(),
+            buffers: None,
         };
         propose_prepared(prepared, &ctx).await.transpose()
     }

@@ -53,6 +53,10 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
             shared.answer_elicitation(id, reply);
             Sorted::Done
         }
+        Op::BufferText { id, text } => {
+            shared.answer_buffer(id, text);
+            Sorted::Done
+        }
         Op::SetApprovalMode { mode } => {
             shared.set_mode(mode);
             Sorted::Done
@@ -100,6 +104,7 @@ fn interrupt(shared: &Shared, cancel: Option<&CancellationToken>) {
     }
     shared.interrupt_background();
     shared.cancel_elicitations();
+    shared.cancel_buffer_reads();
 }
 
 /// What arrived while the agent was busy, for after.

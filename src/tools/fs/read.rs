@@ -109,6 +109,13 @@ impl Tool for ReadFileTool {
             files: Arc::clone(&ctx.files),
             cancel: ctx.cancel.clone(),
         };
+        // The editor's buffer, when an editor drives the session: what the user sees, saved or not.
+        if let Some(buffers) = &ctx.buffers
+            && let Some(text) = buffers.text(&request.resolved).await
+            && !text.contains('\0')
+        {
+            return run_blocking(move || request.run_text(text)).await;
+        }
         run_blocking(move || request.run()).await
     }
 }
@@ -158,11 +165,7 @@ impl Request {
         // A file holding a known key is refused whole: a window, a cut long line or an offset would show the key in
         // pieces that masking (which matches the whole value) cannot catch. Checked on the handle that is read.
         if tern_secrets::holds_key(&file).map_err(|e| self.io(e))? {
-            return Err(ToolError::Invalid(format!(
-                "'{}' holds a key tern knows (an API key or another secret it was given), so it is not shown, whole \
-                 or in part. If you need its other contents, ask the user.",
-                self.display
-            )));
+            return Err(self.holds_key());
         }
         let mut reader = BufReader::with_capacity(READ_BUFFER, file);
         let head = sniff_head(&mut reader).map_err(|e| self.io(e))?;
@@ -206,6 +209,35 @@ impl Request {
             hash: window.hash,
         };
         Ok(self.text_output(window, stamp, utf16))
+    }
+
+    /// `run` over the text an editor has for the file (its unsaved buffer): the same window, the same refusal of a
+    /// known key. Its stamp has no modification time, so a later read of the file on disk is never taken for it.
+    pub(super) fn run_text(&self, text: String) -> Result<ToolOutput, ToolError> {
+        if matches!(tern_secrets::mask(&text), std::borrow::Cow::Owned(_)) {
+            return Err(self.holds_key());
+        }
+        if text.is_empty() {
+            let empty = ToolDetails::Read {
+                path: self.display.clone(),
+                first_line: 0,
+                last_line: 0,
+                total_lines: Some(0),
+            };
+            let shown = format!("(File {} is empty in the editor: 0 bytes.)", self.display);
+            return Ok(ToolOutput::text(shown).with_details(empty));
+        }
+        let len = text.len() as u64;
+        let window = self.window(LineReader::new(
+            std::io::Cursor::new(text.into_bytes()),
+            self.cancel.clone(),
+        ))?;
+        let stamp = FileStamp {
+            modified: None,
+            len,
+            hash: window.hash,
+        };
+        Ok(self.text_output(window, stamp, None))
     }
 
     /// Skips to `offset`, reads the window, then looks a little further to know what follows.
@@ -390,6 +422,14 @@ impl Request {
         )
     }
 
+    fn holds_key(&self) -> ToolError {
+        ToolError::Invalid(format!(
+            "'{}' holds a key tern knows (an API key or another secret it was given), so it is not shown, whole or in \
+             part. If you need its other contents, ask the user.",
+            self.display
+        ))
+    }
+
     fn io(&self, e: std::io::Error) -> ToolError {
         ToolError::io(self.display.clone(), e)
     }
@@ -509,6 +549,8 @@ fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+#[cfg(test)]
+mod buffer_tests;
 #[cfg(test)]
 mod tests;
 

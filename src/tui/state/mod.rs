@@ -298,6 +298,8 @@ impl AppState {
             | Event::SubagentDelivered { .. }) => self.apply_subagent(event),
             // Live processes have no pane yet.
             Event::ProcessStarted { .. } | Event::ProcessOutput { .. } | Event::ProcessExited { .. } => {}
+            // Only a frontend that offered an editor's buffers is asked for one (`tern acp`).
+            Event::ReadBuffer { .. } => {}
         }
     }
 
