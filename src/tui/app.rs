@@ -350,6 +350,12 @@ impl App {
         }
     }
 
+    /// Nothing on screen moves and no deadline waits: the terminal loop sleeps, drawing no frame, until input or an
+    /// agent event comes (a live process that prints nothing costs nothing).
+    pub fn at_rest(&self) -> bool {
+        !self.animating() && self.wake_at().is_none()
+    }
+
     pub(crate) fn animating(&self) -> bool {
         self.state.animating() || self.layers.iter().any(|l| l.animating())
     }
@@ -687,6 +693,7 @@ impl App {
     pub(crate) fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
         self.planned_bottom = None;
         self.state.expire_flash(Instant::now());
+        self.forget_gone_focus();
         let areas = self.areas(area);
         if self.overlaid(&areas) || super::view::start::shown(&self.state) {
             return None;
@@ -795,6 +802,7 @@ impl App {
         #[cfg(debug_assertions)]
         test_panic_in_view(&self.state);
         self.state.expire_flash(Instant::now());
+        self.forget_gone_focus();
         let area = frame.area();
         let areas = self.areas(area);
         let overlaid = self.overlaid(&areas);

@@ -22,7 +22,7 @@ pub(crate) struct Focus {
 
 impl App {
     /// Gives the keys to live process `id`.
-    pub(crate) fn focus_process(&mut self, id: &str) {
+    pub fn focus_process(&mut self, id: &str) {
         if self.state.processes.get(id).is_none() {
             self.state.flash(format!("no live process {}", tern_text::one_line(id)));
             return;
@@ -89,6 +89,16 @@ impl App {
         let data = key_bytes::paste(text, process.screen().bracketed_paste());
         self.send(Op::ProcessInput { id, data });
         true
+    }
+
+    /// Drops the focus when its process is gone (another session came on screen with `/resume`: its state knows no
+    /// such process). Before a frame, so no part of it shows a focus that is not there.
+    pub(super) fn forget_gone_focus(&mut self) {
+        if let Some(focus) = &self.focus
+            && self.state.processes.get(&focus.id).is_none()
+        {
+            self.focus = None;
+        }
     }
 
     /// Draws the focused process over `area` (all but the status bar): a header, then its screen. A view of another

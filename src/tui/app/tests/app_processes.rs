@@ -222,3 +222,16 @@ fn focusing_an_unknown_process_says_so() {
         Some("no live process p9")
     );
 }
+
+#[test]
+fn a_focus_whose_process_went_away_ends_at_the_next_frame() {
+    let mut h = harness();
+    started(&mut h);
+    h.app.focus_process("p1");
+    // Another session came on screen (`/resume` replaces the state).
+    h.app.state = crate::state::AppState::new();
+    let screen = h.screen(80, 12);
+    assert_eq!(h.app.focused_process(), None);
+    assert!(screen.contains("Ctrl+T history"), "{screen}");
+    assert!(h.sent().is_empty());
+}
