@@ -196,3 +196,73 @@ fn a_short_screen_shows_only_its_rows() {
     assert_eq!(shown_rows(process.screen(), PANE_ROWS), 0..2);
     assert_eq!(pane(process, 50, &Theme::dark()).len(), 3);
 }
+
+/// Hostile and odd output in any order, with resizes between: the emulator and the drawing never panic, and no cell
+/// drawn holds a character a terminal would act on.
+#[test]
+fn scrambled_escape_sequences_and_resizes_never_break_the_screen() {
+    const PIECES: &[&str] = &[
+        "\u{1b}[",
+        "\u{1b}]",
+        "\u{1b}P",
+        "\u{1b}\\",
+        "\u{7}",
+        "99999999",
+        "4294967296",
+        ";",
+        ":",
+        "?1049h",
+        "?1049l",
+        "?2004h",
+        "?25l",
+        "L",
+        "M",
+        "@",
+        "P",
+        "X",
+        "S",
+        "T",
+        "r",
+        "H",
+        "J",
+        "K",
+        "m",
+        "38;5;300",
+        "48;2;1;2",
+        "52;c;AAAA",
+        "日本",
+        "e\u{301}",
+        "\u{200d}",
+        "\u{202e}",
+        "\u{9b}",
+        "\u{fffd}",
+        "\r",
+        "\n",
+        "\t",
+        "\u{8}",
+        "x",
+        "\u{1b}7",
+        "\u{1b}8",
+        "\u{1b}M",
+        "\u{1b}c",
+    ];
+    let mut state = started(30, 8);
+    let mut seed = 7u64;
+    let mut next = |n: usize| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    for step in 0..4_000 {
+        let chunk: String = (0..1 + next(12)).map(|_| PIECES[next(PIECES.len())]).collect();
+        state.apply(Event::ProcessOutput { id: "p1".into(), chunk });
+        if step % 97 == 0 {
+            state.resize_process("p1", 1 + next(80) as u16, 1 + next(30) as u16);
+        }
+        if step % 50 == 0 {
+            let process = state.processes.get("p1").unwrap();
+            let (cols, rows) = process.size();
+            assert_inert(&drawn(&state, cols, rows));
+            pane(process, 40, &Theme::dark());
+        }
+    }
+}
