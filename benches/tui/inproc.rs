@@ -212,7 +212,7 @@ impl Harness {
                 CellKind::Subagent(_) => "subagent".into(),
             };
             let clock = Clock::start();
-            lines += render_cell(cell, &state.calls, width, &self.app.theme, None).len();
+            lines += render_cell(cell, &state.calls, &state.processes, width, &self.app.theme, None).len();
             by_kind.entry(kind).or_default().push(clock.stop());
         }
         (lines, by_kind)

@@ -26,6 +26,7 @@ use tern_protocol::{ApprovalMode, Event, Op, ToolDetails, TurnEnd};
 
 mod bottom;
 mod commands;
+mod focus;
 mod reveal;
 mod toggles;
 
@@ -51,6 +52,11 @@ pub fn slash_commands() -> Vec<SlashCommand> {
         SlashCommand::new("history", "", "browse every tool call and its result"),
         SlashCommand::new("diff", "", "every edit of this session, full screen"),
         SlashCommand::new("mcp", "", "MCP servers, their state and tools"),
+        SlashCommand::new(
+            "ps",
+            "",
+            "live processes: type into one (Ctrl+] gives the keys back), stop one",
+        ),
         SlashCommand::new(
             "trust",
             "",
@@ -170,6 +176,8 @@ pub struct App {
     /// What the last frame drew under the transcript, and what this one will (`bottom.rs`).
     shown_bottom: bottom::Shown,
     planned_bottom: Option<bottom::Planned>,
+    /// The live process that has the keys (`focus.rs`).
+    pub(crate) focus: Option<focus::Focus>,
 }
 
 impl App {
@@ -213,6 +221,7 @@ impl App {
             awaiting_reply: false,
             shown_bottom: Default::default(),
             planned_bottom: None,
+            focus: None,
         }
     }
 
@@ -341,6 +350,12 @@ impl App {
         }
     }
 
+    /// Nothing on screen moves and no deadline waits: the terminal loop sleeps, drawing no frame, until input or an
+    /// agent event comes (a live process that prints nothing costs nothing).
+    pub fn at_rest(&self) -> bool {
+        !self.animating() && self.wake_at().is_none()
+    }
+
     pub(crate) fn animating(&self) -> bool {
         self.state.animating() || self.layers.iter().any(|l| l.animating())
     }
@@ -369,6 +384,7 @@ impl App {
         if let Some(layer) = self.layers.last_mut() {
             let mut ctx = Ctx::new(View {
                 calls: &self.state.calls,
+                processes: &self.state.processes,
                 theme: &self.theme,
             });
             let handled = layer.handle_paste(text, &mut ctx);
@@ -378,6 +394,9 @@ impl App {
                 return;
             }
         }
+        if self.focus_paste(text) {
+            return;
+        }
         self.composer.handle_paste(text);
     }
 
@@ -386,6 +405,7 @@ impl App {
         if let Some(layer) = self.layers.last_mut() {
             let mut ctx = Ctx::new(View {
                 calls: &self.state.calls,
+                processes: &self.state.processes,
                 theme: &self.theme,
             });
             let handled = layer.handle_key(key, &mut ctx);
@@ -407,6 +427,10 @@ impl App {
                 self.composer_key(key);
                 return;
             }
+        }
+        // A process with the keys gets them all, Ctrl+C too (it is the program's to interrupt).
+        if self.focus_key(key) {
+            return;
         }
         if ctrl_c {
             self.ctrl_c();
@@ -617,6 +641,7 @@ impl App {
                 Effect::Switch(path) => self.switch = Some(crate::host::SessionSwitch::Resume(path)),
                 Effect::Reload => self.switch = Some(crate::host::SessionSwitch::Reload),
                 Effect::EditText(text) => self.edit_request = Some(text),
+                Effect::Focus(id) => self.focus_process(&id),
             }
         }
         self.raise_approval();
@@ -668,6 +693,7 @@ impl App {
     pub(crate) fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
         self.planned_bottom = None;
         self.state.expire_flash(Instant::now());
+        self.forget_gone_focus();
         let areas = self.areas(area);
         if self.overlaid(&areas) || super::view::start::shown(&self.state) {
             return None;
@@ -700,7 +726,10 @@ impl App {
 
     /// Whether anything draws over the transcript this frame (or instead of it).
     fn overlaid(&self, areas: &Areas) -> bool {
-        self.viewer.is_some() || self.composer.popup_open() || self.layers.len() > usize::from(areas.docked.is_some())
+        self.viewer.is_some()
+            || self.focus.is_some()
+            || self.composer.popup_open()
+            || self.layers.len() > usize::from(areas.docked.is_some())
     }
 
     /// Where each part of a frame of `area` goes.
@@ -773,6 +802,7 @@ impl App {
         #[cfg(debug_assertions)]
         test_panic_in_view(&self.state);
         self.state.expire_flash(Instant::now());
+        self.forget_gone_focus();
         let area = frame.area();
         let areas = self.areas(area);
         let overlaid = self.overlaid(&areas);
@@ -813,11 +843,19 @@ impl App {
         }
         let focused = self.layers.is_empty();
         self.render_bottom(frame, composer_area, status_area, reused, overlaid);
-        if focused {
+        self.render_focus(
+            frame,
+            Rect {
+                height: status_area.y.saturating_sub(area.y),
+                ..area
+            },
+        );
+        if focused && self.focus.is_none() {
             self.composer.render_popup(frame, composer_area, &self.theme);
         }
         let view = View {
             calls: &self.state.calls,
+            processes: &self.state.processes,
             theme: &self.theme,
         };
         for (i, layer) in self.layers.iter_mut().enumerate() {
@@ -853,6 +891,7 @@ impl App {
         if let Some(layer) = self.layers.last_mut() {
             let mut ctx = Ctx::new(View {
                 calls: &self.state.calls,
+                processes: &self.state.processes,
                 theme: &self.theme,
             });
             layer.edited(result, &mut ctx);

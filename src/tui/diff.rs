@@ -147,6 +147,7 @@ mod tests {
             let mut layer = DiffLayer::new(vec![small_edit(), created(), long()]);
             let view = View {
                 calls: &[],
+                processes: crate::state::processes::Processes::none(),
                 theme: &theme,
             };
             let mut first = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
@@ -155,6 +156,7 @@ mod tests {
             // frame: TestBackend keeps stale cells under wide characters, which a real terminal would cover.
             let mut ctx = Ctx::new(View {
                 calls: &[],
+                processes: crate::state::processes::Processes::none(),
                 theme: &theme,
             });
             layer.handle_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE), &mut ctx);

@@ -8,6 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::state::calls::ToolCallState;
+use super::state::processes::Processes;
 use super::theme::Theme;
 use tern_protocol::Op;
 
@@ -35,6 +36,8 @@ pub(crate) enum Effect {
     Switch(std::path::PathBuf),
     /// Restart the agent on this session with the configuration read again (after trusting the project).
     Reload,
+    /// Give the keys to live process `id` (its focused view), closing the layers.
+    Focus(String),
     /// Open this text in the user's `$EDITOR` (the TUI steps aside meanwhile); the result goes back to the top layer
     /// through `Layer::edited`.
     EditText(String),
@@ -43,6 +46,8 @@ pub(crate) enum Effect {
 /// What layers may read while handling input or drawing.
 pub(crate) struct View<'a> {
     pub(crate) calls: &'a [ToolCallState],
+    /// The session's live processes (`/ps`).
+    pub(crate) processes: &'a Processes,
     pub(crate) theme: &'a Theme,
 }
 

@@ -12,6 +12,7 @@ pub mod highlight;
 pub mod history;
 pub mod host;
 pub mod hunks;
+mod key_bytes;
 pub mod keymap;
 pub mod layer;
 mod line;

@@ -111,12 +111,13 @@ impl App {
 
     /// What the rows under the transcript show now.
     fn bottom_now(&self, composer: Rect, status: Rect) -> Now {
+        let hint = self.focus_hint();
         let line = status::line(
             status.width,
             &self.state.status,
             self.context_window,
             &self.theme,
-            &self.hints,
+            hint.as_deref().unwrap_or(&self.hints),
         );
         let mut bytes = Vec::new();
         line::encode(&line, &mut bytes);

@@ -27,6 +27,7 @@ impl App {
                 .layers
                 .push(Box::new(crate::view::mcp::McpLayer::new(self.mcp.clone()))),
             "diff" => self.open_diff(true),
+            "ps" => self.layers.push(Box::new(crate::view::ps::ProcessesLayer::new())),
             "remember" => match crate::memory::remember_command(args) {
                 Ok(op) => self.send(op),
                 Err(usage) => self.state.notice(usage, Level::Error),

@@ -593,5 +593,6 @@ mod app_elicit;
 mod app_keys;
 mod app_mcp;
 mod app_plan;
+mod app_processes;
 mod app_reuse;
 mod app_screens;

@@ -274,13 +274,21 @@ mod tests {
 
     fn drawn(layer: &mut DiffLayer, theme: &Theme, w: u16, h: u16) -> String {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-        let view = View { calls: &[], theme };
+        let view = View {
+            calls: &[],
+            processes: crate::state::processes::Processes::none(),
+            theme,
+        };
         terminal.draw(|f| layer.render(f, f.area(), &view)).unwrap();
         terminal.backend().to_string()
     }
 
     fn press(layer: &mut DiffLayer, theme: &Theme, code: KeyCode, mods: KeyModifiers) -> (Handled, Vec<Effect>) {
-        let mut ctx = Ctx::new(View { calls: &[], theme });
+        let mut ctx = Ctx::new(View {
+            calls: &[],
+            processes: crate::state::processes::Processes::none(),
+            theme,
+        });
         let handled = layer.handle_key(KeyEvent::new(code, mods), &mut ctx);
         (handled, ctx.effects)
     }
@@ -363,6 +371,7 @@ mod tests {
         release.kind = KeyEventKind::Release;
         let mut ctx = Ctx::new(View {
             calls: &[],
+            processes: crate::state::processes::Processes::none(),
             theme: &theme,
         });
         assert_eq!(layer.handle_key(release, &mut ctx), Handled::Ignored);

@@ -138,6 +138,7 @@ fn the_layer_asks_the_app_to_switch_to_the_chosen_session() {
     let theme = Theme::dark();
     let mut ctx = Ctx::new(View {
         calls: &[],
+        processes: crate::state::processes::Processes::none(),
         theme: &theme,
     });
     assert_eq!(layer.handle_key(key(KeyCode::Enter), &mut ctx), Handled::Consumed);

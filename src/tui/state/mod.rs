@@ -6,6 +6,7 @@ pub(crate) mod elicit;
 pub(crate) mod flash;
 pub(crate) mod output;
 pub(crate) mod plan;
+pub mod processes;
 mod reasoning;
 mod replay;
 pub(crate) mod review;
@@ -84,6 +85,8 @@ pub struct AppState {
     pub(crate) approval_from: HashMap<u64, (String, String)>,
     /// MCP servers' requests for input waiting for the user, oldest first.
     pub(crate) elicitations: VecDeque<elicit::PendingElicitation>,
+    /// The session's live processes, each with its emulated terminal.
+    pub processes: processes::Processes,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -296,8 +299,9 @@ impl AppState {
             | Event::Subagent { .. }
             | Event::SubagentFinished { .. }
             | Event::SubagentDelivered { .. }) => self.apply_subagent(event),
-            // Live processes have no pane yet.
-            Event::ProcessStarted { .. } | Event::ProcessOutput { .. } | Event::ProcessExited { .. } => {}
+            Event::ProcessStarted { process } => self.process_started(process),
+            Event::ProcessOutput { id, chunk } => self.process_output(&id, &chunk),
+            Event::ProcessExited { id, end } => self.process_exited(&id, end),
             // Only a frontend that offered an editor's buffers is asked for one (`tern acp`).
             Event::ReadBuffer { .. } => {}
         }

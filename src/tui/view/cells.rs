@@ -10,6 +10,7 @@ use super::tool_pane;
 use crate::composer::attach::strip_blocks;
 use crate::markdown::render_markdown;
 use crate::state::calls::{CallStatus, ToolCallState};
+use crate::state::processes::Processes;
 use crate::state::{Cell, CellKind, Level};
 use crate::theme::Theme;
 use crate::wrap::wrap_line;
@@ -21,6 +22,7 @@ pub(crate) const GUTTER: u16 = 2;
 pub fn render_cell(
     cell: &Cell,
     calls: &[ToolCallState],
+    processes: &Processes,
     width: u16,
     theme: &Theme,
     selected_call: Option<usize>,
@@ -35,7 +37,11 @@ pub fn render_cell(
             streaming,
             expanded,
         } => reasoning(text, *streaming, *expanded, inner, theme),
-        CellKind::Tools(group) => tool_pane::render_group(group, calls, inner, theme, selected_call, Instant::now()),
+        CellKind::Tools(group) => {
+            let mut lines = tool_pane::render_group(group, calls, inner, theme, selected_call, Instant::now());
+            lines.extend(live_panes(group, calls, processes, inner, theme));
+            lines
+        }
         CellKind::Notice { text, level } => notice(text, *level, inner, theme),
         CellKind::Subagent(pane) => super::subagent::render(pane, inner, theme, Instant::now()),
     };
@@ -45,6 +51,25 @@ pub fn render_cell(
     };
     frame_lines(&mut lines, marked, theme);
     lines
+}
+
+/// The panes of the live processes the calls of `group` started.
+fn live_panes(
+    group: &[usize],
+    calls: &[ToolCallState],
+    processes: &Processes,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if processes.is_empty() {
+        return Vec::new();
+    }
+    group
+        .iter()
+        .filter_map(|&i| calls.get(i))
+        .filter_map(|call| processes.of_call(&call.call_id))
+        .flat_map(|process| super::live_screen::pane(process, width, theme))
+        .collect()
 }
 
 /// Adds the gutter (a selection marker or blank) before each line and the blank line after a cell.

@@ -76,11 +76,18 @@ impl HelpLayer {
                 .map(|(keys, help)| (keys.to_string(), help.to_string()))
                 .collect(),
         };
+        let processes = Section {
+            heading: "Live processes (/ps)",
+            entries: super::ps::PROCESS_KEYS
+                .iter()
+                .map(|(keys, help)| (keys.to_string(), help.to_string()))
+                .collect(),
+        };
         let terminals = Section {
             heading: "Shift+Enter in your terminal",
             entries: vec![(String::new(), SHIFT_ENTER_SETUP.to_string())],
         };
-        (vec![keys, composer, approval], vec![commands, terminals])
+        (vec![keys, composer, approval], vec![commands, processes, terminals])
     }
 
     /// The rows of the help for an inner width: two columns side by side, or one after the other.

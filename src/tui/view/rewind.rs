@@ -259,6 +259,7 @@ mod tests {
         let theme = Theme::dark();
         let mut ctx = Ctx::new(View {
             calls: &[],
+            processes: crate::state::processes::Processes::none(),
             theme: &theme,
         });
         layer.handle_key(KeyEvent::new(code, KeyModifiers::NONE), &mut ctx);

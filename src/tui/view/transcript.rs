@@ -224,8 +224,10 @@ impl TranscriptView {
             let (lines, provisional) = highlight::track(|| match &cell.kind {
                 CellKind::Assistant { text, streaming } => self
                     .answer_lines(cell.id, text, *streaming, width, theme)
-                    .unwrap_or_else(|| render_cell(cell, &state.calls, width, theme, self.selected_call)),
-                _ => render_cell(cell, &state.calls, width, theme, self.selected_call),
+                    .unwrap_or_else(|| {
+                        render_cell(cell, &state.calls, &state.processes, width, theme, self.selected_call)
+                    }),
+                _ => render_cell(cell, &state.calls, &state.processes, width, theme, self.selected_call),
             });
             let provisional = provisional.then_some(epoch);
             if let Some(h) = self.heights.get_mut(index) {

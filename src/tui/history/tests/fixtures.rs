@@ -141,6 +141,7 @@ impl Harness {
     pub(crate) fn press_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> (Handled, Vec<Effect>) {
         let mut ctx = Ctx::new(View {
             calls: &self.calls,
+            processes: crate::state::processes::Processes::none(),
             theme: &self.theme,
         });
         let handled = self.layer.handle_key(KeyEvent::new(code, modifiers), &mut ctx);
@@ -156,6 +157,7 @@ impl Harness {
     pub(crate) fn paste(&mut self, text: &str) -> Handled {
         let mut ctx = Ctx::new(View {
             calls: &self.calls,
+            processes: crate::state::processes::Processes::none(),
             theme: &self.theme,
         });
         self.layer.handle_paste(text, &mut ctx)
@@ -174,6 +176,7 @@ impl Harness {
             .draw(|frame| {
                 let view = View {
                     calls: &self.calls,
+                    processes: crate::state::processes::Processes::none(),
                     theme: &self.theme,
                 };
                 let area = frame.area();
@@ -241,6 +244,7 @@ pub(crate) fn describe(effects: &[Effect]) -> Vec<String> {
             Effect::Switch(path) => format!("switch {}", path.display()),
             Effect::Reload => "reload".to_string(),
             Effect::EditText(text) => format!("edit {} bytes", text.len()),
+            Effect::Focus(id) => format!("focus {id}"),
         })
         .collect()
 }

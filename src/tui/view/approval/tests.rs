@@ -391,6 +391,7 @@ fn keys_typed_on_into_the_guard_hold_it_up_and_a_pause_ends_it() {
     let press = |layer: &mut ApprovalLayer, c: char| {
         let mut ctx = Ctx::new(View {
             calls: &[],
+            processes: crate::state::processes::Processes::none(),
             theme: &theme,
         });
         let handled = layer.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), &mut ctx);

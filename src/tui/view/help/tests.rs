@@ -20,6 +20,7 @@ fn draw(layer: &mut HelpLayer, width: u16, height: u16) -> String {
         .draw(|f| {
             let view = View {
                 calls: &[],
+                processes: crate::state::processes::Processes::none(),
                 theme: &theme,
             };
             layer.render(f, f.area(), &view);
@@ -32,6 +33,7 @@ fn press(layer: &mut HelpLayer, code: KeyCode) -> bool {
     let theme = Theme::dark();
     let mut ctx = Ctx::new(View {
         calls: &[],
+        processes: crate::state::processes::Processes::none(),
         theme: &theme,
     });
     layer.handle_key(KeyEvent::new(code, KeyModifiers::NONE), &mut ctx);

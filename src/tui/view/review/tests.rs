@@ -59,6 +59,7 @@ fn press(layer: &mut dyn Layer, c: char) -> Vec<Effect> {
     let theme = Theme::dark();
     let mut ctx = Ctx::new(View {
         calls: &[],
+        processes: crate::state::processes::Processes::none(),
         theme: &theme,
     });
     let code = match c {
@@ -87,6 +88,7 @@ fn draw(layer: &mut dyn Layer, (w, h): (u16, u16)) -> TestBackend {
                 area,
                 &View {
                     calls: &[],
+                    processes: crate::state::processes::Processes::none(),
                     theme: &theme,
                 },
             )
@@ -204,6 +206,7 @@ fn a_long_hunk_says_how_much_is_below_and_scrolls() {
     let theme = Theme::dark();
     let mut ctx = Ctx::new(View {
         calls: &[],
+        processes: crate::state::processes::Processes::none(),
         theme: &theme,
     });
     for _ in 0..5 {
