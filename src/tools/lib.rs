@@ -10,6 +10,7 @@ pub mod fs;
 pub(crate) mod notebook;
 pub(crate) mod patch;
 pub mod path_policy;
+pub mod processes;
 pub mod registry;
 pub(crate) mod schema;
 pub mod search;
@@ -24,7 +25,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub use claude::{ClaudeCall, ClaudeTool};
-pub use effects::{CommandCall, Effects, WebRequest};
+pub use effects::{CommandCall, Effects, ProcessInput, WebRequest};
 pub use file_state::FileTracker;
 pub use path_policy::{PathError, PathPolicy};
 pub use registry::{PreparedCall, ToolRegistry};
@@ -131,6 +132,9 @@ pub struct ToolContext {
     pub full_output: Option<std::path::PathBuf>,
     /// How the approval step limits a command this call runs (exec only).
     pub limits: exec::ExecLimits,
+    /// The session's live processes and this call's id, for `exec` with `background: true`; `None`: no process may
+    /// be started from here.
+    pub processes: Option<processes::Starter>,
 }
 
 impl ToolContext {
@@ -143,6 +147,7 @@ impl ToolContext {
             files: Arc::new(FileTracker::default()),
             full_output: None,
             limits: exec::ExecLimits::default(),
+            processes: None,
         }
     }
 }
