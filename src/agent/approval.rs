@@ -33,6 +33,12 @@
 //! where the repository's config could start a program (`git`). What the read-only list runs unasked gets the neutral
 //! git environment, and in `read-only` mode every command runs in a sandbox that writes nothing (`exec_limits`).
 //!
+//! Input to a live process (`process_input`) may make a shell or REPL do anything a command could, and the gate cannot
+//! read what the program will make of it: it asks wherever a command the gate does not cover would (`ask`,
+//! `auto-edit`), is refused in `read-only`, runs in `full-auto` unless deny rules are configured, and always asks for a
+//! process running outside the OS sandbox (`process`). Reading a process's output and stopping it change nothing the
+//! approved command could not.
+//!
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
@@ -40,6 +46,7 @@
 mod attacks_tests;
 mod git;
 mod mcp;
+mod process;
 mod programs;
 mod propose;
 mod readonly;
@@ -292,6 +299,13 @@ impl ApprovalGate {
         }
         if let Some(verdict) = self.check_secret_files(name, effects, policy) {
             return verdict;
+        }
+        if let Some(input) = &effects.input {
+            return process::check_input(self, input);
+        }
+        // Stopping a process the model started (every one in the session's table) undoes only the model's own work.
+        if effects.stops.is_some() {
+            return Verdict::Allow;
         }
         if let Some(command) = &effects.command {
             if command.unsandboxed {

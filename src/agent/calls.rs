@@ -328,6 +328,10 @@ impl<'a> Pipeline<'a> {
             files: Arc::clone(self.files),
             full_output: Some(full_output.clone()),
             limits,
+            processes: Some(tern_tools::processes::Starter {
+                table: self.shared.processes().clone(),
+                call_id: call.id.clone(),
+            }),
         };
         // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
         let run = async {

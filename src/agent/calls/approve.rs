@@ -451,6 +451,7 @@ impl Pipeline<'_> {
             files: Arc::clone(self.files),
             full_output: None,
             limits: Default::default(),
+            processes: None,
         };
         propose_prepared(prepared, &ctx).await.transpose()
     }
@@ -529,6 +530,11 @@ fn rule_path(rule: &EditRule) -> &Path {
 /// network; and where it runs.
 fn describe(tool: &str, args: &Value, effects: &Effects, policy: &PathPolicy) -> (String, String) {
     let root = policy.root().display().to_string();
+    // Input to a process: which one (its command as approved) and every byte that would be written, shown.
+    if let Some(input) = &effects.input {
+        let (data, _) = tern_text::reveal(&input.data);
+        return (format!("{tool} {} (`{}`): {data}", input.process, input.command), root);
+    }
     if let Some(command) = &effects.command {
         let cwd = match &command.working_dir {
             Some(dir) => policy

@@ -41,6 +41,7 @@ impl Session {
             files: Arc::clone(&self.files),
             full_output: None,
             limits: Default::default(),
+            processes: None,
         }
     }
 
