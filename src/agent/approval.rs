@@ -141,6 +141,8 @@ pub struct ApprovalGate {
     turn: Vec<CommandRule>,
     /// "Always" for edits: files and directories whose edits run without asking in `ask` mode this session.
     session_edits: Vec<EditRule>,
+    /// "Always" for input to a live process: the processes (by id) whose input runs without asking this session.
+    session_inputs: Vec<String>,
     sandboxed: bool,
 }
 
@@ -169,6 +171,7 @@ impl ApprovalGate {
             session: Vec::new(),
             turn: Vec::new(),
             session_edits: Vec::new(),
+            session_inputs: Vec::new(),
             sandboxed: true,
         }
     }
@@ -242,6 +245,14 @@ impl ApprovalGate {
     pub(crate) fn add_session_edit_rule(&mut self, rule: EditRule) {
         if !self.session_edits.contains(&rule) {
             self.session_edits.push(rule);
+        }
+    }
+
+    /// "Always" for input to live process `id`: its input runs without asking until the session ends (a process
+    /// outside the sandbox still asks every time; ids are never reused within a session).
+    pub(crate) fn add_session_input(&mut self, id: &str) {
+        if !self.session_inputs.iter().any(|known| known == id) {
+            self.session_inputs.push(id.to_string());
         }
     }
 

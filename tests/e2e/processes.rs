@@ -293,8 +293,8 @@ async fn a_background_process_in_the_sandbox_writes_only_in_the_workspace_and_ha
     table.stop_all("the test's end").await;
 }
 
-/// The agent in this process (the real runner, tools and provider; `exec` without a sandbox) on `script`, in
-/// full-auto mode.
+/// The agent in this process (the real runner, tools and provider; `exec` without a sandbox unless started with one)
+/// on `script`, in full-auto mode unless started in another.
 struct Agent {
     mock: MockLlm,
     handle: tern::agent::AgentHandle,
@@ -304,12 +304,25 @@ struct Agent {
 
 impl Agent {
     async fn start(script: Vec<Reply>) -> Self {
+        Self::start_in(script, tern::protocol::ApprovalMode::FullAuto, false).await
+    }
+
+    /// In `mode`, with `exec` in the OS sandbox (the built launcher) when `sandboxed`.
+    async fn start_in(script: Vec<Reply>, mode: tern::protocol::ApprovalMode, sandboxed: bool) -> Self {
         let mock = MockLlm::start(script).await;
         let dir = tempfile::tempdir().unwrap();
         let store = tempfile::tempdir().unwrap();
         let provider = support::agent::provider(&mock, tern::provider::ProviderKind::OpenAi);
         let results = tern::session::ToolResultStore::new(store.path().join("results"));
-        let config = support::agent::config(&provider, dir.path(), results, tern::protocol::ApprovalMode::FullAuto);
+        let mut config = support::agent::config(&provider, dir.path(), results, mode);
+        if sandboxed {
+            config
+                .tools_mut()
+                .register(std::sync::Arc::new(ExecTool::new(ExecConfig {
+                    sandbox: Some(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"))),
+                    ..ExecConfig::default()
+                })));
+        }
         Self {
             mock,
             handle: tern::agent::spawn(config),
@@ -446,4 +459,52 @@ async fn a_new_conversation_stops_the_old_ones_processes() {
         matches!(events.last(), Some(Event::ProcessExited { end: ProcessEnd::Stopped { by }, .. })
         if by == "a new conversation")
     );
+}
+
+#[tokio::test]
+async fn the_prompt_shows_the_process_and_every_byte_and_always_means_this_process() {
+    use tern::protocol::{ApprovalDecision, Event, Op};
+    let mut agent = Agent::start_in(
+        vec![
+            // `cat` is on the read-only list: it starts unasked.
+            Reply::tool("exec", json!({"command": "cat", "background": true, "tty": false})),
+            Reply::tool(
+                "process_input",
+                json!({"id": "p1", "text": "one\u{200b}", "keys": ["Enter"]}),
+            ),
+            Reply::tool("process_input", json!({"id": "p1", "text": "two", "keys": ["Enter"]})),
+            Reply::text("Typed twice."),
+        ],
+        tern::protocol::ApprovalMode::Ask,
+        true,
+    )
+    .await;
+    agent.send(Op::UserTurn { text: "type".into() });
+    let events = agent.until(|e| matches!(e, Event::ApprovalRequest(_))).await;
+    let Some(Event::ApprovalRequest(request)) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(request.tool, "process_input");
+    assert_eq!(request.command, "process_input p1 (`cat`): one\\u{200b}\u{240d}");
+    assert!(
+        request.reason.contains("types into a running process"),
+        "{}",
+        request.reason
+    );
+    agent.send(Op::Approve {
+        id: request.id,
+        decision: ApprovalDecision::Always,
+    });
+    let events = agent.until(|e| matches!(e, Event::TurnFinished { .. })).await;
+    let asked = events.iter().filter(|e| matches!(e, Event::ApprovalRequest(_))).count();
+    assert_eq!(asked, 0, "the second input to p1 ran unasked: {events:#?}");
+    let results = tool_results(&agent.mock.requests()[3]);
+    assert!(
+        results[1].contains("one\u{200b}\n"),
+        "cat echoed the first line: {}",
+        results[1]
+    );
+    assert!(results[2].contains("two\n"), "{}", results[2]);
+    agent.send(Op::Shutdown);
+    agent.until(|e| matches!(e, Event::ShutdownComplete)).await;
 }

@@ -337,6 +337,8 @@ impl Pipeline<'_> {
             always_file,
             always_dir,
         } = question;
+        // "Always" for input to a process grants input to that process.
+        let input_to = effects.input.as_ref().map(|input| input.process.clone());
         let run = move |prepared, change| {
             Gate::Run(Approved {
                 prepared,
@@ -375,6 +377,15 @@ impl Pipeline<'_> {
                 if let Some(rule) = rule {
                     self.shared.record_grant(&granted_edit(&rule));
                     self.allow_for_session(&rule.to_string(), |gate| gate.add_session_edit_rule(rule));
+                }
+                run(prepared, change)
+            }
+            // "Always" for input to a process means input to this process, for the session (there is no rule to save).
+            ApprovalDecision::Always | ApprovalDecision::AlwaysSaved { .. } if input_to.is_some() => {
+                if let Some(process) = input_to {
+                    self.allow_for_session(&format!("input to process {process}"), |gate| {
+                        gate.add_session_input(&process)
+                    });
                 }
                 run(prepared, change)
             }
