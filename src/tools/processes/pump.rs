@@ -42,9 +42,10 @@ pub(crate) async fn pump(
     group: Option<Group>,
 ) {
     let mut guard = KillOnDrop(group);
-    let mut frontend = table
+    let (mut frontend, forwarder) = table
         .upgrade()
-        .and_then(|table| frontend(table.emitter(), &live.info.id));
+        .and_then(|table| frontend(table.emitter(), &live.info.id))
+        .unzip();
     let mut buf = vec![0; READ_CHUNK];
     let mut open = true;
     let mut status = None;
@@ -104,6 +105,11 @@ pub(crate) async fn pump(
     if let Some(frontend) = &mut frontend {
         frontend.finish();
     }
+    // The last output reaches the frontends before the exit does.
+    drop(frontend);
+    if let Some(forwarder) = forwarder {
+        let _ = forwarder.await;
+    }
     let end = match (live.stopped_by(), status) {
         (Some(by), _) => ProcessEnd::Stopped { by },
         (None, Some(Ok(status))) => ended(status),
@@ -129,17 +135,31 @@ fn ended(status: std::process::ExitStatus) -> ProcessEnd {
     }
 }
 
-/// The throttled live output for the frontends (as `exec` streams a command's to its pane), when anyone listens.
-fn frontend(emit: Option<super::Emit>, id: &str) -> Option<LiveOutput> {
+/// The throttled live output for the frontends (as `exec` streams a command's to its pane), when anyone listens, and
+/// the task that hands it on (it ends once the output is dropped and all of it went out).
+fn frontend(emit: Option<super::Emit>, id: &str) -> Option<(LiveOutput, tokio::task::JoinHandle<()>)> {
     let emit = emit?;
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let id = id.to_string();
-    tokio::spawn(async move {
+    let forwarder = tokio::spawn(async move {
         while let Some(chunk) = rx.recv().await {
-            emit(Event::ProcessOutput { id: id.clone(), chunk });
+            emit(Event::ProcessOutput {
+                id: id.clone(),
+                chunk: masked(chunk),
+            });
         }
     });
-    Some(LiveOutput::new(OutputSink::new(tx), Instant::now()))
+    Some((LiveOutput::new(OutputSink::new(tx), Instant::now()), forwarder))
+}
+
+/// `chunk` with the registered secrets masked. They are looked for in the text without escapes, so a colour code
+/// inside a key cannot hide it; a chunk that holds one goes out plain (masked, without its escapes).
+fn masked(chunk: String) -> String {
+    let plain = tern_text::ansi::strip(&chunk);
+    match tern_secrets::mask(&plain) {
+        std::borrow::Cow::Borrowed(_) => chunk,
+        std::borrow::Cow::Owned(masked) => masked,
+    }
 }
 
 /// Reads what the terminal or pipe has. A terminal whose every slave is closed reads as `EIO`: its end.

@@ -252,7 +252,8 @@ impl Live {
             }
             note.push(']');
         }
-        note
+        // The note goes to the model as a message of its own, not through the call road that masks results.
+        tern_secrets::mask(&note).into_owned()
     }
 }
 

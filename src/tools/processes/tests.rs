@@ -113,8 +113,9 @@ async fn a_stop_ends_the_whole_group_and_the_model_is_not_told_of_its_own_stop()
 async fn the_session_end_kills_what_runs_and_a_ninth_process_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let table = ProcessTable::new();
-    for _ in 0..MAX_LIVE {
-        assert!(start(&table, dir.path(), "sleep 300", false).await.contains("Started"));
+    let starts = (0..MAX_LIVE).map(|_| start(&table, dir.path(), "sleep 300", false));
+    for started in futures_util::future::join_all(starts).await {
+        assert!(started.contains("Started"), "{started}");
     }
     let refused = start(&table, dir.path(), "sleep 300", false).await;
     assert!(
@@ -159,4 +160,33 @@ fn alive(pid: i32) -> bool {
         Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
         Err(_) => false,
     }
+}
+
+#[tokio::test]
+async fn the_frontends_get_the_output_as_it_comes_with_secrets_masked() {
+    let secret = "tern-proc-test-secret-5b8d1e2f9a";
+    tern_secrets::register(secret);
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::new();
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&events);
+    table.set_events(std::sync::Arc::new(move |event| sink.lock().unwrap().push(event)));
+    let command = format!("printf '\\033[1mkey\\033[0m: {secret}\\n'; echo done; exit 0");
+    start(&table, dir.path(), &command, true).await;
+    assert!(table.get("p1").unwrap().wait_for_end(Duration::from_secs(5)).await);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let events = events.lock().unwrap().clone();
+    let shown: String = events
+        .iter()
+        .filter_map(|e| match e {
+            tern_protocol::Event::ProcessOutput { chunk, .. } => Some(chunk.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(shown.contains("key: [redacted]") && shown.contains("done"), "{shown:?}");
+    assert!(!shown.contains(secret));
+    assert!(matches!(events.first(), Some(tern_protocol::Event::ProcessStarted { process }) if process.id == "p1"));
+    assert!(
+        matches!(events.last(), Some(tern_protocol::Event::ProcessExited { id, end: ProcessEnd::Exited { code: 0 } }) if id == "p1")
+    );
 }
