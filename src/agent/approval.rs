@@ -222,6 +222,11 @@ impl ApprovalGate {
         self.check_deny(command).is_some()
     }
 
+    /// Whether any deny rule is configured.
+    pub(crate) fn has_deny_rules(&self) -> bool {
+        !self.deny.is_empty()
+    }
+
     /// "Always for this session": commands this rule covers run without asking until the session ends.
     pub(crate) fn add_session_rule(&mut self, rule: CommandRule) {
         if !self.session.contains(&rule) {

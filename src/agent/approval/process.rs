@@ -18,7 +18,7 @@ pub(super) fn check_input(gate: &ApprovalGate, input: &ProcessInput) -> Verdict 
     }
     match gate.mode {
         // A deny rule cannot see what the program will run: with any configured, the user decides.
-        ApprovalMode::FullAuto if gate.deny.is_empty() => Verdict::Allow,
+        ApprovalMode::FullAuto if !gate.has_deny_rules() => Verdict::Allow,
         _ if gate.session_inputs.contains(&input.process) => Verdict::Allow,
         _ => Verdict::ask("types into a running process, which may do anything a command could with it"),
     }

@@ -101,3 +101,18 @@ fn reading_and_stopping_run_in_every_mode() {
     let effects = input_tool.effects(&json!({"id": "p1", "text": "y", "keys": ["Enter", "Ctrl+C"]}));
     assert_eq!(effects.input.unwrap().data, "y\r\u{3}");
 }
+
+#[test]
+fn a_hook_cannot_waive_the_question_for_input_outside_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = PathPolicy::new(dir.path()).unwrap();
+    let ask = gate(ApprovalMode::Ask);
+    assert!(crate::hooks::firm_question(&ask, &input("p1", true), &policy));
+    assert!(!crate::hooks::firm_question(&ask, &input("p1", false), &policy));
+    let denying = ApprovalGate::new(
+        ApprovalMode::Ask,
+        Vec::new(),
+        vec!["rm".parse::<CommandRule>().unwrap()],
+    );
+    assert!(crate::hooks::firm_question(&denying, &input("p1", false), &policy));
+}
