@@ -2,8 +2,7 @@
 //! user be asked where the gate would let a call run, and may let a call run where the gate would ask; but it never
 //! lifts the gate's own refusal, and never waives a question that guards the floor under the gate or the deny rules:
 //! a command outside the OS sandbox, a command a deny rule may block, input to a process outside the sandbox (or
-//! with deny rules set), an edit in `.git/` or `.tern/` or outside the
-//! workspace.
+//! with deny rules set), an edit in `.git/` or `.tern/` or outside the workspace.
 
 use super::Notify;
 use super::reply::{Permission, PreDecision};
