@@ -87,8 +87,8 @@ impl ExecTool {
              that better than cat, head, sed, echo > or find/grep in the shell. \
              Non-interactive only: stdin is closed and there is no terminal, so pass flags such as -y or -m instead \
              of expecting a prompt; pagers are off. The command is killed after `timeout` seconds (default {}, max \
-             {}). Every process it starts is killed when it ends, so a server must be started in the background and \
-             used within the same command (e.g. `./server & sleep 1; curl -s localhost:8080; kill %1`). Output over \
+             {}). Every process it starts is killed when it ends (a server started with `&` ends with the command). \
+             Output over \
              {} characters keeps its beginning and end here, and the whole of it is saved to a file you can read. \
              For a server, a watcher or an interactive program, pass `background: true`: the command starts as a live \
              process and the call returns at once with its id (p1, p2, …) and first output; read it with \

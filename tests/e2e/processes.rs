@@ -119,7 +119,10 @@ async fn a_dev_server_is_started_polled_fetched_and_stopped() {
 #[tokio::test]
 async fn an_interactive_program_on_a_terminal_is_answered() {
     let mock = MockLlm::start(vec![
-        background("[ -t 0 ] && echo on a terminal; read -p 'Your name? ' name; echo \"Hello, $name!\"; sleep 30"),
+        // Its own terminal is its controlling terminal: /dev/tty opens.
+        background(
+            "[ -t 0 ] && echo on a terminal > /dev/tty; read -p 'Your name? ' name; echo \"Hello, $name!\"; sleep 30",
+        ),
         Reply::tool(
             "process_input",
             json!({"id": "p1", "text": "Ada", "keys": ["Enter"], "wait": 5}),
@@ -249,14 +252,14 @@ fn workspace(table: &ProcessTable) -> (tempfile::TempDir, ToolContext) {
     (dir, ctx)
 }
 
-#[tokio::test]
-async fn a_background_process_in_the_sandbox_writes_only_in_the_workspace_and_has_its_terminal() {
+/// A background process in the sandbox of `policy` writes only in the workspace, and its terminal is its own.
+async fn sandboxed_background_process(policy: SandboxPolicy) {
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let target = outside.path().join("escaped");
     let table = ProcessTable::new();
     let (dir, ctx) = workspace(&table);
     let exec = ExecTool::new(ExecConfig {
-        sandbox: Some(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"))),
+        sandbox: Some(policy),
         ..ExecConfig::default()
     });
     let command = format!(
@@ -291,6 +294,19 @@ async fn a_background_process_in_the_sandbox_writes_only_in_the_workspace_and_ha
     assert!(dir.path().join("in-workspace").is_file());
     assert!(!target.exists(), "it wrote outside the workspace");
     table.stop_all("the test's end").await;
+}
+
+#[tokio::test]
+async fn a_background_process_started_by_the_sandbox_holder_is_held_by_the_sandbox() {
+    sandboxed_background_process(SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"))).await;
+}
+
+#[tokio::test]
+async fn a_background_process_with_the_network_runs_under_a_launcher_of_its_own_in_the_sandbox() {
+    // A command that keeps tern's network is not the holder's: tern spawns its launcher.
+    let mut policy = SandboxPolicy::with_launcher(env!("CARGO_BIN_EXE_tern-sandbox"));
+    policy.network = true;
+    sandboxed_background_process(policy).await;
 }
 
 /// The agent in this process (the real runner, tools and provider; `exec` without a sandbox unless started with one)
