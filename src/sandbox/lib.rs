@@ -464,6 +464,16 @@ mod tests {
     }
 
     #[test]
+    fn a_terminal_is_asked_for_before_the_command() {
+        let parsed =
+            launcher::Args::parse(["--tty", "--", "bash", "-c", "--tty"].map(OsString::from).to_vec()).unwrap();
+        assert!(parsed.tty);
+        assert_eq!(parsed.command.last(), Some(&OsString::from("--tty")));
+        let plain = launcher::Args::parse(["--", "bash"].map(OsString::from).to_vec()).unwrap();
+        assert!(!plain.tty);
+    }
+
+    #[test]
     fn a_sandbox_that_writes_nothing_passes_no_writable_path() {
         let mut policy = SandboxPolicy::with_launcher("/bin/tern");
         policy.writable_roots.push(PathBuf::from("/opt/cache"));
