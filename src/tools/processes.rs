@@ -28,8 +28,8 @@ pub use table::{Emit, ProcessTable};
 pub use tools::{ProcessInputTool, ProcessOutputTool, ProcessStopTool};
 
 use tern_process::group::Group;
-use tern_protocol::process::ProcessInfo;
-use tern_protocol::{Event, ToolOutput};
+use tern_protocol::process::{ProcessEnd, ProcessInfo};
+use tern_protocol::{Event, ToolDetails, ToolOutput};
 use tern_sandbox::SandboxPolicy;
 
 /// Output kept per process for the model; older output is dropped (and counted).
@@ -90,6 +90,7 @@ pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutpu
         sandbox: spec.sandbox,
         tty,
     };
+    let began = std::time::Instant::now();
     let started = match launch::start(&launch).await {
         Ok(started) => started,
         Err(e) => return ToolOutput::error(format!("Error: could not start the process: {e}")),
@@ -115,33 +116,42 @@ pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutpu
     ));
     live.wait_for_end(FIRST_WAIT).await;
     let (shown, end) = tools::read(table, &live);
-    let mut text = match &end {
-        Some(end) => format!(
-            "Process {id} started and {} already. Its output:\n",
-            table::describe_end(end)
-        ),
-        None => format!(
-            "Started process {id} ({}{}). Its output so far:\n",
-            if spec.tty {
-                format!("on a {DEFAULT_COLS}x{DEFAULT_ROWS} terminal")
-            } else {
-                "on pipes".to_string()
-            },
-            if spec.sandbox.is_some() { ", in the sandbox" } else { "" }
-        ),
+    let details = ToolDetails::Exec {
+        exit_code: match &end {
+            Some(ProcessEnd::Exited { code }) => Some(*code),
+            _ => None,
+        },
+        duration_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
+        timed_out: false,
+        sandboxed: spec.sandbox.is_some(),
+        new_git_repos: Vec::new(),
     };
-    text.push_str(&shown);
-    if end.is_none() || matches!(end, Some(tern_protocol::process::ProcessEnd::Exited { code: 0 })) {
-        if end.is_some() {
-            return ToolOutput::text(text);
-        }
-        text.push_str(&format!(
-            "\nIt keeps running. process_output {{\"id\": \"{id}\", \"wait\": 5}} reads what it prints next (waiting \
-             up to 5 s for it); process_input types into it (text and keys such as Enter or Ctrl+C); process_stop \
-             ends it and everything it started. You are told when it exits; it ends with the session."
-        ));
-        ToolOutput::text(text)
-    } else {
-        ToolOutput::error(text)
+    first_report(&id, spec, &shown, end.as_ref()).with_details(details)
+}
+
+/// What `exec` returns for a new process: its id and how it runs, its first output, and how to go on; or, when it
+/// already ended, how (an error unless it exited with 0).
+fn first_report(id: &str, spec: &Background<'_>, shown: &str, end: Option<&ProcessEnd>) -> ToolOutput {
+    if let Some(end) = end {
+        let text = format!(
+            "Process {id} started and {} already. Its output:\n{shown}",
+            table::describe_end(end)
+        );
+        return match end {
+            ProcessEnd::Exited { code: 0 } => ToolOutput::text(text),
+            _ => ToolOutput::error(text),
+        };
     }
+    let terminal = if spec.tty {
+        format!("on a {DEFAULT_COLS}x{DEFAULT_ROWS} terminal")
+    } else {
+        "on pipes".to_string()
+    };
+    let sandbox = if spec.sandbox.is_some() { ", in the sandbox" } else { "" };
+    ToolOutput::text(format!(
+        "Started process {id} ({terminal}{sandbox}). Its output so far:\n{shown}\nIt keeps running. process_output \
+         {{\"id\": \"{id}\", \"wait\": 5}} reads what it prints next (waiting up to 5 s for it); process_input types \
+         into it (text and keys such as Enter or Ctrl+C); process_stop ends it and everything it started. You are \
+         told when it exits; it ends with the session."
+    ))
 }
