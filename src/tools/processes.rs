@@ -36,8 +36,10 @@ use tern_sandbox::SandboxPolicy;
 const RING_BYTES: usize = 1024 * 1024;
 /// Processes that may run at once in a session.
 const MAX_LIVE: usize = 8;
-/// How long `exec` waits for a new process's first output (or its exit) before it returns.
+/// How long `exec` waits for a new process's first output (or its exit) before it returns, and the quiet after its
+/// output that ends the wait sooner.
 const FIRST_WAIT: Duration = Duration::from_millis(1500);
+const FIRST_QUIET: Duration = Duration::from_millis(300);
 /// The terminal size a process starts with.
 pub const DEFAULT_COLS: u16 = 120;
 pub const DEFAULT_ROWS: u16 = 40;
@@ -114,7 +116,7 @@ pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutpu
         started.output,
         group,
     ));
-    live.wait_for_end(FIRST_WAIT).await;
+    live.settle(FIRST_WAIT, FIRST_QUIET).await;
     let (shown, end) = tools::read(table, &live);
     let details = ToolDetails::Exec {
         exit_code: match &end {

@@ -140,6 +140,30 @@ impl Live {
         .await;
     }
 
+    /// Waits until the process ended, or printed something and then nothing for `quiet`, at most `limit` (a new
+    /// process's first output: a server's banner, a prompt).
+    pub(crate) async fn settle(&self, limit: Duration, quiet: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut changed = self.changed.subscribe();
+        loop {
+            let until = {
+                let out = self.output();
+                if out.end.is_some() {
+                    return;
+                }
+                if out.ring.has_unread() {
+                    deadline.min(tokio::time::Instant::now() + quiet)
+                } else {
+                    deadline
+                }
+            };
+            match tokio::time::timeout_at(until, changed.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return,
+            }
+        }
+    }
+
     /// Waits until the process ended, at most `limit`.
     pub(crate) async fn wait_for_end(&self, limit: Duration) -> bool {
         let mut changed = self.changed.subscribe();
