@@ -21,6 +21,8 @@ pub type Emit = Arc<dyn Fn(Event) + Send + Sync>;
 const TERM_GRACE: Duration = Duration::from_millis(500);
 /// How long a stop waits for the process to be reaped after SIGKILL.
 const REAP_LIMIT: Duration = Duration::from_secs(2);
+/// Ended processes kept for the model to read and list; older ones are forgotten.
+const KEPT_ENDED: usize = 16;
 /// Lines of output the note on an exit quotes.
 const EXIT_LINES: usize = 3;
 
@@ -332,8 +334,17 @@ impl ProcessTable {
         Ok(format!("p{}", state.started))
     }
 
+    /// Adds a started process; of the ended ones, only the last `KEPT_ENDED` are kept (with their output).
     pub(crate) fn add(&self, live: Arc<Live>) {
-        self.state().all.push(live);
+        let mut state = self.state();
+        state.all.push(live);
+        let ended = state.all.iter().filter(|p| p.end().is_some()).count();
+        let mut extra = ended.saturating_sub(KEPT_ENDED);
+        state.all.retain(|p| {
+            let drop = extra > 0 && p.end().is_some();
+            extra -= usize::from(drop);
+            !drop
+        });
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Live>> {

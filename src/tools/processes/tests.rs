@@ -190,3 +190,18 @@ async fn the_frontends_get_the_output_as_it_comes_with_secrets_masked() {
         matches!(events.last(), Some(tern_protocol::Event::ProcessExited { id, end: ProcessEnd::Exited { code: 0 } }) if id == "p1")
     );
 }
+
+#[tokio::test]
+async fn only_the_last_ended_processes_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::new();
+    for _ in 0..20 {
+        start(&table, dir.path(), "true", false).await;
+    }
+    start(&table, dir.path(), "sleep 300", false).await;
+    let ids: Vec<String> = table.list().into_iter().map(|p| p.id).collect();
+    assert_eq!(ids.len(), 17, "{ids:?}");
+    assert_eq!(ids.first().map(String::as_str), Some("p5"));
+    assert_eq!(ids.last().map(String::as_str), Some("p21"));
+    table.stop_all("the test's end").await;
+}
