@@ -33,6 +33,12 @@
 //! where the repository's config could start a program (`git`). What the read-only list runs unasked gets the neutral
 //! git environment, and in `read-only` mode every command runs in a sandbox that writes nothing (`exec_limits`).
 //!
+//! Input to a live process (`process_input`) may make a shell or REPL do anything a command could, and the gate cannot
+//! read what the program will make of it: it asks wherever a command the gate does not cover would (`ask`,
+//! `auto-edit`), is refused in `read-only`, runs in `full-auto` unless deny rules are configured, and always asks for a
+//! process running outside the OS sandbox (`process`). Reading a process's output and stopping it change nothing the
+//! approved command could not.
+//!
 //! `xargs`: the inner command gets arguments from input nobody has seen, so the read-only list never covers it; an
 //! allow rule may, since a prefix rule already allows any further arguments.
 
@@ -40,6 +46,7 @@
 mod attacks_tests;
 mod git;
 mod mcp;
+mod process;
 mod programs;
 mod propose;
 mod readonly;
@@ -134,6 +141,8 @@ pub struct ApprovalGate {
     turn: Vec<CommandRule>,
     /// "Always" for edits: files and directories whose edits run without asking in `ask` mode this session.
     session_edits: Vec<EditRule>,
+    /// "Always" for input to a live process: the processes (by id) whose input runs without asking this session.
+    session_inputs: Vec<String>,
     sandboxed: bool,
 }
 
@@ -162,6 +171,7 @@ impl ApprovalGate {
             session: Vec::new(),
             turn: Vec::new(),
             session_edits: Vec::new(),
+            session_inputs: Vec::new(),
             sandboxed: true,
         }
     }
@@ -212,6 +222,11 @@ impl ApprovalGate {
         self.check_deny(command).is_some()
     }
 
+    /// Whether any deny rule is configured.
+    pub(crate) fn has_deny_rules(&self) -> bool {
+        !self.deny.is_empty()
+    }
+
     /// "Always for this session": commands this rule covers run without asking until the session ends.
     pub(crate) fn add_session_rule(&mut self, rule: CommandRule) {
         if !self.session.contains(&rule) {
@@ -235,6 +250,14 @@ impl ApprovalGate {
     pub(crate) fn add_session_edit_rule(&mut self, rule: EditRule) {
         if !self.session_edits.contains(&rule) {
             self.session_edits.push(rule);
+        }
+    }
+
+    /// "Always" for input to live process `id`: its input runs without asking until the session ends (a process
+    /// outside the sandbox still asks every time; ids are never reused within a session).
+    pub(crate) fn add_session_input(&mut self, id: &str) {
+        if !self.session_inputs.iter().any(|known| known == id) {
+            self.session_inputs.push(id.to_string());
         }
     }
 
@@ -292,6 +315,13 @@ impl ApprovalGate {
         }
         if let Some(verdict) = self.check_secret_files(name, effects, policy) {
             return verdict;
+        }
+        if let Some(input) = &effects.input {
+            return process::check_input(self, input);
+        }
+        // Stopping a process the model started (every one in the session's table) undoes only the model's own work.
+        if effects.stops.is_some() {
+            return Verdict::Allow;
         }
         if let Some(command) = &effects.command {
             if command.unsandboxed {

@@ -329,6 +329,10 @@ impl<'a> Pipeline<'a> {
             full_output: Some(full_output.clone()),
             limits,
             buffers: self.shared.buffers(),
+            processes: Some(tern_tools::processes::Starter {
+                table: self.shared.processes().clone(),
+                call_id: call.id.clone(),
+            }),
         };
         // An edit the user was shown writes exactly that change (or the hunks of it they accepted).
         let run = async {

@@ -247,6 +247,10 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));
     let policy = Arc::new(config.policy);
     let mut tools = config.tools;
+    // The model's tools on the processes `exec` starts in the background, over the session's table.
+    for tool in tern_tools::processes::tools(shared.processes()) {
+        tools.register(tool);
+    }
     // The session's MCP servers offer their tools as they connect: one registration, as `mcp`.
     if let Some(mcp) = shared.mcp() {
         tools.add_source(Arc::clone(mcp) as _);

@@ -11,6 +11,7 @@ use super::approval::{ApprovalGate, CommandRule, RuleStore, SaveTo};
 
 use tern_protocol::{ApprovalDecision, ElicitationAnswer, Event};
 use tern_session::SessionLog;
+use tern_tools::processes::ProcessTable;
 
 /// State shared between the op loop and the running turn. Locks are held only for a map insert, a mode read or one
 /// line written to the session log. A subagent's `Shared` holds the same gate, questions waiting for the user and
@@ -35,6 +36,10 @@ pub(crate) struct Shared {
     rules: Option<Arc<dyn RuleStore>>,
     /// The session's language servers (one per language, shared with its subagents); `None`: no diagnostics.
     lsp: Option<Arc<tern_lsp::Servers>>,
+    /// The session's live processes (shared with its subagents); their events go out through the main agent's `emit`.
+    processes: ProcessTable,
+    /// The main agent's state (a subagent's is not): the one told of processes' exits.
+    main: bool,
 }
 
 /// The questions the session's agents wait on the user for: approvals and MCP servers' requests for input, by the id
@@ -103,7 +108,15 @@ impl Shared {
             mcp,
             rules,
             lsp,
+            processes: ProcessTable::new(),
+            main: true,
         });
+        let weak = Arc::downgrade(&shared);
+        shared.processes.set_events(Arc::new(move |event| {
+            if let Some(shared) = weak.upgrade() {
+                shared.emit(event);
+            }
+        }));
         if let Some(inbox) = elicitations {
             forward_elicitations(inbox, Arc::downgrade(&shared), hooks);
         }
@@ -126,6 +139,23 @@ impl Shared {
             mcp: self.mcp.clone(),
             rules: self.rules.clone(),
             lsp: self.lsp.clone(),
+            processes: self.processes.clone(),
+            main: false,
+        }
+    }
+
+    /// The session's live processes.
+    pub(crate) fn processes(&self) -> &ProcessTable {
+        &self.processes
+    }
+
+    /// The notes on processes that exited since the model was last told, for the main agent's next request (a
+    /// subagent gets none: they are the main agent's to read).
+    pub(crate) fn process_exits(&self) -> Vec<String> {
+        if self.main {
+            self.processes.take_exits()
+        } else {
+            Vec::new()
         }
     }
 
@@ -273,6 +303,8 @@ fn recorded(event: &Event) -> bool {
             | Event::SubagentFinished { .. }
             | Event::SubagentDelivered { .. }
             | Event::ReviewApplied { .. }
+            | Event::ProcessStarted { .. }
+            | Event::ProcessExited { .. }
     ) || recorded_in_parent(event)
 }
 

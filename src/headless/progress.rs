@@ -7,6 +7,7 @@ use std::io::Write;
 
 use super::order::AgentKey;
 use super::printer::Printer;
+use tern_protocol::process::ProcessEnd;
 use tern_protocol::{Event, PlanItem, PlanStatus, ToolKind, TurnEnd};
 use tern_text::calls::key_argument;
 
@@ -99,6 +100,12 @@ impl Printer {
                 *delay_ms as f64 / 1000.0
             ),
             Event::Notice { text } => format!("tern: {text}"),
+            Event::ProcessStarted { process } => format!(
+                "tern: process {} started: {}",
+                process.id,
+                tern_text::one_line(&process.command.chars().take(200).collect::<String>())
+            ),
+            Event::ProcessExited { id, end } => format!("tern: process {id} {}", process_end(end)),
             Event::Error { message } => format!("tern: error: {message}"),
             Event::Elicitation { server, message, .. } => format!(
                 "tern: MCP server {server} asked for input ({}); declined: nobody can answer in tern run",
@@ -179,6 +186,16 @@ fn result_line(ended: &Ended, label: Option<&str>) -> String {
     match label.filter(|l| !l.is_empty()) {
         Some(label) => format!("  {mark} {label} — {} ({seconds:.1}s)", ended.first_line),
         None => format!("  {mark} {} ({seconds:.1}s)", ended.first_line),
+    }
+}
+
+/// How a live process ended, in words.
+fn process_end(end: &ProcessEnd) -> String {
+    match end {
+        ProcessEnd::Exited { code } => format!("exited with code {code}"),
+        ProcessEnd::Signalled { signal } => format!("was killed by signal {signal}"),
+        ProcessEnd::Stopped { by } => format!("was stopped by {by}"),
+        ProcessEnd::Lost { reason } => format!("was lost: {reason}"),
     }
 }
 

@@ -68,11 +68,21 @@ impl HeldStart {
         stdout: OwnedFd,
         stderr: OwnedFd,
     ) -> io::Result<HeldChild> {
+        let stdin: OwnedFd = std::fs::File::open("/dev/null")?.into();
+        self.start_with(cwd, env, [stdin, stdout, stderr]).await
+    }
+
+    /// `start` with the command's stdin too (a live process's pipe or terminal).
+    pub async fn start_with(
+        self,
+        cwd: &Path,
+        env: &[(OsString, OsString)],
+        [stdin, stdout, stderr]: [OwnedFd; 3],
+    ) -> io::Result<HeldChild> {
         let payload = encode(cwd, env, &self.args);
         if payload.len() > MAX_REQUEST {
             return Err(io::Error::other("the command is too long to send to the holder"));
         }
-        let stdin: OwnedFd = std::fs::File::open("/dev/null")?.into();
         let (report, theirs) = socket_pair(SocketType::STREAM)?;
         send(
             &self.control,

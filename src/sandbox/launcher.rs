@@ -76,6 +76,9 @@ pub(crate) struct Args {
     pub devices: Vec<PathBuf>,
     /// `--network`: keep tern's network namespace.
     pub network: bool,
+    /// `--tty`: stdin is a terminal (a pseudo-terminal tern opened for a live process): it becomes the controlling
+    /// terminal of the launcher's session, so the command can open `/dev/tty` and gets Ctrl+C as SIGINT.
+    pub tty: bool,
     /// `--join PID:START`: enter the namespaces of the session's holder, the process `PID` started at `START` (which
     /// made the private `/dev` and temp once) instead of making new ones; see `hold`.
     pub join: Option<namespaces::ProcessKey>,
@@ -116,6 +119,10 @@ impl Args {
                 }
                 "--network" => {
                     parsed.network = true;
+                    continue;
+                }
+                "--tty" => {
+                    parsed.tty = true;
                     continue;
                 }
                 "--hold" => {
@@ -350,6 +357,11 @@ fn launch(args: &Args) -> Result<i32, String> {
 
 /// Forks init, waits for it, and returns the command's wait status. `report` is a descriptor init must not keep.
 fn run(args: &Args, joined: bool, command: &[CString], report: Option<RawFd>) -> Result<i32, String> {
+    if args.tty {
+        // The launcher leads its session (held or spawned, it called `setsid`): init and the command inherit it.
+        rustix::process::ioctl_tiocsctty(rustix::stdio::stdin())
+            .map_err(|e| format!("cannot make stdin the controlling terminal: {e}"))?;
+    }
     let (status_read, status_write) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let (alive_read, alive_write) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     // SAFETY: the launcher is single-threaded (this runs before anything starts a thread), so the child may do

@@ -283,6 +283,12 @@ pub enum Launch {
 /// sets the working directory, stdio, environment and process group, exactly as for an unsandboxed `bash`; a held
 /// start takes them as arguments. `Err` when the session's private temp directory cannot be made.
 pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::io::Result<Launch> {
+    command_with(policy, workspace, script, false)
+}
+
+/// `command`, for a command whose stdin, stdout and stderr are a terminal (`tty`: a pseudo-terminal tern opened for a
+/// live process), which becomes the controlling terminal of its session.
+pub fn command_with(policy: &SandboxPolicy, workspace: &Path, script: &str, tty: bool) -> std::io::Result<Launch> {
     let private = policy.session.0.private_temp()?;
     let repos: Vec<PathBuf> = if policy.protect_git {
         policy
@@ -293,6 +299,11 @@ pub fn command(policy: &SandboxPolicy, workspace: &Path, script: &str) -> std::i
         Vec::new()
     };
     let mut args = launcher_args(policy, workspace, script, private, &repos);
+    if tty {
+        // Before `--`, which ends the flags.
+        let at = args.len() - 4;
+        args.insert(at, "--tty".into());
+    }
     let holder = policy.shared_namespaces.then(|| {
         policy
             .session
@@ -450,6 +461,16 @@ mod tests {
             parsed.command,
             [OsString::from("bash"), "-c".into(), "echo -- --network".into()]
         );
+    }
+
+    #[test]
+    fn a_terminal_is_asked_for_before_the_command() {
+        let parsed =
+            launcher::Args::parse(["--tty", "--", "bash", "-c", "--tty"].map(OsString::from).to_vec()).unwrap();
+        assert!(parsed.tty);
+        assert_eq!(parsed.command.last(), Some(&OsString::from("--tty")));
+        let plain = launcher::Args::parse(["--", "bash"].map(OsString::from).to_vec()).unwrap();
+        assert!(!plain.tty);
     }
 
     #[test]

@@ -15,8 +15,12 @@ use crate::PathPolicy;
 /// A Claude Code tool that one of tern's tools stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaudeTool {
-    /// `exec`.
+    /// `exec` (`background: true` is `run_in_background`).
     Bash,
+    /// `process_output`.
+    BashOutput,
+    /// `process_stop`.
+    KillShell,
     /// `read_file`.
     Read,
     /// `write_file`.
@@ -57,6 +61,8 @@ impl ClaudeTool {
     pub fn named(name: &str) -> Option<Self> {
         Some(match name {
             "Bash" => ClaudeTool::Bash,
+            "BashOutput" => ClaudeTool::BashOutput,
+            "KillShell" => ClaudeTool::KillShell,
             "Read" => ClaudeTool::Read,
             "Write" => ClaudeTool::Write,
             "Edit" | "MultiEdit" => ClaudeTool::Edit,
@@ -83,16 +89,26 @@ impl ClaudeTool {
                 if let Some(secs) = args.get("timeout").and_then(Value::as_u64) {
                     input.insert("timeout".into(), json!(secs.saturating_mul(1000)));
                 }
-                input.insert("run_in_background".into(), json!(false));
+                let background = args.get("background").and_then(Value::as_bool) == Some(true);
+                input.insert("run_in_background".into(), json!(background));
                 copy(
                     args,
                     &mut input,
                     &[
                         ("unsandboxed", "dangerouslyDisableSandbox"),
                         ("working_dir", "working_dir"),
+                        ("tty", "tty"),
                     ],
                 );
                 "Bash"
+            }
+            ClaudeTool::BashOutput => {
+                copy(args, &mut input, &[("id", "bash_id"), ("wait", "wait")]);
+                "BashOutput"
+            }
+            ClaudeTool::KillShell => {
+                copy(args, &mut input, &[("id", "shell_id")]);
+                "KillShell"
             }
             ClaudeTool::Read => {
                 input.insert("file_path".into(), json!(path("path")));
@@ -238,11 +254,17 @@ impl ClaudeTool {
                     ("command", "command"),
                     ("dangerouslyDisableSandbox", "unsandboxed"),
                     ("working_dir", "working_dir"),
+                    ("tty", "tty"),
                 ]);
                 if let Some(ms) = input.get("timeout").and_then(Value::as_u64) {
                     args.insert("timeout".into(), json!(ms.div_ceil(1000).max(1)));
                 }
+                if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                    args.insert("background".into(), json!(true));
+                }
             }
+            ClaudeTool::BashOutput => from(&[("bash_id", "id"), ("wait", "wait")]),
+            ClaudeTool::KillShell => from(&[("shell_id", "id")]),
             ClaudeTool::Read => from(&[("file_path", "path"), ("offset", "offset"), ("limit", "limit")]),
             ClaudeTool::Write => from(&[("file_path", "path"), ("content", "content")]),
             ClaudeTool::Edit => {

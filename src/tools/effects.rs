@@ -17,6 +17,23 @@ pub struct Effects {
     pub command: Option<CommandCall>,
     /// What the call asks of the network.
     pub request: Option<WebRequest>,
+    /// Input the call writes to a live process (`process_input`): a shell or REPL may do anything with it.
+    pub input: Option<ProcessInput>,
+    /// The live process the call stops (`process_stop`): one the model started, so stopping it is harmless.
+    pub stops: Option<String>,
+}
+
+/// Input for a live process, as the approval prompt shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessInput {
+    /// The process's id (`p1`).
+    pub process: String,
+    /// Its command, as approved when it started; empty when there is no such process.
+    pub command: String,
+    /// It runs outside the OS sandbox.
+    pub unsandboxed: bool,
+    /// What would be written, exactly (keys as the bytes a terminal sends).
+    pub data: String,
 }
 
 /// A command a call runs, with where and how.

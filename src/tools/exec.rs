@@ -14,8 +14,8 @@
 //! Whether a command may run at all is the approval gate's business, not this module's.
 
 mod capture;
-mod live;
-mod process;
+pub(crate) mod live;
+pub(crate) mod process;
 mod spill;
 #[cfg(test)]
 mod tests;
@@ -87,12 +87,19 @@ impl ExecTool {
              that better than cat, head, sed, echo > or find/grep in the shell. \
              Non-interactive only: stdin is closed and there is no terminal, so pass flags such as -y or -m instead \
              of expecting a prompt; pagers are off. The command is killed after `timeout` seconds (default {}, max \
-             {}). Every process it starts is killed when it ends, so a server must be started in the background and \
-             used within the same command (e.g. `./server & sleep 1; curl -s localhost:8080; kill %1`). Output over \
-             {} characters keeps its beginning and end here, and the whole of it is saved to a file you can read. {}{}",
+             {}). Every process it starts is killed when it ends (a server started with `&` ends with the command). \
+             Output over \
+             {} characters keeps its beginning and end here, and the whole of it is saved to a file you can read. \
+             For a server, a watcher or an interactive program, pass `background: true`: the command starts as a live \
+             process and the call returns at once with its id (p1, p2, …) and first output; read it with \
+             process_output, type into it with process_input, stop it with process_stop. It runs on a terminal \
+             ({}x{}; `tty: false` for plain pipes), keeps running until it exits or is stopped, and ends with the \
+             session. {}{}",
             self::secs(config.default_timeout),
             self::secs(config.max_timeout),
             config.max_output_chars,
+            crate::processes::DEFAULT_COLS,
+            crate::processes::DEFAULT_ROWS,
             tern_process::env::note_for_model(&config.env_allow),
             config.sandbox.as_ref().map(sandbox_note).unwrap_or_default(),
         );
@@ -106,6 +113,14 @@ impl ExecTool {
             Some(other) => Err(ToolError::Invalid(format!(
                 "unsandboxed must be true or false, got {other}"
             ))),
+        }
+    }
+
+    fn flag_arg(args: &Value, name: &str, default: bool) -> Result<bool, ToolError> {
+        match args.get(name) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(ToolError::Invalid(format!("{name} must be true or false, got {other}"))),
         }
     }
 
@@ -289,6 +304,15 @@ impl Tool for ExecTool {
                     "description": "Run outside the OS sandbox; the user is always asked. Only after a sandboxed \
                                     run failed because the sandbox refused something the task needs."
                 },
+                "background": {
+                    "type": "boolean",
+                    "description": "Start it as a live process and return at once with its id (a server, a \
+                                    watcher, a REPL); `timeout` does not apply."
+                },
+                "tty": {
+                    "type": "boolean",
+                    "description": "With `background`: run it on a terminal (default true), or on pipes (false)."
+                },
                 "timeout": {
                     "type": "integer",
                     "minimum": 1,
@@ -343,6 +367,23 @@ impl Tool for ExecTool {
             .filter(|_| !unsandboxed);
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
+        }
+        if Self::flag_arg(&args, "background", false)? {
+            let Some(starter) = &ctx.processes else {
+                return Ok(ToolOutput::error(
+                    "Error: background processes cannot be started here; run the command without `background`.",
+                ));
+            };
+            let spec = crate::processes::Background {
+                command,
+                cwd: &cwd,
+                env_allow: &self.config.env_allow,
+                neutral_git: ctx.limits.neutral_git,
+                sandbox: sandbox.map(|policy| (policy, ctx.policy.root())),
+                unsandboxed: sandbox.is_none(),
+                tty: Self::flag_arg(&args, "tty", true)?,
+            };
+            return Ok(crate::processes::start(&spec, starter).await);
         }
         let spec = Spec {
             command,

@@ -10,6 +10,7 @@ pub mod fs;
 pub(crate) mod notebook;
 pub(crate) mod patch;
 pub mod path_policy;
+pub mod processes;
 pub mod registry;
 pub(crate) mod schema;
 pub mod search;
@@ -24,7 +25,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub use claude::{ClaudeCall, ClaudeTool};
-pub use effects::{CommandCall, Effects, WebRequest};
+pub use effects::{CommandCall, Effects, ProcessInput, WebRequest};
 pub use file_state::FileTracker;
 pub use path_policy::{PathError, PathPolicy};
 pub use registry::{PreparedCall, ToolRegistry};
@@ -133,6 +134,9 @@ pub struct ToolContext {
     pub limits: exec::ExecLimits,
     /// Where `read_file` gets a file's text when an editor drives the session (`tern acp`); `None`: from disk.
     pub buffers: Option<Arc<dyn Buffers>>,
+    /// The session's live processes and this call's id, for `exec` with `background: true`; `None`: no process may
+    /// be started from here.
+    pub processes: Option<processes::Starter>,
 }
 
 /// An editor's view of the files (its unsaved buffers): asked for a file's text once the path policy allowed the
@@ -154,6 +158,7 @@ impl ToolContext {
             full_output: None,
             limits: exec::ExecLimits::default(),
             buffers: None,
+            processes: None,
         }
     }
 }

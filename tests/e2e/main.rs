@@ -27,6 +27,7 @@ mod memory;
 mod notify;
 mod path_policy;
 mod plan;
+mod processes;
 mod provider;
 mod provider_faults;
 mod resume;

@@ -337,6 +337,8 @@ impl Pipeline<'_> {
             always_file,
             always_dir,
         } = question;
+        // "Always" for input to a process grants input to that process.
+        let input_to = effects.input.as_ref().map(|input| input.process.clone());
         let run = move |prepared, change| {
             Gate::Run(Approved {
                 prepared,
@@ -375,6 +377,15 @@ impl Pipeline<'_> {
                 if let Some(rule) = rule {
                     self.shared.record_grant(&granted_edit(&rule));
                     self.allow_for_session(&rule.to_string(), |gate| gate.add_session_edit_rule(rule));
+                }
+                run(prepared, change)
+            }
+            // "Always" for input to a process means input to this process, for the session (there is no rule to save).
+            ApprovalDecision::Always | ApprovalDecision::AlwaysSaved { .. } if input_to.is_some() => {
+                if let Some(process) = input_to {
+                    self.allow_for_session(&format!("input to process {process}"), |gate| {
+                        gate.add_session_input(&process)
+                    });
                 }
                 run(prepared, change)
             }
@@ -452,6 +463,7 @@ impl Pipeline<'_> {
             full_output: None,
             limits: Default::default(),
             buffers: None,
+            processes: None,
         };
         propose_prepared(prepared, &ctx).await.transpose()
     }
@@ -530,6 +542,11 @@ fn rule_path(rule: &EditRule) -> &Path {
 /// network; and where it runs.
 fn describe(tool: &str, args: &Value, effects: &Effects, policy: &PathPolicy) -> (String, String) {
     let root = policy.root().display().to_string();
+    // Input to a process: which one (its command as approved) and every byte that would be written, shown.
+    if let Some(input) = &effects.input {
+        let (data, _) = tern_text::reveal(&input.data);
+        return (format!("{tool} {} (`{}`): {data}", input.process, input.command), root);
+    }
     if let Some(command) = &effects.command {
         let cwd = match &command.working_dir {
             Some(dir) => policy

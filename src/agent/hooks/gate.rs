@@ -1,8 +1,8 @@
 //! The PreToolUse hooks' decision joined with the approval gate's verdict. A hook may refuse any call, may make the
 //! user be asked where the gate would let a call run, and may let a call run where the gate would ask; but it never
 //! lifts the gate's own refusal, and never waives a question that guards the floor under the gate or the deny rules:
-//! a command outside the OS sandbox, a command a deny rule may block, an edit in `.git/` or `.tern/` or outside the
-//! workspace.
+//! a command outside the OS sandbox, a command a deny rule may block, input to a process outside the sandbox (or
+//! with deny rules set), an edit in `.git/` or `.tern/` or outside the workspace.
 
 use super::Notify;
 use super::reply::{Permission, PreDecision};
@@ -14,6 +14,10 @@ use tern_tools::{Effects, PathPolicy};
 /// that out, or an edit inside `.git/` or `.tern/` (git hooks and tern's own config, hooks included, run programs
 /// outside the sandbox later). An edit outside the workspace is the caller's to add: it widens the path policy.
 pub(crate) fn firm_question(gate: &ApprovalGate, effects: &Effects, policy: &PathPolicy) -> bool {
+    // Input to a process outside the sandbox, or where deny rules cannot see what the program will run.
+    if let Some(input) = &effects.input {
+        return input.unsandboxed || !gate.sandboxed() || gate.has_deny_rules();
+    }
     match &effects.command {
         Some(command) => command.unsandboxed || !gate.sandboxed() || gate.deny_rules_may_match(&command.text),
         None => edits_protected(effects, policy),

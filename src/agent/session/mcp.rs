@@ -42,6 +42,7 @@ impl Session {
             full_output: None,
             limits: Default::default(),
             buffers: None,
+            processes: None,
         }
     }
 

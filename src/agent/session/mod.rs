@@ -12,6 +12,7 @@ mod images;
 mod mcp;
 mod memory;
 mod ops;
+mod processes;
 mod reports;
 mod reviewing;
 mod turn;

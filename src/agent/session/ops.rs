@@ -69,8 +69,10 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
             super::mcp::server_action(shared, &name, action);
             Sorted::Done
         }
-        // Live processes are not built yet: no process can be named.
-        Op::ProcessInput { .. } | Op::ProcessResize { .. } | Op::ProcessStop { .. } => Sorted::Done,
+        op @ (Op::ProcessInput { .. } | Op::ProcessResize { .. } | Op::ProcessStop { .. }) => {
+            process_op(shared, op);
+            Sorted::Done
+        }
         op @ (Op::Remember { .. } | Op::ReloadContext | Op::ShowContext) => Sorted::Memory(op),
         Op::Interrupt => Sorted::Interrupt,
         Op::Shutdown => Sorted::Shutdown,
@@ -82,6 +84,22 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
         | Op::ReviewStart { .. }
         | Op::ReviewApply { .. }
         | Op::McpPrompt { .. }) => Sorted::Exclusive(op),
+    }
+}
+
+/// What the user does to a live process, done at once and unasked (the user chose it): keys to its input, a resize,
+/// a stop. Writing and stopping wait on the process, so they run beside the op loop.
+fn process_op(shared: &Shared, op: Op) {
+    let table = shared.processes().clone();
+    match op {
+        Op::ProcessInput { id, data } => {
+            tokio::spawn(async move { table.user_input(&id, &data).await });
+        }
+        Op::ProcessResize { id, cols, rows } => table.resize(&id, cols, rows),
+        Op::ProcessStop { id } => {
+            tokio::spawn(async move { table.stop(&id, "the user").await });
+        }
+        _ => {}
     }
 }
 
@@ -173,6 +191,8 @@ impl Session {
         }
         self.session_end_hooks(reason).await;
         self.stop_subagents().await;
+        // Nothing the model started outlives the session.
+        self.shared.processes().stop_all("the session's end").await;
         // The session's MCP servers end with it: stdio servers get a moment to exit, then their groups are killed.
         if let Some(mcp) = self.shared.mcp() {
             let _ = tokio::time::timeout(MCP_SHUTDOWN_WAIT, mcp.shutdown()).await;
@@ -272,6 +292,8 @@ impl Session {
     /// Forgets the conversation (the session and its log go on), and runs the SessionStart hooks for it.
     async fn new_conversation(&mut self) {
         self.session_end_hooks("clear").await;
+        // The processes were the old conversation's: the new one could not name them.
+        self.shared.processes().stop_all("a new conversation").await;
         self.messages.clear();
         self.shared.write_log(SessionLog::reset);
         self.shared.set_recorded_events(0);

@@ -84,6 +84,7 @@ impl<'s> Turn<'s> {
     async fn step(&mut self) -> Step {
         // What subagents started without waiting found since the last step.
         self.session.deliver_subagent_reports();
+        self.session.deliver_process_exits();
         let completion = match self.request(true).await {
             Ok(c) => c,
             Err(end) => return Step::End(end),

@@ -178,3 +178,39 @@ fn paths_are_shown_as_the_tool_resolves_them() {
     }
     drop(dir);
 }
+
+#[test]
+fn live_processes_are_shown_as_claude_codes_background_shells() {
+    let (_dir, policy) = policy();
+    let bash = one(
+        ClaudeTool::Bash,
+        json!({"command": "npm run dev", "background": true, "tty": false}),
+        &policy,
+    );
+    assert_eq!(
+        bash.input,
+        json!({"command": "npm run dev", "run_in_background": true, "tty": false})
+    );
+    let output = one(ClaudeTool::BashOutput, json!({"id": "p1", "wait": 5}), &policy);
+    assert_eq!(
+        (output.name.as_str(), &output.input),
+        ("BashOutput", &json!({"bash_id": "p1", "wait": 5}))
+    );
+    let kill = one(ClaudeTool::KillShell, json!({"id": "p2"}), &policy);
+    assert_eq!(
+        (kill.name.as_str(), &kill.input),
+        ("KillShell", &json!({"shell_id": "p2"}))
+    );
+    // A hook's changed input comes back in tern's words.
+    assert_eq!(
+        ClaudeTool::Bash.args(&bash.input),
+        Some(json!({"command": "npm run dev", "background": true, "tty": false}))
+    );
+    assert_eq!(
+        ClaudeTool::BashOutput.args(&output.input),
+        Some(json!({"id": "p1", "wait": 5}))
+    );
+    assert_eq!(ClaudeTool::KillShell.args(&kill.input), Some(json!({"id": "p2"})));
+    assert_eq!(ClaudeTool::named("BashOutput"), Some(ClaudeTool::BashOutput));
+    assert_eq!(ClaudeTool::named("KillShell"), Some(ClaudeTool::KillShell));
+}

@@ -20,12 +20,12 @@ const RATE: f64 = 256.0 * 1024.0;
 const BURST: f64 = 64.0 * 1024.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stream {
+pub(crate) enum Stream {
     Out = 0,
     Err = 1,
 }
 
-pub(super) struct LiveOutput {
+pub(crate) struct LiveOutput {
     sink: OutputSink,
     /// Whole lines (and unfinished ones that waited too long), in arrival order, ready to send.
     queue: Vec<u8>,
@@ -40,7 +40,7 @@ pub(super) struct LiveOutput {
 }
 
 impl LiveOutput {
-    pub(super) fn new(sink: OutputSink, now: Instant) -> Self {
+    pub(crate) fn new(sink: OutputSink, now: Instant) -> Self {
         Self {
             sink,
             queue: Vec::new(),
@@ -54,7 +54,7 @@ impl LiveOutput {
         }
     }
 
-    pub(super) fn push(&mut self, stream: Stream, mut data: &[u8], now: Instant) {
+    pub(crate) fn push(&mut self, stream: Stream, mut data: &[u8], now: Instant) {
         let i = stream as usize;
         if data.len() > QUEUE_CAP {
             // Only the last QUEUE_CAP bytes could stay in the queue: skip the rest without looking at it (a flood
@@ -100,7 +100,7 @@ impl LiveOutput {
     }
 
     /// Sends what is due at `now`. Called after every push and when `deadline` passes.
-    pub(super) fn flush(&mut self, now: Instant) {
+    pub(crate) fn flush(&mut self, now: Instant) {
         for i in 0..2 {
             if self.partial_since[i].is_some_and(|since| now >= since + PARTIAL_DELAY) {
                 let cut = complete_prefix_len(&self.partial[i]);
@@ -123,7 +123,7 @@ impl LiveOutput {
     }
 
     /// When `flush` next has something to do, if anything is waiting.
-    pub(super) fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         if !self.queue.is_empty() || self.skipped > 0 {
@@ -144,7 +144,7 @@ impl LiveOutput {
     }
 
     /// Sends everything left, unthrottled (at most the queue cap plus two unfinished lines).
-    pub(super) fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         for i in 0..2 {
             let partial = std::mem::take(&mut self.partial[i]);
             self.enqueue(&partial);

@@ -209,14 +209,14 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// The process tern waits for: bash or a launcher it spawned, or a launcher the sandbox holder started.
-enum Launched {
+pub(crate) enum Launched {
     Spawned(Child),
     Held(HeldChild),
 }
 
 impl Launched {
     /// Its wait status once it has ended. Cancel-safe.
-    async fn wait(&mut self) -> io::Result<ExitStatus> {
+    pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
         match self {
             Self::Spawned(child) => child.wait().await,
             Self::Held(child) => child.wait().await,
