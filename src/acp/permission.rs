@@ -47,6 +47,9 @@ fn always_name(request: &ApprovalRequest) -> Option<String> {
     if !request.proposed_rules.is_empty() {
         return Some(format!("Always allow {}", request.proposed_rules.join(", ")));
     }
+    if let Some(process) = &request.always_input {
+        return Some(format!("Always allow input to {}", tern_text::one_line(process)));
+    }
     request
         .always_file
         .as_ref()
@@ -62,7 +65,9 @@ pub(crate) fn decision(request: &ApprovalRequest, answer: &Value) -> ApprovalDec
     }
     match outcome["optionId"].as_str() {
         Some(ALLOW_ONCE) => ApprovalDecision::Once,
-        Some(ALLOW_ALWAYS) if !request.proposed_rules.is_empty() => ApprovalDecision::Always,
+        Some(ALLOW_ALWAYS) if !request.proposed_rules.is_empty() || request.always_input.is_some() => {
+            ApprovalDecision::Always
+        }
         Some(ALLOW_ALWAYS) if request.always_file.is_some() => ApprovalDecision::AlwaysEdits { scope: EditScope::File },
         // Reject, an option we did not offer, or an answer we cannot read: the call does not run.
         _ => ApprovalDecision::Deny { feedback: None },

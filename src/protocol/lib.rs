@@ -735,6 +735,10 @@ pub struct ApprovalRequest {
     /// For an edit: the directory "always for this directory" would allow edits under, if offered.
     #[serde(default)]
     pub always_dir: Option<String>,
+    /// For input to a live process: the process (`p1`) "always" would let the model type into unasked for the rest of
+    /// the session, if offered (never for one outside the sandbox). Nothing is saved: a process ends with its session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always_input: Option<String>,
 }
 
 /// Why a turn ended.

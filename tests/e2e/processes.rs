@@ -502,6 +502,8 @@ async fn the_prompt_shows_the_process_and_every_byte_and_always_means_this_proce
     };
     assert_eq!(request.tool, "process_input");
     assert_eq!(request.command, "process_input p1 (`cat`): one\\u{200b}\u{240d}");
+    assert_eq!(request.always_input.as_deref(), Some("p1"), "always is offered for p1");
+    assert!(request.proposed_rules.is_empty(), "and no rule to save");
     assert!(
         request.reason.contains("types into a running process"),
         "{}",

@@ -77,6 +77,14 @@ fn the_editor_s_answer_is_tern_s_decision() {
         decision(&edit, &chose("allow_always")),
         ApprovalDecision::AlwaysEdits { scope: EditScope::File }
     );
+    // "Always" on input to a live process is input to that process.
+    let input = ApprovalRequest {
+        proposed_rules: Vec::new(),
+        always_input: Some("p1".into()),
+        ..request()
+    };
+    assert_eq!(decision(&input, &chose("allow_always")), ApprovalDecision::Always);
+    assert_eq!(params("s", &input)["options"][1]["name"], "Always allow input to p1");
     let neither = ApprovalRequest {
         proposed_rules: Vec::new(),
         ..request()

@@ -322,6 +322,12 @@ impl Pipeline<'_> {
             diffs: shown,
             always_file: shown_rule(&question.always_file),
             always_dir: shown_rule(&question.always_dir),
+            always_input: question
+                .effects
+                .input
+                .as_ref()
+                .filter(|input| !input.unsandboxed)
+                .map(|input| input.process.clone()),
         }));
         rx
     }

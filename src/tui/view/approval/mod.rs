@@ -148,6 +148,12 @@ impl ApprovalLayer {
                 Span::raw(" save for me  "),
             ]);
         }
+        if let Some(process) = &r.always_input {
+            keys.extend([
+                key("a", theme.success),
+                Span::raw(format!(" always for input to {process}  ")),
+            ]);
+        }
         if r.always_file.is_some() {
             keys.push(key("f", theme.success));
             keys.push(Span::raw(" always this file  "));
@@ -319,7 +325,7 @@ impl Layer for ApprovalLayer {
         let r = &self.request;
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => self.decide(ApprovalDecision::Once, ctx),
-            KeyCode::Char('a') | KeyCode::Char('A') if !r.proposed_rules.is_empty() => {
+            KeyCode::Char('a') | KeyCode::Char('A') if !r.proposed_rules.is_empty() || r.always_input.is_some() => {
                 self.decide(ApprovalDecision::Always, ctx)
             }
             KeyCode::Char('p') | KeyCode::Char('P') if !r.proposed_rules.is_empty() => {

@@ -154,6 +154,7 @@ fn edit_request() -> ApprovalRequest {
         hunk_review: true,
         always_file: Some("src/greet.rs".into()),
         always_dir: Some("src".into()),
+        always_input: None,
     }
 }
 
@@ -345,6 +346,32 @@ fn a_compound_command_offers_its_rules_for_the_session_the_project_or_the_user()
         t.press(KeyCode::Char(key));
     }
     assert_eq!(t.answers(), []);
+}
+
+/// Input to a live process offers "always" for input to that process (for the session), and nothing to save.
+#[test]
+fn input_to_a_process_offers_always_for_that_process_only() {
+    let request = ApprovalRequest {
+        tool: "process_input".into(),
+        command: "process_input p1 (`python3`): print(1)\\r".into(),
+        always_input: Some("p1".into()),
+        ..command_request()
+    };
+    let mut t = harness();
+    t.ask(
+        "process_input",
+        json!({"id": "p1", "text": "print(1)"}),
+        request.clone(),
+    );
+    let screen = t.screen(120, 40);
+    assert!(screen.contains("a always for input to p1"), "{screen}");
+    assert!(!screen.contains("save to project"), "{screen}");
+    for key in ['p', 'u'] {
+        t.press(KeyCode::Char(key));
+    }
+    assert_eq!(t.answers(), [], "nothing to save");
+    t.press(KeyCode::Char('a'));
+    assert_eq!(t.answers(), [ApprovalDecision::Always]);
 }
 
 /// A command that reads as a harmless `echo` with a comment, while bash runs `rm` too: a zero-width space inside a word,
