@@ -7,6 +7,7 @@ mod always;
 mod approve;
 mod colours;
 mod image;
+mod processes;
 mod review;
 mod stream;
 use crate::support;

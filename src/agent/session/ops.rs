@@ -88,13 +88,12 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
 }
 
 /// What the user does to a live process, done at once and unasked (the user chose it): keys to its input, a resize,
-/// a stop. Writing and stopping wait on the process, so they run beside the op loop.
+/// a stop. Writing (in order, see `ProcessTable::user_input`) and stopping wait on the process, so they run beside
+/// the op loop.
 fn process_op(shared: &Shared, op: Op) {
     let table = shared.processes().clone();
     match op {
-        Op::ProcessInput { id, data } => {
-            tokio::spawn(async move { table.user_input(&id, &data).await });
-        }
+        Op::ProcessInput { id, data } => table.user_input(&id, &data),
         Op::ProcessResize { id, cols, rows } => table.resize(&id, cols, rows),
         Op::ProcessStop { id } => {
             tokio::spawn(async move { table.stop(&id, "the user").await });

@@ -45,6 +45,8 @@ impl WeakTable {
 struct Table {
     state: Mutex<State>,
     emit: OnceLock<Emit>,
+    /// The user's keys, to the one task that writes them in order (see `user_input`).
+    keys: OnceLock<tokio::sync::mpsc::UnboundedSender<(String, String)>>,
 }
 
 #[derive(Default)]
@@ -370,12 +372,27 @@ impl ProcessTable {
     }
 
     /// The user's keys for process `id` (`Op::ProcessInput`); ignored when it has ended or is unknown.
-    pub async fn user_input(&self, id: &str, data: &str) {
-        if let Some(live) = self.get(id)
-            && let Err(e) = live.write(data.as_bytes()).await
-        {
-            tracing::debug!("input to {id}: {e}");
-        }
+    ///
+    /// Written in the order they came, by one task for the table: a task of their own each would run in any order
+    /// (tokio runs the newest spawned task first: typed `cat` reached the process as `tca`), and a write may wait
+    /// while the terminal's input is full.
+    pub fn user_input(&self, id: &str, data: &str) {
+        let keys = self.0.keys.get_or_init(|| {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
+            let table = WeakTable(Arc::downgrade(&self.0));
+            tokio::spawn(async move {
+                while let Some((id, data)) = rx.recv().await {
+                    let Some(live) = table.upgrade().and_then(|t| t.get(&id)) else {
+                        continue;
+                    };
+                    if let Err(e) = live.write(data.as_bytes()).await {
+                        tracing::debug!("input to {id}: {e}");
+                    }
+                }
+            });
+            tx
+        });
+        let _ = keys.send((id.to_string(), data.to_string()));
     }
 
     /// The user's pane for `id` is `cols` x `rows` (`Op::ProcessResize`); ignored for a process on pipes.

@@ -205,3 +205,21 @@ async fn only_the_last_ended_processes_are_kept() {
     assert_eq!(ids.last().map(String::as_str), Some("p21"));
     table.stop_all("the test's end").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_keys_reach_the_process_in_the_order_typed() {
+    // One key per op, as the TUI sends them: each must arrive after the one before it.
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::new();
+    start(&table, dir.path(), "head -c 200 > typed", false).await;
+    let typed: String = (0..200).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    for key in typed.chars() {
+        table.user_input("p1", &key.to_string());
+    }
+    let live = table.get("p1").unwrap();
+    assert!(
+        live.wait_for_end(Duration::from_secs(10)).await,
+        "head read its 200 bytes"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("typed")).unwrap(), typed);
+}
