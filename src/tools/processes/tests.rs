@@ -105,7 +105,12 @@ async fn a_stop_ends_the_whole_group_and_the_model_is_not_told_of_its_own_stop()
         .await
         .unwrap();
     assert!(out.text.contains("stopped by the model"), "{}", out.text);
-    assert!(!alive(child), "the background sleep ended with its group");
+    // The signal is sent when the stop returns; the child's death follows it by a moment on a busy machine.
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        !alive(child)
+    });
+    assert!(gone, "the background sleep ended with its group");
     assert!(table.take_exits().is_empty());
 }
 
