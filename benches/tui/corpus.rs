@@ -165,6 +165,7 @@ impl Corpus {
             timed_out: false,
             sandboxed: true,
             new_git_repos: Vec::new(),
+            background: None,
         });
         out.push(self.end(id, "exec", output));
     }

@@ -149,6 +149,10 @@ pub enum ToolDetails {
         /// the sandbox, so the user is told (absent when none, and in sessions written before).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         new_git_repos: Vec<String>,
+        /// The live process it started and left running (`exec` with `background: true`): `p1`. Its end comes as
+        /// `Event::ProcessExited`, not as this call's exit code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        background: Option<String>,
     },
     /// todo_write: the plan as saved.
     Plan { items: Vec<PlanItem> },

@@ -240,6 +240,7 @@ impl ExecTool {
             new_git_repos: git
                 .map(|(changes, workspace)| relative(&changes.new_repos, workspace))
                 .unwrap_or_default(),
+            background: None,
         };
         let output = if exit_code == Some(0) {
             ToolOutput::text(text)
@@ -411,6 +412,7 @@ impl Tool for ExecTool {
                 timed_out: false,
                 sandboxed: sandbox.is_some(),
                 new_git_repos: Vec::new(),
+                background: None,
             })),
         }
     }

@@ -127,6 +127,8 @@ pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutpu
         timed_out: false,
         sandboxed: spec.sandbox.is_some(),
         new_git_repos: Vec::new(),
+        // Still running: its end comes as `ProcessExited`; one that already ended is reported by its exit code.
+        background: end.is_none().then(|| id.clone()),
     };
     first_report(&id, spec, &shown, end.as_ref()).with_details(details)
 }

@@ -89,6 +89,7 @@ fn session(data: &Path) -> std::path::PathBuf {
         timed_out: false,
         sandboxed: true,
         new_git_repos: Vec::new(),
+        background: None,
     };
     event(
         &mut log,
@@ -166,6 +167,7 @@ fn subagent_log(session: &Path) -> String {
         timed_out: false,
         sandboxed: true,
         new_git_repos: Vec::new(),
+        background: None,
     };
     let end = Event::ToolCallEnd {
         call_id: "s1".into(),

@@ -402,6 +402,7 @@ fn select_and_expand_calls() {
             timed_out: false,
             sandboxed: true,
             new_git_repos: Vec::new(),
+            background: None,
         }),
     );
     h.press(ctrl('p'));
@@ -426,6 +427,7 @@ fn a_command_run_outside_the_sandbox_says_so() {
                 timed_out: false,
                 sandboxed,
                 new_git_repos: Vec::new(),
+                background: None,
             }),
         );
     }
@@ -523,6 +525,7 @@ fn snapshot_narrow_terminal() {
             timed_out: false,
             sandboxed: true,
             new_git_repos: Vec::new(),
+            background: None,
         }),
     );
     insta::assert_snapshot!(h.screen(50, 40));

@@ -117,6 +117,7 @@ fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<
                 exit_code,
                 timed_out,
                 sandboxed,
+                background,
                 ..
             },
         ..
@@ -125,6 +126,10 @@ fn header(call: &ToolCallState, width: u16, theme: &Theme, now: Instant) -> Vec<
         // A command that ran outside the OS sandbox says so: the user should see where the floor was missing.
         let outside = if *sandboxed { "" } else { " · unsandboxed" };
         right = match (exit_code, timed_out) {
+            // It returned with the process still running: its pane below says how it stands.
+            _ if background.is_some() => {
+                format!(" started {}{outside} · {elapsed}", background.as_deref().unwrap_or(""))
+            }
             (_, true) => format!(" timed out{outside} · {elapsed}"),
             (Some(code), _) => format!(" exit {code}{outside} · {elapsed}"),
             (None, _) => format!(" killed{outside} · {elapsed}"),

@@ -43,6 +43,8 @@ async fn a_live_process_is_listed_typed_into_given_back_and_stopped() {
     tmux.wait_for("It runs in the background.").await;
     let screen = tmux.wait_for("ready-to-echo").await;
     assert!(screen.contains("p1") && screen.contains("running"), "{screen}");
+    assert!(screen.contains("started p1"), "the call says what it started: {screen}");
+    assert!(!screen.contains("killed"), "{screen}");
 
     tmux.keys(&["/ps", "Enter"]);
     tmux.wait_for("Live processes: 1").await;

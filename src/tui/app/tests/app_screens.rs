@@ -72,6 +72,7 @@ fn exec_output(text: &str, code: i32) -> ToolOutput {
         timed_out: false,
         sandboxed: true,
         new_git_repos: Vec::new(),
+        background: None,
     })
 }
 

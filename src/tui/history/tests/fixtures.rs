@@ -74,6 +74,7 @@ pub(crate) fn session(dir: &std::path::Path) -> (Vec<ToolCallState>, PathBuf) {
                 timed_out: false,
                 sandboxed: true,
                 new_git_repos: Vec::new(),
+                background: None,
             }),
         2_460,
     );

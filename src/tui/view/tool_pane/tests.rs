@@ -61,6 +61,27 @@ fn a_running_command_shows_its_colours() {
     insta::assert_snapshot!(marked(&lines[1..]));
 }
 
+/// A command left running in the background says which process it started, not that it was killed.
+#[test]
+fn a_background_command_says_it_started_its_process() {
+    let mut call = command(&[]);
+    let output = ToolOutput::text("Started process p1 (on a 120x40 terminal, in the sandbox).").with_details(
+        ToolDetails::Exec {
+            exit_code: None,
+            duration_ms: 300,
+            timed_out: false,
+            sandboxed: true,
+            new_git_repos: Vec::new(),
+            background: Some("p1".into()),
+        },
+    );
+    call.finish(output, Duration::from_millis(300), None);
+    let lines = render_call(&call, 80, &Theme::dark(), false, Instant::now());
+    let header: String = lines[0].spans.iter().map(|s| s.content.as_ref()).collect();
+    assert!(header.contains("started p1 · 300ms"), "{header}");
+    assert!(!header.contains("killed"), "{header}");
+}
+
 /// Done, the result (the model's text, no colours) is shown with the live output's colours, line by line.
 #[test]
 fn a_finished_command_keeps_the_colours_of_its_lines() {
@@ -72,6 +93,7 @@ fn a_finished_command_keeps_the_colours_of_its_lines() {
         timed_out: false,
         sandboxed: true,
         new_git_repos: Vec::new(),
+        background: None,
     });
     call.finish(output, Duration::from_millis(5), None);
     call.expanded = true;
