@@ -9,6 +9,9 @@
 //! on another thread may be caught (the tool registry isolates tool panics), so it must not break the screen: its
 //! message goes to the log at once and to stderr once the terminal is restored. If it killed the agent task, the UI
 //! ends too (there is nobody left to talk to) and says so.
+//!
+//! One kind of write here is not cleaned text: the thumbnails' graphics escapes (`draw_pictures`), which no text
+//! cleaning could pass, made by `graphics::encode` only from digits and the base64 of tern's own PNG.
 
 use std::io::{BufWriter, Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
