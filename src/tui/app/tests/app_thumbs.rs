@@ -121,3 +121,26 @@ fn without_a_graphics_protocol_nothing_is_asked_and_no_row_is_reserved() {
     assert!(h.app.placements().is_empty());
     assert_eq!(h.screen(W, H), before);
 }
+
+#[test]
+fn each_image_is_asked_for_once_per_transcript_and_again_when_a_session_is_shown_anew() {
+    let mut h = harness();
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "@a.png and @\"my shot.png\" and @a.png, not me@x.png".into(),
+    });
+    assert_eq!(h.app.state.thumbnails_to_ask(), ["a.png", "my shot.png"]);
+    h.event(Event::TurnStarted {
+        turn: 2,
+        text: "again @a.png and @b.gif".into(),
+    });
+    assert_eq!(h.app.state.thumbnails_to_ask(), ["b.gif"]);
+    assert!(h.app.state.thumbnails_to_ask().is_empty());
+    // A resumed or reloaded session is shown in a new state: its messages' images are asked for again.
+    h.app.state = crate::state::AppState::new();
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "@a.png".into(),
+    });
+    assert_eq!(h.app.state.thumbnails_to_ask(), ["a.png"]);
+}
