@@ -72,6 +72,8 @@ fn launch(
     let tui = config::tui::load(&root);
     let (notify, warning) = tui.notify();
     session.warnings.extend(warning);
+    let (images, warning) = tui.images();
+    session.warnings.extend(warning);
     tern::tui::Launch {
         connection,
         session,
@@ -86,6 +88,7 @@ fn launch(
         pending: None,
         trust: None,
         notify,
+        images,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::config::Settings;
 use crate::host::SessionInfo;
 use crate::mcp::McpManager;
 use crate::tools::PathPolicy;
-use crate::tui::host::{Connection, Host, Session, Transcript, TrustOffer};
+use crate::tui::host::{Connection, Host, Session, Thumbnail, Transcript, TrustOffer};
 
 /// Reads the settings as they are now (the command line's flags over the files).
 pub type ReadSettings = Box<dyn Fn() -> Result<Settings, String> + Send + Sync>;
@@ -133,12 +133,44 @@ impl Host for TuiHost {
         crate::clipboard::paste_image()
     }
 
+    fn thumbnail(&self, path: &str, max: (u32, u32)) -> Result<Thumbnail, String> {
+        let file = match tern_fs::places::pasted_image(path) {
+            Some(pasted) => pasted,
+            None => self.attachable(path)?,
+        };
+        let data = read_bounded(&file, MAX_THUMBNAIL_SOURCE)?;
+        let thumb = tern_image::thumbnail(&data, max.0, max.1)?;
+        Ok(Thumbnail {
+            png: thumb.png,
+            width: thumb.width,
+            height: thumb.height,
+        })
+    }
+
     fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String> {
         let meta = crate::session::log::read_meta(log).map_err(|e| format!("cannot read the session: {e}"))?;
         let path = crate::session::export::destination(&self.workspace, &meta.id, typed);
         crate::session::export::save(log, &path, Some(crate::models::Catalog::builtin()))?;
         Ok(path)
     }
+}
+
+/// The most bytes of an image file read for a thumbnail (the decoder's pixel budget bounds the rest).
+const MAX_THUMBNAIL_SOURCE: u64 = 20 * 1024 * 1024;
+
+/// The first `max` bytes of `file`, or why it cannot be read (or is larger).
+fn read_bounded(file: &Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let opened = tern_fs::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut data = Vec::new();
+    opened
+        .take(max + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    if data.len() as u64 > max {
+        return Err(format!("{} is larger than {} MB", file.display(), max >> 20));
+    }
+    Ok(data)
 }
 
 /// The instruction files (AGENTS.md, CLAUDE.md) a session in `workspace` loads, as paths: the same search the agent's
@@ -198,5 +230,37 @@ mod tests {
         );
         assert!(!host.switches(), "a host without settings is the only session");
         assert!(host.resume(&dir.path().join("log.jsonl")).is_err());
+    }
+
+    /// A PNG of `w`×`h` pixels.
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::new_rgb8(w, h)
+            .write_to(&mut out, image::ImageFormat::Png)
+            .unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn thumbnails_come_only_from_images_the_read_policy_lets_the_user_attach() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("shot.png"), png(480, 240)).unwrap();
+        std::fs::write(dir.path().join(".env"), png(8, 8)).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("other.png"), png(8, 8)).unwrap();
+        let host = TuiHost::new(dir.path(), None);
+        let thumb = host.thumbnail("shot.png", (240, 160)).unwrap();
+        assert_eq!((thumb.width, thumb.height), (240, 120));
+        assert_eq!(image::guess_format(&thumb.png).unwrap(), image::ImageFormat::Png);
+        let home = std::env::var("HOME").unwrap();
+        for refused in [
+            "~/.ssh/id_rsa.png".to_string(),
+            format!("{home}/.ssh/id_rsa.png"),
+            ".env".to_string(),
+            outside.path().join("other.png").display().to_string(),
+        ] {
+            let why = host.thumbnail(&refused, (240, 160)).unwrap_err();
+            assert!(!why.contains("cannot read"), "{refused} was opened: {why}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! mouse = false   # no mouse capture: the terminal selects text (F2 toggles it while tern runs)
 //! notify = "auto" # how tern tells you it needs you: auto, osc9, osc777, bell or off
 //! notify_after = 10 # seconds: a turn this long is told when it ends
+//! images = "auto" # thumbnails of attached images where the terminal has graphics (kitty, iTerm2): auto or off
 //! ```
 
 use serde::Deserialize;
@@ -20,6 +21,8 @@ pub struct TuiFile {
     /// Seconds a turn runs before its end is told (and before a terminal that never reports focus counts as
     /// unattended). Default 10.
     pub notify_after: Option<u64>,
+    /// Thumbnails of attached images in the transcript: `auto` (where the terminal has a graphics protocol) or `off`.
+    pub images: Option<String>,
 }
 
 impl TuiFile {
@@ -33,6 +36,18 @@ impl TuiFile {
         }
         if other.notify_after.is_some() {
             self.notify_after = other.notify_after;
+        }
+        if other.images.is_some() {
+            self.images = other.images;
+        }
+    }
+
+    /// Whether thumbnails are drawn; a value tern does not know is `auto`, with a warning.
+    pub fn images(&self) -> (crate::tui::graphics::Setting, Option<String>) {
+        match self.images.as_deref().map(crate::tui::graphics::Setting::parse) {
+            None => (crate::tui::graphics::Setting::Auto, None),
+            Some(Ok(setting)) => (setting, None),
+            Some(Err(e)) => (crate::tui::graphics::Setting::Auto, Some(format!("[tui] {e}"))),
         }
     }
 
@@ -99,5 +114,17 @@ mod tests {
         let (settings, warning) = parse("[tui]\nnotify = \"loud\"\n").tui.notify();
         assert_eq!(settings.style, None);
         assert!(warning.unwrap().contains("loud"));
+    }
+
+    #[test]
+    fn images_are_automatic_unless_turned_off() {
+        use crate::tui::graphics::Setting;
+        let parse = |text: &str| ConfigFile::parse(text, Path::new("config.toml")).unwrap();
+        assert_eq!(parse("").tui.images(), (Setting::Auto, None));
+        let off = parse("[tui]\nimages = \"off\"\n");
+        assert_eq!(parse("").merge(off).tui.images(), (Setting::Off, None));
+        let (setting, warning) = parse("[tui]\nimages = \"sixel\"\n").tui.images();
+        assert_eq!(setting, Setting::Auto);
+        assert!(warning.unwrap().contains("sixel"));
     }
 }

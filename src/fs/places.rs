@@ -32,6 +32,15 @@ pub fn pasted_images_dir() -> PathBuf {
     data_dir().join("pasted")
 }
 
+/// The file `path` names when it is an image the user pasted from the clipboard (Ctrl+V): directly inside tern's
+/// pasted-images directory, which only tern writes (it is outside the workspace and hidden from commands).
+pub fn pasted_image(path: &str) -> Option<PathBuf> {
+    let path = Path::new(path);
+    let dir = pasted_images_dir();
+    let name = path.file_name()?.to_str()?;
+    (path.parent() == Some(dir.as_path()) && name.starts_with("clip-")).then(|| dir.join(name))
+}
+
 /// The repository `workspace` is in: its nearest ancestor (itself included) with a `.git`, else the workspace.
 pub fn repository_root(workspace: &Path) -> PathBuf {
     workspace

@@ -6,8 +6,10 @@
 //! is given an allocation limit, so a small file claiming a huge canvas costs nothing. This crate does no I/O.
 
 mod fit;
+mod thumbnail;
 
 pub use fit::{Fitted, fit};
+pub use thumbnail::{Thumbnail, thumbnail};
 
 /// What every wire format tern speaks accepts, so one image suits any model it is sent to.
 ///

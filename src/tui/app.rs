@@ -28,6 +28,7 @@ mod bottom;
 mod commands;
 mod focus;
 mod reveal;
+pub(crate) mod thumbs;
 mod toggles;
 
 /// The shortest time between two frames (~60 per second).
@@ -178,6 +179,8 @@ pub struct App {
     planned_bottom: Option<bottom::Planned>,
     /// The live process that has the keys (`focus.rs`).
     pub(crate) focus: Option<focus::Focus>,
+    /// Thumbnails of attached images, where the terminal has a graphics protocol (`thumbs.rs`).
+    pub(crate) pictures: Option<thumbs::Pictures>,
 }
 
 impl App {
@@ -222,6 +225,7 @@ impl App {
             shown_bottom: Default::default(),
             planned_bottom: None,
             focus: None,
+            pictures: None,
         }
     }
 
@@ -692,6 +696,7 @@ impl App {
     /// (a popup, a layer that is not docked, the history viewer) or the start screen shows above it.
     pub(crate) fn plan(&mut self, area: Rect) -> Option<super::screen::Reuse> {
         self.planned_bottom = None;
+        self.update_thumbnails();
         self.state.expire_flash(Instant::now());
         self.forget_gone_focus();
         let areas = self.areas(area);
@@ -862,8 +867,9 @@ impl App {
             let docked_here = docked == Some(i);
             layer.render(frame, if docked_here { dock_area } else { area }, &view);
         }
-        if overlaid {
+        if overlaid || viewed {
             self.transcript.forget_rows();
+            self.transcript.placements.clear();
         }
     }
 }

@@ -72,6 +72,15 @@ pub struct TrustOffer {
 /// A subagent's transcript as its own log holds it.
 pub type Transcript = (Vec<Message>, Vec<(u64, Event)>);
 
+/// A small picture of an image a message attaches, for the transcript: PNG-encoded RGBA pixels that tern decoded and
+/// encoded itself (never the file's bytes), and their size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thumbnail {
+    pub png: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+}
+
 /// The session host: starts sessions and answers what the UI cannot know by itself.
 pub trait Host: Send + Sync {
     /// Whether `/resume`, `/fork` and a reload may start another session (the demo cannot).
@@ -102,5 +111,12 @@ pub trait Host: Send + Sync {
     /// (`@/…/pasted/clip-….png`); why there is none otherwise (no clipboard program, no image).
     fn paste_image(&self) -> Result<PathBuf, String> {
         Err("pasting an image is not available here".into())
+    }
+    /// A thumbnail, within `max` (width, height) pixels, of the image `path` names in a message (as typed), when the
+    /// session could attach it (`attachable`, or an image pasted from the clipboard); why not otherwise. Reads and
+    /// decodes the file: call it off the UI thread.
+    fn thumbnail(&self, path: &str, max: (u32, u32)) -> Result<Thumbnail, String> {
+        let _ = (path, max);
+        Err("thumbnails are not available here".into())
     }
 }

@@ -7,6 +7,7 @@ mod cell_guard;
 pub mod composer;
 pub mod diff;
 mod export;
+pub mod graphics;
 mod heap;
 pub mod highlight;
 pub mod history;
@@ -62,6 +63,8 @@ pub struct Launch {
     pub trust: Option<host::TrustOffer>,
     /// How and when to tell the user that tern needs them (`[tui] notify`, `notify_after`).
     pub notify: notify::Settings,
+    /// Whether attached images show as thumbnails where the terminal can draw them (`[tui] images`).
+    pub images: graphics::Setting,
 }
 
 /// Starts the full-screen UI and returns when the user quits or a signal in `signals` ends it. `/resume` and `/fork`
@@ -81,12 +84,15 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
         pending,
         trust,
         notify,
+        images,
     } = launch;
     let (notify_tx, notify_rx) = tokio::sync::mpsc::unbounded_channel();
     let highlight_ready = notify_tx.clone();
     // Started below the repository root, the project's files are read from the root down: the start screen says so.
     let root = tern_fs::places::repository_root(&workspace);
     let project_root = (root != workspace).then(|| root.display().to_string());
+    let pictures = graphics::detect(images, &|name| std::env::var(name).ok())
+        .map(|protocol| app::thumbs::Pictures::new(protocol, notify_tx.clone()));
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx, host.clone());
     let keymap_path = tern_fs::places::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {
@@ -104,6 +110,7 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
         session.warnings.push(format!("custom commands: {notice}"));
     }
     app.custom = custom;
+    app.pictures = pictures;
     app.notifier = notify::Notifier::new(notify, &|name| std::env::var(name).ok());
     app.start = view::start::StartInfo {
         context_files,

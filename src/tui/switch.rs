@@ -54,12 +54,14 @@ pub(crate) fn rebuild(old: App, connection: &Connection, session: &mut Session) 
         custom,
         start,
         notifier,
+        pictures,
         ..
     } = old;
     let mut app = App::new(connection.ops.clone(), composer, keymap, theme, context_window);
     app.custom = custom;
     app.start = start;
     app.notifier = notifier;
+    app.pictures = pictures;
     app.state = AppState::new();
     app.transcript = TranscriptView::new();
     show(&mut app, session);

@@ -9,6 +9,9 @@
 //! on another thread may be caught (the tool registry isolates tool panics), so it must not break the screen: its
 //! message goes to the log at once and to stderr once the terminal is restored. If it killed the agent task, the UI
 //! ends too (there is nobody left to talk to) and says so.
+//!
+//! One kind of write here is not cleaned text: the thumbnails' graphics escapes (`draw_pictures`), which no text
+//! cleaning could pass, made by `graphics::encode` only from digits and the base64 of tern's own PNG.
 
 use std::io::{BufWriter, Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -284,6 +287,10 @@ fn take_terminal(mouse: bool) -> std::io::Result<(Guard, Stdout, tokio::sync::on
 fn on_terminal_event(terminal: &mut Tty, app: &mut App, event: crossterm::event::Event) {
     if matches!(event, crossterm::event::Event::Resize(..)) {
         terminal.backend_mut().resized();
+        // ratatui clears the screen for the new size: no picture is where it was.
+        if let Some(pictures) = app.pictures.as_mut() {
+            pictures.graphics.cleared();
+        }
     }
     app.on_terminal_event(event);
 }
@@ -372,6 +379,9 @@ fn hand_to_editor(
     let result = run_editor(text, mouse_on);
     let input = Input::ready(EventStream::new());
     terminal.clear()?;
+    if let Some(pictures) = app.pictures.as_mut() {
+        pictures.graphics.cleared();
+    }
     app.edited(result);
     Ok(input)
 }
@@ -620,7 +630,10 @@ type Tty = Terminal<Screen<CrosstermBackend<BufWriter<Stdout>>>>;
 fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     // Queued, not executed: the frame reaches the terminal as one write, at the flush below.
     queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    let result = app.draw(terminal);
+    let mut result = app.draw(terminal);
+    if result.is_ok() {
+        result = draw_pictures(terminal, app);
+    }
     queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     for text in app.clipboard.drain(..) {
         osc52(terminal.backend_mut(), &text)?;
@@ -628,6 +641,34 @@ fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     app.notifier.write_to(terminal.backend_mut())?;
     terminal.backend_mut().flush()?;
     result
+}
+
+/// The thumbnails the frame shows, drawn over the rows the transcript left blank for them (`graphics.rs`), in the
+/// same synchronized update as the frame.
+///
+/// The one exception to "every byte written to the terminal is cleaned text": a graphics protocol's escape sequences
+/// cannot pass `tern_text`'s cleaning, so they are written here, and only here, as they are. `graphics::encode` makes
+/// them from digits and the base64 of a PNG tern encoded itself from pixels it decoded (`Host::thumbnail`), never
+/// from a file's bytes or the model's text.
+fn draw_pictures(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
+    let Some(pictures) = app.pictures.as_ref() else {
+        return Ok(());
+    };
+    let repaint = pictures.graphics.repaint(app.placements());
+    if repaint {
+        // iTerm2's pictures are cells: the screen is cleared and drawn again whole to take them away.
+        terminal.clear()?;
+        app.draw(terminal)?;
+    }
+    let placements = app.placements().to_vec();
+    let Some(pictures) = app.pictures.as_mut() else {
+        return Ok(());
+    };
+    if repaint {
+        pictures.graphics.cleared();
+    }
+    pictures.graphics.show(terminal.backend_mut(), &placements)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use tern_protocol::SessionSummary;
 
-use crate::host::{Connection, Host, Session, Transcript, TrustOffer};
+use crate::host::{Connection, Host, Session, Thumbnail, Transcript, TrustOffer};
 
 /// The prices a session host gives the UI: the model catalog's own.
 pub(crate) fn prices() -> std::sync::Arc<dyn tern_protocol::Prices> {
@@ -73,6 +73,17 @@ impl Host for TestHost {
         tern_tools::PathPolicy::new(&self.workspace)
             .map_err(|e| e.to_string())?
             .attachable(path)
+    }
+
+    /// A fixed picture of 240×120 pixels for any file the read policy lets the user attach (the UI never looks
+    /// into the PNG; the root host's own tests check the real decoding).
+    fn thumbnail(&self, path: &str, _max: (u32, u32)) -> Result<Thumbnail, String> {
+        self.attachable(path)?;
+        Ok(Thumbnail {
+            png: b"PNG!".to_vec(),
+            width: 240,
+            height: 120,
+        })
     }
 
     fn export(&self, log: &Path, typed: &str) -> Result<PathBuf, String> {

@@ -2,7 +2,6 @@
 //! one (or, for an image pasted from the clipboard, from tern's own pasted-images directory), and refused, before
 //! anything is sent, to a model the catalog does not say accepts images.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Session;
@@ -25,7 +24,7 @@ impl Session {
             .filter(|path| match self.policy.resolve_read(path) {
                 Ok(resolved) => resolved.exists(),
                 Err(_) => true,
-            } || pasted(path).is_some())
+            } || tern_fs::places::pasted_image(path).is_some())
             .collect();
         if paths.is_empty() {
             return Ok(Vec::new());
@@ -47,7 +46,7 @@ impl Session {
         }
         let mut images = Vec::new();
         for path in paths {
-            let attached = match pasted(path) {
+            let attached = match tern_fs::places::pasted_image(path) {
                 Some(file) => tern_tools::fs::read_pasted_image(&file).await,
                 None => tern_tools::fs::read_image(Arc::clone(&self.policy), path).await,
             }
@@ -56,15 +55,6 @@ impl Session {
         }
         Ok(images)
     }
-}
-
-/// The file `path` names when it is an image the user pasted from the clipboard (Ctrl+V): directly inside tern's
-/// pasted-images directory, which only tern writes (it is outside the workspace and hidden from commands).
-fn pasted(path: &str) -> Option<PathBuf> {
-    let path = Path::new(path);
-    let dir = tern_fs::places::pasted_images_dir();
-    let name = path.file_name()?.to_str()?;
-    (path.parent() == Some(dir.as_path()) && name.starts_with("clip-")).then(|| dir.join(name))
 }
 
 /// The images `text` names (`@shot.png`, `@"my shot.png"`), each once.

@@ -599,3 +599,4 @@ mod app_plan;
 mod app_processes;
 mod app_reuse;
 mod app_screens;
+mod app_thumbs;

@@ -11,6 +11,7 @@ mod reasoning;
 mod replay;
 pub(crate) mod review;
 pub mod subagents;
+pub(crate) mod thumbnails;
 mod turn;
 
 use std::collections::{HashMap, VecDeque};
@@ -87,6 +88,8 @@ pub struct AppState {
     pub(crate) elicitations: VecDeque<elicit::PendingElicitation>,
     /// The session's live processes, each with its emulated terminal.
     pub processes: processes::Processes,
+    /// The thumbnails of the images the user's messages name (where the terminal can draw them).
+    pub(crate) thumbnails: thumbnails::Thumbnails,
 }
 
 #[derive(Debug, Default, Clone)]

@@ -14,9 +14,11 @@ use ratatui::widgets::{Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarStat
 
 use super::cells::{is_live, render_cell};
 use super::stream::StreamLayout;
+use crate::graphics::Placement;
 use crate::highlight;
 use crate::line::{encode, put_line};
 use crate::screen::Reuse;
+use crate::state::thumbnails::Thumbnails;
 use crate::state::{AppState, CellKind};
 use crate::theme::Theme;
 
@@ -27,6 +29,8 @@ struct Cached {
     /// The `highlight::epoch` at which these lines drew code plain for now; `None` when they drew it finished.
     provisional: Option<u64>,
     lines: Vec<Line<'static>>,
+    /// The thumbnails drawn over blank rows of these lines: (first row, picture).
+    thumbs: Vec<(usize, Placement)>,
 }
 
 /// Where the viewport is.
@@ -69,6 +73,8 @@ pub struct TranscriptView {
     rows: Rows,
     /// This frame's viewport and the rows it takes from the last frame, worked out by `plan` before it is drawn.
     planned: Option<Planned>,
+    /// Where the last frame drew the thumbnails it showed whole (`graphics.rs` draws them).
+    pub(crate) placements: Vec<Placement>,
 }
 
 /// Each row's line, encoded (`encode`), in the last frame drawn whole and in this one: a row whose line is the one
@@ -230,6 +236,7 @@ impl TranscriptView {
                 _ => render_cell(cell, &state.calls, &state.processes, width, theme, self.selected_call),
             });
             let provisional = provisional.then_some(epoch);
+            let (lines, thumbs) = with_thumbnails(&cell.kind, lines, &state.thumbnails);
             if let Some(h) = self.heights.get_mut(index) {
                 h.1 = lines.len();
             }
@@ -241,6 +248,7 @@ impl TranscriptView {
                     selected,
                     provisional,
                     lines,
+                    thumbs,
                 },
             );
         }
@@ -382,10 +390,24 @@ impl TranscriptView {
         // and no second wrapping pass (what `Paragraph` would do every frame). `plan` laid them out.
         let mut row = 0usize;
         let mut skip = start_line;
+        self.placements.clear();
+        // A thumbnail is drawn only whole, above the "new output below" marker.
+        let room = height - usize::from(self.new_below);
         'cells: for cell in &state.cells[start_cell..] {
             let Some(cached) = self.cache.get(&cell.id) else {
                 break;
             };
+            let first = row as isize - skip as isize;
+            for (line, thumb) in &cached.thumbs {
+                let top = first + *line as isize;
+                if top >= 0 && top as usize + usize::from(thumb.rows) <= room && thumb.x + thumb.cols <= width {
+                    self.placements.push(Placement {
+                        x: area.x + thumb.x,
+                        y: area.y + top as u16,
+                        ..thumb.clone()
+                    });
+                }
+            }
             for line in &cached.lines {
                 if skip > 0 {
                     skip -= 1;
@@ -626,6 +648,38 @@ enum Jump {
 }
 
 /// A cheap height guess for a cell never laid out.
+/// A user message's lines with blank rows reserved, before the blank line that ends the cell, for each image it names
+/// whose thumbnail is ready; and where each thumbnail goes (its first row, its column from the gutter).
+fn with_thumbnails(
+    kind: &CellKind,
+    mut lines: Vec<Line<'static>>,
+    thumbnails: &Thumbnails,
+) -> (Vec<Line<'static>>, Vec<(usize, Placement)>) {
+    let CellKind::User(text) = kind else {
+        return (lines, Vec::new());
+    };
+    let mut thumbs = Vec::new();
+    let end = lines.len().saturating_sub(1);
+    let mut reserved = Vec::new();
+    for path in tern_protocol::Image::mentions(text) {
+        let Some(thumb) = thumbnails.get(path) else {
+            continue;
+        };
+        let placement = Placement {
+            id: thumb.id,
+            png: thumb.png.clone(),
+            x: super::cells::GUTTER,
+            y: 0,
+            cols: thumb.cols,
+            rows: thumb.rows,
+        };
+        thumbs.push((end + reserved.len(), placement));
+        reserved.extend((0..thumb.rows).map(|_| Line::default()));
+    }
+    lines.splice(end..end, reserved);
+    (lines, thumbs)
+}
+
 fn estimate(kind: &CellKind) -> usize {
     match kind {
         CellKind::User(t) | CellKind::Assistant { text: t, .. } => t.lines().count() + 1,

@@ -1,5 +1,6 @@
 //! An image attached in the composer (`@shot.png`): sent to the model as an image, shown in the transcript as a
-//! labelled chip, and shown again when the session is resumed.
+//! labelled chip, and shown again when the session is resumed; a thumbnail only where the terminal draws graphics
+//! (never inside tmux).
 
 use std::time::Duration;
 
@@ -139,4 +140,118 @@ async fn a_pasted_clipboard_image_reaches_the_model() {
     assert_eq!(files.len(), 1);
     assert_eq!(mode(&files[0]), 0o600);
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}
+
+/// What tern wrote to its terminal, as tmux read it from the pane (`pipe-pane`), once `done` says it is complete (or
+/// after 15 s).
+async fn pane_output(file: &std::path::Path, done: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+    let start = std::time::Instant::now();
+    loop {
+        let bytes = std::fs::read(file).unwrap_or_default();
+        if done(&bytes) || start.elapsed() > Duration::from_secs(15) {
+            return bytes;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A session with `shot.png` (640×480) attached in a tmux pane whose environment says `env` (a kitty terminal, with
+/// or without tmux's own `TMUX`); returns the pane's whole output and its screen once the answer is shown.
+async fn attach_in(name: &str, env: &str, wait: impl Fn(&[u8]) -> bool) -> (Vec<u8>, String) {
+    let mock = MockLlm::start(vec![Reply::text("A screenshot.")]).await;
+    let work = tempfile::tempdir().unwrap();
+    let png = tern_testkit::encoded_image(640, 480, "png");
+    std::fs::write(work.path().join("shot.png"), &png).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("config/tern")).unwrap();
+    std::fs::write(
+        home.path().join("config/tern/config.toml"),
+        "[models.\"scripted\"]\nimages = true\n",
+    )
+    .unwrap();
+    let log = home.path().join("pane.out");
+    let command = tern_command(
+        env,
+        BIN,
+        work.path(),
+        home.path(),
+        &mock.openai_base_url(),
+        "",
+        "sleep 30",
+    );
+    // The pane starts with a shell that waits for the output to be piped before starting tern.
+    let tmux = Tmux::start(name, (100, 30), &format!("sleep 1; {command}"));
+    tmux.run(&["pipe-pane", "-o", "-t", "t", &format!("cat >> {}", log.display())]);
+    tmux.wait_for("Ask tern").await;
+    tmux.keys(&["@shot.png"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.keys(&[" what is this", "Enter"]);
+    let screen = tmux.wait_for("A screenshot.").await;
+    let output = pane_output(&log, wait).await;
+    (output, screen)
+}
+
+/// Inside tmux (which passes no graphics through) a kitty terminal's environment draws no thumbnail: the transcript
+/// shows the chip as everywhere else, and tern writes no graphics escape at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn inside_tmux_an_image_is_a_chip_and_no_graphics_escape_is_written() {
+    if !tmux_available() {
+        return;
+    }
+    let (output, screen) = attach_in("image-tmux", "TERM_PROGRAM=ghostty KITTY_WINDOW_ID=1 ", |bytes| {
+        contains(bytes, b"screenshot")
+    })
+    .await;
+    assert!(screen.contains("[image shot.png 640×480"), "{screen}");
+    assert!(contains(&output, b"screenshot"), "the pane's output was recorded");
+    assert!(!contains(&output, b"\x1b_G"), "a kitty graphics escape was written");
+    assert!(!contains(&output, b"\x1b]1337;"), "an iTerm2 image escape was written");
+    let lines: Vec<&str> = screen.lines().collect();
+    let asked = lines.iter().position(|l| l.contains("what is this")).unwrap();
+    let chip = lines.iter().position(|l| l.contains("[image shot.png")).unwrap();
+    assert!(
+        chip > asked && chip - asked <= 2,
+        "no rows are reserved for a thumbnail:\n{screen}"
+    );
+}
+
+/// Where tern believes it runs in kitty (tmux's `TMUX` taken away, so the escapes reach the pane's output to be
+/// read), the thumbnail is the host's own: decoded from the file through the read policy, scaled into 240×160 and
+/// sent as tern's PNG, quietly, in chunks.
+#[tokio::test(flavor = "multi_thread")]
+async fn in_kitty_the_thumbnail_is_sent_as_tern_s_own_png() {
+    if !tmux_available() {
+        return;
+    }
+    let (output, _) = attach_in(
+        "image-kitty",
+        "env -u TMUX TERM=xterm-kitty KITTY_WINDOW_ID=1 ",
+        |bytes| contains(bytes, b"\x1b_Ga=T,"),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&output);
+    let start = text.find("\x1b_Ga=T,").expect("no thumbnail was sent");
+    let mut payload = String::new();
+    let mut rest = &text[start..];
+    loop {
+        let end = rest.find("\x1b\\").unwrap();
+        let (head, data) = rest[3..end].split_once(';').unwrap();
+        assert!(data.len() <= 4096);
+        payload.push_str(data);
+        if head.ends_with("m=0") {
+            assert!(
+                head.starts_with("a=T,f=100,i=1,c=22,r=8,C=1,q=2,") || head == "m=0",
+                "{head}"
+            );
+            break;
+        }
+        rest = &rest[end + 2..];
+        rest = &rest[rest.find("\x1b_G").unwrap()..];
+    }
+    let png = base64::engine::general_purpose::STANDARD.decode(payload).unwrap();
+    assert_eq!(tern_testkit::image_size(&png), Some((213, 160)));
 }
