@@ -57,6 +57,10 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
             shared.answer_buffer(id, text);
             Sorted::Done
         }
+        Op::BufferWritten { id, error } => {
+            shared.answer_write(id, error);
+            Sorted::Done
+        }
         Op::SetApprovalMode { mode } => {
             shared.set_mode(mode);
             Sorted::Done
