@@ -231,3 +231,39 @@ async fn a_patch_whose_second_write_is_refused_puts_the_first_buffer_back() {
     );
     assert_eq!((disk(&a), disk(&b)), ("a disk\n".to_string(), "b disk\n".to_string()));
 }
+
+#[tokio::test]
+async fn a_buffer_too_large_to_show_is_still_checked_and_replaced() {
+    let mut ws = workspace();
+    let path = ws.write("big.txt", "disk\n");
+    let big = "x".repeat(2 * 1024 * 1024);
+    let editor = with_editor(&mut ws, Editor::holding(&[(&path, big.as_str())]));
+    let out = ws
+        .run(
+            &crate::fs::write::WriteFileTool,
+            json!({"path": "big.txt", "content": "small\n"}),
+        )
+        .await
+        .unwrap();
+    assert!(out.text.starts_with("Replaced big.txt"), "{}", out.text);
+    assert_eq!(editor.written(), [(path, "small\n".to_string())]);
+}
+
+#[tokio::test]
+async fn a_notebook_cell_is_edited_in_the_editor_s_buffer() {
+    let mut ws = workspace();
+    let cell = |source: &str| json!({"cell_type": "markdown", "metadata": {}, "source": source});
+    let notebook =
+        |source: &str| json!({"cells": [cell(source)], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}).to_string();
+    let path = ws.write("n.ipynb", notebook("on disk"));
+    let editor = with_editor(&mut ws, Editor::holding(&[(&path, notebook("unsaved").as_str())]));
+    let tool = crate::notebook::tools().remove(0);
+    let args = json!({"path": "n.ipynb", "cell_index": 0, "new_source": "edited"});
+    let proposed = tool.propose(args.clone(), &ws.ctx).await.unwrap().unwrap();
+    assert!(proposed.diffs()[0].old.as_deref().unwrap().contains("unsaved"));
+    ws.run(tool.as_ref(), args).await.unwrap();
+    let written = editor.written();
+    assert_eq!(written.len(), 1);
+    assert!(written[0].1.contains("edited") && !written[0].1.contains("unsaved"));
+    assert!(disk(&path).contains("on disk"));
+}

@@ -159,9 +159,12 @@ impl PlannedFile {
     /// Whether the file still holds what was read (a missing file is still missing).
     pub(crate) fn still_as_read(&self) -> bool {
         if let Place::Editor(editor) = &self.place {
-            return match (place::editor_text(editor, &self.path), &self.original) {
-                (Some(current), Some(original)) => current == *original,
-                (None, None) => !self.path.exists(),
+            return match (&self.guard, &self.original, place::editor_text(editor, &self.path)) {
+                (Guard::Original, Some(original), Some(current)) => current == *original,
+                (Guard::Original, None, None) => !self.path.exists(),
+                // Too large to show: the guard holds the text that was read.
+                (Guard::Bytes(bytes), _, Some(current)) => *bytes == current.as_bytes(),
+                (Guard::Unchecked, _, current) => current.is_some(),
                 _ => false,
             };
         }
