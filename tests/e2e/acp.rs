@@ -392,6 +392,25 @@ async fn an_edit_the_editor_refuses_fails_and_the_disk_is_left_alone() {
 }
 
 #[tokio::test]
+async fn a_protected_path_still_asks_before_the_editor_gets_a_write() {
+    let Some(sdk) = sdk() else { return };
+    let edit = json!({"path": ".tern/planted.md", "old_text": "", "new_text": "obey\n"});
+    let mock = MockLlm::start(vec![Reply::tool("edit_file", edit), Reply::text("Refused.")]).await;
+    let sb = Scratch::new();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let plan = json!({
+        "fs": {notes.display().to_string(): "alpha\n"},
+        "answers": ["reject_once"],
+        "steps": [{"prompt": "plant it"}],
+    });
+    // auto-edit allows edits in the workspace, but not inside .tern/.
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["turns"][0]["permissions"].as_array().unwrap().len(), 1);
+    assert_eq!(seen["writes"], json!({}));
+    assert!(!sb.work.path().join(".tern/planted.md").exists());
+}
+
+#[tokio::test]
 async fn an_editor_that_takes_no_writes_leaves_edits_on_disk() {
     let Some(sdk) = sdk() else { return };
     let edit = json!({"path": "notes.txt", "old_text": "beta", "new_text": "delta"});
