@@ -126,7 +126,7 @@ fn interrupt(shared: &Shared, cancel: Option<&CancellationToken>) {
     }
     shared.interrupt_background();
     shared.cancel_elicitations();
-    shared.cancel_buffer_reads();
+    shared.cancel_editor_questions();
 }
 
 /// What arrived while the agent was busy, for after.

@@ -128,7 +128,7 @@ impl Shared {
     }
 
     /// An interrupt: every read waiting for the editor goes to disk instead, and every write waiting for it fails.
-    pub(crate) fn cancel_buffer_reads(&self) {
+    pub(crate) fn cancel_editor_questions(&self) {
         if let Ok(mut questions) = self.questions.lock() {
             for (_, tx) in questions.buffers.drain() {
                 let _ = tx.send(None);

@@ -37,7 +37,7 @@ async fn an_interrupt_sends_a_waiting_read_to_disk() {
     let buffers = shared.buffers().unwrap();
     let read = tokio::spawn(async move { buffers.text(Path::new("/w/a.rs")).await });
     asked.recv().await.unwrap();
-    shared.cancel_buffer_reads();
+    shared.cancel_editor_questions();
     assert_eq!(read.await.unwrap(), None);
 }
 
@@ -87,7 +87,7 @@ async fn a_write_fails_on_interrupt_and_a_known_key_is_never_sent() {
     let editor = Arc::clone(&buffers);
     let write = tokio::spawn(async move { editor.write(Path::new("/w/a.rs"), "x").await });
     asked.recv().await.unwrap();
-    shared.cancel_buffer_reads();
+    shared.cancel_editor_questions();
     assert!(write.await.unwrap().unwrap_err().contains("interrupted"));
     let key = "sk-editor-write-test-key-0123456789abcdef";
     tern_secrets::register(key);
