@@ -1,6 +1,7 @@
 //! Reading files for editing and writing the results back, shared by edit_file and apply_patch. A file is only edited
 //! when it is UTF-8 text (a lossy rewrite would silently corrupt it), every write goes through `atomic_write` with the
-//! bytes that were read as the expected content, and every write can be undone (apply_patch's rollback).
+//! bytes that were read as the expected content, and every write can be undone (apply_patch's rollback). A file read
+//! from an editor's buffer is checked against the buffer and written through the editor instead (`place.rs`).
 
 use std::io;
 use std::path::{Path, PathBuf};
