@@ -39,7 +39,11 @@ impl AcpHost {
         }
         let (config, info) =
             crate::host::config_for(&settings, workspace, resume.as_deref()).map_err(|e| e.to_string())?;
-        let handle = crate::agent::spawn(config.with_editor_buffers(offer.editor_reads));
+        // Edits go through the editor only when it also gives them the text it shows.
+        let config = config
+            .with_editor_buffers(offer.editor_reads)
+            .with_editor_writes(offer.editor_reads && offer.editor_writes);
+        let handle = crate::agent::spawn(config);
         for line in info
             .warnings
             .iter()

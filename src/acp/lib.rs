@@ -35,6 +35,9 @@ pub trait Host {
 pub struct Offer {
     /// It offered its buffers (`fs.readTextFile`): the session's reads ask for them (`Event::ReadBuffer`).
     pub editor_reads: bool,
+    /// It takes writes (`fs.writeTextFile`): with its buffers offered, the session's edits are made to its text and
+    /// written through it (`Event::WriteBuffer`, sent as `fs/write_text_file`).
+    pub editor_writes: bool,
     /// MCP servers for the session, beside the configured ones (an editor's replaces a configured one of its name).
     pub servers: Vec<EditorServer>,
 }

@@ -30,6 +30,7 @@ pub async fn serve<H: Host, R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(host: &
         asked: HashMap::new(),
         next_id: 0,
         editor_reads: false,
+        editor_writes: false,
     };
     let mut lines = BufReader::new(input).lines();
     loop {
@@ -58,6 +59,8 @@ struct Connection<'h, H, W> {
     next_id: u64,
     /// The editor offered `fs/read_text_file` in `initialize`.
     editor_reads: bool,
+    /// The editor offered `fs/write_text_file` in `initialize`.
+    editor_writes: bool,
 }
 
 /// What one of our requests to the editor was for.
@@ -66,6 +69,8 @@ enum Asked {
     Permission(String, Box<ApprovalRequest>),
     /// Session `.0`'s read `.1` (`Event::ReadBuffer`).
     Read(String, u64),
+    /// Session `.0`'s write `.1` (`Event::WriteBuffer`).
+    Write(String, u64),
 }
 
 /// One ACP session: a tern session's ops, and what is waiting on its events.
@@ -99,7 +104,9 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
     async fn request(&mut self, id: &Value, method: &str, params: Value) -> Result<Option<Value>, (i64, String)> {
         match method {
             "initialize" => {
-                self.editor_reads = params["clientCapabilities"]["fs"]["readTextFile"] == true;
+                let fs = &params["clientCapabilities"]["fs"];
+                self.editor_reads = fs["readTextFile"] == true;
+                self.editor_writes = fs["writeTextFile"] == true;
                 Ok(Some(initialize()))
             }
             // tern's keys come from its configuration and environment: there is nothing to log in to here.
@@ -204,6 +211,11 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
                 let text = result.ok().and_then(|r| r["content"].as_str().map(str::to_string));
                 (session, Op::BufferText { id, text })
             }
+            // An editor that did not write the text: the edit fails with its reason.
+            Asked::Write(session, id) => {
+                let error = result.err().map(|why| format!("the editor refused: {why}"));
+                (session, Op::BufferWritten { id, error })
+            }
         };
         if let Some(session) = self.sessions.get(&session) {
             let _ = session.ops.send(op);
@@ -221,6 +233,10 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
         }
         if let Some((read, path)) = buffer_read(&event) {
             self.read(&id, read, path).await;
+            return;
+        }
+        if let Some((write, path, text)) = buffer_write(&event) {
+            self.write(&id, write, path, text).await;
             return;
         }
         let Some(session) = self.sessions.get_mut(&id) else {
@@ -261,6 +277,15 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
         self.asked.insert(self.next_id, Asked::Read(session.to_string(), read));
         let params = json!({"sessionId": session, "path": path});
         self.out.request(self.next_id, "fs/read_text_file", params).await;
+    }
+
+    /// Gives the editor an edit's new text of a file, to write to its buffer (and, as editors do, to save).
+    async fn write(&mut self, session: &str, write: u64, path: &str, text: &str) {
+        self.next_id += 1;
+        self.asked
+            .insert(self.next_id, Asked::Write(session.to_string(), write));
+        let params = json!({"sessionId": session, "path": path, "content": text});
+        self.out.request(self.next_id, "fs/write_text_file", params).await;
     }
 
     /// A turn's end answers the oldest prompt waiting.
@@ -306,6 +331,7 @@ impl<H: Host, W: AsyncWrite + Unpin> Connection<'_, H, W> {
     fn offer(&self, servers: &Value) -> Offer {
         Offer {
             editor_reads: self.editor_reads,
+            editor_writes: self.editor_writes,
             servers: crate::servers::read(servers),
         }
     }
@@ -369,6 +395,15 @@ fn buffer_read(event: &Event) -> Option<(u64, &str)> {
     match event {
         Event::ReadBuffer { id, path } => Some((*id, path)),
         Event::Subagent { inner, .. } => buffer_read(inner),
+        _ => None,
+    }
+}
+
+/// A write for the editor to make: the main agent's, or one of its subagents'.
+fn buffer_write(event: &Event) -> Option<(u64, &str, &str)> {
+    match event {
+        Event::WriteBuffer { id, path, text } => Some((*id, path, text)),
+        Event::Subagent { inner, .. } => buffer_write(inner),
         _ => None,
     }
 }

@@ -294,11 +294,12 @@ impl<'a> Pipeline<'a> {
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
         let (prepared, policy, change, limits, effects) = approved.into_parts();
+        let buffers = self.shared.buffers();
         // Approved and about to run: what it will write is saved first (the work tree snapshotted, for a call whose
         // writes are not known), so /undo can put it back.
         if let Some(text) = self
             .checkpoints
-            .before_call(prepared.tool.as_ref(), &effects, &policy)
+            .before_call(prepared.tool.as_ref(), &effects, &policy, buffers.as_ref())
             .await
         {
             self.shared.emit(Event::Notice { text });
@@ -328,7 +329,7 @@ impl<'a> Pipeline<'a> {
             files: Arc::clone(self.files),
             full_output: Some(full_output.clone()),
             limits,
-            buffers: self.shared.buffers(),
+            buffers,
             processes: Some(tern_tools::processes::Starter {
                 table: self.shared.processes().clone(),
                 call_id: call.id.clone(),

@@ -40,6 +40,8 @@ pub struct AgentConfig {
     rules: Option<Arc<dyn crate::approval::RuleStore>>,
     /// Reads ask the frontend for an editor's text (`Event::ReadBuffer`).
     editor_buffers: bool,
+    /// Edits are made to the editor's text and written through it (`Event::WriteBuffer`).
+    editor_writes: bool,
 }
 
 impl AgentConfig {
@@ -81,6 +83,7 @@ impl AgentConfig {
             catalog: None,
             rules: None,
             editor_buffers: false,
+            editor_writes: false,
         }
     }
 
@@ -197,6 +200,14 @@ impl AgentConfig {
         self
     }
 
+    /// With the editor's buffers offered: the edit tools edit the editor's text of a file and give it the new text
+    /// (`Event::WriteBuffer`, answered by `Op::BufferWritten`) instead of writing the disk; for `tern acp`, when the
+    /// editor offers `fs/write_text_file`. The path policy, the gate and the checkpoints still see every write.
+    pub fn with_editor_writes(mut self, offered: bool) -> Self {
+        self.editor_writes = offered;
+        self
+    }
+
     /// Where "always" answers that save their rules write them (`None` unless set: they hold for the session).
     pub fn with_rule_store(mut self, rules: Arc<dyn crate::approval::RuleStore>) -> Self {
         self.rules = Some(rules);
@@ -241,7 +252,7 @@ pub async fn run(config: AgentConfig, op_rx: mpsc::UnboundedReceiver<Op>, ev_tx:
         config.lsp,
     );
     if config.editor_buffers {
-        shared.offer_buffers();
+        shared.offer_buffers(config.editor_writes);
     }
     let log = Arc::clone(&shared);
     checkpoints.record_to(move |record| log.write_log(|log| log.checkpoint(record)));

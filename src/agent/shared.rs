@@ -51,8 +51,12 @@ struct Questions {
     elicitations: HashMap<u64, oneshot::Sender<ElicitationAnswer>>,
     /// Reads waiting for the editor's text, by the id of their `Event::ReadBuffer`.
     buffers: HashMap<u64, oneshot::Sender<Option<String>>>,
+    /// Edits waiting for the editor to write their text, by the id of their `Event::WriteBuffer`.
+    writes: HashMap<u64, oneshot::Sender<Result<(), String>>>,
     /// The frontend offered an editor's buffers: reads ask it (`buffers.rs`).
     editor: bool,
+    /// The editor also takes writes: the edit tools edit its text and write through it.
+    editor_writes: bool,
 }
 
 impl Default for Questions {
@@ -62,7 +66,9 @@ impl Default for Questions {
             approvals: HashMap::new(),
             elicitations: HashMap::new(),
             buffers: HashMap::new(),
+            writes: HashMap::new(),
             editor: false,
+            editor_writes: false,
         }
     }
 }

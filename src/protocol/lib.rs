@@ -207,6 +207,13 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
+    /// The answer to an `Event::WriteBuffer`: the editor wrote the text (`error` is `None`), or why it did not (the
+    /// edit then fails; nothing is written to disk instead).
+    BufferWritten {
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
 }
 
 /// What a custom command's turn is: its prompt, whose `` !`cmd` `` commands and `@path` files the agent fills in
@@ -627,6 +634,14 @@ pub enum Event {
     ReadBuffer {
         id: u64,
         path: String,
+    },
+    /// An approved edit's new text of `path` (absolute, resolved by the path policy) for the editor to write: only for
+    /// a frontend that offered to take writes (`tern acp`, `fs/write_text_file`). Answered by `Op::BufferWritten`;
+    /// not recorded. Never sent with a known key in `text`.
+    WriteBuffer {
+        id: u64,
+        path: String,
+        text: String,
     },
 }
 

@@ -10,7 +10,7 @@ mod lines;
 mod list;
 mod read;
 mod sniff;
-mod write;
+pub(crate) mod write;
 
 pub use attach::{AttachedImage, read_image, read_pasted_image};
 

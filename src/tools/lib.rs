@@ -140,11 +140,21 @@ pub struct ToolContext {
 }
 
 /// An editor's view of the files (its unsaved buffers): asked for a file's text once the path policy allowed the
-/// read. It only replaces where the bytes come from; the policy, the gate and the key check still apply.
+/// read, and, when it takes writes, given an edit's new text once the policy resolved the write and the gate allowed
+/// it. It only replaces where the bytes come from and go to; the policy, the gate and the key check still apply.
 #[async_trait::async_trait]
 pub trait Buffers: Send + Sync {
     /// The editor's text of `path`, or `None` when it has none (the file is then read from disk).
     async fn text(&self, path: &std::path::Path) -> Option<String>;
+    /// Whether the editor takes writes (`write`): the edit tools then edit the text it shows and write through it.
+    fn writes(&self) -> bool {
+        false
+    }
+    /// Gives the editor `text` as the whole new content of `path` (it creates the file when missing). `Err`: the
+    /// editor's reason; nothing falls back to the disk, which could overwrite the buffer.
+    async fn write(&self, path: &std::path::Path, _text: &str) -> Result<(), String> {
+        Err(format!("the editor takes no writes ({})", path.display()))
+    }
 }
 
 impl ToolContext {

@@ -14,8 +14,9 @@ use serde_json::{Map, Value, json};
 
 use super::edit::ProposedChange;
 use super::edit::file::PlannedFile;
+use super::edit::place::{self, Place};
 use super::fs::{int_arg, opt_str_arg, run_blocking, str_arg};
-use super::{Tool, ToolContext, ToolError};
+use super::{Buffers, Tool, ToolContext, ToolError};
 use crate::{Effects, effects};
 use json_style::JsonStyle;
 use tern_protocol::{FileDiff, ToolDetails, ToolKind, ToolOutput};
@@ -140,6 +141,7 @@ async fn propose_notebook(args: &Value, ctx: &ToolContext) -> Result<ProposedCha
         display: ctx.policy.display(&resolved),
         resolved,
         index,
+        editor: place::editor(ctx),
     };
     run_blocking(move || job.plan(edit)).await
 }
@@ -160,13 +162,15 @@ struct Job {
     resolved: PathBuf,
     display: String,
     index: usize,
+    /// The editor whose buffer is edited, when one takes writes.
+    editor: Option<Arc<dyn Buffers>>,
 }
 
 impl Job {
     /// Plans `edit` on the notebook: the change to write, with its diff and a summary for the model.
     fn plan(&self, edit: Edit) -> Result<ProposedChange, ToolError> {
         let display = &self.display;
-        let text = self.read()?;
+        let (text, place) = self.read()?;
         let mut doc: Value = serde_json::from_str(&text)
             .map_err(|e| ToolError::Invalid(format!("'{display}' is not a valid notebook: invalid JSON ({e}).")))?;
         let minor = check_format(&doc, display)?;
@@ -189,17 +193,24 @@ impl Job {
         let diff = FileDiff::new(display.clone(), Some(text.clone()), Some(new_text.clone()));
         let mut file = PlannedFile::new(self.resolved.clone(), display.clone(), Some(text));
         file.new = Some(new_text);
+        file.place = place;
         let output = ToolOutput::text(summary).with_details(ToolDetails::Diffs { diffs: vec![diff] });
         Ok(ProposedChange::new(vec![file], output))
     }
 
-    /// The notebook's text, or an error for a file that is not a notebook, is missing, or is not UTF-8.
-    fn read(&self) -> Result<String, ToolError> {
+    /// The notebook's text (the editor's, when it has it) and where it lives, or an error for a file that is not a
+    /// notebook, is missing, or is not UTF-8.
+    fn read(&self) -> Result<(String, Place), ToolError> {
         let display = &self.display;
         if self.resolved.extension().and_then(|e| e.to_str()) != Some("ipynb") {
             return Err(ToolError::Invalid(format!(
                 "'{display}' is not a Jupyter notebook (.ipynb). Use edit_file or write_file for other files."
             )));
+        }
+        if let Some(editor) = &self.editor
+            && let Some(text) = place::editor_text(editor, &self.resolved)
+        {
+            return Ok((text, Place::Editor(Arc::clone(editor))));
         }
         let bytes = match tern_fs::read(&self.resolved) {
             Ok(bytes) => bytes,
@@ -215,8 +226,9 @@ impl Job {
             }
             Err(e) => return Err(ToolError::io(display.clone(), e)),
         };
-        String::from_utf8(bytes)
-            .map_err(|_| ToolError::Invalid(format!("'{display}' is not a valid notebook: it is not UTF-8 text.")))
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ToolError::Invalid(format!("'{display}' is not a valid notebook: it is not UTF-8 text.")))?;
+        Ok((text, Place::Disk))
     }
 
     /// Applies `edit` to `cells` (of a notebook of format minor version `minor`); what changed, in words, or `None`

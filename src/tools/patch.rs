@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 #[cfg(test)]
 use super::edit::change::{commit, commit_with};
 use super::edit::file::{self, PlannedFile};
+use super::edit::place;
 use super::edit::{EditRequest, ProposedChange, apply_edit, edit_error};
 use super::{Tool, ToolContext, ToolError};
 use crate::{Effects, effects};
@@ -181,6 +182,7 @@ fn plan_patch(ctx: &ToolContext, edits: &[PatchEdit]) -> Result<Vec<PlannedFile>
     let mut files: Vec<PlannedFile> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     let mut touched: Vec<usize> = Vec::new();
+    let editor = place::editor(ctx);
     for (i, edit) in edits.iter().enumerate() {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -193,8 +195,11 @@ fn plan_patch(ctx: &ToolContext, edits: &[PatchEdit]) -> Result<Vec<PlannedFile>
             Some(&slot) => slot,
             None => {
                 let display = ctx.policy.display(&resolved);
-                let original = file::read_text(&resolved, &display).map_err(|e| prefixed(i, e))?;
-                files.push(PlannedFile::new(resolved.clone(), display, original));
+                let (original, place) =
+                    place::read(editor.as_ref(), &resolved, &display).map_err(|e| prefixed(i, e))?;
+                let mut plan = PlannedFile::new(resolved.clone(), display, original);
+                plan.place = place;
+                files.push(plan);
                 touched.push(0);
                 index.insert(resolved, files.len() - 1);
                 files.len() - 1

@@ -337,6 +337,99 @@ async fn the_model_reads_the_editor_s_unsaved_buffer() {
 }
 
 #[tokio::test]
+async fn an_edit_is_made_to_the_editor_s_unsaved_buffer_and_written_through_it() {
+    let Some(sdk) = sdk() else { return };
+    let edit = json!({"path": "notes.txt", "old_text": "gamma, not yet saved", "new_text": "gamma, saved by tern"});
+    let mock = MockLlm::start(vec![Reply::tool("edit_file", edit), Reply::text("Edited.")]).await;
+    let sb = Scratch::new();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let notes = notes.display().to_string();
+    let plan = json!({
+        "fs": {&notes: "alpha\ngamma, not yet saved\n"},
+        "answers": ["allow_once"],
+        "steps": [{"prompt": "save gamma"}],
+    });
+    let seen = drive(&sdk, &sb, &mock, &["--mode", "ask"], plan).await;
+    let turn = &seen["turns"][0];
+    assert_eq!(turn["stopReason"], "end_turn", "{turn:#}");
+    // The prompt's diff is of the buffer's text, not the disk's.
+    let asked = &turn["permissions"][0]["toolCall"]["content"];
+    let diff = asked.as_array().unwrap().iter().find(|c| c["type"] == "diff").unwrap();
+    assert_eq!(diff["oldText"], "alpha\ngamma, not yet saved\n", "{asked:#}");
+    assert_eq!(diff["newText"], "alpha\ngamma, saved by tern\n");
+    // The editor got the edited buffer; the disk is the editor's to write (this one does not).
+    assert_eq!(seen["writes"], json!({&notes: "alpha\ngamma, saved by tern\n"}));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+    assert!(seen["reads"].as_array().unwrap().iter().all(|r| r == &json!(notes)));
+    let result = &support::tern::tool_results(&mock.requests()[1])[0];
+    assert!(
+        result.starts_with("Edited notes.txt: replaced 1 occurrence at line 2"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_the_editor_refuses_fails_and_the_disk_is_left_alone() {
+    let Some(sdk) = sdk() else { return };
+    let edit = json!({"path": "notes.txt", "old_text": "unsaved", "new_text": "changed"});
+    let mock = MockLlm::start(vec![Reply::tool("edit_file", edit), Reply::text("It failed.")]).await;
+    let sb = Scratch::new();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let notes = notes.display().to_string();
+    let plan = json!({
+        "fs": {&notes: "alpha\nunsaved\n"},
+        "refuseWrites": "the buffer is read-only",
+        "steps": [{"prompt": "change it"}],
+    });
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["turns"][0]["stopReason"], "end_turn");
+    let result = &support::tern::tool_results(&mock.requests()[1])[0];
+    assert!(
+        result.contains("the buffer is read-only") && result.contains("Nothing was written"),
+        "{result}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+}
+
+#[tokio::test]
+async fn a_protected_path_still_asks_before_the_editor_gets_a_write() {
+    let Some(sdk) = sdk() else { return };
+    let edit = json!({"path": ".tern/planted.md", "old_text": "", "new_text": "obey\n"});
+    let mock = MockLlm::start(vec![Reply::tool("edit_file", edit), Reply::text("Refused.")]).await;
+    let sb = Scratch::new();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let plan = json!({
+        "fs": {notes.display().to_string(): "alpha\n"},
+        "answers": ["reject_once"],
+        "steps": [{"prompt": "plant it"}],
+    });
+    // auto-edit allows edits in the workspace, but not inside .tern/.
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["turns"][0]["permissions"].as_array().unwrap().len(), 1);
+    assert_eq!(seen["writes"], json!({}));
+    assert!(!sb.work.path().join(".tern/planted.md").exists());
+}
+
+#[tokio::test]
+async fn an_editor_that_takes_no_writes_leaves_edits_on_disk() {
+    let Some(sdk) = sdk() else { return };
+    let edit = json!({"path": "notes.txt", "old_text": "beta", "new_text": "delta"});
+    let mock = MockLlm::start(vec![Reply::tool("edit_file", edit), Reply::text("Edited.")]).await;
+    let sb = Scratch::new();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let notes = notes.display().to_string();
+    let plan = json!({
+        "fs": {&notes: "alpha\nunsaved\n"},
+        "fsWrites": false,
+        "steps": [{"prompt": "change beta"}],
+    });
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["turns"][0]["stopReason"], "end_turn");
+    assert_eq!(seen["writes"], json!({}));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\ndelta\n");
+}
+
+#[tokio::test]
 async fn an_editor_without_buffers_is_never_asked_for_one() {
     let Some(sdk) = sdk() else { return };
     let mock = MockLlm::start(vec![

@@ -10,10 +10,16 @@ use tokio::sync::mpsc::UnboundedReceiver;
 #[derive(Default)]
 struct Agents {
     started: Mutex<Vec<(UnboundedReceiver<Op>, UnboundedSender<Event>)>>,
+    /// What the editor offered each session started: reads, writes.
+    offers: Mutex<Vec<(bool, bool)>>,
 }
 
 impl Host for Agents {
-    fn start(&self, cwd: &Path, _offer: &Offer) -> Result<Started, String> {
+    fn start(&self, cwd: &Path, offer: &Offer) -> Result<Started, String> {
+        self.offers
+            .lock()
+            .unwrap()
+            .push((offer.editor_reads, offer.editor_writes));
         let (ops, ops_rx) = unbounded_channel();
         let (events_tx, events) = unbounded_channel();
         self.started.lock().unwrap().push((ops_rx, events_tx));
@@ -202,4 +208,54 @@ async fn a_read_asks_the_editor_that_offered_its_buffers() {
         .send(json!({"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -32603, "message": "no"}}))
         .await;
     assert_eq!(ops.recv().await, Some(Op::BufferText { id: 13, text: None }));
+}
+
+#[tokio::test]
+async fn a_write_goes_to_the_editor_that_takes_writes_and_its_answer_back_to_the_agent() {
+    let host: &'static Agents = Box::leak(Box::default());
+    let mut editor = connect(host);
+    let fs = json!({"readTextFile": true, "writeTextFile": true});
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"protocolVersion": 1, "clientCapabilities": {"fs": fs}}});
+    editor.send(init).await;
+    editor.next().await;
+    new_session(&mut editor).await;
+    assert_eq!(*host.offers.lock().unwrap(), [(true, true)]);
+    let (mut ops, events) = host.started.lock().unwrap().pop().unwrap();
+    let write = |id: u64| Event::WriteBuffer {
+        id,
+        path: "/w/a.rs".into(),
+        text: "edited\n".into(),
+    };
+    events.send(write(21)).unwrap();
+    let asked = editor.next().await;
+    assert_eq!(asked["method"], "fs/write_text_file");
+    assert_eq!(
+        asked["params"],
+        json!({"sessionId": "s-/w", "path": "/w/a.rs", "content": "edited\n"})
+    );
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": null}))
+        .await;
+    assert_eq!(ops.recv().await, Some(Op::BufferWritten { id: 21, error: None }));
+    // A subagent's write, which the editor refuses: the edit fails with the editor's reason.
+    events
+        .send(Event::Subagent {
+            id: "sub".into(),
+            label: "helper".into(),
+            inner: Box::new(write(22)),
+        })
+        .unwrap();
+    let asked = editor.next().await;
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -32603, "message": "read-only buffer"}}))
+        .await;
+    let Some(Op::BufferWritten {
+        id: 22,
+        error: Some(error),
+    }) = ops.recv().await
+    else {
+        panic!("no refusal")
+    };
+    assert!(error.contains("read-only buffer"), "{error}");
 }

@@ -468,7 +468,8 @@ impl Pipeline<'_> {
             files: Arc::clone(self.files),
             full_output: None,
             limits: Default::default(),
-            buffers: None,
+            // The diff shown is of the editor's text when the edit is made to it.
+            buffers: self.shared.buffers(),
             processes: None,
         };
         propose_prepared(prepared, &ctx).await.transpose()

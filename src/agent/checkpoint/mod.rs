@@ -35,7 +35,7 @@ pub use retention::{Retention, collect, collect_in_background};
 pub use restore::restorable;
 pub(crate) use revert::stays_inside;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -355,14 +355,16 @@ impl Checkpoints {
         }))
     }
 
-    /// Before a call that can change files: an edit tool's files are saved (`before_write`); for any other call
-    /// that is not read-only (a command, an MCP tool), the work tree is snapshotted, the first time in the turn.
-    /// Returns a notice when that snapshot could not be taken.
+    /// Before a call that can change files: an edit tool's files are saved (`before_write`; with an `editor` that
+    /// takes writes, the text it shows, which is what the edit changes); for any other call that is not read-only (a
+    /// command, an MCP tool), the work tree is snapshotted, the first time in the turn. Returns a notice when that
+    /// snapshot could not be taken.
     pub(crate) async fn before_call(
         &self,
         tool: &dyn tern_tools::Tool,
         effects: &Effects,
         policy: &PathPolicy,
+        editor: Option<&Arc<dyn tern_tools::Buffers>>,
     ) -> Option<String> {
         // An MCP server's read-only hint is not a guarantee; a request to the outside (a web fetch) writes nothing.
         let declares_nothing = effects.command.is_none() && effects.writes.is_empty();
@@ -370,7 +372,13 @@ impl Checkpoints {
             return None;
         }
         if tool.kind() == ToolKind::Edit || !effects.writes.is_empty() {
-            self.before_write(effects, policy);
+            let texts = match editor.filter(|editor| editor.writes()) {
+                Some(editor) => self.editor_texts(editor, effects, policy).await,
+                None => HashMap::new(),
+            };
+            if self.save_files(effects, policy, &texts) {
+                self.save_current();
+            }
             return None;
         }
         let notice = self.before_command().await;
@@ -492,16 +500,43 @@ impl Checkpoints {
         }
     }
 
-    /// Saves the files an approved call of `tool` will write, the first time the turn writes each, and records them
-    /// (a crash during the turn keeps them undoable).
+    /// Saves the disk's text of the files an approved call will write (the tests' way in; `before_call` also takes
+    /// an editor's text).
+    #[cfg(test)]
     pub(crate) fn before_write(&self, effects: &Effects, policy: &PathPolicy) {
-        if self.save_files(effects, policy) {
+        if self.save_files(effects, policy, &HashMap::new()) {
             self.save_current();
         }
     }
 
-    /// Saves the files; whether any was new to the turn.
-    fn save_files(&self, effects: &Effects, policy: &PathPolicy) -> bool {
+    /// The editor's text of each file `effects` writes that the turn has not saved yet (the edit tools edit that
+    /// text, so it is what the file was before the edit).
+    async fn editor_texts(
+        &self,
+        editor: &Arc<dyn tern_tools::Buffers>,
+        effects: &Effects,
+        policy: &PathPolicy,
+    ) -> HashMap<PathBuf, String> {
+        let saved = self
+            .current(|record| record.files.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        let mut texts = HashMap::new();
+        for path in &effects.writes {
+            let Ok(resolved) = policy.resolve(path) else {
+                continue;
+            };
+            if saved.contains(&resolved) || texts.contains_key(&resolved) {
+                continue;
+            }
+            if let Some(text) = editor.text(&resolved).await.filter(|text| !text.contains('\0')) {
+                texts.insert(resolved, text);
+            }
+        }
+        texts
+    }
+
+    /// Saves the files (the editor's text where `texts` has it, else the disk's); whether any was new to the turn.
+    fn save_files(&self, effects: &Effects, policy: &PathPolicy, texts: &HashMap<PathBuf, String>) -> bool {
         if effects.writes.is_empty() {
             return false;
         }
@@ -519,20 +554,21 @@ impl Checkpoints {
             if record.files.contains_key(&resolved) {
                 continue;
             }
-            let before = match tern_fs::metadata(&resolved) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::Absent,
-                Ok(meta) if meta.is_file() && meta.len() <= MAX_CHECKPOINT_BYTES => {
-                    let stored = self
-                        .dir
-                        .join(format!("turn-{}", record.turn))
-                        .join(format!("{}", record.files.len()));
-                    let saved = tern_fs::read(&resolved).and_then(|bytes| {
-                        if let Some(parent) = stored.parent() {
-                            tern_fs::private_dir(parent)?;
-                        }
-                        tern_fs::atomic_write_private(&stored, &bytes)
-                    });
-                    match saved {
+            let stored = self
+                .dir
+                .join(format!("turn-{}", record.turn))
+                .join(format!("{}", record.files.len()));
+            let before = match (texts.get(&resolved), tern_fs::metadata(&resolved)) {
+                (Some(text), _) => match store(&stored, text.as_bytes()) {
+                    Ok(()) => Saved::Stored(stored),
+                    Err(e) => {
+                        tracing::warn!(error = %e, path = %resolved.display(), "cannot save a file checkpoint");
+                        continue;
+                    }
+                },
+                (None, Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Saved::Absent,
+                (None, Ok(meta)) if meta.is_file() && meta.len() <= MAX_CHECKPOINT_BYTES => {
+                    match tern_fs::read(&resolved).and_then(|bytes| store(&stored, &bytes)) {
                         Ok(()) => Saved::Stored(stored),
                         Err(e) => {
                             tracing::warn!(error = %e, path = %resolved.display(), "cannot save a file checkpoint");
@@ -602,6 +638,14 @@ impl Checkpoints {
     pub(crate) fn forget_conversation(&self) {
         self.update(|turns| turns.iter_mut().for_each(|r| r.messages = None));
     }
+}
+
+/// Keeps `bytes` as a file checkpoint at `stored` (private, in a private directory).
+fn store(stored: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = stored.parent() {
+        tern_fs::private_dir(parent)?;
+    }
+    tern_fs::atomic_write_private(stored, bytes)
 }
 
 /// The shadow repository for the work tree `root` of a session kept in `base`: the workspace's, shared by its

@@ -588,3 +588,56 @@ async fn shadow_git_reads_the_neutral_settings_and_starts_no_collection_by_itsel
         assert_eq!(String::from_utf8_lossy(&out).trim(), value, "{key}");
     }
 }
+
+/// An editor holding an unsaved buffer of one file, taking writes.
+struct Editor(PathBuf, &'static str);
+
+#[async_trait::async_trait]
+impl tern_tools::Buffers for Editor {
+    async fn text(&self, path: &Path) -> Option<String> {
+        (path == self.0).then(|| self.1.to_string())
+    }
+    fn writes(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn an_edit_through_the_editor_saves_the_text_it_showed_and_undo_puts_it_back() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "saved\n").unwrap();
+    std::fs::write(root.join("b.txt"), "b on disk\n").unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let policy = PathPolicy::new(&root).unwrap();
+    let checkpoints = {
+        let mut c = Checkpoints::new(Some(session.path()), &root);
+        c.begin_turn(1, "go", 0, 0).await;
+        c
+    };
+    let edit_file = tern_tools::builtin_tools()
+        .into_iter()
+        .find(|t| t.name() == "edit_file")
+        .unwrap();
+    let editor: Arc<dyn tern_tools::Buffers> = Arc::new(Editor(root.join("a.txt"), "saved\nunsaved\n"));
+    for path in ["a.txt", "b.txt"] {
+        let args = json!({"path": path, "old_text": "x", "new_text": "y"});
+        let effects = edit_file.effects(&args);
+        checkpoints
+            .before_call(edit_file.as_ref(), &effects, &policy, Some(&editor))
+            .await;
+    }
+    // The editor saves the edited buffer; b is edited on disk.
+    std::fs::write(root.join("a.txt"), "edited\n").unwrap();
+    std::fs::write(root.join("b.txt"), "b edited\n").unwrap();
+    let mut checkpoints = checkpoints;
+    checkpoints.end_turn().await;
+    let revert = checkpoints.plan(&checkpoints.records()).await;
+    assert!(revert.conflicts.is_empty());
+    checkpoints.apply(&revert);
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    assert_eq!(
+        (read("a.txt"), read("b.txt")),
+        ("saved\nunsaved\n".into(), "b on disk\n".into())
+    );
+}

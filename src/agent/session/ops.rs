@@ -57,6 +57,10 @@ fn sort(shared: &Shared, op: Op) -> Sorted {
             shared.answer_buffer(id, text);
             Sorted::Done
         }
+        Op::BufferWritten { id, error } => {
+            shared.answer_write(id, error);
+            Sorted::Done
+        }
         Op::SetApprovalMode { mode } => {
             shared.set_mode(mode);
             Sorted::Done
@@ -121,7 +125,7 @@ fn interrupt(shared: &Shared, cancel: Option<&CancellationToken>) {
     }
     shared.interrupt_background();
     shared.cancel_elicitations();
-    shared.cancel_buffer_reads();
+    shared.cancel_editor_questions();
 }
 
 /// What arrived while the agent was busy, for after.

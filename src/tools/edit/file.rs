@@ -1,10 +1,12 @@
 //! Reading files for editing and writing the results back, shared by edit_file and apply_patch. A file is only edited
 //! when it is UTF-8 text (a lossy rewrite would silently corrupt it), every write goes through `atomic_write` with the
-//! bytes that were read as the expected content, and every write can be undone (apply_patch's rollback).
+//! bytes that were read as the expected content, and every write can be undone (apply_patch's rollback). A file read
+//! from an editor's buffer is checked against the buffer and written through the editor instead (`place.rs`).
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::place::{self, Place};
 use crate::ToolError;
 use tern_fs::atomic_write;
 use tern_protocol::FileDiff;
@@ -112,6 +114,8 @@ pub(crate) struct PlannedFile {
     pub reviewable: bool,
     /// What the file must still hold when it is written.
     pub guard: Guard,
+    /// Where the text was read and goes: the disk, or the editor's buffer.
+    pub place: Place,
     /// Set by `write`: directories it created (outermost first) and the permissions of a file it removed.
     created_dirs: Vec<PathBuf>,
     removed_mode: Option<std::fs::Permissions>,
@@ -126,6 +130,7 @@ impl PlannedFile {
             original,
             reviewable: true,
             guard: Guard::Original,
+            place: Place::Disk,
             created_dirs: Vec::new(),
             removed_mode: None,
         }
@@ -154,6 +159,16 @@ impl PlannedFile {
 
     /// Whether the file still holds what was read (a missing file is still missing).
     pub(crate) fn still_as_read(&self) -> bool {
+        if let Place::Editor(editor) = &self.place {
+            return match (&self.guard, &self.original, place::editor_text(editor, &self.path)) {
+                (Guard::Original, Some(original), Some(current)) => current == *original,
+                (Guard::Original, None, None) => !self.path.exists(),
+                // Too large to show: the guard holds the text that was read.
+                (Guard::Bytes(bytes), _, Some(current)) => *bytes == current.as_bytes(),
+                (Guard::Unchecked, _, current) => current.is_some(),
+                _ => false,
+            };
+        }
         let current = match tern_fs::read(&self.path) {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -172,8 +187,25 @@ impl PlannedFile {
     pub(crate) fn write(&mut self) -> io::Result<()> {
         // Owned, since creating directories below records them in `self`.
         let expected = self.expected().map(<[u8]>::to_vec);
-        match &self.new {
-            Some(new) => {
+        match (&self.new, &self.place) {
+            (Some(new), Place::Editor(editor)) => {
+                self.created_dirs = missing_dirs(&self.path);
+                let written = match self.path.parent() {
+                    Some(parent) if !self.created_dirs.is_empty() => tern_fs::create_dir_all(parent),
+                    _ => Ok(()),
+                }
+                .and_then(|()| place::editor_write(editor, &self.path, new));
+                if written.is_err() {
+                    self.remove_created_dirs();
+                }
+                written
+            }
+            // The editor's buffer was checked just before (`still_as_read`); ACP has no delete, so the disk's file goes.
+            (None, Place::Editor(_)) => {
+                self.removed_mode = Some(tern_fs::metadata(&self.path)?.permissions());
+                tern_fs::remove_file(&self.path)
+            }
+            (Some(new), Place::Disk) => {
                 self.created_dirs = missing_dirs(&self.path);
                 let written = atomic_write(&self.path, new.as_bytes(), expected.as_deref());
                 if written.is_err() {
@@ -181,7 +213,7 @@ impl PlannedFile {
                 }
                 written
             }
-            None => {
+            (None, Place::Disk) => {
                 let current = tern_fs::read(&self.path)?;
                 if expected.is_some_and(|e| current != e) {
                     return Err(io::Error::other(
@@ -196,6 +228,9 @@ impl PlannedFile {
 
     /// Puts the file back as it was before `write`, unless someone changed it since.
     pub(crate) fn undo(&self) -> io::Result<()> {
+        if let Place::Editor(editor) = &self.place {
+            return self.undo_in(editor);
+        }
         match (&self.original, &self.new) {
             (Some(original), Some(new)) => atomic_write(&self.path, original.as_bytes(), Some(new.as_bytes())),
             (None, Some(new)) => {
@@ -230,6 +265,23 @@ pub(crate) enum Guard {
 }
 
 impl PlannedFile {
+    /// `undo` of a file written through the editor: its text goes back through it; a file it created is removed
+    /// from disk (ACP has no delete).
+    fn undo_in(&self, editor: &std::sync::Arc<dyn crate::Buffers>) -> io::Result<()> {
+        if self.new.is_some() && place::editor_text(editor, &self.path) != self.new {
+            return Err(io::Error::other("the editor's text changed after it was written"));
+        }
+        match (&self.original, &self.new) {
+            (Some(original), _) => place::editor_write(editor, &self.path, original),
+            (None, Some(_)) => {
+                tern_fs::remove_file(&self.path)?;
+                self.remove_created_dirs();
+                Ok(())
+            }
+            (None, None) => Ok(()),
+        }
+    }
+
     fn remove_created_dirs(&self) {
         for dir in self.created_dirs.iter().rev() {
             // Only empty directories go; one that gained other files stays.

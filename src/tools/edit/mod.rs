@@ -8,8 +8,11 @@ mod engine;
 pub(crate) mod file;
 pub mod hunks;
 mod matching;
+pub(crate) mod place;
 mod text;
 
+#[cfg(test)]
+mod editor_tests;
 #[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
@@ -142,8 +145,9 @@ pub(crate) fn plan_edit(
     display: String,
     req: &EditRequest,
 ) -> Result<(PlannedFile, EditOutcome), ToolError> {
-    let original = file::read_text(&path, &display)?;
+    let (original, place) = place::read(place::editor(ctx).as_ref(), &path, &display)?;
     let mut plan = PlannedFile::new(path, display, original);
+    plan.place = place;
     let outcome = match &plan.original {
         None if !req.old_text.is_empty() => {
             return Err(ToolError::Failed(format!(

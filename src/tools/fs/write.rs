@@ -5,9 +5,13 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use super::{human_size, run_blocking, str_arg};
+use crate::Buffers;
 use crate::edit::ProposedChange;
 use crate::edit::file::{Guard, PlannedFile};
+use crate::edit::place::{self, Place};
 use crate::{Effects, effects};
 use crate::{Tool, ToolContext, ToolError};
 use tern_protocol::{FileDiff, ToolDetails, ToolKind, ToolOutput};
@@ -18,7 +22,7 @@ const MAX_DIFF_BYTES: u64 = 1024 * 1024;
 /// Old content up to this size is read so that a concurrent change is detected at write time.
 const MAX_GUARD_BYTES: u64 = 64 * 1024 * 1024;
 
-pub(super) struct WriteFileTool;
+pub(crate) struct WriteFileTool;
 
 #[async_trait]
 impl Tool for WriteFileTool {
@@ -80,7 +84,8 @@ async fn propose_write(args: &Value, ctx: &ToolContext) -> Result<ProposedChange
     let content = str_arg(args, "content")?.to_string();
     let resolved = ctx.policy.resolve_write(path)?;
     let display = ctx.policy.display(&resolved);
-    run_blocking(move || plan(resolved, display, content)).await
+    let editor = place::editor(ctx);
+    run_blocking(move || plan(editor, resolved, display, content)).await
 }
 
 /// What was there before.
@@ -91,10 +96,34 @@ enum Previous {
     Large(u64),
 }
 
-/// The write as a proposed change: what the file held, what it will hold, the diff and the result text.
-fn plan(resolved: PathBuf, display: String, content: String) -> Result<ProposedChange, ToolError> {
-    let io = |e| ToolError::io(display.clone(), e);
-    let previous = match tern_fs::metadata(&resolved) {
+/// The write as a proposed change: what the file held (the editor's text when it has one), what it will hold, the
+/// diff and the result text.
+fn plan(
+    editor: Option<Arc<dyn Buffers>>,
+    resolved: PathBuf,
+    display: String,
+    content: String,
+) -> Result<ProposedChange, ToolError> {
+    let (previous, place) = match editor.as_ref().map(|e| (e, place::editor_text(e, &resolved))) {
+        Some((editor, Some(text))) => (Previous::Read(text.into_bytes()), Place::Editor(Arc::clone(editor))),
+        Some((editor, None)) => match on_disk(&resolved, &display)? {
+            // A new file is created by the editor.
+            Previous::Missing => (Previous::Missing, Place::Editor(Arc::clone(editor))),
+            previous => (previous, Place::Disk),
+        },
+        None => (on_disk(&resolved, &display)?, Place::Disk),
+    };
+    let mut change = planned(resolved, display, content, previous)?;
+    for file in &mut change.files {
+        file.place = place.clone();
+    }
+    Ok(change)
+}
+
+/// What the disk holds at `resolved`.
+fn on_disk(resolved: &std::path::Path, display: &str) -> Result<Previous, ToolError> {
+    let io = |e| ToolError::io(display.to_string(), e);
+    Ok(match tern_fs::metadata(resolved) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Previous::Missing,
         Err(e) => return Err(io(e)),
         Ok(meta) if meta.is_dir() => {
@@ -104,8 +133,17 @@ fn plan(resolved: PathBuf, display: String, content: String) -> Result<ProposedC
             )));
         }
         Ok(meta) if meta.len() > MAX_GUARD_BYTES => Previous::Large(meta.len()),
-        Ok(_) => Previous::Read(tern_fs::read(&resolved).map_err(io)?),
-    };
+        Ok(_) => Previous::Read(tern_fs::read(resolved).map_err(io)?),
+    })
+}
+
+/// The change from `previous` to `content`.
+fn planned(
+    resolved: PathBuf,
+    display: String,
+    content: String,
+    previous: Previous,
+) -> Result<ProposedChange, ToolError> {
     if let Previous::Read(old) = &previous
         && old.as_slice() == content.as_bytes()
     {

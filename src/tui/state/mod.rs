@@ -306,7 +306,7 @@ impl AppState {
             Event::ProcessOutput { id, chunk } => self.process_output(&id, &chunk),
             Event::ProcessExited { id, end } => self.process_exited(&id, end),
             // Only a frontend that offered an editor's buffers is asked for one (`tern acp`).
-            Event::ReadBuffer { .. } => {}
+            Event::ReadBuffer { .. } | Event::WriteBuffer { .. } => {}
         }
     }
 

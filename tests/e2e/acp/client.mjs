@@ -7,6 +7,8 @@
 //   load: "ID"                    load this session instead of making a new one
 //   mcpServers: [...]             the MCP servers the editor gives the session
 //   fs: {path: text}              the editor's unsaved buffers: offered as fs.readTextFile, and writes land here
+//   fsWrites: false               offer fs.readTextFile only, not fs.writeTextFile (offered with fs by default)
+//   refuseWrites: "reason"        answer every fs/write_text_file with this error
 //   answers: ["allow_once", ...]  the options chosen for tern's permission requests, in order
 //   steps: [{prompt: "text", cancelOnChunk?: true, cancelOnPermission?: true} | {setMode: "ask"}]
 // The result: {initialize, sessionId, modes, loaded: [updates], turns: [{updates, permissions, stopReason | error}],
@@ -59,6 +61,7 @@ const app = client({ name: "tern-e2e" })
     return { content: lines.join("\n") };
   })
   .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+    if (plan.refuseWrites) throw acp.RequestError.internalError(undefined, plan.refuseWrites);
     result.writes[params.path] = params.content;
     buffers[params.path] = params.content;
     return {};
@@ -70,7 +73,7 @@ try {
     const fs = plan.fs !== undefined;
     result.initialize = await agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: fs, writeTextFile: fs }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: fs, writeTextFile: fs && plan.fsWrites !== false }, terminal: false },
       clientInfo: { name: "tern-e2e", version: "1.0.0" },
     });
     const mcpServers = plan.mcpServers ?? [];

@@ -18,7 +18,7 @@ async fn reads_ask_the_editor_only_once_it_offered_its_buffers() {
     let (events, mut asked) = mpsc::unbounded_channel();
     let shared = shared(events);
     assert!(shared.buffers().is_none());
-    shared.offer_buffers();
+    shared.offer_buffers(false);
     let buffers = shared.buffers().unwrap();
     let read = tokio::spawn(async move { buffers.text(Path::new("/w/a.rs")).await });
     let Some(Event::ReadBuffer { id, path }) = asked.recv().await else {
@@ -33,11 +33,11 @@ async fn reads_ask_the_editor_only_once_it_offered_its_buffers() {
 async fn an_interrupt_sends_a_waiting_read_to_disk() {
     let (events, mut asked) = mpsc::unbounded_channel();
     let shared = shared(events);
-    shared.offer_buffers();
+    shared.offer_buffers(false);
     let buffers = shared.buffers().unwrap();
     let read = tokio::spawn(async move { buffers.text(Path::new("/w/a.rs")).await });
     asked.recv().await.unwrap();
-    shared.cancel_buffer_reads();
+    shared.cancel_editor_questions();
     assert_eq!(read.await.unwrap(), None);
 }
 
@@ -45,8 +45,64 @@ async fn an_interrupt_sends_a_waiting_read_to_disk() {
 async fn an_editor_that_never_answers_costs_one_wait() {
     let (events, _asked) = mpsc::unbounded_channel();
     let shared = shared(events);
-    shared.offer_buffers();
+    shared.offer_buffers(false);
     let started = tokio::time::Instant::now();
     assert_eq!(shared.buffers().unwrap().text(Path::new("/w/a.rs")).await, None);
+    assert_eq!(started.elapsed(), WAIT);
+}
+
+#[tokio::test]
+async fn writes_go_to_the_editor_that_takes_them_and_its_refusal_is_an_error() {
+    let (events, mut asked) = mpsc::unbounded_channel();
+    let shared = shared(events);
+    shared.offer_buffers(false);
+    let reads_only = shared.buffers().unwrap();
+    assert!(!reads_only.writes());
+    assert!(reads_only.write(Path::new("/w/a.rs"), "x").await.is_err());
+    assert!(
+        asked.try_recv().is_err(),
+        "an editor that takes no writes is never asked to write"
+    );
+    shared.offer_buffers(true);
+    let buffers = shared.buffers().unwrap();
+    assert!(buffers.writes());
+    for answer in [None, Some("read-only buffer".to_string())] {
+        let editor = Arc::clone(&buffers);
+        let write = tokio::spawn(async move { editor.write(Path::new("/w/a.rs"), "new text\n").await });
+        let Some(Event::WriteBuffer { id, path, text }) = asked.recv().await else {
+            panic!("no WriteBuffer event")
+        };
+        assert_eq!((path.as_str(), text.as_str()), ("/w/a.rs", "new text\n"));
+        shared.answer_write(id, answer.clone());
+        assert_eq!(write.await.unwrap(), answer.map_or(Ok(()), Err));
+    }
+}
+
+#[tokio::test]
+async fn a_write_fails_on_interrupt_and_a_known_key_is_never_sent() {
+    let (events, mut asked) = mpsc::unbounded_channel();
+    let shared = shared(events);
+    shared.offer_buffers(true);
+    let buffers = shared.buffers().unwrap();
+    let editor = Arc::clone(&buffers);
+    let write = tokio::spawn(async move { editor.write(Path::new("/w/a.rs"), "x").await });
+    asked.recv().await.unwrap();
+    shared.cancel_editor_questions();
+    assert!(write.await.unwrap().unwrap_err().contains("interrupted"));
+    let key = "sk-editor-write-test-key-0123456789abcdef";
+    tern_secrets::register(key);
+    let refused = buffers.write(Path::new("/w/.env"), &format!("KEY={key}\n")).await;
+    assert!(refused.unwrap_err().contains("known key"));
+    assert!(asked.try_recv().is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_editor_that_never_answers_a_write_fails_it_after_one_wait() {
+    let (events, _asked) = mpsc::unbounded_channel();
+    let shared = shared(events);
+    shared.offer_buffers(true);
+    let started = tokio::time::Instant::now();
+    let failed = shared.buffers().unwrap().write(Path::new("/w/a.rs"), "x").await;
+    assert!(failed.unwrap_err().contains("did not answer"));
     assert_eq!(started.elapsed(), WAIT);
 }
