@@ -19,3 +19,14 @@ pub(crate) mod summary;
 pub(crate) mod tool_pane;
 pub(crate) mod transcript;
 pub(crate) mod trust;
+
+/// Where a list layer (`/mcp`, `/ps`) draws over `area`: a column in from each side, the last row left to the status
+/// bar.
+pub(crate) fn list_layer(area: ratatui::layout::Rect) -> ratatui::layout::Rect {
+    ratatui::layout::Rect {
+        x: area.x + 1,
+        y: area.y,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(1),
+    }
+}

@@ -97,12 +97,7 @@ impl Layer for ProcessesLayer {
 
     fn render(&mut self, frame: &mut Frame<'_>, area: Rect, view: &View<'_>) {
         let theme = view.theme;
-        let rect = Rect {
-            x: area.x + 1,
-            y: area.y,
-            width: area.width.saturating_sub(2),
-            height: area.height.saturating_sub(1),
-        };
+        let rect = super::list_layer(area);
         let inner_width = rect.width.saturating_sub(2);
         let inner_height = usize::from(rect.height.saturating_sub(2));
         self.selected = self.selected.min(view.processes.len().saturating_sub(1));
