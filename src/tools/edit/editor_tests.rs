@@ -267,3 +267,35 @@ async fn a_notebook_cell_is_edited_in_the_editor_s_buffer() {
     assert!(written[0].1.contains("edited") && !written[0].1.contains("unsaved"));
     assert!(disk(&path).contains("on disk"));
 }
+
+#[tokio::test]
+async fn a_symlink_swapped_in_before_the_editor_writes_is_refused() {
+    // A command left running replaces the file the policy resolved with a symlink to a file outside, while the user
+    // reads the prompt: the editor would follow it, so it is never asked to write.
+    let mut ws = workspace();
+    let path = ws.write("a.rs", "fn a() {}\n");
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("bashrc");
+    std::fs::write(&target, "mine\n").unwrap();
+    let editor = with_editor(&mut ws, Editor::holding(&[(&path, "fn a() {}\n")]));
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&target, &path).unwrap();
+    let dyn_editor: Arc<dyn crate::Buffers> = editor.clone();
+    let at = path.clone();
+    let refused = tokio::task::spawn_blocking(move || super::place::editor_write(&dyn_editor, &at, "evil\n"))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(refused.to_string().contains("is now a symlink"), "{refused}");
+    assert!(editor.written().is_empty());
+    assert_eq!(disk(&target), "mine\n");
+    // A new file in a directory reached without a symlink is written through the editor.
+    let fresh = path.with_file_name("fresh.rs");
+    let dyn_editor: Arc<dyn crate::Buffers> = editor.clone();
+    let at = fresh.clone();
+    tokio::task::spawn_blocking(move || super::place::editor_write(&dyn_editor, &at, "new\n"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(editor.written(), [(fresh, "new\n".to_string())]);
+}

@@ -70,8 +70,25 @@ pub(crate) fn editor_text(editor: &Arc<dyn Buffers>, path: &Path) -> Option<Stri
 }
 
 /// Gives the editor `text` as `path`'s new content; its refusal as an error.
+///
+/// The editor writes the path itself and follows whatever it holds then, so the path is checked again just before:
+/// a symlink swapped in on it since the path policy resolved it (by a command left running, while the user read the
+/// approval prompt) is refused as tern's own writes refuse one. A swap after this check, during the editor's own
+/// write, tern cannot see.
 pub(crate) fn editor_write(editor: &Arc<dyn Buffers>, path: &Path, text: &str) -> io::Result<()> {
+    unswapped(path)?;
     wait(editor.write(path, text)).map_err(|why| io::Error::other(format!("the editor did not write it: {why}")))
+}
+
+/// `path` (resolved, holding no symlink when it was resolved) still holds none: a file, or no file in a directory
+/// reached without one.
+fn unswapped(path: &Path) -> io::Result<()> {
+    match tern_fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(io::Error::other(format!("{} is not a file", path.display()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => tern_fs::parent_dir(path, false).map(|_| ()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs `work` to its end from a blocking thread.
