@@ -10,7 +10,7 @@ use crate::config::Settings;
 use crate::host::SessionInfo;
 use crate::mcp::McpManager;
 use crate::tools::PathPolicy;
-use crate::tui::host::{Connection, Host, Session, Thumbnail, Transcript, TrustOffer};
+use crate::tui::host::{Connection, Host, PictureFormat, Session, Thumbnail, Transcript, TrustOffer};
 
 /// Reads the settings as they are now (the command line's flags over the files).
 pub type ReadSettings = Box<dyn Fn() -> Result<Settings, String> + Send + Sync>;
@@ -133,15 +133,19 @@ impl Host for TuiHost {
         crate::clipboard::paste_image()
     }
 
-    fn thumbnail(&self, path: &str, max: (u32, u32)) -> Result<Thumbnail, String> {
+    fn thumbnail(&self, path: &str, max: (u32, u32), format: PictureFormat) -> Result<Thumbnail, String> {
         let file = match tern_fs::places::pasted_image(path) {
             Some(pasted) => pasted,
             None => self.attachable(path)?,
         };
         let data = read_bounded(&file, MAX_THUMBNAIL_SOURCE)?;
-        let thumb = tern_image::thumbnail(&data, max.0, max.1)?;
+        let format = match format {
+            PictureFormat::Png => tern_image::Format::Png,
+            PictureFormat::Sixel => tern_image::Format::Sixel,
+        };
+        let thumb = tern_image::thumbnail(&data, max.0, max.1, format)?;
         Ok(Thumbnail {
-            png: thumb.png,
+            data: thumb.data,
             width: thumb.width,
             height: thumb.height,
         })
@@ -249,9 +253,12 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("other.png"), png(8, 8)).unwrap();
         let host = TuiHost::new(dir.path(), None);
-        let thumb = host.thumbnail("shot.png", (240, 160)).unwrap();
+        let thumb = host.thumbnail("shot.png", (240, 160), PictureFormat::Png).unwrap();
         assert_eq!((thumb.width, thumb.height), (240, 120));
-        assert_eq!(image::guess_format(&thumb.png).unwrap(), image::ImageFormat::Png);
+        assert_eq!(image::guess_format(&thumb.data).unwrap(), image::ImageFormat::Png);
+        let sixel = host.thumbnail("shot.png", (192, 128), PictureFormat::Sixel).unwrap();
+        assert_eq!((sixel.width, sixel.height), (192, 96));
+        assert!(sixel.data.starts_with(b"\"1;1;192;96#"));
         let home = std::env::var("HOME").unwrap();
         for refused in [
             "~/.ssh/id_rsa.png".to_string(),
@@ -259,8 +266,10 @@ mod tests {
             ".env".to_string(),
             outside.path().join("other.png").display().to_string(),
         ] {
-            let why = host.thumbnail(&refused, (240, 160)).unwrap_err();
-            assert!(!why.contains("cannot read"), "{refused} was opened: {why}");
+            for format in [PictureFormat::Png, PictureFormat::Sixel] {
+                let why = host.thumbnail(&refused, (240, 160), format).unwrap_err();
+                assert!(!why.contains("cannot read"), "{refused} was opened: {why}");
+            }
         }
     }
 }

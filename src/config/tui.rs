@@ -5,7 +5,8 @@
 //! mouse = false   # no mouse capture: the terminal selects text (F2 toggles it while tern runs)
 //! notify = "auto" # how tern tells you it needs you: auto, osc9, osc777, bell or off
 //! notify_after = 10 # seconds: a turn this long is told when it ends
-//! images = "auto" # thumbnails of attached images where the terminal has graphics (kitty, iTerm2): auto or off
+//! images = "auto" # thumbnails of attached images where the terminal has graphics (kitty, iTerm2, sixel): auto, off,
+//!                 # or the protocol to use whatever the terminal seems to be: kitty, iterm2, sixel
 //! ```
 
 use serde::Deserialize;
@@ -117,14 +118,16 @@ mod tests {
     }
 
     #[test]
-    fn images_are_automatic_unless_turned_off() {
+    fn images_are_automatic_unless_turned_off_or_given_a_protocol() {
         use crate::tui::graphics::Setting;
         let parse = |text: &str| ConfigFile::parse(text, Path::new("config.toml")).unwrap();
         assert_eq!(parse("").tui.images(), (Setting::Auto, None));
         let off = parse("[tui]\nimages = \"off\"\n");
         assert_eq!(parse("").merge(off).tui.images(), (Setting::Off, None));
-        let (setting, warning) = parse("[tui]\nimages = \"sixel\"\n").tui.images();
+        let sixel = parse("[tui]\nimages = \"sixel\"\n").tui.images();
+        assert_eq!(sixel, (Setting::Only(crate::tui::graphics::Protocol::Sixel), None));
+        let (setting, warning) = parse("[tui]\nimages = \"ascii\"\n").tui.images();
         assert_eq!(setting, Setting::Auto);
-        assert!(warning.unwrap().contains("sixel"));
+        assert!(warning.unwrap().contains("ascii"));
     }
 }

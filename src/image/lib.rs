@@ -1,15 +1,18 @@
 //! Images for the model: a PNG, JPEG, GIF or WebP file is checked by decoding it, within bounds read from its header
-//! before any pixel is decoded, and one too large for the providers is downscaled and re-encoded (PNG or JPEG).
+//! before any pixel is decoded, and one too large for the providers is downscaled and re-encoded (PNG or JPEG); a
+//! thumbnail for the terminal is encoded as PNG or sixel.
 //!
 //! One place for the user's attachments and `read_file`'s images alike. The file may be hostile (the model chose it,
 //! or a cloned repository holds it): its header's dimensions are checked against a pixel budget first, and the decoder
 //! is given an allocation limit, so a small file claiming a huge canvas costs nothing. This crate does no I/O.
 
 mod fit;
+mod sixel;
 mod thumbnail;
 
 pub use fit::{Fitted, fit};
-pub use thumbnail::{Thumbnail, thumbnail};
+pub use sixel::sixel;
+pub use thumbnail::{Format, Thumbnail, thumbnail};
 
 /// What every wire format tern speaks accepts, so one image suits any model it is sent to.
 ///

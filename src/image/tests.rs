@@ -148,21 +148,21 @@ fn gif_and_webp_are_decoded_too() {
 #[test]
 fn a_thumbnail_is_tern_s_own_png_within_the_box_keeping_the_aspect() {
     let jpeg = encoded(400, 200, ImageFormat::Jpeg);
-    let thumb = crate::thumbnail(&jpeg, 240, 160).unwrap();
+    let thumb = crate::thumbnail(&jpeg, 240, 160, crate::Format::Png).unwrap();
     assert_eq!((thumb.width, thumb.height), (240, 120));
-    assert_eq!(image::guess_format(&thumb.png).unwrap(), ImageFormat::Png);
-    let decoded = image::load_from_memory(&thumb.png).unwrap();
+    assert_eq!(image::guess_format(&thumb.data).unwrap(), ImageFormat::Png);
+    let decoded = image::load_from_memory(&thumb.data).unwrap();
     assert_eq!(
         (decoded.width(), decoded.height(), decoded.color()),
         (240, 120, image::ColorType::Rgba8)
     );
-    let small = crate::thumbnail(&encoded(10, 30, ImageFormat::Png), 240, 160).unwrap();
+    let small = crate::thumbnail(&encoded(10, 30, ImageFormat::Png), 240, 160, crate::Format::Png).unwrap();
     assert_eq!((small.width, small.height), (10, 30), "never scaled up");
 }
 
 #[test]
 fn a_thumbnail_refuses_what_tern_does_not_decode() {
-    assert!(crate::thumbnail(b"not an image", 240, 160).is_err());
-    let huge = crate::thumbnail(&png_claiming(100_000, 100_000), 240, 160).unwrap_err();
+    assert!(crate::thumbnail(b"not an image", 240, 160, crate::Format::Png).is_err());
+    let huge = crate::thumbnail(&png_claiming(100_000, 100_000), 240, 160, crate::Format::Png).unwrap_err();
     assert!(huge.contains("more than tern decodes"), "{huge}");
 }

@@ -3,11 +3,13 @@
 //!
 //! The transcript reserves blank rows under a message for each of its thumbnails and reports where a whole one is on
 //! screen (`Placement`). After the frame is drawn, `Graphics::show` compares those with what is on screen: when
-//! nothing moved it writes nothing; otherwise it removes the old pictures (kitty: deletes their placements; iTerm2,
-//! whose pictures are cells: the caller redraws the screen whole, `repaint`) and draws the new ones at their rows.
+//! nothing moved it writes nothing; otherwise it removes the old pictures (kitty: deletes their placements; iTerm2 and
+//! sixel, whose pictures are cells: the caller redraws the screen whole, `repaint`) and draws the new ones at their
+//! rows.
 //! These escape sequences are the one thing tern writes that is not cleaned text (`tern_text`): they are made here
-//! from pixels tern decoded and re-encoded itself, never from the file's bytes or anything of the model's, and go
-//! out through the terminal writer's one exit for them (`terminal.rs`).
+//! from pixels tern decoded and re-encoded itself (PNG, or sixel text checked to be printable ASCII), never from the
+//! file's bytes or anything of the model's, and go out through the terminal writer's one exit for them
+//! (`terminal.rs`).
 //!
 //! kitty's Unicode placeholders (U+10EEEE cells carrying the row and column in diacritics) would let the picture move
 //! with the text through ratatui's cells, but every cell passes the cleaning function, which lets no private-use
@@ -20,13 +22,14 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-pub use detect::{Protocol, Setting, detect};
+pub use detect::{Protocol, Setting, cell_pixels, detect};
 
-/// Where a thumbnail is on screen: image `id` (its PNG) over `cols`×`rows` cells from column `x`, row `y`.
+/// Where a thumbnail is on screen: image `id` (its data, encoded for the protocol) over `cols`×`rows` cells from
+/// column `x`, row `y`.
 #[derive(Debug, Clone)]
 pub(crate) struct Placement {
     pub id: u32,
-    pub png: Arc<Vec<u8>>,
+    pub data: Arc<Vec<u8>>,
     pub x: u16,
     pub y: u16,
     pub cols: u16,
@@ -42,6 +45,8 @@ impl PartialEq for Placement {
 /// What the terminal shows of thumbnails, and the protocol to draw them with.
 pub(crate) struct Graphics {
     protocol: Protocol,
+    /// A cell's size in pixels.
+    cell: (u32, u32),
     /// kitty: the images transmitted already (placed again by id).
     sent: HashSet<u32>,
     /// The placements on screen now.
@@ -51,19 +56,44 @@ pub(crate) struct Graphics {
 }
 
 impl Graphics {
-    pub(crate) fn new(protocol: Protocol) -> Self {
+    pub(crate) fn new(protocol: Protocol, cell: (u32, u32)) -> Self {
         Self {
             protocol,
+            cell,
             sent: HashSet::new(),
             shown: Vec::new(),
             stale: HashSet::new(),
         }
     }
 
-    /// Whether the frame must be drawn again whole before `now` is shown: iTerm2's pictures are cells, which only a
-    /// redraw of the screen takes away, and some that are shown are no longer where they were.
+    /// Takes a new cell size; whether it differs from the one before.
+    pub(crate) fn set_cell(&mut self, cell: (u32, u32)) -> bool {
+        std::mem::replace(&mut self.cell, cell) != cell
+    }
+
+    pub(crate) fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// The most pixels a thumbnail is asked for: what fills the most cells it takes.
+    pub(crate) fn max_pixels(&self) -> (u32, u32) {
+        (
+            u32::from(MAX_CELLS.0) * self.cell.0,
+            u32::from(MAX_CELLS.1) * self.cell.1,
+        )
+    }
+
+    /// The cells a thumbnail of `width`×`height` pixels takes.
+    pub(crate) fn cells(&self, width: u32, height: u32) -> (u16, u16) {
+        let cols = width.div_ceil(self.cell.0.max(1)).clamp(1, u32::from(MAX_CELLS.0));
+        let rows = height.div_ceil(self.cell.1.max(1)).clamp(1, u32::from(MAX_CELLS.1));
+        (cols as u16, rows as u16)
+    }
+
+    /// Whether the frame must be drawn again whole before `now` is shown: iTerm2's and sixel's pictures are cells,
+    /// which only a redraw of the screen takes away, and some that are shown are no longer where they were.
     pub(crate) fn repaint(&self, now: &[Placement]) -> bool {
-        self.protocol == Protocol::Iterm2 && self.shown.iter().any(|p| !now.contains(p))
+        matches!(self.protocol, Protocol::Iterm2 | Protocol::Sixel) && self.shown.iter().any(|p| !now.contains(p))
     }
 
     /// The screen was cleared: no picture is where it was (kitty may keep a placement through a clear, so each is
@@ -102,24 +132,16 @@ impl Graphics {
             Protocol::Kitty if self.sent.contains(&at.id) => encode::kitty_place(at.id, at.cols, at.rows),
             Protocol::Kitty => {
                 self.sent.insert(at.id);
-                encode::kitty_transmit(at.id, &at.png, at.cols, at.rows)
+                encode::kitty_transmit(at.id, &at.data, at.cols, at.rows)
             }
-            Protocol::Iterm2 => encode::iterm2_inline(&at.png, at.cols, at.rows),
+            Protocol::Iterm2 => encode::iterm2_inline(&at.data, at.cols, at.rows),
+            Protocol::Sixel => encode::sixel(&at.data),
         }
     }
 }
 
-/// The cells a thumbnail of `width`×`height` pixels takes (a cell is taken to be twice as tall as wide).
-pub(crate) fn cells(width: u32, height: u32) -> (u16, u16) {
-    let cols = width.div_ceil(CELL_PIXELS.0).clamp(1, u32::from(MAX_CELLS.0));
-    let rows = height.div_ceil(CELL_PIXELS.1).clamp(1, u32::from(MAX_CELLS.1));
-    (cols as u16, rows as u16)
-}
-
-/// The most cells a thumbnail takes, and the pixels asked for to fill them.
+/// The most cells a thumbnail takes.
 pub(crate) const MAX_CELLS: (u16, u16) = (24, 8);
-const CELL_PIXELS: (u32, u32) = (10, 20);
-pub(crate) const MAX_PIXELS: (u32, u32) = (MAX_CELLS.0 as u32 * CELL_PIXELS.0, MAX_CELLS.1 as u32 * CELL_PIXELS.1);
 
 #[cfg(test)]
 mod tests;

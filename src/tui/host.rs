@@ -72,13 +72,22 @@ pub struct TrustOffer {
 /// A subagent's transcript as its own log holds it.
 pub type Transcript = (Vec<Message>, Vec<(u64, Event)>);
 
-/// A small picture of an image a message attaches, for the transcript: PNG-encoded RGBA pixels that tern decoded and
-/// encoded itself (never the file's bytes), and their size.
+/// A small picture of an image a message attaches, for the transcript: pixels that tern decoded and encoded itself
+/// (never the file's bytes) as `PictureFormat` asks, and their size.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thumbnail {
-    pub png: Vec<u8>,
+    pub data: Vec<u8>,
     pub width: u32,
     pub height: u32,
+}
+
+/// How a thumbnail is encoded, for the terminal's graphics protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PictureFormat {
+    /// PNG of RGBA pixels (kitty, iTerm2).
+    Png,
+    /// Sixel text without its introducer and terminator: printable ASCII only.
+    Sixel,
 }
 
 /// The session host: starts sessions and answers what the UI cannot know by itself.
@@ -112,11 +121,11 @@ pub trait Host: Send + Sync {
     fn paste_image(&self) -> Result<PathBuf, String> {
         Err("pasting an image is not available here".into())
     }
-    /// A thumbnail, within `max` (width, height) pixels, of the image `path` names in a message (as typed), when the
-    /// session could attach it (`attachable`, or an image pasted from the clipboard); why not otherwise. Reads and
-    /// decodes the file: call it off the UI thread.
-    fn thumbnail(&self, path: &str, max: (u32, u32)) -> Result<Thumbnail, String> {
-        let _ = (path, max);
+    /// A thumbnail, within `max` (width, height) pixels and encoded as `format`, of the image `path` names in a
+    /// message (as typed), when the session could attach it (`attachable`, or an image pasted from the clipboard); why
+    /// not otherwise. Reads and decodes the file: call it off the UI thread.
+    fn thumbnail(&self, path: &str, max: (u32, u32), format: PictureFormat) -> Result<Thumbnail, String> {
+        let _ = (path, max, format);
         Err("thumbnails are not available here".into())
     }
 }

@@ -92,7 +92,7 @@ pub async fn launch(launch: Launch, signals: &mut terminal::Signals) -> std::io:
     let root = tern_fs::places::repository_root(&workspace);
     let project_root = (root != workspace).then(|| root.display().to_string());
     let pictures = graphics::detect(images, &|name| std::env::var(name).ok())
-        .map(|protocol| app::thumbs::Pictures::new(protocol, notify_tx.clone()));
+        .map(|protocol| app::thumbs::Pictures::new(protocol, app::thumbs::cell_size(protocol), notify_tx.clone()));
     let composer = composer::Composer::new(workspace, app::all_commands(&custom), notify_tx, host.clone());
     let keymap_path = tern_fs::places::user_config_path().and_then(|p| p.parent().map(|d| d.join("keymap.toml")));
     let (keymap, keymap_error) = match keymap::Keymap::load(keymap_path.as_deref()) {

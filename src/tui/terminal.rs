@@ -290,6 +290,8 @@ fn on_terminal_event(terminal: &mut Tty, app: &mut App, event: crossterm::event:
         // ratatui clears the screen for the new size: no picture is where it was.
         if let Some(pictures) = app.pictures.as_mut() {
             pictures.graphics.cleared();
+            let cell = crate::app::thumbs::cell_size(pictures.graphics.protocol());
+            app.cells_resized(cell);
         }
     }
     app.on_terminal_event(event);

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use tern_protocol::SessionSummary;
 
-use crate::host::{Connection, Host, Session, Thumbnail, Transcript, TrustOffer};
+use crate::host::{Connection, Host, PictureFormat, Session, Thumbnail, Transcript, TrustOffer};
 
 /// The prices a session host gives the UI: the model catalog's own.
 pub(crate) fn prices() -> std::sync::Arc<dyn tern_protocol::Prices> {
@@ -77,10 +77,14 @@ impl Host for TestHost {
 
     /// A fixed picture of 240×120 pixels for any file the read policy lets the user attach (the UI never looks
     /// into the PNG; the root host's own tests check the real decoding).
-    fn thumbnail(&self, path: &str, _max: (u32, u32)) -> Result<Thumbnail, String> {
+    fn thumbnail(&self, path: &str, _max: (u32, u32), format: PictureFormat) -> Result<Thumbnail, String> {
         self.attachable(path)?;
+        let data = match format {
+            PictureFormat::Png => b"PNG!".to_vec(),
+            PictureFormat::Sixel => b"\"1;1;240;120#0;2;100;0;0#0!240~".to_vec(),
+        };
         Ok(Thumbnail {
-            png: b"PNG!".to_vec(),
+            data,
             width: 240,
             height: 120,
         })

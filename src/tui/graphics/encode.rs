@@ -1,5 +1,5 @@
-//! The escape sequences that draw a thumbnail, built only from a PNG tern encoded itself (`Host::thumbnail`): base64
-//! text and digits, nothing of the file or the model.
+//! The escape sequences that draw a thumbnail, built only from what tern encoded itself (`Host::thumbnail`): base64
+//! of its PNG, its sixel text (printable ASCII, checked here) and digits, nothing of the file or the model.
 
 use std::fmt::Write;
 
@@ -46,4 +46,14 @@ pub fn iterm2_inline(png: &[u8], cols: u16, rows: u16) -> String {
         "\x1b]1337;File=inline=1;size={};width={cols};height={rows};preserveAspectRatio=1:{payload}\x07",
         png.len()
     )
+}
+
+/// Draws the sixel `body` (`tern_image::sixel`'s text: raster size, palette, bands) at the cursor, pixels left
+/// transparent where the body paints none (`P2=1`). A body holding anything but printable ASCII, which could end the
+/// sequence and start another, draws nothing.
+pub fn sixel(body: &[u8]) -> String {
+    if body.is_empty() || !body.iter().all(|b| (0x21..=0x7E).contains(b)) {
+        return String::new();
+    }
+    format!("\x1bP0;1;0q{}\x1b\\", String::from_utf8_lossy(body))
 }

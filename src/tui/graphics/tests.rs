@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
-use super::encode::{iterm2_inline, kitty_delete, kitty_place, kitty_transmit};
-use super::{Graphics, Placement, Protocol, Setting, cells, detect};
+use super::encode::{iterm2_inline, kitty_delete, kitty_place, kitty_transmit, sixel};
+use super::{Graphics, Placement, Protocol, Setting, cell_pixels, detect};
 
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -20,6 +20,40 @@ fn kitty_ghostty_iterm2_and_wezterm_are_recognised() {
     assert_eq!(auto(&[("TERM_PROGRAM", "iTerm.app")]), Some(Protocol::Iterm2));
     assert_eq!(auto(&[("LC_TERMINAL", "iTerm2")]), Some(Protocol::Iterm2));
     assert_eq!(auto(&[("TERM_PROGRAM", "WezTerm")]), Some(Protocol::Iterm2));
+}
+
+#[test]
+fn foot_konsole_windows_terminal_and_mlterm_draw_sixel() {
+    let auto = |vars: &[(&str, &str)]| detect(Setting::Auto, &env(vars));
+    assert_eq!(auto(&[("TERM", "foot")]), Some(Protocol::Sixel));
+    assert_eq!(auto(&[("TERM", "foot-extra")]), Some(Protocol::Sixel));
+    assert_eq!(auto(&[("TERM", "mlterm")]), Some(Protocol::Sixel));
+    assert_eq!(
+        auto(&[("TERM", "xterm-256color"), ("WT_SESSION", "a1b2")]),
+        Some(Protocol::Sixel)
+    );
+    assert_eq!(
+        auto(&[("TERM", "xterm-256color"), ("KONSOLE_VERSION", "240802")]),
+        Some(Protocol::Sixel)
+    );
+    // konsole before 22.04 has no sixel; foot inside tmux passes none through.
+    assert_eq!(auto(&[("TERM", "xterm-256color"), ("KONSOLE_VERSION", "211201")]), None);
+    assert_eq!(auto(&[("TERM", "foot"), ("TMUX", "/tmp/tmux-1000/default,1,0")]), None);
+}
+
+#[test]
+fn a_protocol_named_in_the_settings_is_used_whatever_the_environment_says() {
+    for (name, protocol) in [
+        ("kitty", Protocol::Kitty),
+        ("iterm2", Protocol::Iterm2),
+        ("sixel", Protocol::Sixel),
+    ] {
+        let setting = Setting::parse(name).unwrap();
+        assert_eq!(setting, Setting::Only(protocol));
+        let tmux = [("TERM", "tmux-256color"), ("TMUX", "/tmp/tmux-1000/default,1,0")];
+        assert_eq!(detect(setting, &env(&tmux)), Some(protocol));
+        assert_eq!(detect(setting, &env(&[])), Some(protocol));
+    }
 }
 
 #[test]
@@ -44,7 +78,7 @@ fn no_graphics_inside_tmux_or_screen_when_off_or_when_unsure() {
         Some(Protocol::Kitty)
     );
     assert_eq!(Setting::parse("off"), Ok(Setting::Off));
-    assert!(Setting::parse("sixel").unwrap_err().contains("sixel"));
+    assert!(Setting::parse("ascii").unwrap_err().contains("ascii"));
 }
 
 #[test]
@@ -80,7 +114,7 @@ fn kitty_takes_the_payload_in_chunks_of_4096_bytes() {
 fn at(id: u32, y: u16) -> Placement {
     Placement {
         id,
-        png: Arc::new(b"PNG!".to_vec()),
+        data: Arc::new(b"PNG!".to_vec()),
         x: 2,
         y,
         cols: 3,
@@ -90,7 +124,7 @@ fn at(id: u32, y: u16) -> Placement {
 
 #[test]
 fn kitty_sends_an_image_once_places_it_again_when_it_moves_and_writes_nothing_when_nothing_moved() {
-    let mut graphics = Graphics::new(Protocol::Kitty);
+    let mut graphics = Graphics::new(Protocol::Kitty, (10, 20));
     let mut out = Vec::new();
     graphics.show(&mut out, &[at(1, 5)]).unwrap();
     let first = String::from_utf8(std::mem::take(&mut out)).unwrap();
@@ -119,7 +153,7 @@ fn kitty_sends_an_image_once_places_it_again_when_it_moves_and_writes_nothing_wh
 
 #[test]
 fn iterm2_asks_for_a_whole_redraw_only_when_a_shown_picture_moved_or_left() {
-    let mut graphics = Graphics::new(Protocol::Iterm2);
+    let mut graphics = Graphics::new(Protocol::Iterm2, (10, 20));
     let mut out = Vec::new();
     assert!(!graphics.repaint(&[at(1, 5)]));
     graphics.show(&mut out, &[at(1, 5)]).unwrap();
@@ -138,15 +172,62 @@ fn iterm2_asks_for_a_whole_redraw_only_when_a_shown_picture_moved_or_left() {
 
 #[test]
 fn a_thumbnail_takes_cells_for_its_pixels_within_24_by_8() {
-    assert_eq!(cells(240, 120), (24, 6));
-    assert_eq!(cells(80, 160), (8, 8));
-    assert_eq!(cells(1, 1), (1, 1));
-    assert_eq!(cells(10_000, 10_000), (24, 8));
+    let graphics = Graphics::new(Protocol::Kitty, (10, 20));
+    assert_eq!(graphics.max_pixels(), (240, 160));
+    assert_eq!(graphics.cells(240, 120), (24, 6));
+    assert_eq!(graphics.cells(80, 160), (8, 8));
+    assert_eq!(graphics.cells(1, 1), (1, 1));
+    assert_eq!(graphics.cells(10_000, 10_000), (24, 8));
+    let small_cells = Graphics::new(Protocol::Sixel, (7, 15));
+    assert_eq!(small_cells.max_pixels(), (168, 120));
+    assert_eq!(small_cells.cells(168, 90), (24, 6));
+}
+
+#[test]
+fn the_cell_size_comes_from_the_window_s_pixels_or_is_assumed_per_protocol() {
+    assert_eq!(cell_pixels(Protocol::Sixel, (960, 800), (120, 40)), (8, 20));
+    assert_eq!(cell_pixels(Protocol::Kitty, (1442, 700), (160, 35)), (9, 20));
+    // The terminal left the pixels at 0 (many do), or said something absurd: the protocol's guess.
+    assert_eq!(cell_pixels(Protocol::Sixel, (0, 0), (120, 40)), (8, 16));
+    assert_eq!(cell_pixels(Protocol::Kitty, (0, 0), (120, 40)), (10, 20));
+    assert_eq!(cell_pixels(Protocol::Iterm2, (120, 40), (120, 40)), (10, 20));
+    assert_eq!(cell_pixels(Protocol::Sixel, (500, 500), (0, 0)), (8, 16));
+}
+
+#[test]
+fn sixel_is_drawn_at_the_cursor_and_like_iterm2_taken_away_by_a_redraw() {
+    let body = b"\"1;1;2;1#0;2;100;0;0#0NN";
+    let mut graphics = Graphics::new(Protocol::Sixel, (8, 16));
+    let mut out = Vec::new();
+    let mut pic = at(1, 5);
+    pic.data = Arc::new(body.to_vec());
+    graphics.show(&mut out, std::slice::from_ref(&pic)).unwrap();
+    assert_eq!(
+        String::from_utf8(std::mem::take(&mut out)).unwrap(),
+        "\x1b7\x1b[6;3H\x1bP0;1;0q\"1;1;2;1#0;2;100;0;0#0NN\x1b\\\x1b8"
+    );
+    assert_eq!(graphics.show(&mut out, std::slice::from_ref(&pic)).unwrap(), 0);
+    assert!(graphics.repaint(&[]), "its pixels are cells: a redraw takes them away");
+}
+
+#[test]
+fn a_sixel_body_that_is_not_printable_ascii_draws_nothing() {
+    assert_eq!(sixel(b"#0!4~"), "\x1bP0;1;0q#0!4~\x1b\\");
+    for bad in [
+        &b"#0~\x1b\\\x1b]52;c;aGk=\x07"[..],
+        b"#0~\x07",
+        b"#0 ~",
+        b"#0\xc3\xa9",
+        b"#0~\n",
+        b"",
+    ] {
+        assert_eq!(sixel(bad), "", "{bad:?}");
+    }
 }
 
 #[test]
 fn after_a_clear_kitty_deletes_what_it_may_still_show_and_places_it_again() {
-    let mut graphics = Graphics::new(Protocol::Kitty);
+    let mut graphics = Graphics::new(Protocol::Kitty, (10, 20));
     let mut out = Vec::new();
     graphics.show(&mut out, &[at(1, 5)]).unwrap();
     graphics.cleared();

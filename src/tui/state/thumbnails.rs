@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use super::{AppState, CellKind};
 
-/// A thumbnail ready to draw: its image id (for the terminal), its PNG and the cells it takes.
+/// A thumbnail ready to draw: its image id (for the terminal), its data (encoded for the protocol) and the cells it
+/// takes.
 #[derive(Debug, Clone)]
 pub(crate) struct Thumb {
     pub id: u32,
-    pub png: Arc<Vec<u8>>,
+    pub data: Arc<Vec<u8>>,
     pub cols: u16,
     pub rows: u16,
 }
@@ -51,6 +52,23 @@ impl AppState {
         }
         thumbs.scanned = self.cells.len();
         wanted
+    }
+
+    /// Forgets every thumbnail, to be asked for again (the cell size changed, so their pixels no longer fit their
+    /// cells); the messages that showed one are laid out again without it meanwhile.
+    pub(crate) fn forget_thumbnails(&mut self) {
+        let shown = std::mem::take(&mut self.thumbnails).ready;
+        let naming: Vec<usize> = (0..self.cells.len())
+            .filter(|&i| match &self.cells[i].kind {
+                CellKind::User(text) => tern_protocol::Image::mentions(text)
+                    .iter()
+                    .any(|p| shown.contains_key(*p)),
+                _ => false,
+            })
+            .collect();
+        for i in naming {
+            self.touch(i);
+        }
     }
 
     /// Keeps the thumbnail of `path`; the messages that name it are laid out again to show it.

@@ -667,7 +667,7 @@ fn with_thumbnails(
         };
         let placement = Placement {
             id: thumb.id,
-            png: thumb.png.clone(),
+            data: thumb.data.clone(),
             x: super::cells::GUTTER,
             y: 0,
             cols: thumb.cols,

@@ -220,8 +220,8 @@ async fn inside_tmux_an_image_is_a_chip_and_no_graphics_escape_is_written() {
 }
 
 /// Where tern believes it runs in kitty (tmux's `TMUX` taken away, so the escapes reach the pane's output to be
-/// read), the thumbnail is the host's own: decoded from the file through the read policy, scaled into 240×160 and
-/// sent as tern's PNG, quietly, in chunks.
+/// read), the thumbnail is the host's own: decoded from the file through the read policy, scaled into the pixels of
+/// 24×8 cells and sent as tern's PNG, quietly, in chunks.
 #[tokio::test(flavor = "multi_thread")]
 async fn in_kitty_the_thumbnail_is_sent_as_tern_s_own_png() {
     if !tmux_available() {
@@ -244,7 +244,7 @@ async fn in_kitty_the_thumbnail_is_sent_as_tern_s_own_png() {
         payload.push_str(data);
         if head.ends_with("m=0") {
             assert!(
-                head.starts_with("a=T,f=100,i=1,c=22,r=8,C=1,q=2,") || head == "m=0",
+                head.starts_with("a=T,f=100,i=1,c=") && head.contains(",r=8,C=1,q=2,") || head == "m=0",
                 "{head}"
             );
             break;
@@ -253,5 +253,44 @@ async fn in_kitty_the_thumbnail_is_sent_as_tern_s_own_png() {
         rest = &rest[rest.find("\x1b_G").unwrap()..];
     }
     let png = base64::engine::general_purpose::STANDARD.decode(payload).unwrap();
-    assert_eq!(tern_testkit::image_size(&png), Some((213, 160)));
+    let (width, height) = tern_testkit::image_size(&png).unwrap();
+    assert_fills_eight_rows(width, height);
+}
+
+/// A thumbnail of the 640×480 `shot.png`: its aspect kept, as tall as 8 rows of the pane's cells. A detached tmux
+/// reports 16×32 pixel cells; a terminal that reports none gets 10×20 (kitty) or 8×16 (sixel) assumed.
+fn assert_fills_eight_rows(width: u32, height: u32) {
+    assert!([256, 160, 128].contains(&height), "{width}×{height}");
+    assert_eq!(width, (height * 4 + 1) / 3, "{width}×{height}");
+}
+
+/// Where tern believes it runs in foot (tmux's `TMUX` taken away), the thumbnail is tern's own sixel: the picture
+/// scaled into the pixels of 24×8 of the pane's cells, drawn at the rows kept for it, and nothing but printable sixel text between the introducer and its end.
+#[tokio::test(flavor = "multi_thread")]
+async fn in_foot_the_thumbnail_is_tern_s_own_sixel() {
+    if !tmux_available() {
+        return;
+    }
+    let (output, screen) = attach_in("image-sixel", "env -u TMUX TERM=foot ", |bytes| {
+        contains(bytes, b"\x1bP0;1;0q")
+    })
+    .await;
+    let text = String::from_utf8_lossy(&output);
+    let start = text.find("\x1bP0;1;0q").expect("no sixel was sent");
+    let body = &text[start + 8..];
+    let body = &body[..body.find("\x1b\\").expect("the sixel is terminated")];
+    let raster: Vec<u32> = body[1..body.find('#').unwrap()]
+        .split(';')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(raster[..2], [1, 1], "square pixels");
+    assert_fills_eight_rows(raster[2], raster[3]);
+    assert!(body.bytes().all(|b| (0x21..=0x7E).contains(&b)), "only sixel text");
+    assert!(body.matches(";2;").count() <= 256, "at most 256 colours");
+    // Drawn from a saved cursor moved to the first kept row, and the cursor put back.
+    let before = &text[..start];
+    let moved = before.rfind("\x1b7\x1b[").expect("the cursor is saved and moved");
+    assert!(before[moved..].ends_with('H'), "{:?}", &before[moved..]);
+    assert!(text[start..].contains("\x1b\\\x1b8"));
+    assert!(screen.contains("[image shot.png 640×480"), "{screen}");
 }

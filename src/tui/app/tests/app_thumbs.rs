@@ -17,7 +17,7 @@ fn with_pictures() -> (Harness, mpsc::UnboundedReceiver<()>) {
     let mut h = harness();
     std::fs::write(h._dir.path().join("shot.png"), b"any").unwrap();
     let (wake, woken) = mpsc::unbounded_channel();
-    h.app.pictures = Some(thumbs::Pictures::new(Protocol::Kitty, wake));
+    h.app.pictures = Some(thumbs::Pictures::new(Protocol::Kitty, (10, 20), wake));
     (h, woken)
 }
 
@@ -143,4 +143,45 @@ fn each_image_is_asked_for_once_per_transcript_and_again_when_a_session_is_shown
         text: "@a.png".into(),
     });
     assert_eq!(h.app.state.thumbnails_to_ask(), ["a.png"]);
+}
+
+#[tokio::test]
+async fn in_sixel_a_thumbnail_is_drawn_as_sixel_and_asked_for_again_when_the_cells_change_size() {
+    let mut h = harness();
+    std::fs::write(h._dir.path().join("shot.png"), b"any").unwrap();
+    let (wake, mut woken) = mpsc::unbounded_channel();
+    h.app.pictures = Some(thumbs::Pictures::new(Protocol::Sixel, (8, 16), wake));
+    h.event(Event::TurnStarted {
+        turn: 1,
+        text: "look @shot.png".into(),
+    });
+    let mut terminal = Terminal::new(Screen::new(TestBackend::new(W, H))).unwrap();
+    let mut out = draw(&mut h, &mut terminal);
+    woken.recv().await.unwrap();
+    out.extend(draw(&mut h, &mut terminal));
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("\x1bP0;1;0q\"1;1;240;120#"), "{out:?}");
+    // The host's 240×120 pixels in 8×16 cells.
+    let at = h.app.placements()[0].clone();
+    assert_eq!((at.cols, at.rows), (24, 8));
+
+    h.app.cells_resized((8, 16));
+    assert!(
+        draw(&mut h, &mut terminal).is_empty(),
+        "the same cells: nothing asked or drawn again"
+    );
+
+    // A larger font: the thumbnail is asked for again and takes the cells its pixels fill now.
+    h.app.cells_resized((12, 24));
+    assert!(
+        h.app.state.thumbnails.get("shot.png").is_none(),
+        "the old size is forgotten"
+    );
+    let mut again = draw(&mut h, &mut terminal);
+    woken.recv().await.unwrap();
+    again.extend(draw(&mut h, &mut terminal));
+    let again = String::from_utf8(again).unwrap();
+    assert!(again.contains("\x1bP0;1;0q"), "{again:?}");
+    let at = &h.app.placements()[0];
+    assert_eq!((at.cols, at.rows), (20, 5));
 }
