@@ -375,14 +375,14 @@ impl Tool for ExecTool {
                     "Error: background processes cannot be started here; run the command without `background`.",
                 ));
             };
-            let spec = crate::processes::Background {
+            let tty = Self::flag_arg(&args, "tty", true)?;
+            let spec = crate::processes::Spec {
                 command,
                 cwd: &cwd,
                 env_allow: &self.config.env_allow,
                 neutral_git: ctx.limits.neutral_git,
                 sandbox: sandbox.map(|policy| (policy, ctx.policy.root())),
-                unsandboxed: sandbox.is_none(),
-                tty: Self::flag_arg(&args, "tty", true)?,
+                tty: tty.then_some((crate::processes::DEFAULT_COLS, crate::processes::DEFAULT_ROWS)),
             };
             return Ok(crate::processes::start(&spec, starter).await);
         }

@@ -12,6 +12,7 @@
 
 mod keys;
 mod launch;
+pub(crate) use launch::Spec;
 mod pump;
 mod ring;
 mod screen;
@@ -20,7 +21,6 @@ mod table;
 mod tests;
 mod tools;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +30,6 @@ pub use tools::{ProcessInputTool, ProcessOutputTool, ProcessStopTool};
 use tern_process::group::Group;
 use tern_protocol::process::{ProcessEnd, ProcessInfo};
 use tern_protocol::{Event, ToolDetails, ToolOutput};
-use tern_sandbox::SandboxPolicy;
 
 /// Output kept per process for the model; older output is dropped (and counted).
 const RING_BYTES: usize = 1024 * 1024;
@@ -64,36 +63,16 @@ pub fn tools(table: &ProcessTable) -> Vec<Arc<dyn crate::Tool>> {
     ]
 }
 
-/// What `exec` asks for a background process.
-pub(crate) struct Background<'a> {
-    pub command: &'a str,
-    pub cwd: &'a Path,
-    pub env_allow: &'a [String],
-    pub neutral_git: bool,
-    pub sandbox: Option<(&'a SandboxPolicy, &'a Path)>,
-    pub unsandboxed: bool,
-    pub tty: bool,
-}
-
 /// Starts `spec` as a live process of `starter`'s table and returns what the model gets: its id, its first output and
 /// how to go on.
-pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutput {
+pub(crate) async fn start(spec: &Spec<'_>, starter: &Starter) -> ToolOutput {
     let Starter { table, call_id } = starter;
     let id = match table.reserve() {
         Ok(id) => id,
         Err(why) => return ToolOutput::error(format!("Error: not started: {why}.")),
     };
-    let tty = spec.tty.then_some((DEFAULT_COLS, DEFAULT_ROWS));
-    let launch = launch::Spec {
-        command: spec.command,
-        cwd: spec.cwd,
-        env_allow: spec.env_allow,
-        neutral_git: spec.neutral_git,
-        sandbox: spec.sandbox,
-        tty,
-    };
     let began = std::time::Instant::now();
-    let started = match launch::start(&launch).await {
+    let started = match launch::start(spec).await {
         Ok(started) => started,
         Err(e) => return ToolOutput::error(format!("Error: could not start the process: {e}")),
     };
@@ -101,12 +80,17 @@ pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutpu
         id: id.clone(),
         call_id: call_id.clone(),
         command: spec.command.to_string(),
-        pty: spec.tty,
-        cols: DEFAULT_COLS,
-        rows: DEFAULT_ROWS,
+        pty: spec.tty.is_some(),
+        cols: spec.tty.map_or(DEFAULT_COLS, |(cols, _)| cols),
+        rows: spec.tty.map_or(DEFAULT_ROWS, |(_, rows)| rows),
     };
     let group = u32::try_from(started.pid).ok().and_then(Group::led_by);
-    let live = Arc::new(table::Live::new(info.clone(), spec.unsandboxed, group, started.input));
+    let live = Arc::new(table::Live::new(
+        info.clone(),
+        spec.sandbox.is_none(),
+        group,
+        started.input,
+    ));
     table.add(Arc::clone(&live));
     table.emit(Event::ProcessStarted { process: info });
     tokio::spawn(pump::pump(
@@ -135,7 +119,7 @@ pub(crate) async fn start(spec: &Background<'_>, starter: &Starter) -> ToolOutpu
 
 /// What `exec` returns for a new process: its id and how it runs, its first output, and how to go on; or, when it
 /// already ended, how (an error unless it exited with 0).
-fn first_report(id: &str, spec: &Background<'_>, shown: &str, end: Option<&ProcessEnd>) -> ToolOutput {
+fn first_report(id: &str, spec: &Spec<'_>, shown: &str, end: Option<&ProcessEnd>) -> ToolOutput {
     if let Some(end) = end {
         let text = format!(
             "Process {id} started and {} already. Its output:\n{shown}",
@@ -146,10 +130,9 @@ fn first_report(id: &str, spec: &Background<'_>, shown: &str, end: Option<&Proce
             _ => ToolOutput::error(text),
         };
     }
-    let terminal = if spec.tty {
-        format!("on a {DEFAULT_COLS}x{DEFAULT_ROWS} terminal")
-    } else {
-        "on pipes".to_string()
+    let terminal = match spec.tty {
+        Some((cols, rows)) => format!("on a {cols}x{rows} terminal"),
+        None => "on pipes".to_string(),
     };
     let sandbox = if spec.sandbox.is_some() { ", in the sandbox" } else { "" };
     ToolOutput::text(format!(
