@@ -127,6 +127,17 @@ impl Graphics {
         Ok(text.len())
     }
 
+    /// tern is leaving: kitty deletes every image tern sent, placements and data (the others' pictures are cells,
+    /// gone with the full screen).
+    pub(crate) fn release(&mut self, out: &mut impl Write) -> io::Result<()> {
+        let mut ids: Vec<u32> = self.sent.drain().collect();
+        ids.sort_unstable();
+        let text: String = ids.into_iter().map(encode::kitty_free).collect();
+        self.shown.clear();
+        self.stale.clear();
+        out.write_all(text.as_bytes())
+    }
+
     fn draw(&mut self, at: &Placement) -> String {
         match self.protocol {
             Protocol::Kitty if self.sent.contains(&at.id) => encode::kitty_place(at.id, at.cols, at.rows),

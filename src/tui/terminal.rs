@@ -11,7 +11,8 @@
 //! ends too (there is nobody left to talk to) and says so.
 //!
 //! One kind of write here is not cleaned text: the thumbnails' graphics escapes (`draw_pictures`), which no text
-//! cleaning could pass, made by `graphics::encode` only from digits and the base64 of tern's own PNG.
+//! cleaning could pass, made by `graphics::encode` only from digits, the base64 of tern's own PNG and tern's own
+//! sixel text.
 
 use std::io::{BufWriter, Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -258,6 +259,11 @@ async fn run_screen(
             let log = sessions.session.log_path.as_deref();
             super::export::run(&mut app, sessions.host.as_ref(), log, &typed);
         }
+    }
+    if let Some(pictures) = app.pictures.as_mut() {
+        // kitty keeps an image's data until told: what tern sent is freed as it leaves.
+        pictures.graphics.release(terminal.backend_mut())?;
+        terminal.backend_mut().flush()?;
     }
     let last = app.state.last_exchange();
     Ok(agent.end(signals, ended_by, last, sessions.session).await)
@@ -650,15 +656,15 @@ fn draw(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
 ///
 /// The one exception to "every byte written to the terminal is cleaned text": a graphics protocol's escape sequences
 /// cannot pass `tern_text`'s cleaning, so they are written here, and only here, as they are. `graphics::encode` makes
-/// them from digits and the base64 of a PNG tern encoded itself from pixels it decoded (`Host::thumbnail`), never
-/// from a file's bytes or the model's text.
+/// them from digits, the base64 of a PNG and sixel text (checked to be printable ASCII) that tern encoded itself from
+/// pixels it decoded (`Host::thumbnail`), never from a file's bytes or the model's text.
 fn draw_pictures(terminal: &mut Tty, app: &mut App) -> std::io::Result<()> {
     let Some(pictures) = app.pictures.as_ref() else {
         return Ok(());
     };
     let repaint = pictures.graphics.repaint(app.placements());
     if repaint {
-        // iTerm2's pictures are cells: the screen is cleared and drawn again whole to take them away.
+        // iTerm2's and sixel's pictures are cells: the screen is cleared and drawn again whole to take them away.
         terminal.clear()?;
         app.draw(terminal)?;
     }

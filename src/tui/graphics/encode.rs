@@ -39,6 +39,11 @@ pub fn kitty_delete(id: u32) -> String {
     format!("\x1b_Ga=d,d=i,i={id},q=2\x1b\\")
 }
 
+/// Deletes image `id`, its placements and its data.
+pub fn kitty_free(id: u32) -> String {
+    format!("\x1b_Ga=d,d=I,i={id},q=2\x1b\\")
+}
+
 /// Draws `png` at the cursor over `cols`×`rows` cells, its aspect kept (iTerm2's inline image).
 pub fn iterm2_inline(png: &[u8], cols: u16, rows: u16) -> String {
     let payload = base64::engine::general_purpose::STANDARD.encode(png);

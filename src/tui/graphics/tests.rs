@@ -226,6 +226,27 @@ fn a_sixel_body_that_is_not_printable_ascii_draws_nothing() {
 }
 
 #[test]
+fn leaving_kitty_frees_every_image_sent_and_nothing_for_the_others() {
+    let mut graphics = Graphics::new(Protocol::Kitty, (10, 20));
+    let mut out = Vec::new();
+    graphics.show(&mut out, &[at(2, 5), at(1, 12)]).unwrap();
+    out.clear();
+    graphics.release(&mut out).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "\x1b_Ga=d,d=I,i=1,q=2\x1b\\\x1b_Ga=d,d=I,i=2,q=2\x1b\\"
+    );
+    for protocol in [Protocol::Iterm2, Protocol::Sixel] {
+        let mut graphics = Graphics::new(protocol, (10, 20));
+        let mut out = Vec::new();
+        graphics.show(&mut out, &[at(1, 5)]).unwrap();
+        out.clear();
+        graphics.release(&mut out).unwrap();
+        assert!(out.is_empty());
+    }
+}
+
+#[test]
 fn after_a_clear_kitty_deletes_what_it_may_still_show_and_places_it_again() {
     let mut graphics = Graphics::new(Protocol::Kitty, (10, 20));
     let mut out = Vec::new();
