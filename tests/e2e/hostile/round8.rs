@@ -20,13 +20,10 @@ async fn programs_planted_in_the_workspace_are_not_found_through_a_relative_path
     let ls_ran = w.outside().join("planted-ls-ran");
     plant(&w.work.path().join("git"), &git_ran, "planted-git");
     plant(&w.work.path().join("ls"), &ls_ran, "planted-ls");
-    let calls = vec![
-        exec("ls"),
-        ("write_file".to_string(), json!({ "path": "new.txt", "content": "x\n" })),
-    ];
+    let write = ("write_file".to_string(), json!({ "path": "new.txt", "content": "x\n" }));
     let mock = MockLlm::start(vec![
-        Reply::ToolCalls(calls[..1].to_vec()),
-        Reply::ToolCalls(calls[1..].to_vec()),
+        Reply::ToolCalls(vec![exec("ls")]),
+        Reply::ToolCalls(vec![write]),
         Reply::text("Done."),
     ])
     .await;
