@@ -183,6 +183,29 @@ async fn permission_requests_are_answered_by_the_editor() {
     );
 }
 
+/// Editors show a permission request's title first: an invisible character in the command is shown there too, as
+/// the TUI's prompt shows it.
+#[tokio::test]
+async fn a_permission_title_shows_a_command_s_invisible_characters() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch ok\u{200b}; echo \u{2067}hidden"})),
+        Reply::text("Not run."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let plan = json!({"answers": ["reject_once"], "steps": [{"prompt": "make it"}]});
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    let title = seen["turns"][0]["permissions"][0]["toolCall"]["title"]
+        .as_str()
+        .unwrap();
+    assert!(
+        title.contains("ok\\u{200b};") && title.contains("\\u{2067}hidden"),
+        "{title:?}"
+    );
+    assert!(!title.contains(['\u{200b}', '\u{2067}']), "{title:?}");
+}
+
 #[tokio::test]
 async fn cancel_stops_a_streaming_turn_and_the_session_goes_on() {
     let Some(sdk) = sdk() else { return };
