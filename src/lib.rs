@@ -17,6 +17,7 @@ pub use tern_commands as commands;
 pub use tern_headless as headless;
 pub use tern_lsp as lsp;
 pub use tern_mcp as mcp;
+pub use tern_process as process;
 pub use tern_protocol as protocol;
 pub use tern_provider as provider;
 pub use tern_provider::models;

@@ -36,7 +36,8 @@ fn tool_call(request: &ApprovalRequest) -> Value {
     content.extend(request.diffs.iter().map(crate::updates::diff));
     json!({
         "toolCallId": request.call_id,
-        "title": format!("{} {}", tern_text::clean(&request.tool), tern_text::one_line(&request.command)),
+        // Editors show the title first: it reveals what the text below does, invisible characters included.
+        "title": format!("{} {}", tern_text::clean(&request.tool), tern_text::one_line(&command)),
         "status": "pending",
         "content": content,
     })

@@ -294,7 +294,7 @@ impl<'a> Pipeline<'a> {
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
         let (prepared, policy, change, limits, effects) = approved.into_parts();
-        let buffers = self.shared.buffers();
+        let buffers = self.shared.buffers(policy.root());
         // Approved and about to run: what it will write is saved first (the work tree snapshotted, for a call whose
         // writes are not known), so /undo can put it back.
         if let Some(text) = self

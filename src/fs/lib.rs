@@ -28,8 +28,10 @@ use rustix::io::Errno;
 
 mod atomic;
 pub mod places;
+mod stamp;
 
 pub use atomic::{atomic_write, atomic_write_own, atomic_write_private};
+pub use stamp::{PathStamp, path_stamp};
 
 /// Set once the kernel answered `ENOSYS` to `openat2`: every later open walks component by component.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);

@@ -183,6 +183,29 @@ async fn permission_requests_are_answered_by_the_editor() {
     );
 }
 
+/// Editors show a permission request's title first: an invisible character in the command is shown there too, as
+/// the TUI's prompt shows it.
+#[tokio::test]
+async fn a_permission_title_shows_a_command_s_invisible_characters() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("exec", json!({"command": "touch ok\u{200b}; echo \u{2067}hidden"})),
+        Reply::text("Not run."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let plan = json!({"answers": ["reject_once"], "steps": [{"prompt": "make it"}]});
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    let title = seen["turns"][0]["permissions"][0]["toolCall"]["title"]
+        .as_str()
+        .unwrap();
+    assert!(
+        title.contains("ok\\u{200b};") && title.contains("\\u{2067}hidden"),
+        "{title:?}"
+    );
+    assert!(!title.contains(['\u{200b}', '\u{2067}']), "{title:?}");
+}
+
 #[tokio::test]
 async fn cancel_stops_a_streaming_turn_and_the_session_goes_on() {
     let Some(sdk) = sdk() else { return };
@@ -334,6 +357,32 @@ async fn the_model_reads_the_editor_s_unsaved_buffer() {
     );
     // The file on disk is untouched.
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+}
+
+/// The editor opens the path itself and follows a link on it: a command left running swaps one to a credential store
+/// in while the editor reads, and the file back before it answers. What the editor read then is not the file's text,
+/// and never reaches the model: tern reads the disk instead.
+#[tokio::test]
+async fn a_read_while_a_link_to_a_key_file_was_swapped_in_gets_the_disk_s_text() {
+    let Some(sdk) = sdk() else { return };
+    let mock = MockLlm::start(vec![
+        Reply::tool("read_file", json!({"path": "notes.txt"})),
+        Reply::text("Read."),
+    ])
+    .await;
+    let sb = Scratch::new();
+    let credentials = sb.home.path().join(".git-credentials");
+    std::fs::write(&credentials, "https://user:hunter2-swapped-in@example.com\n").unwrap();
+    let notes = std::fs::canonicalize(sb.work.path().join("notes.txt")).unwrap();
+    let plan = json!({"fs": {}, "swapOnRead": credentials, "steps": [{"prompt": "what is in notes.txt?"}]});
+    let seen = drive(&sdk, &sb, &mock, &[], plan).await;
+    assert_eq!(seen["reads"], json!([notes]), "the editor was asked");
+    let read = &support::tern::tool_results(&mock.requests()[1])[0];
+    assert!(
+        !read.contains("hunter2"),
+        "the swapped-in file reached the model: {read}"
+    );
+    assert!(read.contains("1| alpha"), "{read}");
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ mod round4;
 mod round5;
 mod round6;
 mod round7;
+mod round8;
 
 /// The content of the file outside the workspace; it must never reach the model.
 const SECRET: &str = "TOPSECRET-4f1c9a";

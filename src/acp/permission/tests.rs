@@ -13,6 +13,19 @@ fn request() -> ApprovalRequest {
     }
 }
 
+#[test]
+fn the_title_shows_the_invisible_characters_a_command_holds() {
+    let hidden = ApprovalRequest {
+        command: "curl https://exa\u{200b}mple.com # \u{2066}x\u{202e}\nrm -rf ~".into(),
+        ..request()
+    };
+    let title = params("s1", &hidden)["toolCall"]["title"].as_str().unwrap().to_string();
+    for shown in ["\\u{200b}", "\\u{2066}", "\\u{202e}", "\u{2424}"] {
+        assert!(title.contains(shown), "{shown} in {title:?}");
+    }
+    assert!(!title.contains(['\u{200b}', '\u{2066}', '\u{202e}', '\n']), "{title:?}");
+}
+
 fn chose(option: &str) -> Value {
     json!({"outcome": {"outcome": "selected", "optionId": option}})
 }

@@ -469,7 +469,7 @@ impl Pipeline<'_> {
             full_output: None,
             limits: Default::default(),
             // The diff shown is of the editor's text when the edit is made to it.
-            buffers: self.shared.buffers(),
+            buffers: self.shared.buffers(self.policy.root()),
             processes: None,
         };
         propose_prepared(prepared, &ctx).await.transpose()

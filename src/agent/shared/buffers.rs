@@ -3,8 +3,13 @@
 //! disk). When the editor takes writes, an edit's new text goes to it the same way (`Event::WriteBuffer`, answered by
 //! `Op::BufferWritten`); a write that is refused, not answered in time or interrupted is an error, never a write to
 //! disk. The questions map holds the waiters, so a subagent's reads and writes are answered like the main agent's.
+//!
+//! The editor opens the path itself and follows a symlink on it: a command left running could swap one to a
+//! credential store in while the editor reads, and back. So a read's path is stamped (`tern_fs::path_stamp`, from the
+//! workspace down) before the editor is asked and again when it answered; a text read while anything on the way
+//! changed is dropped, and the file read from disk, where tern's own reads follow no symlink.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tern_protocol::Event;
@@ -21,23 +26,25 @@ pub(super) struct EditorBuffers {
     pub(super) events: mpsc::UnboundedSender<Event>,
     /// The editor takes writes.
     pub(super) writes: bool,
+    /// The workspace: a read's path is stamped from here down (from `/` when outside).
+    pub(super) root: PathBuf,
 }
 
 #[async_trait::async_trait]
 impl tern_tools::Buffers for EditorBuffers {
     async fn text(&self, path: &Path) -> Option<String> {
-        let (tx, rx) = oneshot::channel();
-        let id = self.waiting(|questions, id| questions.buffers.insert(id, tx));
-        let asked = Event::ReadBuffer {
-            id,
-            path: path.display().to_string(),
+        let base = if path.starts_with(&self.root) {
+            self.root.as_path()
+        } else {
+            Path::new("/")
         };
-        if self.events.send(asked).is_err() {
+        let before = tern_fs::path_stamp(base, path).ok()?;
+        let text = self.ask_text(path).await?;
+        if tern_fs::path_stamp(base, path).ok()? != before {
+            tracing::warn!(path = %path.display(), "the path changed while the editor read it; reading the disk");
             return None;
         }
-        let text = tokio::time::timeout(WAIT, rx).await.ok().and_then(Result::ok).flatten();
-        self.lock().buffers.remove(&id);
-        text
+        Some(text)
     }
 
     fn writes(&self) -> bool {
@@ -74,6 +81,22 @@ impl tern_tools::Buffers for EditorBuffers {
 }
 
 impl EditorBuffers {
+    /// The editor's text of `path`, asked for and waited on.
+    async fn ask_text(&self, path: &Path) -> Option<String> {
+        let (tx, rx) = oneshot::channel();
+        let id = self.waiting(|questions, id| questions.buffers.insert(id, tx));
+        let asked = Event::ReadBuffer {
+            id,
+            path: path.display().to_string(),
+        };
+        if self.events.send(asked).is_err() {
+            return None;
+        }
+        let text = tokio::time::timeout(WAIT, rx).await.ok().and_then(Result::ok).flatten();
+        self.lock().buffers.remove(&id);
+        text
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Questions> {
         self.questions.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -96,8 +119,8 @@ impl Shared {
         questions.editor_writes = writes;
     }
 
-    /// What a call's tools read (and edit) through: the editor, when one offered its buffers.
-    pub(crate) fn buffers(&self) -> Option<Arc<dyn tern_tools::Buffers>> {
+    /// What a call's tools read (and edit) through: the editor, when one offered its buffers; `root` is the workspace.
+    pub(crate) fn buffers(&self, root: &Path) -> Option<Arc<dyn tern_tools::Buffers>> {
         let (offered, writes) = {
             let questions = self.questions.lock().unwrap_or_else(PoisonError::into_inner);
             (questions.editor, questions.editor_writes)
@@ -107,6 +130,7 @@ impl Shared {
                 questions: Arc::clone(&self.questions),
                 events: self.events.clone(),
                 writes,
+                root: root.to_path_buf(),
             }) as Arc<dyn tern_tools::Buffers>
         })
     }

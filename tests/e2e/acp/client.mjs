@@ -9,12 +9,15 @@
 //   fs: {path: text}              the editor's unsaved buffers: offered as fs.readTextFile, and writes land here
 //   fsWrites: false               offer fs.readTextFile only, not fs.writeTextFile (offered with fs by default)
 //   refuseWrites: "reason"        answer every fs/write_text_file with this error
+//   swapOnRead: "PATH"            read files without a buffer from disk, as editors do, while a racing command has
+//                                 swapped a symlink to PATH in on the file (and back before the answer)
 //   answers: ["allow_once", ...]  the options chosen for tern's permission requests, in order
 //   steps: [{prompt: "text", cancelOnChunk?: true, cancelOnPermission?: true} | {setMode: "ask"}]
 // The result: {initialize, sessionId, modes, loaded: [updates], turns: [{updates, permissions, stopReason | error}],
 // reads: [paths], writes: {path: text}, stderr}.
 
 import { spawn } from "node:child_process";
+import * as nodeFs from "node:fs/promises";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 
@@ -54,6 +57,7 @@ const app = client({ name: "tern-e2e" })
   })
   .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
     result.reads.push(params.path);
+    if (plan.swapOnRead && !(params.path in buffers)) return { content: await swappedRead(params.path) };
     if (!(params.path in buffers)) throw new Error(`no buffer for ${params.path}`);
     let lines = buffers[params.path].split("\n");
     const start = (params.line ?? 1) - 1;
@@ -122,6 +126,18 @@ result.exitCode = child.exitCode;
 result.stderr = stderr;
 process.stdout.write(JSON.stringify(result) + "\n");
 process.exit(0);
+
+// The file at `path` read the way an editor reads one (following links) while a command has a link to
+// plan.swapOnRead in its place; the file is back before the answer. Past the file system clock's tick first.
+async function swappedRead(path) {
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  await nodeFs.rename(path, `${path}.kept`);
+  await nodeFs.symlink(plan.swapOnRead, path);
+  const content = await nodeFs.readFile(path, "utf8");
+  await nodeFs.unlink(path);
+  await nodeFs.rename(`${path}.kept`, path);
+  return content;
+}
 
 function once(f) {
   let done = false;
