@@ -40,30 +40,24 @@ pub fn paste_image() -> Result<PathBuf, String> {
     save(&tern_fs::places::pasted_images_dir(), &bytes, extension(&bytes))
 }
 
-/// The first clipboard program on PATH, Wayland's first when a Wayland display is set.
+/// The first clipboard program on PATH (outside the directories commands may write), Wayland's first when a Wayland
+/// display is set.
 fn program() -> Option<(&'static str, PathBuf, &'static [&'static str])> {
-    let path = std::env::var_os("PATH")?;
+    let path = tern_fs::search_path::own_path();
     let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());
     let mut order: Vec<_> = PROGRAMS.to_vec();
     if !wayland {
         order.rotate_left(1);
     }
-    order.into_iter().find_map(|(name, args)| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|candidate| is_executable(candidate))
-            .map(|found| (name, found, args))
-    })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    order
+        .into_iter()
+        .find_map(|(name, args)| tern_fs::search_path::find_in(name, &path).map(|found| (name, found, args)))
 }
 
 /// Runs `program` and returns what it printed, at most `MAX_BYTES`, within `TIMEOUT`.
 fn run(name: &str, program: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let mut env = tern_process::env::child_env(&[]);
+    env.insert("PATH".into(), tern_fs::search_path::own_path());
     for var in DISPLAY_VARS {
         if let Some(value) = std::env::var_os(var) {
             env.insert(var.into(), value);

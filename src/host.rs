@@ -410,6 +410,15 @@ fn exec_sandbox(
     workspace: &Path,
     warnings: &mut Vec<String>,
 ) -> Option<crate::sandbox::SandboxPolicy> {
+    // Commands may write these (in the sandbox or not): no program tern starts itself is looked up in them.
+    tern_fs::search_path::guard(
+        &[
+            &[workspace.to_path_buf()],
+            write_roots,
+            settings.writable_roots.as_slice(),
+        ]
+        .concat(),
+    );
     let sandbox = crate::sandbox::SandboxPolicy::from_settings(settings, write_roots).unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cannot find tern's own executable to launch the sandbox");
         None

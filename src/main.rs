@@ -317,7 +317,7 @@ fn main() -> ExitCode {
     // SAFETY: still before the runtime or any other thread exists.
     let _ = unsafe { tern::secrets::capture() };
     // SAFETY: as above. A relative `PATH` entry would run a program the project planted, outside the sandbox.
-    let _ = unsafe { tern::process::search_path::drop_relative_entries() };
+    let _ = unsafe { tern_fs::search_path::drop_relative_entries() };
     // Whether the OS sandbox works is known before the first session needs it: the check (a forked child trying the
     // namespaces, about a millisecond) runs beside start-up instead of in front of the first frame.
     std::thread::spawn(tern::sandbox::probe);

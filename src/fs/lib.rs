@@ -28,6 +28,7 @@ use rustix::io::Errno;
 
 mod atomic;
 pub mod places;
+pub mod search_path;
 mod stamp;
 
 pub use atomic::{atomic_write, atomic_write_own, atomic_write_private};

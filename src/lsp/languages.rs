@@ -2,7 +2,7 @@
 //! when the user configured none (the first installed one starts). Only these programs, or the user's own command
 //! for a language, ever start: a project cannot name a program.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One language and its servers.
 pub(crate) struct Language {
@@ -82,24 +82,6 @@ pub fn known(name: &str) -> bool {
 /// The names of the languages, for an error message.
 pub fn names() -> Vec<&'static str> {
     LANGUAGES.iter().map(|language| language.name).collect()
-}
-
-/// The program `name` as found in the absolute directories of `path` (a `PATH` value); a name with a slash is taken as
-/// it is, when executable.
-pub(crate) fn find_program(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let executable = |candidate: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if name.contains('/') {
-        let candidate = PathBuf::from(name);
-        return executable(&candidate).then_some(candidate);
-    }
-    // A relative entry (`.`, `node_modules/.bin`, an empty one) would find a program the project planted.
-    std::env::split_paths(path?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| executable(candidate))
 }
 
 #[cfg(test)]

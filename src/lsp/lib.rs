@@ -48,20 +48,17 @@ impl Default for LspSettings {
 /// Whether a server of some language would start under `settings` (one of the detection list installed, or the
 /// user's own): what a warning about servers that cannot start is worth.
 pub fn any_installed(settings: &LspSettings) -> bool {
-    let path = tern_process::env::child_env(&[]).remove(std::ffi::OsStr::new("PATH"));
+    let path = tern_fs::search_path::own_path();
     languages::LANGUAGES
         .iter()
-        .any(|language| command_for(settings, language, path.as_deref()).is_some())
+        .any(|language| command_for(settings, language, &path).is_some())
 }
 
-/// The program and arguments for `language`: the user's own, or the first detected one installed on `path`.
-fn command_for(
-    settings: &LspSettings,
-    language: &languages::Language,
-    path: Option<&std::ffi::OsStr>,
-) -> Option<Vec<String>> {
+/// The program and arguments for `language`: the user's own, or the first detected one installed on `path` (tern's
+/// `own_path`: never a program in a directory commands may write).
+fn command_for(settings: &LspSettings, language: &languages::Language, path: &std::ffi::OsStr) -> Option<Vec<String>> {
     let found = |argv: &[String]| {
-        let program = languages::find_program(argv.first()?, path)?;
+        let program = tern_fs::search_path::find_in(argv.first()?, path)?;
         let mut argv = argv.to_vec();
         argv[0] = program.to_string_lossy().into_owned();
         Some(argv)
@@ -178,8 +175,8 @@ impl Servers {
     }
 
     fn start(&self, language: &languages::Language, restarts: u32) -> Slot {
-        let path = tern_process::env::child_env(&[]).remove(std::ffi::OsStr::new("PATH"));
-        let Some(argv) = command_for(&self.settings, language, path.as_deref()) else {
+        let path = tern_fs::search_path::own_path();
+        let Some(argv) = command_for(&self.settings, language, &path) else {
             return Slot::Off;
         };
         let name = Path::new(&argv[0])

@@ -16,6 +16,8 @@ pub(crate) fn spawn(server: &str, config: &StdioConfig) -> Result<(ChildProcess,
     cmd.args(&config.args)
         .env_clear()
         .envs(tern_process::env::child_env(&[]))
+        // The server runs outside the sandbox: never a program planted in a directory on PATH commands may write.
+        .env("PATH", tern_fs::search_path::own_path())
         .envs(config.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&config.cwd);
     ChildProcess::spawn("MCP server", server, cmd, &config.command)

@@ -85,7 +85,8 @@ pub(crate) struct Earlier {
 /// call goes through. The neutral settings are `tern_process::git_env`'s; what is added here is the shadow's own.
 pub(crate) fn neutral(cmd: &mut Command, home: &Path) {
     cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        // Never a `git` a command could have planted in a directory on PATH it may write.
+        .env("PATH", tern_fs::search_path::own_path())
         .env("HOME", home)
         .env("LC_ALL", "C")
         .envs(tern_process::git_env::vars_with(CONFIG))

@@ -96,7 +96,7 @@ pub(super) async fn run(spec: &Spec<'_>, cancel: &CancellationToken, sink: &Outp
     let launch = match spec.sandbox {
         Some((policy, workspace)) => tern_sandbox::command(policy, workspace, spec.command)?,
         None => {
-            let mut bash = std::process::Command::new("bash");
+            let mut bash = std::process::Command::new(tern_fs::search_path::bash());
             bash.arg("-c").arg(spec.command);
             Launch::Spawn(bash)
         }

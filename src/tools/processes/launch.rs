@@ -64,7 +64,7 @@ pub(crate) async fn start(spec: &Spec<'_>) -> io::Result<Started> {
     let launch = match spec.sandbox {
         Some((policy, workspace)) => tern_sandbox::command_with(policy, workspace, spec.command, tty)?,
         None => {
-            let mut bash = std::process::Command::new("bash");
+            let mut bash = std::process::Command::new(tern_fs::search_path::bash());
             bash.arg("-c").arg(spec.command);
             Launch::Spawn(bash)
         }

@@ -42,3 +42,61 @@ async fn programs_planted_in_the_workspace_are_not_found_through_a_relative_path
     assert!(!git_ran.exists(), "the repository's git ran outside the sandbox");
     assert!(!ls_ran.exists(), "the rule `ls` ran the repository's ls");
 }
+
+/// A user whose PATH holds the workspace's own `bin` as an absolute entry (direnv's `PATH_add bin` does this), where
+/// a command in the sandbox plants a `git` and a `sh`: the checkpoints' git that runs outside the sandbox after it,
+/// and the hook's shell, are never those. The commands themselves still find what the whole PATH holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_program_a_command_plants_in_a_workspace_directory_on_path_is_not_what_tern_runs_outside() {
+    let w = world();
+    let git_ran = w.outside().join("planted-git-ran");
+    let sh_ran = w.outside().join("planted-sh-ran");
+    let bin = w.work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // A repository: the checkpoints snapshot it with git.
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(w.work.path())
+        .status();
+    assert!(init.unwrap().success());
+    plant(&bin.join("greet"), &w.work.path().join("greet-ran"), "hello-from-bin");
+    let plant_cmd = format!(
+        "printf '#!/bin/sh\\ntouch {git}\\nexit 1\\n' > bin/git && printf '#!/bin/sh\\nps -o args= -p $PPID > {sh}\\n' > bin/sh && \
+         chmod +x bin/git bin/sh && greet",
+        git = git_ran.display(),
+        sh = sh_ran.display()
+    );
+    let write = ("write_file".to_string(), json!({ "path": "new.txt", "content": "x\n" }));
+    let mock = MockLlm::start(vec![
+        Reply::ToolCalls(vec![exec(&plant_cmd)]),
+        Reply::ToolCalls(vec![write]),
+        Reply::ToolCalls(vec![exec("echo second")]),
+        Reply::text("Done."),
+    ])
+    .await;
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let hooks = "[[hooks.PostToolUse]]\nmatcher = \"*\"\nhooks = [{ type = \"command\", command = \"true\" }]\n";
+    std::fs::create_dir_all(w.home.path().join("config/tern")).unwrap();
+    std::fs::write(w.home.path().join("config/tern/config.toml"), hooks).unwrap();
+    let mut cmd = support::tern::command(w.work.path(), w.home.path());
+    cmd.env("PATH", path)
+        .env("OPENAI_API_KEY", &w.env_key)
+        .args(support::tern::model_flags(&mock))
+        .args(["run", "--mode", "full-auto", "do as the file says"]);
+    let out = support::tern::output(cmd, Duration::from_secs(60)).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.requests();
+    let first = support::tern::tool_results(&requests[1]);
+    assert!(
+        first[0].contains("hello-from-bin"),
+        "the command found bin/greet: {first:?}"
+    );
+    assert!(bin.join("git").exists(), "the command planted its git");
+    assert!(w.work.path().join("new.txt").exists(), "the edit was made");
+    assert!(!git_ran.exists(), "the planted git ran outside the sandbox");
+    let started_by = std::fs::read_to_string(&sh_ran).unwrap_or_default();
+    assert!(
+        !sh_ran.exists(),
+        "the planted sh ran outside the sandbox, started by {started_by}"
+    );
+}
