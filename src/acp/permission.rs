@@ -37,10 +37,20 @@ fn tool_call(request: &ApprovalRequest) -> Value {
     json!({
         "toolCallId": request.call_id,
         // Editors show the title first: it reveals what the text below does, invisible characters included.
-        "title": format!("{} {}", tern_text::clean(&request.tool), tern_text::one_line(&command)),
+        "title": title(&request.tool, &command),
         "status": "pending",
         "content": content,
     })
+}
+
+/// The tool and what it would do, on one line; a file tool's description already starts with its name
+/// (`read_file /w/a.txt`), which is not said twice.
+fn title(tool: &str, revealed: &str) -> String {
+    let line = tern_text::one_line(revealed);
+    match line.split_once(' ') {
+        Some((first, _)) if first == tool => line.into_owned(),
+        _ => format!("{} {line}", tern_text::clean(tool)),
+    }
 }
 
 /// The label of the "always" option, when the request has one to offer.

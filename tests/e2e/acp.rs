@@ -401,7 +401,12 @@ async fn an_edit_is_made_to_the_editor_s_unsaved_buffer_and_written_through_it()
     let seen = drive(&sdk, &sb, &mock, &["--mode", "ask"], plan).await;
     let turn = &seen["turns"][0];
     assert_eq!(turn["stopReason"], "end_turn", "{turn:#}");
-    // The prompt's diff is of the buffer's text, not the disk's.
+    // The title names the tool once; the prompt's diff is of the buffer's text, not the disk's.
+    let title = turn["permissions"][0]["toolCall"]["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("edit_file ") && !title.contains("edit_file edit_file"),
+        "{title}"
+    );
     let asked = &turn["permissions"][0]["toolCall"]["content"];
     let diff = asked.as_array().unwrap().iter().find(|c| c["type"] == "diff").unwrap();
     assert_eq!(diff["oldText"], "alpha\ngamma, not yet saved\n", "{asked:#}");

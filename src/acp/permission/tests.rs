@@ -26,6 +26,23 @@ fn the_title_shows_the_invisible_characters_a_command_holds() {
     assert!(!title.contains(['\u{200b}', '\u{2066}', '\u{202e}', '\n']), "{title:?}");
 }
 
+#[test]
+fn the_title_names_the_tool_once() {
+    let exec = params("s1", &request());
+    assert!(
+        exec["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("exec cargo test")
+    );
+    let read = ApprovalRequest {
+        tool: "read_file".into(),
+        command: "read_file /w/notes.txt".into(),
+        ..request()
+    };
+    assert_eq!(params("s1", &read)["toolCall"]["title"], "read_file /w/notes.txt");
+}
+
 fn chose(option: &str) -> Value {
     json!({"outcome": {"outcome": "selected", "optionId": option}})
 }
