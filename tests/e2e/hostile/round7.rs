@@ -87,7 +87,9 @@ async fn more_readers_find_no_key() {
         exec("awk 1 RS='\\0' /proc/$PPID/environ | rev"),
         exec("python3 -c 'import os; print(dict(os.environ))'"),
         exec(&format!("tac {config} | base64 -w0")),
-        exec("find / -path '*tern/config.toml' -exec cat {} + 2>/dev/null | xxd -p"),
+        // Six levels deep: the config's own depth and more, without walking every file on the machine (whose
+        // count, not tern, decided whether the whole walk ended within the test's minute).
+        exec("find / -maxdepth 6 -path '*tern/config.toml' -exec cat {} + 2>/dev/null | xxd -p"),
         exec("for f in /proc/[0-9]*/environ; do cat $f 2>/dev/null; done | tr '\\0' '\\n' | grep -i key | rev"),
         ("read_file".to_string(), json!({ "path": config })),
         ("grep".to_string(), json!({ "pattern": "api_key", "path": config })),
