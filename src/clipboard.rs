@@ -57,7 +57,7 @@ fn program() -> Option<(&'static str, PathBuf, &'static [&'static str])> {
 /// Runs `program` and returns what it printed, at most `MAX_BYTES`, within `TIMEOUT`.
 fn run(name: &str, program: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let mut env = tern_process::env::child_env(&[]);
-    env.insert("PATH".into(), tern_fs::search_path::own_path());
+    tern_fs::search_path::own_env(&mut env);
     for var in DISPLAY_VARS {
         if let Some(value) = std::env::var_os(var) {
             env.insert(var.into(), value);

@@ -8,7 +8,8 @@
 //! An absolute entry can name a directory commands write, too: direnv's `PATH_add bin` puts the workspace's `bin` in
 //! PATH, and a command in the sandbox may write the workspace. So the programs tern starts itself, outside the
 //! sandbox (the checkpoints' git, hooks, language and MCP servers, the clipboard program, the shell of a command),
-//! are looked up in `own_path`: PATH without the entries inside a directory `guard` was told commands may write.
+//! are looked up in `own_path`: PATH without the entries inside a directory `guard` was told commands may write; and
+//! the library and module search lists they get leave those directories out the same way (`own_env`).
 //! Commands themselves keep the whole PATH (what they run is what the prompt showed, in the sandbox).
 //!
 //! Must not: add entries, or change the order of those kept.
@@ -27,6 +28,41 @@ pub fn guard(roots: &[PathBuf]) {
         let root = resolved(root);
         if !guarded.contains(&root) {
             guarded.push(root);
+        }
+    }
+}
+
+/// The variables that list directories a program looks things up in: programs, libraries, Python and Node modules,
+/// headers and pkg-config files. For a program tern starts itself, none may name a directory commands may write.
+pub const SEARCH_LISTS: [&str; 7] = [
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "NODE_PATH",
+    "PKG_CONFIG_PATH",
+    "LIBRARY_PATH",
+    "CPATH",
+];
+
+/// tern's own value of each of `SEARCH_LISTS` it has, without the entries inside a guarded directory: what a program
+/// tern starts itself outside the sandbox gets for them.
+pub fn own_lists() -> Vec<(&'static str, OsString)> {
+    let guarded = GUARDED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    SEARCH_LISTS
+        .iter()
+        .filter_map(|&name| Some((name, without_guarded(&std::env::var_os(name)?, &guarded))))
+        .collect()
+}
+
+/// `vars` (a child's environment) made fit for a program tern starts itself outside the sandbox: each search list it
+/// holds is tern's own without guarded entries (`own_lists`).
+pub fn own_env(vars: &mut std::collections::BTreeMap<OsString, OsString>) {
+    for (name, value) in own_lists() {
+        if let Some(held) = vars.get_mut(OsStr::new(name)) {
+            *held = value;
         }
     }
 }

@@ -88,25 +88,27 @@ fn runs(out: &mut String, bits: &[u8]) {
 /// The palette (RGB) and each pixel's index in it, `None` for a transparent one: the image's own colours when it has
 /// at most 256 (exact), else 256 chosen by NeuQuant.
 fn quantise(image: &RgbaImage) -> (Vec<[u8; 3]>, Vec<Option<u8>>) {
-    let opaque = |p: &image::Rgba<u8>| p.0[3] >= OPAQUE;
-    let mut exact: HashMap<[u8; 3], u8> = HashMap::new();
-    for p in image.pixels().filter(|p| opaque(p)) {
-        let rgb = [p.0[0], p.0[1], p.0[2]];
-        if !exact.contains_key(&rgb) {
-            if exact.len() == MAX_COLOURS {
-                return quantise_many(image);
-            }
-            exact.insert(rgb, exact.len() as u8);
+    let mut palette: Vec<[u8; 3]> = Vec::new();
+    let mut seen: HashMap<[u8; 3], u8> = HashMap::new();
+    let mut index = Vec::with_capacity(image.pixels().len());
+    for p in image.pixels() {
+        if p.0[3] < OPAQUE {
+            index.push(None);
+            continue;
         }
+        let rgb = [p.0[0], p.0[1], p.0[2]];
+        let i = match seen.get(&rgb) {
+            Some(&i) => i,
+            None if palette.len() == MAX_COLOURS => return quantise_many(image),
+            None => {
+                let i = palette.len() as u8;
+                seen.insert(rgb, i);
+                palette.push(rgb);
+                i
+            }
+        };
+        index.push(Some(i));
     }
-    let mut palette = vec![[0; 3]; exact.len()];
-    for (rgb, &i) in &exact {
-        palette[usize::from(i)] = *rgb;
-    }
-    let index = image
-        .pixels()
-        .map(|p| opaque(p).then(|| exact[&[p.0[0], p.0[1], p.0[2]]]))
-        .collect();
     (palette, index)
 }
 

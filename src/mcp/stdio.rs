@@ -12,12 +12,13 @@ pub(crate) fn spawn(server: &str, config: &StdioConfig) -> Result<(ChildProcess,
         return Err(format!("working directory {} does not exist", config.cwd.display()));
     }
     let mut cmd = Command::new(&config.command);
-    // The same scrubbed environment as commands get, so no server inherits tern's keys, plus its configured env.
+    // The same scrubbed environment as commands get, so no server inherits tern's keys, plus its configured env. It
+    // runs outside the sandbox: no search list (PATH, LD_LIBRARY_PATH, ...) names a directory commands may write.
+    let mut vars = tern_process::env::child_env(&[]);
+    tern_fs::search_path::own_env(&mut vars);
     cmd.args(&config.args)
         .env_clear()
-        .envs(tern_process::env::child_env(&[]))
-        // The server runs outside the sandbox: never a program planted in a directory on PATH commands may write.
-        .env("PATH", tern_fs::search_path::own_path())
+        .envs(vars)
         .envs(config.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&config.cwd);
     ChildProcess::spawn("MCP server", server, cmd, &config.command)

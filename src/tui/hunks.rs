@@ -32,7 +32,7 @@ fn edit_with(editor: &str, text: &str) -> Result<String, String> {
         .map_err(|e| format!("cannot write the temp file: {e}"))?;
     // The user's editor runs outside the sandbox: never one a command planted in a directory on PATH it may write.
     let status = Command::new("sh")
-        .env("PATH", tern_fs::search_path::own_path())
+        .envs(tern_fs::search_path::own_lists())
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("sh")

@@ -337,8 +337,9 @@ impl Hooks {
         // A hook runs outside the sandbox, and its `git status` must not start what a command planted in the
         // workspace's repositories (fsmonitor, hooks, pager).
         tern_process::git_env::neutralise(&mut vars);
-        // Nor a program a command planted in a directory on PATH it may write (its `sh` included).
-        vars.insert("PATH".into(), tern_fs::search_path::own_path());
+        // Nor a program, library or module a command planted in a directory it may write on PATH, LD_LIBRARY_PATH,
+        // PYTHONPATH, ... (its `sh` included).
+        tern_fs::search_path::own_env(&mut vars);
         let mut env: Vec<_> = vars.into_iter().collect();
         for name in ["TERN_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
             env.push((name.into(), self.cwd.clone().into_os_string()));

@@ -45,12 +45,14 @@ async fn programs_planted_in_the_workspace_are_not_found_through_a_relative_path
 
 /// A user whose PATH holds the workspace's own `bin` as an absolute entry (direnv's `PATH_add bin` does this), where
 /// a command in the sandbox plants a `git` and a `sh`: the checkpoints' git that runs outside the sandbox after it,
-/// and the hook's shell, are never those. The commands themselves still find what the whole PATH holds.
+/// and the hook's shell, are never those; nor is a Python module planted in the workspace's directory on PYTHONPATH
+/// what the hook imports. The commands themselves still find what the whole PATH holds.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_program_a_command_plants_in_a_workspace_directory_on_path_is_not_what_tern_runs_outside() {
     let w = world();
     let git_ran = w.outside().join("planted-git-ran");
     let sh_ran = w.outside().join("planted-sh-ran");
+    let module_ran = w.outside().join("planted-module-ran");
     let bin = w.work.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     // A repository: the checkpoints snapshot it with git.
@@ -62,9 +64,10 @@ async fn a_program_a_command_plants_in_a_workspace_directory_on_path_is_not_what
     plant(&bin.join("greet"), &w.work.path().join("greet-ran"), "hello-from-bin");
     let plant_cmd = format!(
         "printf '#!/bin/sh\\ntouch {git}\\nexit 1\\n' > bin/git && printf '#!/bin/sh\\nps -o args= -p $PPID > {sh}\\n' > bin/sh && \
-         chmod +x bin/git bin/sh && greet",
+         chmod +x bin/git bin/sh && mkdir -p pylib && echo \"open('{module}', 'w')\" > pylib/json.py && greet",
         git = git_ran.display(),
-        sh = sh_ran.display()
+        sh = sh_ran.display(),
+        module = module_ran.display()
     );
     let write = ("write_file".to_string(), json!({ "path": "new.txt", "content": "x\n" }));
     let mock = MockLlm::start(vec![
@@ -75,11 +78,12 @@ async fn a_program_a_command_plants_in_a_workspace_directory_on_path_is_not_what
     ])
     .await;
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let hooks = "[[hooks.PostToolUse]]\nmatcher = \"*\"\nhooks = [{ type = \"command\", command = \"true\" }]\n";
+    let hooks = "[[hooks.PostToolUse]]\nmatcher = \"*\"\nhooks = [{ type = \"command\", command = \"python3 -c 'import json'\" }]\n";
     std::fs::create_dir_all(w.home.path().join("config/tern")).unwrap();
     std::fs::write(w.home.path().join("config/tern/config.toml"), hooks).unwrap();
     let mut cmd = support::tern::command(w.work.path(), w.home.path());
     cmd.env("PATH", path)
+        .env("PYTHONPATH", w.work.path().join("pylib"))
         .env("OPENAI_API_KEY", &w.env_key)
         .args(support::tern::model_flags(&mock))
         .args(["run", "--mode", "full-auto", "do as the file says"]);
@@ -94,6 +98,14 @@ async fn a_program_a_command_plants_in_a_workspace_directory_on_path_is_not_what
     assert!(bin.join("git").exists(), "the command planted its git");
     assert!(w.work.path().join("new.txt").exists(), "the edit was made");
     assert!(!git_ran.exists(), "the planted git ran outside the sandbox");
+    assert!(
+        w.work.path().join("pylib/json.py").exists(),
+        "the command planted its module"
+    );
+    assert!(
+        !module_ran.exists(),
+        "the hook imported the planted module outside the sandbox"
+    );
     let started_by = std::fs::read_to_string(&sh_ran).unwrap_or_default();
     assert!(
         !sh_ran.exists(),
