@@ -44,39 +44,64 @@ pub const SEARCH_LISTS: [&str; 7] = [
     "CPATH",
 ];
 
-/// tern's own value of each of `SEARCH_LISTS` it has, without the entries inside a guarded directory: what a program
-/// tern starts itself outside the sandbox gets for them.
-pub fn own_lists() -> Vec<(&'static str, OsString)> {
-    let guarded = GUARDED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
+/// What a program tern starts itself outside the sandbox gets for each of `SEARCH_LISTS` tern has: tern's own value
+/// without the entries inside a guarded directory, or `None` (unset) when none is left, since an empty list can
+/// mean the current directory. A PATH left empty is `/usr/bin:/bin`.
+pub fn own_lists() -> Vec<(&'static str, Option<OsString>)> {
+    lists_without(&|name| std::env::var_os(name), &guarded())
+}
+
+/// `own_lists` for the environment `env` reads and the directories `guarded`.
+fn lists_without(env: &dyn Fn(&str) -> Option<OsString>, guarded: &[PathBuf]) -> Vec<(&'static str, Option<OsString>)> {
     SEARCH_LISTS
         .iter()
-        .filter_map(|&name| Some((name, without_guarded(&std::env::var_os(name)?, &guarded))))
+        .filter_map(|&name| Some((name, without_guarded(&env(name)?, guarded))))
+        .map(|(name, kept)| match (name, kept.is_empty()) {
+            (_, false) => (name, Some(kept)),
+            ("PATH", true) => (name, Some(OsString::from(FALLBACK_PATH))),
+            (_, true) => (name, None),
+        })
         .collect()
 }
 
 /// `vars` (a child's environment) made fit for a program tern starts itself outside the sandbox: each search list it
-/// holds is tern's own without guarded entries (`own_lists`).
+/// holds is tern's own without guarded entries, or gone (`own_lists`).
 pub fn own_env(vars: &mut std::collections::BTreeMap<OsString, OsString>) {
     for (name, value) in own_lists() {
-        if let Some(held) = vars.get_mut(OsStr::new(name)) {
-            *held = value;
+        match value {
+            Some(value) => {
+                if let Some(held) = vars.get_mut(OsStr::new(name)) {
+                    *held = value;
+                }
+            }
+            None => {
+                vars.remove(OsStr::new(name));
+            }
         }
     }
 }
 
-/// tern's PATH without the entries inside a guarded directory (followed through symlinks, including in a part of it
-/// that does not exist yet, which a command could create): where tern looks up the programs it starts itself, and the
-/// PATH they get.
-pub fn own_path() -> OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let guarded = GUARDED
+/// The PATH of a program tern starts itself when nothing of the user's is left.
+const FALLBACK_PATH: &str = "/usr/bin:/bin";
+
+fn guarded() -> Vec<PathBuf> {
+    GUARDED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
-    without_guarded(&path, &guarded)
+        .clone()
+}
+
+/// tern's PATH without the entries inside a guarded directory (followed through symlinks, including in a part of it
+/// that does not exist yet, which a command could create): where tern looks up the programs it starts itself, and the
+/// PATH they get (`/usr/bin:/bin` when none is left).
+pub fn own_path() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept = without_guarded(&path, &guarded());
+    if kept.is_empty() {
+        OsString::from(FALLBACK_PATH)
+    } else {
+        kept
+    }
 }
 
 /// `path` without its entries inside any of `guarded` (resolved) and without relative ones.

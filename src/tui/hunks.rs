@@ -31,8 +31,14 @@ fn edit_with(editor: &str, text: &str) -> Result<String, String> {
         .and_then(|()| file.flush())
         .map_err(|e| format!("cannot write the temp file: {e}"))?;
     // The user's editor runs outside the sandbox: never one a command planted in a directory on PATH it may write.
-    let status = Command::new("sh")
-        .envs(tern_fs::search_path::own_lists())
+    let mut shell = Command::new("sh");
+    for (name, value) in tern_fs::search_path::own_lists() {
+        match value {
+            Some(value) => shell.env(name, value),
+            None => shell.env_remove(name),
+        };
+    }
+    let status = shell
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("sh")

@@ -83,3 +83,28 @@ fn a_program_is_found_on_the_path_only_when_executable() {
     let path = std::env::join_paths([to_dir]).unwrap();
     assert_eq!(find_in("gopls", &path), None);
 }
+
+#[test]
+fn a_list_left_empty_is_unset_and_an_empty_path_is_the_system_s() {
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    use super::lists_without;
+    let env = |name: &str| -> Option<OsString> {
+        match name {
+            "PATH" => Some("/w/bin".into()),
+            "PYTHONPATH" => Some("/w/lib:/opt/py".into()),
+            "LD_LIBRARY_PATH" => Some("/w/lib".into()),
+            _ => None,
+        }
+    };
+    let lists = lists_without(&env, &[PathBuf::from("/w")]);
+    assert_eq!(
+        lists,
+        [
+            ("PATH", Some(OsString::from("/usr/bin:/bin"))),
+            ("LD_LIBRARY_PATH", None),
+            ("PYTHONPATH", Some(OsString::from("/opt/py"))),
+        ]
+    );
+}
